@@ -1,0 +1,87 @@
+# Makefile for madlib_dl: the PostgreSQL extension (PGXS), the engine's
+# unit tests (cmocka) and the regression tests (pg_regress).
+#
+#   make                 build the extension
+#   make install         install it into the server found by pg_config
+#   make unit            build and run the engine's cmocka tests
+#   make unit SANITIZE=1 the same under AddressSanitizer + UBSan
+#   make installcheck    pg_regress against a running server
+#   scripts/test.sh      everything, with its own temporary server
+
+EXTENSION = madlib_dl
+EXTVERSION = 0.1.0
+MODULE_big = madlib_dl
+PGFILEDESC = "madlib_dl - deep learning in the database"
+
+ENGINE_SRCS = $(sort $(wildcard src/engine/*.c))
+PG_SRCS = $(sort $(wildcard src/pg/*.c))
+OBJS = $(ENGINE_SRCS:.c=.o) $(PG_SRCS:.c=.o)
+
+# The install script is assembled from the pieces in src/sql/, in order.
+SQL_PIECES = $(sort $(wildcard src/sql/*.sql))
+DATA_built = $(EXTENSION)--$(EXTVERSION).sql
+EXTRA_CLEAN = $(EXTENSION)--$(EXTVERSION).sql build results regression.diffs regression.out tmp_check
+
+# pg_regress reads sql/*.sql and expected/*.out; tests are listed
+# explicitly so sql/ can also hold nothing else by accident.
+REGRESS = $(sort $(notdir $(basename $(wildcard sql/[0-9][0-9]_*.sql))))
+REGRESS_OPTS = --inputdir=. --load-extension=$(EXTENSION)
+
+TAP_TESTS = 1
+
+PG_CPPFLAGS = -Iinclude -Isrc/engine
+PG_CFLAGS = -std=gnu11 -Wall -Wextra -Wno-unused-parameter -Wno-missing-field-initializers
+SHLIB_LINK = -lopenblas -ljson-c -lm
+
+# Skip LLVM bitcode: the JIT gains nothing for these functions.
+override with_llvm = no
+
+PG_CONFIG ?= pg_config
+PGXS := $(shell $(PG_CONFIG) --pgxs)
+include $(PGXS)
+
+$(EXTENSION)--$(EXTVERSION).sql: $(SQL_PIECES)
+	cat $^ > $@
+
+# ---------------------------------------------------------------------
+# Engine unit tests: plain C, no server.
+# ---------------------------------------------------------------------
+UNIT_CC ?= cc
+UNIT_CFLAGS = -std=gnu11 -O2 -g -Wall -Wextra -Wno-unused-parameter -Wno-missing-field-initializers \
+	-Iinclude -Isrc/engine -Itest/unit
+UNIT_LIBS = -lcmocka -lopenblas -ljson-c -lm
+ifeq ($(SANITIZE),1)
+UNIT_BUILD = build/asan
+UNIT_CC = clang
+UNIT_CFLAGS += -O1 -fsanitize=address,undefined -fno-omit-frame-pointer -fno-sanitize-recover=undefined
+else
+UNIT_BUILD = build/unit
+endif
+
+UNIT_TEST_SRCS = $(sort $(wildcard test/unit/test_*.c))
+UNIT_SUPPORT_SRCS = $(filter-out $(UNIT_TEST_SRCS),$(wildcard test/unit/*.c))
+UNIT_ENGINE_OBJS = $(patsubst src/engine/%.c,$(UNIT_BUILD)/engine/%.o,$(ENGINE_SRCS))
+UNIT_SUPPORT_OBJS = $(patsubst test/unit/%.c,$(UNIT_BUILD)/support/%.o,$(UNIT_SUPPORT_SRCS))
+UNIT_BINS = $(patsubst test/unit/%.c,$(UNIT_BUILD)/%,$(UNIT_TEST_SRCS))
+
+$(UNIT_BUILD)/engine/%.o: src/engine/%.c $(wildcard include/madlib_dl/*.h src/engine/*.h)
+	@mkdir -p $(dir $@)
+	$(UNIT_CC) $(UNIT_CFLAGS) -c -o $@ $<
+
+$(UNIT_BUILD)/support/%.o: test/unit/%.c $(wildcard test/unit/*.h include/madlib_dl/*.h src/engine/*.h)
+	@mkdir -p $(dir $@)
+	$(UNIT_CC) $(UNIT_CFLAGS) -c -o $@ $<
+
+$(UNIT_BUILD)/test_%: test/unit/test_%.c $(UNIT_ENGINE_OBJS) $(UNIT_SUPPORT_OBJS)
+	@mkdir -p $(dir $@)
+	$(UNIT_CC) $(UNIT_CFLAGS) -o $@ $< $(UNIT_ENGINE_OBJS) $(UNIT_SUPPORT_OBJS) $(UNIT_LIBS)
+
+unit-build: $(UNIT_BINS)
+
+unit: unit-build
+	@status=0; for t in $(UNIT_BINS); do \
+		echo "== $$t"; \
+		OPENBLAS_NUM_THREADS=1 CMOCKA_TEST_ABORT=0 TEST_FIXTURES=test/unit/fixtures $$t || status=1; \
+	done; exit $$status
+
+.PHONY: unit unit-build

@@ -1,0 +1,68 @@
+/*-------------------------------------------------------------------------
+ *
+ * dl_blob.h
+ *	  The versioned binary model state, and the flat weights format.
+ *
+ * Model state blob, all little-endian (docs/engine.md has the table):
+ *	 offset  size  field
+ *	      0     4  magic "MDLS"
+ *	      4     4  format version (DL_BLOB_VERSION)
+ *	      8     8  architecture fingerprint (dl_model_spec_fingerprint)
+ *	     16     8  P, number of parameters
+ *	     24     4  optimizer kind (-1: no optimizer state)
+ *	     28     4  n_slots, optimizer state arrays
+ *	     32     8  optimizer iterations
+ *	     40     8  Nadam m_schedule (float64)
+ *	     48    32  rng state, 4 x uint64
+ *	     80     8  samples seen (a weight for model averaging)
+ *	     88     8  checksum: FNV-1a 64 of every byte after the header
+ *	     96  4*P   weights (float32)
+ *	      .  4*P*n_slots  optimizer state (float32)
+ * A blob that is corrupt, truncated, of another version or made for
+ * another architecture is refused with DL_ERR_CORRUPT.
+ *
+ * Weights format: flat little-endian float32 in get_weights() order, no
+ * header (MADlib's model_weights).
+ *
+ * IDENTIFICATION
+ *	  include/madlib_dl/dl_blob.h
+ *
+ *-------------------------------------------------------------------------
+ */
+#ifndef DL_BLOB_H
+#define DL_BLOB_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+#include "madlib_dl/dl_model.h"
+
+#define DL_BLOB_MAGIC "MDLS"
+#define DL_BLOB_VERSION 1
+#define DL_BLOB_HEADER_SIZE 96
+
+/* Bytes needed to write m's state (header + weights + optimizer state). */
+DlStatus	dl_blob_size(const DlModel *m, size_t *size, DlError *err);
+
+/*
+ * Write m's state into buf (capacity cap bytes, at least dl_blob_size).
+ * samples_seen is stored in the header.
+ */
+DlStatus	dl_blob_write(const DlModel *m, int64_t samples_seen, uint8_t *buf, size_t cap,
+						  DlError *err);
+
+/*
+ * Load a blob into m: weights, optimizer state (if the blob has one and
+ * its kind matches m's optimizer; otherwise m's optimizer state is reset)
+ * and rng.  *samples_seen may be NULL.  DL_ERR_CORRUPT on any mismatch.
+ */
+DlStatus	dl_blob_read(DlModel *m, const uint8_t *buf, size_t len, int64_t *samples_seen,
+						 DlError *err);
+
+/* Write P weights as little-endian float32 into buf (4*P bytes). */
+void		dl_weights_write(uint8_t *buf, const float *w, size_t P);
+
+/* Read little-endian float32 weights; len must be 4*P (DL_ERR_SHAPE naming both counts). */
+DlStatus	dl_weights_read(float *w, size_t P, const uint8_t *buf, size_t len, DlError *err);
+
+#endif							/* DL_BLOB_H */

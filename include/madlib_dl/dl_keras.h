@@ -1,0 +1,43 @@
+/*-------------------------------------------------------------------------
+ *
+ * dl_keras.h
+ *	  Read a Keras model.to_json() architecture into a DlModelSpec.
+ *
+ * Accepts the three dialects users have:
+ *	 - Keras 2.1-2.2: Sequential "config" is a plain list of layers;
+ *	   initializers are written as VarianceScaling;
+ *	 - tf.keras 2.x and TensorFlow.js: "config" is {name, layers}, with
+ *	   InputLayer and GlorotUniform-style class names;
+ *	 - Keras 3: "module", "registered_name", "build_config", and an
+ *	   InputLayer with "batch_shape".
+ * Sequential models and Functional ("Model") models that are a single
+ * chain.  Anything unsupported is refused with DL_ERR_UNSUPPORTED and a
+ * message naming the layer and the attribute.
+ *
+ * IDENTIFICATION
+ *	  include/madlib_dl/dl_keras.h
+ *
+ *-------------------------------------------------------------------------
+ */
+#ifndef DL_KERAS_H
+#define DL_KERAS_H
+
+#include <stddef.h>
+
+#include "madlib_dl/dl_alloc.h"
+#include "madlib_dl/dl_spec.h"
+#include "madlib_dl/dl_status.h"
+
+/*
+ * Parse json (len bytes, need not be NUL-terminated) and return a
+ * finalized spec in *out (free with dl_model_spec_free).  On error *out is
+ * NULL, nothing is leaked and err says what is wrong:
+ *	 DL_ERR_PARSE        malformed JSON, or a required key missing
+ *	 DL_ERR_UNSUPPORTED  a layer, activation, initializer or attribute we
+ *	                     do not implement (message names layer and attribute)
+ *	 DL_ERR_SHAPE        layers do not fit together, or no input shape
+ */
+DlStatus	dl_keras_parse(const char *json, size_t len, const DlAllocator *alloc,
+						   DlModelSpec **out, DlError *err);
+
+#endif							/* DL_KERAS_H */

@@ -1,0 +1,166 @@
+/*-------------------------------------------------------------------------
+ *
+ * dl_layer.h
+ *	  Layer configuration: what a Keras layer says, in C.
+ *
+ * A DlLayer holds the attributes read from the Keras JSON plus the shapes
+ * and parameter offsets that dl_model_spec_finalize() computes.  The
+ * parameters of a layer occupy [param_offset, param_offset + n_params) of
+ * the model's float32 block, in Keras get_weights() order:
+ *	 Dense:              kernel (I, O), then bias (O)
+ *	 Conv2D:             kernel (KH, KW, C, OC), then bias (OC)
+ *	 BatchNormalization: gamma (C), beta (C), moving_mean (C), moving_variance (C)
+ *	                     (gamma absent when scale=false, beta when center=false)
+ * Other layers have no parameters.
+ *
+ * IDENTIFICATION
+ *	  include/madlib_dl/dl_layer.h
+ *
+ *-------------------------------------------------------------------------
+ */
+#ifndef DL_LAYER_H
+#define DL_LAYER_H
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+
+#include "madlib_dl/dl_tensor.h"
+
+#define DL_NAME_MAX 128
+
+typedef enum DlLayerKind
+{
+	DL_LAYER_DENSE = 0,
+	DL_LAYER_CONV2D,
+	DL_LAYER_MAXPOOL2D,
+	DL_LAYER_AVGPOOL2D,
+	DL_LAYER_GLOBALAVGPOOL2D,
+	DL_LAYER_FLATTEN,
+	DL_LAYER_DROPOUT,
+	DL_LAYER_ACTIVATION,
+	DL_LAYER_BATCHNORM
+} DlLayerKind;
+
+typedef enum DlActivation
+{
+	DL_ACT_LINEAR = 0,
+	DL_ACT_RELU,
+	DL_ACT_SIGMOID,
+	DL_ACT_TANH,
+	DL_ACT_SOFTMAX,				/* over the last axis */
+	DL_ACT_ELU,					/* alpha = 1 */
+	DL_ACT_SOFTPLUS
+} DlActivation;
+
+typedef enum DlPadding
+{
+	DL_PADDING_VALID = 0,
+	DL_PADDING_SAME
+} DlPadding;
+
+typedef enum DlInitKind
+{
+	DL_INIT_ZEROS = 0,
+	DL_INIT_ONES,
+	DL_INIT_CONSTANT,			/* value */
+	DL_INIT_RANDOM_NORMAL,		/* mean, stddev */
+	DL_INIT_RANDOM_UNIFORM,		/* minval, maxval */
+	DL_INIT_TRUNCATED_NORMAL,	/* mean, stddev; redraw beyond 2 stddev */
+	DL_INIT_VARIANCE_SCALING	/* scale, mode, distribution; glorot/he/lecun map here */
+} DlInitKind;
+
+typedef enum DlFanMode
+{
+	DL_FAN_IN = 0,
+	DL_FAN_OUT,
+	DL_FAN_AVG
+} DlFanMode;
+
+typedef enum DlDistribution
+{
+	DL_DIST_TRUNCATED_NORMAL = 0,	/* Keras "truncated_normal" and legacy "normal" */
+	DL_DIST_UNTRUNCATED_NORMAL,
+	DL_DIST_UNIFORM
+} DlDistribution;
+
+typedef struct DlInitializer
+{
+	DlInitKind	kind;
+	double		value;			/* CONSTANT */
+	double		mean;			/* RANDOM_NORMAL, TRUNCATED_NORMAL */
+	double		stddev;			/* RANDOM_NORMAL, TRUNCATED_NORMAL */
+	double		minval;			/* RANDOM_UNIFORM */
+	double		maxval;			/* RANDOM_UNIFORM */
+	double		scale;			/* VARIANCE_SCALING */
+	DlFanMode	mode;			/* VARIANCE_SCALING */
+	DlDistribution distribution;	/* VARIANCE_SCALING */
+	bool		has_seed;		/* the JSON gave "seed": n */
+	uint64_t	seed;
+} DlInitializer;
+
+/* Kernel (or bias) regularizer: adds l1*sum|w| + l2*sum w^2 to the loss. */
+typedef struct DlRegularizer
+{
+	double		l1;
+	double		l2;
+} DlRegularizer;
+
+typedef struct DlLayer
+{
+	DlLayerKind kind;
+	char		name[DL_NAME_MAX];	/* Keras layer name, for messages */
+	bool		trainable;		/* false: parameters are frozen */
+	DlActivation activation;	/* Dense, Conv2D, Activation */
+
+	/* Dense */
+	int64_t		units;
+	bool		use_bias;		/* Dense, Conv2D */
+
+	/* Conv2D */
+	int64_t		filters;
+	int			kernel_size[2]; /* KH, KW */
+	int			strides[2];		/* Conv2D and pooling: SH, SW */
+	DlPadding	padding;		/* Conv2D and pooling */
+
+	/* MaxPooling2D, AveragePooling2D */
+	int			pool_size[2];	/* PH, PW */
+
+	/* Dropout */
+	double		rate;
+	bool		has_seed;
+	uint64_t	seed;
+
+	/* BatchNormalization (axis must be the last axis) */
+	double		momentum;
+	double		epsilon;
+	bool		center;
+	bool		scale;
+
+	DlInitializer kernel_init;	/* Dense, Conv2D */
+	DlInitializer bias_init;	/* Dense, Conv2D */
+	DlInitializer gamma_init;	/* BatchNormalization */
+	DlInitializer beta_init;
+	DlInitializer moving_mean_init;
+	DlInitializer moving_variance_init;
+	DlRegularizer kernel_reg;
+	DlRegularizer bias_reg;
+
+	/* Filled by dl_model_spec_finalize() */
+	DlShape		in_shape;
+	DlShape		out_shape;
+	size_t		param_offset;	/* first float of this layer in the block */
+	size_t		n_params;		/* all floats of the layer */
+	size_t		n_trainable;	/* leading floats that the optimizer updates
+								 * (BatchNormalization: gamma and beta only);
+								 * 0 when trainable is false */
+} DlLayer;
+
+/* Set every attribute of *layer to the Keras default for its kind. */
+void		dl_layer_defaults(DlLayer *layer, DlLayerKind kind);
+
+/* Static names: "Dense", "relu", ... as Keras spells them. */
+const char *dl_layer_kind_name(DlLayerKind kind);
+const char *dl_activation_name(DlActivation act);
+
+#endif							/* DL_LAYER_H */

@@ -1,0 +1,133 @@
+/*-------------------------------------------------------------------------
+ *
+ * dl_model.h
+ *	  A trainable model: its spec plus one contiguous float32 block.
+ *
+ * A DlModel owns:
+ *	 params (P)  the weights, in Keras get_weights() order
+ *	 grads  (P)  gradients, same layout
+ *	 optim       optimizer state, n_slots arrays of the same layout
+ *	 rng         the generator for shuffling and dropout
+ * plus a workspace for activations that grows with the largest batch seen.
+ * The spec is borrowed: it must outlive the model.
+ *
+ * Training is a loop that reads top to bottom (src/engine/train.c):
+ *	 for each mini-batch: forward (training mode) -> loss -> backward ->
+ *	 regularization -> optimizer step.
+ * With one BLAS thread, the same seed and data order give byte-identical
+ * weights.
+ *
+ * IDENTIFICATION
+ *	  include/madlib_dl/dl_model.h
+ *
+ *-------------------------------------------------------------------------
+ */
+#ifndef DL_MODEL_H
+#define DL_MODEL_H
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+
+#include "madlib_dl/dl_alloc.h"
+#include "madlib_dl/dl_loss.h"
+#include "madlib_dl/dl_optim.h"
+#include "madlib_dl/dl_rng.h"
+#include "madlib_dl/dl_spec.h"
+#include "madlib_dl/dl_status.h"
+
+typedef struct DlModel DlModel;
+
+/* What a training or evaluation pass needs besides the data. */
+typedef struct DlTrainConfig
+{
+	DlLossKind	loss;
+	DlMetricKind metric;		/* DL_METRIC_NONE for none; ACCURACY is resolved */
+	int			top_k;			/* for TOP_K_CATEGORICAL_ACCURACY */
+	int64_t		batch_size;		/* >= 1 */
+	bool		shuffle;		/* shuffle sample order each epoch (model rng) */
+
+	/*
+	 * Called between mini-batches when not NULL.  Inside PostgreSQL it runs
+	 * CHECK_FOR_INTERRUPTS() and may not return (longjmp); the engine holds
+	 * nothing but allocator memory across this call.
+	 */
+	void		(*between_batches) (void *arg);
+	void	   *between_batches_arg;
+} DlTrainConfig;
+
+/* Sums over the samples seen; divide by n for means. */
+typedef struct DlBatchStats
+{
+	double		loss_sum;		/* data loss only, without regularization */
+	double		metric_sum;
+	int64_t		n;
+} DlBatchStats;
+
+/*
+ * Build a model for spec.  optim may be NULL (inference only: no grads or
+ * optimizer state).  Parameters are zero until dl_model_init_weights or
+ * dl_model_set_params.  The allocator is copied; spec is borrowed.
+ */
+DlStatus	dl_model_create(const DlModelSpec *spec, const DlOptimConfig *optim,
+							const DlAllocator *alloc, DlModel **out, DlError *err);
+
+/* Free everything the model allocated.  m may be NULL. */
+void		dl_model_free(DlModel *m);
+
+/*
+ * Initialise weights from the layers' initializers.  A layer whose
+ * initializer gives a seed draws from a generator seeded by it; the others
+ * draw, in layer order, from one generator seeded by seed.  Also seeds the
+ * model rng (shuffle, dropout) from seed and resets the optimizer state.
+ */
+DlStatus	dl_model_init_weights(DlModel *m, uint64_t seed, DlError *err);
+
+/* Reseed the generator used for shuffling and dropout. */
+void		dl_model_seed_rng(DlModel *m, uint64_t seed);
+
+const DlModelSpec *dl_model_spec(const DlModel *m);
+size_t		dl_model_n_params(const DlModel *m);
+float	   *dl_model_params(DlModel *m);	/* (P) */
+DlOptimState *dl_model_optim(DlModel *m);	/* NULL for inference-only models */
+DlRng	   *dl_model_rng(DlModel *m);
+
+/* Copy n floats into the parameter block; n must equal P (DL_ERR_SHAPE naming both counts). */
+DlStatus	dl_model_set_params(DlModel *m, const float *w, size_t n, DlError *err);
+
+/*
+ * One optimizer step on a mini-batch of B samples.
+ *	 x (B, input size)  y (B, y width, see dl_loss_y_width)
+ * Adds the batch's loss and metric to stats when stats is not NULL.
+ * DL_ERR_DIVERGED if the loss or any weight becomes NaN or infinite.
+ */
+DlStatus	dl_model_train_batch(DlModel *m, const DlTrainConfig *cfg, const float *x,
+								 const float *y, int64_t B, DlBatchStats *stats, DlError *err);
+
+/*
+ * One pass over N samples in mini-batches of cfg->batch_size (the last one
+ * may be smaller), shuffled first when cfg->shuffle.
+ *	 x (N, input size)  y (N, y width)
+ */
+DlStatus	dl_model_train_epoch(DlModel *m, const DlTrainConfig *cfg, const float *x,
+								 const float *y, int64_t N, DlBatchStats *stats, DlError *err);
+
+/*
+ * Loss and metric of N samples in inference mode (dropout off,
+ * BatchNormalization uses moving statistics), added to stats.
+ */
+DlStatus	dl_model_evaluate(DlModel *m, const DlTrainConfig *cfg, const float *x,
+							  const float *y, int64_t N, DlBatchStats *stats, DlError *err);
+
+/*
+ * Model outputs for N samples in inference mode, in batches of at most
+ * batch_size.
+ *	 out (N, K)  x (N, input size)
+ */
+DlStatus	dl_model_predict(DlModel *m, float *out, const float *x, int64_t N,
+							 int64_t batch_size, DlError *err);
+
+/* Ranges of the block the optimizer updates (trainable layers' trainable floats). */
+const DlParamRange *dl_model_trainable_ranges(const DlModel *m, int *n_ranges);
+
+#endif							/* DL_MODEL_H */

@@ -1,0 +1,25 @@
+#!/usr/bin/env bash
+# install-deps.sh: install every Debian package madlib_dl needs to build and test.
+# Safe to run again; does nothing when all packages are present.
+set -euo pipefail
+PKGS=(
+  build-essential pkg-config
+  postgresql-15 postgresql-server-dev-15 postgresql-contrib
+  libopenblas-dev libcmocka-dev libjson-c-dev
+  libipc-run-perl
+  dataset-fashion-mnist
+)
+missing=()
+for p in "${PKGS[@]}"; do
+  dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q "install ok installed" || missing+=("$p")
+done
+if [ ${#missing[@]} -eq 0 ]; then
+  echo "install-deps: all packages present"
+  exit 0
+fi
+SUDO=""
+[ "$(id -u)" -eq 0 ] || SUDO="sudo"
+echo "install-deps: installing ${missing[*]}"
+export DEBIAN_FRONTEND=noninteractive
+$SUDO apt-get update -qq
+$SUDO apt-get install -y -qq --no-install-recommends "${missing[@]}"

@@ -1,0 +1,159 @@
+/*-------------------------------------------------------------------------
+ *
+ * dl_kernels.h
+ *	  Internal: forward and backward kernels of every layer type.
+ *
+ * Argument order is outputs, then inputs, then dimensions (llm.c).
+ * Backward kernels ADD into parameter gradients (dW, db, dgamma, dbeta)
+ * and OVERWRITE input gradients (dx); dx may be NULL when the input
+ * gradient is not needed (first layer).  Shapes use the legend of
+ * dl_tensor.h.  Kernels never allocate: workspaces are passed in, sized by
+ * the *_workspace_floats helpers.  Kernels cannot fail.
+ *
+ * IDENTIFICATION
+ *	  src/engine/dl_kernels.h
+ *
+ *-------------------------------------------------------------------------
+ */
+#ifndef DL_KERNELS_H
+#define DL_KERNELS_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+#include "madlib_dl/dl_layer.h"
+#include "madlib_dl/dl_rng.h"
+
+/* dense.c ------------------------------------------------------------- */
+
+/* y (B,O) = x (B,I) @ W (I,O) + b (O); b may be NULL. */
+void		dl_dense_forward(float *y, const float *x, const float *W, const float *b,
+							 int64_t B, int64_t I, int64_t O);
+
+/*
+ * dx (B,I) = dy (B,O) @ W^T   (skipped when dx is NULL)
+ * dW (I,O) += x^T @ dy
+ * db (O)   += sum over B of dy (skipped when db is NULL)
+ */
+void		dl_dense_backward(float *dx, float *dW, float *db, const float *dy,
+							  const float *x, const float *W, int64_t B, int64_t I, int64_t O);
+
+/* conv2d.c ------------------------------------------------------------ */
+
+typedef struct DlConvGeom
+{
+	int64_t		B, H, W, C;		/* input (B,H,W,C) */
+	int64_t		OH, OW, OC;		/* output (B,OH,OW,OC) */
+	int64_t		KH, KW;			/* kernel (KH,KW,C,OC) */
+	int64_t		SH, SW;			/* strides */
+	int64_t		pad_top, pad_left;	/* zero padding before the first row/col */
+} DlConvGeom;
+
+/*
+ * Geometry from the layer and a batch size.  Keras rules: valid:
+ * OH = (H - KH) / SH + 1; same: OH = ceil(H / SH), pad_total =
+ * max((OH-1)*SH + KH - H, 0), pad_top = pad_total / 2.
+ */
+void		dl_conv_geom_init(DlConvGeom *g, int64_t B, int64_t H, int64_t W, int64_t C,
+							  int64_t OC, int KH, int KW, int SH, int SW, DlPadding padding);
+
+/* Floats of workspace the conv kernels need (im2col buffers). */
+size_t		dl_conv2d_workspace_floats(const DlConvGeom *g);
+
+/* y (B,OH,OW,OC) = conv(x (B,H,W,C), K (KH,KW,C,OC)) + b (OC); b may be NULL. */
+void		dl_conv2d_forward(float *y, float *work, const float *x, const float *K,
+							  const float *b, const DlConvGeom *g);
+
+/*
+ * dx (B,H,W,C) overwritten (skipped when NULL), dK (KH,KW,C,OC) +=,
+ * db (OC) += (skipped when NULL), from dy (B,OH,OW,OC).
+ */
+void		dl_conv2d_backward(float *dx, float *dK, float *db, float *work, const float *dy,
+							   const float *x, const float *K, const DlConvGeom *g);
+
+/* pool.c -------------------------------------------------------------- */
+
+typedef struct DlPoolGeom
+{
+	int64_t		B, H, W, C;		/* input (B,H,W,C) */
+	int64_t		OH, OW;			/* output (B,OH,OW,C) */
+	int64_t		PH, PW;			/* window */
+	int64_t		SH, SW;			/* strides */
+	int64_t		pad_top, pad_left;
+} DlPoolGeom;
+
+/* Same output-size rules as convolution, with the window as kernel. */
+void		dl_pool_geom_init(DlPoolGeom *g, int64_t B, int64_t H, int64_t W, int64_t C,
+							  int PH, int PW, int SH, int SW, DlPadding padding);
+
+/* y (B,OH,OW,C); argmax (B,OH,OW,C) holds the flat input index of each max. */
+void		dl_maxpool2d_forward(float *y, int64_t *argmax, const float *x, const DlPoolGeom *g);
+
+/* dx (B,H,W,C) overwritten: zero, then dy scattered to the argmax positions. */
+void		dl_maxpool2d_backward(float *dx, const float *dy, const int64_t *argmax,
+								  const DlPoolGeom *g);
+
+/* Average over the window's in-bounds cells (padding not counted, as Keras). */
+void		dl_avgpool2d_forward(float *y, const float *x, const DlPoolGeom *g);
+void		dl_avgpool2d_backward(float *dx, const float *dy, const DlPoolGeom *g);
+
+/* y (B,C) = mean over the S = H*W positions of x (B,S,C). */
+void		dl_global_avgpool2d_forward(float *y, const float *x, int64_t B, int64_t S, int64_t C);
+void		dl_global_avgpool2d_backward(float *dx, const float *dy, int64_t B, int64_t S, int64_t C);
+
+/* activation.c -------------------------------------------------------- */
+
+/*
+ * y (rows, cols) = act(x (rows, cols)); softmax is over cols.  y may equal
+ * x (in place).
+ */
+void		dl_activation_forward(DlActivation act, float *y, const float *x,
+								  int64_t rows, int64_t cols);
+
+/*
+ * dx (rows, cols) from dy and the forward OUTPUT y (every supported
+ * activation's derivative is a function of its output).  dx may equal dy.
+ */
+void		dl_activation_backward(DlActivation act, float *dx, const float *dy,
+								   const float *y, int64_t rows, int64_t cols);
+
+/* dropout.c ----------------------------------------------------------- */
+
+/*
+ * Inverted dropout: mask[i] = 0 with probability rate, else 1/(1-rate);
+ * y = x * mask.  y may equal x.
+ */
+void		dl_dropout_forward(float *y, float *mask, const float *x, int64_t n, double rate,
+							   DlRng *rng);
+void		dl_dropout_backward(float *dx, const float *dy, const float *mask, int64_t n);
+
+/* batchnorm.c --------------------------------------------------------- */
+
+/*
+ * Training mode over R rows of C channels (R = B*H*W, statistics per
+ * channel, biased variance):
+ *	 y (R,C), xhat (R,C) saved for backward, mean (C), invstd (C) saved;
+ *	 moving_mean/var (C) updated in place:
+ *	   moving = moving * momentum + batch * (1 - momentum)
+ * gamma or beta may be NULL (scale=false / center=false).
+ */
+void		dl_batchnorm_forward_train(float *y, float *xhat, float *mean, float *invstd,
+									   float *moving_mean, float *moving_var, const float *x,
+									   const float *gamma, const float *beta, int64_t R,
+									   int64_t C, double momentum, double epsilon);
+
+/* Inference: y = gamma * (x - moving_mean) / sqrt(moving_var + eps) + beta. */
+void		dl_batchnorm_forward_infer(float *y, const float *x, const float *gamma,
+									   const float *beta, const float *moving_mean,
+									   const float *moving_var, int64_t R, int64_t C,
+									   double epsilon);
+
+/*
+ * dx (R,C) overwritten (skipped when NULL); dgamma, dbeta (C) += (skipped
+ * when NULL).
+ */
+void		dl_batchnorm_backward(float *dx, float *dgamma, float *dbeta, const float *dy,
+								  const float *xhat, const float *invstd, const float *gamma,
+								  int64_t R, int64_t C);
+
+#endif							/* DL_KERNELS_H */
