@@ -27,10 +27,16 @@ EXTRA_CLEAN = $(EXTENSION)--$(EXTVERSION).sql build results regression.diffs reg
 REGRESS = $(sort $(notdir $(basename $(wildcard sql/[0-9][0-9]_*.sql))))
 REGRESS_OPTS = --inputdir=. --load-extension=$(EXTENSION)
 
+# TAP tests (test/t/*.pl) run in make installcheck and make
+# prove_installcheck once there are any; they need a non-root user
+# (initdb refuses root; scripts/test.sh arranges one).
+ifneq ($(wildcard test/t/*.pl),)
 TAP_TESTS = 1
+PROVE_TESTS = $(sort $(wildcard test/t/*.pl))
+endif
 
 PG_CPPFLAGS = -Iinclude -Isrc/engine
-PG_CFLAGS = -std=gnu11 -Wall -Wextra -Wno-unused-parameter -Wno-missing-field-initializers
+PG_CFLAGS = -std=gnu11 -fvect-cost-model=dynamic -Wall -Wextra -Wno-unused-parameter -Wno-missing-field-initializers
 SHLIB_LINK = -lopenblas -ljson-c -lm
 
 # Skip LLVM bitcode: the JIT gains nothing for these functions.
@@ -47,7 +53,7 @@ $(EXTENSION)--$(EXTVERSION).sql: $(SQL_PIECES)
 # Engine unit tests: plain C, no server.
 # ---------------------------------------------------------------------
 UNIT_CC ?= cc
-UNIT_CFLAGS = -std=gnu11 -O2 -g -Wall -Wextra -Wno-unused-parameter -Wno-missing-field-initializers \
+UNIT_CFLAGS = -std=gnu11 -O2 -fvect-cost-model=dynamic -g -Wall -Wextra -Wno-unused-parameter -Wno-missing-field-initializers \
 	-Iinclude -Isrc/engine -Itest/unit
 UNIT_LIBS = -lcmocka -lopenblas -ljson-c -lm
 ifeq ($(SANITIZE),1)
@@ -85,3 +91,16 @@ unit: unit-build
 	done; exit $$status
 
 .PHONY: unit unit-build
+
+# ---------------------------------------------------------------------
+# TAP tests alone, against the installed extension (PGXS has no target
+# for this; installcheck runs them after pg_regress).  Not as root.
+# ---------------------------------------------------------------------
+prove_installcheck:
+ifdef TAP_TESTS
+	$(prove_installcheck)
+else
+	@echo "no TAP tests in test/t"
+endif
+
+.PHONY: prove_installcheck

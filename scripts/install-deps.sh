@@ -7,6 +7,7 @@ PKGS=(
   postgresql-15 postgresql-server-dev-15 postgresql-contrib
   libopenblas-dev libcmocka-dev libjson-c-dev
   libipc-run-perl
+  clang libclang-rt-dev
   dataset-fashion-mnist
 )
 missing=()

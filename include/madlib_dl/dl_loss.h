@@ -71,6 +71,18 @@ double		dl_loss_compute(DlLossKind kind, float *grad, const float *y_pred,
 							const float *y_true, int64_t B, int64_t K, double grad_scale);
 
 /*
+ * Check y_true before training or evaluation: every value must be finite,
+ * and for the sparse loss each label must be an integer in [0, K).
+ * DL_ERR_DATA names the first bad value and its sample (0-based).
+ * dl_loss_compute itself does not check: a label out of range makes that
+ * sample's loss NaN (and its gradient row zero).
+ *
+ *	 y_true  (B, dl_loss_y_width(kind, K))
+ */
+DlStatus	dl_loss_check_labels(DlLossKind kind, const float *y_true, int64_t B, int64_t K,
+								 DlError *err);
+
+/*
  * Map "accuracy" to the accuracy that Keras picks for the loss:
  * categorical for categorical_crossentropy (and mse/mae with K > 1),
  * sparse_categorical for the sparse loss, binary for binary_crossentropy
@@ -81,6 +93,9 @@ DlMetricKind dl_metric_resolve(DlMetricKind metric, DlLossKind loss, int64_t K);
 /*
  * Sum over the B samples of the per-sample metric (each in [0,1] for the
  * accuracies).  top_k is used only by TOP_K_CATEGORICAL_ACCURACY.
+ * y_true is (B, K), except (B, 1) class indices for
+ * SPARSE_CATEGORICAL_ACCURACY; pass a resolved kind, not ACCURACY (which
+ * is treated as categorical).
  * Ties in top-k count as hits when the true class is among the k largest
  * values (Keras in_top_k semantics).
  */

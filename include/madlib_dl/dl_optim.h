@@ -5,7 +5,7 @@
  *
  * The optimizer state is n_slots float arrays laid out exactly like the
  * parameter block, so one update is a flat loop over the trainable ranges.
- * Defaults follow tf.keras 2.x (docs/engine.md lists them):
+ * Defaults follow tf.keras 2.x (docs/engine-training.md lists them):
  *	 SGD      lr 0.01, momentum 0, nesterov false
  *	 Adam     lr 0.001, beta_1 0.9, beta_2 0.999, epsilon 1e-7, amsgrad false
  *	 RMSprop  lr 0.001, rho 0.9, momentum 0, epsilon 1e-7

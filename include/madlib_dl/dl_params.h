@@ -66,4 +66,18 @@ DlStatus	dl_compile_params_parse(const char *s, DlCompileParams *out, DlError *e
  */
 DlStatus	dl_fit_params_parse(const char *s, DlFitParams *out, DlError *err);
 
+/*
+ * Write a canonical string that parses back to the same values, for
+ * summary tables and de-duplication:
+ *	 loss='mean_squared_error', optimizer='SGD(lr=0.01, momentum=0.9, nesterov=True, ...)',
+ *	 metrics=['mae']
+ * The optimizer lists every argument its kind accepts; numbers use the
+ * shortest of %.15g/%.17g that reads back exactly.  fit params give
+ * "batch_size=32, epochs=1, shuffle=True[, seed=N]" (seed only when given).
+ * DL_ERR_LIMIT when buf (len bytes) is too small; buf is always
+ * NUL-terminated when len > 0.
+ */
+DlStatus	dl_compile_params_format(const DlCompileParams *p, char *buf, size_t len, DlError *err);
+DlStatus	dl_fit_params_format(const DlFitParams *p, char *buf, size_t len, DlError *err);
+
 #endif							/* DL_PARAMS_H */

@@ -57,7 +57,11 @@ typedef struct DlError
  */
 DlStatus	dl_error_set(DlError *err, DlStatus code, const char *fmt,...) DL_PRINTF_FMT(3, 4);
 
-/* Attach a hint to the error already recorded; returns err->code (DL_OK if err is NULL). */
+/*
+ * Attach a hint to the error already recorded; returns err->code.  With a
+ * NULL err the recorded code is unknown, so DL_ERR_INTERNAL is returned
+ * (never DL_OK): callers that may fail should always pass a DlError.
+ */
 DlStatus	dl_error_hint(DlError *err, const char *fmt,...) DL_PRINTF_FMT(2, 3);
 
 /* Reset err to DL_OK with empty message and hint.  err may be NULL. */

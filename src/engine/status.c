@@ -34,7 +34,7 @@ dl_error_hint(DlError *err, const char *fmt,...)
 	va_list		ap;
 
 	if (err == NULL)
-		return DL_OK;
+		return DL_ERR_INTERNAL; /* the caller's code is unknown: never report success */
 	va_start(ap, fmt);
 	vsnprintf(err->hint, sizeof(err->hint), fmt, ap);
 	va_end(ap);

@@ -1,0 +1,293 @@
+/*-------------------------------------------------------------------------
+ *
+ * blob.c
+ *	  The versioned model state blob and the flat weights format.
+ *
+ * Every field is written byte by byte in little-endian order (the layout
+ * is in dl_blob.h), so a blob moves between hosts of any byte order.
+ * Reading validates everything before touching the model: a refused blob
+ * leaves the model unchanged.
+ *
+ * Optimizer state: the blob's slots are loaded when its optimizer kind
+ * and slot count equal the model's.  Otherwise (a blob written without
+ * optimizer state, or by another optimizer, e.g. a model saved after fit
+ * and trained again with other compile_params) the weights and rng still
+ * load and the model's optimizer state is reset to its initial values.
+ *
+ * IDENTIFICATION
+ *	  src/engine/blob.c
+ *
+ *-------------------------------------------------------------------------
+ */
+#include <string.h>
+
+#include "madlib_dl/dl_blob.h"
+#include "model_impl.h"
+
+/* Optimizer state arrays we accept in a header (Adam with amsgrad has 3). */
+#define BLOB_MAX_SLOTS 8
+
+/* Header field offsets (dl_blob.h). */
+#define OFF_MAGIC 0
+#define OFF_VERSION 4
+#define OFF_FINGERPRINT 8
+#define OFF_P 16
+#define OFF_OPTIM_KIND 24
+#define OFF_N_SLOTS 28
+#define OFF_ITERATIONS 32
+#define OFF_M_SCHEDULE 40
+#define OFF_RNG 48
+#define OFF_SAMPLES_SEEN 80
+#define OFF_CHECKSUM 88
+
+static void
+put_u32(uint8_t *p, uint32_t v)
+{
+	for (int i = 0; i < 4; i++)
+		p[i] = (uint8_t) (v >> (8 * i));
+}
+
+static void
+put_u64(uint8_t *p, uint64_t v)
+{
+	for (int i = 0; i < 8; i++)
+		p[i] = (uint8_t) (v >> (8 * i));
+}
+
+static uint32_t
+get_u32(const uint8_t *p)
+{
+	uint32_t	v = 0;
+
+	for (int i = 0; i < 4; i++)
+		v |= (uint32_t) p[i] << (8 * i);
+	return v;
+}
+
+static uint64_t
+get_u64(const uint8_t *p)
+{
+	uint64_t	v = 0;
+
+	for (int i = 0; i < 8; i++)
+		v |= (uint64_t) p[i] << (8 * i);
+	return v;
+}
+
+static void
+put_f32s(uint8_t *p, const float *w, size_t n)
+{
+	for (size_t i = 0; i < n; i++)
+	{
+		uint32_t	u;
+
+		memcpy(&u, &w[i], sizeof(u));
+		put_u32(p + 4 * i, u);
+	}
+}
+
+static void
+get_f32s(float *w, const uint8_t *p, size_t n)
+{
+	for (size_t i = 0; i < n; i++)
+	{
+		uint32_t	u = get_u32(p + 4 * i);
+
+		memcpy(&w[i], &u, sizeof(u));
+	}
+}
+
+/* FNV-1a 64 over buf (n). */
+static uint64_t
+fnv1a64(const uint8_t *buf, size_t n)
+{
+	uint64_t	h = 0xcbf29ce484222325ULL;
+
+	for (size_t i = 0; i < n; i++)
+	{
+		h ^= buf[i];
+		h *= 0x100000001b3ULL;
+	}
+	return h;
+}
+
+/* Total blob size for P parameters and n_slots state arrays; false on overflow. */
+static bool
+blob_total(size_t P, size_t n_slots, size_t *size)
+{
+	size_t		floats,
+				bytes;
+
+	return dl_size_add(n_slots, 1, &floats) &&
+		dl_size_mul(floats, P, &floats) &&
+		dl_size_mul(floats, sizeof(float), &bytes) &&
+		dl_size_add(bytes, DL_BLOB_HEADER_SIZE, size);
+}
+
+static int
+model_slots(const DlModel *m)
+{
+	return m->has_optim ? m->optim.n_slots : 0;
+}
+
+DlStatus
+dl_blob_size(const DlModel *m, size_t *size, DlError *err)
+{
+	if (!blob_total(m->n_params, (size_t) model_slots(m), size))
+		return dl_error_set(err, DL_ERR_LIMIT, "model state of %zu parameters overflows size_t",
+							m->n_params);
+	return DL_OK;
+}
+
+DlStatus
+dl_blob_write(const DlModel *m, int64_t samples_seen, uint8_t *buf, size_t cap, DlError *err)
+{
+	size_t		size;
+	size_t		P = m->n_params;
+	int			n_slots = model_slots(m);
+	uint64_t	ms;
+	double		msd;
+	DlStatus	st;
+
+	if ((st = dl_blob_size(m, &size, err)) != DL_OK)
+		return st;
+	if (cap < size)
+		return dl_error_set(err, DL_ERR_INVALID_ARGUMENT,
+							"model state buffer of %zu bytes is too small, %zu needed", cap, size);
+
+	memset(buf, 0, DL_BLOB_HEADER_SIZE);
+	memcpy(buf + OFF_MAGIC, DL_BLOB_MAGIC, 4);
+	put_u32(buf + OFF_VERSION, DL_BLOB_VERSION);
+	put_u64(buf + OFF_FINGERPRINT, dl_model_spec_fingerprint(m->spec));
+	put_u64(buf + OFF_P, (uint64_t) P);
+	put_u32(buf + OFF_OPTIM_KIND, m->has_optim ? (uint32_t) m->optim.cfg.kind : (uint32_t) -1);
+	put_u32(buf + OFF_N_SLOTS, (uint32_t) n_slots);
+	put_u64(buf + OFF_ITERATIONS, m->has_optim ? (uint64_t) m->optim.iterations : 0);
+	msd = m->has_optim ? m->optim.m_schedule : 1.0;
+	memcpy(&ms, &msd, sizeof(ms));
+	put_u64(buf + OFF_M_SCHEDULE, ms);
+	for (int i = 0; i < 4; i++)
+		put_u64(buf + OFF_RNG + 8 * i, m->rng.s[i]);
+	put_u64(buf + OFF_SAMPLES_SEEN, (uint64_t) samples_seen);
+
+	put_f32s(buf + DL_BLOB_HEADER_SIZE, m->params, P);
+	if (n_slots > 0)
+		put_f32s(buf + DL_BLOB_HEADER_SIZE + 4 * P, m->optim.slots, P * (size_t) n_slots);
+	put_u64(buf + OFF_CHECKSUM, fnv1a64(buf + DL_BLOB_HEADER_SIZE, size - DL_BLOB_HEADER_SIZE));
+	return DL_OK;
+}
+
+static DlStatus
+corrupt_hint(DlError *err)
+{
+	return dl_error_hint(err, "Train the model again, or load model state written by this version of madlib_dl for this architecture.");
+}
+
+DlStatus
+dl_blob_read(DlModel *m, const uint8_t *buf, size_t len, int64_t *samples_seen, DlError *err)
+{
+	uint32_t	version;
+	uint64_t	P;
+	int32_t		kind;
+	uint32_t	n_slots;
+	size_t		size;
+	uint64_t	ms;
+
+	if (len < DL_BLOB_HEADER_SIZE)
+	{
+		dl_error_set(err, DL_ERR_CORRUPT, "model state is truncated: %zu bytes, expected at least %d",
+					 len, DL_BLOB_HEADER_SIZE);
+		return corrupt_hint(err);
+	}
+	if (memcmp(buf + OFF_MAGIC, DL_BLOB_MAGIC, 4) != 0)
+	{
+		dl_error_set(err, DL_ERR_CORRUPT, "model state has a bad magic number (not a madlib_dl model state)");
+		return corrupt_hint(err);
+	}
+	version = get_u32(buf + OFF_VERSION);
+	if (version != DL_BLOB_VERSION)
+	{
+		dl_error_set(err, DL_ERR_CORRUPT, "unsupported model state version %u", version);
+		return dl_error_hint(err, "This build reads model state version %d; retrain the model or use the madlib_dl version that wrote it.",
+							 DL_BLOB_VERSION);
+	}
+	P = get_u64(buf + OFF_P);
+	if (get_u64(buf + OFF_FINGERPRINT) != dl_model_spec_fingerprint(m->spec) ||
+		P != (uint64_t) m->n_params)
+	{
+		dl_error_set(err, DL_ERR_CORRUPT, "model state was made for another architecture");
+		return dl_error_hint(err, "Load the state into a model built from the same model_arch it was trained with.");
+	}
+	kind = (int32_t) get_u32(buf + OFF_OPTIM_KIND);
+	n_slots = get_u32(buf + OFF_N_SLOTS);
+	if (kind < -1 || kind > DL_OPTIM_NADAM || n_slots > BLOB_MAX_SLOTS ||
+		(kind == -1 && n_slots != 0))
+	{
+		dl_error_set(err, DL_ERR_CORRUPT, "model state has an invalid optimizer header (kind %d, %u slots)",
+					 (int) kind, n_slots);
+		return corrupt_hint(err);
+	}
+	if (!blob_total(m->n_params, n_slots, &size))
+	{
+		dl_error_set(err, DL_ERR_CORRUPT, "model state size overflows size_t (%u slots)", n_slots);
+		return corrupt_hint(err);
+	}
+	if (len != size)
+	{
+		if (len < size)
+			dl_error_set(err, DL_ERR_CORRUPT, "model state is truncated: %zu bytes, expected %zu",
+						 len, size);
+		else
+			dl_error_set(err, DL_ERR_CORRUPT, "model state has %zu bytes, expected %zu", len, size);
+		return corrupt_hint(err);
+	}
+	if (get_u64(buf + OFF_CHECKSUM) != fnv1a64(buf + DL_BLOB_HEADER_SIZE, size - DL_BLOB_HEADER_SIZE))
+	{
+		dl_error_set(err, DL_ERR_CORRUPT, "model state checksum mismatch");
+		return corrupt_hint(err);
+	}
+
+	/* valid: load */
+	get_f32s(m->params, buf + DL_BLOB_HEADER_SIZE, m->n_params);
+	for (int i = 0; i < 4; i++)
+		m->rng.s[i] = get_u64(buf + OFF_RNG + 8 * i);
+	if (m->has_optim)
+	{
+		if (kind == (int32_t) m->optim.cfg.kind && (int) n_slots == m->optim.n_slots)
+		{
+			m->optim.iterations = (int64_t) get_u64(buf + OFF_ITERATIONS);
+			ms = get_u64(buf + OFF_M_SCHEDULE);
+			memcpy(&m->optim.m_schedule, &ms, sizeof(ms));
+			get_f32s(m->optim.slots, buf + DL_BLOB_HEADER_SIZE + 4 * m->n_params,
+					 m->n_params * n_slots);
+		}
+		else
+			dl_model_reset_optim(m);
+	}
+	if (samples_seen != NULL)
+		*samples_seen = (int64_t) get_u64(buf + OFF_SAMPLES_SEEN);
+	return DL_OK;
+}
+
+void
+dl_weights_write(uint8_t *buf, const float *w, size_t P)
+{
+	put_f32s(buf, w, P);
+}
+
+DlStatus
+dl_weights_read(float *w, size_t P, const uint8_t *buf, size_t len, DlError *err)
+{
+	if (len % 4 != 0 || len / 4 != P)
+	{
+		if (len % 4 != 0)
+			dl_error_set(err, DL_ERR_SHAPE, "weights have %zu bytes, which is not a whole number of float32 values (the architecture needs %zu values)",
+						 len, P);
+		else
+			dl_error_set(err, DL_ERR_SHAPE, "weights have %zu values but the architecture needs %zu",
+						 len / 4, P);
+		return dl_error_hint(err, "Use weights saved from a model with the same architecture, as a flat float32 array in get_weights() order.");
+	}
+	get_f32s(w, buf, P);
+	return DL_OK;
+}

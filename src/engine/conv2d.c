@@ -1,0 +1,317 @@
+/*-------------------------------------------------------------------------
+ *
+ * conv2d.c
+ *	  2-D convolution (Keras Conv2D, NHWC): im2col + one sgemm per batch.
+ *
+ * The whole batch is unrolled into one column matrix
+ *	 col (B*OH*OW, KH*KW*C), row = output pixel, columns in (kh, kw, c)
+ * order, which is exactly the row order of the kernel K (KH,KW,C,OC)
+ * read as a (KH*KW*C, OC) matrix.  Then
+ *	 forward:  y (B*OH*OW, OC) = col @ K + b
+ *	 backward: dK += col^T @ dy;  dcol = dy @ K^T;  dx = col2im(dcol)
+ * Backward recomputes col (other layers may have reused the workspace
+ * since the forward pass) and then reuses the same buffer for dcol, so
+ * one col-sized workspace serves both directions.  In NHWC the kw-run of
+ * a kernel row is contiguous in memory, so im2col and col2im move whole
+ * (kw range)*C blocks.  A 1x1, stride-1, unpadded convolution needs no
+ * unrolling: x itself is the column matrix.
+ *
+ * IDENTIFICATION
+ *	  src/engine/conv2d.c
+ *
+ *-------------------------------------------------------------------------
+ */
+#include <stdint.h>
+#include <string.h>
+
+/* keep <complex.h> (and its macro I, a dimension name here) out */
+#define FORCE_OPENBLAS_COMPLEX_STRUCT
+#include <cblas.h>
+
+#include "dl_kernels.h"
+
+/*
+ * Output size and leading padding of one spatial axis, Keras/TF rule.
+ * n = input size, k = kernel (window) size, s = stride (all >= 1).
+ */
+static void
+conv_axis(int64_t *out, int64_t *pad_before, int64_t n, int64_t k, int64_t s,
+		  DlPadding padding)
+{
+	if (padding == DL_PADDING_SAME)
+	{
+		int64_t		o = (n + s - 1) / s;
+		int64_t		pad_total = (o - 1) * s + k - n;
+
+		if (pad_total < 0)
+			pad_total = 0;
+		*out = o;
+		*pad_before = pad_total / 2;
+	}
+	else
+	{
+		*out = n >= k ? (n - k) / s + 1 : 0;
+		*pad_before = 0;
+	}
+}
+
+/*
+ * Fill *g for a batch of B inputs (H,W,C) and OC filters of KH x KW with
+ * strides SH, SW.  Kernel sizes and strides must be >= 1 (the spec
+ * checks); a valid convolution with a kernel larger than the input gets
+ * OH or OW = 0.
+ */
+void
+dl_conv_geom_init(DlConvGeom *g, int64_t B, int64_t H, int64_t W, int64_t C,
+				  int64_t OC, int KH, int KW, int SH, int SW, DlPadding padding)
+{
+	g->B = B;
+	g->H = H;
+	g->W = W;
+	g->C = C;
+	g->OC = OC;
+	g->KH = KH;
+	g->KW = KW;
+	g->SH = SH;
+	g->SW = SW;
+	conv_axis(&g->OH, &g->pad_top, H, KH, SH, padding);
+	conv_axis(&g->OW, &g->pad_left, W, KW, SW, padding);
+}
+
+#define COLSUM_BLOCK 256		/* columns per pass of conv_colsum_add */
+
+/* db (N) += column sums of dy (M,N), accumulated in local registers. */
+static void
+conv_colsum_add(float *db, const float *dy, int64_t M, int64_t N)
+{
+	float		acc[COLSUM_BLOCK];
+
+	for (int64_t n0 = 0; n0 < N; n0 += COLSUM_BLOCK)
+	{
+		int64_t		nn = N - n0 < COLSUM_BLOCK ? N - n0 : COLSUM_BLOCK;
+
+		for (int64_t j = 0; j < nn; j++)
+			acc[j] = 0.0f;
+		for (int64_t r = 0; r < M; r++)
+		{
+			const float *row = dy + r * N + n0;
+
+			for (int64_t j = 0; j < nn; j++)
+				acc[j] += row[j];
+		}
+		for (int64_t j = 0; j < nn; j++)
+			db[n0 + j] += acc[j];
+	}
+}
+
+/* True when x (B,H,W,C) already is the column matrix. */
+static inline int
+conv_is_pointwise(const DlConvGeom *g)
+{
+	return g->KH == 1 && g->KW == 1 && g->SH == 1 && g->SW == 1 &&
+		g->pad_top == 0 && g->pad_left == 0 && g->OH == g->H && g->OW == g->W;
+}
+
+/*
+ * Floats of workspace for dl_conv2d_forward and dl_conv2d_backward: one
+ * col matrix, B*OH*OW*KH*KW*C.  Saturates to SIZE_MAX on overflow so that
+ * the caller's checked allocation fails cleanly.
+ */
+size_t
+dl_conv2d_workspace_floats(const DlConvGeom *g)
+{
+	int64_t		dims[6] = {g->B, g->OH, g->OW, g->KH, g->KW, g->C};
+	size_t		n = 1;
+
+	for (int i = 0; i < 6; i++)
+	{
+		size_t		d = dims[i] > 0 ? (size_t) dims[i] : 0;
+
+		if (d != 0 && n > SIZE_MAX / d)
+			return SIZE_MAX;
+		n *= d;
+	}
+	return n;
+}
+
+/*
+ * col (B*OH*OW, KH*KW*C) = unrolled patches of x (B,H,W,C); padded cells
+ * are zero.
+ */
+static void
+conv_im2col(float *col, const float *x, const DlConvGeom *g)
+{
+	const int64_t C = g->C;
+	const int64_t KW = g->KW;
+	const int64_t rowlen = g->KH * KW * C;
+
+	for (int64_t b = 0; b < g->B; b++)
+	{
+		const float *xb = x + b * g->H * g->W * C;
+
+		for (int64_t oh = 0; oh < g->OH; oh++)
+		{
+			for (int64_t ow = 0; ow < g->OW; ow++)
+			{
+				float	   *dst = col + ((b * g->OH + oh) * g->OW + ow) * rowlen;
+				int64_t		iw0 = ow * g->SW - g->pad_left;
+				int64_t		kw_lo = iw0 < 0 ? -iw0 : 0;
+				int64_t		kw_hi = g->W - iw0 < KW ? g->W - iw0 : KW;
+
+				if (kw_hi < kw_lo)
+					kw_hi = kw_lo;
+				for (int64_t kh = 0; kh < g->KH; kh++, dst += KW * C)
+				{
+					int64_t		ih = oh * g->SH - g->pad_top + kh;
+
+					if (ih < 0 || ih >= g->H)
+					{
+						memset(dst, 0, (size_t) (KW * C) * sizeof(float));
+						continue;
+					}
+					if (kw_lo > 0)
+						memset(dst, 0, (size_t) (kw_lo * C) * sizeof(float));
+					if (kw_hi > kw_lo)
+						memcpy(dst + kw_lo * C, xb + (ih * g->W + iw0 + kw_lo) * C,
+							   (size_t) ((kw_hi - kw_lo) * C) * sizeof(float));
+					if (kw_hi < KW)
+						memset(dst + kw_hi * C, 0, (size_t) ((KW - kw_hi) * C) * sizeof(float));
+				}
+			}
+		}
+	}
+}
+
+/* dx (B,H,W,C) = sum of the patches in dcol (B*OH*OW, KH*KW*C); overwrites. */
+static void
+conv_col2im(float *dx, const float *dcol, const DlConvGeom *g)
+{
+	const int64_t C = g->C;
+	const int64_t KW = g->KW;
+	const int64_t rowlen = g->KH * KW * C;
+
+	memset(dx, 0, (size_t) (g->B * g->H * g->W * C) * sizeof(float));
+	for (int64_t b = 0; b < g->B; b++)
+	{
+		float	   *dxb = dx + b * g->H * g->W * C;
+
+		for (int64_t oh = 0; oh < g->OH; oh++)
+		{
+			for (int64_t ow = 0; ow < g->OW; ow++)
+			{
+				const float *src = dcol + ((b * g->OH + oh) * g->OW + ow) * rowlen;
+				int64_t		iw0 = ow * g->SW - g->pad_left;
+				int64_t		kw_lo = iw0 < 0 ? -iw0 : 0;
+				int64_t		kw_hi = g->W - iw0 < KW ? g->W - iw0 : KW;
+				int64_t		len;
+
+				if (kw_hi <= kw_lo)
+					continue;
+				len = (kw_hi - kw_lo) * C;
+				for (int64_t kh = 0; kh < g->KH; kh++, src += KW * C)
+				{
+					int64_t		ih = oh * g->SH - g->pad_top + kh;
+					float	   *d;
+					const float *s;
+
+					if (ih < 0 || ih >= g->H)
+						continue;
+					d = dxb + (ih * g->W + iw0 + kw_lo) * C;
+					s = src + kw_lo * C;
+					for (int64_t i = 0; i < len; i++)
+						d[i] += s[i];
+				}
+			}
+		}
+	}
+}
+
+/*
+ * y (B,OH,OW,OC) = conv(x (B,H,W,C), K (KH,KW,C,OC)) + b (OC); b may be
+ * NULL.  work holds dl_conv2d_workspace_floats(g) floats.  B*OH*OW,
+ * KH*KW*C and OC must fit in an int (BLAS dimensions).
+ */
+void
+dl_conv2d_forward(float *y, float *work, const float *x, const float *K,
+				  const float *b, const DlConvGeom *g)
+{
+	const int64_t M = g->B * g->OH * g->OW;
+	const int64_t N = g->OC;
+	const int64_t KK = g->KH * g->KW * g->C;
+	const float *col = x;
+	float		beta = 0.0f;
+
+	if (M <= 0 || N <= 0)
+		return;
+	if (b != NULL)
+	{
+		/* y starts as the bias; sgemm adds col @ K onto it */
+		for (int64_t r = 0; r < M; r++)
+			memcpy(y + r * N, b, (size_t) N * sizeof(float));
+		beta = 1.0f;
+	}
+	else if (KK <= 0)
+		memset(y, 0, (size_t) (M * N) * sizeof(float));
+	if (KK <= 0)
+		return;
+	if (!conv_is_pointwise(g))
+	{
+		conv_im2col(work, x, g);
+		col = work;
+	}
+	cblas_sgemm(CblasRowMajor, CblasNoTrans, CblasNoTrans,
+				(int) M, (int) N, (int) KK,
+				1.0f, col, (int) KK, K, (int) N,
+				beta, y, (int) N);
+}
+
+/*
+ * From dy (B,OH,OW,OC): dK (KH,KW,C,OC) +=, db (OC) +=, dx (B,H,W,C)
+ * overwritten; each is skipped when NULL.  x and K are the
+ * forward inputs; work as for the forward pass (its contents on entry do
+ * not matter).
+ */
+void
+dl_conv2d_backward(float *dx, float *dK, float *db, float *work, const float *dy,
+				   const float *x, const float *K, const DlConvGeom *g)
+{
+	const int64_t M = g->B * g->OH * g->OW;
+	const int64_t N = g->OC;
+	const int64_t KK = g->KH * g->KW * g->C;
+	const int	pointwise = conv_is_pointwise(g);
+
+	if (db != NULL)
+		conv_colsum_add(db, dy, M, N);
+	if (M <= 0 || N <= 0 || KK <= 0)
+	{
+		if (dx != NULL)
+			memset(dx, 0, (size_t) (g->B * g->H * g->W * g->C) * sizeof(float));
+		return;
+	}
+	if (dK != NULL)
+	{
+		const float *col = x;
+
+		if (!pointwise)
+		{
+			conv_im2col(work, x, g);
+			col = work;
+		}
+		cblas_sgemm(CblasRowMajor, CblasTrans, CblasNoTrans,
+					(int) KK, (int) N, (int) M,
+					1.0f, col, (int) KK, dy, (int) N,
+					1.0f, dK, (int) N);
+	}
+	if (dx != NULL)
+	{
+		/* dcol = dy @ K^T, written straight into dx when pointwise */
+		float	   *dcol = pointwise ? dx : work;
+
+		cblas_sgemm(CblasRowMajor, CblasNoTrans, CblasTrans,
+					(int) M, (int) KK, (int) N,
+					1.0f, dy, (int) N, K, (int) N,
+					0.0f, dcol, (int) KK);
+		if (!pointwise)
+			conv_col2im(dx, dcol, g);
+	}
+}

@@ -1,0 +1,89 @@
+/*-------------------------------------------------------------------------
+ *
+ * dense.c
+ *	  Dense (fully connected) layer: y = x W + b, forward and backward.
+ *
+ * Both directions are single OpenBLAS sgemm calls on the row-major
+ * buffers; transposes are expressed through CblasTrans, never copied.
+ * The caller pins the BLAS thread count (one thread per segment).
+ *
+ * IDENTIFICATION
+ *	  src/engine/dense.c
+ *
+ *-------------------------------------------------------------------------
+ */
+#include <string.h>
+
+/* keep <complex.h> (and its macro I, a dimension name here) out */
+#define FORCE_OPENBLAS_COMPLEX_STRUCT
+#include <cblas.h>
+
+#include "dl_kernels.h"
+
+/*
+ * y (B,O) = x (B,I) @ W (I,O) + b (O).  b may be NULL (use_bias=false).
+ * B, I and O must each fit in an int (BLAS dimensions).
+ */
+void
+dl_dense_forward(float *y, const float *x, const float *W, const float *b,
+				 int64_t B, int64_t I, int64_t O)
+{
+	float		beta = 0.0f;
+
+	if (B <= 0 || O <= 0)
+		return;
+	if (b != NULL)
+	{
+		for (int64_t r = 0; r < B; r++)
+			memcpy(y + r * O, b, (size_t) O * sizeof(float));
+		beta = 1.0f;
+	}
+	if (I <= 0)
+	{
+		if (b == NULL)
+			memset(y, 0, (size_t) (B * O) * sizeof(float));
+		return;
+	}
+	cblas_sgemm(CblasRowMajor, CblasNoTrans, CblasNoTrans,
+				(int) B, (int) O, (int) I,
+				1.0f, x, (int) I, W, (int) O,
+				beta, y, (int) O);
+}
+
+/*
+ * dx (B,I) = dy (B,O) @ W^T, overwritten; skipped when dx is NULL.
+ * dW (I,O) += x^T @ dy; skipped when dW is NULL (frozen layer).
+ * db (O) += column sums of dy; skipped when db is NULL.
+ */
+void
+dl_dense_backward(float *dx, float *dW, float *db, const float *dy,
+				  const float *x, const float *W, int64_t B, int64_t I, int64_t O)
+{
+	if (B <= 0)
+		return;
+	if (dx != NULL && I > 0)
+	{
+		if (O > 0)
+			cblas_sgemm(CblasRowMajor, CblasNoTrans, CblasTrans,
+						(int) B, (int) I, (int) O,
+						1.0f, dy, (int) O, W, (int) O,
+						0.0f, dx, (int) I);
+		else
+			memset(dx, 0, (size_t) (B * I) * sizeof(float));
+	}
+	if (dW != NULL && I > 0 && O > 0)
+		cblas_sgemm(CblasRowMajor, CblasTrans, CblasNoTrans,
+					(int) I, (int) O, (int) B,
+					1.0f, x, (int) I, dy, (int) O,
+					1.0f, dW, (int) O);
+	if (db != NULL)
+	{
+		for (int64_t r = 0; r < B; r++)
+		{
+			const float *row = dy + r * O;
+
+			for (int64_t o = 0; o < O; o++)
+				db[o] += row[o];
+		}
+	}
+}

@@ -1,0 +1,1513 @@
+/*-------------------------------------------------------------------------
+ *
+ * keras_json.c
+ *	  Read a Keras model.to_json() architecture into a DlModelSpec.
+ *
+ * The reader works in four steps:
+ *	 1. parse the text with json-c (strict: no trailing commas, nothing
+ *		after the value);
+ *	 2. find the model's layer list and put it in execution order: as
+ *		listed for a Sequential model, by following the chain from the
+ *		input for a functional ("Model", "Functional") one, which must be a
+ *		single chain;
+ *	 3. find the input shape: the InputLayer's batch_input_shape or
+ *		batch_shape, else the first layer's, else a Keras 3 build_config,
+ *		else an "input_shape" attribute;
+ *	 4. translate each layer's config into a DlLayer, refusing every value
+ *		that would change the math and that we do not implement, then
+ *		dl_model_spec_finalize().
+ *
+ * The three dialects differ in details handled here: Keras 2.1-2.2 writes
+ * the Sequential config as a bare list and initializers as VarianceScaling
+ * with distribution "normal" (a truncated normal); tf.keras 2 and
+ * TensorFlow.js write {name, layers}, an InputLayer and class names such
+ * as GlorotUniform; Keras 3 adds "module", "registered_name",
+ * "build_config", "batch_shape", DTypePolicy objects and activations as
+ * {"class_name": "function", "config": "relu"}.  Class and mode names are
+ * compared after lowercasing and dropping underscores, so GlorotUniform,
+ * glorot_uniform and glorotUniform (and fan_avg, fanAvg) are the same.
+ *
+ * Attribute keys that do not change the math (name, dtype, sparse, ...)
+ * and keys we have never seen are ignored; known keys that change the math
+ * must hold a value we implement, otherwise DL_ERR_UNSUPPORTED names the
+ * layer, the attribute and the value.
+ *
+ * json-c allocates its tree with malloc; the tree lives only inside
+ * dl_keras_parse() and is released on every path.  Everything the caller
+ * keeps comes from the DlAllocator.
+ *
+ * IDENTIFICATION
+ *	  src/engine/keras_json.c
+ *
+ *-------------------------------------------------------------------------
+ */
+#include <ctype.h>
+#include <limits.h>
+#include <math.h>
+#include <stdio.h>
+#include <string.h>
+#include <strings.h>
+
+#include <json-c/json.h>
+
+#include "madlib_dl/dl_keras.h"
+
+/* Deepest nesting json-c accepts; Keras 3 functional models need about 10. */
+#define KERAS_JSON_MAX_DEPTH 64
+
+/* Room for a user-supplied value quoted in a message. */
+#define KERAS_TEXT_MAX 100
+
+/* Room for a normalized class, mode or distribution name. */
+#define KERAS_NORM_MAX 48
+
+static const char *const hint_layers =
+"Use only the layers Dense, Conv2D, MaxPooling2D, AveragePooling2D, GlobalAveragePooling2D, "
+"Flatten, Dropout, Activation, BatchNormalization and InputLayer.";
+
+static const char *const hint_chain =
+"Export a Sequential model, or a functional model in which each layer takes the output of the "
+"layer before it.";
+
+/* A layer of a functional model, while its chain is being ordered. */
+typedef struct KerasNode
+{
+	json_object *layer;			/* the layer's object in the model's list */
+	const char *name;			/* owned by the json tree */
+	const char *inbound;		/* first inbound layer's name, NULL if none */
+	int			n_inbound;		/* inbound connections over all call nodes */
+	bool		is_input;		/* class InputLayer */
+	bool		visited;
+} KerasNode;
+
+/* ----------------------------------------------------------------------
+ * Small json helpers
+ * ----------------------------------------------------------------------
+ */
+
+/* Member key of obj; NULL when obj is not an object, key is absent or null. */
+static json_object *
+jget(json_object *obj, const char *key)
+{
+	json_object *v = NULL;
+
+	if (obj == NULL || !json_object_is_type(obj, json_type_object))
+		return NULL;
+	if (!json_object_object_get_ex(obj, key, &v))
+		return NULL;
+	return v;
+}
+
+/* String member key of obj, or NULL when absent or not a string. */
+static const char *
+jget_str(json_object *obj, const char *key)
+{
+	json_object *v = jget(obj, key);
+
+	return (v != NULL && json_object_is_type(v, json_type_string)) ? json_object_get_string(v) : NULL;
+}
+
+/* Copy s into buf (size bytes) without splitting a UTF-8 sequence. */
+static void
+copy_clipped(char *buf, size_t size, const char *s)
+{
+	size_t		n = strlen(s);
+
+	if (size == 0)
+		return;
+	if (n >= size)
+	{
+		n = size - 1;
+		while (n > 0 && ((unsigned char) s[n] & 0xC0) == 0x80)
+			n--;
+	}
+	memcpy(buf, s, n);
+	buf[n] = '\0';
+}
+
+/* Append s to the NUL-terminated text in buf (size bytes), clipped. */
+static void
+text_append(char *buf, size_t size, const char *s)
+{
+	size_t		used = strlen(buf);
+
+	if (used + 1 < size)
+		copy_clipped(buf + used, size - used, s);
+}
+
+/* JSON text of v without whitespace; never NULL. */
+static const char *
+json_plain(json_object *v)
+{
+	const char *s = json_object_to_json_string_ext(v, JSON_C_TO_STRING_PLAIN);
+
+	return s != NULL ? s : "?";
+}
+
+/*
+ * Format v for a message into buf (size bytes) and return buf: strings in
+ * double quotes, lists as Python tuples "(2, 2)", objects by their
+ * class_name when they have one, anything else as JSON.
+ */
+static const char *
+value_text(json_object *v, char *buf, size_t size)
+{
+	buf[0] = '\0';
+	if (v == NULL)
+		text_append(buf, size, "null");
+	else if (json_object_is_type(v, json_type_string))
+	{
+		text_append(buf, size, "\"");
+		if (size > 2)
+			copy_clipped(buf + 1, size - 2, json_object_get_string(v));
+		text_append(buf, size, "\"");
+	}
+	else if (json_object_is_type(v, json_type_array))
+	{
+		size_t		n = json_object_array_length(v);
+
+		text_append(buf, size, "(");
+		for (size_t i = 0; i < n; i++)
+		{
+			json_object *e = json_object_array_get_idx(v, i);
+
+			if (i > 0)
+				text_append(buf, size, ", ");
+			text_append(buf, size, e == NULL ? "null" : json_plain(e));
+		}
+		text_append(buf, size, ")");
+	}
+	else if (jget_str(v, "class_name") != NULL)
+		text_append(buf, size, jget_str(v, "class_name"));
+	else
+		text_append(buf, size, json_plain(v));
+	return buf;
+}
+
+/*
+ * Lowercase s without underscores into buf, so that "GlorotUniform",
+ * "glorot_uniform" and "glorotUniform" all read "glorotuniform".
+ */
+static void
+norm_name(const char *s, char *buf, size_t size)
+{
+	size_t		n = 0;
+
+	for (; *s != '\0' && n + 1 < size; s++)
+	{
+		if (*s != '_')
+			buf[n++] = (char) tolower((unsigned char) *s);
+	}
+	buf[n] = '\0';
+}
+
+/* Integer value of v (a JSON integer, or a double with an integral value). */
+static bool
+json_int64(json_object *v, int64_t *out)
+{
+	if (json_object_is_type(v, json_type_int))
+	{
+		*out = json_object_get_int64(v);
+		return true;
+	}
+	if (json_object_is_type(v, json_type_double))
+	{
+		double		d = json_object_get_double(v);
+
+		if (isfinite(d) && d == floor(d) && fabs(d) < 9.0e15)
+		{
+			*out = (int64_t) d;
+			return true;
+		}
+	}
+	return false;
+}
+
+/* ----------------------------------------------------------------------
+ * Typed attribute readers.  Each leaves *out alone when the key is
+ * absent or null (the caller set the Keras default), and fails with
+ * DL_ERR_PARSE naming layer, key and value when the type is wrong.
+ * ----------------------------------------------------------------------
+ */
+
+/* DL_ERR_PARSE: key of layer holds v, which is not what. */
+static DlStatus
+bad_type(const DlLayer *layer, const char *key, json_object *v, const char *what, DlError *err)
+{
+	char		text[KERAS_TEXT_MAX];
+
+	dl_error_set(err, DL_ERR_PARSE, "layer \"%s\": %s must be %s, got %s",
+				 layer->name, key, what, value_text(v, text, sizeof(text)));
+	return dl_error_hint(err, "Pass the output of model.to_json() unchanged.");
+}
+
+/* An integer (or integral double) under key. */
+static DlStatus
+get_int(json_object *cfg, const char *key, const DlLayer *layer, int64_t *out, DlError *err)
+{
+	json_object *v = jget(cfg, key);
+
+	if (v != NULL && !json_int64(v, out))
+		return bad_type(layer, key, v, "an integer", err);
+	return DL_OK;
+}
+
+/* A finite number under key; NaN and Infinity are refused. */
+static DlStatus
+get_double(json_object *cfg, const char *key, const DlLayer *layer, double *out, DlError *err)
+{
+	json_object *v = jget(cfg, key);
+
+	if (v == NULL)
+		return DL_OK;
+	if (!(json_object_is_type(v, json_type_int) || json_object_is_type(v, json_type_double)) ||
+		!isfinite(json_object_get_double(v)))
+		return bad_type(layer, key, v, "a finite number", err);
+	*out = json_object_get_double(v);
+	return DL_OK;
+}
+
+/* true or false under key. */
+static DlStatus
+get_bool(json_object *cfg, const char *key, const DlLayer *layer, bool *out, DlError *err)
+{
+	json_object *v = jget(cfg, key);
+
+	if (v == NULL)
+		return DL_OK;
+	if (!json_object_is_type(v, json_type_boolean))
+		return bad_type(layer, key, v, "true or false", err);
+	*out = json_object_get_boolean(v);
+	return DL_OK;
+}
+
+/* A seed: null leaves *has_seed false; an integer sets it. */
+static DlStatus
+get_seed(json_object *cfg, const DlLayer *layer, const char *what, bool *has_seed,
+		 uint64_t *seed, DlError *err)
+{
+	json_object *v = jget(cfg, "seed");
+	int64_t		s;
+	char		text[KERAS_TEXT_MAX];
+
+	*has_seed = false;
+	*seed = 0;
+	if (v == NULL)
+		return DL_OK;
+	if (!json_int64(v, &s))
+	{
+		dl_error_set(err, DL_ERR_UNSUPPORTED, "layer \"%s\": %s seed %s is not supported",
+					 layer->name, what, value_text(v, text, sizeof(text)));
+		return dl_error_hint(err, "Give the seed as an integer, or null.");
+	}
+	*has_seed = true;
+	*seed = (uint64_t) s;
+	return DL_OK;
+}
+
+/*
+ * A window size or stride: an integer n (meaning (n, n)) or a list of two
+ * integers, each in [1, INT_MAX].
+ */
+static DlStatus
+get_pair(json_object *cfg, const char *key, const DlLayer *layer, int out[2], DlError *err)
+{
+	json_object *v = jget(cfg, key);
+	int64_t		p[2];
+	char		text[KERAS_TEXT_MAX];
+
+	if (v == NULL)
+		return DL_OK;
+	if (json_object_is_type(v, json_type_array))
+	{
+		if (json_object_array_length(v) != 2 ||
+			!json_int64(json_object_array_get_idx(v, 0), &p[0]) ||
+			!json_int64(json_object_array_get_idx(v, 1), &p[1]))
+			return bad_type(layer, key, v, "an integer or a list of two integers", err);
+	}
+	else if (json_int64(v, &p[0]))
+		p[1] = p[0];
+	else
+		return bad_type(layer, key, v, "an integer or a list of two integers", err);
+	for (int i = 0; i < 2; i++)
+	{
+		if (p[i] < 1 || p[i] > INT_MAX)
+			return dl_error_set(err, DL_ERR_INVALID_ARGUMENT,
+								"layer \"%s\": %s %s must be positive",
+								layer->name, key, value_text(v, text, sizeof(text)));
+		out[i] = (int) p[i];
+	}
+	return DL_OK;
+}
+
+/* Refuse key unless it is absent or null: we do not implement it. */
+static DlStatus
+need_null(json_object *cfg, const char *key, const DlLayer *layer, DlError *err)
+{
+	json_object *v = jget(cfg, key);
+	char		text[KERAS_TEXT_MAX];
+
+	if (v == NULL)
+		return DL_OK;
+	dl_error_set(err, DL_ERR_UNSUPPORTED, "layer \"%s\": %s %s is not supported",
+				 layer->name, key, value_text(v, text, sizeof(text)));
+	return dl_error_hint(err, "Remove %s from the layer; madlib_dl does not implement it.", key);
+}
+
+/* Refuse key unless it is absent, null or false. */
+static DlStatus
+need_false(json_object *cfg, const char *key, const DlLayer *layer, DlError *err)
+{
+	json_object *v = jget(cfg, key);
+
+	if (v != NULL && json_object_is_type(v, json_type_boolean) && !json_object_get_boolean(v))
+		return DL_OK;
+	return need_null(cfg, key, layer, err);
+}
+
+/* padding: "valid" or "same", in any case. */
+static DlStatus
+get_padding(json_object *cfg, const DlLayer *layer, DlPadding *out, DlError *err)
+{
+	json_object *v = jget(cfg, "padding");
+	char		text[KERAS_TEXT_MAX];
+
+	if (v == NULL)
+		return DL_OK;
+	if (!json_object_is_type(v, json_type_string))
+		return bad_type(layer, "padding", v, "a string", err);
+	if (strcasecmp(json_object_get_string(v), "valid") == 0)
+		*out = DL_PADDING_VALID;
+	else if (strcasecmp(json_object_get_string(v), "same") == 0)
+		*out = DL_PADDING_SAME;
+	else
+	{
+		dl_error_set(err, DL_ERR_UNSUPPORTED, "layer \"%s\": padding %s is not supported",
+					 layer->name, value_text(v, text, sizeof(text)));
+		return dl_error_hint(err, "Use padding \"valid\" or \"same\".");
+	}
+	return DL_OK;
+}
+
+/* data_format: null or "channels_last". */
+static DlStatus
+check_data_format(json_object *cfg, const DlLayer *layer, DlError *err)
+{
+	json_object *v = jget(cfg, "data_format");
+	char		text[KERAS_TEXT_MAX];
+
+	if (v == NULL ||
+		(json_object_is_type(v, json_type_string) &&
+		 strcmp(json_object_get_string(v), "channels_last") == 0))
+		return DL_OK;
+	dl_error_set(err, DL_ERR_UNSUPPORTED, "layer \"%s\": data_format %s is not supported",
+				 layer->name, value_text(v, text, sizeof(text)));
+	return dl_error_hint(err, "Build the model with data_format=\"channels_last\" (height, width, channels).");
+}
+
+/* ----------------------------------------------------------------------
+ * Activations, initializers, regularizers
+ * ----------------------------------------------------------------------
+ */
+
+static const struct
+{
+	const char *name;
+	DlActivation act;
+}			keras_activations[] =
+{
+	{"linear", DL_ACT_LINEAR},
+	{"relu", DL_ACT_RELU},
+	{"sigmoid", DL_ACT_SIGMOID},
+	{"tanh", DL_ACT_TANH},
+	{"softmax", DL_ACT_SOFTMAX},
+	{"elu", DL_ACT_ELU},
+	{"softplus", DL_ACT_SOFTPLUS},
+};
+
+/*
+ * activation: a name, null (linear), or Keras 3's
+ * {"class_name": "function", "config": "relu"}.
+ */
+static DlStatus
+get_activation(json_object *cfg, DlLayer *layer, DlError *err)
+{
+	json_object *v = jget(cfg, "activation");
+	char		text[KERAS_TEXT_MAX];
+
+	if (v == NULL)
+		return DL_OK;
+	if (json_object_is_type(v, json_type_object))
+	{
+		json_object *c = jget(v, "config");
+
+		if (c != NULL && json_object_is_type(c, json_type_string))
+			v = c;
+		else if (jget_str(v, "class_name") == NULL)
+			return bad_type(layer, "activation", v, "a name", err);
+	}
+	if (json_object_is_type(v, json_type_string))
+	{
+		for (size_t i = 0; i < sizeof(keras_activations) / sizeof(keras_activations[0]); i++)
+		{
+			if (strcmp(json_object_get_string(v), keras_activations[i].name) == 0)
+			{
+				layer->activation = keras_activations[i].act;
+				return DL_OK;
+			}
+		}
+	}
+	else if (!json_object_is_type(v, json_type_object))
+		return bad_type(layer, "activation", v, "a name", err);
+	dl_error_set(err, DL_ERR_UNSUPPORTED, "layer \"%s\" has unsupported activation %s",
+				 layer->name, value_text(v, text, sizeof(text)));
+	return dl_error_hint(err, "Use one of the activations linear, relu, sigmoid, tanh, softmax, elu and softplus.");
+}
+
+/* Reset *init to kind with the Keras defaults of every parameter. */
+static void
+init_reset(DlInitializer *init, DlInitKind kind)
+{
+	memset(init, 0, sizeof(*init));
+	init->kind = kind;
+	init->stddev = 0.05;
+	init->minval = -0.05;
+	init->maxval = 0.05;
+	init->scale = 1.0;
+	init->mode = DL_FAN_IN;
+	init->distribution = DL_DIST_TRUNCATED_NORMAL;
+}
+
+/* The named VarianceScaling presets (Keras 2.2 spells them out in full). */
+static const struct
+{
+	const char *norm;
+	double		scale;
+	DlFanMode	mode;
+	DlDistribution distribution;
+}			keras_vs_presets[] =
+{
+	{"glorotuniform", 1.0, DL_FAN_AVG, DL_DIST_UNIFORM},
+	{"glorotnormal", 1.0, DL_FAN_AVG, DL_DIST_TRUNCATED_NORMAL},
+	{"heuniform", 2.0, DL_FAN_IN, DL_DIST_UNIFORM},
+	{"henormal", 2.0, DL_FAN_IN, DL_DIST_TRUNCATED_NORMAL},
+	{"lecununiform", 1.0, DL_FAN_IN, DL_DIST_UNIFORM},
+	{"lecunnormal", 1.0, DL_FAN_IN, DL_DIST_TRUNCATED_NORMAL},
+};
+
+/* DL_ERR_UNSUPPORTED: an initializer's mode or distribution v. */
+static DlStatus
+unsupported_init_value(const DlLayer *layer, const char *key, const char *what, json_object *v,
+					   DlError *err)
+{
+	char		text[KERAS_TEXT_MAX];
+
+	dl_error_set(err, DL_ERR_UNSUPPORTED, "layer \"%s\": %s %s %s is not supported",
+				 layer->name, key, what, value_text(v, text, sizeof(text)));
+	return dl_error_hint(err, "Use mode fan_in, fan_out or fan_avg and distribution uniform, "
+						 "truncated_normal, untruncated_normal or normal.");
+}
+
+/* VarianceScaling's scale, mode and distribution from cfg. */
+static DlStatus
+read_variance_scaling(json_object *cfg, const char *key, const DlLayer *layer,
+					  DlInitializer *init, DlError *err)
+{
+	json_object *v;
+	char		norm[KERAS_NORM_MAX];
+	DlStatus	st;
+
+	if ((st = get_double(cfg, "scale", layer, &init->scale, err)) != DL_OK)
+		return st;
+	if (!(init->scale > 0.0))
+		return dl_error_set(err, DL_ERR_INVALID_ARGUMENT,
+							"layer \"%s\": %s scale must be positive, got %g",
+							layer->name, key, init->scale);
+	if ((v = jget(cfg, "mode")) != NULL)
+	{
+		if (!json_object_is_type(v, json_type_string))
+			return bad_type(layer, "mode", v, "a string", err);
+		norm_name(json_object_get_string(v), norm, sizeof(norm));
+		if (strcmp(norm, "fanin") == 0)
+			init->mode = DL_FAN_IN;
+		else if (strcmp(norm, "fanout") == 0)
+			init->mode = DL_FAN_OUT;
+		else if (strcmp(norm, "fanavg") == 0)
+			init->mode = DL_FAN_AVG;
+		else
+			return unsupported_init_value(layer, key, "mode", v, err);
+	}
+	if ((v = jget(cfg, "distribution")) != NULL)
+	{
+		if (!json_object_is_type(v, json_type_string))
+			return bad_type(layer, "distribution", v, "a string", err);
+		norm_name(json_object_get_string(v), norm, sizeof(norm));
+		/* Keras 2.2, TF.js and tf.keras all mean truncated by "normal". */
+		if (strcmp(norm, "normal") == 0 || strcmp(norm, "truncatednormal") == 0)
+			init->distribution = DL_DIST_TRUNCATED_NORMAL;
+		else if (strcmp(norm, "untruncatednormal") == 0)
+			init->distribution = DL_DIST_UNTRUNCATED_NORMAL;
+		else if (strcmp(norm, "uniform") == 0)
+			init->distribution = DL_DIST_UNIFORM;
+		else
+			return unsupported_init_value(layer, key, "distribution", v, err);
+	}
+	return DL_OK;
+}
+
+/*
+ * An initializer under key: {"class_name": ..., "config": {...}} (with
+ * Keras 3's module and registered_name), or just a name.  Absent or null
+ * keeps *init.
+ */
+static DlStatus
+get_initializer(json_object *layer_cfg, const char *key, const DlLayer *layer,
+				DlInitializer *init, DlError *err)
+{
+	json_object *v = jget(layer_cfg, key);
+	json_object *cfg = NULL;
+	const char *cls;
+	char		norm[KERAS_NORM_MAX];
+	char		text[KERAS_TEXT_MAX];
+	DlStatus	st = DL_OK;
+
+	if (v == NULL)
+		return DL_OK;
+	if (json_object_is_type(v, json_type_string))
+		cls = json_object_get_string(v);
+	else if (json_object_is_type(v, json_type_object) && (cls = jget_str(v, "class_name")) != NULL)
+	{
+		cfg = jget(v, "config");
+		if (cfg != NULL && !json_object_is_type(cfg, json_type_object))
+			return bad_type(layer, key, cfg, "an object", err);
+	}
+	else
+		return bad_type(layer, key, v, "an initializer with a class_name", err);
+
+	norm_name(cls, norm, sizeof(norm));
+	if (strcmp(norm, "zeros") == 0 || strcmp(norm, "zero") == 0)
+	{
+		init_reset(init, DL_INIT_ZEROS);
+		return DL_OK;
+	}
+	if (strcmp(norm, "ones") == 0 || strcmp(norm, "one") == 0)
+	{
+		init_reset(init, DL_INIT_ONES);
+		return DL_OK;
+	}
+	if (strcmp(norm, "constant") == 0)
+	{
+		json_object *value = jget(cfg, "value");
+
+		init_reset(init, DL_INIT_CONSTANT);
+		if (value != NULL && json_object_is_type(value, json_type_array))
+		{
+			dl_error_set(err, DL_ERR_UNSUPPORTED, "layer \"%s\": %s Constant value %s is not supported",
+						 layer->name, key, value_text(value, text, sizeof(text)));
+			return dl_error_hint(err, "Give Constant a single number.");
+		}
+		return get_double(cfg, "value", layer, &init->value, err);
+	}
+
+	if (strcmp(norm, "randomnormal") == 0 || strcmp(norm, "normal") == 0 ||
+		strcmp(norm, "truncatednormal") == 0)
+	{
+		init_reset(init, norm[0] == 't' ? DL_INIT_TRUNCATED_NORMAL : DL_INIT_RANDOM_NORMAL);
+		if ((st = get_double(cfg, "mean", layer, &init->mean, err)) != DL_OK ||
+			(st = get_double(cfg, "stddev", layer, &init->stddev, err)) != DL_OK)
+			return st;
+		if (!(init->stddev >= 0.0))
+			return dl_error_set(err, DL_ERR_INVALID_ARGUMENT,
+								"layer \"%s\": %s stddev must not be negative, got %g",
+								layer->name, key, init->stddev);
+	}
+	else if (strcmp(norm, "randomuniform") == 0 || strcmp(norm, "uniform") == 0)
+	{
+		init_reset(init, DL_INIT_RANDOM_UNIFORM);
+		if ((st = get_double(cfg, "minval", layer, &init->minval, err)) != DL_OK ||
+			(st = get_double(cfg, "maxval", layer, &init->maxval, err)) != DL_OK)
+			return st;
+		if (!(init->minval <= init->maxval))
+			return dl_error_set(err, DL_ERR_INVALID_ARGUMENT,
+								"layer \"%s\": %s minval %g is greater than maxval %g",
+								layer->name, key, init->minval, init->maxval);
+	}
+	else if (strcmp(norm, "variancescaling") == 0)
+	{
+		init_reset(init, DL_INIT_VARIANCE_SCALING);
+		if ((st = read_variance_scaling(cfg, key, layer, init, err)) != DL_OK)
+			return st;
+	}
+	else
+	{
+		size_t		i;
+
+		for (i = 0; i < sizeof(keras_vs_presets) / sizeof(keras_vs_presets[0]); i++)
+		{
+			if (strcmp(norm, keras_vs_presets[i].norm) == 0)
+				break;
+		}
+		if (i == sizeof(keras_vs_presets) / sizeof(keras_vs_presets[0]))
+		{
+			char		clsbuf[KERAS_TEXT_MAX];
+
+			copy_clipped(clsbuf, sizeof(clsbuf), cls);
+			dl_error_set(err, DL_ERR_UNSUPPORTED, "layer \"%s\": %s \"%s\" is not supported",
+						 layer->name, key, clsbuf);
+			return dl_error_hint(err, "Use one of the initializers Zeros, Ones, Constant, RandomNormal, "
+								 "RandomUniform, TruncatedNormal, VarianceScaling, GlorotUniform, "
+								 "GlorotNormal, HeUniform, HeNormal, LecunUniform and LecunNormal.");
+		}
+		init_reset(init, DL_INIT_VARIANCE_SCALING);
+		init->scale = keras_vs_presets[i].scale;
+		init->mode = keras_vs_presets[i].mode;
+		init->distribution = keras_vs_presets[i].distribution;
+	}
+	/* Only the random initializers have a seed. */
+	return get_seed(cfg, layer, key, &init->has_seed, &init->seed, err);
+}
+
+/*
+ * A regularizer under key: L1, L2, L1L2 (any spelling), as an object or
+ * a bare name (Keras default factor 0.01).  Absent or null is zero.
+ */
+static DlStatus
+get_regularizer(json_object *layer_cfg, const char *key, const DlLayer *layer,
+				DlRegularizer *reg, DlError *err)
+{
+	json_object *v = jget(layer_cfg, key);
+	json_object *cfg = NULL;
+	const char *cls;
+	char		norm[KERAS_NORM_MAX];
+	DlStatus	st;
+
+	reg->l1 = reg->l2 = 0.0;
+	if (v == NULL)
+		return DL_OK;
+	if (json_object_is_type(v, json_type_string))
+		cls = json_object_get_string(v);
+	else if (json_object_is_type(v, json_type_object) && (cls = jget_str(v, "class_name")) != NULL)
+		cfg = jget(v, "config");
+	else
+		return bad_type(layer, key, v, "a regularizer with a class_name", err);
+
+	norm_name(cls, norm, sizeof(norm));
+	if (strcmp(norm, "l1") == 0)
+		reg->l1 = 0.01;
+	else if (strcmp(norm, "l2") == 0)
+		reg->l2 = 0.01;
+	else if (strcmp(norm, "l1l2") == 0)
+	{
+		/* The class defaults to 0, the l1_l2() shortcut to 0.01 each. */
+		if (cfg == NULL && json_object_is_type(v, json_type_string))
+			reg->l1 = reg->l2 = 0.01;
+	}
+	else
+	{
+		char		clsbuf[KERAS_TEXT_MAX];
+
+		copy_clipped(clsbuf, sizeof(clsbuf), cls);
+		dl_error_set(err, DL_ERR_UNSUPPORTED, "layer \"%s\": %s \"%s\" is not supported",
+					 layer->name, key, clsbuf);
+		return dl_error_hint(err, "Use the regularizers L1, L2 or L1L2.");
+	}
+	if (strcmp(norm, "l2") != 0 && (st = get_double(cfg, "l1", layer, &reg->l1, err)) != DL_OK)
+		return st;
+	if (strcmp(norm, "l1") != 0 && (st = get_double(cfg, "l2", layer, &reg->l2, err)) != DL_OK)
+		return st;
+	if (!(reg->l1 >= 0.0 && reg->l2 >= 0.0))
+		return dl_error_set(err, DL_ERR_INVALID_ARGUMENT,
+							"layer \"%s\": %s factors l1 %g and l2 %g must not be negative",
+							layer->name, key, reg->l1, reg->l2);
+	return DL_OK;
+}
+
+/* ----------------------------------------------------------------------
+ * Layers
+ * ----------------------------------------------------------------------
+ */
+
+static const struct
+{
+	const char *class_name;
+	DlLayerKind kind;
+}			keras_layer_classes[] =
+{
+	{"Dense", DL_LAYER_DENSE},
+	{"Conv2D", DL_LAYER_CONV2D},
+	{"Convolution2D", DL_LAYER_CONV2D},
+	{"MaxPooling2D", DL_LAYER_MAXPOOL2D},
+	{"MaxPool2D", DL_LAYER_MAXPOOL2D},
+	{"AveragePooling2D", DL_LAYER_AVGPOOL2D},
+	{"AvgPool2D", DL_LAYER_AVGPOOL2D},
+	{"GlobalAveragePooling2D", DL_LAYER_GLOBALAVGPOOL2D},
+	{"GlobalAvgPool2D", DL_LAYER_GLOBALAVGPOOL2D},
+	{"Flatten", DL_LAYER_FLATTEN},
+	{"Dropout", DL_LAYER_DROPOUT},
+	{"Activation", DL_LAYER_ACTIVATION},
+	{"BatchNormalization", DL_LAYER_BATCHNORM},
+};
+
+/* Attributes shared by Dense and Conv2D. */
+static DlStatus
+read_weighted(json_object *cfg, DlLayer *layer, DlError *err)
+{
+	static const char *const refused[] = {
+		"activity_regularizer", "kernel_constraint", "bias_constraint",
+		"lora_rank", "quantization_config"
+	};
+	DlStatus	st;
+
+	if ((st = get_activation(cfg, layer, err)) != DL_OK ||
+		(st = get_bool(cfg, "use_bias", layer, &layer->use_bias, err)) != DL_OK ||
+		(st = get_initializer(cfg, "kernel_initializer", layer, &layer->kernel_init, err)) != DL_OK ||
+		(st = get_initializer(cfg, "bias_initializer", layer, &layer->bias_init, err)) != DL_OK ||
+		(st = get_regularizer(cfg, "kernel_regularizer", layer, &layer->kernel_reg, err)) != DL_OK ||
+		(st = get_regularizer(cfg, "bias_regularizer", layer, &layer->bias_reg, err)) != DL_OK)
+		return st;
+	for (size_t i = 0; i < sizeof(refused) / sizeof(refused[0]); i++)
+	{
+		if ((st = need_null(cfg, refused[i], layer, err)) != DL_OK)
+			return st;
+	}
+	return DL_OK;
+}
+
+/* A required positive count (units, filters). */
+static DlStatus
+get_required_int(json_object *cfg, const char *key, const DlLayer *layer, int64_t *out,
+				 DlError *err)
+{
+	if (jget(cfg, key) == NULL)
+		return dl_error_set(err, DL_ERR_PARSE, "layer \"%s\" (%s) has no \"%s\"",
+							layer->name, dl_layer_kind_name(layer->kind), key);
+	return get_int(cfg, key, layer, out, err);
+}
+
+/* Conv2D: filters, kernel, strides, padding; dilation 1, groups 1, channels_last. */
+static DlStatus
+read_conv2d(json_object *cfg, DlLayer *layer, DlError *err)
+{
+	json_object *v;
+	int			dilation[2] = {1, 1};
+	int64_t		groups = 1;
+	char		text[KERAS_TEXT_MAX];
+	DlStatus	st;
+
+	if ((st = get_required_int(cfg, "filters", layer, &layer->filters, err)) != DL_OK)
+		return st;
+	if (jget(cfg, "kernel_size") == NULL)
+		return dl_error_set(err, DL_ERR_PARSE, "layer \"%s\" (Conv2D) has no \"kernel_size\"",
+							layer->name);
+	if ((st = get_pair(cfg, "kernel_size", layer, layer->kernel_size, err)) != DL_OK ||
+		(st = get_pair(cfg, "strides", layer, layer->strides, err)) != DL_OK ||
+		(st = get_padding(cfg, layer, &layer->padding, err)) != DL_OK ||
+		(st = check_data_format(cfg, layer, err)) != DL_OK ||
+		(st = get_pair(cfg, "dilation_rate", layer, dilation, err)) != DL_OK ||
+		(st = get_int(cfg, "groups", layer, &groups, err)) != DL_OK)
+		return st;
+	if (dilation[0] != 1 || dilation[1] != 1)
+	{
+		v = jget(cfg, "dilation_rate");
+		dl_error_set(err, DL_ERR_UNSUPPORTED, "layer \"%s\": dilation_rate %s is not supported",
+					 layer->name, value_text(v, text, sizeof(text)));
+		return dl_error_hint(err, "Use dilation_rate=(1, 1).");
+	}
+	if (groups != 1)
+	{
+		dl_error_set(err, DL_ERR_UNSUPPORTED, "layer \"%s\": groups %lld is not supported",
+					 layer->name, (long long) groups);
+		return dl_error_hint(err, "Use groups=1.");
+	}
+	return read_weighted(cfg, layer, err);
+}
+
+/* MaxPooling2D and AveragePooling2D: pool_size, strides (null: pool_size), padding. */
+static DlStatus
+read_pooling(json_object *cfg, DlLayer *layer, DlError *err)
+{
+	DlStatus	st;
+
+	if ((st = get_pair(cfg, "pool_size", layer, layer->pool_size, err)) != DL_OK)
+		return st;
+	/* strides null (or absent) means strides = pool_size */
+	layer->strides[0] = layer->pool_size[0];
+	layer->strides[1] = layer->pool_size[1];
+	if ((st = get_pair(cfg, "strides", layer, layer->strides, err)) != DL_OK ||
+		(st = get_padding(cfg, layer, &layer->padding, err)) != DL_OK)
+		return st;
+	return check_data_format(cfg, layer, err);
+}
+
+/* BatchNormalization.  rank: rank of the layer's input, without batch. */
+static DlStatus
+read_batchnorm(json_object *cfg, DlLayer *layer, int rank, DlError *err)
+{
+	static const char *const refused[] = {
+		"beta_regularizer", "gamma_regularizer", "beta_constraint", "gamma_constraint",
+		"virtual_batch_size", "adjustment", "renorm_clipping"
+	};
+	json_object *v = jget(cfg, "axis");
+	int64_t		axis = -1;
+	char		text[KERAS_TEXT_MAX];
+	DlStatus	st;
+
+	if (v != NULL)
+	{
+		json_object *a = v;
+
+		if (json_object_is_type(v, json_type_array) && json_object_array_length(v) == 1)
+			a = json_object_array_get_idx(v, 0);
+		if (json_object_is_type(v, json_type_array) && json_object_array_length(v) != 1)
+			axis = 0;			/* several axes: refused below */
+		else if (!json_int64(a, &axis))
+			return bad_type(layer, "axis", v, "an integer", err);
+		if (axis != -1 && axis != rank)
+		{
+			dl_error_set(err, DL_ERR_UNSUPPORTED,
+						 "layer \"%s\": axis %s is not supported, only the last axis (-1 or %d)",
+						 layer->name, value_text(v, text, sizeof(text)), rank);
+			return dl_error_hint(err, "Normalize over the channels (last) axis: axis=-1.");
+		}
+	}
+	if ((st = get_double(cfg, "momentum", layer, &layer->momentum, err)) != DL_OK ||
+		(st = get_double(cfg, "epsilon", layer, &layer->epsilon, err)) != DL_OK ||
+		(st = get_bool(cfg, "center", layer, &layer->center, err)) != DL_OK ||
+		(st = get_bool(cfg, "scale", layer, &layer->scale, err)) != DL_OK ||
+		(st = get_initializer(cfg, "beta_initializer", layer, &layer->beta_init, err)) != DL_OK ||
+		(st = get_initializer(cfg, "gamma_initializer", layer, &layer->gamma_init, err)) != DL_OK ||
+		(st = get_initializer(cfg, "moving_mean_initializer", layer,
+							  &layer->moving_mean_init, err)) != DL_OK ||
+		(st = get_initializer(cfg, "moving_variance_initializer", layer,
+							  &layer->moving_variance_init, err)) != DL_OK ||
+		(st = need_false(cfg, "renorm", layer, err)) != DL_OK)
+		return st;
+	for (size_t i = 0; i < sizeof(refused) / sizeof(refused[0]); i++)
+	{
+		if ((st = need_null(cfg, refused[i], layer, err)) != DL_OK)
+			return st;
+	}
+	if (!(layer->momentum >= 0.0 && layer->momentum <= 1.0))
+		return dl_error_set(err, DL_ERR_INVALID_ARGUMENT,
+							"layer \"%s\": momentum must be in [0, 1], got %g",
+							layer->name, layer->momentum);
+	return DL_OK;
+}
+
+/*
+ * Translate one Keras layer (class cls, config cfg) into *layer.  name is
+ * the layer's name; *rank is the rank of its input (without batch) and is
+ * updated to the rank of its output.
+ */
+static DlStatus
+read_layer(const char *cls, const char *name, json_object *cfg, DlLayer *layer, int *rank,
+		   DlError *err)
+{
+	size_t		i;
+	DlStatus	st;
+
+	for (i = 0; i < sizeof(keras_layer_classes) / sizeof(keras_layer_classes[0]); i++)
+	{
+		if (strcmp(cls, keras_layer_classes[i].class_name) == 0)
+			break;
+	}
+	if (i == sizeof(keras_layer_classes) / sizeof(keras_layer_classes[0]))
+	{
+		char		namebuf[KERAS_TEXT_MAX];
+		char		clsbuf[KERAS_TEXT_MAX];
+
+		copy_clipped(namebuf, sizeof(namebuf), name);
+		copy_clipped(clsbuf, sizeof(clsbuf), cls);
+		dl_error_set(err, DL_ERR_UNSUPPORTED, "layer \"%s\" has unsupported type \"%s\"",
+					 namebuf, clsbuf);
+		return dl_error_hint(err, "%s", hint_layers);
+	}
+	dl_layer_defaults(layer, keras_layer_classes[i].kind);
+	copy_clipped(layer->name, sizeof(layer->name), name);
+	if ((st = get_bool(cfg, "trainable", layer, &layer->trainable, err)) != DL_OK)
+		return st;
+
+	switch (layer->kind)
+	{
+		case DL_LAYER_DENSE:
+			if ((st = get_required_int(cfg, "units", layer, &layer->units, err)) != DL_OK)
+				return st;
+			return read_weighted(cfg, layer, err);
+		case DL_LAYER_CONV2D:
+			return read_conv2d(cfg, layer, err);
+		case DL_LAYER_MAXPOOL2D:
+		case DL_LAYER_AVGPOOL2D:
+			return read_pooling(cfg, layer, err);
+		case DL_LAYER_GLOBALAVGPOOL2D:
+			*rank = 1;
+			if ((st = need_false(cfg, "keepdims", layer, err)) != DL_OK)
+				return st;
+			return check_data_format(cfg, layer, err);
+		case DL_LAYER_FLATTEN:
+			*rank = 1;
+			return check_data_format(cfg, layer, err);
+		case DL_LAYER_DROPOUT:
+			if (jget(cfg, "rate") == NULL)
+				return dl_error_set(err, DL_ERR_PARSE, "layer \"%s\" (Dropout) has no \"rate\"",
+									layer->name);
+			if ((st = get_double(cfg, "rate", layer, &layer->rate, err)) != DL_OK ||
+				(st = get_seed(cfg, layer, "dropout", &layer->has_seed, &layer->seed, err)) != DL_OK)
+				return st;
+			return need_null(cfg, "noise_shape", layer, err);
+		case DL_LAYER_ACTIVATION:
+			return get_activation(cfg, layer, err);
+		case DL_LAYER_BATCHNORM:
+			return read_batchnorm(cfg, layer, *rank, err);
+	}
+	return dl_error_set(err, DL_ERR_INTERNAL, "layer \"%s\": unhandled kind %d", layer->name,
+						(int) layer->kind);
+}
+
+/* ----------------------------------------------------------------------
+ * Model structure
+ * ----------------------------------------------------------------------
+ */
+
+/* The layer's name: its config's, else the functional entry's, else "". */
+static const char *
+layer_name(json_object *entry)
+{
+	const char *name = jget_str(jget(entry, "config"), "name");
+
+	if (name == NULL)
+		name = jget_str(entry, "name");
+	return name != NULL ? name : "";
+}
+
+/* Check that entry i of the layer list has a class_name and a config. */
+static DlStatus
+check_entry(json_object *entry, size_t i, DlError *err)
+{
+	json_object *cfg = jget(entry, "config");
+
+	if (entry == NULL || !json_object_is_type(entry, json_type_object))
+		return dl_error_set(err, DL_ERR_PARSE, "layer %zu of the model is not an object", i + 1);
+	if (jget_str(entry, "class_name") == NULL)
+		return dl_error_set(err, DL_ERR_PARSE, "layer %zu of the model has no \"class_name\"", i + 1);
+	if (cfg == NULL || !json_object_is_type(cfg, json_type_object))
+	{
+		char		name[KERAS_TEXT_MAX];
+		char		cls[KERAS_TEXT_MAX];
+
+		copy_clipped(name, sizeof(name), layer_name(entry));
+		copy_clipped(cls, sizeof(cls), jget_str(entry, "class_name"));
+		return dl_error_set(err, DL_ERR_PARSE, "layer %zu (\"%s\", %s) of the model has no \"config\"",
+							i + 1, name, cls);
+	}
+	return DL_OK;
+}
+
+/*
+ * Record every inbound connection found under v: tf.keras 2 and Keras 2.2
+ * write [name, node_index, tensor_index, kwargs], Keras 3 writes
+ * {"class_name": "__keras_tensor__", "config": {"keras_history": [name, ...]}}.
+ */
+static void
+collect_inbound(json_object *v, KerasNode *node)
+{
+	if (v == NULL)
+		return;
+	if (json_object_is_type(v, json_type_array))
+	{
+		size_t		n = json_object_array_length(v);
+		json_object *first = json_object_array_get_idx(v, 0);
+
+		if (n >= 3 && first != NULL && json_object_is_type(first, json_type_string))
+		{
+			if (node->n_inbound++ == 0)
+				node->inbound = json_object_get_string(first);
+			return;
+		}
+		for (size_t i = 0; i < n; i++)
+			collect_inbound(json_object_array_get_idx(v, i), node);
+	}
+	else if (json_object_is_type(v, json_type_object))
+	{
+		const char *cls = jget_str(v, "class_name");
+
+		if (cls != NULL && strcmp(cls, "__keras_tensor__") == 0)
+		{
+			json_object *hist = jget(jget(v, "config"), "keras_history");
+			json_object *first = json_object_is_type(hist, json_type_array) ?
+				json_object_array_get_idx(hist, 0) : NULL;
+
+			node->n_inbound++;
+			if (node->n_inbound == 1 && first != NULL && json_object_is_type(first, json_type_string))
+				node->inbound = json_object_get_string(first);
+			return;
+		}
+		{
+			/* the macro declares its variables: keep it in its own block */
+			json_object_object_foreach(v, key, val)
+			{
+				(void) key;
+				collect_inbound(val, node);
+			}
+		}
+	}
+}
+
+/*
+ * The one layer named by input_layers or output_layers (key): either a
+ * single reference [name, 0, 0] or a list holding one.
+ */
+static DlStatus
+single_ref(json_object *model_cfg, const char *key, const char **name, DlError *err)
+{
+	json_object *v = jget(model_cfg, key);
+	json_object *ref = v;
+	char		text[KERAS_TEXT_MAX];
+
+	if (v == NULL)
+		return dl_error_set(err, DL_ERR_PARSE, "functional model has no \"%s\"", key);
+	if (json_object_is_type(v, json_type_array) && json_object_array_length(v) > 0 &&
+		json_object_is_type(json_object_array_get_idx(v, 0), json_type_array))
+	{
+		if (json_object_array_length(v) != 1)
+		{
+			size_t		n = json_object_array_length(v);
+
+			/* name the layers: ("dense_1", "dense_2") */
+			text[0] = '\0';
+			for (size_t i = 0; i < n; i++)
+			{
+				json_object *r = json_object_array_get_idx(v, i);
+
+				text_append(text, sizeof(text), i == 0 ? "(" : ", ");
+				text_append(text, sizeof(text), json_plain(json_object_array_get_idx(r, 0)));
+			}
+			text_append(text, sizeof(text), ")");
+			dl_error_set(err, DL_ERR_UNSUPPORTED, "model has %zu %s %s; only one is supported",
+						 n, strcmp(key, "input_layers") == 0 ? "inputs" : "outputs", text);
+			return dl_error_hint(err, "%s", hint_chain);
+		}
+		ref = json_object_array_get_idx(v, 0);
+	}
+	if (!json_object_is_type(ref, json_type_array) || json_object_array_length(ref) < 1 ||
+		!json_object_is_type(json_object_array_get_idx(ref, 0), json_type_string))
+	{
+		dl_error_set(err, DL_ERR_UNSUPPORTED, "model %s %s is not supported",
+					 key, value_text(v, text, sizeof(text)));
+		return dl_error_hint(err, "%s", hint_chain);
+	}
+	*name = json_object_get_string(json_object_array_get_idx(ref, 0));
+	return DL_OK;
+}
+
+/* Refuse a functional model's structure: layer "<who>" <what>. */
+static DlStatus
+refuse_chain(const char *who, const char *what, DlError *err)
+{
+	char		name[KERAS_TEXT_MAX];
+
+	copy_clipped(name, sizeof(name), who);
+	dl_error_set(err, DL_ERR_UNSUPPORTED, "layer \"%s\" %s", name, what);
+	return dl_error_hint(err, "%s", hint_chain);
+}
+
+/*
+ * Put the n layers of a functional model into order[] (n entries) by
+ * following the chain from its input.  nodes: scratch of n entries.
+ */
+static DlStatus
+order_functional(json_object *model_cfg, json_object *layers, size_t n, KerasNode *nodes,
+				 json_object **order, DlError *err)
+{
+	const char *input_name;
+	const char *output_name;
+	KerasNode  *cur = NULL;
+	KerasNode  *last = NULL;
+	size_t		k = 0;
+	char		text[KERAS_TEXT_MAX * 2];
+	DlStatus	st;
+
+	for (size_t i = 0; i < n; i++)
+	{
+		KerasNode  *node = &nodes[i];
+
+		node->layer = json_object_array_get_idx(layers, i);
+		node->name = jget_str(node->layer, "name");
+		if (node->name == NULL)
+			node->name = layer_name(node->layer);
+		node->is_input = strcmp(jget_str(node->layer, "class_name"), "InputLayer") == 0;
+		collect_inbound(jget(node->layer, "inbound_nodes"), node);
+		for (size_t j = 0; j < i; j++)
+		{
+			if (strcmp(nodes[j].name, node->name) == 0)
+			{
+				copy_clipped(text, sizeof(text), node->name);
+				return dl_error_set(err, DL_ERR_PARSE, "layer name \"%s\" appears twice in the model",
+									text);
+			}
+		}
+	}
+	if ((st = single_ref(model_cfg, "input_layers", &input_name, err)) != DL_OK ||
+		(st = single_ref(model_cfg, "output_layers", &output_name, err)) != DL_OK)
+		return st;
+	for (size_t i = 0; i < n; i++)
+	{
+		if (strcmp(nodes[i].name, input_name) == 0)
+			cur = &nodes[i];
+		else if (nodes[i].is_input)
+			return refuse_chain(nodes[i].name, "is a second input; only single-input models are supported",
+								err);
+		else if (nodes[i].n_inbound == 0)
+			return refuse_chain(nodes[i].name, "has no inbound layer and is not the model's input", err);
+		else if (nodes[i].n_inbound != 1)
+		{
+			snprintf(text, sizeof(text), "has %d inbound connections; only layers with one input are supported",
+					 nodes[i].n_inbound);
+			return refuse_chain(nodes[i].name, text, err);
+		}
+	}
+	if (cur == NULL)
+	{
+		copy_clipped(text, sizeof(text), input_name);
+		return dl_error_set(err, DL_ERR_PARSE, "input layer \"%s\" is not among the model's layers", text);
+	}
+
+	/* Walk from the input: each layer must feed exactly the next one. */
+	while (cur != NULL && k < n)
+	{
+		KerasNode  *next = NULL;
+		int			n_next = 0;
+
+		cur->visited = true;
+		order[k++] = cur->layer;
+		last = cur;
+		for (size_t i = 0; i < n; i++)
+		{
+			if (nodes[i].inbound == NULL || strcmp(nodes[i].inbound, cur->name) != 0)
+				continue;
+			if (n_next++ == 0)
+				next = &nodes[i];
+			else
+			{
+				char		a[KERAS_TEXT_MAX / 2];
+				char		b[KERAS_TEXT_MAX / 2];
+
+				copy_clipped(a, sizeof(a), next->name);
+				copy_clipped(b, sizeof(b), nodes[i].name);
+				snprintf(text, sizeof(text), "feeds more than one layer (\"%s\" and \"%s\"); "
+						 "branching models are not supported", a, b);
+				return refuse_chain(cur->name, text, err);
+			}
+		}
+		if (next != NULL && next->visited)
+			return refuse_chain(next->name, "is part of a cycle", err);
+		cur = next;
+	}
+	for (size_t i = 0; i < n; i++)
+	{
+		if (!nodes[i].visited)
+			return refuse_chain(nodes[i].name, "is not on the chain of layers from the model's input", err);
+	}
+	if (strcmp(last->name, output_name) != 0)
+		return refuse_chain(output_name, "is the model's output but not the last layer of its chain", err);
+	return DL_OK;
+}
+
+/*
+ * Read a shape list into *shape.  with_batch: the list starts with the
+ * batch dimension, which is dropped.  who and key name the source.
+ */
+static DlStatus
+read_shape(json_object *v, bool with_batch, const char *who, const char *key, DlShape *shape,
+		   DlError *err)
+{
+	char		text[KERAS_TEXT_MAX];
+	size_t		n;
+	size_t		first = with_batch ? 1 : 0;
+
+	if (!json_object_is_type(v, json_type_array))
+		return dl_error_set(err, DL_ERR_PARSE, "%s: %s must be a list, got %s",
+							who, key, value_text(v, text, sizeof(text)));
+	n = json_object_array_length(v);
+	if (n <= first)
+	{
+		dl_error_set(err, DL_ERR_SHAPE, "%s: %s %s has no dimensions per sample",
+					 who, key, value_text(v, text, sizeof(text)));
+		return dl_error_hint(err, "Give the input at least one dimension besides the batch.");
+	}
+	if (n - first > DL_MAX_RANK)
+	{
+		dl_error_set(err, DL_ERR_UNSUPPORTED, "%s: %s %s has %zu dimensions per sample, more than %d",
+					 who, key, value_text(v, text, sizeof(text)), n - first, DL_MAX_RANK);
+		return dl_error_hint(err, "Reshape the input to at most %d dimensions per sample.", DL_MAX_RANK);
+	}
+	memset(shape, 0, sizeof(*shape));
+	shape->rank = (int) (n - first);
+	for (size_t i = first; i < n; i++)
+	{
+		json_object *d = json_object_array_get_idx(v, i);
+		int64_t		dim;
+
+		if (d == NULL)
+		{
+			dl_error_set(err, DL_ERR_SHAPE, "%s: %s %s has an unknown (null) dimension %zu",
+						 who, key, value_text(v, text, sizeof(text)), i);
+			return dl_error_hint(err, "Give every dimension except the batch dimension a fixed size.");
+		}
+		if (!json_int64(d, &dim) || dim < 1)
+			return dl_error_set(err, DL_ERR_SHAPE, "%s: %s %s has an invalid dimension %s",
+								who, key, value_text(v, text, sizeof(text)), json_plain(d));
+		shape->dims[i - first] = dim;
+	}
+	return DL_OK;
+}
+
+/*
+ * Find the model's input shape: the first layer's (InputLayer or not)
+ * batch_input_shape / batch_shape, its Keras 3 build_config, the model's
+ * build_config or build_input_shape, or the first layer's input_shape.
+ */
+static DlStatus
+find_input_shape(json_object *model, json_object *first, DlShape *shape, DlError *err)
+{
+	json_object *cfg = jget(first, "config");
+	json_object *model_cfg = jget(model, "config");
+	char		who[DL_NAME_MAX + 16];
+	json_object *v;
+
+	snprintf(who, sizeof(who), "layer \"%.100s\"", layer_name(first));
+	if ((v = jget(cfg, "batch_input_shape")) != NULL)
+		return read_shape(v, true, who, "batch_input_shape", shape, err);
+	if ((v = jget(cfg, "batch_shape")) != NULL)
+		return read_shape(v, true, who, "batch_shape", shape, err);
+	if ((v = jget(jget(first, "build_config"), "input_shape")) != NULL)
+		return read_shape(v, true, who, "build_config input_shape", shape, err);
+	if ((v = jget(jget(model, "build_config"), "input_shape")) != NULL)
+		return read_shape(v, true, "model", "build_config input_shape", shape, err);
+	if ((v = jget(model_cfg, "build_input_shape")) != NULL)
+		return read_shape(v, true, "model", "build_input_shape", shape, err);
+	if ((v = jget(cfg, "input_shape")) != NULL)
+		return read_shape(v, false, who, "input_shape", shape, err);
+	dl_error_set(err, DL_ERR_SHAPE, "model has no input shape");
+	return dl_error_hint(err, "Give the first layer an input shape (input_shape in Python), "
+						 "or start the model with an InputLayer.");
+}
+
+/*
+ * The model object: the root, or the Keras model inside a TF.js model.json
+ * ("modelTopology") or an HDF5-style wrapper ("model_config").
+ */
+static json_object *
+unwrap_model(json_object *root)
+{
+	for (int i = 0; i < 2 && root != NULL && jget(root, "class_name") == NULL; i++)
+	{
+		if (jget(root, "modelTopology") != NULL)
+			root = jget(root, "modelTopology");
+		else if (jget(root, "model_config") != NULL)
+			root = jget(root, "model_config");
+		else
+			break;
+	}
+	return root;
+}
+
+/* Build the spec from the parsed tree.  On error *out stays NULL. */
+static DlStatus
+read_model(json_object *root, const DlAllocator *alloc, DlModelSpec **out, DlError *err)
+{
+	json_object *model = unwrap_model(root);
+	json_object *cfg;
+	json_object *layers;
+	json_object **order = NULL;
+	KerasNode  *nodes = NULL;
+	DlModelSpec *spec = NULL;
+	const char *cls;
+	char		text[KERAS_TEXT_MAX];
+	bool		functional;
+	size_t		n;
+	size_t		skip;
+	int			rank;
+	DlShape		input_shape;
+	DlStatus	st;
+
+	if (!json_object_is_type(model, json_type_object))
+	{
+		dl_error_set(err, DL_ERR_PARSE, "model architecture must be a json object, got %s",
+					 value_text(model, text, sizeof(text)));
+		return dl_error_hint(err, "Pass the output of model.to_json() unchanged.");
+	}
+	cls = jget_str(model, "class_name");
+	if (cls == NULL)
+	{
+		dl_error_set(err, DL_ERR_PARSE, "model architecture has no \"class_name\"");
+		return dl_error_hint(err, "Pass the output of model.to_json() unchanged.");
+	}
+	if ((cfg = jget(model, "config")) == NULL)
+	{
+		dl_error_set(err, DL_ERR_PARSE, "model architecture has no \"config\"");
+		return dl_error_hint(err, "Pass the output of model.to_json() unchanged.");
+	}
+	if (strcmp(cls, "Sequential") == 0)
+		functional = false;
+	else if (strcmp(cls, "Model") == 0 || strcmp(cls, "Functional") == 0)
+		functional = true;
+	else
+	{
+		copy_clipped(text, sizeof(text), cls);
+		dl_error_set(err, DL_ERR_UNSUPPORTED, "model class \"%s\" is not supported", text);
+		return dl_error_hint(err, "%s", hint_chain);
+	}
+	/* Keras 2.1-2.2 Sequential: the config is the layer list itself. */
+	layers = (!functional && json_object_is_type(cfg, json_type_array)) ? cfg : jget(cfg, "layers");
+	if (layers == NULL || !json_object_is_type(layers, json_type_array))
+		return dl_error_set(err, DL_ERR_PARSE, "model config has no \"layers\" list");
+	n = json_object_array_length(layers);
+	if (n == 0)
+		return dl_error_set(err, DL_ERR_SHAPE, "model has no layers");
+	if (n > (size_t) DL_MAX_LAYERS + 1)
+		return dl_error_set(err, DL_ERR_LIMIT, "model has %zu layers, more than the limit of %d",
+							n, DL_MAX_LAYERS);
+	for (size_t i = 0; i < n; i++)
+	{
+		if ((st = check_entry(json_object_array_get_idx(layers, i), i, err)) != DL_OK)
+			return st;
+	}
+
+	order = dl_alloc_array(alloc, n, sizeof(json_object *), err);
+	if (order == NULL)
+		return err != NULL ? err->code : DL_ERR_NO_MEMORY;
+	if (functional)
+	{
+		nodes = dl_alloc_array(alloc, n, sizeof(KerasNode), err);
+		if (nodes == NULL)
+		{
+			st = err != NULL ? err->code : DL_ERR_NO_MEMORY;
+			goto done;
+		}
+		st = order_functional(cfg, layers, n, nodes, order, err);
+		dl_free(alloc, nodes);
+		if (st != DL_OK)
+			goto done;
+	}
+	else
+	{
+		for (size_t i = 0; i < n; i++)
+			order[i] = json_object_array_get_idx(layers, i);
+	}
+
+	if ((st = find_input_shape(model, order[0], &input_shape, err)) != DL_OK)
+		goto done;
+	skip = strcmp(jget_str(order[0], "class_name"), "InputLayer") == 0 ? 1 : 0;
+	spec = dl_model_spec_create((int) (n - skip), alloc, err);
+	if (spec == NULL)
+	{
+		st = err != NULL ? err->code : DL_ERR_NO_MEMORY;
+		goto done;
+	}
+	spec->input_shape = input_shape;
+	if (json_object_is_type(cfg, json_type_object) && jget_str(cfg, "name") != NULL)
+		copy_clipped(spec->name, sizeof(spec->name), jget_str(cfg, "name"));
+	rank = input_shape.rank;
+	for (size_t i = skip; i < n; i++)
+	{
+		const char *lcls = jget_str(order[i], "class_name");
+
+		if (strcmp(lcls, "InputLayer") == 0)
+		{
+			st = refuse_chain(layer_name(order[i]), "is an InputLayer after the first layer", err);
+			goto done;
+		}
+		st = read_layer(lcls, layer_name(order[i]), jget(order[i], "config"),
+						&spec->layers[i - skip], &rank, err);
+		if (st != DL_OK)
+			goto done;
+	}
+	*out = spec;
+	spec = NULL;
+	st = DL_OK;
+
+done:
+	dl_model_spec_free(spec, alloc);
+	dl_free(alloc, order);
+	return st;
+}
+
+/* Parse len bytes of json into *root; DL_ERR_PARSE says where it fails. */
+static DlStatus
+parse_text(const char *json, size_t len, json_object **root, DlError *err)
+{
+	json_tokener *tok;
+	json_object *obj;
+	enum json_tokener_error jerr;
+	size_t		end;
+
+	*root = NULL;
+	if (len > INT_MAX)
+		return dl_error_set(err, DL_ERR_LIMIT, "model architecture of %zu bytes is too large", len);
+	tok = json_tokener_new_ex(KERAS_JSON_MAX_DEPTH);
+	if (tok == NULL)
+		return dl_error_set(err, DL_ERR_NO_MEMORY, "out of memory creating the json parser");
+	json_tokener_set_flags(tok, JSON_TOKENER_STRICT | JSON_TOKENER_ALLOW_TRAILING_CHARS);
+	obj = json_tokener_parse_ex(tok, json, (int) len);
+	jerr = json_tokener_get_error(tok);
+	end = json_tokener_get_parse_end(tok);
+	json_tokener_free(tok);
+	if (jerr == json_tokener_continue)
+	{
+		json_object_put(obj);
+		dl_error_set(err, DL_ERR_PARSE,
+					 "invalid model architecture json: unexpected end of input at offset %zu", end);
+		return dl_error_hint(err, "The text is empty or truncated; pass the whole output of model.to_json().");
+	}
+	if (jerr != json_tokener_success)
+	{
+		json_object_put(obj);
+		dl_error_set(err, DL_ERR_PARSE, "invalid model architecture json: %s at offset %zu",
+					 json_tokener_error_desc(jerr), end);
+		return dl_error_hint(err, "Pass the output of model.to_json() unchanged.");
+	}
+	for (size_t i = end; i < len; i++)
+	{
+		if (!isspace((unsigned char) json[i]))
+		{
+			json_object_put(obj);
+			dl_error_set(err, DL_ERR_PARSE,
+						 "invalid model architecture json: unexpected text after the end at offset %zu", i);
+			return dl_error_hint(err, "Pass the output of model.to_json() unchanged.");
+		}
+	}
+	*root = obj;
+	return DL_OK;
+}
+
+/*
+ * See dl_keras.h.  json-c's tree is released before finalizing; the spec
+ * keeps copies of every name it needs.
+ */
+DlStatus
+dl_keras_parse(const char *json, size_t len, const DlAllocator *alloc, DlModelSpec **out,
+			   DlError *err)
+{
+	json_object *root;
+	DlModelSpec *spec = NULL;
+	DlStatus	st;
+
+	if (out == NULL)
+		return dl_error_set(err, DL_ERR_INVALID_ARGUMENT, "no place to return the model spec");
+	*out = NULL;
+	if (json == NULL)
+		return dl_error_set(err, DL_ERR_INVALID_ARGUMENT, "model architecture is null");
+	if ((st = parse_text(json, len, &root, err)) != DL_OK)
+		return st;
+	st = read_model(root, alloc, &spec, err);
+	json_object_put(root);
+	if (st != DL_OK)
+		return st;
+	if ((st = dl_model_spec_finalize(spec, err)) != DL_OK)
+	{
+		dl_model_spec_free(spec, alloc);
+		return st;
+	}
+	*out = spec;
+	return DL_OK;
+}

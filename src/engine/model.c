@@ -1,0 +1,681 @@
+/*-------------------------------------------------------------------------
+ *
+ * model.c
+ *	  Building a model from its spec; workspace; forward and backward.
+ *
+ * A model is its spec plus one allocation holding params (P) and grads
+ * (P), the optimizer state (n_slots arrays of the same layout) and a
+ * workspace that is laid out by one function (workspace_layout), called
+ * once to size the blocks and once to point into them.
+ *
+ * Forward walks the layers in order, each reading the previous layer's
+ * output; backward walks them in reverse with two gradient buffers used in
+ * turn (ping-pong): each layer reads dy from one and writes dx into the
+ * other.  In-place steps (activation backward, Flatten, aliased Dropout)
+ * do not swap.
+ *
+ * Dropout draws its masks from the model rng even when the layer gives a
+ * seed, so a fit depends only on its own seed (and the data order).
+ * A frozen BatchNormalization layer (trainable false) runs in inference
+ * mode also during training, as in tf.keras 2.
+ *
+ * IDENTIFICATION
+ *	  src/engine/model.c
+ *
+ *-------------------------------------------------------------------------
+ */
+#include <math.h>
+#include <string.h>
+
+#include "dl_kernels.h"
+#include "model_impl.h"
+
+/* Sub-buffers start on 64-byte boundaries (16 floats or 8 int64). */
+#define WS_ALIGN 16
+
+DlStatus
+dl_model_create(const DlModelSpec *spec, const DlOptimConfig *optim,
+				const DlAllocator *alloc, DlModel **out, DlError *err)
+{
+	DlModel    *m;
+	size_t		P = spec->n_params;
+	size_t		n_floats;
+	DlStatus	st;
+	int			n_ranges = 0;
+
+	*out = NULL;
+	if (spec->n_layers < 1 || spec->output_shape.rank < 1)
+	{
+		dl_error_set(err, DL_ERR_INVALID_ARGUMENT, "model spec is not finalized (%d layers)",
+					 spec->n_layers);
+		return dl_error_hint(err, "Call dl_model_spec_finalize() before dl_model_create().");
+	}
+	if (optim != NULL && (st = dl_optim_config_validate(optim, err)) != DL_OK)
+		return st;
+
+	m = dl_alloc(alloc, sizeof(DlModel), err);
+	if (m == NULL)
+		return err ? err->code : DL_ERR_NO_MEMORY;
+	m->spec = spec;
+	m->alloc = *alloc;
+	m->n_params = P;
+	m->first_trainable = spec->n_layers;
+	dl_model_seed_rng(m, 0);
+
+	/* params and grads: one allocation */
+	if (!dl_size_mul(P, optim != NULL ? 2 : 1, &n_floats))
+	{
+		dl_free(alloc, m);
+		return dl_error_set(err, DL_ERR_LIMIT, "model with %zu parameters is too large", P);
+	}
+	m->params = dl_alloc_array(alloc, n_floats, sizeof(float), err);
+	if (m->params == NULL)
+		goto fail;
+	if (optim != NULL)
+		m->grads = m->params + P;
+
+	m->lw = dl_alloc_array(alloc, (size_t) spec->n_layers, sizeof(DlLayerWork), err);
+	if (m->lw == NULL)
+		goto fail;
+
+	for (int i = 0; i < spec->n_layers; i++)
+	{
+		if (spec->layers[i].n_trainable > 0)
+		{
+			if (n_ranges == 0)
+				m->first_trainable = i;
+			n_ranges++;
+		}
+	}
+	m->ranges = dl_alloc_array(alloc, n_ranges > 0 ? (size_t) n_ranges : 1,
+							   sizeof(DlParamRange), err);
+	if (m->ranges == NULL)
+		goto fail;
+	for (int i = 0; i < spec->n_layers; i++)
+	{
+		const DlLayer *l = &spec->layers[i];
+
+		if (l->n_trainable > 0)
+		{
+			m->ranges[m->n_ranges].begin = l->param_offset;
+			m->ranges[m->n_ranges].end = l->param_offset + l->n_trainable;
+			m->n_ranges++;
+		}
+	}
+
+	if (optim != NULL)
+	{
+		if (dl_optim_state_init(&m->optim, optim, P, alloc, err) != DL_OK)
+			goto fail;
+		m->has_optim = true;
+	}
+	*out = m;
+	return DL_OK;
+
+fail:
+	st = err ? err->code : DL_ERR_NO_MEMORY;
+	dl_model_free(m);
+	return st;
+}
+
+void
+dl_model_free(DlModel *m)
+{
+	DlAllocator a;
+
+	if (m == NULL)
+		return;
+	a = m->alloc;
+	if (m->has_optim)
+		dl_optim_state_free(&m->optim, &a);
+	dl_free(&a, m->ws);
+	dl_free(&a, m->ws_i64);
+	dl_free(&a, m->perm);
+	dl_free(&a, m->ranges);
+	dl_free(&a, m->lw);
+	dl_free(&a, m->params);
+	dl_free(&a, m);
+}
+
+void
+dl_model_seed_rng(DlModel *m, uint64_t seed)
+{
+	dl_rng_seed(&m->rng, seed);
+}
+
+const DlModelSpec *
+dl_model_spec(const DlModel *m)
+{
+	return m->spec;
+}
+
+size_t
+dl_model_n_params(const DlModel *m)
+{
+	return m->n_params;
+}
+
+float *
+dl_model_params(DlModel *m)
+{
+	return m->params;
+}
+
+float *
+dl_model_grads(DlModel *m)
+{
+	return m->grads;
+}
+
+DlOptimState *
+dl_model_optim(DlModel *m)
+{
+	return m->has_optim ? &m->optim : NULL;
+}
+
+DlRng *
+dl_model_rng(DlModel *m)
+{
+	return &m->rng;
+}
+
+const DlParamRange *
+dl_model_trainable_ranges(const DlModel *m, int *n_ranges)
+{
+	*n_ranges = m->n_ranges;
+	return m->ranges;
+}
+
+DlStatus
+dl_model_set_params(DlModel *m, const float *w, size_t n, DlError *err)
+{
+	if (n != m->n_params)
+	{
+		dl_error_set(err, DL_ERR_SHAPE, "weights have %zu values but the architecture needs %zu",
+					 n, m->n_params);
+		return dl_error_hint(err, "Use weights saved from a model with the same architecture, or leave them out to initialise the weights randomly.");
+	}
+	if (n > 0)
+		memcpy(m->params, w, n * sizeof(float));
+	return DL_OK;
+}
+
+void
+dl_model_reset_optim(DlModel *m)
+{
+	size_t		n;
+	float		init = 0.0f;
+
+	if (!m->has_optim)
+		return;
+	m->optim.iterations = 0;
+	m->optim.m_schedule = 1.0;
+	/* dl_optim_state_init: zeros, Adagrad's accumulator at its initial value */
+	if (m->optim.cfg.kind == DL_OPTIM_ADAGRAD)
+		init = (float) m->optim.cfg.initial_accumulator_value;
+	n = m->n_params * (size_t) m->optim.n_slots;	/* allocated, cannot overflow */
+	for (size_t i = 0; i < n; i++)
+		m->optim.slots[i] = init;
+}
+
+/* ---------------------------------------------------------------------
+ * Workspace
+ * --------------------------------------------------------------------- */
+
+/* Reserve n elements at *total (rounded up to WS_ALIGN); false on overflow. */
+static bool
+ws_take(size_t *total, size_t n, size_t *offset)
+{
+	size_t		rounded;
+
+	if (!dl_size_add(n, WS_ALIGN - 1, &rounded))
+		return false;
+	rounded -= rounded % WS_ALIGN;
+	*offset = *total;
+	return dl_size_add(*total, rounded, total);
+}
+
+/* n = B * per_sample, overflow-checked. */
+static bool
+ws_batch(int64_t B, int64_t per_sample, size_t *n)
+{
+	return dl_size_mul((size_t) B, (size_t) per_sample, n);
+}
+
+static inline bool
+dropout_has_buffer(const DlModel *m, const DlLayer *l)
+{
+	return m->grads != NULL && l->rate > 0.0;
+}
+
+static void
+conv_geom(DlConvGeom *g, const DlLayer *l, int64_t B)
+{
+	dl_conv_geom_init(g, B, l->in_shape.dims[0], l->in_shape.dims[1], l->in_shape.dims[2],
+					  l->filters, l->kernel_size[0], l->kernel_size[1], l->strides[0],
+					  l->strides[1], l->padding);
+}
+
+static void
+pool_geom(DlPoolGeom *g, const DlLayer *l, int64_t B)
+{
+	dl_pool_geom_init(g, B, l->in_shape.dims[0], l->in_shape.dims[1], l->in_shape.dims[2],
+					  l->pool_size[0], l->pool_size[1], l->strides[0], l->strides[1],
+					  l->padding);
+}
+
+/*
+ * Lay the workspace out for B samples.  With fbase/ibase NULL only the
+ * totals are computed; otherwise the pointers of m are set into them.
+ * Returns false on size overflow.
+ */
+static bool
+workspace_layout(DlModel *m, int64_t B, float *fbase, int64_t *ibase,
+				 size_t *n_floats, size_t *n_i64)
+{
+	const DlModelSpec *spec = m->spec;
+	bool		training = m->grads != NULL;
+	size_t		ft = 0,
+				it = 0,
+				off,
+				n;
+	int64_t		largest = dl_shape_size(&spec->input_shape);
+	size_t		conv_floats = 0;
+
+#define F_PTR(o) (fbase != NULL ? fbase + (o) : NULL)
+
+	for (int i = 0; i < spec->n_layers; i++)
+	{
+		const DlLayer *l = &spec->layers[i];
+		DlLayerWork *w = &m->lw[i];
+		int64_t		size = dl_shape_size(&l->out_shape);
+		int64_t		c = dl_shape_last(&l->in_shape);
+
+		if (size > largest)
+			largest = size;
+		memset(w, 0, sizeof(*w));
+		if (l->kind != DL_LAYER_FLATTEN &&
+			(l->kind != DL_LAYER_DROPOUT || dropout_has_buffer(m, l)))
+		{
+			if (!ws_batch(B, size, &n) || !ws_take(&ft, n, &off))
+				return false;
+			w->buf = F_PTR(off);
+		}
+		switch (l->kind)
+		{
+			case DL_LAYER_MAXPOOL2D:
+				if (!ws_batch(B, size, &n) || !ws_take(&it, n, &off))
+					return false;
+				w->argmax = ibase != NULL ? ibase + off : NULL;
+				break;
+			case DL_LAYER_DROPOUT:
+				if (dropout_has_buffer(m, l))
+				{
+					if (!ws_batch(B, size, &n) || !ws_take(&ft, n, &off))
+						return false;
+					w->mask = F_PTR(off);
+				}
+				break;
+			case DL_LAYER_BATCHNORM:
+				if (training)
+				{
+					if (!ws_batch(B, size, &n) || !ws_take(&ft, n, &off))
+						return false;
+					w->xhat = F_PTR(off);
+					if (!ws_take(&ft, (size_t) c, &off))
+						return false;
+					w->mean = F_PTR(off);
+					if (!ws_take(&ft, (size_t) c, &off))
+						return false;
+					w->invstd = F_PTR(off);
+				}
+				break;
+			case DL_LAYER_CONV2D:
+				{
+					DlConvGeom	g;
+					size_t		cf;
+
+					conv_geom(&g, l, B);
+					cf = dl_conv2d_workspace_floats(&g);
+					if (cf > conv_floats)
+						conv_floats = cf;
+				}
+				break;
+			default:
+				break;
+		}
+	}
+	if (!ws_take(&ft, conv_floats, &off))
+		return false;
+	m->conv_work = conv_floats > 0 ? F_PTR(off) : NULL;
+
+	m->grad_a = m->grad_b = m->batch_x = m->batch_y = NULL;
+	if (training)
+	{
+		if (!ws_batch(B, largest, &n) || !ws_take(&ft, n, &off))
+			return false;
+		m->grad_a = F_PTR(off);
+		if (!ws_take(&ft, n, &off))
+			return false;
+		m->grad_b = F_PTR(off);
+		if (!ws_batch(B, dl_shape_size(&spec->input_shape), &n) || !ws_take(&ft, n, &off))
+			return false;
+		m->batch_x = F_PTR(off);
+		if (!ws_batch(B, dl_shape_size(&spec->output_shape), &n) || !ws_take(&ft, n, &off))
+			return false;
+		m->batch_y = F_PTR(off);
+	}
+#undef F_PTR
+	*n_floats = ft;
+	*n_i64 = it;
+	return true;
+}
+
+DlStatus
+dl_model_workspace_reserve(DlModel *m, int64_t B, DlError *err)
+{
+	size_t		n_floats,
+				n_i64;
+	float	   *fb;
+	int64_t    *ib;
+
+	if (B <= m->ws_cap)
+		return DL_OK;
+	if (!workspace_layout(m, B, NULL, NULL, &n_floats, &n_i64))
+		return dl_error_set(err, DL_ERR_LIMIT,
+							"workspace for a batch of %lld samples overflows size_t",
+							(long long) B);
+	/* free first: the old workspace is not needed and memory may be tight */
+	dl_free(&m->alloc, m->ws);
+	dl_free(&m->alloc, m->ws_i64);
+	m->ws = NULL;
+	m->ws_i64 = NULL;
+	m->ws_cap = 0;
+	fb = dl_alloc_array(&m->alloc, n_floats, sizeof(float), err);
+	if (fb == NULL)
+		goto fail;
+	ib = dl_alloc_array(&m->alloc, n_i64, sizeof(int64_t), err);
+	if (ib == NULL)
+	{
+		dl_free(&m->alloc, fb);
+		goto fail;
+	}
+	(void) workspace_layout(m, B, fb, ib, &n_floats, &n_i64);
+	m->ws = fb;
+	m->ws_i64 = ib;
+	m->ws_cap = B;
+	return DL_OK;
+
+fail:
+	dl_error_prefix(err, "workspace for a batch of %lld samples", (long long) B);
+	return dl_error_hint(err, "Use a smaller batch_size.");
+}
+
+DlStatus
+dl_model_perm_reserve(DlModel *m, int64_t N, DlError *err)
+{
+	int64_t    *p;
+
+	if (N <= m->perm_cap)
+		return DL_OK;
+	p = dl_alloc_array(&m->alloc, (size_t) N, sizeof(int64_t), err);
+	if (p == NULL)
+		return err ? err->code : DL_ERR_NO_MEMORY;
+	dl_free(&m->alloc, m->perm);
+	m->perm = p;
+	m->perm_cap = N;
+	return DL_OK;
+}
+
+/* ---------------------------------------------------------------------
+ * Forward and backward
+ * --------------------------------------------------------------------- */
+
+/* BatchNormalization parameter pointers: gamma and beta may be NULL. */
+static void
+bn_params(float *p, const DlLayer *l, int64_t C, float **gamma, float **beta,
+		  float **mmean, float **mvar)
+{
+	float	   *q = p;
+
+	*gamma = NULL;
+	*beta = NULL;
+	if (l->scale)
+	{
+		*gamma = q;
+		q += C;
+	}
+	if (l->center)
+	{
+		*beta = q;
+		q += C;
+	}
+	*mmean = q;
+	*mvar = q + C;
+}
+
+const float *
+dl_model_forward(DlModel *m, const float *x, int64_t B, bool training)
+{
+	const DlModelSpec *spec = m->spec;
+	const float *in = x;		/* (B, in size) of the current layer */
+
+	for (int i = 0; i < spec->n_layers; i++)
+	{
+		const DlLayer *l = &spec->layers[i];
+		DlLayerWork *w = &m->lw[i];
+		float	   *p = m->params + l->param_offset;
+		int64_t		in_size = dl_shape_size(&l->in_shape);
+		int64_t		out_size = dl_shape_size(&l->out_shape);
+		int64_t		cin = dl_shape_last(&l->in_shape);
+		int64_t		cout = dl_shape_last(&l->out_shape);
+		int64_t		rows = B * (out_size / cout);	/* activation rows */
+
+		w->out = w->buf;
+		switch (l->kind)
+		{
+			case DL_LAYER_DENSE:
+				/* rank > 1: applies to the last axis, leading dims are rows */
+				dl_dense_forward(w->buf, in, p, l->use_bias ? p + cin * l->units : NULL,
+								 B * (in_size / cin), cin, l->units);
+				if (l->activation != DL_ACT_LINEAR)
+					dl_activation_forward(l->activation, w->buf, w->buf, rows, cout);
+				break;
+			case DL_LAYER_CONV2D:
+				{
+					DlConvGeom	g;
+					int64_t		nk = (int64_t) l->kernel_size[0] * l->kernel_size[1] * cin * l->filters;
+
+					conv_geom(&g, l, B);
+					dl_conv2d_forward(w->buf, m->conv_work, in, p, l->use_bias ? p + nk : NULL, &g);
+					if (l->activation != DL_ACT_LINEAR)
+						dl_activation_forward(l->activation, w->buf, w->buf, rows, cout);
+				}
+				break;
+			case DL_LAYER_MAXPOOL2D:
+				{
+					DlPoolGeom	g;
+
+					pool_geom(&g, l, B);
+					dl_maxpool2d_forward(w->buf, w->argmax, in, &g);
+				}
+				break;
+			case DL_LAYER_AVGPOOL2D:
+				{
+					DlPoolGeom	g;
+
+					pool_geom(&g, l, B);
+					dl_avgpool2d_forward(w->buf, in, &g);
+				}
+				break;
+			case DL_LAYER_GLOBALAVGPOOL2D:
+				dl_global_avgpool2d_forward(w->buf, in, B, in_size / cin, cin);
+				break;
+			case DL_LAYER_FLATTEN:
+				w->out = in;	/* a reshape */
+				break;
+			case DL_LAYER_DROPOUT:
+				if (training && w->mask != NULL)
+					dl_dropout_forward(w->buf, w->mask, in, B * in_size, l->rate, &m->rng);
+				else
+					w->out = in;
+				break;
+			case DL_LAYER_ACTIVATION:
+				if (l->activation == DL_ACT_LINEAR)
+					w->out = in;
+				else
+					dl_activation_forward(l->activation, w->buf, in, rows, cout);
+				break;
+			case DL_LAYER_BATCHNORM:
+				{
+					float	   *gamma,
+							   *beta,
+							   *mm,
+							   *mv;
+
+					bn_params(p, l, cin, &gamma, &beta, &mm, &mv);
+					if (training && l->trainable && w->xhat != NULL)
+						dl_batchnorm_forward_train(w->buf, w->xhat, w->mean, w->invstd, mm, mv,
+												   in, gamma, beta, B * (in_size / cin), cin,
+												   l->momentum, l->epsilon);
+					else
+						dl_batchnorm_forward_infer(w->buf, in, gamma, beta, mm, mv,
+												   B * (in_size / cin), cin, l->epsilon);
+				}
+				break;
+		}
+		in = w->out;
+	}
+	return in;
+}
+
+/*
+ * dx (R, C) = dy * gamma / sqrt(moving_var + eps): the backward pass of a
+ * frozen BatchNormalization layer, which runs in inference mode.
+ */
+static void
+bn_frozen_backward(float *dx, const float *dy, const float *gamma, const float *mvar,
+				   int64_t R, int64_t C, double epsilon)
+{
+	for (int64_t r = 0; r < R; r++)
+		for (int64_t c = 0; c < C; c++)
+		{
+			double		s = 1.0 / sqrt((double) mvar[c] + epsilon);
+
+			if (gamma != NULL)
+				s *= gamma[c];
+			dx[r * C + c] = (float) (dy[r * C + c] * s);
+		}
+}
+
+void
+dl_model_backward(DlModel *m, const float *x, int64_t B, bool fused_last)
+{
+	const DlModelSpec *spec = m->spec;
+	float	   *dy = m->grad_a;		/* (B, out size) of the current layer */
+	float	   *other = m->grad_b;
+
+	for (int i = spec->n_layers - 1; i >= m->first_trainable; i--)
+	{
+		const DlLayer *l = &spec->layers[i];
+		DlLayerWork *w = &m->lw[i];
+		const float *in = i > 0 ? m->lw[i - 1].out : x;
+		float	   *p = m->params + l->param_offset;
+		float	   *g = m->grads + l->param_offset;
+		bool		need_dx = i > m->first_trainable;
+		float	   *dx = need_dx ? other : NULL;
+		bool		do_act = l->activation != DL_ACT_LINEAR &&
+			!(fused_last && i == spec->n_layers - 1);
+		int64_t		in_size = dl_shape_size(&l->in_shape);
+		int64_t		out_size = dl_shape_size(&l->out_shape);
+		int64_t		cin = dl_shape_last(&l->in_shape);
+		int64_t		cout = dl_shape_last(&l->out_shape);
+		int64_t		rows = B * (out_size / cout);
+		bool		swap = true;
+
+		switch (l->kind)
+		{
+			case DL_LAYER_DENSE:
+				if (do_act)
+					dl_activation_backward(l->activation, dy, dy, w->out, rows, cout);
+				dl_dense_backward(dx, g, l->use_bias ? g + cin * l->units : NULL, dy, in, p,
+								  B * (in_size / cin), cin, l->units);
+				break;
+			case DL_LAYER_CONV2D:
+				{
+					DlConvGeom	g2;
+					int64_t		nk = (int64_t) l->kernel_size[0] * l->kernel_size[1] * cin * l->filters;
+
+					if (do_act)
+						dl_activation_backward(l->activation, dy, dy, w->out, rows, cout);
+					conv_geom(&g2, l, B);
+					dl_conv2d_backward(dx, g, l->use_bias ? g + nk : NULL, m->conv_work, dy, in,
+									   p, &g2);
+				}
+				break;
+			case DL_LAYER_MAXPOOL2D:
+				{
+					DlPoolGeom	g2;
+
+					pool_geom(&g2, l, B);
+					dl_maxpool2d_backward(dx, dy, w->argmax, &g2);
+				}
+				break;
+			case DL_LAYER_AVGPOOL2D:
+				{
+					DlPoolGeom	g2;
+
+					pool_geom(&g2, l, B);
+					dl_avgpool2d_backward(dx, dy, &g2);
+				}
+				break;
+			case DL_LAYER_GLOBALAVGPOOL2D:
+				dl_global_avgpool2d_backward(dx, dy, B, in_size / cin, cin);
+				break;
+			case DL_LAYER_FLATTEN:
+				swap = false;
+				break;
+			case DL_LAYER_DROPOUT:
+				if (w->out == in)
+					swap = false;
+				else
+					dl_dropout_backward(dx, dy, w->mask, B * in_size);
+				break;
+			case DL_LAYER_ACTIVATION:
+				if (do_act)
+					dl_activation_backward(l->activation, dy, dy, w->out, rows, cout);
+				swap = false;
+				break;
+			case DL_LAYER_BATCHNORM:
+				{
+					float	   *gamma,
+							   *beta,
+							   *mm,
+							   *mv,
+							   *dgamma,
+							   *dbeta,
+							   *unused1,
+							   *unused2;
+
+					bn_params(p, l, cin, &gamma, &beta, &mm, &mv);
+					if (l->trainable)
+					{
+						bn_params(g, l, cin, &dgamma, &dbeta, &unused1, &unused2);
+						dl_batchnorm_backward(dx, dgamma, dbeta, dy, w->xhat, w->invstd, gamma,
+											  B * (in_size / cin), cin);
+					}
+					else if (dx != NULL)
+						bn_frozen_backward(dx, dy, gamma, mv, B * (in_size / cin), cin,
+										   l->epsilon);
+				}
+				break;
+		}
+		if (swap)
+		{
+			float	   *t = dy;
+
+			dy = other;
+			other = t;
+		}
+	}
+}

@@ -1,0 +1,125 @@
+/*-------------------------------------------------------------------------
+ *
+ * model_impl.h
+ *	  Internal: the DlModel struct, its workspace and forward/backward.
+ *
+ * Shared by model.c (create, workspace, forward, backward), init.c
+ * (initializers), train.c (the training loop) and blob.c (state blob),
+ * and by the unit tests, which use dl_model_compute_gradients to compare
+ * the analytic gradients with finite differences.
+ *
+ * Workspace, for batches of up to ws_cap samples (grown, never shrunk,
+ * when a larger batch arrives; nothing is allocated per batch otherwise):
+ *	 every layer's output activations (Flatten is a reshape and aliases its
+ *	 input; Dropout aliases its input in inference mode), the saved data of
+ *	 the backward pass (MaxPooling2D argmax, Dropout masks,
+ *	 BatchNormalization xhat/mean/invstd), a ping-pong pair of gradient
+ *	 buffers sized by the largest layer, the im2col buffer of the
+ *	 convolutions and the gathered mini-batch of train_epoch.  Models built
+ *	 without an optimizer get only what inference needs.
+ *
+ * IDENTIFICATION
+ *	  src/engine/model_impl.h
+ *
+ *-------------------------------------------------------------------------
+ */
+#ifndef MODEL_IMPL_H
+#define MODEL_IMPL_H
+
+#include "madlib_dl/dl_model.h"
+
+/* Per-layer pointers into the workspace. */
+typedef struct DlLayerWork
+{
+	float	   *buf;			/* (ws_cap, out size), NULL when the layer
+								 * always aliases its input (Flatten) */
+	const float *out;			/* (B, out size): output of the last forward,
+								 * buf or the layer's input */
+	int64_t    *argmax;			/* (ws_cap, out size), MaxPooling2D */
+	float	   *mask;			/* (ws_cap, size), Dropout (training models) */
+	float	   *xhat;			/* (ws_cap, size), BatchNormalization (training) */
+	float	   *mean;			/* (C), BatchNormalization (training) */
+	float	   *invstd;			/* (C), BatchNormalization (training) */
+} DlLayerWork;
+
+struct DlModel
+{
+	const DlModelSpec *spec;	/* borrowed */
+	DlAllocator alloc;
+	size_t		n_params;		/* P */
+	float	   *params;			/* (P); params and grads share one allocation */
+	float	   *grads;			/* (P), NULL for inference-only models */
+	bool		has_optim;
+	DlOptimState optim;			/* valid when has_optim */
+	DlRng		rng;			/* shuffling and dropout */
+	DlParamRange *ranges;		/* (n_ranges), one per trainable layer */
+	int			n_ranges;
+	int			first_trainable;	/* first layer with trainable floats, or
+									 * n_layers when there is none: the
+									 * backward pass stops there */
+
+	/* workspace */
+	DlLayerWork *lw;			/* (n_layers) */
+	int64_t		ws_cap;			/* batch capacity, 0 before the first batch */
+	float	   *ws;				/* one block for every float buffer */
+	int64_t    *ws_i64;			/* one block for the argmax buffers */
+	float	   *grad_a;			/* (ws_cap, largest layer size), training */
+	float	   *grad_b;			/* (ws_cap, largest layer size), training */
+	float	   *conv_work;		/* im2col, max over Conv2D layers */
+	float	   *batch_x;		/* (ws_cap, input size), training */
+	float	   *batch_y;		/* (ws_cap, K), training */
+	int64_t    *perm;			/* (perm_cap) sample order of an epoch */
+	int64_t		perm_cap;
+};
+
+/* model.c ------------------------------------------------------------- */
+
+/*
+ * Make the workspace hold batches of B samples (B >= 1).  Reallocates
+ * only when B exceeds the current capacity.
+ */
+DlStatus	dl_model_workspace_reserve(DlModel *m, int64_t B, DlError *err);
+
+/* Make m->perm hold N indices. */
+DlStatus	dl_model_perm_reserve(DlModel *m, int64_t N, DlError *err);
+
+/*
+ * Forward pass over B samples (workspace reserved for B).  training:
+ * Dropout active (model rng), BatchNormalization on batch statistics with
+ * the moving statistics updated (a frozen BatchNormalization layer runs in
+ * inference mode, as in tf.keras 2).  Returns the model output (B, K),
+ * which lives in the workspace (or is x itself for a model without
+ * computing layers).
+ *	 x (B, input size)
+ */
+const float *dl_model_forward(DlModel *m, const float *x, int64_t B, bool training);
+
+/*
+ * Backward pass after a training-mode forward over the same x and B.  The
+ * caller has written dL/d(output) into m->grad_a (B, K), or, when
+ * fused_last, dL/d(pre-activation) of the last layer (its activation
+ * backward is skipped).  ADDS the parameter gradients into m->grads;
+ * stops at the first trainable layer.
+ */
+void		dl_model_backward(DlModel *m, const float *x, int64_t B, bool fused_last);
+
+/* Reset the optimizer state as dl_optim_state_init leaves it. */
+void		dl_model_reset_optim(DlModel *m);
+
+/* The gradient block (P), NULL for inference-only models. */
+float	   *dl_model_grads(DlModel *m);
+
+/* train.c ------------------------------------------------------------- */
+
+/*
+ * Test hook and first half of dl_model_train_batch: zero the gradients,
+ * forward in training mode, loss and backward, regularization; no
+ * optimizer step.  On return m->grads holds d(loss_sum / B + reg)/dw and
+ * *loss_sum the data loss summed over the B samples.
+ *	 x (B, input size)  y (B, y width)
+ */
+DlStatus	dl_model_compute_gradients(DlModel *m, const DlTrainConfig *cfg, const float *x,
+									   const float *y, int64_t B, double *loss_sum,
+									   DlError *err);
+
+#endif							/* MODEL_IMPL_H */

@@ -1,0 +1,1060 @@
+/*-------------------------------------------------------------------------
+ *
+ * params.c
+ *	  Parse MADlib's compile_params and fit_params strings.
+ *
+ * The grammar is the subset of Python call syntax that MADlib users write:
+ *
+ *	 params := [item {"," item} [","]]
+ *	 item   := key "=" value
+ *	 key    := identifier
+ *	 value  := 'text' | "text" | None | True | False | number | list | call
+ *	 call   := identifier ["(" [item {"," item}] ")"]
+ *
+ * The whole string is first checked for balanced quotes ('...', "...",
+ * with backslash escapes) and brackets ((), [], {}); after that every
+ * scan can split on top-level commas and '=' without further checks.
+ * All positions are offsets into the original string, reported 1-based.
+ * Nothing is allocated: pieces are (begin, end) offsets, and names are
+ * copied into small fixed buffers for lookup.
+ *
+ * IDENTIFICATION
+ *	  src/engine/params.c
+ *
+ *-------------------------------------------------------------------------
+ */
+#include <errno.h>
+#include <limits.h>
+#include <math.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "madlib_dl/dl_params.h"
+
+#define MAX_NESTING 32			/* deepest bracket nesting accepted */
+#define NAME_MAX_LEN 128		/* longest name looked up (buffer size) */
+#define NUM_MAX_LEN 64			/* longest number text accepted */
+#define SHOW_MAX 120			/* longest piece quoted in a message */
+
+/* The string being parsed, and what to call it in messages. */
+typedef struct PCtx
+{
+	const char *s;
+	size_t		len;
+	const char *what;			/* "compile_params" or "fit_params" */
+	DlError    *err;
+} PCtx;
+
+static inline bool
+is_space(char c)
+{
+	return c == ' ' || c == '\t' || c == '\n' || c == '\r' || c == '\f' || c == '\v';
+}
+
+static inline bool
+is_ident_start(char c)
+{
+	return (c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') || c == '_';
+}
+
+static inline bool
+is_ident_char(char c)
+{
+	return is_ident_start(c) || (c >= '0' && c <= '9');
+}
+
+static inline bool
+is_digit(char c)
+{
+	return c >= '0' && c <= '9';
+}
+
+/* Shrink [*b, *e) past leading and trailing whitespace. */
+static void
+trim(const char *s, size_t *b, size_t *e)
+{
+	while (*b < *e && is_space(s[*b]))
+		(*b)++;
+	while (*e > *b && is_space(s[*e - 1]))
+		(*e)--;
+}
+
+/* Length of the piece to show in a message (capped). */
+static inline int
+show_len(size_t b, size_t e)
+{
+	return (int) (e - b > SHOW_MAX ? SHOW_MAX : e - b);
+}
+
+/* Does [b, e) spell exactly word? */
+static bool
+piece_eq(const char *s, size_t b, size_t e, const char *word)
+{
+	size_t		n = strlen(word);
+
+	return e - b == n && memcmp(s + b, word, n) == 0;
+}
+
+static bool
+piece_is_ident(const char *s, size_t b, size_t e)
+{
+	if (b >= e || !is_ident_start(s[b]))
+		return false;
+	for (size_t i = b + 1; i < e; i++)
+		if (!is_ident_char(s[i]))
+			return false;
+	return true;
+}
+
+/*
+ * Index just past the quoted string opening at s[i], or e when it is not
+ * closed before e.  Backslash escapes the next character.
+ */
+static size_t
+skip_quoted(const char *s, size_t i, size_t e)
+{
+	char		q = s[i];
+
+	for (i++; i < e; i++)
+	{
+		if (s[i] == '\\' && i + 1 < e)
+			i++;
+		else if (s[i] == q)
+			return i + 1;
+	}
+	return e;
+}
+
+/*
+ * Check that quotes and brackets balance in [b, e); DL_ERR_PARSE names
+ * the position of the first problem.
+ */
+static DlStatus
+check_balanced(PCtx *c, size_t b, size_t e)
+{
+	char		stack[MAX_NESTING];
+	size_t		where[MAX_NESTING];
+	int			depth = 0;
+	const char *s = c->s;
+
+	for (size_t i = b; i < e; i++)
+	{
+		char		ch = s[i];
+
+		if (ch == '\'' || ch == '"')
+		{
+			size_t		k;
+
+			for (k = i + 1; k < e && s[k] != ch; k++)
+				if (s[k] == '\\' && k + 1 < e)
+					k++;
+			if (k >= e)
+			{
+				dl_error_set(c->err, DL_ERR_PARSE, "unterminated quote at position %zu in %s",
+							 i + 1, c->what);
+				return dl_error_hint(c->err, "Close every quoted string in %s.", c->what);
+			}
+			i = k;				/* the closing quote */
+		}
+		else if (ch == '(' || ch == '[' || ch == '{')
+		{
+			if (depth == MAX_NESTING)
+			{
+				dl_error_set(c->err, DL_ERR_PARSE,
+							 "brackets nested more than %d deep at position %zu in %s",
+							 MAX_NESTING, i + 1, c->what);
+				return dl_error_hint(c->err, "Simplify the value in %s.", c->what);
+			}
+			stack[depth] = ch == '(' ? ')' : (ch == '[' ? ']' : '}');
+			where[depth] = i;
+			depth++;
+		}
+		else if (ch == ')' || ch == ']' || ch == '}')
+		{
+			if (depth == 0 || stack[depth - 1] != ch)
+			{
+				dl_error_set(c->err, DL_ERR_PARSE, "unbalanced \"%c\" at position %zu in %s",
+							 ch, i + 1, c->what);
+				return dl_error_hint(c->err, "Check that every bracket in %s is opened and "
+									 "closed in order.", c->what);
+			}
+			depth--;
+		}
+	}
+	if (depth > 0)
+	{
+		char		open = stack[depth - 1] == ')' ? '(' : (stack[depth - 1] == ']' ? '[' : '{');
+
+		dl_error_set(c->err, DL_ERR_PARSE, "unclosed \"%c\" at position %zu in %s",
+					 open, where[depth - 1] + 1, c->what);
+		return dl_error_hint(c->err, "Add the missing \"%c\" in %s.", stack[depth - 1], c->what);
+	}
+	return DL_OK;
+}
+
+/*
+ * First index in [i, e) holding target outside quotes and brackets, or e.
+ * The range must be balanced (check_balanced) when i starts at depth 0.
+ */
+static size_t
+scan_to(const char *s, size_t i, size_t e, char target)
+{
+	int			depth = 0;
+
+	while (i < e)
+	{
+		char		ch = s[i];
+
+		if (depth == 0 && ch == target)
+			return i;
+		if (ch == '\'' || ch == '"')
+		{
+			i = skip_quoted(s, i, e);
+			continue;
+		}
+		if (ch == '(' || ch == '[' || ch == '{')
+			depth++;
+		else if (ch == ')' || ch == ']' || ch == '}')
+			depth--;
+		i++;
+	}
+	return e;
+}
+
+/*
+ * Next comma-separated item of [*pos, e), trimmed, into [*ib, *ie).
+ * Returns 1 for an item, 0 at the end (an empty last item, i.e. an empty
+ * list or a trailing comma, also ends it), -1 with DL_ERR_PARSE for an
+ * empty item in the middle.  Start with *pos = b.
+ */
+static int
+next_item(PCtx *c, size_t *pos, size_t e, size_t *ib, size_t *ie)
+{
+	size_t		comma;
+
+	if (*pos > e)
+		return 0;
+	comma = scan_to(c->s, *pos, e, ',');
+	*ib = *pos;
+	*ie = comma;
+	trim(c->s, ib, ie);
+	*pos = comma + 1;
+	if (*ib == *ie)
+	{
+		if (comma == e)
+			return 0;
+		dl_error_set(c->err, DL_ERR_PARSE, "empty item before the comma at position %zu in %s",
+					 comma + 1, c->what);
+		dl_error_hint(c->err, "Remove the extra comma in %s.", c->what);
+		return -1;
+	}
+	return 1;
+}
+
+/*
+ * Split an item into a key (an identifier) and a non-empty value, both
+ * trimmed.  DL_ERR_PARSE otherwise.
+ */
+static DlStatus
+split_key_value(PCtx *c, size_t ib, size_t ie, size_t *kb, size_t *ke,
+				size_t *vb, size_t *ve, const char *example)
+{
+	const char *s = c->s;
+	size_t		eq = scan_to(s, ib, ie, '=');
+
+	if (eq == ie)
+	{
+		dl_error_set(c->err, DL_ERR_PARSE, "expected name=value at position %zu in %s, got \"%.*s\"",
+					 ib + 1, c->what, show_len(ib, ie), s + ib);
+		return dl_error_hint(c->err, "Write each parameter as name=value, for example %s.", example);
+	}
+	*kb = ib;
+	*ke = eq;
+	trim(s, kb, ke);
+	*vb = eq + 1;
+	*ve = ie;
+	trim(s, vb, ve);
+	if (!piece_is_ident(s, *kb, *ke))
+	{
+		dl_error_set(c->err, DL_ERR_PARSE, "invalid parameter name \"%.*s\" at position %zu in %s",
+					 show_len(*kb, *ke), s + *kb, *kb + 1, c->what);
+		return dl_error_hint(c->err, "Write each parameter as name=value, for example %s.", example);
+	}
+	if (*vb == *ve)
+	{
+		dl_error_set(c->err, DL_ERR_PARSE, "missing value for \"%.*s\" at position %zu in %s",
+					 show_len(*kb, *ke), s + *kb, *kb + 1, c->what);
+		return dl_error_hint(c->err, "Write each parameter as name=value, for example %s.", example);
+	}
+	return DL_OK;
+}
+
+/* Is [b, e) exactly one quoted string?  Then strip the quotes and trim. */
+static bool
+unquote(const char *s, size_t *b, size_t *e)
+{
+	if (*e - *b >= 2 && (s[*b] == '\'' || s[*b] == '"') &&
+		skip_quoted(s, *b, *e) == *e && s[*e - 1] == s[*b])
+	{
+		(*b)++;
+		(*e)--;
+		trim(s, b, e);
+		return true;
+	}
+	return false;
+}
+
+/* Copy [b, e) into buf (NAME_MAX_LEN); false when it does not fit. */
+static bool
+copy_name(char *buf, const char *s, size_t b, size_t e)
+{
+	if (e - b >= NAME_MAX_LEN)
+		return false;
+	memcpy(buf, s + b, e - b);
+	buf[e - b] = '\0';
+	return true;
+}
+
+/*
+ * A finite decimal number: [+-] (digits [. digits] | . digits) [e [+-] digits].
+ * No hex, inf, nan, underscores or trailing text.
+ */
+static bool
+parse_double(const char *s, size_t b, size_t e, double *out)
+{
+	char		buf[NUM_MAX_LEN];
+	size_t		i = b;
+	size_t		digits = 0;
+	char	   *end;
+	double		v;
+
+	if (e - b == 0 || e - b >= NUM_MAX_LEN)
+		return false;
+	if (s[i] == '+' || s[i] == '-')
+		i++;
+	while (i < e && is_digit(s[i]))
+		i++, digits++;
+	if (i < e && s[i] == '.')
+	{
+		i++;
+		while (i < e && is_digit(s[i]))
+			i++, digits++;
+	}
+	if (digits == 0)
+		return false;
+	if (i < e && (s[i] == 'e' || s[i] == 'E'))
+	{
+		size_t		ed = 0;
+
+		i++;
+		if (i < e && (s[i] == '+' || s[i] == '-'))
+			i++;
+		while (i < e && is_digit(s[i]))
+			i++, ed++;
+		if (ed == 0)
+			return false;
+	}
+	if (i != e)
+		return false;
+	memcpy(buf, s + b, e - b);
+	buf[e - b] = '\0';
+	errno = 0;
+	v = strtod(buf, &end);
+	if (*end != '\0' || !isfinite(v))
+		return false;
+	*out = v;
+	return true;
+}
+
+/* A decimal integer [+-] digits that fits in int64. */
+static bool
+parse_int64(const char *s, size_t b, size_t e, int64_t *out)
+{
+	bool		neg = false;
+	uint64_t	v = 0;
+	size_t		i = b;
+
+	if (i < e && (s[i] == '+' || s[i] == '-'))
+		neg = s[i++] == '-';
+	if (i == e)
+		return false;
+	for (; i < e; i++)
+	{
+		if (!is_digit(s[i]))
+			return false;
+		if (v > ((uint64_t) INT64_MAX - (uint64_t) (s[i] - '0')) / 10)
+			return false;
+		v = v * 10 + (uint64_t) (s[i] - '0');
+	}
+	*out = neg ? -(int64_t) v : (int64_t) v;
+	return true;
+}
+
+static bool
+parse_bool(const char *s, size_t b, size_t e, bool *out)
+{
+	if (piece_eq(s, b, e, "True") || piece_eq(s, b, e, "true"))
+		*out = true;
+	else if (piece_eq(s, b, e, "False") || piece_eq(s, b, e, "false"))
+		*out = false;
+	else
+		return false;
+	return true;
+}
+
+/* "invalid value "<v>" for <kind> "<key>"", with a hint. */
+static DlStatus
+bad_value(PCtx *c, const char *kind, size_t kb, size_t ke, size_t vb, size_t ve,
+		  const char *takes)
+{
+	dl_error_set(c->err, DL_ERR_INVALID_ARGUMENT, "invalid value \"%.*s\" for %s \"%.*s\"",
+				 show_len(vb, ve), c->s + vb, kind, show_len(kb, ke), c->s + kb);
+	return dl_error_hint(c->err, "%.*s takes %s.", show_len(kb, ke), c->s + kb, takes);
+}
+
+/* ---------------------------------------------------------------------
+ * compile_params
+ * ---------------------------------------------------------------------
+ */
+
+#define COMPILE_EXAMPLE "optimizer='Adam(lr=0.001)'"
+
+typedef enum ArgType
+{
+	ARG_DOUBLE,
+	ARG_BOOL,
+	ARG_IGNORED					/* accepted, any value (Keras "name") */
+} ArgType;
+
+#define KB(k) (1u << (k))
+#define ALL_OPTIM 0x7fu
+
+typedef struct OptimArg
+{
+	const char *name;
+	ArgType		type;
+	size_t		offset;			/* into DlOptimConfig */
+	unsigned	kinds;			/* bit per DlOptimKind accepting it */
+} OptimArg;
+
+static const OptimArg optim_args[] = {
+	{"lr", ARG_DOUBLE, offsetof(DlOptimConfig, lr), ALL_OPTIM},
+	{"learning_rate", ARG_DOUBLE, offsetof(DlOptimConfig, lr), ALL_OPTIM},
+	{"momentum", ARG_DOUBLE, offsetof(DlOptimConfig, momentum), KB(DL_OPTIM_SGD) | KB(DL_OPTIM_RMSPROP)},
+	{"nesterov", ARG_BOOL, offsetof(DlOptimConfig, nesterov), KB(DL_OPTIM_SGD)},
+	{"beta_1", ARG_DOUBLE, offsetof(DlOptimConfig, beta_1),
+	KB(DL_OPTIM_ADAM) | KB(DL_OPTIM_ADAMAX) | KB(DL_OPTIM_NADAM)},
+	{"beta_2", ARG_DOUBLE, offsetof(DlOptimConfig, beta_2),
+	KB(DL_OPTIM_ADAM) | KB(DL_OPTIM_ADAMAX) | KB(DL_OPTIM_NADAM)},
+	{"epsilon", ARG_DOUBLE, offsetof(DlOptimConfig, epsilon), ALL_OPTIM & ~KB(DL_OPTIM_SGD)},
+	{"amsgrad", ARG_BOOL, offsetof(DlOptimConfig, amsgrad), KB(DL_OPTIM_ADAM)},
+	{"rho", ARG_DOUBLE, offsetof(DlOptimConfig, rho), KB(DL_OPTIM_RMSPROP) | KB(DL_OPTIM_ADADELTA)},
+	{"centered", ARG_BOOL, offsetof(DlOptimConfig, centered), KB(DL_OPTIM_RMSPROP)},
+	{"initial_accumulator_value", ARG_DOUBLE, offsetof(DlOptimConfig, initial_accumulator_value),
+	KB(DL_OPTIM_ADAGRAD)},
+	{"schedule_decay", ARG_DOUBLE, offsetof(DlOptimConfig, schedule_decay), KB(DL_OPTIM_NADAM)},
+	{"decay", ARG_DOUBLE, offsetof(DlOptimConfig, decay), ALL_OPTIM},
+	{"clipnorm", ARG_DOUBLE, offsetof(DlOptimConfig, clipnorm), ALL_OPTIM},
+	{"clipvalue", ARG_DOUBLE, offsetof(DlOptimConfig, clipvalue), ALL_OPTIM},
+	{"name", ARG_IGNORED, 0, ALL_OPTIM},
+};
+
+#define N_OPTIM_ARGS (sizeof(optim_args) / sizeof(optim_args[0]))
+
+/* Hint listing the arguments kind accepts. */
+static DlStatus
+hint_optim_args(DlError *err, DlOptimKind kind)
+{
+	char		list[DL_ERROR_MSG_MAX];
+	size_t		n = 0;
+
+	list[0] = '\0';
+	for (size_t i = 0; i < N_OPTIM_ARGS; i++)
+	{
+		if (!(optim_args[i].kinds & KB(kind)) || optim_args[i].type == ARG_IGNORED)
+			continue;
+		n += (size_t) snprintf(list + n, sizeof(list) - n, "%s%s", n > 0 ? ", " : "",
+							   optim_args[i].name);
+		if (n >= sizeof(list))
+			break;
+	}
+	return dl_error_hint(err, "%s accepts %s.", dl_optim_kind_name(kind), list);
+}
+
+/* One name=value argument inside the optimizer call. */
+static DlStatus
+parse_optim_arg(PCtx *c, size_t ib, size_t ie, DlOptimConfig *cfg)
+{
+	const char *s = c->s;
+	size_t		kb,
+				ke,
+				vb,
+				ve;
+	const OptimArg *arg = NULL;
+	DlStatus	rc;
+
+	if (scan_to(s, ib, ie, '=') == ie)
+	{
+		dl_error_set(c->err, DL_ERR_PARSE,
+					 "optimizer argument \"%.*s\" at position %zu in %s is not written as name=value",
+					 show_len(ib, ie), s + ib, ib + 1, c->what);
+		return dl_error_hint(c->err, "Name every optimizer argument, for example "
+							 "optimizer='SGD(lr=0.01, momentum=0.9)'.");
+	}
+	rc = split_key_value(c, ib, ie, &kb, &ke, &vb, &ve, "optimizer='SGD(lr=0.01, momentum=0.9)'");
+	if (rc != DL_OK)
+		return rc;
+	for (size_t i = 0; i < N_OPTIM_ARGS; i++)
+		if (piece_eq(s, kb, ke, optim_args[i].name))
+			arg = &optim_args[i];
+	if (arg == NULL)
+	{
+		dl_error_set(c->err, DL_ERR_INVALID_ARGUMENT, "optimizer argument \"%.*s\" is not supported",
+					 show_len(kb, ke), s + kb);
+		return hint_optim_args(c->err, cfg->kind);
+	}
+	if (!(arg->kinds & KB(cfg->kind)))
+	{
+		dl_error_set(c->err, DL_ERR_INVALID_ARGUMENT, "optimizer argument \"%s\" is not accepted by %s",
+					 arg->name, dl_optim_kind_name(cfg->kind));
+		return hint_optim_args(c->err, cfg->kind);
+	}
+	switch (arg->type)
+	{
+		case ARG_DOUBLE:
+			{
+				double	   *field = (double *) ((char *) cfg + arg->offset);
+
+				if (arg->offset == offsetof(DlOptimConfig, epsilon) && piece_eq(s, vb, ve, "None"))
+					*field = 1e-7;	/* Keras: None means backend epsilon */
+				else if (!parse_double(s, vb, ve, field))
+					return bad_value(c, "optimizer argument", kb, ke, vb, ve,
+									 "a finite number, for example 0.001");
+			}
+			break;
+		case ARG_BOOL:
+			if (!parse_bool(s, vb, ve, (bool *) ((char *) cfg + arg->offset)))
+				return bad_value(c, "optimizer argument", kb, ke, vb, ve, "True or False");
+			break;
+		case ARG_IGNORED:
+			break;
+	}
+	return DL_OK;
+}
+
+/* optimizer='Name(args)' or Name(args) or 'Name' or Name. */
+static DlStatus
+parse_optimizer(PCtx *c, size_t vb, size_t ve, DlOptimConfig *cfg)
+{
+	const char *s = c->s;
+	size_t		nb,
+				ne,
+				i,
+				pos,
+				ib,
+				ie;
+	char		name[NAME_MAX_LEN];
+	DlOptimKind kind;
+	DlStatus	rc;
+	int			more;
+
+	unquote(s, &vb, &ve);
+	nb = vb;
+	ne = nb;
+	while (ne < ve && is_ident_char(s[ne]))
+		ne++;
+	i = ne;
+	while (i < ve && is_space(s[i]))
+		i++;
+	if (!piece_is_ident(s, nb, ne) ||
+		(i < ve && (s[i] != '(' || scan_to(s, i + 1, ve, ')') != ve - 1)))
+	{
+		dl_error_set(c->err, DL_ERR_PARSE, "invalid optimizer \"%.*s\" at position %zu in %s",
+					 show_len(vb, ve), s + vb, vb + 1, c->what);
+		return dl_error_hint(c->err, "Write the optimizer as a name or a call, for example "
+							 "optimizer='SGD(lr=0.01, momentum=0.9)'.");
+	}
+	if (!copy_name(name, s, nb, ne))
+	{
+		dl_error_set(c->err, DL_ERR_INVALID_ARGUMENT, "optimizer \"%.*s\" is not supported",
+					 show_len(nb, ne), s + nb);
+		return dl_error_hint(c->err, "Supported optimizers are SGD, Adam, RMSprop, Adagrad, "
+							 "Adadelta, Adamax and Nadam.");
+	}
+	rc = dl_optim_kind_from_name(name, &kind, c->err);
+	if (rc != DL_OK)
+		return rc;
+	dl_optim_config_default(cfg, kind);
+	if (i < ve)
+	{
+		/* arguments between s[i] == '(' and s[ve - 1] == ')' */
+		pos = i + 1;
+		while ((more = next_item(c, &pos, ve - 1, &ib, &ie)) == 1)
+		{
+			rc = parse_optim_arg(c, ib, ie, cfg);
+			if (rc != DL_OK)
+				return rc;
+		}
+		if (more < 0)
+			return c->err->code;
+	}
+	return dl_optim_config_validate(cfg, c->err);
+}
+
+/* A loss or metric name: quoted or bare, copied into buf. */
+static bool
+name_value(const char *s, size_t vb, size_t ve, char *buf)
+{
+	unquote(s, &vb, &ve);
+	return copy_name(buf, s, vb, ve);
+}
+
+static DlStatus
+parse_loss(PCtx *c, size_t vb, size_t ve, DlLossKind *out)
+{
+	char		name[NAME_MAX_LEN];
+
+	if (!name_value(c->s, vb, ve, name))
+	{
+		dl_error_set(c->err, DL_ERR_INVALID_ARGUMENT, "loss function \"%.*s\" is not supported",
+					 show_len(vb, ve), c->s + vb);
+		return dl_error_hint(c->err, "Supported losses are categorical_crossentropy, "
+							 "sparse_categorical_crossentropy, binary_crossentropy, "
+							 "mean_squared_error (mse) and mean_absolute_error (mae).");
+	}
+	return dl_loss_from_name(name, out, c->err);
+}
+
+/* metrics=None, [], ['name'], or a bare 'name'. */
+static DlStatus
+parse_metrics(PCtx *c, size_t vb, size_t ve, DlMetricKind *out)
+{
+	const char *s = c->s;
+	char		name[NAME_MAX_LEN];
+	size_t		pos,
+				ib,
+				ie,
+				first_b = 0,
+				first_e = 0;
+	int			n = 0,
+				more;
+
+	*out = DL_METRIC_NONE;
+	if (piece_eq(s, vb, ve, "None"))
+		return DL_OK;
+	if (s[vb] == '[' && scan_to(s, vb + 1, ve, ']') == ve - 1)
+	{
+		pos = vb + 1;
+		while ((more = next_item(c, &pos, ve - 1, &ib, &ie)) == 1)
+		{
+			if (n++ == 0)
+			{
+				first_b = ib;
+				first_e = ie;
+			}
+		}
+		if (more < 0)
+			return c->err->code;
+		if (n == 0)
+			return DL_OK;
+		if (n > 1)
+		{
+			dl_error_set(c->err, DL_ERR_INVALID_ARGUMENT, "only one metric is supported, got %d: %.*s",
+						 n, show_len(vb, ve), s + vb);
+			return dl_error_hint(c->err, "Pass at most one metric, for example metrics=['accuracy'].");
+		}
+		vb = first_b;
+		ve = first_e;
+	}
+	else if (!(s[vb] == '\'' || s[vb] == '"'))
+	{
+		dl_error_set(c->err, DL_ERR_INVALID_ARGUMENT,
+					 "invalid value \"%.*s\" for compile parameter \"metrics\"",
+					 show_len(vb, ve), s + vb);
+		return dl_error_hint(c->err, "Write metrics as a list with at most one name, for example "
+							 "metrics=['accuracy'].");
+	}
+	if (!name_value(s, vb, ve, name))
+	{
+		dl_error_set(c->err, DL_ERR_INVALID_ARGUMENT, "metric \"%.*s\" is not supported",
+					 show_len(vb, ve), s + vb);
+		return dl_error_hint(c->err, "Supported metrics are accuracy (acc), categorical_accuracy, "
+							 "sparse_categorical_accuracy, binary_accuracy, "
+							 "top_k_categorical_accuracy, mae and mse.");
+	}
+	return dl_metric_from_name(name, out, c->err);
+}
+
+/*
+ * Metrics read y_true as (B, K) except the sparse ones, which read class
+ * indices (B, 1): refuse pairs where the loss's y_true has the other shape.
+ */
+static DlStatus
+check_metric_loss(const DlCompileParams *p, DlError *err)
+{
+	bool		sparse_loss = p->loss == DL_LOSS_SPARSE_CATEGORICAL_CROSSENTROPY;
+	bool		sparse_metric = p->metric == DL_METRIC_SPARSE_CATEGORICAL_ACCURACY;
+
+	if (p->metric == DL_METRIC_NONE || p->metric == DL_METRIC_ACCURACY)
+		return DL_OK;
+	if (sparse_loss != sparse_metric)
+	{
+		dl_error_set(err, DL_ERR_INVALID_ARGUMENT, "metric \"%s\" cannot be used with loss \"%s\"",
+					 dl_metric_name(p->metric), dl_loss_name(p->loss));
+		return dl_error_hint(err, sparse_loss ?
+							 "With sparse_categorical_crossentropy use metrics=['accuracy'] or "
+							 "['sparse_categorical_accuracy']." :
+							 "Use sparse_categorical_accuracy only with "
+							 "sparse_categorical_crossentropy; metrics=['accuracy'] picks the "
+							 "right accuracy for any loss.");
+	}
+	return DL_OK;
+}
+
+/*
+ * Parse compile_params into out.  optimizer and loss are required; the
+ * last duplicate key wins.  out is fully written on success only.
+ */
+DlStatus
+dl_compile_params_parse(const char *s, DlCompileParams *out, DlError *err)
+{
+	DlError		scratch;
+	PCtx		c = {s != NULL ? s : "", s != NULL ? strlen(s) : 0, "compile_params", err != NULL ? err : &scratch};
+	DlCompileParams p;
+	bool		have_optimizer = false,
+				have_loss = false;
+	size_t		pos = 0,
+				ib,
+				ie,
+				kb,
+				ke,
+				vb,
+				ve;
+	int			more;
+	DlStatus	rc;
+
+	err = c.err;				/* never NULL from here on */
+	memset(&p, 0, sizeof(p));
+	p.loss = DL_LOSS_CATEGORICAL_CROSSENTROPY;
+	p.metric = DL_METRIC_NONE;
+	p.top_k = 5;
+	dl_optim_config_default(&p.optim, DL_OPTIM_ADAM);
+
+	rc = check_balanced(&c, 0, c.len);
+	if (rc != DL_OK)
+		return rc;
+	while ((more = next_item(&c, &pos, c.len, &ib, &ie)) == 1)
+	{
+		rc = split_key_value(&c, ib, ie, &kb, &ke, &vb, &ve, COMPILE_EXAMPLE);
+		if (rc != DL_OK)
+			return rc;
+		if (piece_eq(c.s, kb, ke, "optimizer"))
+		{
+			rc = parse_optimizer(&c, vb, ve, &p.optim);
+			have_optimizer = true;
+		}
+		else if (piece_eq(c.s, kb, ke, "loss"))
+		{
+			rc = parse_loss(&c, vb, ve, &p.loss);
+			have_loss = true;
+		}
+		else if (piece_eq(c.s, kb, ke, "metrics"))
+			rc = parse_metrics(&c, vb, ve, &p.metric);
+		else if (piece_eq(c.s, kb, ke, "loss_weights") ||
+				 piece_eq(c.s, kb, ke, "weighted_metrics"))
+			rc = DL_OK;			/* accepted for MADlib compatibility, ignored */
+		else if (piece_eq(c.s, kb, ke, "sample_weight_mode"))
+		{
+			size_t		b = vb,
+						e = ve;
+
+			unquote(c.s, &b, &e);
+			if (!piece_eq(c.s, b, e, "None"))
+			{
+				dl_error_set(err, DL_ERR_UNSUPPORTED, "sample_weight_mode \"%.*s\" is not supported",
+							 show_len(vb, ve), c.s + vb);
+				return dl_error_hint(err, "Remove sample_weight_mode or set it to None.");
+			}
+		}
+		else
+		{
+			dl_error_set(err, DL_ERR_INVALID_ARGUMENT, "compile parameter \"%.*s\" is not supported",
+						 show_len(kb, ke), c.s + kb);
+			return dl_error_hint(err, "Accepted compile parameters are optimizer, loss, metrics, "
+								 "loss_weights, weighted_metrics and sample_weight_mode.");
+		}
+		if (rc != DL_OK)
+			return rc;
+	}
+	if (more < 0)
+		return c.err->code;
+	if (!have_optimizer)
+	{
+		dl_error_set(err, DL_ERR_INVALID_ARGUMENT, "optimizer is a required compile parameter");
+		return dl_error_hint(err, "Add an optimizer to compile_params, for example "
+							 "loss='categorical_crossentropy', optimizer='Adam(lr=0.001)', "
+							 "metrics=['accuracy'].");
+	}
+	if (!have_loss)
+	{
+		dl_error_set(err, DL_ERR_INVALID_ARGUMENT, "loss is a required compile parameter");
+		return dl_error_hint(err, "Add a loss to compile_params, for example "
+							 "loss='categorical_crossentropy', optimizer='Adam(lr=0.001)', "
+							 "metrics=['accuracy'].");
+	}
+	rc = check_metric_loss(&p, err);
+	if (rc != DL_OK)
+		return rc;
+	*out = p;
+	return DL_OK;
+}
+
+/* ---------------------------------------------------------------------
+ * fit_params
+ * ---------------------------------------------------------------------
+ */
+
+#define FIT_EXAMPLE "batch_size=128"
+
+/* An integer fit parameter in [lo, hi]. */
+static DlStatus
+fit_int(PCtx *c, size_t kb, size_t ke, size_t vb, size_t ve, int64_t lo, int64_t hi,
+		int64_t *out)
+{
+	if (!parse_int64(c->s, vb, ve, out))
+		return bad_value(c, "fit parameter", kb, ke, vb, ve, "an integer");
+	if (*out < lo || *out > hi)
+	{
+		if (hi == lo)
+			dl_error_set(c->err, DL_ERR_INVALID_ARGUMENT, "%.*s must be %lld, got %lld",
+						 show_len(kb, ke), c->s + kb, (long long) lo, (long long) *out);
+		else
+			dl_error_set(c->err, DL_ERR_INVALID_ARGUMENT, "%.*s must be between %lld and %lld, got %lld",
+						 show_len(kb, ke), c->s + kb, (long long) lo, (long long) hi,
+						 (long long) *out);
+		return dl_error_hint(c->err, "Change %.*s in fit_params.", show_len(kb, ke), c->s + kb);
+	}
+	return DL_OK;
+}
+
+/*
+ * Parse fit_params into out; NULL, empty or blank gives the defaults.
+ * out is fully written on success only.
+ */
+DlStatus
+dl_fit_params_parse(const char *s, DlFitParams *out, DlError *err)
+{
+	DlError		scratch;
+	PCtx		c = {s != NULL ? s : "", s != NULL ? strlen(s) : 0, "fit_params", err != NULL ? err : &scratch};
+	DlFitParams p;
+	size_t		pos = 0,
+				ib,
+				ie,
+				kb,
+				ke,
+				vb,
+				ve;
+	int			more;
+	int64_t		v;
+	DlStatus	rc;
+
+	err = c.err;				/* never NULL from here on */
+	memset(&p, 0, sizeof(p));
+	p.batch_size = DL_DEFAULT_BATCH_SIZE;
+	p.epochs = 1;
+	p.shuffle = true;
+	p.has_seed = false;
+	p.seed = DL_DEFAULT_SEED;
+	p.verbose = 0;
+
+	rc = check_balanced(&c, 0, c.len);
+	if (rc != DL_OK)
+		return rc;
+	while ((more = next_item(&c, &pos, c.len, &ib, &ie)) == 1)
+	{
+		rc = split_key_value(&c, ib, ie, &kb, &ke, &vb, &ve, FIT_EXAMPLE);
+		if (rc != DL_OK)
+			return rc;
+		if (piece_eq(c.s, kb, ke, "batch_size"))
+		{
+			rc = fit_int(&c, kb, ke, vb, ve, 1, INT64_MAX, &v);
+			p.batch_size = v;
+		}
+		else if (piece_eq(c.s, kb, ke, "epochs"))
+		{
+			rc = fit_int(&c, kb, ke, vb, ve, 1, INT_MAX, &v);
+			p.epochs = (int) v;
+		}
+		else if (piece_eq(c.s, kb, ke, "seed"))
+		{
+			rc = fit_int(&c, kb, ke, vb, ve, 0, INT64_MAX, &v);
+			p.seed = (uint64_t) v;
+			p.has_seed = true;
+		}
+		else if (piece_eq(c.s, kb, ke, "verbose"))
+		{
+			rc = fit_int(&c, kb, ke, vb, ve, INT_MIN, INT_MAX, &v);
+			p.verbose = (int) v;
+		}
+		else if (piece_eq(c.s, kb, ke, "initial_epoch"))
+			rc = fit_int(&c, kb, ke, vb, ve, 0, 0, &v);
+		else if (piece_eq(c.s, kb, ke, "shuffle"))
+		{
+			if (!parse_bool(c.s, vb, ve, &p.shuffle))
+				return bad_value(&c, "fit parameter", kb, ke, vb, ve, "True or False");
+		}
+		else if (piece_eq(c.s, kb, ke, "steps_per_epoch") ||
+				 piece_eq(c.s, kb, ke, "class_weight"))
+		{
+			if (!piece_eq(c.s, vb, ve, "None"))
+			{
+				dl_error_set(err, DL_ERR_UNSUPPORTED, "fit parameter \"%.*s\" is only accepted as None, got \"%.*s\"",
+							 show_len(kb, ke), c.s + kb, show_len(vb, ve), c.s + vb);
+				return dl_error_hint(err, "Remove %.*s from fit_params.", show_len(kb, ke), c.s + kb);
+			}
+		}
+		else if (piece_eq(c.s, kb, ke, "validation_split") ||
+				 piece_eq(c.s, kb, ke, "validation_data") ||
+				 piece_eq(c.s, kb, ke, "validation_steps") ||
+				 piece_eq(c.s, kb, ke, "validation_freq"))
+		{
+			dl_error_set(err, DL_ERR_UNSUPPORTED, "fit parameter \"%.*s\" is not supported",
+						 show_len(kb, ke), c.s + kb);
+			return dl_error_hint(err, "Remove %.*s from fit_params and pass a validation table "
+								 "to madlib_keras_fit instead.", show_len(kb, ke), c.s + kb);
+		}
+		else if (piece_eq(c.s, kb, ke, "sample_weight") ||
+				 piece_eq(c.s, kb, ke, "callbacks"))
+		{
+			dl_error_set(err, DL_ERR_UNSUPPORTED, "fit parameter \"%.*s\" is not supported",
+						 show_len(kb, ke), c.s + kb);
+			return dl_error_hint(err, "Remove %.*s from fit_params.", show_len(kb, ke), c.s + kb);
+		}
+		else
+		{
+			dl_error_set(err, DL_ERR_INVALID_ARGUMENT, "fit parameter \"%.*s\" is not supported",
+						 show_len(kb, ke), c.s + kb);
+			return dl_error_hint(err, "Accepted fit parameters are batch_size, epochs, shuffle, "
+								 "seed, verbose, initial_epoch=0, steps_per_epoch=None and "
+								 "class_weight=None.");
+		}
+		if (rc != DL_OK)
+			return rc;
+	}
+	if (more < 0)
+		return c.err->code;
+	*out = p;
+	return DL_OK;
+}
+
+/* ---------------------------------------------------------------------
+ * Canonical writers
+ * ---------------------------------------------------------------------
+ */
+
+/* A growing string in a caller's buffer; overflow is remembered. */
+typedef struct StrBuf
+{
+	char	   *buf;
+	size_t		len;
+	size_t		used;
+	bool		overflow;
+} StrBuf;
+
+static void sb_printf(StrBuf *sb, const char *fmt,...) DL_PRINTF_FMT(2, 3);
+
+static void
+sb_printf(StrBuf *sb, const char *fmt,...)
+{
+	va_list		ap;
+	int			n;
+
+	if (sb->overflow)
+		return;
+	va_start(ap, fmt);
+	n = vsnprintf(sb->buf + sb->used, sb->len - sb->used, fmt, ap);
+	va_end(ap);
+	if (n < 0 || (size_t) n >= sb->len - sb->used)
+	{
+		sb->overflow = true;
+		sb->buf[sb->used] = '\0';	/* drop the partial piece */
+		return;
+	}
+	sb->used += (size_t) n;
+}
+
+/* The shortest of %.15g / %.17g that reads back as v. */
+static void
+sb_double(StrBuf *sb, double v)
+{
+	char		tmp[NUM_MAX_LEN];
+
+	snprintf(tmp, sizeof(tmp), "%.15g", v);
+	if (strtod(tmp, NULL) != v)
+		snprintf(tmp, sizeof(tmp), "%.17g", v);
+	sb_printf(sb, "%s", tmp);
+}
+
+static DlStatus
+sb_finish(StrBuf *sb, DlError *err)
+{
+	if (sb->overflow)
+	{
+		dl_error_set(err, DL_ERR_LIMIT, "parameter string needs more than %zu bytes", sb->len);
+		dl_error_hint(err, "Pass a larger buffer.");
+		return DL_ERR_LIMIT;
+	}
+	return DL_OK;
+}
+
+/* Canonical compile_params; see dl_params.h. */
+DlStatus
+dl_compile_params_format(const DlCompileParams *p, char *buf, size_t len, DlError *err)
+{
+	StrBuf		sb = {buf, len, 0, len == 0};
+	const DlOptimConfig *cfg = &p->optim;
+	bool		first = true;
+
+	if (len > 0)
+		buf[0] = '\0';
+	sb_printf(&sb, "loss='%s', optimizer='%s(", dl_loss_name(p->loss),
+			  dl_optim_kind_name(cfg->kind));
+	for (size_t i = 0; i < N_OPTIM_ARGS; i++)
+	{
+		const OptimArg *a = &optim_args[i];
+
+		/* learning_rate duplicates lr; name is not kept */
+		if (!(a->kinds & KB(cfg->kind)) || a->type == ARG_IGNORED ||
+			strcmp(a->name, "learning_rate") == 0)
+			continue;
+		sb_printf(&sb, "%s%s=", first ? "" : ", ", a->name);
+		first = false;
+		if (a->type == ARG_BOOL)
+			sb_printf(&sb, "%s", *(const bool *) ((const char *) cfg + a->offset) ? "True" : "False");
+		else
+			sb_double(&sb, *(const double *) ((const char *) cfg + a->offset));
+	}
+	sb_printf(&sb, ")', metrics=[");
+	if (p->metric != DL_METRIC_NONE)
+		sb_printf(&sb, "'%s'", dl_metric_name(p->metric));
+	sb_printf(&sb, "]");
+	return sb_finish(&sb, err);
+}
+
+/* Canonical fit_params; see dl_params.h. */
+DlStatus
+dl_fit_params_format(const DlFitParams *p, char *buf, size_t len, DlError *err)
+{
+	StrBuf		sb = {buf, len, 0, len == 0};
+
+	if (len > 0)
+		buf[0] = '\0';
+	sb_printf(&sb, "batch_size=%lld, epochs=%d, shuffle=%s", (long long) p->batch_size,
+			  p->epochs, p->shuffle ? "True" : "False");
+	if (p->has_seed)
+		sb_printf(&sb, ", seed=%llu", (unsigned long long) p->seed);
+	return sb_finish(&sb, err);
+}

@@ -1,0 +1,268 @@
+/*-------------------------------------------------------------------------
+ *
+ * pool.c
+ *	  MaxPooling2D, AveragePooling2D and GlobalAveragePooling2D (NHWC).
+ *
+ * Windows follow the Keras/TF geometry of dl_conv_geom_init.  For each
+ * output pixel the window's in-bounds cells are visited in row-major
+ * order with the channel loop innermost, so every inner loop runs over C
+ * contiguous floats.  Max pooling keeps the first maximum in that order
+ * (strict >) and never lets a padded cell win; average pooling divides
+ * by the number of in-bounds cells, as Keras does for padding='same'.
+ *
+ * IDENTIFICATION
+ *	  src/engine/pool.c
+ *
+ *-------------------------------------------------------------------------
+ */
+#include <string.h>
+
+#include "dl_kernels.h"
+
+/*
+ * Fill *g for a batch of B inputs (H,W,C), window PH x PW, strides SH, SW
+ * (all >= 1).  Same output-size and padding rules as a convolution whose
+ * kernel is the window.
+ */
+void
+dl_pool_geom_init(DlPoolGeom *g, int64_t B, int64_t H, int64_t W, int64_t C,
+				  int PH, int PW, int SH, int SW, DlPadding padding)
+{
+	DlConvGeom	cg;
+
+	dl_conv_geom_init(&cg, B, H, W, C, C, PH, PW, SH, SW, padding);
+	g->B = B;
+	g->H = H;
+	g->W = W;
+	g->C = C;
+	g->OH = cg.OH;
+	g->OW = cg.OW;
+	g->PH = PH;
+	g->PW = PW;
+	g->SH = SH;
+	g->SW = SW;
+	g->pad_top = cg.pad_top;
+	g->pad_left = cg.pad_left;
+}
+
+/* In-bounds window rows [*lo, *hi) for output index o along one axis. */
+static inline void
+pool_range(int64_t *lo, int64_t *hi, int64_t o, int64_t s, int64_t pad, int64_t k,
+		   int64_t n)
+{
+	int64_t		start = o * s - pad;
+	int64_t		end = start + k;
+
+	*lo = start < 0 ? 0 : start;
+	*hi = end > n ? n : end;
+}
+
+/*
+ * y (B,OH,OW,C) = window maxima of x (B,H,W,C); argmax (B,OH,OW,C) gets
+ * the flat index into x of each maximum (first one in row-major window
+ * order on ties).
+ */
+void
+dl_maxpool2d_forward(float *y, int64_t *argmax, const float *x, const DlPoolGeom *g)
+{
+	const int64_t C = g->C;
+
+	for (int64_t b = 0; b < g->B; b++)
+	{
+		for (int64_t oh = 0; oh < g->OH; oh++)
+		{
+			int64_t		h_lo,
+						h_hi;
+
+			pool_range(&h_lo, &h_hi, oh, g->SH, g->pad_top, g->PH, g->H);
+			for (int64_t ow = 0; ow < g->OW; ow++)
+			{
+				int64_t		o = ((b * g->OH + oh) * g->OW + ow) * C;
+				float	   *yo = y + o;
+				int64_t    *ao = argmax + o;
+				int64_t		w_lo,
+							w_hi;
+				int			first = 1;
+
+				pool_range(&w_lo, &w_hi, ow, g->SW, g->pad_left, g->PW, g->W);
+				for (int64_t ih = h_lo; ih < h_hi; ih++)
+				{
+					for (int64_t iw = w_lo; iw < w_hi; iw++)
+					{
+						int64_t		base = ((b * g->H + ih) * g->W + iw) * C;
+						const float *xi = x + base;
+
+						if (first)
+						{
+							for (int64_t c = 0; c < C; c++)
+							{
+								yo[c] = xi[c];
+								ao[c] = base + c;
+							}
+							first = 0;
+							continue;
+						}
+						/* branch-free select, so the loop vectorizes */
+						for (int64_t c = 0; c < C; c++)
+						{
+							int			gt = xi[c] > yo[c];
+
+							yo[c] = gt ? xi[c] : yo[c];
+							ao[c] = gt ? base + c : ao[c];
+						}
+					}
+				}
+				if (first)
+				{
+					/* empty window: cannot happen with Keras geometry */
+					for (int64_t c = 0; c < C; c++)
+					{
+						yo[c] = 0.0f;
+						ao[c] = -1;
+					}
+				}
+			}
+		}
+	}
+}
+
+/*
+ * dx (B,H,W,C) = 0, then dy (B,OH,OW,C) added at the argmax positions
+ * saved by the forward pass.
+ */
+void
+dl_maxpool2d_backward(float *dx, const float *dy, const int64_t *argmax,
+					  const DlPoolGeom *g)
+{
+	int64_t		n_out = g->B * g->OH * g->OW * g->C;
+
+	memset(dx, 0, (size_t) (g->B * g->H * g->W * g->C) * sizeof(float));
+	for (int64_t i = 0; i < n_out; i++)
+	{
+		if (argmax[i] >= 0)
+			dx[argmax[i]] += dy[i];
+	}
+}
+
+/* y (B,OH,OW,C) = mean of x (B,H,W,C) over each window's in-bounds cells. */
+void
+dl_avgpool2d_forward(float *y, const float *x, const DlPoolGeom *g)
+{
+	const int64_t C = g->C;
+
+	for (int64_t b = 0; b < g->B; b++)
+	{
+		for (int64_t oh = 0; oh < g->OH; oh++)
+		{
+			int64_t		h_lo,
+						h_hi;
+
+			pool_range(&h_lo, &h_hi, oh, g->SH, g->pad_top, g->PH, g->H);
+			for (int64_t ow = 0; ow < g->OW; ow++)
+			{
+				float	   *yo = y + ((b * g->OH + oh) * g->OW + ow) * C;
+				int64_t		w_lo,
+							w_hi,
+							count;
+				float		div;
+
+				pool_range(&w_lo, &w_hi, ow, g->SW, g->pad_left, g->PW, g->W);
+				count = (h_hi - h_lo) * (w_hi - w_lo);
+				memset(yo, 0, (size_t) C * sizeof(float));
+				for (int64_t ih = h_lo; ih < h_hi; ih++)
+				{
+					for (int64_t iw = w_lo; iw < w_hi; iw++)
+					{
+						const float *xi = x + ((b * g->H + ih) * g->W + iw) * C;
+
+						for (int64_t c = 0; c < C; c++)
+							yo[c] += xi[c];
+					}
+				}
+				div = count > 0 ? (float) count : 1.0f;
+				for (int64_t c = 0; c < C; c++)
+					yo[c] /= div;
+			}
+		}
+	}
+}
+
+/* dx (B,H,W,C) overwritten: each window spreads dy / count over its cells. */
+void
+dl_avgpool2d_backward(float *dx, const float *dy, const DlPoolGeom *g)
+{
+	const int64_t C = g->C;
+
+	memset(dx, 0, (size_t) (g->B * g->H * g->W * C) * sizeof(float));
+	for (int64_t b = 0; b < g->B; b++)
+	{
+		for (int64_t oh = 0; oh < g->OH; oh++)
+		{
+			int64_t		h_lo,
+						h_hi;
+
+			pool_range(&h_lo, &h_hi, oh, g->SH, g->pad_top, g->PH, g->H);
+			for (int64_t ow = 0; ow < g->OW; ow++)
+			{
+				const float *dyo = dy + ((b * g->OH + oh) * g->OW + ow) * C;
+				int64_t		w_lo,
+							w_hi,
+							count;
+				float		div;
+
+				pool_range(&w_lo, &w_hi, ow, g->SW, g->pad_left, g->PW, g->W);
+				count = (h_hi - h_lo) * (w_hi - w_lo);
+				if (count <= 0)
+					continue;
+				div = (float) count;
+				for (int64_t ih = h_lo; ih < h_hi; ih++)
+				{
+					for (int64_t iw = w_lo; iw < w_hi; iw++)
+					{
+						float	   *dxi = dx + ((b * g->H + ih) * g->W + iw) * C;
+
+						for (int64_t c = 0; c < C; c++)
+							dxi[c] += dyo[c] / div;
+					}
+				}
+			}
+		}
+	}
+}
+
+/* y (B,C) = mean over the S = H*W positions of x (B,S,C). */
+void
+dl_global_avgpool2d_forward(float *y, const float *x, int64_t B, int64_t S, int64_t C)
+{
+	float		div = S > 0 ? (float) S : 1.0f;
+
+	for (int64_t b = 0; b < B; b++)
+	{
+		float	   *yb = y + b * C;
+		const float *xb = x + b * S * C;
+
+		memset(yb, 0, (size_t) C * sizeof(float));
+		for (int64_t s = 0; s < S; s++)
+			for (int64_t c = 0; c < C; c++)
+				yb[c] += xb[s * C + c];
+		for (int64_t c = 0; c < C; c++)
+			yb[c] /= div;
+	}
+}
+
+/* dx (B,S,C) = dy (B,C) / S at every position; overwrites. */
+void
+dl_global_avgpool2d_backward(float *dx, const float *dy, int64_t B, int64_t S, int64_t C)
+{
+	float		div = S > 0 ? (float) S : 1.0f;
+
+	for (int64_t b = 0; b < B; b++)
+	{
+		const float *dyb = dy + b * C;
+		float	   *dxb = dx + b * S * C;
+
+		for (int64_t s = 0; s < S; s++)
+			for (int64_t c = 0; c < C; c++)
+				dxb[s * C + c] = dyb[c] / div;
+	}
+}

@@ -1,0 +1,363 @@
+/*-------------------------------------------------------------------------
+ *
+ * train.c
+ *	  The training loop, evaluation and prediction.
+ *
+ * One training step (dl_model_train_batch) reads top to bottom:
+ *	 1. zero the gradients
+ *	 2. forward in training mode (Dropout on, BatchNormalization on batch
+ *	    statistics, moving statistics updated)
+ *	 3. loss and dL/d(output), scaled by 1/B (Keras means over the batch)
+ *	 4. backward
+ *	 5. regularization gradients (trainable layers only)
+ *	 6. optimizer step over the trainable ranges
+ *	 7. divergence check
+ *
+ * Step 3 takes a fused path when the last op and the loss cancel:
+ *	 softmax + (sparse) categorical crossentropy:  dz = (p * sum(y) - y) / B
+ *	 sigmoid + binary crossentropy:                dz = (p - y) / (B * K)
+ * (what tf.keras computes from the logits); otherwise dl_loss_compute
+ * gives dL/dp and the last activation's backward is applied.  The
+ * reported loss always comes from dl_loss_compute and never includes the
+ * regularization term.
+ *
+ * IDENTIFICATION
+ *	  src/engine/train.c
+ *
+ *-------------------------------------------------------------------------
+ */
+#include <math.h>
+#include <string.h>
+
+#include "model_impl.h"
+
+static DlStatus
+check_batch_size(int64_t batch_size, DlError *err)
+{
+	if (batch_size < 1)
+	{
+		dl_error_set(err, DL_ERR_INVALID_ARGUMENT, "batch_size must be at least 1, got %lld",
+					 (long long) batch_size);
+		return dl_error_hint(err, "Pass a positive batch_size in fit_params, for example batch_size=32.");
+	}
+	return DL_OK;
+}
+
+static DlStatus
+check_trainable(const DlModel *m, DlError *err)
+{
+	if (m->grads == NULL || !m->has_optim)
+		return dl_error_set(err, DL_ERR_INVALID_ARGUMENT,
+							"model was built without an optimizer and cannot be trained");
+	return DL_OK;
+}
+
+/* Is the last op fused with the loss (see the file header)? */
+static bool
+loss_is_fused(const DlModelSpec *spec, DlLossKind loss)
+{
+	const DlLayer *l = &spec->layers[spec->n_layers - 1];
+
+	if (l->kind != DL_LAYER_DENSE && l->kind != DL_LAYER_CONV2D &&
+		l->kind != DL_LAYER_ACTIVATION)
+		return false;
+	if (l->activation == DL_ACT_SOFTMAX && spec->output_shape.rank == 1 &&
+		(loss == DL_LOSS_CATEGORICAL_CROSSENTROPY ||
+		 loss == DL_LOSS_SPARSE_CATEGORICAL_CROSSENTROPY))
+		return true;
+	return l->activation == DL_ACT_SIGMOID && loss == DL_LOSS_BINARY_CROSSENTROPY;
+}
+
+/*
+ * dz (B, K): gradient of the fused last op and loss, times scale.
+ *	 p (B, K) model output  y (B, K) or (B, 1) for the sparse loss
+ */
+static void
+fused_gradient(float *dz, DlLossKind loss, const float *p, const float *y, int64_t B,
+			   int64_t K, double scale)
+{
+	for (int64_t b = 0; b < B; b++)
+	{
+		const float *pb = p + b * K;
+		float	   *db = dz + b * K;
+
+		if (loss == DL_LOSS_SPARSE_CATEGORICAL_CROSSENTROPY)
+		{
+			int64_t		t = (int64_t) y[b];	/* checked by dl_loss_check_labels */
+
+			for (int64_t k = 0; k < K; k++)
+				db[k] = (float) (scale * pb[k]);
+			db[t] -= (float) scale;
+		}
+		else if (loss == DL_LOSS_CATEGORICAL_CROSSENTROPY)
+		{
+			const float *yb = y + b * K;
+			double		sum = 0.0;
+
+			for (int64_t k = 0; k < K; k++)
+				sum += yb[k];
+			for (int64_t k = 0; k < K; k++)
+				db[k] = (float) (scale * (pb[k] * sum - yb[k]));
+		}
+		else
+		{
+			const float *yb = y + b * K;
+
+			for (int64_t k = 0; k < K; k++)
+				db[k] = (float) (scale * (pb[k] - yb[k]) / (double) K);
+		}
+	}
+}
+
+/* g (n) += l1 * sign(w) + 2 * l2 * w, the gradient of l1*sum|w| + l2*sum w^2. */
+static void
+regularize(float *g, const float *w, size_t n, const DlRegularizer *r)
+{
+	if (r->l1 == 0.0 && r->l2 == 0.0)
+		return;
+	for (size_t i = 0; i < n; i++)
+	{
+		double		s = w[i] > 0.0f ? 1.0 : (w[i] < 0.0f ? -1.0 : 0.0);
+
+		g[i] += (float) (r->l1 * s + 2.0 * r->l2 * w[i]);
+	}
+}
+
+static void
+add_regularization(DlModel *m)
+{
+	const DlModelSpec *spec = m->spec;
+
+	for (int i = 0; i < spec->n_layers; i++)
+	{
+		const DlLayer *l = &spec->layers[i];
+		int64_t		c = dl_shape_last(&l->in_shape);
+		int64_t		out;
+		size_t		nk;
+
+		if (l->n_trainable == 0 ||
+			(l->kind != DL_LAYER_DENSE && l->kind != DL_LAYER_CONV2D))
+			continue;
+		out = l->kind == DL_LAYER_DENSE ? l->units : l->filters;
+		nk = (size_t) ((l->kind == DL_LAYER_DENSE ? 1 :
+						(int64_t) l->kernel_size[0] * l->kernel_size[1]) * c * out);
+		regularize(m->grads + l->param_offset, m->params + l->param_offset, nk, &l->kernel_reg);
+		if (l->use_bias)
+			regularize(m->grads + l->param_offset + nk, m->params + l->param_offset + nk,
+					   (size_t) out, &l->bias_reg);
+	}
+}
+
+/*
+ * Steps 1-5 of a training step; *out is the model output (B, K) of the
+ * forward pass (valid until the next forward).
+ */
+static DlStatus
+gradients(DlModel *m, const DlTrainConfig *cfg, const float *x, const float *y, int64_t B,
+		  double *loss_sum, const float **out, DlError *err)
+{
+	const DlModelSpec *spec = m->spec;
+	int64_t		K = dl_shape_size(&spec->output_shape);
+	bool		fused = loss_is_fused(spec, cfg->loss);
+	const float *p;
+	DlStatus	st;
+
+	if ((st = check_trainable(m, err)) != DL_OK ||
+		(st = check_batch_size(B, err)) != DL_OK ||
+		(st = dl_loss_check_labels(cfg->loss, y, B, K, err)) != DL_OK ||
+		(st = dl_model_workspace_reserve(m, B, err)) != DL_OK)
+		return st;
+
+	/* 1. zero the gradients (all of them: frozen layers' kernels add too) */
+	memset(m->grads, 0, m->n_params * sizeof(float));
+
+	/* 2. forward */
+	p = dl_model_forward(m, x, B, true);
+
+	/* 3. loss and its gradient */
+	if (fused)
+	{
+		*loss_sum = dl_loss_compute(cfg->loss, NULL, p, y, B, K, 1.0);
+		fused_gradient(m->grad_a, cfg->loss, p, y, B, K, 1.0 / (double) B);
+	}
+	else
+		*loss_sum = dl_loss_compute(cfg->loss, m->grad_a, p, y, B, K, 1.0 / (double) B);
+
+	/* 4. backward */
+	dl_model_backward(m, x, B, fused);
+
+	/* 5. regularization */
+	add_regularization(m);
+	*out = p;
+	return DL_OK;
+}
+
+DlStatus
+dl_model_compute_gradients(DlModel *m, const DlTrainConfig *cfg, const float *x,
+						   const float *y, int64_t B, double *loss_sum, DlError *err)
+{
+	const float *out;
+
+	return gradients(m, cfg, x, y, B, loss_sum, &out, err);
+}
+
+static DlStatus
+diverged(const DlModel *m, const char *what, double loss, DlError *err)
+{
+	dl_error_set(err, DL_ERR_DIVERGED, "training diverged: %s is %g at optimizer iteration %lld",
+				 what, loss, (long long) m->optim.iterations);
+	return dl_error_hint(err, "Lower the learning rate (for example by a factor of 10), scale the input features, or set clipnorm in the optimizer.");
+}
+
+DlStatus
+dl_model_train_batch(DlModel *m, const DlTrainConfig *cfg, const float *x, const float *y,
+					 int64_t B, DlBatchStats *stats, DlError *err)
+{
+	int64_t		K = dl_shape_size(&m->spec->output_shape);
+	double		loss;
+	double		metric = 0.0;
+	DlMetricKind mk = dl_metric_resolve(cfg->metric, cfg->loss, K);
+	const float *p;
+	DlStatus	st;
+
+	/* 1-5. gradients of the batch */
+	if ((st = gradients(m, cfg, x, y, B, &loss, &p, err)) != DL_OK)
+		return st;
+	if (!isfinite(loss))
+		return diverged(m, "loss", loss, err);	/* no step: weights stay finite */
+	if (mk != DL_METRIC_NONE)
+		metric = dl_metric_sum(mk, cfg->top_k, p, y, B, K);
+
+	/* 6. optimizer step */
+	dl_optim_step(&m->optim, m->params, m->grads, m->ranges, m->n_ranges);
+
+	/* 7. the step itself may overflow: check the updated weights (O(P)) */
+	for (int r = 0; r < m->n_ranges; r++)
+		for (size_t i = m->ranges[r].begin; i < m->ranges[r].end; i++)
+			if (!isfinite(m->params[i]))
+				return diverged(m, "a weight", (double) m->params[i], err);
+
+	if (stats != NULL)
+	{
+		stats->loss_sum += loss;
+		stats->metric_sum += metric;
+		stats->n += B;
+	}
+	return DL_OK;
+}
+
+DlStatus
+dl_model_train_epoch(DlModel *m, const DlTrainConfig *cfg, const float *x, const float *y,
+					 int64_t N, DlBatchStats *stats, DlError *err)
+{
+	int64_t		in_size = dl_shape_size(&m->spec->input_shape);
+	int64_t		yw = dl_loss_y_width(cfg->loss, dl_shape_size(&m->spec->output_shape));
+	int64_t		bs = cfg->batch_size;
+	DlStatus	st;
+
+	if ((st = check_trainable(m, err)) != DL_OK || (st = check_batch_size(bs, err)) != DL_OK)
+		return st;
+	if (N <= 0)
+		return DL_OK;
+
+	/* reserve once, before gathering into the workspace */
+	if ((st = dl_model_workspace_reserve(m, bs < N ? bs : N, err)) != DL_OK)
+		return st;
+	if (cfg->shuffle)
+	{
+		if ((st = dl_model_perm_reserve(m, N, err)) != DL_OK)
+			return st;
+		for (int64_t i = 0; i < N; i++)
+			m->perm[i] = i;
+		dl_rng_shuffle_i64(&m->rng, m->perm, N);
+	}
+
+	for (int64_t start = 0; start < N; start += bs)
+	{
+		int64_t		B = N - start < bs ? N - start : bs;
+		const float *xb = x + start * in_size;
+		const float *yb = y + start * yw;
+
+		if (start > 0 && cfg->between_batches != NULL)
+			cfg->between_batches(cfg->between_batches_arg);
+		if (cfg->shuffle)
+		{
+			/* gather the mini-batch into contiguous buffers */
+			for (int64_t b = 0; b < B; b++)
+			{
+				int64_t		s = m->perm[start + b];
+
+				memcpy(m->batch_x + b * in_size, x + s * in_size, (size_t) in_size * sizeof(float));
+				memcpy(m->batch_y + b * yw, y + s * yw, (size_t) yw * sizeof(float));
+			}
+			xb = m->batch_x;
+			yb = m->batch_y;
+		}
+		if ((st = dl_model_train_batch(m, cfg, xb, yb, B, stats, err)) != DL_OK)
+			return st;
+	}
+	return DL_OK;
+}
+
+DlStatus
+dl_model_evaluate(DlModel *m, const DlTrainConfig *cfg, const float *x, const float *y,
+				  int64_t N, DlBatchStats *stats, DlError *err)
+{
+	int64_t		in_size = dl_shape_size(&m->spec->input_shape);
+	int64_t		K = dl_shape_size(&m->spec->output_shape);
+	int64_t		yw = dl_loss_y_width(cfg->loss, K);
+	int64_t		bs = cfg->batch_size;
+	DlMetricKind mk = dl_metric_resolve(cfg->metric, cfg->loss, K);
+	DlStatus	st;
+
+	if ((st = check_batch_size(bs, err)) != DL_OK)
+		return st;
+	if (N <= 0)
+		return DL_OK;
+	if ((st = dl_model_workspace_reserve(m, bs < N ? bs : N, err)) != DL_OK)
+		return st;
+	for (int64_t start = 0; start < N; start += bs)
+	{
+		int64_t		B = N - start < bs ? N - start : bs;
+		const float *yb = y + start * yw;
+		const float *p;
+
+		if (start > 0 && cfg->between_batches != NULL)
+			cfg->between_batches(cfg->between_batches_arg);
+		if ((st = dl_loss_check_labels(cfg->loss, yb, B, K, err)) != DL_OK)
+			return st;
+		p = dl_model_forward(m, x + start * in_size, B, false);
+		if (stats != NULL)
+		{
+			stats->loss_sum += dl_loss_compute(cfg->loss, NULL, p, yb, B, K, 1.0);
+			if (mk != DL_METRIC_NONE)
+				stats->metric_sum += dl_metric_sum(mk, cfg->top_k, p, yb, B, K);
+			stats->n += B;
+		}
+	}
+	return DL_OK;
+}
+
+DlStatus
+dl_model_predict(DlModel *m, float *out, const float *x, int64_t N, int64_t batch_size,
+				 DlError *err)
+{
+	int64_t		in_size = dl_shape_size(&m->spec->input_shape);
+	int64_t		K = dl_shape_size(&m->spec->output_shape);
+	DlStatus	st;
+
+	if ((st = check_batch_size(batch_size, err)) != DL_OK)
+		return st;
+	if (N <= 0)
+		return DL_OK;
+	if ((st = dl_model_workspace_reserve(m, batch_size < N ? batch_size : N, err)) != DL_OK)
+		return st;
+	for (int64_t start = 0; start < N; start += batch_size)
+	{
+		int64_t		B = N - start < batch_size ? N - start : batch_size;
+		const float *p = dl_model_forward(m, x + start * in_size, B, false);
+
+		memcpy(out + start * K, p, (size_t) (B * K) * sizeof(float));
+	}
+	return DL_OK;
+}

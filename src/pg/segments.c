@@ -1,0 +1,961 @@
+/*-------------------------------------------------------------------------
+ *
+ * segments.c
+ *	  Virtual segments on PostgreSQL: persistent parallel workers, each
+ *	  owning one partition of a packed table (see segments.h).
+ *
+ * Shared memory (one DSM segment of the ParallelContext) holds:
+ *	 DlSegControl   the command board: a spinlock-protected generation
+ *	                counter, one command and one statistics record per
+ *	                segment, the generation each segment last finished,
+ *	                and two condition variables (work for workers, done
+ *	                for the leader);
+ *	 text           table and column names, architectures and parameter
+ *	                strings, NUL-terminated, addressed by offset;
+ *	 slot lengths   and the state slots themselves (n_slots * slot_size).
+ *
+ * A round (dl_seg_run):
+ *	 leader: write cmd[k] for every k, generation++, broadcast "work";
+ *	         run its own segments (those no worker took), one by one;
+ *	         sleep on "done" until every worker segment has
+ *	         done_gen == generation, re-throwing worker ERRORs
+ *	         (CHECK_FOR_INTERRUPTS) and noticing dead workers.
+ *	 worker: sleep on "work" until the generation changes; run its
+ *	         command; set done_gen; broadcast "done".
+ * Slot ownership: a slot is written only by the segment whose command
+ * names it during a round, and by the leader between rounds.  The
+ * spinlock around the generation and done_gen gives the memory barriers.
+ *
+ * The per-segment step (segment_execute) is the same function in the
+ * leader and in the workers, and it depends only on the command, the
+ * slot's bytes and the segment's partition, so the results do not depend
+ * on which process ran a segment.
+ *
+ * IDENTIFICATION
+ *	  src/pg/segments.c
+ *
+ *-------------------------------------------------------------------------
+ */
+#include "postgres.h"
+
+#include <unistd.h>
+
+#include "access/parallel.h"
+#include "access/xact.h"
+#include "catalog/pg_type.h"
+#include "common/int.h"
+#include "executor/spi.h"
+#include "fmgr.h"
+#include "lib/stringinfo.h"
+#include "miscadmin.h"
+#include "portability/instr_time.h"
+#include "postmaster/bgworker.h"
+#include "storage/condition_variable.h"
+#include "storage/shm_toc.h"
+#include "storage/spin.h"
+#include "utils/builtins.h"
+#include "utils/lsyscache.h"
+#include "utils/memutils.h"
+#include "utils/wait_event.h"
+
+#include "madlib_dl/dl_blob.h"
+
+#include "pg_buffer.h"
+#include "pg_glue.h"
+#include "pg_model.h"
+#include "segments.h"
+
+/* shm_toc keys */
+#define DL_SEG_KEY_CONTROL	UINT64CONST(0xD15E000000000001)
+#define DL_SEG_KEY_TEXT		UINT64CONST(0xD15E000000000002)
+#define DL_SEG_KEY_MODELS	UINT64CONST(0xD15E000000000003)
+#define DL_SEG_KEY_SLOTLEN	UINT64CONST(0xD15E000000000004)
+#define DL_SEG_KEY_SLOTS	UINT64CONST(0xD15E000000000005)
+
+/* How long the leader sleeps before it looks for dead workers again (ms). */
+#define DL_SEG_POLL_MS 100
+
+/* Offsets of one model's strings in the text area; -1 for NULL. */
+typedef struct DlSegModelText
+{
+	int64		arch;
+	int64		compile;
+	int64		fit;
+} DlSegModelText;
+
+typedef struct DlSegControl
+{
+	slock_t		mutex;			/* protects generation, cmd, done_gen */
+	ConditionVariable cv_work;	/* leader -> workers: new generation */
+	ConditionVariable cv_done;	/* workers -> leader: a segment finished */
+	uint64		generation;		/* round counter, 0 before the first round */
+	uint64		done_gen[DL_SEG_MAX];	/* round a segment last finished */
+	DlSegCommand cmd[DL_SEG_MAX];
+	DlSegStats	stats[DL_SEG_MAX];
+	int64		part_rows[DL_SEG_MAX];	/* training rows per segment */
+
+	/* the job, fixed at start */
+	int			nseg;
+	int			n_models;
+	int			n_slots;
+	Size		slot_size;		/* bytes per slot (MAXALIGNed stride) */
+	Oid			source;
+	Oid			validation;
+	bool		by_dist_key;	/* training partition by __dist_key__ */
+	int64		x_col;			/* offsets into the text area */
+	int64		y_col;
+	int64		val_x_col;
+	int64		val_y_col;
+} DlSegControl;
+
+/* One partition in process memory. */
+typedef struct DlSegPartition
+{
+	bool		loaded;
+	int64		n;				/* N, samples */
+	int64		x_width;		/* floats per sample */
+	int64		y_width;		/* classes */
+	float	   *x;				/* (N, x_width) */
+	float	   *y;				/* (N, y_width), one-hot */
+	float	   *y_index;		/* (N, 1) class index, made for sparse losses */
+} DlSegPartition;
+
+/* Per-process view of a job: shared pointers plus local models and data. */
+typedef struct DlSegLocal
+{
+	DlSegControl *ctl;
+	const char *text;
+	const DlSegModelText *mtext;
+	Size	   *slot_len;		/* (n_slots) */
+	uint8	   *slots;			/* (n_slots * slot_size) */
+	MemoryContext cxt;			/* models and partitions */
+	DlPgModel **models;			/* (n_models), built on first use */
+	DlSegPartition train[DL_SEG_MAX];
+	DlSegPartition val[DL_SEG_MAX];
+} DlSegLocal;
+
+struct DlSegments
+{
+	ParallelContext *pcxt;
+	DlSegLocal	local;
+	int			nlaunched;
+	MemoryContext cxt;
+};
+
+/* ---------------------------------------------------------------------
+ * Small helpers
+ * --------------------------------------------------------------------- */
+
+static uint64
+splitmix64(uint64 x)
+{
+	x += UINT64CONST(0x9E3779B97F4A7C15);
+	x = (x ^ (x >> 30)) * UINT64CONST(0xBF58476D1CE4E5B9);
+	x = (x ^ (x >> 27)) * UINT64CONST(0x94D049BB133111EB);
+	return x ^ (x >> 31);
+}
+
+uint64
+dl_seg_shuffle_seed(uint64 seed, int64 iteration, int segment)
+{
+	uint64		h = splitmix64(seed);
+
+	h = splitmix64(h ^ (uint64) iteration);
+	return splitmix64(h ^ (uint64) (int64) segment);
+}
+
+int
+dl_seg_default_count(void)
+{
+	long		cpus = sysconf(_SC_NPROCESSORS_ONLN);
+	int			n;
+
+	if (cpus < 1)
+		cpus = 1;
+	n = (int) Min(cpus, (long) max_parallel_workers);
+	return Max(1, Min(n, DL_SEG_MAX));
+}
+
+PG_FUNCTION_INFO_V1(madlib_dl__default_num_segments);
+
+/* SQL madlib_dl._default_num_segments() RETURNS int */
+Datum
+madlib_dl__default_num_segments(PG_FUNCTION_ARGS)
+{
+	PG_RETURN_INT32(dl_seg_default_count());
+}
+
+static const char *
+text_at(const DlSegLocal *l, int64 off)
+{
+	return off < 0 ? NULL : l->text + off;
+}
+
+static char *
+relation_sql_name(Oid rel)
+{
+	char	   *relname = get_rel_name(rel);
+	char	   *nspname;
+
+	if (relname == NULL)
+		ereport(ERROR,
+				(errcode(ERRCODE_UNDEFINED_TABLE),
+				 errmsg("relation with OID %u does not exist", rel),
+				 errhint("The table was dropped while the function ran; run it again.")));
+	nspname = get_namespace_name(get_rel_namespace(rel));
+	return quote_qualified_identifier(nspname, relname);
+}
+
+/* ---------------------------------------------------------------------
+ * Loading partitions
+ * --------------------------------------------------------------------- */
+
+typedef struct LoadContext
+{
+	const char *relname;
+	int			seg;
+	int			buffer_id;		/* -1 before the first row */
+} LoadContext;
+
+static void
+load_error_callback(void *arg)
+{
+	LoadContext *lc = (LoadContext *) arg;
+
+	if (lc->buffer_id >= 0)
+		errcontext("reading buffer %d of table %s for segment %d",
+				   lc->buffer_id, lc->relname, lc->seg);
+	else
+		errcontext("reading table %s for segment %d", lc->relname, lc->seg);
+}
+
+/* Multiply with overflow check for partition sizes. */
+static int64
+checked_mul(int64 a, int64 b, const char *what)
+{
+	int64		r;
+
+	if (pg_mul_s64_overflow(a, b, &r))
+		ereport(ERROR,
+				(errcode(ERRCODE_PROGRAM_LIMIT_EXCEEDED),
+				 errmsg("%s is too large: " INT64_FORMAT " x " INT64_FORMAT, what, a, b)));
+	return r;
+}
+
+/*
+ * Read one segment's buffers of rel, in buffer_id order, into p (memory in
+ * cxt).  Two read-only passes under the same snapshot: shapes first, to
+ * size the arrays exactly, then the data.  by_dist_key selects rows by
+ * __dist_key__ = seg, otherwise by buffer_id % nseg = seg.  Plans are not
+ * parallel (cursor options 0), so the leader, already in parallel mode,
+ * starts no nested workers.
+ */
+static void
+load_partition(DlSegPartition *p, Oid rel, const char *x_col, const char *y_col,
+			   bool by_dist_key, int seg, int nseg, MemoryContext cxt)
+{
+	StringInfoData shapes_sql;
+	StringInfoData data_sql;
+	char	   *relsql = relation_sql_name(rel);
+	char	   *xs = psprintf("%s_shape", x_col);
+	char	   *ys = psprintf("%s_shape", y_col);
+	const char *where = by_dist_key ? "__dist_key__ = $1" : "buffer_id % $2 = $1";
+	Oid			argtypes[2] = {INT4OID, INT4OID};
+	Datum		args[2] = {Int32GetDatum(seg), Int32GetDatum(nseg)};
+	LoadContext lc;
+	ErrorContextCallback errcb;
+	Portal		portal;
+	int64		total = 0;
+	int64		x_width = -1;
+	int64		y_width = -1;
+	int64		offset;
+
+	lc.relname = relsql;
+	lc.seg = seg;
+	lc.buffer_id = -1;
+	errcb.callback = load_error_callback;
+	errcb.arg = &lc;
+	errcb.previous = error_context_stack;
+	error_context_stack = &errcb;
+
+	initStringInfo(&shapes_sql);
+	appendStringInfo(&shapes_sql, "SELECT %s, %s, buffer_id FROM %s WHERE %s ORDER BY buffer_id",
+					 quote_identifier(xs), quote_identifier(ys), relsql, where);
+	initStringInfo(&data_sql);
+	appendStringInfo(&data_sql, "SELECT %s, %s, %s, %s, buffer_id FROM %s WHERE %s ORDER BY buffer_id",
+					 quote_identifier(x_col), quote_identifier(y_col),
+					 quote_identifier(xs), quote_identifier(ys), relsql, where);
+
+	if (SPI_connect() != SPI_OK_CONNECT)
+		elog(ERROR, "madlib_dl: SPI_connect failed");
+
+	/* pass 1: shapes */
+	portal = SPI_cursor_open_with_args(NULL, shapes_sql.data, 2, argtypes, args, NULL, true, 0);
+	for (;;)
+	{
+		bool		isnull;
+		int64		xd[DL_MAX_RANK + 1];
+		int64		yd[2];
+		int			nx;
+		int			ny;
+		int64		w = 1;
+		HeapTuple	tup;
+		TupleDesc	desc;
+
+		CHECK_FOR_INTERRUPTS();
+		SPI_cursor_fetch(portal, true, 1);
+		if (SPI_processed == 0)
+			break;
+		tup = SPI_tuptable->vals[0];
+		desc = SPI_tuptable->tupdesc;
+		lc.buffer_id = DatumGetInt32(SPI_getbinval(tup, desc, 3, &isnull));
+		if (isnull)
+			ereport(ERROR, (errcode(ERRCODE_NULL_VALUE_NOT_ALLOWED),
+							errmsg("buffer_id is NULL")));
+		{
+			Datum		d = SPI_getbinval(tup, desc, 1, &isnull);
+
+			if (isnull)
+				ereport(ERROR, (errcode(ERRCODE_NULL_VALUE_NOT_ALLOWED),
+								errmsg("column \"%s\" is NULL", xs)));
+			nx = dl_pg_read_shape(DatumGetArrayTypeP(d), xd, DL_MAX_RANK + 1, xs);
+			d = SPI_getbinval(tup, desc, 2, &isnull);
+			if (isnull)
+				ereport(ERROR, (errcode(ERRCODE_NULL_VALUE_NOT_ALLOWED),
+								errmsg("column \"%s\" is NULL", ys)));
+			ny = dl_pg_read_shape(DatumGetArrayTypeP(d), yd, 2, ys);
+		}
+		if (nx < 2 || ny != 2 || xd[0] != yd[0])
+			ereport(ERROR,
+					(errcode(ERRCODE_DATA_EXCEPTION),
+					 errmsg("buffer shapes do not match: %s has %d values and %s has %d, with " INT64_FORMAT " and " INT64_FORMAT " rows",
+							xs, nx, ys, ny, xd[0], ny > 0 ? yd[0] : (int64) 0),
+					 errhint("Preprocess the data again with training_preprocessor_dl.")));
+		for (int i = 1; i < nx; i++)
+			w = checked_mul(w, xd[i], "sample size");
+		if (x_width < 0)
+		{
+			x_width = w;
+			y_width = yd[1];
+		}
+		else if (w != x_width || yd[1] != y_width)
+			ereport(ERROR,
+					(errcode(ERRCODE_DATA_EXCEPTION),
+					 errmsg("buffers have different sample sizes: " INT64_FORMAT " and " INT64_FORMAT " values, " INT64_FORMAT " and " INT64_FORMAT " classes",
+							x_width, w, y_width, yd[1]),
+					 errhint("Preprocess the data again with training_preprocessor_dl.")));
+		if (pg_add_s64_overflow(total, xd[0], &total))
+			ereport(ERROR, (errcode(ERRCODE_PROGRAM_LIMIT_EXCEEDED),
+							errmsg("too many rows in one segment")));
+		SPI_freetuptable(SPI_tuptable);
+	}
+	SPI_cursor_close(portal);
+	lc.buffer_id = -1;
+
+	memset(p, 0, sizeof(*p));
+	p->loaded = true;
+	p->n = total;
+	p->x_width = Max(x_width, 0);
+	p->y_width = Max(y_width, 0);
+	if (total > 0)
+	{
+		int64		xbytes = checked_mul(checked_mul(total, x_width, "partition"), sizeof(float), "partition");
+		int64		ybytes = checked_mul(checked_mul(total, y_width, "partition"), sizeof(float), "partition");
+
+		if ((uint64) xbytes > MaxAllocHugeSize || (uint64) ybytes > MaxAllocHugeSize)
+			ereport(ERROR, (errcode(ERRCODE_PROGRAM_LIMIT_EXCEEDED),
+							errmsg("segment %d holds " INT64_FORMAT " bytes of data, more than one process can hold", seg, xbytes),
+							errhint("Preprocess with distribution_rules giving more segments.")));
+		p->x = MemoryContextAllocExtended(cxt, xbytes, MCXT_ALLOC_HUGE);
+		p->y = MemoryContextAllocExtended(cxt, ybytes, MCXT_ALLOC_HUGE);
+	}
+
+	/* pass 2: data, same snapshot and order */
+	offset = 0;
+	portal = SPI_cursor_open_with_args(NULL, data_sql.data, 2, argtypes, args, NULL, true, 0);
+	for (;;)
+	{
+		bool		isnull;
+		HeapTuple	tup;
+		TupleDesc	desc;
+		Datum		d;
+		bytea	   *xb;
+		bytea	   *yb;
+		int64		xd[DL_MAX_RANK + 1];
+		int64		n;
+		float	   *fx;
+		float	   *fy;
+
+		CHECK_FOR_INTERRUPTS();
+		SPI_cursor_fetch(portal, true, 1);
+		if (SPI_processed == 0)
+			break;
+		tup = SPI_tuptable->vals[0];
+		desc = SPI_tuptable->tupdesc;
+		lc.buffer_id = DatumGetInt32(SPI_getbinval(tup, desc, 5, &isnull));
+		d = SPI_getbinval(tup, desc, 3, &isnull);
+		(void) dl_pg_read_shape(DatumGetArrayTypeP(d), xd, DL_MAX_RANK + 1, xs);
+		n = xd[0];
+		if (offset + n > total)
+			elog(ERROR, "madlib_dl: partition grew between two reads of one snapshot");
+		d = SPI_getbinval(tup, desc, 1, &isnull);
+		if (isnull)
+			ereport(ERROR, (errcode(ERRCODE_NULL_VALUE_NOT_ALLOWED),
+							errmsg("column \"%s\" is NULL", x_col)));
+		xb = DatumGetByteaPP(d);
+		d = SPI_getbinval(tup, desc, 2, &isnull);
+		if (isnull)
+			ereport(ERROR, (errcode(ERRCODE_NULL_VALUE_NOT_ALLOWED),
+							errmsg("column \"%s\" is NULL", y_col)));
+		yb = DatumGetByteaPP(d);
+		if (n > 0)
+		{
+			fx = dl_pg_decode_x(xb, n, x_width, CurrentMemoryContext);
+			fy = dl_pg_decode_y(yb, n, y_width, CurrentMemoryContext);
+			memcpy(p->x + offset * x_width, fx, (Size) (n * x_width) * sizeof(float));
+			memcpy(p->y + offset * y_width, fy, (Size) (n * y_width) * sizeof(float));
+			pfree(fx);
+			pfree(fy);
+		}
+		if ((Pointer) xb != DatumGetPointer(SPI_getbinval(tup, desc, 1, &isnull)))
+			pfree(xb);
+		if ((Pointer) yb != DatumGetPointer(SPI_getbinval(tup, desc, 2, &isnull)))
+			pfree(yb);
+		offset += n;
+		SPI_freetuptable(SPI_tuptable);
+	}
+	SPI_cursor_close(portal);
+	if (offset != total)
+		elog(ERROR, "madlib_dl: partition shrank between two reads of one snapshot");
+	SPI_finish();
+
+	error_context_stack = errcb.previous;
+}
+
+/* The class index of every sample, for sparse losses: argmax of the one-hot row. */
+static const float *
+partition_y_index(DlSegPartition *p, MemoryContext cxt)
+{
+	if (p->y_index == NULL && p->n > 0)
+	{
+		p->y_index = MemoryContextAllocExtended(cxt, (Size) p->n * sizeof(float), MCXT_ALLOC_HUGE);
+		for (int64 i = 0; i < p->n; i++)
+		{
+			const float *row = p->y + i * p->y_width;
+			int64		best = 0;
+
+			for (int64 k = 1; k < p->y_width; k++)
+				if (row[k] > row[best])
+					best = k;
+			p->y_index[i] = (float) best;
+		}
+	}
+	return p->y_index;
+}
+
+/* ---------------------------------------------------------------------
+ * The per-segment step, shared by leader and workers
+ * --------------------------------------------------------------------- */
+
+typedef struct ExecContext
+{
+	int			seg;
+	const DlSegCommand *cmd;
+} ExecContext;
+
+static void
+exec_error_callback(void *arg)
+{
+	ExecContext *ec = (ExecContext *) arg;
+
+	errcontext("%s on segment %d, iteration " INT64_FORMAT,
+			   ec->cmd->kind == DL_SEG_CMD_TRAIN ? "training" : "evaluating",
+			   ec->seg, ec->cmd->iteration);
+}
+
+static DlPgModel *
+local_model(DlSegLocal *l, int model)
+{
+	if (model < 0 || model >= l->ctl->n_models)
+		elog(ERROR, "madlib_dl: command names model %d of %d", model, l->ctl->n_models);
+	if (l->models[model] == NULL)
+	{
+		const DlSegModelText *mt = &l->mtext[model];
+		const char *arch = text_at(l, mt->arch);
+
+		l->models[model] = dl_pg_model_build(arch, strlen(arch), text_at(l, mt->compile),
+											 text_at(l, mt->fit), l->cxt);
+	}
+	return l->models[model];
+}
+
+/* y of partition p in the layout the loss of m wants. */
+static const float *
+partition_y(DlSegLocal *l, DlSegPartition *p, const DlTrainConfig *cfg)
+{
+	if (dl_loss_y_width(cfg->loss, p->y_width) == 1 && p->y_width > 1)
+		return partition_y_index(p, l->cxt);
+	return p->y;
+}
+
+static void
+check_partition(const DlPgModel *m, const DlSegPartition *p, const char *what)
+{
+	if (p->n > 0 && (p->x_width != dl_pg_model_input_size(m) ||
+					 p->y_width != dl_pg_model_output_width(m)))
+		ereport(ERROR,
+				(errcode(ERRCODE_DATA_EXCEPTION),
+				 errmsg("%s data has " INT64_FORMAT " values and " INT64_FORMAT " classes per sample, the model takes " INT64_FORMAT " and gives " INT64_FORMAT,
+						what, p->x_width, p->y_width, dl_pg_model_input_size(m),
+						dl_pg_model_output_width(m)),
+				 errhint("Use an architecture that matches the preprocessed data.")));
+}
+
+static void
+segment_execute(DlSegLocal *l, int seg, const DlSegCommand *cmd, DlSegStats *out)
+{
+	DlSegControl *ctl = l->ctl;
+	ExecContext ec;
+	ErrorContextCallback errcb;
+	DlPgModel  *m;
+	DlTrainConfig cfg;
+	DlError		err;
+	DlSegPartition *tp = &l->train[seg];
+	uint8	   *slot;
+	instr_time	start;
+	instr_time	dur;
+	DlSegStats	st;
+
+	if (cmd->kind != DL_SEG_CMD_TRAIN && cmd->kind != DL_SEG_CMD_EVAL)
+		return;
+	if (cmd->slot < 0 || cmd->slot >= ctl->n_slots)
+		elog(ERROR, "madlib_dl: command names slot %d of %d", cmd->slot, ctl->n_slots);
+	if (!tp->loaded)
+		elog(ERROR, "madlib_dl: segment %d has no partition in this process", seg);
+
+	ec.seg = seg;
+	ec.cmd = cmd;
+	errcb.callback = exec_error_callback;
+	errcb.arg = &ec;
+	errcb.previous = error_context_stack;
+	error_context_stack = &errcb;
+
+	INSTR_TIME_SET_CURRENT(start);
+	memset(&st, 0, sizeof(st));
+	dl_error_clear(&err);
+	m = local_model(l, cmd->model);
+	dl_pg_model_train_config(m, &cfg);
+	slot = l->slots + (Size) cmd->slot * ctl->slot_size;
+	dl_pg_check(dl_blob_read(m->model, slot, l->slot_len[cmd->slot], NULL, &err), &err);
+	check_partition(m, tp, "training");
+
+	if (cmd->kind == DL_SEG_CMD_TRAIN)
+	{
+		if (tp->n > 0)
+		{
+			DlBatchStats bs = {0};
+			const float *y = partition_y(l, tp, &cfg);
+			size_t		need;
+
+			dl_model_seed_rng(m->model, dl_seg_shuffle_seed(m->fit.seed, cmd->iteration, seg));
+			for (int e = 0; e < m->fit.epochs; e++)
+				dl_pg_check(dl_model_train_epoch(m->model, &cfg, tp->x, y, tp->n, &bs, &err), &err);
+			dl_pg_check(dl_blob_size(m->model, &need, &err), &err);
+			if (need > ctl->slot_size)
+				elog(ERROR, "madlib_dl: model state of %zu bytes does not fit a slot of %zu", need, ctl->slot_size);
+			dl_pg_check(dl_blob_write(m->model, bs.n, slot, ctl->slot_size, &err), &err);
+			l->slot_len[cmd->slot] = need;
+			st.train_loss_sum = bs.loss_sum;
+			st.train_metric_sum = bs.metric_sum;
+			st.train_n = bs.n;
+			st.samples_seen = bs.n;
+		}
+		/* an empty partition leaves the state as it is: samples_seen 0 */
+	}
+	else
+	{
+		DlBatchStats bs = {0};
+
+		if (tp->n > 0)
+			dl_pg_check(dl_model_evaluate(m->model, &cfg, tp->x, partition_y(l, tp, &cfg),
+										  tp->n, &bs, &err), &err);
+		st.train_loss_sum = bs.loss_sum;
+		st.train_metric_sum = bs.metric_sum;
+		st.train_n = bs.n;
+		if (OidIsValid(ctl->validation))
+		{
+			DlSegPartition *vp = &l->val[seg];
+			DlBatchStats vs = {0};
+
+			check_partition(m, vp, "validation");
+			if (vp->n > 0)
+				dl_pg_check(dl_model_evaluate(m->model, &cfg, vp->x, partition_y(l, vp, &cfg),
+											  vp->n, &vs, &err), &err);
+			st.val_loss_sum = vs.loss_sum;
+			st.val_metric_sum = vs.metric_sum;
+			st.val_n = vs.n;
+		}
+	}
+	INSTR_TIME_SET_CURRENT(dur);
+	INSTR_TIME_SUBTRACT(dur, start);
+	st.seconds = INSTR_TIME_GET_DOUBLE(dur);
+	*out = st;
+
+	error_context_stack = errcb.previous;
+}
+
+/* Load segment seg's training (and validation) partitions into l. */
+static void
+local_load(DlSegLocal *l, int seg)
+{
+	DlSegControl *ctl = l->ctl;
+	instr_time	start;
+	instr_time	dur;
+
+	INSTR_TIME_SET_CURRENT(start);
+
+	load_partition(&l->train[seg], ctl->source, text_at(l, ctl->x_col), text_at(l, ctl->y_col),
+				   ctl->by_dist_key, seg, ctl->nseg, l->cxt);
+	if (OidIsValid(ctl->validation))
+		load_partition(&l->val[seg], ctl->validation, text_at(l, ctl->val_x_col),
+					   text_at(l, ctl->val_y_col), false, seg, ctl->nseg, l->cxt);
+	ctl->part_rows[seg] = l->train[seg].n;
+	INSTR_TIME_SET_CURRENT(dur);
+	INSTR_TIME_SUBTRACT(dur, start);
+	elog(DEBUG1, "madlib_dl: segment %d loaded " INT64_FORMAT " training rows in %.3f s",
+		 seg, l->train[seg].n, INSTR_TIME_GET_DOUBLE(dur));
+}
+
+/* Attach l to the shared areas in toc. */
+static void
+local_attach(DlSegLocal *l, shm_toc *toc, MemoryContext cxt)
+{
+	memset(l, 0, sizeof(*l));
+	l->ctl = shm_toc_lookup(toc, DL_SEG_KEY_CONTROL, false);
+	l->text = shm_toc_lookup(toc, DL_SEG_KEY_TEXT, false);
+	l->mtext = shm_toc_lookup(toc, DL_SEG_KEY_MODELS, false);
+	l->slot_len = shm_toc_lookup(toc, DL_SEG_KEY_SLOTLEN, false);
+	l->slots = shm_toc_lookup(toc, DL_SEG_KEY_SLOTS, false);
+	l->cxt = cxt;
+	l->models = MemoryContextAllocZero(cxt, sizeof(DlPgModel *) * l->ctl->n_models);
+}
+
+/* ---------------------------------------------------------------------
+ * Worker side
+ * --------------------------------------------------------------------- */
+
+void
+dl_segment_worker_main(dsm_segment *seg, shm_toc *toc)
+{
+	MemoryContext cxt;
+	DlSegLocal	local;
+	DlSegControl *ctl;
+	int			me = ParallelWorkerNumber;
+	uint64		seen = 0;
+
+	elog(DEBUG1, "madlib_dl: worker for segment %d started", me);
+	dl_pg_set_blas_threads();
+	cxt = AllocSetContextCreate(CurrentMemoryContext, "madlib_dl segment worker",
+								ALLOCSET_DEFAULT_SIZES);
+	local_attach(&local, toc, cxt);
+	ctl = local.ctl;
+	if (me < 0 || me >= ctl->nseg)
+		elog(ERROR, "madlib_dl: parallel worker number %d out of range for %d segments", me, ctl->nseg);
+
+	local_load(&local, me);
+
+	for (;;)
+	{
+		uint64		gen;
+		DlSegCommand cmd;
+
+		SpinLockAcquire(&ctl->mutex);
+		gen = ctl->generation;
+		cmd = ctl->cmd[me];
+		SpinLockRelease(&ctl->mutex);
+		if (gen == seen)
+		{
+			ConditionVariableSleep(&ctl->cv_work, PG_WAIT_EXTENSION);
+			continue;
+		}
+		ConditionVariableCancelSleep();
+		seen = gen;
+		if (cmd.kind == DL_SEG_CMD_EXIT)
+			break;
+
+		segment_execute(&local, me, &cmd, &ctl->stats[me]);
+
+		SpinLockAcquire(&ctl->mutex);
+		ctl->done_gen[me] = gen;
+		SpinLockRelease(&ctl->mutex);
+		ConditionVariableBroadcast(&ctl->cv_done);
+	}
+	MemoryContextDelete(cxt);
+	elog(DEBUG1, "madlib_dl: worker for segment %d exits", me);
+}
+
+/* ---------------------------------------------------------------------
+ * Leader side
+ * --------------------------------------------------------------------- */
+
+static int64
+text_put(char *area, Size *used, const char *s)
+{
+	int64		off;
+	Size		len;
+
+	if (s == NULL)
+		return -1;
+	off = (int64) *used;
+	len = strlen(s) + 1;
+	memcpy(area + *used, s, len);
+	*used += len;
+	return off;
+}
+
+static Size
+text_need(const char *s)
+{
+	return s == NULL ? 0 : strlen(s) + 1;
+}
+
+DlSegments *
+dl_seg_start(const DlSegSetup *setup, MemoryContext cxt)
+{
+	MemoryContext scxt;
+	MemoryContext old;
+	DlSegments *s;
+	ParallelContext *pcxt;
+	DlSegControl *ctl;
+	char	   *text;
+	DlSegModelText *mtext;
+	Size	   *slot_len;
+	uint8	   *slots;
+	Size		text_size = 0;
+	Size		stride;
+	Size		slots_size;
+	Size		used = 0;
+
+	if (setup->nseg < 1 || setup->nseg > DL_SEG_MAX)
+		ereport(ERROR,
+				(errcode(ERRCODE_INVALID_PARAMETER_VALUE),
+				 errmsg("number of segments %d is out of range", setup->nseg),
+				 errhint("Use 1 to %d segments (distribution_rules of the preprocessor).", DL_SEG_MAX)));
+	if (setup->n_models < 1 || setup->n_models > DL_SEG_MAX_MODELS || setup->n_slots < 1)
+		elog(ERROR, "madlib_dl: bad segment job (%d models, %d slots)", setup->n_models, setup->n_slots);
+
+	/* sizes, overflow-checked (add_size/mul_size ERROR on overflow) */
+	text_size = add_size(text_size, text_need(setup->x_col));
+	text_size = add_size(text_size, text_need(setup->y_col));
+	text_size = add_size(text_size, text_need(setup->val_x_col));
+	text_size = add_size(text_size, text_need(setup->val_y_col));
+	for (int i = 0; i < setup->n_models; i++)
+	{
+		text_size = add_size(text_size, text_need(setup->models[i].arch_json));
+		text_size = add_size(text_size, text_need(setup->models[i].compile_params));
+		text_size = add_size(text_size, text_need(setup->models[i].fit_params));
+	}
+	text_size = Max(text_size, 1);
+	stride = MAXALIGN(setup->slot_size);
+	slots_size = mul_size(stride, (Size) setup->n_slots);
+
+	scxt = AllocSetContextCreate(cxt, "madlib_dl segments", ALLOCSET_DEFAULT_SIZES);
+	old = MemoryContextSwitchTo(scxt);
+	s = palloc0(sizeof(DlSegments));
+	s->cxt = scxt;
+
+	EnterParallelMode();
+	pcxt = CreateParallelContext("madlib_dl", "dl_segment_worker_main", setup->nseg);
+	shm_toc_estimate_chunk(&pcxt->estimator, sizeof(DlSegControl));
+	shm_toc_estimate_chunk(&pcxt->estimator, text_size);
+	shm_toc_estimate_chunk(&pcxt->estimator, mul_size(sizeof(DlSegModelText), setup->n_models));
+	shm_toc_estimate_chunk(&pcxt->estimator, mul_size(sizeof(Size), setup->n_slots));
+	shm_toc_estimate_chunk(&pcxt->estimator, slots_size);
+	shm_toc_estimate_keys(&pcxt->estimator, 5);
+	InitializeParallelDSM(pcxt);
+	s->pcxt = pcxt;
+
+	ctl = shm_toc_allocate(pcxt->toc, sizeof(DlSegControl));
+	memset(ctl, 0, sizeof(DlSegControl));
+	SpinLockInit(&ctl->mutex);
+	ConditionVariableInit(&ctl->cv_work);
+	ConditionVariableInit(&ctl->cv_done);
+	ctl->nseg = setup->nseg;
+	ctl->n_models = setup->n_models;
+	ctl->n_slots = setup->n_slots;
+	ctl->slot_size = stride;
+	ctl->source = setup->source;
+	ctl->validation = setup->validation;
+	ctl->by_dist_key = get_attnum(setup->source, "__dist_key__") != InvalidAttrNumber;
+
+	text = shm_toc_allocate(pcxt->toc, text_size);
+	ctl->x_col = text_put(text, &used, setup->x_col);
+	ctl->y_col = text_put(text, &used, setup->y_col);
+	ctl->val_x_col = text_put(text, &used, setup->val_x_col);
+	ctl->val_y_col = text_put(text, &used, setup->val_y_col);
+	mtext = shm_toc_allocate(pcxt->toc, sizeof(DlSegModelText) * setup->n_models);
+	for (int i = 0; i < setup->n_models; i++)
+	{
+		mtext[i].arch = text_put(text, &used, setup->models[i].arch_json);
+		mtext[i].compile = text_put(text, &used, setup->models[i].compile_params);
+		mtext[i].fit = text_put(text, &used, setup->models[i].fit_params);
+	}
+	slot_len = shm_toc_allocate(pcxt->toc, sizeof(Size) * setup->n_slots);
+	memset(slot_len, 0, sizeof(Size) * setup->n_slots);
+	slots = shm_toc_allocate(pcxt->toc, slots_size);
+
+	shm_toc_insert(pcxt->toc, DL_SEG_KEY_CONTROL, ctl);
+	shm_toc_insert(pcxt->toc, DL_SEG_KEY_TEXT, text);
+	shm_toc_insert(pcxt->toc, DL_SEG_KEY_MODELS, mtext);
+	shm_toc_insert(pcxt->toc, DL_SEG_KEY_SLOTLEN, slot_len);
+	shm_toc_insert(pcxt->toc, DL_SEG_KEY_SLOTS, slots);
+
+	local_attach(&s->local, pcxt->toc, scxt);
+
+	LaunchParallelWorkers(pcxt);
+	if (pcxt->nworkers_launched > 0)
+		WaitForParallelWorkersToAttach(pcxt);
+	s->nlaunched = pcxt->nworkers_launched;
+	elog(DEBUG1, "madlib_dl: %d of %d segments run on parallel workers", s->nlaunched, setup->nseg);
+
+	/* the leader's own segments load while the workers load theirs */
+	for (int k = s->nlaunched; k < setup->nseg; k++)
+		local_load(&s->local, k);
+
+	MemoryContextSwitchTo(old);
+	return s;
+}
+
+int
+dl_seg_workers_launched(const DlSegments *s)
+{
+	return s->nlaunched;
+}
+
+uint8 *
+dl_seg_slot(DlSegments *s, int slot)
+{
+	if (slot < 0 || slot >= s->local.ctl->n_slots)
+		elog(ERROR, "madlib_dl: slot %d out of range", slot);
+	return s->local.slots + (Size) slot * s->local.ctl->slot_size;
+}
+
+Size
+dl_seg_slot_len(const DlSegments *s, int slot)
+{
+	return s->local.slot_len[slot];
+}
+
+void
+dl_seg_set_slot_len(DlSegments *s, int slot, Size len)
+{
+	if (slot < 0 || slot >= s->local.ctl->n_slots || len > s->local.ctl->slot_size)
+		elog(ERROR, "madlib_dl: bad slot %d or length %zu", slot, len);
+	s->local.slot_len[slot] = len;
+}
+
+const DlSegStats *
+dl_seg_stats(const DlSegments *s, int seg)
+{
+	return &s->local.ctl->stats[seg];
+}
+
+int64
+dl_seg_partition_rows(const DlSegments *s, int seg)
+{
+	return s->local.ctl->part_rows[seg];
+}
+
+/*
+ * Throw the ERROR of a worker that stopped, if it sent one; otherwise
+ * report that it died.
+ */
+static void
+check_workers_alive(DlSegments *s, uint64 gen)
+{
+	DlSegControl *ctl = s->local.ctl;
+
+	for (int i = 0; i < s->nlaunched; i++)
+	{
+		pid_t		pid;
+		BgwHandleStatus status;
+		bool		done;
+
+		SpinLockAcquire(&ctl->mutex);
+		done = ctl->done_gen[i] == gen;
+		SpinLockRelease(&ctl->mutex);
+		if (done)
+			continue;
+		status = GetBackgroundWorkerPid(s->pcxt->worker[i].bgwhandle, &pid);
+		if (status == BGWH_STARTED)
+			continue;
+		/* a worker that raised an ERROR sent it before exiting: throw it */
+		HandleParallelMessages();
+		ereport(ERROR,
+				(errcode(ERRCODE_INTERNAL_ERROR),
+				 errmsg("parallel worker for segment %d exited unexpectedly", i),
+				 errhint("Look in the server log for the reason, then run the function again.")));
+	}
+}
+
+void
+dl_seg_run(DlSegments *s, const DlSegCommand *cmds)
+{
+	DlSegControl *ctl = s->local.ctl;
+	uint64		gen;
+
+	SpinLockAcquire(&ctl->mutex);
+	for (int k = 0; k < ctl->nseg; k++)
+		ctl->cmd[k] = cmds[k];
+	gen = ++ctl->generation;
+	SpinLockRelease(&ctl->mutex);
+	ConditionVariableBroadcast(&ctl->cv_work);
+
+	for (int k = s->nlaunched; k < ctl->nseg; k++)
+	{
+		CHECK_FOR_INTERRUPTS();
+		segment_execute(&s->local, k, &cmds[k], &ctl->stats[k]);
+		ctl->done_gen[k] = gen;
+	}
+
+	ConditionVariablePrepareToSleep(&ctl->cv_done);
+	for (;;)
+	{
+		bool		all = true;
+
+		CHECK_FOR_INTERRUPTS();
+		SpinLockAcquire(&ctl->mutex);
+		for (int i = 0; i < s->nlaunched; i++)
+			if (ctl->done_gen[i] != gen)
+				all = false;
+		SpinLockRelease(&ctl->mutex);
+		if (all)
+			break;
+		check_workers_alive(s, gen);
+		(void) ConditionVariableTimedSleep(&ctl->cv_done, DL_SEG_POLL_MS, PG_WAIT_EXTENSION);
+	}
+	ConditionVariableCancelSleep();
+}
+
+void
+dl_seg_finish(DlSegments *s)
+{
+	DlSegControl *ctl = s->local.ctl;
+
+	SpinLockAcquire(&ctl->mutex);
+	for (int k = 0; k < ctl->nseg; k++)
+	{
+		memset(&ctl->cmd[k], 0, sizeof(DlSegCommand));
+		ctl->cmd[k].kind = DL_SEG_CMD_EXIT;
+	}
+	ctl->generation++;
+	SpinLockRelease(&ctl->mutex);
+	ConditionVariableBroadcast(&ctl->cv_work);
+
+	elog(DEBUG1, "madlib_dl: segments told to exit");
+	WaitForParallelWorkersToFinish(s->pcxt);
+	DestroyParallelContext(s->pcxt);
+	ExitParallelMode();
+	elog(DEBUG1, "madlib_dl: segments finished");
+	MemoryContextDelete(s->cxt);	/* s lives there */
+}

@@ -1,0 +1,229 @@
+-- 10_arch.sql: Keras model architecture tables, as in MADlib
+-- (keras_model_arch_table): load_keras_model, delete_keras_model,
+-- keras_model_summary, and the C helpers over architectures and weights
+-- (src/pg/arch.c).
+
+-- ---------------------------------------------------------------------
+-- C functions
+-- ---------------------------------------------------------------------
+
+-- Parse model_arch (ERROR when NULL, malformed or unsupported) and check
+-- model_weights, when not NULL, holds exactly P finite float32 values.
+-- Returns P, the number of parameters.
+CREATE FUNCTION madlib_dl._validate_arch(model_arch json, model_weights bytea)
+RETURNS bigint
+AS 'MODULE_PATHNAME', 'madlib_dl__validate_arch'
+LANGUAGE C IMMUTABLE PARALLEL SAFE;
+
+-- Facts the drivers check data against.  output_shape's last dimension
+-- is the number of classes; equal fingerprints accept each other's weights.
+CREATE FUNCTION madlib_dl._arch_info(model_arch json,
+    OUT input_shape integer[], OUT output_shape integer[],
+    OUT n_params bigint, OUT n_trainable bigint, OUT n_layers integer,
+    OUT fingerprint bigint)
+RETURNS record
+AS 'MODULE_PATHNAME', 'madlib_dl__arch_info'
+LANGUAGE C IMMUTABLE STRICT PARALLEL SAFE;
+
+-- One row per layer, in model order, like Keras model.summary().
+CREATE FUNCTION madlib_dl.keras_model_summary(model_arch json)
+RETURNS TABLE (layer_name text, layer_type text, output_shape integer[], n_params bigint)
+AS 'MODULE_PATHNAME', 'madlib_dl_keras_model_summary'
+LANGUAGE C IMMUTABLE STRICT PARALLEL SAFE ROWS 10;
+
+-- model_weights (flat little-endian float32) as real[], and back.
+CREATE FUNCTION madlib_dl.weights_to_array(model_weights bytea)
+RETURNS real[]
+AS 'MODULE_PATHNAME', 'madlib_dl_weights_to_array'
+LANGUAGE C IMMUTABLE STRICT PARALLEL SAFE;
+
+CREATE FUNCTION madlib_dl.weights_from_array(weights real[])
+RETURNS bytea
+AS 'MODULE_PATHNAME', 'madlib_dl_weights_from_array'
+LANGUAGE C IMMUTABLE STRICT PARALLEL SAFE;
+
+-- ---------------------------------------------------------------------
+-- Drivers (internal; search_path pinned; tables come as {schema, table})
+-- ---------------------------------------------------------------------
+
+-- Insert one architecture into tbl, creating the table on first use.
+CREATE FUNCTION madlib_dl._load_keras_model(tbl text[], model_arch json, model_weights bytea,
+                                            name varchar, description varchar)
+RETURNS void
+LANGUAGE plpgsql VOLATILE SECURITY INVOKER
+SET search_path = pg_catalog, pg_temp
+AS $$
+DECLARE
+    rel regclass;
+BEGIN
+    PERFORM madlib_dl._assert_not_null(model_arch, 'model_arch');
+    -- Validate before touching any table, so a bad model leaves no trace.
+    PERFORM madlib_dl._validate_arch(model_arch, model_weights);
+
+    IF madlib_dl._table_oid(tbl) IS NULL THEN
+        PERFORM madlib_dl._assert_schema_exists(tbl);
+        EXECUTE format(
+            'CREATE TABLE IF NOT EXISTS %I.%I ('
+            '  model_id serial PRIMARY KEY,'
+            '  model_arch json,'
+            '  model_weights bytea,'
+            '  name text,'
+            '  description text,'
+            '  __internal_madlib_id__ text UNIQUE)', tbl[1], tbl[2]);
+    END IF;
+    rel := madlib_dl._assert_table_exists(tbl, 'keras_model_arch_table');
+    PERFORM madlib_dl._assert_columns(rel,
+        ARRAY['model_id', 'model_arch', 'model_weights', 'name', 'description',
+              '__internal_madlib_id__'],
+        ARRAY['integer', 'json', 'bytea', 'text', 'text', 'text'],
+        'a model architecture table made by load_keras_model');
+
+    EXECUTE format(
+        'INSERT INTO %I.%I (model_arch, model_weights, name, description, __internal_madlib_id__)'
+        ' VALUES ($1, $2, $3, $4, $5)', tbl[1], tbl[2])
+    USING model_arch, model_weights, name::text, description::text,
+          '__madlib_temp_' || replace(gen_random_uuid()::text, '-', '_');
+END
+$$;
+
+-- Delete model model_id from tbl; drop the table when it becomes empty.
+CREATE FUNCTION madlib_dl._delete_keras_model(tbl text[], model_id integer)
+RETURNS void
+LANGUAGE plpgsql VOLATILE SECURITY INVOKER
+SET search_path = pg_catalog, pg_temp
+AS $$
+DECLARE
+    rel regclass;
+    n bigint;
+    left_over boolean;
+BEGIN
+    PERFORM madlib_dl._assert_not_null(model_id, 'model_id');
+    rel := madlib_dl._assert_table_exists(tbl, 'keras_model_arch_table');
+    PERFORM madlib_dl._assert_columns(rel, ARRAY['model_id'], ARRAY['integer'],
+        'a model architecture table made by load_keras_model');
+
+    -- No load may slip in between the emptiness check and the DROP.
+    EXECUTE format('LOCK TABLE %I.%I IN EXCLUSIVE MODE', tbl[1], tbl[2]);
+    EXECUTE format('DELETE FROM %I.%I WHERE model_id = $1', tbl[1], tbl[2]) USING model_id;
+    GET DIAGNOSTICS n = ROW_COUNT;
+    IF n = 0 THEN
+        RAISE EXCEPTION 'model id % not found in table "%"', model_id, madlib_dl._table_label(tbl)
+            USING ERRCODE = 'no_data_found',
+                  HINT = format('SELECT model_id, name FROM %s lists the models it holds.',
+                                madlib_dl._table_sql(tbl));
+    END IF;
+
+    EXECUTE format('SELECT EXISTS (SELECT 1 FROM %I.%I)', tbl[1], tbl[2]) INTO left_over;
+    IF NOT left_over THEN
+        EXECUTE format('DROP TABLE %I.%I', tbl[1], tbl[2]);
+    END IF;
+END
+$$;
+
+-- ---------------------------------------------------------------------
+-- Public API (MADlib signatures).  Thin wrappers: they resolve the table
+-- name in the caller's search_path, then call the pinned drivers.
+-- ---------------------------------------------------------------------
+
+CREATE FUNCTION madlib_dl.load_keras_model(keras_model_arch_table varchar, model_arch json,
+                                           model_weights bytea DEFAULT NULL,
+                                           name varchar DEFAULT NULL,
+                                           description varchar DEFAULT NULL)
+RETURNS void
+LANGUAGE sql VOLATILE SECURITY INVOKER
+AS $$
+    SELECT madlib_dl._load_keras_model(
+        madlib_dl._resolve_table($1, 'keras_model_arch_table'), $2, $3, $4, $5)
+$$;
+
+CREATE FUNCTION madlib_dl.delete_keras_model(keras_model_arch_table varchar, model_id integer)
+RETURNS void
+LANGUAGE sql VOLATILE SECURITY INVOKER
+AS $$
+    SELECT madlib_dl._delete_keras_model(
+        madlib_dl._resolve_table($1, 'keras_model_arch_table'), $2)
+$$;
+
+-- Help text, as MADlib's fn() and fn('usage').
+CREATE FUNCTION madlib_dl.load_keras_model(message varchar)
+RETURNS text
+LANGUAGE sql IMMUTABLE SECURITY INVOKER
+SET search_path = pg_catalog, pg_temp
+AS $$
+SELECT CASE WHEN lower(coalesce(message, '')) IN ('usage', 'help', '?') THEN
+$usage$load_keras_model: store a Keras model architecture (and optional weights)
+in a model architecture table, creating the table on first use.
+
+    SELECT madlib_dl.load_keras_model(
+        keras_model_arch_table  VARCHAR,  -- table to insert into (name or schema.name)
+        model_arch              JSON,     -- Keras model.to_json()
+        model_weights           BYTEA,    -- optional: float32 concatenation of
+                                          -- model.get_weights(), little-endian
+        name                    VARCHAR,  -- optional
+        description             VARCHAR   -- optional
+    );
+
+The table has the columns
+    model_id                SERIAL PRIMARY KEY
+    model_arch              JSON
+    model_weights           BYTEA
+    name                    TEXT
+    description             TEXT
+    __internal_madlib_id__  TEXT UNIQUE
+
+The architecture (and the weights' size) is checked before anything is
+stored; madlib_dl.keras_model_summary(model_arch) lists its layers.
+Supported: Sequential or single-chain Functional models of Dense, Conv2D,
+MaxPooling2D, AveragePooling2D, GlobalAveragePooling2D, Flatten, Dropout,
+Activation and BatchNormalization layers, from Keras 2.1+, tf.keras 2 or
+Keras 3.
+
+See also: SELECT madlib_dl.delete_keras_model('usage');$usage$
+ELSE
+$summary$load_keras_model: store a Keras model architecture in a table.
+
+    SELECT madlib_dl.load_keras_model('model_arch_library', '<model.to_json()>'::json);
+    SELECT madlib_dl.load_keras_model('model_arch_library', '<model.to_json()>'::json,
+                                      '<weights>'::bytea, 'name', 'description');
+
+For all parameters: SELECT madlib_dl.load_keras_model('usage');$summary$
+END
+$$;
+
+CREATE FUNCTION madlib_dl.load_keras_model()
+RETURNS text
+LANGUAGE sql IMMUTABLE SECURITY INVOKER
+SET search_path = pg_catalog, pg_temp
+AS $$ SELECT madlib_dl.load_keras_model(''::varchar) $$;
+
+CREATE FUNCTION madlib_dl.delete_keras_model(message varchar)
+RETURNS text
+LANGUAGE sql IMMUTABLE SECURITY INVOKER
+SET search_path = pg_catalog, pg_temp
+AS $$
+SELECT CASE WHEN lower(coalesce(message, '')) IN ('usage', 'help', '?') THEN
+$usage$delete_keras_model: delete one model from a model architecture table; the
+table is dropped when its last model is deleted.
+
+    SELECT madlib_dl.delete_keras_model(
+        keras_model_arch_table  VARCHAR,  -- table made by load_keras_model
+        model_id                INTEGER   -- model_id of the row to delete
+    );
+
+A model_id that is not in the table is an error (SQLSTATE P0002).
+
+See also: SELECT madlib_dl.load_keras_model('usage');$usage$
+ELSE
+$summary$delete_keras_model: delete one model from a model architecture table.
+
+    SELECT madlib_dl.delete_keras_model('model_arch_library', 1);
+
+For all parameters: SELECT madlib_dl.delete_keras_model('usage');$summary$
+END
+$$;
+
+CREATE FUNCTION madlib_dl.delete_keras_model()
+RETURNS text
+LANGUAGE sql IMMUTABLE SECURITY INVOKER
+SET search_path = pg_catalog, pg_temp
+AS $$ SELECT madlib_dl.delete_keras_model(''::varchar) $$;

@@ -1,0 +1,791 @@
+-- 20_preprocess.sql: the deep-learning preprocessors, as in MADlib
+-- (input_data_preprocessor): training_preprocessor_dl and
+-- validation_preprocessor_dl, their help overloads, and the packing
+-- aggregates of src/pg/preprocess.c.
+--
+-- A preprocessed ("packed") table <out> has one row per buffer:
+--   <y>            bytea    int16 little-endian one-hot, (n, num_classes)
+--   <x>            bytea    float32 little-endian, (n, dims...), divided
+--                           by normalizing_const
+--   <y>_shape      int[]    {n, num_classes}
+--   <x>_shape      int[]    {n, dims...}
+--   buffer_id      int      0 .. nbuf-1
+--   __dist_key__   int      the virtual segment, buffer_id % num_segments
+-- and <out>_summary has one row (docs/preprocessing.md lists its columns).
+--
+-- How rows become buffers.  Rows get a rank rn: for training a
+-- deterministic shuffle (ORDER BY hashtidextended(ctid, 42), which depends
+-- only on where each row is stored, not on scan order or the session's
+-- random() state); for validation the storage order (ctid).  Buffer
+-- buffer_id = rn / bs holds rows rn = buffer_id*bs .. , each at slot
+-- rn % bs.  One INSERT ... SELECT ... GROUP BY buffer_id builds every
+-- buffer; the C aggregates write each row at its slot, so grouping needs
+-- no ordering and the wide arrays are never sorted: only (ctid, rn) is.
+
+-- ---------------------------------------------------------------------
+-- C functions and aggregates (src/pg/preprocess.c)
+-- ---------------------------------------------------------------------
+
+CREATE FUNCTION madlib_dl._pack_final(internal)
+RETURNS bytea
+AS 'MODULE_PATHNAME', 'madlib_dl__pack_final'
+LANGUAGE C IMMUTABLE;
+
+CREATE FUNCTION madlib_dl._pack_float32_sfunc(internal, anyarray, tid, integer, integer,
+                                              double precision, integer[])
+RETURNS internal
+AS 'MODULE_PATHNAME', 'madlib_dl__pack_float32_sfunc'
+LANGUAGE C IMMUTABLE;
+
+-- _pack_float32(x, row, slot, n, normalizing_const, dims): a buffer of n
+-- rows of x / normalizing_const as float32; row x goes to slot (0..n-1).
+-- x: smallint/integer/bigint/real/double precision/numeric array with
+-- exactly dims; NULLs, NaN and infinities are errors naming row (ctid).
+CREATE AGGREGATE madlib_dl._pack_float32(anyarray, tid, integer, integer,
+                                         double precision, integer[]) (
+    SFUNC = madlib_dl._pack_float32_sfunc,
+    STYPE = internal,
+    FINALFUNC = madlib_dl._pack_final,
+    FINALFUNC_MODIFY = READ_ONLY
+);
+
+CREATE FUNCTION madlib_dl._pack_onehot_int16_sfunc(internal, integer, integer, integer, integer)
+RETURNS internal
+AS 'MODULE_PATHNAME', 'madlib_dl__pack_onehot_int16_sfunc'
+LANGUAGE C IMMUTABLE;
+
+-- _pack_onehot_int16(class_index, num_classes, slot, n): a buffer of n
+-- one-hot int16 rows; class_index is 0-based.
+CREATE AGGREGATE madlib_dl._pack_onehot_int16(integer, integer, integer, integer) (
+    SFUNC = madlib_dl._pack_onehot_int16_sfunc,
+    STYPE = internal,
+    FINALFUNC = madlib_dl._pack_final,
+    FINALFUNC_MODIFY = READ_ONLY
+);
+
+CREATE FUNCTION madlib_dl._pack_int16_array_sfunc(internal, anyarray, tid, integer, integer, integer)
+RETURNS internal
+AS 'MODULE_PATHNAME', 'madlib_dl__pack_int16_array_sfunc'
+LANGUAGE C IMMUTABLE;
+
+-- _pack_int16_array(y, row, slot, n, width): a buffer of n int16 rows
+-- from one-dimensional numeric arrays of width values, each 0 or 1.
+CREATE AGGREGATE madlib_dl._pack_int16_array(anyarray, tid, integer, integer, integer) (
+    SFUNC = madlib_dl._pack_int16_array_sfunc,
+    STYPE = internal,
+    FINALFUNC = madlib_dl._pack_final,
+    FINALFUNC_MODIFY = READ_ONLY
+);
+
+-- A packed float32 buffer back as real[]: flat, or with the given shape,
+-- e.g. madlib_dl._unpack_float32(x, x_shape).
+CREATE FUNCTION madlib_dl._unpack_float32(buffer bytea, shape integer[] DEFAULT NULL)
+RETURNS real[]
+AS 'MODULE_PATHNAME', 'madlib_dl__unpack_float32'
+LANGUAGE C IMMUTABLE PARALLEL SAFE;
+
+-- A packed int16 buffer back as smallint[], e.g. _unpack_int16(y, y_shape).
+CREATE FUNCTION madlib_dl._unpack_int16(buffer bytea, shape integer[] DEFAULT NULL)
+RETURNS smallint[]
+AS 'MODULE_PATHNAME', 'madlib_dl__unpack_int16'
+LANGUAGE C IMMUTABLE PARALLEL SAFE;
+
+-- max(1, min(online CPUs, max_parallel_workers)).
+CREATE FUNCTION madlib_dl._pp_default_segments()
+RETURNS integer
+AS 'MODULE_PATHNAME', 'madlib_dl__pp_default_segments'
+LANGUAGE C STABLE PARALLEL SAFE;
+
+-- ---------------------------------------------------------------------
+-- Helpers of the drivers (internal; search_path pinned)
+-- ---------------------------------------------------------------------
+
+-- The number of virtual segments for distribution_rules, and the text
+-- stored in the summary: NULL or 'all_segments' -> the default
+-- (_default_num_segments() of the fit code when installed, else
+-- _pp_default_segments()); '1' .. '64' -> that many.  Else 22023.
+CREATE FUNCTION madlib_dl._pp_segments(distribution_rules text, OUT nseg integer, OUT rules text)
+RETURNS record
+LANGUAGE plpgsql STABLE SECURITY INVOKER
+SET search_path = pg_catalog, pg_temp
+AS $$
+BEGIN
+    IF distribution_rules IS NULL OR lower(btrim(distribution_rules)) = 'all_segments' THEN
+        IF to_regprocedure('madlib_dl._default_num_segments()') IS NOT NULL THEN
+            EXECUTE 'SELECT madlib_dl._default_num_segments()' INTO nseg;
+        ELSE
+            nseg := madlib_dl._pp_default_segments();
+        END IF;
+        rules := 'all_segments';
+        RETURN;
+    END IF;
+    IF btrim(distribution_rules) ~ '^[0-9]{1,9}$' THEN
+        nseg := btrim(distribution_rules)::integer;
+        IF nseg BETWEEN 1 AND 64 THEN
+            rules := nseg::text;
+            RETURN;
+        END IF;
+    END IF;
+    RAISE EXCEPTION 'distribution_rules "%" is not valid', distribution_rules
+        USING ERRCODE = 'invalid_parameter_value',
+              HINT = 'Give NULL or ''all_segments'' for the default number of segments, '
+                     'or a number of segments from 1 to 64 as text, e.g. ''2''.';
+END
+$$;
+
+-- num_classes as given by the user (NULL, an integer, or an integer array
+-- of one element, as newer MADlib versions take) as one integer.
+CREATE FUNCTION madlib_dl._pp_num_classes(num_classes anycompatible)
+RETURNS integer
+LANGUAGE plpgsql IMMUTABLE SECURITY INVOKER
+SET search_path = pg_catalog, pg_temp
+AS $$
+DECLARE
+    t regtype := pg_typeof(num_classes);
+    arr bigint[];
+BEGIN
+    IF num_classes IS NULL THEN
+        RETURN NULL;
+    END IF;
+    IF t IN ('smallint'::regtype, 'integer'::regtype, 'bigint'::regtype) THEN
+        RETURN num_classes::text::integer;
+    END IF;
+    IF t IN ('smallint[]'::regtype, 'integer[]'::regtype, 'bigint[]'::regtype) THEN
+        arr := num_classes::text::bigint[];
+        IF coalesce(cardinality(arr), 0) <> 1 THEN
+            RAISE EXCEPTION 'num_classes % has % elements: multiple dependent variables are not supported',
+                    num_classes, coalesce(cardinality(arr), 0)
+                USING ERRCODE = 'feature_not_supported',
+                      HINT = 'Give one number of classes, e.g. 10 or ARRAY[10].';
+        END IF;
+        RETURN arr[1]::integer;
+    END IF;
+    RAISE EXCEPTION 'num_classes must be an integer, not %', t
+        USING ERRCODE = 'datatype_mismatch',
+              HINT = 'Give an integer, e.g. 10, or NULL for the number of distinct class values.';
+END
+$$;
+
+-- The column of rel named by varname (an identifier as SQL reads it:
+-- unquoted names fold to lower case).  what ('dependent variable') words
+-- the errors: a comma list is 0A000, a missing column 42703.
+CREATE FUNCTION madlib_dl._pp_column(rel regclass, varname text, param text, what text,
+                                     OUT colname text, OUT coltype regtype,
+                                     OUT typname text, OUT elemtype regtype)
+RETURNS record
+LANGUAGE plpgsql STABLE SECURITY INVOKER
+SET search_path = pg_catalog, pg_temp
+AS $$
+DECLARE
+    parts text[];
+BEGIN
+    IF varname IS NULL OR btrim(varname) = '' THEN
+        RAISE EXCEPTION '% must not be NULL or empty', param
+            USING ERRCODE = 'null_value_not_allowed',
+                  HINT = format('Give the name of a column of the source table for %s.', param);
+    END IF;
+    IF position(',' IN varname) > 0 THEN
+        RAISE EXCEPTION 'multiple %s are not supported: %', what, varname
+            USING ERRCODE = 'feature_not_supported',
+                  HINT = format('Give one column for %s.', param);
+    END IF;
+    BEGIN
+        parts := parse_ident(varname);
+    EXCEPTION WHEN OTHERS THEN
+        parts := ARRAY[varname];
+    END;
+    IF cardinality(parts) <> 1 THEN
+        parts := ARRAY[varname];
+    END IF;
+    SELECT a.attname::text, a.atttypid::regtype, format_type(a.atttypid, a.atttypmod),
+           CASE WHEN t.typcategory = 'A' THEN t.typelem::regtype END
+      INTO colname, coltype, typname, elemtype
+      FROM pg_attribute a JOIN pg_type t ON t.oid = a.atttypid
+     WHERE a.attrelid = rel AND a.attname = parts[1] AND a.attnum > 0 AND NOT a.attisdropped;
+    IF NOT FOUND THEN
+        RAISE EXCEPTION 'column "%" does not exist in table "%"', parts[1], rel::text
+            USING ERRCODE = 'undefined_column',
+                  HINT = format('Give the name of a column of the source table for %s.', param);
+    END IF;
+END
+$$;
+
+-- The dims of the independent variable in the first row of src (in
+-- storage order), checked: not NULL, not empty, numeric elements.
+CREATE FUNCTION madlib_dl._pp_first_dims(src text[], col text, coltype regtype, elemtype regtype)
+RETURNS integer[]
+LANGUAGE plpgsql VOLATILE SECURITY INVOKER
+SET search_path = pg_catalog, pg_temp
+SET synchronize_seqscans = off
+AS $$
+DECLARE
+    row_tid tid;
+    dims integer[];
+BEGIN
+    IF elemtype IS NULL OR elemtype NOT IN ('smallint'::regtype, 'integer'::regtype, 'bigint'::regtype,
+            'real'::regtype, 'double precision'::regtype, 'numeric'::regtype) THEN
+        RAISE EXCEPTION 'independent variable "%" has type %, not a numeric array', col, coltype
+            USING ERRCODE = 'datatype_mismatch',
+                  HINT = 'Use an array of smallint, integer, bigint, real, double precision or numeric.';
+    END IF;
+    EXECUTE format('SELECT s.ctid, ARRAY(SELECT array_length(s.%1$I, d) '
+                   '                     FROM generate_series(1, array_ndims(s.%1$I)) d) '
+                   '  FROM %2$I.%3$I s LIMIT 1', col, src[1], src[2])
+       INTO row_tid, dims;
+    IF cardinality(dims) = 0 THEN
+        RAISE EXCEPTION 'independent variable "%" is NULL or empty in the row with ctid %', col, row_tid
+            USING ERRCODE = 'null_value_not_allowed',
+                  HINT = format('Find the row with SELECT * FROM %s WHERE ctid = ''%s'', then fix or delete it.',
+                                madlib_dl._table_sql(src), row_tid);
+    END IF;
+    RETURN dims;
+END
+$$;
+
+-- Buffer size as MADlib computes it: bs = ceil(min(75e6/prod(dims),
+-- rows/nseg)), or the buffer_size hint; nbuf = nseg*ceil(rows/bs/nseg);
+-- bs = ceil(rows/nbuf).
+CREATE FUNCTION madlib_dl._pp_buffer_size(n_rows bigint, row_values bigint, nseg integer,
+                                          buffer_size integer)
+RETURNS integer
+LANGUAGE sql IMMUTABLE PARALLEL SAFE
+SET search_path = pg_catalog, pg_temp
+AS $$
+    WITH b0 AS (
+        SELECT coalesce(buffer_size::numeric,
+                        ceil(least(75000000::numeric / row_values, n_rows::numeric / nseg))) AS bs
+    ), nb AS (
+        SELECT nseg * ceil(n_rows::numeric / b0.bs / nseg) AS nbuf FROM b0
+    )
+    SELECT ceil(n_rows::numeric / nb.nbuf)::integer FROM nb
+$$;
+
+-- Check the scalar arguments shared by both preprocessors.
+CREATE FUNCTION madlib_dl._pp_check_args(buffer_size integer, normalizing_const real)
+RETURNS void
+LANGUAGE plpgsql IMMUTABLE SECURITY INVOKER
+SET search_path = pg_catalog, pg_temp
+AS $$
+BEGIN
+    IF buffer_size IS NOT NULL AND buffer_size < 1 THEN
+        RAISE EXCEPTION 'buffer_size must be a positive integer or NULL, not %', buffer_size
+            USING ERRCODE = 'invalid_parameter_value',
+                  HINT = 'Give NULL to let the preprocessor choose, or a number of rows per buffer.';
+    END IF;
+    IF normalizing_const IS NOT NULL
+       AND (normalizing_const <= 0 OR normalizing_const = 'NaN'::real
+            OR normalizing_const = 'Infinity'::real) THEN
+        RAISE EXCEPTION 'normalizing_const must be a positive finite number, not %', normalizing_const
+            USING ERRCODE = 'invalid_parameter_value',
+                  HINT = 'Give the value every feature is divided by, e.g. 255.0 for 8-bit pixels, or 1.0.';
+    END IF;
+END
+$$;
+
+-- Raise 22000 when src has no rows; else return the row count.
+CREATE FUNCTION madlib_dl._pp_count_rows(src text[])
+RETURNS bigint
+LANGUAGE plpgsql STABLE SECURITY INVOKER
+SET search_path = pg_catalog, pg_temp
+AS $$
+DECLARE
+    n bigint;
+BEGIN
+    EXECUTE format('SELECT count(*) FROM %I.%I', src[1], src[2]) INTO n;
+    IF n = 0 THEN
+        RAISE EXCEPTION 'source table "%" is empty', madlib_dl._table_label(src)
+            USING ERRCODE = 'data_exception',
+                  HINT = 'Give a table with at least one row.';
+    END IF;
+    RETURN n;
+END
+$$;
+
+-- Create the output table and fill it with one INSERT ... SELECT.  The
+-- caller has checked everything: columns and types exist, the summary
+-- table summ exists and holds the class values in column cv_col.
+--   dep_kind   'class' (scalar classes looked up in cv) or 'onehot'
+--   cast_type  for 'class': the type the dependent variable is cast to
+--              before the lookup (the class values' element type)
+--   shuffle    training order (true) or storage order (false)
+CREATE FUNCTION madlib_dl._pp_pack(src text[], dst text[], summ text[], cv_col text,
+                                   dep_col text, indep_col text, dep_kind text, cast_type text,
+                                   n_rows bigint, bs integer, nseg integer, ncls integer,
+                                   normalizing_const real, dims integer[], shuffle boolean)
+RETURNS void
+LANGUAGE plpgsql VOLATILE SECURITY INVOKER
+SET search_path = pg_catalog, pg_temp
+AS $$
+DECLARE
+    dep_agg text;
+    nb text := 'least($1, $2 - o.buffer_id * $1)::integer';
+BEGIN
+    EXECUTE format('CREATE TABLE %I.%I (%I bytea, %I bytea, %I integer[], %I integer[], '
+                   'buffer_id integer, __dist_key__ integer)',
+                   dst[1], dst[2], dep_col, indep_col, dep_col || '_shape', indep_col || '_shape');
+    EXECUTE format('ALTER TABLE %I.%I ALTER COLUMN %I SET STORAGE EXTERNAL, '
+                   'ALTER COLUMN %I SET STORAGE EXTERNAL',
+                   dst[1], dst[2], dep_col, indep_col);
+
+    IF dep_kind = 'onehot' THEN
+        dep_agg := format('madlib_dl._pack_int16_array(s.%I, s.ctid, o.slot, %s, $5)', dep_col, nb);
+    ELSE
+        dep_agg := format('madlib_dl._pack_onehot_int16((array_position(c.cv, s.%I::%s) - 1)::integer, '
+                          '$5, o.slot, %s)', dep_col, cast_type, nb);
+    END IF;
+
+    EXECUTE format($q$
+        WITH ord AS MATERIALIZED (
+            SELECT r.tid, (r.rn / $1)::integer AS buffer_id, (r.rn %% $1)::integer AS slot
+              FROM (SELECT s.ctid AS tid, row_number() OVER (ORDER BY %1$s) - 1 AS rn
+                      FROM %2$I.%3$I s) r
+        )
+        INSERT INTO %4$I.%5$I (%6$I, %7$I, %8$I, %9$I, buffer_id, __dist_key__)
+        SELECT %10$s,
+               madlib_dl._pack_float32(s.%7$I, s.ctid, o.slot, %11$s, $3, $4),
+               ARRAY[%11$s, $5],
+               %11$s || $4,
+               o.buffer_id,
+               o.buffer_id %% $6
+          FROM %2$I.%3$I s
+          JOIN ord o ON s.ctid = o.tid
+         CROSS JOIN (SELECT %12$I AS cv FROM %13$I.%14$I) c
+         GROUP BY o.buffer_id
+        $q$,
+        CASE WHEN shuffle THEN 'hashtidextended(s.ctid, 42), s.ctid' ELSE 's.ctid' END,
+        src[1], src[2], dst[1], dst[2], dep_col, indep_col,
+        dep_col || '_shape', indep_col || '_shape', dep_agg, nb, cv_col, summ[1], summ[2])
+    USING bs::bigint, n_rows, normalizing_const::double precision, dims, ncls, nseg;
+END
+$$;
+
+-- ---------------------------------------------------------------------
+-- Drivers (internal; search_path pinned; tables come as {schema, table})
+-- ---------------------------------------------------------------------
+
+CREATE FUNCTION madlib_dl._training_preprocessor_dl(src text[], dst text[],
+        dependent_varname text, independent_varname text, buffer_size integer,
+        normalizing_const real, num_classes integer, distribution_rules text)
+RETURNS void
+LANGUAGE plpgsql VOLATILE SECURITY INVOKER
+SET search_path = pg_catalog, pg_temp
+AS $$
+DECLARE
+    summ text[] := ARRAY[dst[1], dst[2] || '_summary'];
+    src_rel regclass;
+    dep record;
+    indep record;
+    seg record;
+    dep_kind text;
+    cv_col text;
+    cv_expr text;
+    cast_type text;
+    n_rows bigint;
+    dims integer[];
+    row_values bigint := 1;
+    n_distinct integer;
+    ncls integer;
+    bs integer;
+    norm real := coalesce(normalizing_const, 1.0);
+    d integer;
+    first_tid tid;
+BEGIN
+    src_rel := madlib_dl._assert_table_exists(src, 'source_table');
+    PERFORM madlib_dl._assert_output_absent(dst, 'output_table');
+    PERFORM madlib_dl._assert_output_absent(summ, 'output_table');
+    dep := madlib_dl._pp_column(src_rel, dependent_varname, 'dependent_varname', 'dependent variables');
+    indep := madlib_dl._pp_column(src_rel, independent_varname, 'independent_varname', 'independent variables');
+    IF dep.colname = indep.colname THEN
+        RAISE EXCEPTION 'dependent_varname and independent_varname are the same column "%"', dep.colname
+            USING ERRCODE = 'invalid_parameter_value',
+                  HINT = 'Give the class column and the feature array column.';
+    END IF;
+    PERFORM madlib_dl._pp_check_args(buffer_size, norm);
+    seg := madlib_dl._pp_segments(distribution_rules);
+
+    -- The kind of dependent variable.
+    IF dep.elemtype IS NOT NULL THEN
+        IF dep.elemtype NOT IN ('smallint'::regtype, 'integer'::regtype, 'bigint'::regtype,
+                'real'::regtype, 'double precision'::regtype, 'numeric'::regtype) THEN
+            RAISE EXCEPTION 'dependent variable "%" has type %, not a numeric (one-hot) array',
+                    dep.colname, dep.typname
+                USING ERRCODE = 'datatype_mismatch',
+                      HINT = 'Use a class column (text, integer, boolean, ...) or an already one-hot numeric array.';
+        END IF;
+        dep_kind := 'onehot';
+    ELSIF dep.coltype IN ('text'::regtype, 'character varying'::regtype, 'character'::regtype,
+            'smallint'::regtype, 'integer'::regtype, 'bigint'::regtype, 'boolean'::regtype,
+            'real'::regtype, 'double precision'::regtype, 'numeric'::regtype) THEN
+        dep_kind := 'class';
+    ELSE
+        RAISE EXCEPTION 'dependent variable "%" has type %, which cannot hold class values',
+                dep.colname, dep.typname
+            USING ERRCODE = 'datatype_mismatch',
+                  HINT = 'Use text, character varying, character, smallint, integer, bigint, boolean, '
+                         'real, double precision or numeric classes, or a one-hot numeric array.';
+    END IF;
+
+    n_rows := madlib_dl._pp_count_rows(src);
+    dims := madlib_dl._pp_first_dims(src, indep.colname, indep.coltype, indep.elemtype);
+    FOREACH d IN ARRAY dims LOOP
+        row_values := row_values * d;
+    END LOOP;
+
+    -- Class values: the sorted distinct values, NULL first; for one-hot
+    -- arrays NULL (as MADlib), the width coming from the first row.
+    cv_col := dep.colname || '_class_values';
+    IF dep_kind = 'class' THEN
+        cv_expr := format('(SELECT array_agg(DISTINCT s.%1$I ORDER BY s.%1$I NULLS FIRST) FROM %2$I.%3$I s)',
+                          dep.colname, src[1], src[2]);
+    ELSE
+        cv_expr := format('NULL::%s', dep.typname);
+    END IF;
+    EXECUTE format($q$
+        CREATE TABLE %I.%I AS
+        SELECT $1::text AS source_table, $2::text AS output_table,
+               ARRAY[$3]::text[] AS dependent_varname, ARRAY[$4]::text[] AS independent_varname,
+               ARRAY[$5]::text[] AS dependent_vartype,
+               %s AS %I,
+               NULL::integer AS buffer_size, $6::real AS normalizing_const,
+               NULL::integer[] AS num_classes, $7::text AS distribution_rules,
+               'all_segments'::text AS __internal_gpu_config__, $8::integer AS num_segments
+        $q$, summ[1], summ[2], cv_expr, cv_col)
+    USING madlib_dl._table_label(src), madlib_dl._table_label(dst), dep.colname, indep.colname,
+          dep.typname, norm, seg.rules, seg.nseg;
+
+    IF dep_kind = 'class' THEN
+        EXECUTE format('SELECT cardinality(%I) FROM %I.%I', cv_col, summ[1], summ[2]) INTO n_distinct;
+        ncls := coalesce(num_classes, n_distinct);
+        IF ncls < n_distinct THEN
+            RAISE EXCEPTION 'num_classes % is smaller than the % distinct class values', ncls, n_distinct
+                USING ERRCODE = 'invalid_parameter_value',
+                      HINT = format('Give num_classes of at least %s, or NULL to use the number of distinct values.',
+                                    n_distinct);
+        END IF;
+        IF ncls > n_distinct THEN
+            -- MADlib pads the class values with NULL classes.
+            EXECUTE format('UPDATE %1$I.%2$I SET %3$I = %3$I || array_fill(NULL::%4$s, ARRAY[$1])',
+                           summ[1], summ[2], cv_col, format_type(dep.coltype, NULL))
+            USING ncls - n_distinct;
+        END IF;
+        cast_type := format_type(dep.coltype, NULL);
+    ELSE
+        EXECUTE format('SELECT s.ctid, array_length(s.%1$I, 1) FROM %2$I.%3$I s LIMIT 1',
+                       dep.colname, src[1], src[2])
+           INTO first_tid, ncls;
+        IF ncls IS NULL THEN
+            RAISE EXCEPTION 'dependent variable is NULL or empty in the row with ctid %', first_tid
+                USING ERRCODE = 'null_value_not_allowed',
+                      HINT = format('Find the row with SELECT * FROM %s WHERE ctid = ''%s'', then fix or delete it.',
+                                    madlib_dl._table_sql(src), first_tid);
+        END IF;
+        IF num_classes IS NOT NULL AND num_classes <> ncls THEN
+            RAISE EXCEPTION 'num_classes % does not match the % values of the one-hot dependent variable',
+                    num_classes, ncls
+                USING ERRCODE = 'invalid_parameter_value',
+                      HINT = 'Give NULL for num_classes: a one-hot array has one value per class.';
+        END IF;
+    END IF;
+
+    bs := madlib_dl._pp_buffer_size(n_rows, row_values, seg.nseg, buffer_size);
+    EXECUTE format('UPDATE %I.%I SET buffer_size = $1, num_classes = ARRAY[$2]', summ[1], summ[2])
+    USING bs, ncls;
+
+    PERFORM madlib_dl._pp_pack(src, dst, summ, cv_col, dep.colname, indep.colname, dep_kind, cast_type,
+                               n_rows, bs, seg.nseg, ncls, norm, dims, true);
+END
+$$;
+
+CREATE FUNCTION madlib_dl._validation_preprocessor_dl(src text[], dst text[],
+        dependent_varname text, independent_varname text, train text[],
+        buffer_size integer, distribution_rules text)
+RETURNS void
+LANGUAGE plpgsql VOLATILE SECURITY INVOKER
+SET search_path = pg_catalog, pg_temp
+AS $$
+DECLARE
+    summ text[] := ARRAY[dst[1], dst[2] || '_summary'];
+    tsumm text[] := ARRAY[train[1], train[2] || '_summary'];
+    src_rel regclass;
+    train_rel regclass;
+    tsumm_rel regclass;
+    dep record;
+    indep record;
+    seg record;
+    ts record;
+    dep_kind text;
+    cv_col text;
+    cast_type text;
+    n_rows bigint;
+    dims integer[];
+    train_dims integer[];
+    row_values bigint := 1;
+    ncls integer;
+    bs integer;
+    d integer;
+    bad_value text;
+    first_tid tid;
+BEGIN
+    src_rel := madlib_dl._assert_table_exists(src, 'source_table');
+    PERFORM madlib_dl._assert_output_absent(dst, 'output_table');
+    PERFORM madlib_dl._assert_output_absent(summ, 'output_table');
+    train_rel := madlib_dl._assert_table_exists(train, 'training_preprocessor_table');
+    tsumm_rel := madlib_dl._assert_table_exists(tsumm, 'training_preprocessor_table summary');
+    PERFORM madlib_dl._assert_columns(tsumm_rel,
+        ARRAY['dependent_varname', 'independent_varname', 'dependent_vartype', 'normalizing_const',
+              'num_classes', 'num_segments'],
+        ARRAY['text[]', 'text[]', 'text[]', 'real', 'integer[]', 'integer'],
+        'the summary of a table made by training_preprocessor_dl');
+    EXECUTE format('SELECT dependent_varname[1] AS dep, independent_varname[1] AS indep, '
+                   'dependent_vartype[1] AS vartype, normalizing_const, num_classes[1] AS ncls, '
+                   'num_segments FROM %I.%I', tsumm[1], tsumm[2])
+       INTO ts;
+    cv_col := ts.dep || '_class_values';
+
+    dep := madlib_dl._pp_column(src_rel, dependent_varname, 'dependent_varname', 'dependent variables');
+    indep := madlib_dl._pp_column(src_rel, independent_varname, 'independent_varname', 'independent variables');
+    IF dep.colname = indep.colname THEN
+        RAISE EXCEPTION 'dependent_varname and independent_varname are the same column "%"', dep.colname
+            USING ERRCODE = 'invalid_parameter_value',
+                  HINT = 'Give the class column and the feature array column.';
+    END IF;
+    PERFORM madlib_dl._pp_check_args(buffer_size, NULL);
+    IF distribution_rules IS NULL THEN
+        seg := madlib_dl._pp_segments(ts.num_segments::text);
+    ELSE
+        seg := madlib_dl._pp_segments(distribution_rules);
+    END IF;
+
+    -- The dependent variable must be of the training data's kind.
+    IF ts.vartype LIKE '%[]' THEN
+        IF dep.elemtype IS NULL OR dep.elemtype NOT IN ('smallint'::regtype, 'integer'::regtype,
+                'bigint'::regtype, 'real'::regtype, 'double precision'::regtype, 'numeric'::regtype) THEN
+            RAISE EXCEPTION 'dependent variable "%" has type %, but the training data has one-hot arrays of type %',
+                    dep.colname, dep.typname, ts.vartype
+                USING ERRCODE = 'datatype_mismatch',
+                      HINT = 'Give a one-hot numeric array column, as for training.';
+        END IF;
+        dep_kind := 'onehot';
+    ELSE
+        IF dep.elemtype IS NOT NULL THEN
+            RAISE EXCEPTION 'dependent variable "%" has type %, but the training data has class values of type %',
+                    dep.colname, dep.typname, ts.vartype
+                USING ERRCODE = 'datatype_mismatch',
+                      HINT = 'Give a class column of the training data''s type.';
+        END IF;
+        dep_kind := 'class';
+        SELECT format_type(t.typelem, NULL) INTO cast_type
+          FROM pg_attribute a JOIN pg_type t ON t.oid = a.atttypid
+         WHERE a.attrelid = tsumm_rel AND a.attname = cv_col AND NOT a.attisdropped;
+        IF NOT FOUND THEN
+            RAISE EXCEPTION 'table "%" has no column "%"', tsumm_rel::text, cv_col
+                USING ERRCODE = 'undefined_column',
+                      HINT = 'Give a table made by training_preprocessor_dl.';
+        END IF;
+    END IF;
+
+    n_rows := madlib_dl._pp_count_rows(src);
+    dims := madlib_dl._pp_first_dims(src, indep.colname, indep.coltype, indep.elemtype);
+    EXECUTE format('SELECT %I[2:] FROM %I.%I LIMIT 1', ts.indep || '_shape', train[1], train[2])
+       INTO train_dims;
+    IF train_dims IS DISTINCT FROM dims THEN
+        RAISE EXCEPTION 'independent variable "%" has shape % in the first row, but the training data has shape %',
+                indep.colname, dims, train_dims
+            USING ERRCODE = 'data_exception',
+                  HINT = 'Validation rows must have the shape of the training rows.';
+    END IF;
+    FOREACH d IN ARRAY dims LOOP
+        row_values := row_values * d;
+    END LOOP;
+    ncls := ts.ncls;
+
+    IF dep_kind = 'class' THEN
+        -- Every class must be a training class; NULL only if NULL was a
+        -- class in training (it sorts first), not a padding slot.
+        EXECUTE format($q$
+            SELECT coalesce(s.%1$I::text, 'NULL')
+              FROM %2$I.%3$I s, (SELECT %4$I AS cv FROM %5$I.%6$I) c
+             WHERE CASE WHEN s.%1$I IS NULL THEN c.cv[1] IS NOT NULL
+                        ELSE array_position(c.cv, s.%1$I::%7$s) IS NULL END
+             LIMIT 1 $q$,
+            dep.colname, src[1], src[2], cv_col, tsumm[1], tsumm[2], cast_type)
+           INTO bad_value;
+        IF bad_value IS NOT NULL THEN
+            RAISE EXCEPTION 'class value % of dependent variable "%" is not among the class values of the training data',
+                    bad_value, dep.colname
+                USING ERRCODE = 'data_exception',
+                      HINT = format('The training classes are listed in %s of %s; validation data may use only those.',
+                                    cv_col, madlib_dl._table_sql(tsumm));
+        END IF;
+    ELSE
+        EXECUTE format('SELECT s.ctid, array_length(s.%1$I, 1) FROM %2$I.%3$I s LIMIT 1',
+                       dep.colname, src[1], src[2])
+           INTO first_tid, d;
+        IF d IS DISTINCT FROM ncls THEN
+            RAISE EXCEPTION 'dependent variable has % values in the row with ctid %, but the training data has % classes',
+                    coalesce(d::text, 'no'), first_tid, ncls
+                USING ERRCODE = 'data_exception',
+                      HINT = 'Each one-hot array must have one value per training class.';
+        END IF;
+    END IF;
+
+    bs := madlib_dl._pp_buffer_size(n_rows, row_values, seg.nseg, buffer_size);
+    EXECUTE format($q$
+        CREATE TABLE %I.%I AS
+        SELECT $1::text AS source_table, $2::text AS output_table,
+               ARRAY[$3]::text[] AS dependent_varname, ARRAY[$4]::text[] AS independent_varname,
+               ARRAY[$5]::text[] AS dependent_vartype,
+               (SELECT %I FROM %I.%I) AS %I,
+               $6::integer AS buffer_size, $7::real AS normalizing_const,
+               ARRAY[$8]::integer[] AS num_classes, $9::text AS distribution_rules,
+               'all_segments'::text AS __internal_gpu_config__, $10::integer AS num_segments
+        $q$, summ[1], summ[2], cv_col, tsumm[1], tsumm[2], dep.colname || '_class_values')
+    USING madlib_dl._table_label(src), madlib_dl._table_label(dst), dep.colname, indep.colname,
+          dep.typname, bs, ts.normalizing_const, ncls, seg.rules, seg.nseg;
+
+    PERFORM madlib_dl._pp_pack(src, dst, summ, dep.colname || '_class_values', dep.colname, indep.colname,
+                               dep_kind, cast_type, n_rows, bs, seg.nseg, ncls,
+                               ts.normalizing_const, dims, false);
+END
+$$;
+
+-- ---------------------------------------------------------------------
+-- Public API (MADlib signatures).  Thin wrappers: they resolve the table
+-- names in the caller's search_path, then call the pinned drivers.
+-- ---------------------------------------------------------------------
+
+-- num_classes takes an integer or a one-element integer array (newer
+-- MADlib).  It is declared anycompatible so that an untyped NULL, as in
+-- MADlib's documented (..., 1000, 255, NULL, 'all_segments'), is not
+-- ambiguous between two overloads.
+CREATE FUNCTION madlib_dl.training_preprocessor_dl(source_table varchar, output_table varchar,
+        dependent_varname varchar, independent_varname varchar,
+        buffer_size integer DEFAULT NULL, normalizing_const real DEFAULT 1.0,
+        num_classes anycompatible DEFAULT NULL, distribution_rules text DEFAULT NULL)
+RETURNS void
+LANGUAGE sql VOLATILE SECURITY INVOKER
+AS $$
+    SELECT madlib_dl._training_preprocessor_dl(
+        madlib_dl._resolve_table($1, 'source_table'), madlib_dl._resolve_table($2, 'output_table'),
+        $3, $4, $5, $6, madlib_dl._pp_num_classes($7), $8)
+$$;
+
+CREATE FUNCTION madlib_dl.validation_preprocessor_dl(source_table varchar, output_table varchar,
+        dependent_varname varchar, independent_varname varchar,
+        training_preprocessor_table varchar,
+        buffer_size integer DEFAULT NULL, distribution_rules text DEFAULT NULL)
+RETURNS void
+LANGUAGE sql VOLATILE SECURITY INVOKER
+AS $$
+    SELECT madlib_dl._validation_preprocessor_dl(
+        madlib_dl._resolve_table($1, 'source_table'), madlib_dl._resolve_table($2, 'output_table'),
+        $3, $4, madlib_dl._resolve_table($5, 'training_preprocessor_table'), $6, $7)
+$$;
+
+-- Help text, as MADlib's fn() and fn('usage').
+CREATE FUNCTION madlib_dl.training_preprocessor_dl(message varchar)
+RETURNS text
+LANGUAGE sql IMMUTABLE SECURITY INVOKER
+SET search_path = pg_catalog, pg_temp
+AS $$
+SELECT CASE WHEN lower(coalesce(message, '')) IN ('usage', 'help', '?') THEN
+$usage$
+training_preprocessor_dl: pack a training table into buffers of float32
+features and one-hot int16 classes, spread over the segments.
+
+    SELECT madlib_dl.training_preprocessor_dl(
+        source_table         VARCHAR,  -- table with one example per row
+        output_table         VARCHAR,  -- packed table to create (and <output_table>_summary)
+        dependent_varname    VARCHAR,  -- class column (text, varchar, integer, boolean,
+                                       -- double, ...; NULL is a class), or a one-hot
+                                       -- numeric array column
+        independent_varname  VARCHAR,  -- numeric array column, any rank
+        buffer_size          INTEGER,  -- optional: rows per buffer hint (default: computed)
+        normalizing_const    REAL,     -- optional: features are divided by it (default 1.0)
+        num_classes          INTEGER,  -- optional: pad the classes with NULL classes up to
+                                       -- this number (also ARRAY[n])
+        distribution_rules   TEXT      -- optional: 'all_segments' (default) or a number of
+                                       -- virtual segments, e.g. '2'
+    );
+
+Output table, one row per buffer:
+    <dependent_varname>          BYTEA    int16 one-hot, little-endian, (n, num_classes)
+    <independent_varname>        BYTEA    float32, little-endian, (n, dims...)
+    <dependent_varname>_shape    INTEGER[] {n, num_classes}
+    <independent_varname>_shape  INTEGER[] {n, dims...}
+    buffer_id                    INTEGER
+    __dist_key__                 INTEGER  segment of the buffer: buffer_id % num_segments
+
+<output_table>_summary: source_table, output_table, dependent_varname,
+independent_varname, dependent_vartype, <dependent_varname>_class_values,
+buffer_size, normalizing_const, num_classes, distribution_rules,
+__internal_gpu_config__, num_segments.
+
+Rows are shuffled deterministically.  madlib_dl._unpack_float32(x, x_shape)
+and madlib_dl._unpack_int16(y, y_shape) turn buffers back into arrays.
+
+See also: SELECT madlib_dl.validation_preprocessor_dl('usage');
+$usage$
+ELSE
+$summary$
+training_preprocessor_dl: pack a training table for madlib_keras_fit.
+
+    SELECT madlib_dl.training_preprocessor_dl('iris', 'iris_packed', 'class_text', 'attributes');
+    SELECT madlib_dl.training_preprocessor_dl('mnist', 'mnist_packed', 'y', 'x', NULL, 255);
+
+For all parameters: SELECT madlib_dl.training_preprocessor_dl('usage');
+$summary$
+END
+$$;
+
+CREATE FUNCTION madlib_dl.training_preprocessor_dl()
+RETURNS text
+LANGUAGE sql IMMUTABLE SECURITY INVOKER
+SET search_path = pg_catalog, pg_temp
+AS $$ SELECT madlib_dl.training_preprocessor_dl(''::varchar) $$;
+
+CREATE FUNCTION madlib_dl.validation_preprocessor_dl(message varchar)
+RETURNS text
+LANGUAGE sql IMMUTABLE SECURITY INVOKER
+SET search_path = pg_catalog, pg_temp
+AS $$
+SELECT CASE WHEN lower(coalesce(message, '')) IN ('usage', 'help', '?') THEN
+$usage$
+validation_preprocessor_dl: pack a validation (or test) table the way a
+training table was packed, reusing its classes, normalizing_const and
+num_classes.
+
+    SELECT madlib_dl.validation_preprocessor_dl(
+        source_table                 VARCHAR,  -- table with one example per row
+        output_table                 VARCHAR,  -- packed table to create (and <output_table>_summary)
+        dependent_varname            VARCHAR,  -- class column, of the training data's kind
+        independent_varname          VARCHAR,  -- numeric array column, of the training shape
+        training_preprocessor_table  VARCHAR,  -- output_table of training_preprocessor_dl
+        buffer_size                  INTEGER,  -- optional: rows per buffer hint
+        distribution_rules           TEXT      -- optional: default the training table's
+                                               -- number of segments, else as for training
+    );
+
+The output tables have the columns of training_preprocessor_dl's.  Rows
+keep their storage order.  A class value that is not a training class is
+an error that names it.
+
+See also: SELECT madlib_dl.training_preprocessor_dl('usage');
+$usage$
+ELSE
+$summary$
+validation_preprocessor_dl: pack a validation table like its training table.
+
+    SELECT madlib_dl.validation_preprocessor_dl('iris_test', 'iris_test_packed',
+                                                'class_text', 'attributes', 'iris_packed');
+
+For all parameters: SELECT madlib_dl.validation_preprocessor_dl('usage');
+$summary$
+END
+$$;
+
+CREATE FUNCTION madlib_dl.validation_preprocessor_dl()
+RETURNS text
+LANGUAGE sql IMMUTABLE SECURITY INVOKER
+SET search_path = pg_catalog, pg_temp
+AS $$ SELECT madlib_dl.validation_preprocessor_dl(''::varchar) $$;

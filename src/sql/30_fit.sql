@@ -1,0 +1,452 @@
+-- 30_fit.sql: madlib_keras_fit / fit, as in MADlib (madlib_keras.sql_in),
+-- trained by model averaging over the virtual segments (src/pg/fit.c,
+-- src/pg/segments.c).  docs/fit.md is the user page.
+
+-- ---------------------------------------------------------------------
+-- C functions
+-- ---------------------------------------------------------------------
+
+-- max(1, min(online CPUs, max_parallel_workers)): the number of virtual
+-- segments the preprocessors use by default.
+CREATE FUNCTION madlib_dl._default_num_segments()
+RETURNS integer
+AS 'MODULE_PATHNAME', 'madlib_dl__default_num_segments'
+LANGUAGE C STABLE PARALLEL SAFE;
+
+-- Parse compile_params and fit_params with the engine (ERROR otherwise);
+-- returns what the summary tables record.
+CREATE FUNCTION madlib_dl._check_params(compile_params text, fit_params text,
+    OUT loss_type text, OUT metrics_type text[], OUT seed bigint,
+    OUT epochs integer, OUT batch_size bigint)
+RETURNS record
+AS 'MODULE_PATHNAME', 'madlib_dl__check_params'
+LANGUAGE C IMMUTABLE PARALLEL SAFE;
+
+-- ERROR 22000 unless x_shape {n, dims...} ends in the architecture's input
+-- shape and y_shape {n, classes} (may be NULL) matches its outputs.
+CREATE FUNCTION madlib_dl._check_input_shape(model_arch json, x_shape integer[], y_shape integer[])
+RETURNS void
+AS 'MODULE_PATHNAME', 'madlib_dl__check_input_shape'
+LANGUAGE C IMMUTABLE PARALLEL SAFE;
+
+CREATE TYPE madlib_dl._fit_result AS (
+    model_weights        bytea,
+    training_loss        double precision[],
+    training_metrics     double precision[],
+    validation_loss      double precision[],
+    validation_metrics   double precision[],
+    metrics_iters        integer[],
+    metrics_elapsed_time double precision[],
+    workers_launched     integer
+);
+
+-- The whole training run, in one call: parallel workers, one per virtual
+-- segment, model averaging every iteration.  init_weights NULL: random
+-- initialisation from the seed.  Writes nothing; the driver writes the
+-- tables.  PARALLEL UNSAFE: it starts its own parallel workers.
+CREATE FUNCTION madlib_dl._fit_run(source regclass, x_col text, y_col text,
+    validation regclass, val_x_col text, val_y_col text,
+    model_arch json, init_weights bytea, compile_params text, fit_params text,
+    num_iterations integer, metrics_compute_frequency integer, num_segments integer)
+RETURNS madlib_dl._fit_result
+AS 'MODULE_PATHNAME', 'madlib_dl__fit_run'
+LANGUAGE C VOLATILE PARALLEL UNSAFE;
+
+-- ---------------------------------------------------------------------
+-- Driver helpers (internal; search_path pinned)
+-- ---------------------------------------------------------------------
+
+-- The summary of a packed table as jsonb (tolerates missing columns), with
+-- a clear error when it is absent.  param names the argument.
+CREATE FUNCTION madlib_dl._fit_packed_summary(tbl text[], param text)
+RETURNS jsonb
+LANGUAGE plpgsql STABLE SECURITY INVOKER
+SET search_path = pg_catalog, pg_temp
+AS $$
+DECLARE
+    stbl text[] := ARRAY[tbl[1], tbl[2] || '_summary'];
+    srel regclass := madlib_dl._table_oid(stbl);
+    js jsonb;
+BEGIN
+    IF srel IS NULL THEN
+        RAISE EXCEPTION '% "%" has no summary table "%"', param, madlib_dl._table_label(tbl),
+                        madlib_dl._table_label(stbl)
+            USING ERRCODE = 'undefined_table',
+                  HINT = 'Give a table made by training_preprocessor_dl or validation_preprocessor_dl.';
+    END IF;
+    PERFORM madlib_dl._assert_columns(srel, ARRAY['dependent_varname', 'independent_varname'],
+        ARRAY['text[]', 'text[]'], 'a table made by training_preprocessor_dl');
+    EXECUTE format('SELECT to_jsonb(s) FROM %s s LIMIT 1', madlib_dl._table_sql(stbl)) INTO js;
+    IF js IS NULL OR js->'dependent_varname'->>0 IS NULL OR js->'independent_varname'->>0 IS NULL THEN
+        RAISE EXCEPTION 'summary table "%" names no dependent or independent variable',
+                        madlib_dl._table_label(stbl)
+            USING ERRCODE = 'null_value_not_allowed',
+                  HINT = 'Preprocess the data again with training_preprocessor_dl.';
+    END IF;
+    RETURN js;
+END
+$$;
+
+-- Check a packed table's columns and its first buffer's shapes against the
+-- architecture.  Returns the number of buffers.
+CREATE FUNCTION madlib_dl._fit_check_packed(tbl text[], param text, x_col text, y_col text,
+                                            model_arch json)
+RETURNS bigint
+LANGUAGE plpgsql STABLE SECURITY INVOKER
+SET search_path = pg_catalog, pg_temp
+AS $$
+DECLARE
+    rel regclass := madlib_dl._assert_table_exists(tbl, param);
+    xs integer[];
+    ys integer[];
+    nbuf bigint;
+BEGIN
+    PERFORM madlib_dl._assert_columns(rel,
+        ARRAY[x_col, y_col, x_col || '_shape', y_col || '_shape', 'buffer_id'],
+        ARRAY['bytea', 'bytea', 'integer[]', 'integer[]', 'integer'],
+        'a table made by training_preprocessor_dl');
+    EXECUTE format('SELECT count(*) FROM %s', madlib_dl._table_sql(tbl)) INTO nbuf;
+    IF nbuf = 0 THEN
+        RAISE EXCEPTION '% "%" is empty', param, madlib_dl._table_label(tbl)
+            USING ERRCODE = 'no_data_found',
+                  HINT = 'Preprocess a table that has rows.';
+    END IF;
+    EXECUTE format('SELECT %I, %I FROM %s ORDER BY buffer_id LIMIT 1',
+                   x_col || '_shape', y_col || '_shape', madlib_dl._table_sql(tbl))
+       INTO xs, ys;
+    PERFORM madlib_dl._check_input_shape(model_arch, xs, ys);
+    RETURN nbuf;
+END
+$$;
+
+-- ---------------------------------------------------------------------
+-- The driver
+-- ---------------------------------------------------------------------
+
+CREATE FUNCTION madlib_dl._fit(source text[], model text[], arch_tbl text[], model_id integer,
+    compile_params varchar, fit_params varchar, num_iterations integer, use_gpus boolean,
+    validation text[], metrics_compute_frequency integer, warm_start boolean,
+    name varchar, description varchar, object_table varchar)
+RETURNS void
+LANGUAGE plpgsql VOLATILE SECURITY INVOKER
+SET search_path = pg_catalog, pg_temp
+AS $$
+DECLARE
+    summary_tbl text[] := ARRAY[model[1], model[2] || '_summary'];
+    arch_rel regclass;
+    src_rel regclass;
+    val_rel regclass;
+    psum jsonb;
+    vsum jsonb;
+    x_col text;
+    y_col text;
+    vx_col text;
+    vy_col text;
+    arch json;
+    arch_weights bytea;
+    init_weights bytea;
+    params record;
+    freq integer;
+    nseg integer;
+    cv_col text;
+    cv_type text;
+    t_start timestamp;
+    t_end timestamp;
+    r madlib_dl._fit_result;
+    nt integer;
+BEGIN
+    -- 1. arguments that need no table
+    PERFORM madlib_dl._assert_not_null(model_id, 'model_id');
+    PERFORM madlib_dl._assert_not_null(compile_params, 'compile_params');
+    PERFORM madlib_dl._assert_not_null(num_iterations, 'num_iterations');
+    IF coalesce(use_gpus, false) THEN
+        RAISE EXCEPTION 'use_gpus is not supported: this build of madlib_dl has no GPU backend'
+            USING ERRCODE = 'feature_not_supported',
+                  HINT = 'Call fit with use_gpus => false; training runs on the CPU cores of all segments.';
+    END IF;
+    IF object_table IS NOT NULL THEN
+        RAISE EXCEPTION 'object_table is not supported: custom loss and metric functions are not available'
+            USING ERRCODE = 'feature_not_supported',
+                  HINT = 'Pass object_table => NULL and use a built-in loss and metric.';
+    END IF;
+    IF num_iterations < 1 THEN
+        RAISE EXCEPTION 'num_iterations must be at least 1, got %', num_iterations
+            USING ERRCODE = 'invalid_parameter_value',
+                  HINT = 'Give the number of iterations to train, 1 or more.';
+    END IF;
+    freq := coalesce(metrics_compute_frequency, num_iterations);
+    IF freq < 1 OR freq > num_iterations THEN
+        RAISE EXCEPTION 'metrics_compute_frequency must be between 1 and %, got %', num_iterations, freq
+            USING ERRCODE = 'invalid_parameter_value',
+                  HINT = 'Give a frequency between 1 and num_iterations, or NULL to compute metrics at the last iteration only.';
+    END IF;
+    params := madlib_dl._check_params(compile_params, fit_params);
+
+    -- 2. tables: inputs exist, outputs absent (or present for warm start)
+    src_rel := madlib_dl._assert_table_exists(source, 'source_table');
+    psum := madlib_dl._fit_packed_summary(source, 'source_table');
+    y_col := psum->'dependent_varname'->>0;
+    x_col := psum->'independent_varname'->>0;
+    IF warm_start THEN
+        PERFORM madlib_dl._assert_columns(madlib_dl._assert_table_exists(model, 'model'),
+            ARRAY['model_weights', 'model_arch'], ARRAY['bytea', 'json'],
+            'the model table of an earlier fit (warm_start)');
+    ELSE
+        PERFORM madlib_dl._assert_output_absent(model, 'model');
+        PERFORM madlib_dl._assert_output_absent(summary_tbl, 'model summary table');
+    END IF;
+    arch_rel := madlib_dl._assert_table_exists(arch_tbl, 'model_arch_table');
+    PERFORM madlib_dl._assert_columns(arch_rel, ARRAY['model_id', 'model_arch', 'model_weights'],
+        ARRAY['integer', 'json', 'bytea'], 'a model architecture table made by load_keras_model');
+    EXECUTE format('SELECT count(*), (array_agg(model_arch))[1], (array_agg(model_weights))[1]'
+                   '  FROM %s WHERE model_id = $1', madlib_dl._table_sql(arch_tbl))
+       INTO nt, arch, arch_weights USING model_id;
+    IF nt = 0 THEN
+        RAISE EXCEPTION 'model_id % not found in model architecture table "%"', model_id,
+                        madlib_dl._table_label(arch_tbl)
+            USING ERRCODE = 'no_data_found',
+                  HINT = format('SELECT model_id, name FROM %s lists the architectures it holds.',
+                                madlib_dl._table_sql(arch_tbl));
+    END IF;
+    PERFORM madlib_dl._assert_not_null(arch, 'model_arch');
+    PERFORM madlib_dl._fit_check_packed(source, 'source_table', x_col, y_col, arch);
+    IF validation IS NOT NULL THEN
+        val_rel := madlib_dl._assert_table_exists(validation, 'validation_table');
+        vsum := madlib_dl._fit_packed_summary(validation, 'validation_table');
+        vy_col := vsum->'dependent_varname'->>0;
+        vx_col := vsum->'independent_varname'->>0;
+        PERFORM madlib_dl._fit_check_packed(validation, 'validation_table', vx_col, vy_col, arch);
+    END IF;
+
+    -- 3. initial weights: warm start, else transfer learning, else random
+    IF warm_start THEN
+        EXECUTE format('SELECT count(*), (array_agg(model_weights))[1] FROM %s', madlib_dl._table_sql(model))
+           INTO nt, init_weights;
+        IF nt <> 1 OR init_weights IS NULL THEN
+            RAISE EXCEPTION 'model table "%" for warm_start must hold one row with model_weights, it has % rows',
+                            madlib_dl._table_label(model), nt
+                USING ERRCODE = 'cardinality_violation',
+                      HINT = 'Give the model table written by an earlier fit, or warm_start => false.';
+        END IF;
+        IF octet_length(init_weights) <> 4 * (madlib_dl._arch_info(arch)).n_params THEN
+            RAISE EXCEPTION 'model table "%" holds % weights, but architecture % has %',
+                            madlib_dl._table_label(model), octet_length(init_weights) / 4,
+                            model_id, (madlib_dl._arch_info(arch)).n_params
+                USING ERRCODE = 'data_exception',
+                      HINT = 'Warm start with the architecture the model was trained with.';
+        END IF;
+    ELSE
+        init_weights := arch_weights;   -- NULL: random initialisation
+    END IF;
+
+    -- 4. segments: the packed table's count, else derived from its keys
+    nseg := (psum->>'num_segments')::integer;
+    IF nseg IS NULL THEN
+        IF EXISTS (
+               SELECT 1 FROM pg_attribute a WHERE a.attrelid = src_rel
+                  AND a.attname = '__dist_key__' AND NOT a.attisdropped) THEN
+            EXECUTE format('SELECT max(__dist_key__) + 1 FROM %s', madlib_dl._table_sql(source)) INTO nseg;
+        END IF;
+        nseg := coalesce(nseg, 1);
+    END IF;
+    IF nseg < 1 OR nseg > 64 THEN
+        RAISE EXCEPTION 'source_table "%" has % segments, expected 1 to 64', madlib_dl._table_label(source), nseg
+            USING ERRCODE = 'data_exception',
+                  HINT = 'Preprocess the data again with training_preprocessor_dl.';
+    END IF;
+    IF EXISTS (SELECT 1 FROM pg_attribute a WHERE a.attrelid = src_rel
+                  AND a.attname = '__dist_key__' AND NOT a.attisdropped) THEN
+        EXECUTE format('SELECT count(*) FROM %s WHERE __dist_key__ IS NULL OR __dist_key__ < 0 OR __dist_key__ >= $1',
+                       madlib_dl._table_sql(source)) INTO nt USING nseg;
+        IF nt > 0 THEN
+            RAISE EXCEPTION 'source_table "%" has % buffers whose __dist_key__ is not a segment 0 to %',
+                            madlib_dl._table_label(source), nt, nseg - 1
+                USING ERRCODE = 'data_exception',
+                      HINT = 'Preprocess the data again with training_preprocessor_dl; do not edit its __dist_key__ column.';
+        END IF;
+    END IF;
+
+    -- 5. train (no table is written before this returns)
+    t_start := clock_timestamp();
+    r := madlib_dl._fit_run(src_rel, x_col, y_col, val_rel, vx_col, vy_col, arch, init_weights,
+                            compile_params, fit_params, num_iterations, freq, nseg);
+    t_end := clock_timestamp();
+
+    -- 6. output tables, in this transaction
+    IF warm_start THEN
+        EXECUTE format('DROP TABLE %s', madlib_dl._table_sql(model));
+        EXECUTE format('DROP TABLE IF EXISTS %s', madlib_dl._table_sql(summary_tbl));
+    END IF;
+    EXECUTE format('CREATE TABLE %s (model_weights bytea, model_arch json)', madlib_dl._table_sql(model));
+    EXECUTE format('INSERT INTO %s VALUES ($1, $2)', madlib_dl._table_sql(model))
+       USING r.model_weights, arch;
+
+    cv_col := y_col || '_class_values';
+    SELECT format_type(a.atttypid, a.atttypmod) INTO cv_type
+      FROM pg_attribute a
+     WHERE a.attrelid = madlib_dl._table_oid(ARRAY[source[1], source[2] || '_summary'])
+       AND a.attname = cv_col AND a.attnum > 0 AND NOT a.attisdropped;
+    EXECUTE format(
+        'CREATE TABLE %s ('
+        '  source_table text, model text, dependent_varname text[], independent_varname text[],'
+        '  model_arch_table text, model_id integer, compile_params text, fit_params text,'
+        '  num_iterations integer, validation_table text, object_table text,'
+        '  metrics_compute_frequency integer, name text, description text, model_type text,'
+        '  model_size double precision, start_training_time timestamp, end_training_time timestamp,'
+        '  metrics_elapsed_time double precision[], madlib_version text, num_classes integer[],'
+        '  dependent_vartype text[], normalizing_const real, metrics_type text[], loss_type text,'
+        '  training_metrics_final double precision, training_loss_final double precision,'
+        '  training_metrics double precision[], training_loss double precision[],'
+        '  validation_metrics_final double precision, validation_loss_final double precision,'
+        '  validation_metrics double precision[], validation_loss double precision[],'
+        '  metrics_iters integer[], %I %s, seed bigint)',
+        madlib_dl._table_sql(summary_tbl), cv_col, coalesce(cv_type, 'text[]'));
+    EXECUTE format(
+        'INSERT INTO %s SELECT $1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12, $13, $14, $15,'
+        ' $16, $17, $18, $19, $20, $21, $22, $23, $24, $25, $26, $27, $28, $29, $30, $31, $32,'
+        ' $33, $34, %s, $35',
+        madlib_dl._table_sql(summary_tbl),
+        CASE WHEN cv_type IS NULL THEN 'NULL::text[]'
+             ELSE format('(SELECT s.%I FROM %s s LIMIT 1)', cv_col,
+                         madlib_dl._table_sql(ARRAY[source[1], source[2] || '_summary'])) END)
+    USING
+        madlib_dl._table_label(source),                               -- source_table
+        madlib_dl._table_label(model),                                -- model
+        ARRAY(SELECT jsonb_array_elements_text(psum->'dependent_varname')),
+        ARRAY(SELECT jsonb_array_elements_text(psum->'independent_varname')),
+        madlib_dl._table_label(arch_tbl),                             -- model_arch_table
+        model_id,
+        compile_params::text,
+        fit_params::text,
+        num_iterations,
+        CASE WHEN validation IS NULL THEN NULL ELSE madlib_dl._table_label(validation) END,
+        object_table::text,
+        freq,
+        name::text,
+        description::text,
+        'madlib_keras'::text,                                         -- model_type
+        octet_length(r.model_weights) / 1024.0::double precision,     -- model_size, KB
+        t_start,
+        t_end,
+        r.metrics_elapsed_time,
+        madlib_dl.version(),
+        CASE WHEN jsonb_typeof(psum->'num_classes') = 'array'
+             THEN ARRAY(SELECT jsonb_array_elements_text(psum->'num_classes'))::integer[]
+             WHEN psum->'num_classes' IS NOT NULL AND jsonb_typeof(psum->'num_classes') = 'number'
+             THEN ARRAY[(psum->>'num_classes')::integer] END,
+        CASE WHEN jsonb_typeof(psum->'dependent_vartype') = 'array'
+             THEN ARRAY(SELECT jsonb_array_elements_text(psum->'dependent_vartype')) END,
+        coalesce((psum->>'normalizing_const')::real, 1.0::real),
+        params.metrics_type,
+        params.loss_type,
+        r.training_metrics[array_upper(r.training_metrics, 1)],
+        r.training_loss[array_upper(r.training_loss, 1)],
+        r.training_metrics,
+        r.training_loss,
+        r.validation_metrics[array_upper(r.validation_metrics, 1)],
+        r.validation_loss[array_upper(r.validation_loss, 1)],
+        r.validation_metrics,
+        r.validation_loss,
+        r.metrics_iters,
+        params.seed;
+END
+$$;
+
+-- ---------------------------------------------------------------------
+-- Public API (MADlib signatures).  Thin wrappers: they resolve the table
+-- names in the caller's search_path, then call the pinned driver.
+-- ---------------------------------------------------------------------
+
+CREATE FUNCTION madlib_dl.madlib_keras_fit(source_table varchar, model varchar,
+    model_arch_table varchar, model_id integer, compile_params varchar, fit_params varchar,
+    num_iterations integer, use_gpus boolean DEFAULT false, validation_table varchar DEFAULT NULL,
+    metrics_compute_frequency integer DEFAULT NULL, warm_start boolean DEFAULT false,
+    name varchar DEFAULT NULL, description varchar DEFAULT NULL, object_table varchar DEFAULT NULL)
+RETURNS void
+LANGUAGE sql VOLATILE PARALLEL UNSAFE SECURITY INVOKER
+AS $$
+    SELECT madlib_dl._fit(
+        madlib_dl._resolve_table($1, 'source_table'),
+        madlib_dl._resolve_table($2, 'model'),
+        madlib_dl._resolve_table($3, 'model_arch_table'),
+        $4, $5, $6, $7, $8,
+        CASE WHEN $9 IS NULL THEN NULL ELSE madlib_dl._resolve_table($9, 'validation_table') END,
+        $10, coalesce($11, false), $12, $13, $14)
+$$;
+
+CREATE FUNCTION madlib_dl.fit(source_table varchar, model varchar,
+    model_arch_table varchar, model_id integer, compile_params varchar, fit_params varchar,
+    num_iterations integer, use_gpus boolean DEFAULT false, validation_table varchar DEFAULT NULL,
+    metrics_compute_frequency integer DEFAULT NULL, warm_start boolean DEFAULT false,
+    name varchar DEFAULT NULL, description varchar DEFAULT NULL, object_table varchar DEFAULT NULL)
+RETURNS void
+LANGUAGE sql VOLATILE PARALLEL UNSAFE SECURITY INVOKER
+AS $$
+    SELECT madlib_dl.madlib_keras_fit($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12, $13, $14)
+$$;
+
+-- Help text, as MADlib's fn() and fn('usage').
+CREATE FUNCTION madlib_dl.madlib_keras_fit(message varchar)
+RETURNS text
+LANGUAGE sql IMMUTABLE SECURITY INVOKER
+SET search_path = pg_catalog, pg_temp
+AS $body$
+SELECT CASE WHEN lower(coalesce(message, '')) IN ('usage', 'help', '?') THEN
+$usage$madlib_keras_fit (also: fit): train one model on a preprocessed table, on
+all virtual segments at once, by model averaging.
+
+    SELECT madlib_dl.madlib_keras_fit(
+        source_table              VARCHAR,  -- table made by training_preprocessor_dl
+        model                     VARCHAR,  -- output table; <model>_summary is made too
+        model_arch_table          VARCHAR,  -- table made by load_keras_model
+        model_id                  INTEGER,  -- the architecture's model_id
+        compile_params            VARCHAR,  -- e.g. 'loss=''categorical_crossentropy'',
+                                            --   optimizer=''Adam(lr=0.01)'', metrics=[''accuracy'']'
+        fit_params                VARCHAR,  -- e.g. 'batch_size=32, epochs=1, seed=42'
+        num_iterations            INTEGER,  -- rounds of train-on-every-segment + average
+        use_gpus                  BOOLEAN,  -- DEFAULT false (true is an error: no GPU backend)
+        validation_table          VARCHAR,  -- DEFAULT NULL; made by validation_preprocessor_dl
+        metrics_compute_frequency INTEGER,  -- DEFAULT NULL = num_iterations
+        warm_start                BOOLEAN,  -- DEFAULT false: continue from <model>
+        name                      VARCHAR,  -- DEFAULT NULL, stored in the summary
+        description               VARCHAR,  -- DEFAULT NULL, stored in the summary
+        object_table              VARCHAR   -- DEFAULT NULL; must be NULL (no custom functions)
+    );
+
+Each iteration every segment trains a copy of the model for `epochs`
+passes over its own partition, at the same time; then the copies (weights
+and optimizer state) are averaged, weighted by the samples each one saw.
+Results are byte-identical for the same seed however many parallel
+workers PostgreSQL launched.  The seed is fit_params' seed= (default 42),
+recorded in the summary's seed column.
+
+Output: <model> (model_weights BYTEA, model_arch JSON), one row, and
+<model>_summary with MADlib's columns.  docs/fit.md describes them.$usage$
+ELSE
+$summary$madlib_keras_fit: train one model on a preprocessed table.
+
+    SELECT madlib_dl.madlib_keras_fit('iris_train_packed', 'iris_model', 'model_arch_library', 1,
+        $$ loss='categorical_crossentropy', optimizer='Adam(lr=0.01)', metrics=['accuracy'] $$,
+        $$ batch_size=16, epochs=2 $$, 10);
+
+For all parameters: SELECT madlib_dl.madlib_keras_fit('usage');$summary$
+END
+$body$;
+
+CREATE FUNCTION madlib_dl.madlib_keras_fit()
+RETURNS text
+LANGUAGE sql IMMUTABLE SECURITY INVOKER
+SET search_path = pg_catalog, pg_temp
+AS $$ SELECT madlib_dl.madlib_keras_fit(''::varchar) $$;
+
+CREATE FUNCTION madlib_dl.fit(message varchar)
+RETURNS text
+LANGUAGE sql IMMUTABLE SECURITY INVOKER
+SET search_path = pg_catalog, pg_temp
+AS $$ SELECT madlib_dl.madlib_keras_fit(message) $$;
+
+CREATE FUNCTION madlib_dl.fit()
+RETURNS text
+LANGUAGE sql IMMUTABLE SECURITY INVOKER
+SET search_path = pg_catalog, pg_temp
+AS $$ SELECT madlib_dl.madlib_keras_fit(''::varchar) $$;

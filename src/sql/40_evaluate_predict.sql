@@ -1,0 +1,973 @@
+-- 40_evaluate_predict.sql: use a trained model, as in MADlib
+-- (madlib_keras_evaluate, madlib_keras_predict, madlib_keras_predict_byom).
+--
+--   evaluate      loss and metric of a model on a preprocessed (packed)
+--                 table, with the loss and metric of its compile_params
+--   predict       class probabilities for raw rows (one example per row),
+--                 normalized with the training normalizing_const
+--   predict_byom  the same for weights stored in an architecture table
+--
+-- The numbers come from two C functions (src/pg/evaluate.c,
+-- src/pg/predict.c); the PL/pgSQL drivers here check the arguments and
+-- tables first and write the output table in one statement, so it appears
+-- complete or not at all.  User-facing page: docs/evaluate-predict.md.
+
+-- ---------------------------------------------------------------------
+-- C functions
+-- ---------------------------------------------------------------------
+
+-- {loss, metric} of the model over every buffer of the packed table test
+-- (columns dep_col, indep_col, <dep_col>_shape, <indep_col>_shape, as the
+-- preprocessors write them).  metric is NULL when compile_params has none.
+CREATE FUNCTION madlib_dl._evaluate_run(test regclass, dep_col text, indep_col text,
+                                        model_arch json, model_weights bytea,
+                                        compile_params text)
+RETURNS float8[]
+AS 'MODULE_PATHNAME', 'madlib_dl__evaluate_run'
+LANGUAGE C VOLATILE PARALLEL UNSAFE;
+
+-- The model outputs for every row of sql_table: id_col as text and the
+-- output vector for the array column indep_col divided by
+-- normalizing_const.  Rows are read and predicted batch_size at a time.
+CREATE FUNCTION madlib_dl._predict_rows(model_arch json, model_weights bytea,
+                                        sql_table regclass, id_col text, indep_col text,
+                                        normalizing_const float8,
+                                        batch_size integer DEFAULT 1024)
+RETURNS TABLE (id text, probs float8[])
+AS 'MODULE_PATHNAME', 'madlib_dl__predict_rows'
+LANGUAGE C VOLATILE PARALLEL UNSAFE ROWS 1000;
+
+-- ---------------------------------------------------------------------
+-- Internal helpers (names start with _ep_)
+-- ---------------------------------------------------------------------
+
+-- {schema, table || suffix}: the companion tables of a model table.
+CREATE FUNCTION madlib_dl._ep_suffix(tbl text[], suffix text)
+RETURNS text[]
+LANGUAGE sql IMMUTABLE STRICT PARALLEL SAFE
+SET search_path = pg_catalog, pg_temp
+AS $$ SELECT ARRAY[tbl[1], tbl[2] || suffix] $$;
+
+-- True when rel has a (live) column named col.
+CREATE FUNCTION madlib_dl._ep_has_column(rel regclass, col text)
+RETURNS boolean
+LANGUAGE sql STABLE STRICT PARALLEL SAFE
+SET search_path = pg_catalog, pg_temp
+AS $$
+    SELECT EXISTS (SELECT 1 FROM pg_attribute a
+                    WHERE a.attrelid = rel AND a.attname = col
+                      AND a.attnum > 0 AND NOT a.attisdropped)
+$$;
+
+-- Raise 42P01 unless tbl exists as something rows can be read from (a
+-- table, view, materialized view or foreign table); return its regclass.
+CREATE FUNCTION madlib_dl._ep_assert_readable(tbl text[], param text)
+RETURNS regclass
+LANGUAGE plpgsql STABLE PARALLEL SAFE
+SET search_path = pg_catalog, pg_temp
+AS $$
+DECLARE
+    rel regclass := madlib_dl._table_oid(tbl);
+    kind "char";
+BEGIN
+    IF rel IS NULL THEN
+        RAISE EXCEPTION '% "%" does not exist', param, madlib_dl._table_label(tbl)
+            USING ERRCODE = 'undefined_table',
+                  HINT = 'Check the table name and the search_path, or give schema.table.';
+    END IF;
+    SELECT c.relkind INTO kind FROM pg_class c WHERE c.oid = rel;
+    IF kind NOT IN ('r', 'p', 'v', 'm', 'f') THEN
+        RAISE EXCEPTION '% "%" is not a table', param, madlib_dl._table_label(tbl)
+            USING ERRCODE = 'wrong_object_type',
+                  HINT = 'Give the name of a table or view.';
+    END IF;
+    RETURN rel;
+END
+$$;
+
+-- Refuse use_gpus => true: this build computes on CPUs only.
+CREATE FUNCTION madlib_dl._ep_assert_no_gpus(use_gpus boolean)
+RETURNS void
+LANGUAGE plpgsql IMMUTABLE PARALLEL SAFE
+SET search_path = pg_catalog, pg_temp
+AS $$
+BEGIN
+    IF use_gpus THEN
+        RAISE EXCEPTION 'use_gpus is not supported'
+            USING ERRCODE = 'feature_not_supported',
+                  HINT = 'Pass use_gpus => false; madlib_dl computes on CPUs.';
+    END IF;
+END
+$$;
+
+-- pred_type given as text: 'prob', 'response', an integer k ('3': the top
+-- k classes) or a number with a decimal point or exponent ('0.2': the
+-- classes with prob > p).  NULL means 'prob'.  Only the syntax is checked
+-- here; _ep_check_pred_type checks the range once the class count is known.
+CREATE FUNCTION madlib_dl._ep_parse_pred_type(pred_type text,
+    OUT kind text, OUT k integer, OUT threshold float8)
+RETURNS record
+LANGUAGE plpgsql IMMUTABLE PARALLEL SAFE
+SET search_path = pg_catalog, pg_temp
+AS $$
+DECLARE
+    t text := lower(btrim(pred_type));
+BEGIN
+    IF t IS NULL OR t = 'prob' THEN
+        kind := 'prob';
+    ELSIF t = 'response' THEN
+        kind := 'response';
+    ELSIF t ~ '^[+-]?[0-9]{1,9}$' THEN
+        kind := 'top_k';
+        k := t::integer;
+    ELSIF t ~ '^[+-]?([0-9]+\.[0-9]*|\.[0-9]+)([e][+-]?[0-9]+)?$'
+       OR t ~ '^[+-]?[0-9]+e[+-]?[0-9]+$' THEN
+        kind := 'threshold';
+        threshold := t::float8;
+    ELSE
+        RAISE EXCEPTION 'invalid pred_type "%"', pred_type
+            USING ERRCODE = 'invalid_parameter_value',
+                  HINT = 'Use ''prob'', ''response'', an integer k for the top k classes, '
+                         'or a threshold p in [0.0, 1.0) for the classes with prob > p.';
+    END IF;
+END
+$$;
+
+-- Raise 22023 unless k is in 1..n_classes (top_k) or threshold in [0, 1).
+CREATE FUNCTION madlib_dl._ep_check_pred_type(kind text, k integer, threshold float8,
+                                              n_classes integer)
+RETURNS void
+LANGUAGE plpgsql IMMUTABLE PARALLEL SAFE
+SET search_path = pg_catalog, pg_temp
+AS $$
+BEGIN
+    IF kind = 'top_k' AND (k IS NULL OR k < 1 OR k > n_classes) THEN
+        RAISE EXCEPTION 'pred_type % is out of range for a model with % classes',
+                        coalesce(k::text, 'NULL'), n_classes
+            USING ERRCODE = 'invalid_parameter_value',
+                  HINT = format('Give an integer k in 1..%s for the top k classes, '
+                                '''prob'' or ''response''.', n_classes);
+    END IF;
+    IF kind = 'threshold' AND (threshold IS NULL OR threshold < 0 OR threshold >= 1
+                               OR threshold = 'NaN'::float8) THEN
+        RAISE EXCEPTION 'pred_type % is out of range for a threshold',
+                        coalesce(threshold::text, 'NULL')
+            USING ERRCODE = 'invalid_parameter_value',
+                  HINT = 'Give a threshold p with 0.0 <= p < 1.0: the classes with prob > p are written.';
+    END IF;
+END
+$$;
+
+-- The number of values the model outputs per example (product of its
+-- output shape: the class count of a classifier).
+CREATE FUNCTION madlib_dl._ep_output_size(model_arch json)
+RETURNS integer
+LANGUAGE plpgsql IMMUTABLE STRICT PARALLEL SAFE
+SET search_path = pg_catalog, pg_temp
+AS $$
+DECLARE
+    shape integer[] := (madlib_dl._arch_info(model_arch)).output_shape;
+    n bigint := 1;
+    d integer;
+BEGIN
+    FOREACH d IN ARRAY shape LOOP
+        n := n * d;
+    END LOOP;
+    RETURN n::integer;
+END
+$$;
+
+-- Everything evaluate and predict need from a trained model table (fit's
+-- <model> + <model>_summary, or fit_multiple's <model> + <model>_info +
+-- <model>_summary, selected by mst_key).  Enforces the mst_key rules.
+CREATE FUNCTION madlib_dl._ep_model(mtbl text[], mst_key integer,
+    OUT model_arch json, OUT model_weights bytea, OUT compile_params text,
+    OUT metrics_type text[], OUT loss_type text,
+    OUT dependent_varname text, OUT independent_varname text,
+    OUT normalizing_const float8, OUT class_values text[])
+RETURNS record
+LANGUAGE plpgsql STABLE SECURITY INVOKER
+SET search_path = pg_catalog, pg_temp
+AS $$
+DECLARE
+    mrel regclass := madlib_dl._assert_table_exists(mtbl, 'model_table');
+    stbl text[] := madlib_dl._ep_suffix(mtbl, '_summary');
+    itbl text[] := madlib_dl._ep_suffix(mtbl, '_info');
+    srel regclass;
+    irel regclass;
+    multi boolean := madlib_dl._ep_has_column(mrel, 'mst_key');
+    n bigint;
+    cv_col text;
+BEGIN
+    IF multi AND mst_key IS NULL THEN
+        RAISE EXCEPTION 'mst_key is required for a multi-model table'
+            USING ERRCODE = 'invalid_parameter_value',
+                  HINT = format('"%s" holds several models (made by fit_multiple_model); pass the '
+                                'mst_key of one of them: SELECT mst_key FROM %s.',
+                                madlib_dl._table_label(mtbl), madlib_dl._table_sql(mtbl));
+    END IF;
+    IF NOT multi AND mst_key IS NOT NULL THEN
+        RAISE EXCEPTION 'mst_key must not be given for a single-model table'
+            USING ERRCODE = 'invalid_parameter_value',
+                  HINT = format('"%s" holds one model (made by fit); call the function without mst_key.',
+                                madlib_dl._table_label(mtbl));
+    END IF;
+    PERFORM madlib_dl._assert_columns(mrel, ARRAY['model_weights', 'model_arch'],
+        ARRAY['bytea', 'json'], 'a model table made by fit or fit_multiple_model');
+    srel := madlib_dl._assert_table_exists(stbl, 'model summary table');
+    PERFORM madlib_dl._assert_columns(srel,
+        ARRAY['dependent_varname', 'independent_varname', 'normalizing_const'],
+        ARRAY['text[]', 'text[]', 'real'],
+        'the summary table fit wrote next to the model table');
+
+    IF multi THEN
+        EXECUTE format('SELECT count(*) FROM %s WHERE mst_key = $1', madlib_dl._table_sql(mtbl))
+           INTO n USING mst_key;
+        IF n = 0 THEN
+            RAISE EXCEPTION 'mst_key % not found in model table "%"', mst_key,
+                            madlib_dl._table_label(mtbl)
+                USING ERRCODE = 'no_data_found',
+                      HINT = format('SELECT mst_key FROM %s lists the models it holds.',
+                                    madlib_dl._table_sql(mtbl));
+        ELSIF n > 1 THEN
+            RAISE EXCEPTION 'mst_key % is in model table "%" % times', mst_key,
+                            madlib_dl._table_label(mtbl), n
+                USING ERRCODE = 'cardinality_violation',
+                      HINT = 'Give the model table fit_multiple_model wrote: one row per mst_key.';
+        END IF;
+        EXECUTE format('SELECT model_arch, model_weights FROM %s WHERE mst_key = $1',
+                       madlib_dl._table_sql(mtbl))
+           INTO model_arch, model_weights USING mst_key;
+        irel := madlib_dl._assert_table_exists(itbl, 'model info table');
+        PERFORM madlib_dl._assert_columns(irel,
+            ARRAY['mst_key', 'compile_params', 'metrics_type', 'loss_type'],
+            ARRAY['integer', 'text', 'text[]', 'text'],
+            'the info table fit_multiple_model wrote next to the model table');
+        EXECUTE format('SELECT compile_params, metrics_type, loss_type FROM %s WHERE mst_key = $1',
+                       madlib_dl._table_sql(itbl))
+           INTO compile_params, metrics_type, loss_type USING mst_key;
+        IF NOT FOUND THEN
+            RAISE EXCEPTION 'mst_key % not found in model info table "%"', mst_key,
+                            madlib_dl._table_label(itbl)
+                USING ERRCODE = 'no_data_found',
+                      HINT = format('SELECT mst_key FROM %s lists the models it holds.',
+                                    madlib_dl._table_sql(itbl));
+        END IF;
+    ELSE
+        EXECUTE format('SELECT count(*) FROM %s', madlib_dl._table_sql(mtbl)) INTO n;
+        IF n <> 1 THEN
+            RAISE EXCEPTION 'model table "%" has % rows, not 1', madlib_dl._table_label(mtbl), n
+                USING ERRCODE = 'cardinality_violation',
+                      HINT = 'Give the model table fit wrote: it holds exactly one row.';
+        END IF;
+        EXECUTE format('SELECT model_arch, model_weights FROM %s', madlib_dl._table_sql(mtbl))
+           INTO model_arch, model_weights;
+        PERFORM madlib_dl._assert_columns(srel,
+            ARRAY['compile_params', 'metrics_type', 'loss_type'],
+            ARRAY['text', 'text[]', 'text'],
+            'the summary table fit wrote next to the model table');
+        EXECUTE format('SELECT compile_params, metrics_type, loss_type FROM %s',
+                       madlib_dl._table_sql(stbl))
+           INTO compile_params, metrics_type, loss_type;
+    END IF;
+    IF model_arch IS NULL OR model_weights IS NULL THEN
+        RAISE EXCEPTION 'model table "%" has no model_arch or no model_weights',
+                        madlib_dl._table_label(mtbl)
+            USING ERRCODE = 'null_value_not_allowed',
+                  HINT = 'Train the model again with fit.';
+    END IF;
+
+    EXECUTE format('SELECT dependent_varname[1], independent_varname[1], normalizing_const'
+                   '  FROM %s', madlib_dl._table_sql(stbl))
+       INTO dependent_varname, independent_varname, normalizing_const;
+    IF dependent_varname IS NULL THEN
+        RAISE EXCEPTION 'model summary table "%" has no dependent_varname',
+                        madlib_dl._table_label(stbl)
+            USING ERRCODE = 'null_value_not_allowed',
+                  HINT = 'Train the model again with fit.';
+    END IF;
+    cv_col := dependent_varname || '_class_values';
+    IF madlib_dl._ep_has_column(srel, cv_col) THEN
+        EXECUTE format('SELECT %I::text[] FROM %s', cv_col, madlib_dl._table_sql(stbl))
+           INTO class_values;
+    END IF;
+    normalizing_const := coalesce(normalizing_const, 1.0);
+END
+$$;
+
+-- Check column col of rel for predict: it exists and is an array of a
+-- numeric type.  param names the argument in messages.
+CREATE FUNCTION madlib_dl._ep_assert_feature_column(rel regclass, col text, param text)
+RETURNS void
+LANGUAGE plpgsql STABLE PARALLEL SAFE
+SET search_path = pg_catalog, pg_temp
+AS $$
+DECLARE
+    elem oid;
+    typ text;
+BEGIN
+    IF col IS NULL THEN
+        RAISE EXCEPTION '% must not be NULL', param
+            USING ERRCODE = 'null_value_not_allowed',
+                  HINT = format('Give the name of the array column of %s that holds the features.',
+                                rel::text);
+    END IF;
+    IF position(',' IN col) > 0 THEN
+        RAISE EXCEPTION 'multiple independent variables are not supported: "%"', col
+            USING ERRCODE = 'feature_not_supported',
+                  HINT = 'Give one array column; models with several inputs are not supported.';
+    END IF;
+    SELECT t.typelem, format_type(a.atttypid, a.atttypmod) INTO elem, typ
+      FROM pg_attribute a JOIN pg_type t ON t.oid = a.atttypid
+     WHERE a.attrelid = rel AND a.attname = col AND a.attnum > 0 AND NOT a.attisdropped;
+    IF NOT FOUND THEN
+        RAISE EXCEPTION 'table "%" has no column "%"', rel::text, col
+            USING ERRCODE = 'undefined_column',
+                  HINT = format('Give the name of the array column of %s that holds the features '
+                                '(%s).', rel::text, param);
+    END IF;
+    IF elem NOT IN ('int2'::regtype, 'int4'::regtype, 'int8'::regtype, 'float4'::regtype,
+                    'float8'::regtype, 'numeric'::regtype) THEN
+        RAISE EXCEPTION 'column "%" of table "%" has type %, not a numeric array', col, rel::text, typ
+            USING ERRCODE = 'datatype_mismatch',
+                  HINT = 'predict reads raw rows, one example per row in a numeric array '
+                         '(e.g. real[]); evaluate takes the tables made by the preprocessors.';
+    END IF;
+END
+$$;
+
+-- The type of column id_col of rel, as format_type() writes it; 42703
+-- when rel has no such column.
+CREATE FUNCTION madlib_dl._ep_id_type(rel regclass, id_col text)
+RETURNS text
+LANGUAGE plpgsql STABLE PARALLEL SAFE
+SET search_path = pg_catalog, pg_temp
+AS $$
+DECLARE
+    id_type text;
+BEGIN
+    IF id_col IS NULL THEN
+        RAISE EXCEPTION 'id_col must not be NULL'
+            USING ERRCODE = 'null_value_not_allowed',
+                  HINT = format('Give the name of the column of %s that identifies each row.',
+                                rel::text);
+    END IF;
+    SELECT format_type(a.atttypid, a.atttypmod) INTO id_type
+      FROM pg_attribute a
+     WHERE a.attrelid = rel AND a.attname = id_col AND a.attnum > 0 AND NOT a.attisdropped;
+    IF NOT FOUND THEN
+        RAISE EXCEPTION 'table "%" has no column "%"', rel::text, id_col
+            USING ERRCODE = 'undefined_column',
+                  HINT = format('Give the name of the column of %s that identifies each row (id_col).',
+                                rel::text);
+    END IF;
+    RETURN id_type;
+END
+$$;
+
+-- Write the predictions for rel into otbl.  The id column keeps its
+-- name and type; class_value i is class_values[i] (NULL when the model
+-- has more outputs than class values, as for padded classes).
+CREATE FUNCTION madlib_dl._ep_write_predictions(rel regclass, id_col text, indep_col text,
+    otbl text[], model_arch json, model_weights bytea, normalizing_const float8,
+    class_name text, class_values text[], kind text, k integer, threshold float8)
+RETURNS void
+LANGUAGE plpgsql VOLATILE SECURITY INVOKER
+SET search_path = pg_catalog, pg_temp
+AS $$
+DECLARE
+    id_type text := madlib_dl._ep_id_type(rel, id_col);
+    cols text := 'q.rank';
+    filter text := '';
+BEGIN
+    CASE kind
+        WHEN 'prob' THEN NULL;
+        WHEN 'response' THEN cols := NULL; filter := 'WHERE q.rank = 1';
+        WHEN 'top_k' THEN filter := format('WHERE q.rank <= %s', k);
+        WHEN 'threshold' THEN filter := format('WHERE q.prob > %L::float8', threshold);
+    END CASE;
+
+    EXECUTE format(
+        'CREATE TABLE %s AS'
+        ' SELECT q.id::%s AS %I, $1::text AS class_name, ($2::text[])[q.idx] AS class_value,'
+        '        q.prob%s'
+        '   FROM (SELECT r.id, r.row_no, u.prob, u.idx::integer AS idx,'
+        '                row_number() OVER (PARTITION BY r.row_no'
+        '                                   ORDER BY u.prob DESC, u.idx)::integer AS rank'
+        '           FROM madlib_dl._predict_rows($3, $4, $5, $6, $7, $8)'
+        '                WITH ORDINALITY AS r(id, probs, row_no)'
+        '                CROSS JOIN LATERAL unnest(r.probs) WITH ORDINALITY AS u(prob, idx)) q'
+        '  %s'
+        '  ORDER BY q.row_no, q.rank',
+        madlib_dl._table_sql(otbl), id_type, id_col,
+        CASE WHEN cols IS NULL THEN '' ELSE ', ' || cols END, filter)
+    USING class_name, class_values, model_arch, model_weights, rel, id_col, indep_col,
+          normalizing_const;
+END
+$$;
+
+-- ---------------------------------------------------------------------
+-- Drivers (internal; search_path pinned; tables come as {schema, table})
+-- ---------------------------------------------------------------------
+
+CREATE FUNCTION madlib_dl._evaluate(mtbl text[], ttbl text[], otbl text[],
+                                    use_gpus boolean, mst_key integer)
+RETURNS void
+LANGUAGE plpgsql VOLATILE SECURITY INVOKER
+SET search_path = pg_catalog, pg_temp
+AS $$
+DECLARE
+    m record;
+    trel regclass;
+    tsum regclass;
+    dep text;
+    indep text;
+    r float8[];
+BEGIN
+    PERFORM madlib_dl._ep_assert_no_gpus(use_gpus);
+    PERFORM madlib_dl._assert_output_absent(otbl, 'output_table');
+    trel := madlib_dl._ep_assert_readable(ttbl, 'test_table');
+    m := madlib_dl._ep_model(mtbl, mst_key);
+
+    -- The packed columns' names: from the test table's own summary when
+    -- it has one (validation_preprocessor_dl writes it), else the model's.
+    dep := m.dependent_varname;
+    indep := m.independent_varname;
+    tsum := madlib_dl._table_oid(madlib_dl._ep_suffix(ttbl, '_summary'));
+    IF tsum IS NOT NULL
+       AND madlib_dl._ep_has_column(tsum, 'dependent_varname')
+       AND madlib_dl._ep_has_column(tsum, 'independent_varname') THEN
+        EXECUTE format('SELECT coalesce(dependent_varname[1], $1), coalesce(independent_varname[1], $2)'
+                       '  FROM %s LIMIT 1', tsum::text)
+           INTO dep, indep USING dep, indep;
+        dep := coalesce(dep, m.dependent_varname);
+        indep := coalesce(indep, m.independent_varname);
+    END IF;
+    BEGIN
+        PERFORM madlib_dl._assert_columns(trel,
+            ARRAY[dep, indep, dep || '_shape', indep || '_shape', 'buffer_id'],
+            ARRAY['bytea', 'bytea', 'integer[]', 'integer[]', 'integer'],
+            'x');
+    EXCEPTION WHEN undefined_column OR datatype_mismatch THEN
+        RAISE EXCEPTION 'test_table "%" is not a preprocessed table', madlib_dl._table_label(ttbl)
+            USING ERRCODE = 'wrong_object_type',
+                  DETAIL = SQLERRM,
+                  HINT = 'evaluate takes a table made by training_preprocessor_dl or '
+                         'validation_preprocessor_dl; predict takes raw rows.';
+    END;
+
+    r := madlib_dl._evaluate_run(trel, dep, indep, m.model_arch, m.model_weights,
+                                 m.compile_params);
+
+    EXECUTE format('CREATE TABLE %s (loss float8, metric float8, metrics_type text[], loss_type text)',
+                   madlib_dl._table_sql(otbl));
+    EXECUTE format('INSERT INTO %s VALUES ($1, $2, $3, $4)', madlib_dl._table_sql(otbl))
+    USING r[1], r[2], m.metrics_type, m.loss_type;
+END
+$$;
+
+CREATE FUNCTION madlib_dl._predict(mtbl text[], ttbl text[], id_col text, independent_varname text,
+                                   otbl text[], kind text, k integer, threshold float8,
+                                   use_gpus boolean, mst_key integer)
+RETURNS void
+LANGUAGE plpgsql VOLATILE SECURITY INVOKER
+SET search_path = pg_catalog, pg_temp
+AS $$
+DECLARE
+    m record;
+    trel regclass;
+    n_out integer;
+    n_cv integer;
+BEGIN
+    PERFORM madlib_dl._ep_assert_no_gpus(use_gpus);
+    PERFORM madlib_dl._assert_output_absent(otbl, 'output_table');
+    trel := madlib_dl._ep_assert_readable(ttbl, 'test_table');
+    PERFORM madlib_dl._ep_id_type(trel, id_col);
+    PERFORM madlib_dl._ep_assert_feature_column(trel, independent_varname, 'independent_varname');
+    m := madlib_dl._ep_model(mtbl, mst_key);
+
+    n_out := madlib_dl._ep_output_size(m.model_arch);
+    PERFORM madlib_dl._ep_check_pred_type(kind, k, threshold, n_out);
+    n_cv := coalesce(array_length(m.class_values, 1), 0);
+    IF m.class_values IS NULL THEN
+        -- an already one-hot dependent: classes are the output indexes
+        SELECT array_agg(i::text ORDER BY i) INTO m.class_values
+          FROM generate_series(0, n_out - 1) AS i;
+    ELSIF n_cv > n_out THEN
+        RAISE EXCEPTION 'the model summary lists % class values but the model has % outputs',
+                        n_cv, n_out
+            USING ERRCODE = 'data_exception',
+                  HINT = 'Give the model table and summary table that fit wrote together.';
+    END IF;
+
+    PERFORM madlib_dl._ep_write_predictions(trel, id_col, independent_varname, otbl,
+        m.model_arch, m.model_weights, m.normalizing_const,
+        m.dependent_varname, m.class_values, kind, k, threshold);
+END
+$$;
+
+CREATE FUNCTION madlib_dl._predict_byom(atbl text[], model_id integer, ttbl text[], id_col text,
+                                        independent_varname text, otbl text[],
+                                        kind text, k integer, threshold float8,
+                                        use_gpus boolean, class_values text[],
+                                        normalizing_const float8, dependent_count integer)
+RETURNS void
+LANGUAGE plpgsql VOLATILE SECURITY INVOKER
+SET search_path = pg_catalog, pg_temp
+AS $$
+DECLARE
+    arel regclass;
+    trel regclass;
+    arch json;
+    weights bytea;
+    n_out integer;
+    nc float8 := coalesce(normalizing_const, 1.0);
+BEGIN
+    PERFORM madlib_dl._ep_assert_no_gpus(use_gpus);
+    PERFORM madlib_dl._assert_not_null(model_id, 'model_id');
+    IF dependent_count IS DISTINCT FROM 1 THEN
+        RAISE EXCEPTION 'dependent_count % is not supported', coalesce(dependent_count::text, 'NULL')
+            USING ERRCODE = 'feature_not_supported',
+                  HINT = 'Models with one output are supported: pass dependent_count => 1.';
+    END IF;
+    IF NOT nc > 0 OR nc = 'Infinity'::float8 THEN
+        RAISE EXCEPTION 'normalizing_const % must be a positive number', nc
+            USING ERRCODE = 'invalid_parameter_value',
+                  HINT = 'Give the constant the training data was divided by, e.g. 255.0, or NULL for 1.0.';
+    END IF;
+    PERFORM madlib_dl._assert_output_absent(otbl, 'output_table');
+    arel := madlib_dl._assert_table_exists(atbl, 'model_arch_table');
+    PERFORM madlib_dl._assert_columns(arel, ARRAY['model_id', 'model_arch', 'model_weights'],
+        ARRAY['integer', 'json', 'bytea'], 'a model architecture table made by load_keras_model');
+    trel := madlib_dl._ep_assert_readable(ttbl, 'test_table');
+    PERFORM madlib_dl._ep_id_type(trel, id_col);
+    PERFORM madlib_dl._ep_assert_feature_column(trel, independent_varname, 'independent_varname');
+
+    EXECUTE format('SELECT model_arch, model_weights FROM %s WHERE model_id = $1',
+                   madlib_dl._table_sql(atbl))
+       INTO arch, weights USING model_id;
+    IF NOT FOUND THEN
+        RAISE EXCEPTION 'model id % not found in table "%"', model_id, madlib_dl._table_label(atbl)
+            USING ERRCODE = 'no_data_found',
+                  HINT = format('SELECT model_id, name FROM %s lists the models it holds.',
+                                madlib_dl._table_sql(atbl));
+    END IF;
+    IF weights IS NULL THEN
+        RAISE EXCEPTION 'model id % in table "%" has no model_weights', model_id,
+                        madlib_dl._table_label(atbl)
+            USING ERRCODE = 'null_value_not_allowed',
+                  HINT = 'Load the weights with load_keras_model(table, model_arch, model_weights), '
+                         'or use predict with a model table made by fit.';
+    END IF;
+    -- the weights were checked against the architecture when loaded, but
+    -- the table may have been changed since
+    PERFORM madlib_dl._validate_arch(arch, weights);
+
+    n_out := madlib_dl._ep_output_size(arch);
+    PERFORM madlib_dl._ep_check_pred_type(kind, k, threshold, n_out);
+    IF class_values IS NULL THEN
+        SELECT array_agg(i::text ORDER BY i) INTO class_values
+          FROM generate_series(0, n_out - 1) AS i;
+    ELSIF array_ndims(class_values) <> 1 OR array_length(class_values, 1) <> n_out THEN
+        RAISE EXCEPTION 'class_values has % values but the model has % outputs',
+                        coalesce(cardinality(class_values), 0), n_out
+            USING ERRCODE = 'invalid_parameter_value',
+                  HINT = format('Give one class value per model output (%s), in output order, '
+                                'or NULL for 0..%s.', n_out, n_out - 1);
+    END IF;
+
+    PERFORM madlib_dl._ep_write_predictions(trel, id_col, independent_varname, otbl,
+        arch, weights, nc, 'dependent_var', class_values, kind, k, threshold);
+END
+$$;
+
+-- ---------------------------------------------------------------------
+-- Public API (MADlib signatures).  Thin wrappers: they resolve the table
+-- names in the caller's search_path, then call the pinned drivers.
+-- ---------------------------------------------------------------------
+
+CREATE FUNCTION madlib_dl.madlib_keras_evaluate(model_table varchar, test_table varchar,
+                                                output_table varchar,
+                                                use_gpus boolean DEFAULT false,
+                                                mst_key integer DEFAULT NULL)
+RETURNS void
+LANGUAGE sql VOLATILE SECURITY INVOKER
+AS $$
+    SELECT madlib_dl._evaluate(madlib_dl._resolve_table($1, 'model_table'),
+                               madlib_dl._resolve_table($2, 'test_table'),
+                               madlib_dl._resolve_table($3, 'output_table'), $4, $5)
+$$;
+
+CREATE FUNCTION madlib_dl.evaluate(model_table varchar, test_table varchar,
+                                   output_table varchar,
+                                   use_gpus boolean DEFAULT false,
+                                   mst_key integer DEFAULT NULL)
+RETURNS void
+LANGUAGE sql VOLATILE SECURITY INVOKER
+AS $$ SELECT madlib_dl.madlib_keras_evaluate($1, $2, $3, $4, $5) $$;
+
+-- predict: pred_type as text ('prob', 'response', '3', '0.2'), integer
+-- (top k) or double precision (threshold).  Only the text form has a
+-- default, so a call without pred_type is not ambiguous.
+CREATE FUNCTION madlib_dl.madlib_keras_predict(model_table varchar, test_table varchar,
+                                               id_col varchar, independent_varname varchar,
+                                               output_table varchar,
+                                               pred_type varchar DEFAULT 'prob',
+                                               use_gpus boolean DEFAULT false,
+                                               mst_key integer DEFAULT NULL)
+RETURNS void
+LANGUAGE sql VOLATILE SECURITY INVOKER
+AS $$
+    SELECT madlib_dl._predict(madlib_dl._resolve_table($1, 'model_table'),
+                              madlib_dl._resolve_table($2, 'test_table'), $3, $4,
+                              madlib_dl._resolve_table($5, 'output_table'),
+                              p.kind, p.k, p.threshold, $7, $8)
+      FROM madlib_dl._ep_parse_pred_type($6) AS p
+$$;
+
+CREATE FUNCTION madlib_dl.madlib_keras_predict(model_table varchar, test_table varchar,
+                                               id_col varchar, independent_varname varchar,
+                                               output_table varchar,
+                                               pred_type integer,
+                                               use_gpus boolean DEFAULT false,
+                                               mst_key integer DEFAULT NULL)
+RETURNS void
+LANGUAGE sql VOLATILE SECURITY INVOKER
+AS $$
+    SELECT madlib_dl._predict(madlib_dl._resolve_table($1, 'model_table'),
+                              madlib_dl._resolve_table($2, 'test_table'), $3, $4,
+                              madlib_dl._resolve_table($5, 'output_table'),
+                              'top_k', $6, NULL, $7, $8)
+$$;
+
+CREATE FUNCTION madlib_dl.madlib_keras_predict(model_table varchar, test_table varchar,
+                                               id_col varchar, independent_varname varchar,
+                                               output_table varchar,
+                                               pred_type double precision,
+                                               use_gpus boolean DEFAULT false,
+                                               mst_key integer DEFAULT NULL)
+RETURNS void
+LANGUAGE sql VOLATILE SECURITY INVOKER
+AS $$
+    SELECT madlib_dl._predict(madlib_dl._resolve_table($1, 'model_table'),
+                              madlib_dl._resolve_table($2, 'test_table'), $3, $4,
+                              madlib_dl._resolve_table($5, 'output_table'),
+                              'threshold', NULL, $6, $7, $8)
+$$;
+
+CREATE FUNCTION madlib_dl.predict(model_table varchar, test_table varchar,
+                                  id_col varchar, independent_varname varchar,
+                                  output_table varchar,
+                                  pred_type varchar DEFAULT 'prob',
+                                  use_gpus boolean DEFAULT false,
+                                  mst_key integer DEFAULT NULL)
+RETURNS void
+LANGUAGE sql VOLATILE SECURITY INVOKER
+AS $$ SELECT madlib_dl.madlib_keras_predict($1, $2, $3, $4, $5, $6::varchar, $7, $8) $$;
+
+CREATE FUNCTION madlib_dl.predict(model_table varchar, test_table varchar,
+                                  id_col varchar, independent_varname varchar,
+                                  output_table varchar,
+                                  pred_type integer,
+                                  use_gpus boolean DEFAULT false,
+                                  mst_key integer DEFAULT NULL)
+RETURNS void
+LANGUAGE sql VOLATILE SECURITY INVOKER
+AS $$ SELECT madlib_dl.madlib_keras_predict($1, $2, $3, $4, $5, $6::integer, $7, $8) $$;
+
+CREATE FUNCTION madlib_dl.predict(model_table varchar, test_table varchar,
+                                  id_col varchar, independent_varname varchar,
+                                  output_table varchar,
+                                  pred_type double precision,
+                                  use_gpus boolean DEFAULT false,
+                                  mst_key integer DEFAULT NULL)
+RETURNS void
+LANGUAGE sql VOLATILE SECURITY INVOKER
+AS $$ SELECT madlib_dl.madlib_keras_predict($1, $2, $3, $4, $5, $6::double precision, $7, $8) $$;
+
+CREATE FUNCTION madlib_dl.madlib_keras_predict_byom(model_arch_table varchar, model_id integer,
+                                                    test_table varchar, id_col varchar,
+                                                    independent_varname varchar,
+                                                    output_table varchar,
+                                                    pred_type varchar DEFAULT 'prob',
+                                                    use_gpus boolean DEFAULT false,
+                                                    class_values text[] DEFAULT NULL,
+                                                    normalizing_const double precision DEFAULT NULL,
+                                                    dependent_count integer DEFAULT 1)
+RETURNS void
+LANGUAGE sql VOLATILE SECURITY INVOKER
+AS $$
+    SELECT madlib_dl._predict_byom(madlib_dl._resolve_table($1, 'model_arch_table'), $2,
+                                   madlib_dl._resolve_table($3, 'test_table'), $4, $5,
+                                   madlib_dl._resolve_table($6, 'output_table'),
+                                   p.kind, p.k, p.threshold, $8, $9, $10, $11)
+      FROM madlib_dl._ep_parse_pred_type($7) AS p
+$$;
+
+CREATE FUNCTION madlib_dl.madlib_keras_predict_byom(model_arch_table varchar, model_id integer,
+                                                    test_table varchar, id_col varchar,
+                                                    independent_varname varchar,
+                                                    output_table varchar,
+                                                    pred_type integer,
+                                                    use_gpus boolean DEFAULT false,
+                                                    class_values text[] DEFAULT NULL,
+                                                    normalizing_const double precision DEFAULT NULL,
+                                                    dependent_count integer DEFAULT 1)
+RETURNS void
+LANGUAGE sql VOLATILE SECURITY INVOKER
+AS $$
+    SELECT madlib_dl._predict_byom(madlib_dl._resolve_table($1, 'model_arch_table'), $2,
+                                   madlib_dl._resolve_table($3, 'test_table'), $4, $5,
+                                   madlib_dl._resolve_table($6, 'output_table'),
+                                   'top_k', $7, NULL, $8, $9, $10, $11)
+$$;
+
+CREATE FUNCTION madlib_dl.madlib_keras_predict_byom(model_arch_table varchar, model_id integer,
+                                                    test_table varchar, id_col varchar,
+                                                    independent_varname varchar,
+                                                    output_table varchar,
+                                                    pred_type double precision,
+                                                    use_gpus boolean DEFAULT false,
+                                                    class_values text[] DEFAULT NULL,
+                                                    normalizing_const double precision DEFAULT NULL,
+                                                    dependent_count integer DEFAULT 1)
+RETURNS void
+LANGUAGE sql VOLATILE SECURITY INVOKER
+AS $$
+    SELECT madlib_dl._predict_byom(madlib_dl._resolve_table($1, 'model_arch_table'), $2,
+                                   madlib_dl._resolve_table($3, 'test_table'), $4, $5,
+                                   madlib_dl._resolve_table($6, 'output_table'),
+                                   'threshold', NULL, $7, $8, $9, $10, $11)
+$$;
+
+CREATE FUNCTION madlib_dl.predict_byom(model_arch_table varchar, model_id integer,
+                                       test_table varchar, id_col varchar,
+                                       independent_varname varchar, output_table varchar,
+                                       pred_type varchar DEFAULT 'prob',
+                                       use_gpus boolean DEFAULT false,
+                                       class_values text[] DEFAULT NULL,
+                                       normalizing_const double precision DEFAULT NULL,
+                                       dependent_count integer DEFAULT 1)
+RETURNS void
+LANGUAGE sql VOLATILE SECURITY INVOKER
+AS $$ SELECT madlib_dl.madlib_keras_predict_byom($1, $2, $3, $4, $5, $6, $7::varchar, $8, $9, $10, $11) $$;
+
+CREATE FUNCTION madlib_dl.predict_byom(model_arch_table varchar, model_id integer,
+                                       test_table varchar, id_col varchar,
+                                       independent_varname varchar, output_table varchar,
+                                       pred_type integer,
+                                       use_gpus boolean DEFAULT false,
+                                       class_values text[] DEFAULT NULL,
+                                       normalizing_const double precision DEFAULT NULL,
+                                       dependent_count integer DEFAULT 1)
+RETURNS void
+LANGUAGE sql VOLATILE SECURITY INVOKER
+AS $$ SELECT madlib_dl.madlib_keras_predict_byom($1, $2, $3, $4, $5, $6, $7::integer, $8, $9, $10, $11) $$;
+
+CREATE FUNCTION madlib_dl.predict_byom(model_arch_table varchar, model_id integer,
+                                       test_table varchar, id_col varchar,
+                                       independent_varname varchar, output_table varchar,
+                                       pred_type double precision,
+                                       use_gpus boolean DEFAULT false,
+                                       class_values text[] DEFAULT NULL,
+                                       normalizing_const double precision DEFAULT NULL,
+                                       dependent_count integer DEFAULT 1)
+RETURNS void
+LANGUAGE sql VOLATILE SECURITY INVOKER
+AS $$ SELECT madlib_dl.madlib_keras_predict_byom($1, $2, $3, $4, $5, $6, $7::double precision, $8, $9, $10, $11) $$;
+
+-- ---------------------------------------------------------------------
+-- Help text, as MADlib's fn() and fn('usage').
+-- ---------------------------------------------------------------------
+
+CREATE FUNCTION madlib_dl.madlib_keras_evaluate(message varchar)
+RETURNS text
+LANGUAGE sql IMMUTABLE SECURITY INVOKER
+SET search_path = pg_catalog, pg_temp
+AS $$
+SELECT CASE WHEN lower(coalesce(message, '')) IN ('usage', 'help', '?') THEN
+$usage$
+madlib_keras_evaluate (short name: evaluate): the loss and metric of a
+trained model on a preprocessed table, as its compile_params define them.
+
+    SELECT madlib_dl.madlib_keras_evaluate(
+        model_table   VARCHAR,  -- model table made by fit (or fit_multiple_model)
+        test_table    VARCHAR,  -- table made by validation_preprocessor_dl
+                                -- or training_preprocessor_dl
+        output_table  VARCHAR,  -- table to create; must not exist
+        use_gpus      BOOLEAN,  -- default false; true is not supported
+        mst_key       INTEGER   -- default NULL; required for a multi-model
+                                -- table, forbidden for a single-model one
+    );
+
+The output table has one row:
+    loss          FLOAT8   mean loss over every example of test_table
+    metric        FLOAT8   mean metric (NULL when compile_params has none)
+    metrics_type  TEXT[]   the metric's name, from the model summary
+    loss_type     TEXT     the loss's name, from the model summary
+
+See also: SELECT madlib_dl.madlib_keras_predict('usage');
+$usage$
+ELSE
+$summary$
+madlib_keras_evaluate (short name: evaluate): loss and metric of a trained
+model on a preprocessed table.
+
+    SELECT madlib_dl.madlib_keras_evaluate('iris_model', 'iris_test_packed', 'iris_eval');
+    SELECT * FROM iris_eval;
+
+For all parameters: SELECT madlib_dl.madlib_keras_evaluate('usage');
+$summary$
+END
+$$;
+
+CREATE FUNCTION madlib_dl.madlib_keras_evaluate()
+RETURNS text
+LANGUAGE sql IMMUTABLE SECURITY INVOKER
+SET search_path = pg_catalog, pg_temp
+AS $$ SELECT madlib_dl.madlib_keras_evaluate(''::varchar) $$;
+
+CREATE FUNCTION madlib_dl.evaluate(message varchar)
+RETURNS text
+LANGUAGE sql IMMUTABLE SECURITY INVOKER
+SET search_path = pg_catalog, pg_temp
+AS $$ SELECT madlib_dl.madlib_keras_evaluate(message) $$;
+
+CREATE FUNCTION madlib_dl.evaluate()
+RETURNS text
+LANGUAGE sql IMMUTABLE SECURITY INVOKER
+SET search_path = pg_catalog, pg_temp
+AS $$ SELECT madlib_dl.madlib_keras_evaluate(''::varchar) $$;
+
+CREATE FUNCTION madlib_dl.madlib_keras_predict(message varchar)
+RETURNS text
+LANGUAGE sql IMMUTABLE SECURITY INVOKER
+SET search_path = pg_catalog, pg_temp
+AS $$
+SELECT CASE WHEN lower(coalesce(message, '')) IN ('usage', 'help', '?') THEN
+$usage$
+madlib_keras_predict (short name: predict): apply a trained model to raw
+rows, one example per row.  The training normalizing_const is applied.
+
+    SELECT madlib_dl.madlib_keras_predict(
+        model_table          VARCHAR,  -- model table made by fit (or fit_multiple_model)
+        test_table           VARCHAR,  -- table or view with one example per row
+        id_col               VARCHAR,  -- column that identifies each row
+        independent_varname  VARCHAR,  -- numeric array column with the features
+        output_table         VARCHAR,  -- table to create; must not exist
+        pred_type            VARCHAR,  -- default 'prob'; see below
+        use_gpus             BOOLEAN,  -- default false; true is not supported
+        mst_key              INTEGER   -- default NULL; required for a multi-model
+                                       -- table, forbidden for a single-model one
+    );
+
+pred_type:
+    'prob'      every class, ranked
+    'response'  the most probable class only (no rank column)
+    k           an integer (or text such as '3'): the k most probable classes
+    p           a double precision (or text such as '0.2') in [0.0, 1.0):
+                the classes with prob > p, ranked
+
+The output table has one row per example and class written:
+    <id_col>     the id, with the type of test_table's column
+    class_name   TEXT     the dependent variable's name
+    class_value  TEXT     the class (its index 0..K-1 when the model was
+                          trained on an already one-hot dependent)
+    prob         FLOAT8   the model's output for that class
+    rank         INTEGER  1 for the most probable class (not for 'response')
+
+See also: SELECT madlib_dl.madlib_keras_predict_byom('usage');
+$usage$
+ELSE
+$summary$
+madlib_keras_predict (short name: predict): class probabilities or classes
+for raw rows.
+
+    SELECT madlib_dl.madlib_keras_predict('iris_model', 'iris_test', 'id', 'attributes',
+                                          'iris_predict', 'response');
+
+For all parameters: SELECT madlib_dl.madlib_keras_predict('usage');
+$summary$
+END
+$$;
+
+CREATE FUNCTION madlib_dl.madlib_keras_predict()
+RETURNS text
+LANGUAGE sql IMMUTABLE SECURITY INVOKER
+SET search_path = pg_catalog, pg_temp
+AS $$ SELECT madlib_dl.madlib_keras_predict(''::varchar) $$;
+
+CREATE FUNCTION madlib_dl.predict(message varchar)
+RETURNS text
+LANGUAGE sql IMMUTABLE SECURITY INVOKER
+SET search_path = pg_catalog, pg_temp
+AS $$ SELECT madlib_dl.madlib_keras_predict(message) $$;
+
+CREATE FUNCTION madlib_dl.predict()
+RETURNS text
+LANGUAGE sql IMMUTABLE SECURITY INVOKER
+SET search_path = pg_catalog, pg_temp
+AS $$ SELECT madlib_dl.madlib_keras_predict(''::varchar) $$;
+
+CREATE FUNCTION madlib_dl.madlib_keras_predict_byom(message varchar)
+RETURNS text
+LANGUAGE sql IMMUTABLE SECURITY INVOKER
+SET search_path = pg_catalog, pg_temp
+AS $$
+SELECT CASE WHEN lower(coalesce(message, '')) IN ('usage', 'help', '?') THEN
+$usage$
+madlib_keras_predict_byom (short name: predict_byom): predict with a model
+whose weights are stored in a model architecture table (bring your own
+model).
+
+    SELECT madlib_dl.madlib_keras_predict_byom(
+        model_arch_table     VARCHAR,   -- table made by load_keras_model
+        model_id             INTEGER,   -- the row whose model_arch and
+                                        -- model_weights (not NULL) are used
+        test_table           VARCHAR,   -- table or view with one example per row
+        id_col               VARCHAR,   -- column that identifies each row
+        independent_varname  VARCHAR,   -- numeric array column with the features
+        output_table         VARCHAR,   -- table to create; must not exist
+        pred_type            VARCHAR,   -- default 'prob'; as for predict
+        use_gpus             BOOLEAN,   -- default false; true is not supported
+        class_values         TEXT[],    -- default NULL: '0' .. 'K-1'
+        normalizing_const    FLOAT8,    -- default NULL: 1.0; features are
+                                        -- divided by it
+        dependent_count      INTEGER    -- default 1; only 1 is supported
+    );
+
+The output table is predict's, with class_name 'dependent_var'.
+
+See also: SELECT madlib_dl.madlib_keras_predict('usage');
+$usage$
+ELSE
+$summary$
+madlib_keras_predict_byom (short name: predict_byom): predict with weights
+stored in a model architecture table.
+
+    SELECT madlib_dl.madlib_keras_predict_byom('model_arch_library', 1, 'iris_test', 'id',
+        'attributes', 'iris_predict_byom', 'response', false,
+        ARRAY['Iris-setosa', 'Iris-versicolor', 'Iris-virginica']);
+
+For all parameters: SELECT madlib_dl.madlib_keras_predict_byom('usage');
+$summary$
+END
+$$;
+
+CREATE FUNCTION madlib_dl.madlib_keras_predict_byom()
+RETURNS text
+LANGUAGE sql IMMUTABLE SECURITY INVOKER
+SET search_path = pg_catalog, pg_temp
+AS $$ SELECT madlib_dl.madlib_keras_predict_byom(''::varchar) $$;
+
+CREATE FUNCTION madlib_dl.predict_byom(message varchar)
+RETURNS text
+LANGUAGE sql IMMUTABLE SECURITY INVOKER
+SET search_path = pg_catalog, pg_temp
+AS $$ SELECT madlib_dl.madlib_keras_predict_byom(message) $$;
+
+CREATE FUNCTION madlib_dl.predict_byom()
+RETURNS text
+LANGUAGE sql IMMUTABLE SECURITY INVOKER
+SET search_path = pg_catalog, pg_temp
+AS $$ SELECT madlib_dl.madlib_keras_predict_byom(''::varchar) $$;

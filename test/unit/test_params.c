@@ -1,0 +1,483 @@
+/*-------------------------------------------------------------------------
+ *
+ * test_params.c
+ *	  Unit tests: parsing compile_params and fit_params strings.
+ *
+ * Good strings (including the examples from MADlib's documentation) must
+ * give the expected fields; each kind of bad string must give its status
+ * code and a message naming the offending piece.
+ *
+ * IDENTIFICATION
+ *	  test/unit/test_params.c
+ *
+ *-------------------------------------------------------------------------
+ */
+#include <math.h>
+#include <stdio.h>
+#include <string.h>
+
+#include "unit_util.h"
+#include "madlib_dl/dl_params.h"
+
+static DlCompileParams
+compile_ok(const char *s)
+{
+	DlCompileParams p;
+	DlError		err;
+	DlStatus	rc;
+
+	memset(&p, 0xab, sizeof(p));
+	dl_error_clear(&err);
+	rc = dl_compile_params_parse(s, &p, &err);
+	if (rc != DL_OK)
+		fail_msg("compile_params \"%s\" failed: %s (%s)", s, err.msg, dl_status_name(rc));
+	return p;
+}
+
+static DlFitParams
+fit_ok(const char *s)
+{
+	DlFitParams p;
+	DlError		err;
+	DlStatus	rc;
+
+	memset(&p, 0xab, sizeof(p));
+	dl_error_clear(&err);
+	rc = dl_fit_params_parse(s, &p, &err);
+	if (rc != DL_OK)
+		fail_msg("fit_params \"%s\" failed: %s (%s)", s, err.msg, dl_status_name(rc));
+	return p;
+}
+
+/* Expect code, a message containing piece, and a hint. */
+static void
+compile_bad(const char *s, DlStatus code, const char *piece)
+{
+	DlCompileParams p;
+	DlError		err;
+	DlStatus	rc;
+
+	dl_error_clear(&err);
+	rc = dl_compile_params_parse(s, &p, &err);
+	if (rc != code)
+		fail_msg("compile_params \"%s\": got %s (%s), expected %s", s, dl_status_name(rc),
+				 err.msg, dl_status_name(code));
+	if (strstr(err.msg, piece) == NULL)
+		fail_msg("compile_params \"%s\": message \"%s\" lacks \"%s\"", s, err.msg, piece);
+	if (err.hint[0] == '\0')
+		fail_msg("compile_params \"%s\": no hint for \"%s\"", s, err.msg);
+}
+
+static void
+fit_bad(const char *s, DlStatus code, const char *piece)
+{
+	DlFitParams p;
+	DlError		err;
+	DlStatus	rc;
+
+	dl_error_clear(&err);
+	rc = dl_fit_params_parse(s, &p, &err);
+	if (rc != code)
+		fail_msg("fit_params \"%s\": got %s (%s), expected %s", s, dl_status_name(rc),
+				 err.msg, dl_status_name(code));
+	if (strstr(err.msg, piece) == NULL)
+		fail_msg("fit_params \"%s\": message \"%s\" lacks \"%s\"", s, err.msg, piece);
+	if (err.hint[0] == '\0')
+		fail_msg("fit_params \"%s\": no hint for \"%s\"", s, err.msg);
+}
+
+static void
+test_compile_madlib_examples(void **state)
+{
+	DlCompileParams p;
+
+	p = compile_ok("loss='categorical_crossentropy', optimizer='Adam(lr=0.001)', metrics=['accuracy']");
+	assert_int_equal(p.loss, DL_LOSS_CATEGORICAL_CROSSENTROPY);
+	assert_int_equal(p.metric, DL_METRIC_ACCURACY);
+	assert_int_equal(p.top_k, 5);
+	assert_int_equal(p.optim.kind, DL_OPTIM_ADAM);
+	assert_close(p.optim.lr, 0.001, 0, 0);
+	assert_close(p.optim.beta_1, 0.9, 0, 0);
+	assert_close(p.optim.epsilon, 1e-7, 0, 0);
+
+	p = compile_ok("optimizer=SGD(lr=0.01, momentum=0.9, nesterov=True), loss='mse', metrics=['mae']");
+	assert_int_equal(p.optim.kind, DL_OPTIM_SGD);
+	assert_close(p.optim.lr, 0.01, 0, 0);
+	assert_close(p.optim.momentum, 0.9, 0, 0);
+	assert_true(p.optim.nesterov);
+	assert_int_equal(p.loss, DL_LOSS_MEAN_SQUARED_ERROR);
+	assert_int_equal(p.metric, DL_METRIC_MAE);
+
+	/* MADlib's generated form, no spaces */
+	p = compile_ok("optimizer='Adam(lr=0.001)',metrics=['accuracy'],loss='categorical_crossentropy'");
+	assert_int_equal(p.optim.kind, DL_OPTIM_ADAM);
+
+	p = compile_ok("optimizer='SGD', loss='categorical_crossentropy'");
+	assert_int_equal(p.optim.kind, DL_OPTIM_SGD);
+	assert_close(p.optim.lr, 0.01, 0, 0);
+	assert_int_equal(p.metric, DL_METRIC_NONE);
+
+	p = compile_ok("optimizer='Adam()', loss='categorical_crossentropy', metrics=[]");
+	assert_int_equal(p.optim.kind, DL_OPTIM_ADAM);
+	assert_int_equal(p.metric, DL_METRIC_NONE);
+
+	p = compile_ok("optimizer=Adam(epsilon=None), loss='categorical_crossentropy'");
+	assert_close(p.optim.epsilon, 1e-7, 0, 0);
+
+	p = compile_ok("optimizer=\"RMSprop(lr=1e-3, rho=0.8, momentum=0.5, centered=False)\", "
+				   "loss=\"binary_crossentropy\", metrics=[\"top_k_categorical_accuracy\"]");
+	assert_int_equal(p.optim.kind, DL_OPTIM_RMSPROP);
+	assert_close(p.optim.lr, 1e-3, 0, 0);
+	assert_close(p.optim.rho, 0.8, 0, 0);
+	assert_close(p.optim.momentum, 0.5, 0, 0);
+	assert_false(p.optim.centered);
+	assert_int_equal(p.loss, DL_LOSS_BINARY_CROSSENTROPY);
+	assert_int_equal(p.metric, DL_METRIC_TOP_K_CATEGORICAL_ACCURACY);
+	assert_int_equal(p.top_k, 5);
+}
+
+static void
+test_compile_forms(void **state)
+{
+	DlCompileParams p;
+
+	/* unquoted names, extra whitespace, newlines, trailing comma */
+	p = compile_ok("  loss = categorical_crossentropy ,\n optimizer = adam ( learning_rate = 2.5E-2 ) , ");
+	assert_int_equal(p.optim.kind, DL_OPTIM_ADAM);
+	assert_close(p.optim.lr, 0.025, 0, 0);
+
+	/* every argument of every optimizer */
+	p = compile_ok("optimizer='Adam(lr=0.5, beta_1=0.8, beta_2=0.95, epsilon=1e-8, amsgrad=true, "
+				   "decay=0.01, clipnorm=1, clipvalue=.5, name=\"opt\")', loss='mae'");
+	assert_close(p.optim.lr, 0.5, 0, 0);
+	assert_close(p.optim.beta_1, 0.8, 0, 0);
+	assert_close(p.optim.beta_2, 0.95, 0, 0);
+	assert_close(p.optim.epsilon, 1e-8, 0, 0);
+	assert_true(p.optim.amsgrad);
+	assert_close(p.optim.decay, 0.01, 0, 0);
+	assert_close(p.optim.clipnorm, 1, 0, 0);
+	assert_close(p.optim.clipvalue, 0.5, 0, 0);
+	assert_int_equal(p.loss, DL_LOSS_MEAN_ABSOLUTE_ERROR);
+
+	p = compile_ok("optimizer=Adagrad(initial_accumulator_value=0.2), loss=mse");
+	assert_int_equal(p.optim.kind, DL_OPTIM_ADAGRAD);
+	assert_close(p.optim.initial_accumulator_value, 0.2, 0, 0);
+	p = compile_ok("optimizer=Adadelta(lr=1.0, rho=0.9), loss=mse");
+	assert_int_equal(p.optim.kind, DL_OPTIM_ADADELTA);
+	assert_close(p.optim.rho, 0.9, 0, 0);
+	p = compile_ok("optimizer=Adamax(), loss=mse");
+	assert_int_equal(p.optim.kind, DL_OPTIM_ADAMAX);
+	p = compile_ok("optimizer=Nadam(schedule_decay=0.005), loss=mse");
+	assert_int_equal(p.optim.kind, DL_OPTIM_NADAM);
+	assert_close(p.optim.schedule_decay, 0.005, 0, 0);
+	p = compile_ok("optimizer=SGD(momentum=0.9, nesterov=False), loss=mse");
+	assert_false(p.optim.nesterov);
+	assert_close(p.optim.lr, 0.01, 0, 0);
+	p = compile_ok("optimizer=RMSprop(centered=True), loss=mse");
+	assert_true(p.optim.centered);
+
+	/* the last duplicate wins, also for the optimizer as a whole */
+	p = compile_ok("optimizer='SGD(lr=0.5)', loss=mse, optimizer=Adam, loss=mae");
+	assert_int_equal(p.optim.kind, DL_OPTIM_ADAM);
+	assert_close(p.optim.lr, 0.001, 0, 0);
+	assert_int_equal(p.loss, DL_LOSS_MEAN_ABSOLUTE_ERROR);
+	p = compile_ok("optimizer=SGD(lr=0.5, lr=0.25), loss=mse");
+	assert_close(p.optim.lr, 0.25, 0, 0);
+
+	/* metrics: None, a bare string, a trailing comma, acc */
+	p = compile_ok("optimizer=SGD, loss=mse, metrics=None");
+	assert_int_equal(p.metric, DL_METRIC_NONE);
+	p = compile_ok("optimizer=SGD, loss=mse, metrics='mse'");
+	assert_int_equal(p.metric, DL_METRIC_MSE);
+	p = compile_ok("optimizer=SGD, loss=mse, metrics=['acc',]");
+	assert_int_equal(p.metric, DL_METRIC_ACCURACY);
+	p = compile_ok("optimizer=SGD, loss=sparse_categorical_crossentropy, "
+				   "metrics=['sparse_categorical_accuracy']");
+	assert_int_equal(p.metric, DL_METRIC_SPARSE_CATEGORICAL_ACCURACY);
+	assert_int_equal(p.loss, DL_LOSS_SPARSE_CATEGORICAL_CROSSENTROPY);
+
+	/* accepted and ignored */
+	p = compile_ok("optimizer=SGD, loss=mse, loss_weights=[1.0, 0.5], weighted_metrics=['acc', 'mse'], "
+				   "sample_weight_mode=None");
+	assert_int_equal(p.loss, DL_LOSS_MEAN_SQUARED_ERROR);
+	p = compile_ok("optimizer=SGD, loss=mse, loss_weights={'out': 1.0}");
+	assert_int_equal(p.optim.kind, DL_OPTIM_SGD);
+
+	/* quotes and brackets inside quoted strings do not count */
+	p = compile_ok("optimizer='Adam(name=\"a,b)(\")', loss='mse'");
+	assert_int_equal(p.optim.kind, DL_OPTIM_ADAM);
+	p = compile_ok("optimizer='Adam(name=\"it\\\"s\")', loss='mse'");
+	assert_int_equal(p.optim.kind, DL_OPTIM_ADAM);
+}
+
+static void
+test_compile_errors(void **state)
+{
+	/* missing required keys */
+	compile_bad("loss='mse'", DL_ERR_INVALID_ARGUMENT, "optimizer is a required compile parameter");
+	compile_bad("", DL_ERR_INVALID_ARGUMENT, "optimizer is a required compile parameter");
+	compile_bad(NULL, DL_ERR_INVALID_ARGUMENT, "optimizer is a required compile parameter");
+	compile_bad("optimizer='Adam'", DL_ERR_INVALID_ARGUMENT, "loss is a required compile parameter");
+
+	/* unknown keys, names and arguments */
+	compile_bad("optimizer=SGD, loss=mse, foo=1", DL_ERR_INVALID_ARGUMENT,
+				"compile parameter \"foo\" is not supported");
+	compile_bad("optimizer=SGD, loss='hinge'", DL_ERR_INVALID_ARGUMENT,
+				"loss function \"hinge\" is not supported");
+	compile_bad("optimizer='Ftrl(lr=0.1)', loss=mse", DL_ERR_INVALID_ARGUMENT,
+				"optimizer \"Ftrl\" is not supported");
+	compile_bad("optimizer='Adam(lr=0.1, gamma=2)', loss=mse", DL_ERR_INVALID_ARGUMENT,
+				"optimizer argument \"gamma\" is not supported");
+	compile_bad("optimizer='SGD(beta_1=0.5)', loss=mse", DL_ERR_INVALID_ARGUMENT,
+				"optimizer argument \"beta_1\" is not accepted by SGD");
+	compile_bad("optimizer=SGD, loss=mse, metrics=['auc']", DL_ERR_INVALID_ARGUMENT,
+				"metric \"auc\" is not supported");
+
+	/* metric count and metric/loss pairing */
+	compile_bad("optimizer=SGD, loss=mse, metrics=['accuracy', 'mae']", DL_ERR_INVALID_ARGUMENT,
+				"only one metric is supported, got 2: ['accuracy', 'mae']");
+	compile_bad("optimizer=SGD, loss=mse, metrics=accuracy", DL_ERR_INVALID_ARGUMENT,
+				"invalid value \"accuracy\" for compile parameter \"metrics\"");
+	compile_bad("optimizer=SGD, loss=sparse_categorical_crossentropy, metrics=['categorical_accuracy']",
+				DL_ERR_INVALID_ARGUMENT, "metric \"categorical_accuracy\" cannot be used");
+	compile_bad("optimizer=SGD, loss=categorical_crossentropy, metrics=['sparse_categorical_accuracy']",
+				DL_ERR_INVALID_ARGUMENT, "cannot be used with loss \"categorical_crossentropy\"");
+	compile_bad("optimizer=SGD, loss=mse, sample_weight_mode='temporal'", DL_ERR_UNSUPPORTED,
+				"'temporal'");
+
+	/* bad values */
+	compile_bad("optimizer='Adam(lr=0.0.1)', loss=mse", DL_ERR_INVALID_ARGUMENT,
+				"invalid value \"0.0.1\" for optimizer argument \"lr\"");
+	compile_bad("optimizer='Adam(lr=nan)', loss=mse", DL_ERR_INVALID_ARGUMENT, "\"nan\"");
+	compile_bad("optimizer='Adam(lr=inf)', loss=mse", DL_ERR_INVALID_ARGUMENT, "\"inf\"");
+	compile_bad("optimizer='Adam(lr=1e999)', loss=mse", DL_ERR_INVALID_ARGUMENT, "\"1e999\"");
+	compile_bad("optimizer='Adam(lr=0x10)', loss=mse", DL_ERR_INVALID_ARGUMENT, "\"0x10\"");
+	compile_bad("optimizer='Adam(lr=1e-3x)', loss=mse", DL_ERR_INVALID_ARGUMENT, "\"1e-3x\"");
+	compile_bad("optimizer='Adam(lr=\"0.1\")', loss=mse", DL_ERR_INVALID_ARGUMENT, "\"0.1\"");
+	compile_bad("optimizer='Adam(lr=None)', loss=mse", DL_ERR_INVALID_ARGUMENT, "\"None\"");
+	compile_bad("optimizer='Adam(amsgrad=yes)', loss=mse", DL_ERR_INVALID_ARGUMENT,
+				"invalid value \"yes\" for optimizer argument \"amsgrad\"");
+	compile_bad("optimizer='Adam(lr=-0.1)', loss=mse", DL_ERR_INVALID_ARGUMENT,
+				"learning rate must be positive, got -0.1");
+	compile_bad("optimizer='SGD(momentum=1.5)', loss=mse", DL_ERR_INVALID_ARGUMENT,
+				"momentum must be in [0, 1), got 1.5");
+
+	/* structure */
+	compile_bad("optimizer='Adam(lr=0.1), loss=mse", DL_ERR_PARSE, "unterminated quote at position 11");
+	compile_bad("optimizer=Adam(lr=0.1, loss=mse", DL_ERR_PARSE, "unclosed \"(\" at position 15");
+	compile_bad("optimizer=Adam(lr=0.1)), loss=mse", DL_ERR_PARSE, "unbalanced \")\" at position 23");
+	compile_bad("optimizer=SGD, loss=mse, metrics=['acc')", DL_ERR_PARSE, "unbalanced \")\" at position 40");
+	compile_bad("optimizer=SGD, loss", DL_ERR_PARSE, "expected name=value at position 16");
+	compile_bad("optimizer=SGD,, loss=mse", DL_ERR_PARSE, "position 15");
+	compile_bad("optimizer=SGD, 2x=3, loss=mse", DL_ERR_PARSE, "invalid parameter name \"2x\"");
+	compile_bad("optimizer=, loss=mse", DL_ERR_PARSE, "missing value for \"optimizer\"");
+	compile_bad("optimizer='SGD(0.1)', loss=mse", DL_ERR_PARSE, "optimizer argument \"0.1\"");
+	compile_bad("optimizer='SGD(lr=0.1) x', loss=mse", DL_ERR_PARSE,
+				"invalid optimizer \"SGD(lr=0.1) x\"");
+	compile_bad("optimizer=SGD(lr=0.1)(), loss=mse", DL_ERR_PARSE, "invalid optimizer");
+	compile_bad("optimizer='', loss=mse", DL_ERR_PARSE, "invalid optimizer");
+	compile_bad("optimizer=SGD(lr=), loss=mse", DL_ERR_PARSE, "missing value for \"lr\"");
+	compile_bad("optimizer=SGD(lr=0.1,,momentum=0.5), loss=mse", DL_ERR_PARSE, "empty item");
+	compile_bad("optimizer=SGD, loss=mse, metrics=['a', , 'b']", DL_ERR_PARSE, "empty item");
+}
+
+static void
+test_fit(void **state)
+{
+	DlFitParams p;
+
+	p = fit_ok("batch_size=128, epochs=2, shuffle=False");
+	assert_int_equal(p.batch_size, 128);
+	assert_int_equal(p.epochs, 2);
+	assert_false(p.shuffle);
+	assert_false(p.has_seed);
+	assert_int_equal(p.seed, DL_DEFAULT_SEED);
+
+	p = fit_ok(NULL);
+	assert_int_equal(p.batch_size, DL_DEFAULT_BATCH_SIZE);
+	assert_int_equal(p.epochs, 1);
+	assert_true(p.shuffle);
+	assert_false(p.has_seed);
+	assert_int_equal(p.seed, DL_DEFAULT_SEED);
+	assert_int_equal(p.verbose, 0);
+	p = fit_ok("");
+	assert_int_equal(p.batch_size, 32);
+	p = fit_ok("   \n ");
+	assert_true(p.shuffle);
+
+	p = fit_ok("epochs=10,batch_size=64");
+	assert_int_equal(p.batch_size, 64);
+	assert_int_equal(p.epochs, 10);
+	p = fit_ok("shuffle=True, seed=0, verbose=2, initial_epoch=0, steps_per_epoch=None, "
+			   "class_weight=None, batch_size=+7, epochs=3, epochs=4");
+	assert_true(p.shuffle);
+	assert_true(p.has_seed);
+	assert_int_equal(p.seed, 0);
+	assert_int_equal(p.verbose, 2);
+	assert_int_equal(p.batch_size, 7);
+	assert_int_equal(p.epochs, 4);
+	p = fit_ok("seed=9223372036854775807, shuffle=false");
+	assert_int_equal(p.seed, INT64_MAX);
+	assert_false(p.shuffle);
+}
+
+static void
+test_fit_errors(void **state)
+{
+	fit_bad("batch_size=0", DL_ERR_INVALID_ARGUMENT, "batch_size must be between 1 and");
+	fit_bad("batch_size=0", DL_ERR_INVALID_ARGUMENT, "got 0");
+	fit_bad("batch_size=-5", DL_ERR_INVALID_ARGUMENT, "got -5");
+	fit_bad("batch_size=32.5", DL_ERR_INVALID_ARGUMENT,
+			"invalid value \"32.5\" for fit parameter \"batch_size\"");
+	fit_bad("batch_size='32'", DL_ERR_INVALID_ARGUMENT, "\"'32'\"");
+	fit_bad("epochs=0", DL_ERR_INVALID_ARGUMENT, "epochs must be between 1 and");
+	fit_bad("epochs=3000000000", DL_ERR_INVALID_ARGUMENT, "got 3000000000");
+	fit_bad("epochs=99999999999999999999999", DL_ERR_INVALID_ARGUMENT, "\"99999999999999999999999\"");
+	fit_bad("shuffle='batch'", DL_ERR_INVALID_ARGUMENT, "invalid value \"'batch'\" for fit parameter \"shuffle\"");
+	fit_bad("shuffle=1", DL_ERR_INVALID_ARGUMENT, "\"shuffle\"");
+	fit_bad("seed=-1", DL_ERR_INVALID_ARGUMENT, "seed must be between 0 and");
+	fit_bad("initial_epoch=3", DL_ERR_INVALID_ARGUMENT, "initial_epoch must be 0, got 3");
+	fit_bad("steps_per_epoch=10", DL_ERR_UNSUPPORTED, "\"steps_per_epoch\" is only accepted as None, got \"10\"");
+	fit_bad("class_weight={0: 1, 1: 5}", DL_ERR_UNSUPPORTED, "{0: 1, 1: 5}");
+	fit_bad("validation_split=0.1", DL_ERR_UNSUPPORTED, "fit parameter \"validation_split\" is not supported");
+	fit_bad("validation_data=(x, y)", DL_ERR_UNSUPPORTED, "\"validation_data\"");
+	fit_bad("validation_steps=2", DL_ERR_UNSUPPORTED, "\"validation_steps\"");
+	fit_bad("validation_freq=2", DL_ERR_UNSUPPORTED, "\"validation_freq\"");
+	fit_bad("sample_weight=None", DL_ERR_UNSUPPORTED, "\"sample_weight\"");
+	fit_bad("callbacks=[TensorBoard(log_dir='/tmp/x')]", DL_ERR_UNSUPPORTED, "\"callbacks\"");
+	fit_bad("batch_size=32, foo=1", DL_ERR_INVALID_ARGUMENT, "fit parameter \"foo\" is not supported");
+	fit_bad("batch_size=32, epochs", DL_ERR_PARSE, "expected name=value at position 16 in fit_params");
+	fit_bad("batch_size=[32", DL_ERR_PARSE, "unclosed \"[\" at position 12 in fit_params");
+	fit_bad("batch_size=\"32", DL_ERR_PARSE, "unterminated quote at position 12 in fit_params");
+	fit_bad("batch_size=}", DL_ERR_PARSE, "unbalanced \"}\" at position 12");
+	fit_bad("batch_size=32 epochs=2", DL_ERR_INVALID_ARGUMENT, "\"32 epochs=2\"");
+	fit_bad("batch_size", DL_ERR_PARSE, "expected name=value");
+	fit_bad(",batch_size=2", DL_ERR_PARSE, "empty item");
+}
+
+/* A failed parse leaves the caller's struct unchanged. */
+static void
+test_no_partial_output(void **state)
+{
+	DlFitParams f,
+				before;
+	DlCompileParams c,
+				cbefore;
+	DlError		err;
+
+	memset(&f, 0x5a, sizeof(f));
+	before = f;
+	assert_int_equal(dl_fit_params_parse("batch_size=8, epochs=0", &f, &err), DL_ERR_INVALID_ARGUMENT);
+	assert_memory_equal(&f, &before, sizeof(f));
+	memset(&c, 0x5a, sizeof(c));
+	cbefore = c;
+	assert_int_equal(dl_compile_params_parse("optimizer=SGD", &c, &err), DL_ERR_INVALID_ARGUMENT);
+	assert_memory_equal(&c, &cbefore, sizeof(c));
+	/* a NULL DlError is allowed */
+	assert_int_equal(dl_compile_params_parse("optimizer=SGD((", &c, NULL), DL_ERR_PARSE);
+	assert_int_equal(dl_fit_params_parse("epochs=x", &f, NULL), DL_ERR_INVALID_ARGUMENT);
+}
+
+/* Deep nesting is refused, not recursed into. */
+static void
+test_nesting_limit(void **state)
+{
+	char		s[256];
+	size_t		n = 0;
+
+	n += (size_t) snprintf(s, sizeof(s), "loss_weights=");
+	for (int i = 0; i < 40; i++)
+		s[n++] = '[';
+	for (int i = 0; i < 40; i++)
+		s[n++] = ']';
+	snprintf(s + n, sizeof(s) - n, ", optimizer=SGD, loss=mse");
+	compile_bad(s, DL_ERR_PARSE, "nested more than");
+}
+
+/* Field-by-field equality of two parsed compile_params. */
+static void
+assert_compile_equal(const DlCompileParams *a, const DlCompileParams *b)
+{
+	const DlOptimConfig *x = &a->optim,
+			   *y = &b->optim;
+
+	assert_int_equal(a->loss, b->loss);
+	assert_int_equal(a->metric, b->metric);
+	assert_int_equal(a->top_k, b->top_k);
+	assert_int_equal(x->kind, y->kind);
+	assert_true(x->lr == y->lr && x->momentum == y->momentum && x->decay == y->decay);
+	assert_true(x->beta_1 == y->beta_1 && x->beta_2 == y->beta_2 && x->epsilon == y->epsilon);
+	assert_true(x->rho == y->rho && x->initial_accumulator_value == y->initial_accumulator_value);
+	assert_true(x->schedule_decay == y->schedule_decay);
+	assert_true(x->clipnorm == y->clipnorm && x->clipvalue == y->clipvalue);
+	assert_true(x->nesterov == y->nesterov && x->amsgrad == y->amsgrad &&
+				x->centered == y->centered);
+}
+
+static void
+test_format_round_trip(void **state)
+{
+	static const char *const good[] = {
+		"loss='categorical_crossentropy', optimizer='Adam(lr=0.001)', metrics=['accuracy']",
+		"optimizer=SGD(lr=0.01, momentum=0.9, nesterov=True), loss='mse', metrics=['mae']",
+		"optimizer=SGD, loss=binary_crossentropy",
+		"optimizer='RMSprop(lr=0.1, rho=0.8, momentum=0.3, centered=True, epsilon=1e-9)', loss=mae",
+		"optimizer=Adam(amsgrad=True, decay=1e-4, clipnorm=0.7, clipvalue=3), loss=mse, metrics=[]",
+		("optimizer=Adagrad(initial_accumulator_value=0.3), loss=sparse_categorical_crossentropy, "
+		 "metrics=['sparse_categorical_accuracy']"),
+		"optimizer=Adadelta(lr=1.0), loss=mse, metrics=['top_k_categorical_accuracy']",
+		"optimizer=Adamax(beta_1=0.85), loss=mse",
+		"optimizer=Nadam(schedule_decay=0.01, lr=0.123456789012345678), loss=mse",
+	};
+	char		buf[512];
+	char		tiny[24];
+	DlError		err;
+	DlFitParams f,
+				f2;
+
+	for (size_t i = 0; i < sizeof(good) / sizeof(good[0]); i++)
+	{
+		DlCompileParams a = compile_ok(good[i]),
+					b;
+
+		assert_int_equal(dl_compile_params_format(&a, buf, sizeof(buf), &err), DL_OK);
+		b = compile_ok(buf);
+		assert_compile_equal(&a, &b);
+	}
+	{
+		DlCompileParams a = compile_ok(good[1]);
+
+		assert_int_equal(dl_compile_params_format(&a, buf, sizeof(buf), &err), DL_OK);
+		assert_string_equal(buf, "loss='mean_squared_error', optimizer='SGD(lr=0.01, momentum=0.9, "
+							"nesterov=True, decay=0, clipnorm=0, clipvalue=0)', metrics=['mae']");
+		assert_int_equal(dl_compile_params_format(&a, tiny, sizeof(tiny), &err), DL_ERR_LIMIT);
+		assert_true(strlen(tiny) < sizeof(tiny));
+	}
+
+	f = fit_ok("batch_size=128, epochs=2, shuffle=False, seed=7, verbose=1");
+	assert_int_equal(dl_fit_params_format(&f, buf, sizeof(buf), &err), DL_OK);
+	assert_string_equal(buf, "batch_size=128, epochs=2, shuffle=False, seed=7");
+	f2 = fit_ok(buf);
+	assert_true(f2.batch_size == 128 && f2.epochs == 2 && !f2.shuffle && f2.has_seed && f2.seed == 7);
+	f = fit_ok(NULL);
+	assert_int_equal(dl_fit_params_format(&f, buf, sizeof(buf), &err), DL_OK);
+	assert_string_equal(buf, "batch_size=32, epochs=1, shuffle=True");
+	assert_int_equal(dl_fit_params_format(&f, tiny, 5, &err), DL_ERR_LIMIT);
+}
+
+int
+main(void)
+{
+	const struct CMUnitTest tests[] = {
+		cmocka_unit_test(test_compile_madlib_examples),
+		cmocka_unit_test(test_compile_forms),
+		cmocka_unit_test(test_compile_errors),
+		cmocka_unit_test(test_fit),
+		cmocka_unit_test(test_fit_errors),
+		cmocka_unit_test(test_no_partial_output),
+		cmocka_unit_test(test_nesting_limit),
+		cmocka_unit_test(test_format_round_trip),
+	};
+
+	return cmocka_run_group_tests_name("params", tests, NULL, NULL);
+}
