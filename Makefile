@@ -53,7 +53,7 @@ $(EXTENSION)--$(EXTVERSION).sql: $(SQL_PIECES)
 # Engine unit tests: plain C, no server.
 # ---------------------------------------------------------------------
 UNIT_CC ?= cc
-UNIT_CFLAGS = -std=gnu11 -O2 -fvect-cost-model=dynamic -g -Wall -Wextra -Wno-unused-parameter -Wno-missing-field-initializers \
+UNIT_CFLAGS = -std=gnu11 -O2 -g -Wall -Wextra -Wno-unused-parameter -Wno-missing-field-initializers \
 	-Iinclude -Isrc/engine -Itest/unit
 UNIT_LIBS = -lcmocka -lopenblas -ljson-c -lm
 ifeq ($(SANITIZE),1)
@@ -62,6 +62,7 @@ UNIT_CC = clang
 UNIT_CFLAGS += -O1 -fsanitize=address,undefined -fno-omit-frame-pointer -fno-sanitize-recover=undefined
 else
 UNIT_BUILD = build/unit
+UNIT_CFLAGS += -fvect-cost-model=dynamic
 endif
 
 UNIT_TEST_SRCS = $(sort $(wildcard test/unit/test_*.c))

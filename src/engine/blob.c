@@ -74,6 +74,7 @@ get_u64(const uint8_t *p)
 	return v;
 }
 
+/* p (4*n bytes) = w (n) as little-endian float32 */
 static void
 put_f32s(uint8_t *p, const float *w, size_t n)
 {
@@ -86,6 +87,7 @@ put_f32s(uint8_t *p, const float *w, size_t n)
 	}
 }
 
+/* w (n) = p (4*n bytes) read as little-endian float32 */
 static void
 get_f32s(float *w, const uint8_t *p, size_t n)
 {

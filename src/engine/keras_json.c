@@ -1466,9 +1466,10 @@ parse_text(const char *json, size_t len, json_object **root, DlError *err)
 					 json_tokener_error_desc(jerr), end);
 		return dl_error_hint(err, "Pass the output of model.to_json() unchanged.");
 	}
+	/* only whitespace (or a C string's terminator) may follow the value */
 	for (size_t i = end; i < len; i++)
 	{
-		if (!isspace((unsigned char) json[i]))
+		if (json[i] != '\0' && !isspace((unsigned char) json[i]))
 		{
 			json_object_put(obj);
 			dl_error_set(err, DL_ERR_PARSE,

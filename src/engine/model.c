@@ -294,7 +294,9 @@ workspace_layout(DlModel *m, int64_t B, float *fbase, int64_t *ibase,
 		if (size > largest)
 			largest = size;
 		memset(w, 0, sizeof(*w));
+		/* Flatten, linear Activation and buffer-less Dropout alias their input */
 		if (l->kind != DL_LAYER_FLATTEN &&
+			(l->kind != DL_LAYER_ACTIVATION || l->activation != DL_ACT_LINEAR) &&
 			(l->kind != DL_LAYER_DROPOUT || dropout_has_buffer(m, l)))
 		{
 			if (!ws_batch(B, size, &n) || !ws_take(&ft, n, &off))
@@ -431,7 +433,11 @@ dl_model_perm_reserve(DlModel *m, int64_t N, DlError *err)
  * Forward and backward
  * --------------------------------------------------------------------- */
 
-/* BatchNormalization parameter pointers: gamma and beta may be NULL. */
+/*
+ * BatchNormalization parameter pointers into p (the layer's slice of the
+ * block or of the gradients): gamma, beta, moving mean and variance, each
+ * (C); gamma is NULL when scale is false, beta when center is false.
+ */
 static void
 bn_params(float *p, const DlLayer *l, int64_t C, float **gamma, float **beta,
 		  float **mmean, float **mvar)

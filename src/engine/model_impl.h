@@ -32,7 +32,8 @@
 typedef struct DlLayerWork
 {
 	float	   *buf;			/* (ws_cap, out size), NULL when the layer
-								 * always aliases its input (Flatten) */
+								 * always aliases its input (Flatten,
+								 * linear Activation) */
 	const float *out;			/* (B, out size): output of the last forward,
 								 * buf or the layer's input */
 	int64_t    *argmax;			/* (ws_cap, out size), MaxPooling2D */

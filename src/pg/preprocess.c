@@ -61,7 +61,7 @@ typedef struct PackState
 	int64		row_values;		/* values per row */
 	int			value_size;		/* bytes per value: 4 (float32) or 2 (int16) */
 	int64		filled;			/* slots written so far */
-	bytea	   *buf;			/* VARHDRSZ + (n, row_values) values, zeroed */
+	bytea	   *buf;			/* VARHDRSZ + (n, row_values) values */
 	uint8	   *seen;			/* (n) bits: slot already written */
 	int			ndims;			/* _pack_float32: the expected array dims */
 	int			dims[MAXDIM];
@@ -192,7 +192,8 @@ report_null_element(ArrayType *x, const char *what, const char *row)
 /*
  * The state for this call: created on the first call in the aggregate's
  * memory context with n rows of row_values values of value_size bytes,
- * zeroed.  Raises 54000 when the buffer would exceed what a bytea holds.
+ * zeroed when value_size is 2 (one-hot rows set one value each).
+ * Raises 54000 when the buffer would exceed what a bytea holds.
  * Later calls must pass the same n (the driver computes it from the
  * buffer id, so it is constant within a group).
  */
@@ -231,7 +232,11 @@ pack_state(FunctionCallInfo fcinfo, int64 n, int64 row_values, int value_size)
 	st->n = n;
 	st->row_values = row_values;
 	st->value_size = value_size;
-	st->buf = (bytea *) MemoryContextAllocZero(aggcxt, VARHDRSZ + (Size) bytes);
+	/* float32 rows are all written; int16 one-hot rows need the zeros */
+	if (value_size == 4)
+		st->buf = (bytea *) MemoryContextAlloc(aggcxt, VARHDRSZ + (Size) bytes);
+	else
+		st->buf = (bytea *) MemoryContextAllocZero(aggcxt, VARHDRSZ + (Size) bytes);
 	SET_VARSIZE(st->buf, VARHDRSZ + (Size) bytes);
 	st->seen = (uint8 *) MemoryContextAllocZero(aggcxt, (Size) (n / 8 + 1));
 	return st;

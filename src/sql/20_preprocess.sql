@@ -334,28 +334,37 @@ BEGIN
                           '$5, o.slot, %s)', dep_col, cast_type, nb);
     END IF;
 
+    -- Each row's buffer and slot, in a narrow temporary table: the join
+    -- below then hashes this table, never the wide source rows.
+    DROP TABLE IF EXISTS pg_temp.madlib_dl_pp_order;
     EXECUTE format($q$
-        WITH ord AS MATERIALIZED (
-            SELECT r.tid, (r.rn / $1)::integer AS buffer_id, (r.rn %% $1)::integer AS slot
-              FROM (SELECT s.ctid AS tid, row_number() OVER (ORDER BY %1$s) - 1 AS rn
-                      FROM %2$I.%3$I s) r
-        )
-        INSERT INTO %4$I.%5$I (%6$I, %7$I, %8$I, %9$I, buffer_id, __dist_key__)
-        SELECT %10$s,
-               madlib_dl._pack_float32(s.%7$I, s.ctid, o.slot, %11$s, $3, $4),
-               ARRAY[%11$s, $5],
-               %11$s || $4,
-               o.buffer_id,
-               o.buffer_id %% $6
-          FROM %2$I.%3$I s
-          JOIN ord o ON s.ctid = o.tid
-         CROSS JOIN (SELECT %12$I AS cv FROM %13$I.%14$I) c
-         GROUP BY o.buffer_id
+        CREATE TEMPORARY TABLE madlib_dl_pp_order ON COMMIT DROP AS
+        SELECT r.tid, (r.rn / $1)::integer AS buffer_id, (r.rn %% $1)::integer AS slot
+          FROM (SELECT s.ctid AS tid, row_number() OVER (ORDER BY %1$s) - 1 AS rn
+                  FROM %2$I.%3$I s) r
         $q$,
         CASE WHEN shuffle THEN 'hashtidextended(s.ctid, 42), s.ctid' ELSE 's.ctid' END,
-        src[1], src[2], dst[1], dst[2], dep_col, indep_col,
-        dep_col || '_shape', indep_col || '_shape', dep_agg, nb, cv_col, summ[1], summ[2])
+        src[1], src[2])
+    USING bs::bigint;
+    ANALYZE pg_temp.madlib_dl_pp_order;
+
+    EXECUTE format($q$
+        INSERT INTO %1$I.%2$I (%3$I, %4$I, %5$I, %6$I, buffer_id, __dist_key__)
+        SELECT %7$s,
+               madlib_dl._pack_float32(s.%4$I, s.ctid, o.slot, %8$s, $3, $4),
+               ARRAY[%8$s, $5],
+               %8$s || $4,
+               o.buffer_id,
+               o.buffer_id %% $6
+          FROM %9$I.%10$I s
+          JOIN pg_temp.madlib_dl_pp_order o ON s.ctid = o.tid
+         CROSS JOIN (SELECT %11$I AS cv FROM %12$I.%13$I) c
+         GROUP BY o.buffer_id
+        $q$,
+        dst[1], dst[2], dep_col, indep_col, dep_col || '_shape', indep_col || '_shape',
+        dep_agg, nb, src[1], src[2], cv_col, summ[1], summ[2])
     USING bs::bigint, n_rows, normalizing_const::double precision, dims, ncls, nseg;
+    DROP TABLE pg_temp.madlib_dl_pp_order;
 END
 $$;
 

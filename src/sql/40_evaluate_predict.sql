@@ -246,7 +246,8 @@ BEGIN
         EXECUTE format('SELECT compile_params, metrics_type, loss_type FROM %s WHERE mst_key = $1',
                        madlib_dl._table_sql(itbl))
            INTO compile_params, metrics_type, loss_type USING mst_key;
-        IF NOT FOUND THEN
+        GET DIAGNOSTICS n = ROW_COUNT;   -- EXECUTE does not set FOUND
+        IF n = 0 THEN
             RAISE EXCEPTION 'mst_key % not found in model info table "%"', mst_key,
                             madlib_dl._table_label(itbl)
                 USING ERRCODE = 'no_data_found',
@@ -520,6 +521,7 @@ DECLARE
     trel regclass;
     arch json;
     weights bytea;
+    n bigint;
     n_out integer;
     nc float8 := coalesce(normalizing_const, 1.0);
 BEGIN
@@ -546,7 +548,8 @@ BEGIN
     EXECUTE format('SELECT model_arch, model_weights FROM %s WHERE model_id = $1',
                    madlib_dl._table_sql(atbl))
        INTO arch, weights USING model_id;
-    IF NOT FOUND THEN
+    GET DIAGNOSTICS n = ROW_COUNT;   -- EXECUTE does not set FOUND
+    IF n = 0 THEN
         RAISE EXCEPTION 'model id % not found in table "%"', model_id, madlib_dl._table_label(atbl)
             USING ERRCODE = 'no_data_found',
                   HINT = format('SELECT model_id, name FROM %s lists the models it holds.',

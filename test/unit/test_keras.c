@@ -684,6 +684,11 @@ test_reads_only_len_bytes(void **state)
 	case_ok(&c);
 	check_iris(c.spec, names, DL_DIST_UNIFORM);
 	case_done(&c);
+	/* a length that counts the terminating NUL is accepted too */
+	case_parse_n(&c, text, len + 1, -1);
+	case_ok(&c);
+	check_iris(c.spec, names, DL_DIST_UNIFORM);
+	case_done(&c);
 	free(buf);
 	free(text);
 }

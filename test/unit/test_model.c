@@ -423,6 +423,17 @@ test_gradients_shapes_and_frozen(void **state)
 	}
 	expect_grad("frozen first layer", s, DL_LOSS_CATEGORICAL_CROSSENTROPY, 5);
 	dl_model_spec_free(s, &a);
+
+	/* layers that alias their input: linear Activation, Dropout(0) */
+	s = dl_model_spec_create(4, &a, NULL);
+	set_input(s, 1, 4, 0, 0);
+	dense(&s->layers[0], 6, DL_ACT_TANH);
+	dl_layer_defaults(&s->layers[1], DL_LAYER_ACTIVATION);
+	dl_layer_defaults(&s->layers[2], DL_LAYER_DROPOUT);
+	dense(&s->layers[3], 3, DL_ACT_SOFTMAX);
+	finalize(s);
+	expect_grad("linear activation + dropout(0)", s, DL_LOSS_CATEGORICAL_CROSSENTROPY, 5);
+	dl_model_spec_free(s, &a);
 	assert_no_leaks(&c);
 }
 
@@ -889,6 +900,14 @@ test_predict_and_evaluate(void **state)
 	assert_close(e1.metric_sum,
 				 dl_metric_sum(DL_METRIC_SPARSE_CATEGORICAL_ACCURACY, 5, p1, y, N, K), 0, 1e-9);
 
+	/* the inference-only model without the Dropout layer agrees */
+	{
+		DlBatchStats e3 = {0};
+
+		assert_int_equal(dl_model_evaluate(plain, &cfg, x, y, N, &e3, &err), DL_OK);
+		assert_true(e3.loss_sum == e1.loss_sum && e3.metric_sum == e1.metric_sum);
+	}
+
 	/* an inference-only model cannot train */
 	assert_int_equal(dl_model_train_batch(plain, &cfg, x, y, 4, NULL, &err),
 					 DL_ERR_INVALID_ARGUMENT);
@@ -1151,9 +1170,17 @@ test_divergence(void **state)
 	for (epoch = 0; epoch < 20 && st == DL_OK; epoch++)
 		st = dl_model_train_epoch(m, &cfg, x, y, 64, NULL, &err);
 	assert_int_equal(st, DL_ERR_DIVERGED);
+	print_message("divergence after %d epoch(s): %s\n", epoch, err.msg);
 	assert_true(epoch <= 2);
 	assert_non_null(strstr(err.msg, "training diverged"));
 	assert_non_null(strstr(err.hint, "learning rate"));
+
+	/* a step that overflows the weights is caught on the weights */
+	dl_model_free(m);
+	o.lr = 1e38;
+	m = new_model(s, &o, &a, 1);
+	assert_int_equal(dl_model_train_batch(m, &cfg, x, y, 8, NULL, &err), DL_ERR_DIVERGED);
+	assert_non_null(strstr(err.msg, "a weight is"));
 
 	/* a sane learning rate on the same problem does not diverge */
 	o.lr = 0.001;
