@@ -20,7 +20,7 @@ CONN="${1:-dbname=madlib_dl_demo}"
 ITER=10
 psqlc() { psql -X -q -v ON_ERROR_STOP=1 -d "$CONN" "$@"; }
 
-psqlc -c "CREATE EXTENSION IF NOT EXISTS madlib_dl"
+psqlc -c "SET client_min_messages = warning; CREATE EXTENSION IF NOT EXISTS madlib_dl"
 if [ "$(psqlc -At -c "SELECT to_regclass('fashion_train') IS NOT NULL AND to_regclass('fashion_test') IS NOT NULL")" != t ]; then
   "$ROOT/scripts/load_fashion_mnist.sh" --replace "$CONN"
 fi
@@ -35,7 +35,7 @@ ARCH='{"class_name": "Sequential", "config": {"name": "fashion_mlp", "layers": [
   "kernel_initializer": {"class_name": "GlorotUniform", "config": {"seed": null}}, "bias_initializer": {"class_name": "Zeros", "config": {}}}}]},
  "keras_version": "2.11.0", "backend": "tensorflow"}'
 
-psqlc -v arch="$ARCH" <<'SQL'
+psqlc -v arch="$ARCH" >/dev/null <<'SQL'
 SET client_min_messages = warning;
 DROP TABLE IF EXISTS fashion_bench_arch;
 SELECT madlib_dl.load_keras_model('fashion_bench_arch', :'arch'::json);
@@ -45,14 +45,14 @@ COMPILE="loss='categorical_crossentropy', optimizer='Adam(lr=0.001)', metrics=['
 FIT="batch_size=128, epochs=1"
 printf '%-9s %-14s %-12s %-10s %s\n' segments test_accuracy s/iteration total_s workers
 for NSEG in 2 1; do
-  psqlc <<SQL
+  psqlc >/dev/null <<SQL
 SET client_min_messages = warning;
 DROP TABLE IF EXISTS fashion_bench_train_$NSEG, fashion_bench_train_${NSEG}_summary,
     fashion_bench_test_$NSEG, fashion_bench_test_${NSEG}_summary,
     fashion_bench_model_$NSEG, fashion_bench_model_${NSEG}_summary, fashion_bench_eval_$NSEG;
-SELECT NULL FROM madlib_dl.training_preprocessor_dl('fashion_train', 'fashion_bench_train_$NSEG', 'y', 'x',
+SELECT madlib_dl.training_preprocessor_dl('fashion_train', 'fashion_bench_train_$NSEG', 'y', 'x',
     NULL, 255.0, NULL, '$NSEG');
-SELECT NULL FROM madlib_dl.validation_preprocessor_dl('fashion_test', 'fashion_bench_test_$NSEG', 'y', 'x',
+SELECT madlib_dl.validation_preprocessor_dl('fashion_test', 'fashion_bench_test_$NSEG', 'y', 'x',
     'fashion_bench_train_$NSEG');
 SQL
   LOG="$(mktemp)"

@@ -8,7 +8,7 @@ PKGS=(
   libopenblas-dev libcmocka-dev libjson-c-dev
   libipc-run-perl
   clang libclang-rt-dev
-  dataset-fashion-mnist
+  dataset-fashion-mnist python3
 )
 missing=()
 for p in "${PKGS[@]}"; do

@@ -16,11 +16,12 @@
 # 9 Ankle boot).  MAX_TRAIN / MAX_TEST load only the first rows.
 #
 # CONNINFO is anything psql -d takes ("dbname=demo", a URI, a database
-# name).  Table names: FASHION_TRAIN_TABLE and FASHION_TEST_TABLE (may be
-# schema-qualified; quoted as identifiers).  An existing table is an
+# name).  Table names: FASHION_TRAIN_TABLE and FASHION_TEST_TABLE (name or
+# schema.name of letters, digits and _).  An existing table is an
 # error unless --replace is given.  Each table is created, filled (binary
 # COPY FREEZE) and indexed in one transaction, so it appears complete or
-# not at all.  Needs psql and python3 (standard library only).
+# not at all.  Needs psql and python3 (standard library only; PYTHON
+# names another interpreter).
 set -euo pipefail
 
 usage() {
@@ -41,6 +42,10 @@ for v in "$MAX_TRAIN" "$MAX_TEST"; do
   [ -z "$v" ] || [[ "$v" =~ ^[0-9]+$ ]] || { echo "$0: MAX_TRAIN and MAX_TEST must be non-negative integers" >&2; exit 2; }
 done
 DIR="${FASHION_MNIST_DIR:-/usr/share/datasets/fashion-mnist}"
+# Debian's python3 (scripts/install-deps.sh) unless PYTHON says otherwise.
+if [ -z "${PYTHON:-}" ]; then
+  if [ -x /usr/bin/python3 ]; then PYTHON=/usr/bin/python3; else PYTHON=python3; fi
+fi
 TRAIN_TABLE="${FASHION_TRAIN_TABLE:-fashion_train}"
 TEST_TABLE="${FASHION_TEST_TABLE:-fashion_test}"
 
@@ -87,30 +92,39 @@ array_head = struct.pack(">iiiii", 1, 0, FLOAT4OID, size, 1)   # ndim, hasnull, 
 x_len = struct.pack(">i", len(array_head) + 8 * size)
 
 out = sys.stdout.buffer
-out.write(b"PGCOPY\n\xff\r\n\x00" + struct.pack(">ii", 0, 0))
-chunk = []
-for i in range(n):
-    img = fi.read(size)
-    if len(img) != size:
-        sys.exit("%s: truncated at image %d" % (images, i))
-    chunk.append(struct.pack(">hii", 3, 4, i + 1))
-    chunk.append(x_len)
-    chunk.append(array_head)
-    chunk.append(b"".join(map(elem.__getitem__, img)))
-    chunk.append(struct.pack(">ii", 4, ys[i]))
-    if len(chunk) >= 5000:
-        out.write(b"".join(chunk))
-        chunk = []
-out.write(b"".join(chunk))
-out.write(struct.pack(">h", -1))
-out.flush()
+try:
+    out.write(b"PGCOPY\n\xff\r\n\x00" + struct.pack(">ii", 0, 0))
+    chunk = []
+    for i in range(n):
+        img = fi.read(size)
+        if len(img) != size:
+            sys.exit("%s: truncated at image %d" % (images, i))
+        chunk.append(struct.pack(">hii", 3, 4, i + 1))
+        chunk.append(x_len)
+        chunk.append(array_head)
+        chunk.append(b"".join(map(elem.__getitem__, img)))
+        chunk.append(struct.pack(">ii", 4, ys[i]))
+        if len(chunk) >= 5000:
+            out.write(b"".join(chunk))
+            chunk = []
+    out.write(b"".join(chunk))
+    out.write(struct.pack(">h", -1))
+    out.flush()
+except BrokenPipeError:
+    sys.exit(1)  # psql stopped reading: it reports the error
 PY
 
 load() {
   local table="$1" images="$2" labels="$3" limit="$4"
   local drop=""
-  [ "$REPLACE" -eq 1 ] && drop="DROP TABLE IF EXISTS $table;"
-  python3 -c "$IDX2COPY" "$images" "$labels" "$limit" |
+  if [ "$REPLACE" -eq 1 ]; then
+    drop="DROP TABLE IF EXISTS $table;"
+  elif [ "$(psql -X -q -At -v ON_ERROR_STOP=1 -d "$CONN" \
+            -c "SELECT to_regclass('$table') IS NOT NULL")" = "t" ]; then
+    echo "$0: table $table already exists; drop it or give --replace" >&2
+    exit 1
+  fi
+  "$PYTHON" -c "$IDX2COPY" "$images" "$labels" "$limit" |
     psql -X -q -1 -v ON_ERROR_STOP=1 -d "$CONN" \
       -c "$drop CREATE TABLE $table (id integer, x real[], y integer)" \
       -c "COPY $table (id, x, y) FROM STDIN (FORMAT binary, FREEZE)" \

@@ -180,8 +180,10 @@ INSERT INTO iris_multi_info VALUES
     (2, 1, $$loss='mse', optimizer='SGD', metrics=['mae']$$,
      'batch_size=16', '{mae}', 'mean_squared_error'),
     (4, 1, $$loss='categorical_crossentropy', optimizer='SGD'$$,
-     'batch_size=16', NULL, 'categorical_crossentropy');
-INSERT INTO iris_multi SELECT 4, model_weights, model_arch FROM iris_model;
+     'batch_size=16', NULL, 'categorical_crossentropy'),
+    (5, 1, $$loss='sparse_categorical_crossentropy', optimizer='SGD', metrics=['accuracy']$$,
+     'batch_size=16', '{accuracy}', 'sparse_categorical_crossentropy');
+INSERT INTO iris_multi SELECT k, model_weights, model_arch FROM iris_model, unnest('{4,5}'::int[]) k;
 SELECT madlib_dl.evaluate('iris_multi', 'iris_test_packed', 'iris_multi_eval1', mst_key => 1);
 SELECT madlib_dl.evaluate('iris_multi', 'iris_test_packed', 'iris_multi_eval2', FALSE, 2);
 SELECT a.loss = e.loss AND a.metric = e.metric AS mst1_is_the_model,
@@ -192,6 +194,11 @@ SELECT a.loss = e.loss AND a.metric = e.metric AS mst1_is_the_model,
 SELECT madlib_dl.evaluate('iris_multi', 'iris_test_packed', 'iris_multi_eval4', mst_key => 4);
 SELECT a.loss = e.loss AS same_loss, a.metric IS NULL AS metric_is_null, a.metrics_type, a.loss_type
   FROM iris_multi_eval4 a, iris_eval e;
+-- the sparse loss reads the one-hot buffers as class indexes: the same
+-- numbers as categorical crossentropy
+SELECT madlib_dl.evaluate('iris_multi', 'iris_test_packed', 'iris_multi_eval5', mst_key => 5);
+SELECT abs(a.loss - e.loss) < 1e-6 AS same_loss, a.metric = e.metric AS same_metric, a.loss_type
+  FROM iris_multi_eval5 a, iris_eval e;
 SELECT madlib_dl.predict('iris_multi', 'iris_test', 'id', 'attributes', 'iris_multi_prob',
     'prob', FALSE, 2);
 SELECT NOT EXISTS (SELECT * FROM iris_multi_prob EXCEPT SELECT * FROM iris_prob)
@@ -305,6 +312,9 @@ SELECT madlib_dl.predict('iris_model', 'iris_test', 'id', 'no_feats', 'bad_out')
 SELECT madlib_dl.predict('iris_model', 'iris_test', 'id', 'attributes, class_text', 'bad_out');
 \echo :LAST_ERROR_SQLSTATE
 SELECT madlib_dl.predict('iris_model', 'iris_test', NULL, 'attributes', 'bad_out');
+\echo :LAST_ERROR_SQLSTATE
+CREATE VIEW iris_test_rank AS SELECT id AS rank, attributes FROM iris_test;
+SELECT madlib_dl.predict('iris_model', 'iris_test_rank', 'rank', 'attributes', 'bad_out');
 \echo :LAST_ERROR_SQLSTATE
 SELECT madlib_dl.evaluate('iris_model', 'iris_test_packed', 'bad_out', TRUE);
 \echo :LAST_ERROR_SQLSTATE

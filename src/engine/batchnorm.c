@@ -26,16 +26,22 @@
  * 1/sqrt(biased var + epsilon); xhat (R,C) = (x - mean) * invstd; y (R,C)
  * = gamma * xhat + beta (gamma, beta (C) may be NULL: 1 and 0).
  * moving_mean, moving_var (C) become moving * momentum + batch * (1 -
- * momentum), the batch variance being the biased one.  R >= 1.  y may
+ * momentum), the batch variance being the biased one, or, when
+ * unbiased_moving_var (TensorFlow's fused batch norm, used after rank-3
+ * inputs), the unbiased one var * R / (R - 1) (var itself when R = 1).
+ * The normalisation always uses the biased variance.  R >= 1.  y may
  * equal x.
  */
 void
 dl_batchnorm_forward_train(float *y, float *xhat, float *mean, float *invstd,
 						   float *moving_mean, float *moving_var, const float *x,
 						   const float *gamma, const float *beta, int64_t R,
-						   int64_t C, double momentum, double epsilon)
+						   int64_t C, double momentum, double epsilon,
+						   bool unbiased_moving_var)
 {
 	double		acc[BN_BLOCK];
+	double		mv_scale = (unbiased_moving_var && R > 1) ?
+		(double) R / (double) (R - 1) : 1.0;
 	double		mu[BN_BLOCK];
 
 	if (R <= 0)
@@ -77,7 +83,8 @@ dl_batchnorm_forward_train(float *y, float *xhat, float *mean, float *invstd,
 			mean[c] = (float) mu[j];
 			invstd[c] = (float) (1.0 / sqrt(var + epsilon));
 			moving_mean[c] = (float) (moving_mean[c] * momentum + mu[j] * (1.0 - momentum));
-			moving_var[c] = (float) (moving_var[c] * momentum + var * (1.0 - momentum));
+			moving_var[c] = (float) (moving_var[c] * momentum +
+									var * mv_scale * (1.0 - momentum));
 		}
 	}
 	for (int64_t r = 0; r < R; r++)

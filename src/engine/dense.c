@@ -5,6 +5,8 @@
  *
  * Both directions are single OpenBLAS sgemm calls on the row-major
  * buffers; transposes are expressed through CblasTrans, never copied.
+ * Forward writes the sgemm result (beta = 0) and adds the bias and the
+ * activation in one pass over the output.
  * The caller pins the BLAS thread count (one thread per segment).
  *
  * IDENTIFICATION
@@ -21,33 +23,33 @@
 #include "dl_kernels.h"
 
 /*
- * y (B,O) = x (B,I) @ W (I,O) + b (O).  b may be NULL (use_bias=false).
- * B, I and O must each fit in an int (BLAS dimensions).
+ * y (B,O) = act(x (B,I) @ W (I,O) + b (O)).  b may be NULL
+ * (use_bias=false).  The sgemm overwrites y (beta = 0); bias and
+ * activation follow in one pass while y is in cache.  B, I and O must
+ * each fit in an int (BLAS dimensions).
  */
+void
+dl_dense_forward_act(float *y, const float *x, const float *W, const float *b,
+					 DlActivation act, int64_t B, int64_t I, int64_t O)
+{
+	if (B <= 0 || O <= 0)
+		return;
+	if (I <= 0)
+		memset(y, 0, (size_t) (B * O) * sizeof(float));
+	else
+		cblas_sgemm(CblasRowMajor, CblasNoTrans, CblasNoTrans,
+					(int) B, (int) O, (int) I,
+					1.0f, x, (int) I, W, (int) O,
+					0.0f, y, (int) O);
+	dl_bias_act_forward(y, b, act, B, O);
+}
+
+/* y (B,O) = x (B,I) @ W (I,O) + b (O); b may be NULL. */
 void
 dl_dense_forward(float *y, const float *x, const float *W, const float *b,
 				 int64_t B, int64_t I, int64_t O)
 {
-	float		beta = 0.0f;
-
-	if (B <= 0 || O <= 0)
-		return;
-	if (b != NULL)
-	{
-		for (int64_t r = 0; r < B; r++)
-			memcpy(y + r * O, b, (size_t) O * sizeof(float));
-		beta = 1.0f;
-	}
-	if (I <= 0)
-	{
-		if (b == NULL)
-			memset(y, 0, (size_t) (B * O) * sizeof(float));
-		return;
-	}
-	cblas_sgemm(CblasRowMajor, CblasNoTrans, CblasNoTrans,
-				(int) B, (int) O, (int) I,
-				1.0f, x, (int) I, W, (int) O,
-				beta, y, (int) O);
+	dl_dense_forward_act(y, x, W, b, DL_ACT_LINEAR, B, I, O);
 }
 
 /*

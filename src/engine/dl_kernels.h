@@ -18,6 +18,7 @@
 #ifndef DL_KERNELS_H
 #define DL_KERNELS_H
 
+#include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
 
@@ -29,6 +30,10 @@
 /* y (B,O) = x (B,I) @ W (I,O) + b (O); b may be NULL. */
 void		dl_dense_forward(float *y, const float *x, const float *W, const float *b,
 							 int64_t B, int64_t I, int64_t O);
+
+/* y (B,O) = act(x (B,I) @ W (I,O) + b (O)), bias and activation fused. */
+void		dl_dense_forward_act(float *y, const float *x, const float *W, const float *b,
+								 DlActivation act, int64_t B, int64_t I, int64_t O);
 
 /*
  * dx (B,I) = dy (B,O) @ W^T   (skipped when dx is NULL)
@@ -64,6 +69,10 @@ size_t		dl_conv2d_workspace_floats(const DlConvGeom *g);
 void		dl_conv2d_forward(float *y, float *work, const float *x, const float *K,
 							  const float *b, const DlConvGeom *g);
 
+/* The same followed by act, fused into the pass that adds the bias. */
+void		dl_conv2d_forward_act(float *y, float *work, const float *x, const float *K,
+								  const float *b, DlActivation act, const DlConvGeom *g);
+
 /*
  * dx (B,H,W,C) overwritten (skipped when NULL), dK (KH,KW,C,OC) +=,
  * db (OC) += (skipped when NULL), from dy (B,OH,OW,OC).
@@ -93,6 +102,15 @@ void		dl_maxpool2d_forward(float *y, int64_t *argmax, const float *x, const DlPo
 void		dl_maxpool2d_backward(float *dx, const float *dy, const int64_t *argmax,
 								  const DlPoolGeom *g);
 
+/*
+ * The same fused with the ReLU backward of the layer before the pool:
+ * dy reaches an argmax position only where x (B,H,W,C), the pool's input
+ * (that layer's ReLU output), is > 0.  Equal, bit for bit, to
+ * dl_maxpool2d_backward followed by dl_activation_backward(DL_ACT_RELU).
+ */
+void		dl_maxpool2d_backward_relu(float *dx, const float *dy, const int64_t *argmax,
+									   const float *x, const DlPoolGeom *g);
+
 /* Average over the window's in-bounds cells (padding not counted, as Keras). */
 void		dl_avgpool2d_forward(float *y, const float *x, const DlPoolGeom *g);
 void		dl_avgpool2d_backward(float *dx, const float *dy, const DlPoolGeom *g);
@@ -109,6 +127,10 @@ void		dl_global_avgpool2d_backward(float *dx, const float *dy, int64_t B, int64_
  */
 void		dl_activation_forward(DlActivation act, float *y, const float *x,
 								  int64_t rows, int64_t cols);
+
+/* y (rows, cols) = act(y + b (cols)) in place; b may be NULL. */
+void		dl_bias_act_forward(float *y, const float *b, DlActivation act, int64_t rows,
+								int64_t cols);
 
 /*
  * dx (rows, cols) from dy and the forward OUTPUT y (every supported
@@ -135,12 +157,15 @@ void		dl_dropout_backward(float *dx, const float *dy, const float *mask, int64_t
  *	 y (R,C), xhat (R,C) saved for backward, mean (C), invstd (C) saved;
  *	 moving_mean/var (C) updated in place:
  *	   moving = moving * momentum + batch * (1 - momentum)
+ * the batch variance for moving_var being the unbiased var * R / (R - 1)
+ * when unbiased_moving_var (TensorFlow's fused batch norm, rank-3 inputs).
  * gamma or beta may be NULL (scale=false / center=false).
  */
 void		dl_batchnorm_forward_train(float *y, float *xhat, float *mean, float *invstd,
 									   float *moving_mean, float *moving_var, const float *x,
 									   const float *gamma, const float *beta, int64_t R,
-									   int64_t C, double momentum, double epsilon);
+									   int64_t C, double momentum, double epsilon,
+									   bool unbiased_moving_var);
 
 /* Inference: y = gamma * (x - moving_mean) / sqrt(moving_var + eps) + beta. */
 void		dl_batchnorm_forward_infer(float *y, const float *x, const float *gamma,

@@ -63,7 +63,7 @@
 
 static const char *const hint_layers =
 "Use only the layers Dense, Conv2D, MaxPooling2D, AveragePooling2D, GlobalAveragePooling2D, "
-"Flatten, Dropout, Activation, BatchNormalization and InputLayer.";
+"Flatten, Dropout, Activation, ReLU, Softmax, ELU, BatchNormalization and InputLayer.";
 
 static const char *const hint_chain =
 "Export a Sequential model, or a functional model in which each layer takes the output of the "
@@ -745,6 +745,9 @@ static const struct
 	{"Flatten", DL_LAYER_FLATTEN},
 	{"Dropout", DL_LAYER_DROPOUT},
 	{"Activation", DL_LAYER_ACTIVATION},
+	{"ReLU", DL_LAYER_ACTIVATION},
+	{"Softmax", DL_LAYER_ACTIVATION},
+	{"ELU", DL_LAYER_ACTIVATION},
 	{"BatchNormalization", DL_LAYER_BATCHNORM},
 };
 
@@ -769,6 +772,75 @@ read_weighted(json_object *cfg, DlLayer *layer, DlError *err)
 	{
 		if ((st = need_null(cfg, refused[i], layer, err)) != DL_OK)
 			return st;
+	}
+	return DL_OK;
+}
+
+/*
+ * Refuse key unless it is absent, null or the number want: the one value
+ * of an advanced activation's attribute that the plain activation has.
+ */
+static DlStatus
+need_number(json_object *cfg, const char *key, double want, const DlLayer *layer,
+			DlError *err)
+{
+	json_object *v = jget(cfg, key);
+	char		text[KERAS_TEXT_MAX];
+
+	if (v == NULL ||
+		((json_object_is_type(v, json_type_int) || json_object_is_type(v, json_type_double)) &&
+		 json_object_get_double(v) == want))
+		return DL_OK;
+	dl_error_set(err, DL_ERR_UNSUPPORTED, "layer \"%s\": %s %s is not supported",
+				 layer->name, key, value_text(v, text, sizeof(text)));
+	return dl_error_hint(err, "Use %s=%g, or an Activation layer.", key, want);
+}
+
+/*
+ * The advanced activation layers ReLU, Softmax and ELU (class cls), read
+ * as Activation layers when their attributes give the plain activation:
+ * ReLU with max_value null, negative_slope 0 and threshold 0; Softmax over
+ * the last axis (-1, or rank, the last axis counted with the batch); ELU
+ * with alpha 1.  rank: rank of the layer's input, without batch.
+ */
+static DlStatus
+read_advanced_activation(const char *cls, json_object *cfg, DlLayer *layer, int rank,
+						 DlError *err)
+{
+	DlStatus	st;
+
+	if (strcmp(cls, "ReLU") == 0)
+	{
+		layer->activation = DL_ACT_RELU;
+		if ((st = need_null(cfg, "max_value", layer, err)) != DL_OK)
+			return st;
+		if ((st = need_number(cfg, "negative_slope", 0.0, layer, err)) != DL_OK)
+			return st;
+		return need_number(cfg, "threshold", 0.0, layer, err);
+	}
+	if (strcmp(cls, "ELU") == 0)
+	{
+		layer->activation = DL_ACT_ELU;
+		return need_number(cfg, "alpha", 1.0, layer, err);
+	}
+	/* Softmax */
+	layer->activation = DL_ACT_SOFTMAX;
+	{
+		json_object *v = jget(cfg, "axis");
+		json_object *a = v;
+		int64_t		axis = -1;
+		char		text[KERAS_TEXT_MAX];
+
+		if (v != NULL && json_object_is_type(v, json_type_array) &&
+			json_object_array_length(v) == 1)
+			a = json_object_array_get_idx(v, 0);
+		if (v != NULL && (a == NULL || !json_int64(a, &axis) || (axis != -1 && axis != rank)))
+		{
+			dl_error_set(err, DL_ERR_UNSUPPORTED,
+						 "layer \"%s\": axis %s is not supported, only the last axis (-1)",
+						 layer->name, value_text(v, text, sizeof(text)));
+			return dl_error_hint(err, "Apply the softmax over the last axis: axis=-1.");
+		}
 	}
 	return DL_OK;
 }
@@ -955,6 +1027,8 @@ read_layer(const char *cls, const char *name, json_object *cfg, DlLayer *layer, 
 				return st;
 			return need_null(cfg, "noise_shape", layer, err);
 		case DL_LAYER_ACTIVATION:
+			if (strcmp(cls, "Activation") != 0)
+				return read_advanced_activation(cls, cfg, layer, *rank, err);
 			return get_activation(cfg, layer, err);
 		case DL_LAYER_BATCHNORM:
 			return read_batchnorm(cfg, layer, *rank, err);

@@ -482,10 +482,9 @@ dl_model_forward(DlModel *m, const float *x, int64_t B, bool training)
 		{
 			case DL_LAYER_DENSE:
 				/* rank > 1: applies to the last axis, leading dims are rows */
-				dl_dense_forward(w->buf, in, p, l->use_bias ? p + cin * l->units : NULL,
-								 B * (in_size / cin), cin, l->units);
-				if (l->activation != DL_ACT_LINEAR)
-					dl_activation_forward(l->activation, w->buf, w->buf, rows, cout);
+				/* bias and activation fused into the pass after the sgemm */
+				dl_dense_forward_act(w->buf, in, p, l->use_bias ? p + cin * l->units : NULL,
+									 l->activation, B * (in_size / cin), cin, l->units);
 				break;
 			case DL_LAYER_CONV2D:
 				{
@@ -493,9 +492,8 @@ dl_model_forward(DlModel *m, const float *x, int64_t B, bool training)
 					int64_t		nk = (int64_t) l->kernel_size[0] * l->kernel_size[1] * cin * l->filters;
 
 					conv_geom(&g, l, B);
-					dl_conv2d_forward(w->buf, m->conv_work, in, p, l->use_bias ? p + nk : NULL, &g);
-					if (l->activation != DL_ACT_LINEAR)
-						dl_activation_forward(l->activation, w->buf, w->buf, rows, cout);
+					dl_conv2d_forward_act(w->buf, m->conv_work, in, p, l->use_bias ? p + nk : NULL,
+										  l->activation, &g);
 				}
 				break;
 			case DL_LAYER_MAXPOOL2D:
@@ -543,7 +541,8 @@ dl_model_forward(DlModel *m, const float *x, int64_t B, bool training)
 					if (training && l->trainable && w->xhat != NULL)
 						dl_batchnorm_forward_train(w->buf, w->xhat, w->mean, w->invstd, mm, mv,
 												   in, gamma, beta, B * (in_size / cin), cin,
-												   l->momentum, l->epsilon);
+												   l->momentum, l->epsilon,
+												   l->in_shape.rank == 3);
 					else
 						dl_batchnorm_forward_infer(w->buf, in, gamma, beta, mm, mv,
 												   B * (in_size / cin), cin, l->epsilon);
@@ -580,6 +579,8 @@ dl_model_backward(DlModel *m, const float *x, int64_t B, bool fused_last)
 	const DlModelSpec *spec = m->spec;
 	float	   *dy = m->grad_a;		/* (B, out size) of the current layer */
 	float	   *other = m->grad_b;
+	bool		act_done = false;	/* this layer's ReLU backward was fused
+									 * into the next layer's (a MaxPooling2D) */
 
 	for (int i = spec->n_layers - 1; i >= m->first_trainable; i--)
 	{
@@ -591,13 +592,15 @@ dl_model_backward(DlModel *m, const float *x, int64_t B, bool fused_last)
 		bool		need_dx = i > m->first_trainable;
 		float	   *dx = need_dx ? other : NULL;
 		bool		do_act = l->activation != DL_ACT_LINEAR &&
-			!(fused_last && i == spec->n_layers - 1);
+			!(fused_last && i == spec->n_layers - 1) && !act_done;
+		const DlLayer *prev = i > 0 ? &spec->layers[i - 1] : NULL;
 		int64_t		in_size = dl_shape_size(&l->in_shape);
 		int64_t		out_size = dl_shape_size(&l->out_shape);
 		int64_t		cin = dl_shape_last(&l->in_shape);
 		int64_t		cout = dl_shape_last(&l->out_shape);
 		int64_t		rows = B * (out_size / cout);
 		bool		swap = true;
+		bool		fuse_next = false;
 
 		switch (l->kind)
 		{
@@ -624,7 +627,18 @@ dl_model_backward(DlModel *m, const float *x, int64_t B, bool fused_last)
 					DlPoolGeom	g2;
 
 					pool_geom(&g2, l, B);
-					dl_maxpool2d_backward(dx, dy, w->argmax, &g2);
+					if (dx == NULL)
+						break;
+					/* the ReLU backward of the layer before is fused in */
+					if (prev != NULL && prev->activation == DL_ACT_RELU &&
+						(prev->kind == DL_LAYER_CONV2D || prev->kind == DL_LAYER_DENSE ||
+						 prev->kind == DL_LAYER_ACTIVATION))
+					{
+						dl_maxpool2d_backward_relu(dx, dy, w->argmax, in, &g2);
+						fuse_next = true;
+					}
+					else
+						dl_maxpool2d_backward(dx, dy, w->argmax, &g2);
 				}
 				break;
 			case DL_LAYER_AVGPOOL2D:
@@ -676,6 +690,7 @@ dl_model_backward(DlModel *m, const float *x, int64_t B, bool fused_last)
 				}
 				break;
 		}
+		act_done = fuse_next;
 		if (swap)
 		{
 			float	   *t = dy;

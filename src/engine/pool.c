@@ -62,11 +62,71 @@ pool_range(int64_t *lo, int64_t *hi, int64_t o, int64_t s, int64_t pad, int64_t 
  * the flat index into x of each maximum (first one in row-major window
  * order on ties).
  */
+/*
+ * dl_maxpool2d_forward for 2x2 windows with stride 2 and no padding (the
+ * common case): the four cells are compared in the same row-major order,
+ * with the same strict >, one contiguous channel run at a time.
+ */
+static void
+maxpool2x2_forward(float *y, int64_t *argmax, const float *x, const DlPoolGeom *g)
+{
+	const int64_t C = g->C;
+	const int64_t W = g->W;
+
+	for (int64_t b = 0; b < g->B; b++)
+	{
+		for (int64_t oh = 0; oh < g->OH; oh++)
+		{
+			for (int64_t ow = 0; ow < g->OW; ow++)
+			{
+				int64_t		o = ((b * g->OH + oh) * g->OW + ow) * C;
+				int64_t		i00 = ((b * g->H + 2 * oh) * W + 2 * ow) * C;
+				int64_t		i01 = i00 + C;
+				int64_t		i10 = i00 + W * C;
+				int64_t		i11 = i10 + C;
+				float	   *yo = y + o;
+				int64_t    *ao = argmax + o;
+
+				for (int64_t c = 0; c < C; c++)
+				{
+					float		m = x[i00 + c];
+					int64_t		a = i00 + c;
+
+					if (x[i01 + c] > m)
+					{
+						m = x[i01 + c];
+						a = i01 + c;
+					}
+					if (x[i10 + c] > m)
+					{
+						m = x[i10 + c];
+						a = i10 + c;
+					}
+					if (x[i11 + c] > m)
+					{
+						m = x[i11 + c];
+						a = i11 + c;
+					}
+					yo[c] = m;
+					ao[c] = a;
+				}
+			}
+		}
+	}
+}
+
 void
 dl_maxpool2d_forward(float *y, int64_t *argmax, const float *x, const DlPoolGeom *g)
 {
 	const int64_t C = g->C;
 
+	if (g->PH == 2 && g->PW == 2 && g->SH == 2 && g->SW == 2 &&
+		g->pad_top == 0 && g->pad_left == 0 &&
+		2 * g->OH <= g->H && 2 * g->OW <= g->W)
+	{
+		maxpool2x2_forward(y, argmax, x, g);
+		return;
+	}
 	for (int64_t b = 0; b < g->B; b++)
 	{
 		for (int64_t oh = 0; oh < g->OH; oh++)
@@ -141,6 +201,28 @@ dl_maxpool2d_backward(float *dx, const float *dy, const int64_t *argmax,
 	{
 		if (argmax[i] >= 0)
 			dx[argmax[i]] += dy[i];
+	}
+}
+
+/*
+ * dx (B,H,W,C) = 0, then dy (B,OH,OW,C) added at the argmax positions
+ * where x (B,H,W,C), the forward input, is > 0: the max-pool backward
+ * fused with the ReLU backward of the layer that produced x.  Masking
+ * each addend by the sign of its target equals masking the sum.
+ */
+void
+dl_maxpool2d_backward_relu(float *dx, const float *dy, const int64_t *argmax,
+						   const float *x, const DlPoolGeom *g)
+{
+	int64_t		n_out = g->B * g->OH * g->OW * g->C;
+
+	memset(dx, 0, (size_t) (g->B * g->H * g->W * g->C) * sizeof(float));
+	for (int64_t i = 0; i < n_out; i++)
+	{
+		int64_t		a = argmax[i];
+
+		if (a >= 0 && x[a] > 0.0f)
+			dx[a] += dy[i];
 	}
 }
 

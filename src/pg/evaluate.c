@@ -19,8 +19,6 @@
  */
 #include "pg_glue.h"
 
-#include <math.h>
-
 #include "catalog/pg_type.h"
 #include "executor/spi.h"
 #include "fmgr.h"
@@ -53,38 +51,23 @@ relation_sql_name(Oid relid)
 }
 
 /*
- * Turn one-hot rows into class indexes for sparse_categorical_crossentropy.
+ * Turn one-hot rows into class indexes for sparse_categorical_crossentropy:
+ * the argmax of each row, the first one on ties, as fit does
+ * (src/pg/segments.c), so evaluate and fit agree on every table.
  *	 out (n)  y (n, K)
- * Each row must hold exactly one 1 and K-1 zeros; ERROR 22000 otherwise,
- * naming the buffer and the row.
  */
 static void
-one_hot_to_index(float *out, const float *y, int64 n, int64 K, int32 buffer_id)
+one_hot_to_index(float *out, const float *y, int64 n, int64 K)
 {
 	for (int64 i = 0; i < n; i++)
 	{
-		int64		hot = -1;
-		int64		ones = 0;
+		const float *row = y + i * K;
+		int64		best = 0;
 
-		for (int64 j = 0; j < K; j++)
-		{
-			float		v = y[i * K + j];
-
-			if (v == 1.0f)
-			{
-				hot = j;
-				ones++;
-			}
-			else if (v != 0.0f)
-				ones = -1;
-		}
-		if (ones != 1)
-			ereport(ERROR,
-					(errcode(ERRCODE_DATA_EXCEPTION),
-					 errmsg("row " INT64_FORMAT " of buffer %d is not one-hot", i, buffer_id),
-					 errhint("sparse_categorical_crossentropy needs one class per example; "
-							 "preprocess the table with training_preprocessor_dl.")));
-		out[i] = (float) hot;
+		for (int64 j = 1; j < K; j++)
+			if (row[j] > row[best])
+				best = j;
+		out[i] = (float) best;
 	}
 }
 
@@ -173,8 +156,8 @@ madlib_dl__evaluate_run(PG_FUNCTION_ARGS)
 		int64		yd[2];
 		int64		n;
 		int32		buffer_id;
-		float	   *x;
-		float	   *y;
+		float	   *x;			/* (n, in_size) */
+		float	   *y;			/* (n, K), or (n, 1) for the sparse loss */
 
 		CHECK_FOR_INTERRUPTS();
 		SPI_cursor_fetch(portal, true, 1);
@@ -213,7 +196,7 @@ madlib_dl__evaluate_run(PG_FUNCTION_ARGS)
 			/* n * 4 bytes is below the y buffer's n * K * 2 bytes + 2 */
 			float	   *idx = palloc(sizeof(float) * (n > 0 ? n : 1));
 
-			one_hot_to_index(idx, y, n, K, buffer_id);
+			one_hot_to_index(idx, y, n, K);
 			y = idx;
 		}
 		MemoryContextSwitchTo(old);

@@ -217,9 +217,9 @@ madlib_dl__predict_rows(PG_FUNCTION_ARGS)
 	{
 		SPITupleTable *tt;
 		int64		n;
-		float	   *x;
-		float	   *out;
-		Datum	   *probs;
+		float	   *x;			/* (n, in_size) */
+		float	   *out;		/* (n, K) */
+		Datum	   *probs;		/* (K) */
 		MemoryContext old;
 		DlError		err;
 

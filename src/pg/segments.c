@@ -653,7 +653,7 @@ dl_segment_worker_main(dsm_segment *seg, shm_toc *toc)
 	int			me = ParallelWorkerNumber;
 	uint64		seen = 0;
 
-	elog(DEBUG1, "madlib_dl: worker for segment %d started", me);
+	elog(DEBUG2, "madlib_dl: worker for segment %d started", me);
 	dl_pg_set_blas_threads();
 	cxt = AllocSetContextCreate(CurrentMemoryContext, "madlib_dl segment worker",
 								ALLOCSET_DEFAULT_SIZES);
@@ -691,7 +691,7 @@ dl_segment_worker_main(dsm_segment *seg, shm_toc *toc)
 		ConditionVariableBroadcast(&ctl->cv_done);
 	}
 	MemoryContextDelete(cxt);
-	elog(DEBUG1, "madlib_dl: worker for segment %d exits", me);
+	elog(DEBUG2, "madlib_dl: worker for segment %d exits", me);
 }
 
 /* ---------------------------------------------------------------------
@@ -952,10 +952,10 @@ dl_seg_finish(DlSegments *s)
 	SpinLockRelease(&ctl->mutex);
 	ConditionVariableBroadcast(&ctl->cv_work);
 
-	elog(DEBUG1, "madlib_dl: segments told to exit");
+	elog(DEBUG2, "madlib_dl: segments told to exit");
 	WaitForParallelWorkersToFinish(s->pcxt);
 	DestroyParallelContext(s->pcxt);
 	ExitParallelMode();
-	elog(DEBUG1, "madlib_dl: segments finished");
+	elog(DEBUG2, "madlib_dl: segments finished");
 	MemoryContextDelete(s->cxt);	/* s lives there */
 }

@@ -16,7 +16,7 @@
 -- How rows become buffers.  Rows get a rank rn: for training a
 -- deterministic shuffle (ORDER BY hashtidextended(ctid, 42), which depends
 -- only on where each row is stored, not on scan order or the session's
--- random() state); for validation the storage order (ctid).  Buffer
+-- random() state); for validation the storage order (tableoid, ctid).  Buffer
 -- buffer_id = rn / bs holds rows rn = buffer_id*bs .. , each at slot
 -- rn % bs.  One INSERT ... SELECT ... GROUP BY buffer_id builds every
 -- buffer; the C aggregates write each row at its slot, so grouping needs
@@ -185,7 +185,7 @@ BEGIN
                   HINT = format('Give the name of a column of the source table for %s.', param);
     END IF;
     IF position(',' IN varname) > 0 THEN
-        RAISE EXCEPTION 'multiple %s are not supported: %', what, varname
+        RAISE EXCEPTION 'multiple % are not supported: %', what, varname
             USING ERRCODE = 'feature_not_supported',
                   HINT = format('Give one column for %s.', param);
     END IF;
@@ -335,15 +335,19 @@ BEGIN
     END IF;
 
     -- Each row's buffer and slot, in a narrow temporary table: the join
-    -- below then hashes this table, never the wide source rows.
-    DROP TABLE IF EXISTS pg_temp.madlib_dl_pp_order;
+    -- below then hashes this table, never the wide source rows.  Rows are
+    -- identified by (tableoid, ctid), unique also in a partitioned table.
+    IF to_regclass('pg_temp.madlib_dl_pp_order') IS NOT NULL THEN
+        DROP TABLE pg_temp.madlib_dl_pp_order;
+    END IF;
     EXECUTE format($q$
         CREATE TEMPORARY TABLE madlib_dl_pp_order ON COMMIT DROP AS
-        SELECT r.tid, (r.rn / $1)::integer AS buffer_id, (r.rn %% $1)::integer AS slot
-          FROM (SELECT s.ctid AS tid, row_number() OVER (ORDER BY %1$s) - 1 AS rn
+        SELECT r.toid, r.tid, (r.rn / $1)::integer AS buffer_id, (r.rn %% $1)::integer AS slot
+          FROM (SELECT s.tableoid AS toid, s.ctid AS tid, row_number() OVER (ORDER BY %1$s) - 1 AS rn
                   FROM %2$I.%3$I s) r
         $q$,
-        CASE WHEN shuffle THEN 'hashtidextended(s.ctid, 42), s.ctid' ELSE 's.ctid' END,
+        CASE WHEN shuffle THEN 'hashtidextended(s.ctid, 42), s.tableoid, s.ctid'
+             ELSE 's.tableoid, s.ctid' END,
         src[1], src[2])
     USING bs::bigint;
     ANALYZE pg_temp.madlib_dl_pp_order;
@@ -357,7 +361,7 @@ BEGIN
                o.buffer_id,
                o.buffer_id %% $6
           FROM %9$I.%10$I s
-          JOIN pg_temp.madlib_dl_pp_order o ON s.ctid = o.tid
+          JOIN pg_temp.madlib_dl_pp_order o ON s.ctid = o.tid AND s.tableoid = o.toid
          CROSS JOIN (SELECT %11$I AS cv FROM %12$I.%13$I) c
          GROUP BY o.buffer_id
         $q$,
@@ -612,7 +616,7 @@ BEGIN
         -- Every class must be a training class; NULL only if NULL was a
         -- class in training (it sorts first), not a padding slot.
         EXECUTE format($q$
-            SELECT coalesce(s.%1$I::text, 'NULL')
+            SELECT quote_nullable(s.%1$I)
               FROM %2$I.%3$I s, (SELECT %4$I AS cv FROM %5$I.%6$I) c
              WHERE CASE WHEN s.%1$I IS NULL THEN c.cv[1] IS NOT NULL
                         ELSE array_position(c.cv, s.%1$I::%7$s) IS NULL END

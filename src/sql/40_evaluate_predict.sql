@@ -338,7 +338,8 @@ END
 $$;
 
 -- The type of column id_col of rel, as format_type() writes it; 42703
--- when rel has no such column.
+-- when rel has no such column, 42701 when the name is taken by an output
+-- column.
 CREATE FUNCTION madlib_dl._ep_id_type(rel regclass, id_col text)
 RETURNS text
 LANGUAGE plpgsql STABLE PARALLEL SAFE
@@ -361,6 +362,12 @@ BEGIN
             USING ERRCODE = 'undefined_column',
                   HINT = format('Give the name of the column of %s that identifies each row (id_col).',
                                 rel::text);
+    END IF;
+    IF id_col IN ('class_name', 'class_value', 'prob', 'rank') THEN
+        RAISE EXCEPTION 'id_col "%" has the name of an output column', id_col
+            USING ERRCODE = 'duplicate_column',
+                  HINT = 'The output has the columns <id_col>, class_name, class_value, prob and rank; '
+                         'predict from a view that renames the id column.';
     END IF;
     RETURN id_type;
 END

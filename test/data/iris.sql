@@ -7,9 +7,14 @@
 -- width} in cm; id is 1..150 in the classic order.
 --
 -- Usage in psql or pg_regress:  \i test/data/iris.sql
+-- An existing iris_data is dropped first, so tests may load it again.
 --
 -- IDENTIFICATION
 --	  test/data/iris.sql
+
+SET client_min_messages = warning;
+DROP TABLE IF EXISTS iris_data;
+RESET client_min_messages;
 
 CREATE TABLE iris_data (
     id serial PRIMARY KEY,

@@ -524,7 +524,7 @@ test_batchnorm_forward_train(void **state)
 			mvd[c] = mv[c];
 		}
 		dl_batchnorm_forward_train(y, xhat, mean, invstd, mm, mv, x, gamma, beta, R, C,
-								   mom, eps);
+								   mom, eps, false);
 		ref_batchnorm_forward_train(yd, meand, vard, xd, gd, bd, R, C, eps);
 		check_fwd("batchnorm train y", i, y, yd, n);
 		check_fwd("batchnorm train mean", i, mean, meand, C);
@@ -540,7 +540,7 @@ test_batchnorm_forward_train(void **state)
 		/* gamma, beta NULL: y is xhat */
 		ref_batchnorm_forward_train(yd, NULL, NULL, xd, NULL, NULL, R, C, eps);
 		dl_batchnorm_forward_train(y, xhat, mean, invstd, mm, mv, x, NULL, NULL, R, C,
-								   mom, eps);
+								   mom, eps, false);
 		check_fwd("batchnorm train plain", i, y, yd, n);
 		check_fwd("batchnorm xhat", i, xhat, yd, n);
 	}
@@ -563,7 +563,8 @@ test_batchnorm_hand_values(void **state)
 				invstd[2];
 	double		eps = 1e-3;
 
-	dl_batchnorm_forward_train(y, xhat, mean, invstd, mm, mv, x, gamma, beta, 4, 2, 0.9, eps);
+	dl_batchnorm_forward_train(y, xhat, mean, invstd, mm, mv, x, gamma, beta, 4, 2, 0.9, eps,
+							   false);
 	assert_close(mean[0], 2.5, 1e-7, 0);
 	assert_close(mean[1], 2.0, 1e-7, 0);
 	assert_close(invstd[0], 1.0 / sqrt(1.25 + 1e-3), 1e-6, 0);
@@ -583,6 +584,40 @@ test_batchnorm_hand_values(void **state)
 	dl_batchnorm_forward_infer(y, x, NULL, NULL, mm, mv, 4, 2, eps);
 	assert_close(y[0], (1 - 0.25) / sqrt(1.026), 1e-6, 0);
 	assert_close(y[1], (2 - 1.1) / sqrt(0.901), 1e-6, 0);
+}
+
+/*
+ * unbiased_moving_var (TensorFlow's fused batch norm after Conv2D): the
+ * moving variance takes var * R / (R - 1); the normalisation still uses the
+ * biased variance.  Same data as test_batchnorm_hand_values.
+ */
+static void
+test_batchnorm_unbiased_moving_var(void **state)
+{
+	float		x[8] = {1, 2, 2, 2, 3, 2, 4, 2};
+	float		mm[2] = {0.0f, 1.0f};
+	float		mv[2] = {1.0f, 1.0f};
+	float		mv1[1] = {1.0f};
+	float		mm1[1] = {0.0f};
+	float		y[8],
+				xhat[8],
+				mean[2],
+				invstd[2];
+	double		eps = 1e-3;
+
+	dl_batchnorm_forward_train(y, xhat, mean, invstd, mm, mv, x, NULL, NULL, 4, 2, 0.9, eps,
+							   true);
+	/* channel 0: biased var 1.25, unbiased 1.25 * 4 / 3 = 5/3 */
+	assert_close(invstd[0], 1.0 / sqrt(1.25 + 1e-3), 1e-6, 0);
+	assert_close(mv[0], 0.9 * 1.0 + 0.1 * (5.0 / 3.0), 1e-6, 0);	/* 1.0666667 */
+	assert_close(mv[1], 0.9 * 1.0 + 0.1 * 0.0, 1e-6, 0);
+	assert_close(mm[0], 0.25, 1e-6, 0);
+	assert_close(y[0], (1 - 2.5) / sqrt(1.251), 1e-6, 0);
+	/* one row: no correction possible, the variance (0) is used as is */
+	dl_batchnorm_forward_train(y, xhat, mean, invstd, mm1, mv1, x, NULL, NULL, 1, 1, 0.5, eps,
+							   true);
+	assert_close(mv1[0], 0.5, 1e-7, 0);
+	assert_close(mm1[0], 0.5, 1e-7, 0);
 }
 
 static void
@@ -634,6 +669,7 @@ main(void)
 		cmocka_unit_test(test_activation_extremes),
 		cmocka_unit_test(test_dropout_mask),
 		cmocka_unit_test(test_batchnorm_forward_train),
+		cmocka_unit_test(test_batchnorm_unbiased_moving_var),
 		cmocka_unit_test(test_batchnorm_hand_values),
 		cmocka_unit_test(test_batchnorm_forward_infer),
 	};

@@ -590,7 +590,7 @@ test_grad_batchnorm(void **state)
 
 		dl_batchnorm_forward_train(y, xhat, mean, invstd, mm, mv, x,
 								   has_g ? gamma : NULL, has_b ? beta : NULL, R, C,
-								   0.99, c.eps);
+								   0.99, c.eps, false);
 		dl_batchnorm_backward(dx, has_g ? dg : NULL, has_b ? dbt : NULL, r, xhat, invstd,
 							  has_g ? gamma : NULL, R, C);
 		num = REF_NEW(double, n);

@@ -1,0 +1,177 @@
+#!/usr/bin/python3
+# torch_bench.py: the PyTorch side of the engine benchmark (issue 5).
+#
+#   OPENBLAS_NUM_THREADS=1 /usr/bin/python3 bench/torch_bench.py NET OPT [EPOCHS [WINDOWS_PER_EPOCH]]
+#     NET mlp | cnn      OPT sgd | adam
+#
+# Same data, schedule and timing as bench/engine_bench.c: Fashion-MNIST
+# from the gzipped IDX files, float32 / 255, batch 128, shuffled every
+# epoch; SGD(lr 0.05, momentum 0.9) or Adam(lr 0.001, eps 1e-7, the Keras
+# epsilon); glorot (xavier) uniform kernels and zero biases, as Keras;
+# cross-entropy on the logits (what the engine's fused softmax +
+# crossentropy computes).  torch.set_num_threads(1).  The first epoch is a
+# warm-up; later epochs are cut into WINDOWS_PER_EPOCH windows of full
+# batches and samples/s is the median over the windows.  Prints the same
+# "key value" lines as engine_bench.  Needs Debian's python3-torch
+# (scripts/install-bench-deps.sh).
+import gzip
+import os
+import resource
+import statistics
+import struct
+import sys
+import time
+
+import numpy as np
+import torch
+import torch.nn as nn
+
+BATCH = 128
+SEED = 42
+
+
+def load_split(d, prefix):
+    with gzip.open(os.path.join(d, prefix + "-images-idx3-ubyte.gz"), "rb") as f:
+        img = f.read()
+    with gzip.open(os.path.join(d, prefix + "-labels-idx1-ubyte.gz"), "rb") as f:
+        lab = f.read()
+    magic, n, h, w = struct.unpack(">IIII", img[:16])
+    lmagic, ln = struct.unpack(">II", lab[:8])
+    if magic != 0x803 or lmagic != 0x801 or n != ln or (h, w) != (28, 28):
+        sys.exit("torch_bench: bad IDX file " + prefix)
+    x = np.frombuffer(img, dtype=np.uint8, offset=16).reshape(n, 1, 28, 28)
+    y = np.frombuffer(lab, dtype=np.uint8, offset=8)
+    x = torch.from_numpy(x.astype(np.float32) / np.float32(255.0))
+    y = torch.from_numpy(y.astype(np.int64))
+    return x, y
+
+
+def make_net(name):
+    if name == "mlp":
+        net = nn.Sequential(nn.Flatten(), nn.Linear(784, 256), nn.ReLU(),
+                            nn.Linear(256, 128), nn.ReLU(), nn.Linear(128, 10))
+    elif name == "cnn":
+        net = nn.Sequential(nn.Conv2d(1, 32, 3), nn.ReLU(), nn.MaxPool2d(2),
+                            nn.Conv2d(32, 64, 3), nn.ReLU(), nn.MaxPool2d(2),
+                            nn.Flatten(), nn.Linear(64 * 5 * 5, 128), nn.ReLU(),
+                            nn.Linear(128, 10))
+    else:
+        sys.exit("torch_bench: unknown network " + name)
+    for mod in net.modules():
+        if isinstance(mod, (nn.Linear, nn.Conv2d)):
+            nn.init.xavier_uniform_(mod.weight)
+            nn.init.zeros_(mod.bias)
+    return net
+
+
+def train_flop_per_sample(name):
+    # same rule as engine_bench.c: 2 FLOP per MAC, forward + weight
+    # gradient + input gradient except for the first layer
+    if name == "mlp":
+        macs = [784 * 256, 256 * 128, 128 * 10]
+    else:
+        macs = [26 * 26 * 32 * 9 * 1, 11 * 11 * 64 * 9 * 32, 1600 * 128, 128 * 10]
+    return sum(2.0 * m * (2 if i == 0 else 3) for i, m in enumerate(macs))
+
+
+def sgemm_gflops(m, n, k):
+    a = torch.rand(m, k)
+    b = torch.rand(k, n)
+    flop = 2.0 * m * n * k
+    reps = int(2e9 / flop) + 1
+    best = 0.0
+    for _ in range(5):
+        t0 = time.process_time()
+        for _ in range(reps):
+            torch.mm(a, b)
+        dt = time.process_time() - t0
+        best = max(best, flop * reps / dt / 1e9)
+    return best
+
+
+def main():
+    if len(sys.argv) < 3:
+        sys.exit("usage: torch_bench.py mlp|cnn sgd|adam [EPOCHS [WINDOWS_PER_EPOCH]]")
+    name, opt = sys.argv[1], sys.argv[2]
+    epochs = int(sys.argv[3]) if len(sys.argv) > 3 else (2 if name == "cnn" else 5)
+    wpe = int(sys.argv[4]) if len(sys.argv) > 4 else (6 if name == "cnn" else 1)
+    torch.set_num_threads(1)
+    torch.manual_seed(SEED)
+    d = os.environ.get("FASHION_DIR", "/usr/share/datasets/fashion-mnist")
+    xtr, ytr = load_split(d, "train")
+    xte, yte = load_split(d, "t10k")
+    if name == "mlp":
+        xtr, xte = xtr.reshape(-1, 784), xte.reshape(-1, 784)
+    net = make_net(name)
+    if opt == "sgd":
+        o = torch.optim.SGD(net.parameters(), lr=0.05, momentum=0.9)
+    elif opt == "adam":
+        o = torch.optim.Adam(net.parameters(), lr=0.001, eps=1e-7)
+    else:
+        sys.exit("torch_bench: unknown optimizer " + opt)
+    loss_fn = nn.CrossEntropyLoss()
+
+    sg = {"1024sq": sgemm_gflops(1024, 1024, 1024),
+          "128x784x256": sgemm_gflops(128, 256, 784)}
+
+    n = xtr.shape[0]
+    full = n // BATCH
+    per = full // wpe
+    rates, crates = [], []
+    for e in range(epochs):
+        t0 = time.perf_counter()
+        perm = torch.randperm(n)
+        tw, tc = [], []
+        loss_sum, seen = 0.0, 0
+        net.train()
+        for bi, start in enumerate(range(0, n, BATCH)):
+            tw.append(time.perf_counter())
+            tc.append(time.process_time())
+            idx = perm[start:start + BATCH]
+            xb, yb = xtr[idx], ytr[idx]
+            o.zero_grad()
+            loss = loss_fn(net(xb), yb)
+            loss.backward()
+            o.step()
+            loss_sum += loss.item() * len(idx)
+            seen += len(idx)
+        tw.append(time.perf_counter())
+        tc.append(time.process_time())
+        print("epoch_s_%d %.3f" % (e + 1, time.perf_counter() - t0))
+        print("train_loss_%d %.4f" % (e + 1, loss_sum / seen))
+        if e == 0 or per < 1:
+            continue
+        for w in range(wpe):
+            b0, b1 = w * per, w * per + per
+            rates.append((b1 - b0) * BATCH / (tw[b1] - tw[b0]))
+            crates.append((b1 - b0) * BATCH / (tc[b1] - tc[b0]))
+    sps = statistics.median(rates)
+    cps = statistics.median(crates)
+
+    net.eval()
+    correct = 0
+    with torch.no_grad():
+        for start in range(0, xte.shape[0], 1000):
+            pred = net(xte[start:start + 1000]).argmax(1)
+            correct += int((pred == yte[start:start + 1000]).sum())
+    acc = correct / xte.shape[0]
+    flop = train_flop_per_sample(name)
+    rss = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024.0
+
+    print("net %s\nopt %s\nepochs %d\ntiming_windows %d" % (name, opt, epochs, len(rates)))
+    print("torch_version %s" % torch.__version__)
+    print("flop_per_sample %.0f" % flop)
+    print("samples_per_s %.0f" % sps)
+    print("samples_per_cpu_s %.0f" % cps)
+    print("gflops %.2f" % (sps * flop / 1e9))
+    print("gflops_cpu %.2f" % (cps * flop / 1e9))
+    for k, v in sg.items():
+        print("sgemm_gflops_%s %.2f" % (k, v))
+    print("pct_sgemm %.1f" % (100.0 * sps * flop / 1e9 / sg["1024sq"]))
+    print("pct_sgemm_cpu %.1f" % (100.0 * cps * flop / 1e9 / sg["1024sq"]))
+    print("peak_rss_mb %.1f" % rss)
+    print("test_acc %.4f" % acc)
+
+
+if __name__ == "__main__":
+    main()

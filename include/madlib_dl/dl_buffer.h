@@ -1,0 +1,56 @@
+/*-------------------------------------------------------------------------
+ *
+ * dl_buffer.h
+ *	  Decode the packed buffers of a preprocessed table into float arrays.
+ *
+ * training_preprocessor_dl packs, per buffer of n samples:
+ *	 x  n * row float32 values, little-endian, row-major (n, row);
+ *	 y  n * k int16 values, little-endian (n, k), usually one-hot.
+ * These functions check the byte length against the shape and decode on
+ * any host byte order.  They are the server-independent core of the
+ * PostgreSQL glue (src/pg/pg_buffer.c) and are fuzzed on their own
+ * (test/fuzz/fuzz_buffer.c).
+ *
+ * IDENTIFICATION
+ *	  include/madlib_dl/dl_buffer.h
+ *
+ *-------------------------------------------------------------------------
+ */
+#ifndef DL_BUFFER_H
+#define DL_BUFFER_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+#include "madlib_dl/dl_status.h"
+
+/*
+ * Number of values, n * width, of a buffer of n rows of width values,
+ * checking that neither is negative (DL_ERR_SHAPE) and that the count
+ * times elem_size bytes fits in size_t and DL_ALLOC_MAX (DL_ERR_LIMIT).
+ * Callers use it to size the output of the decoders.
+ */
+DlStatus	dl_buffer_count(int64_t n, int64_t width, size_t elem_size, size_t *count,
+							DlError *err);
+
+/*
+ * Decode x: buf (len bytes) holds n * row little-endian float32 values.
+ * out (n, row) receives them.  DL_ERR_SHAPE when len is not 4 * n * row
+ * (the message names both sizes) or a dimension is negative, DL_ERR_LIMIT
+ * when the size overflows, DL_ERR_DATA naming the row and column
+ * (1-based) of the first NaN or infinite value.  out may be partly
+ * written on error.
+ */
+DlStatus	dl_buffer_decode_x(float *out, const uint8_t *buf, size_t len, int64_t n,
+							   int64_t row, DlError *err);
+
+/*
+ * Decode y: buf (len bytes) holds n * k little-endian int16 values.
+ * out (n, k) receives them as floats (any int16 value is accepted).
+ * DL_ERR_SHAPE when len is not 2 * n * k or a dimension is negative,
+ * DL_ERR_LIMIT when the size overflows.
+ */
+DlStatus	dl_buffer_decode_y(float *out, const uint8_t *buf, size_t len, int64_t n,
+							   int64_t k, DlError *err);
+
+#endif							/* DL_BUFFER_H */

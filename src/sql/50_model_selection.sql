@@ -1,0 +1,445 @@
+-- 50_model_selection.sql: model selection tables, as in MADlib
+-- (madlib_keras_model_selection.sql_in): load_model_selection_table and
+-- generate_model_configs, with the C helpers of src/pg/model_selection.c.
+-- docs/model-selection.md is the user page.
+--
+-- A model selection table has the columns
+--     mst_key serial PRIMARY KEY, model_id integer, compile_params varchar,
+--     fit_params varchar, UNIQUE (model_id, compile_params, fit_params)
+-- and a companion <table>_summary (model_arch_table varchar,
+-- object_table varchar) with one row.  Both functions append to an
+-- existing table; rows it already holds are not added again.
+
+-- ---------------------------------------------------------------------
+-- C functions
+-- ---------------------------------------------------------------------
+
+-- Parse compile_params / fit_params with the engine (ERROR otherwise; the
+-- message starts with context and the string when context is given) and
+-- return the engine's canonical spelling: equal for equal meanings.
+CREATE FUNCTION madlib_dl._check_compile_params(compile_params text, context text DEFAULT NULL)
+RETURNS text
+AS 'MODULE_PATHNAME', 'madlib_dl__check_compile_params'
+LANGUAGE C IMMUTABLE PARALLEL SAFE;
+
+CREATE FUNCTION madlib_dl._check_fit_params(fit_params text, context text DEFAULT NULL)
+RETURNS text
+AS 'MODULE_PATHNAME', 'madlib_dl__check_fit_params'
+LANGUAGE C IMMUTABLE PARALLEL SAFE;
+
+-- The configurations of generate_model_configs, in generation order (grid
+-- or random search over MADlib's dict-literal grids), every string
+-- already checked by the engine.  May repeat rows.
+CREATE FUNCTION madlib_dl._model_configs(model_id_list integer[], compile_params_grid text,
+                                         fit_params_grid text, search_type text,
+                                         num_configs integer, random_state integer)
+RETURNS TABLE (model_id integer, compile_params text, fit_params text)
+AS 'MODULE_PATHNAME', 'madlib_dl__model_configs'
+LANGUAGE C VOLATILE ROWS 100;
+
+-- ---------------------------------------------------------------------
+-- Drivers (internal; search_path pinned; tables come as {schema, table})
+-- ---------------------------------------------------------------------
+
+-- The sorted, distinct ids of ids, after checking that arch is a model
+-- architecture table holding every one of them (P0002 names the first
+-- missing id).
+CREATE FUNCTION madlib_dl._ms_check_model_ids(arch text[], ids integer[])
+RETURNS integer[]
+LANGUAGE plpgsql STABLE SECURITY INVOKER
+SET search_path = pg_catalog, pg_temp
+AS $$
+DECLARE
+    rel regclass;
+    missing integer;
+    out_ids integer[];
+BEGIN
+    PERFORM madlib_dl._assert_not_null(ids, 'model_id_list');
+    IF cardinality(ids) = 0 THEN
+        RAISE EXCEPTION 'model_id_list is empty'
+            USING ERRCODE = 'invalid_parameter_value',
+                  HINT = 'Give at least one model id of the model architecture table.';
+    END IF;
+    IF array_position(ids, NULL) IS NOT NULL THEN
+        RAISE EXCEPTION 'model_id_list must not hold NULL'
+            USING ERRCODE = 'null_value_not_allowed',
+                  HINT = 'Give the model ids of the model architecture table.';
+    END IF;
+    rel := madlib_dl._assert_table_exists(arch, 'model_arch_table');
+    PERFORM madlib_dl._assert_columns(rel, ARRAY['model_id'], ARRAY['integer'],
+        'a model architecture table made by load_keras_model');
+    EXECUTE format('SELECT min(i) FROM unnest($1) i'
+                   ' WHERE NOT EXISTS (SELECT 1 FROM %s a WHERE a.model_id = i)',
+                   madlib_dl._table_sql(arch))
+       INTO missing USING ids;
+    IF missing IS NOT NULL THEN
+        RAISE EXCEPTION 'model_id % not found in model architecture table "%"', missing,
+                        madlib_dl._table_label(arch)
+            USING ERRCODE = 'no_data_found',
+                  HINT = format('SELECT model_id, name FROM %s lists the architectures it holds.',
+                                madlib_dl._table_sql(arch));
+    END IF;
+    SELECT array_agg(DISTINCT i ORDER BY i) INTO out_ids FROM unnest(ids) i;
+    RETURN out_ids;
+END
+$$;
+
+-- Create or check the model selection table mst and its summary, then
+-- append the rows (ids[k], compiles[k], fits[k]) in order, skipping rows
+-- the table already holds and repeats.  arch_raw is the model_arch_table
+-- argument as the user wrote it (an existing summary may hold it).
+-- Returns the number of rows added.
+CREATE FUNCTION madlib_dl._ms_store(mst text[], arch text[], arch_raw text,
+                                    ids integer[], compiles text[], fits text[])
+RETURNS bigint
+LANGUAGE plpgsql VOLATILE SECURITY INVOKER
+SET search_path = pg_catalog, pg_temp
+AS $$
+DECLARE
+    summ text[] := ARRAY[mst[1], mst[2] || '_summary'];
+    what constant text := 'a model selection table made by load_model_selection_table '
+                          'or generate_model_configs';
+    arch_name text := madlib_dl._table_sql(arch);
+    rel regclass;
+    srel regclass;
+    has_default boolean;
+    has_object_col boolean;
+    col text;
+    col_type text;
+    stored text;
+    nrows bigint;
+    added bigint;
+BEGIN
+    -- the table
+    IF madlib_dl._table_oid(mst) IS NULL THEN
+        PERFORM madlib_dl._assert_schema_exists(mst);
+        EXECUTE format(
+            'CREATE TABLE %I.%I ('
+            '  mst_key serial PRIMARY KEY,'
+            '  model_id integer,'
+            '  compile_params varchar,'
+            '  fit_params varchar,'
+            '  UNIQUE (model_id, compile_params, fit_params))', mst[1], mst[2]);
+    END IF;
+    rel := madlib_dl._assert_table_exists(mst, 'model_selection_table');
+    PERFORM madlib_dl._assert_columns(rel, ARRAY['mst_key', 'model_id'],
+        ARRAY['integer', 'integer'], what);
+    -- the parameter columns may be varchar (as made here) or text (by hand)
+    FOR col IN SELECT unnest(ARRAY['compile_params', 'fit_params']) LOOP
+        SELECT format_type(a.atttypid, a.atttypmod) INTO col_type
+          FROM pg_attribute a
+         WHERE a.attrelid = rel AND a.attname = col AND a.attnum > 0 AND NOT a.attisdropped;
+        IF NOT FOUND THEN
+            PERFORM madlib_dl._assert_columns(rel, ARRAY[col], ARRAY['character varying'], what);
+        ELSIF col_type NOT IN ('character varying', 'text') THEN
+            RAISE EXCEPTION 'column "%" of table "%" has type %, not character varying or text',
+                            col, rel::text, col_type
+                USING ERRCODE = 'datatype_mismatch',
+                      HINT = format('Give %s, or a name that does not exist yet.', what);
+        END IF;
+    END LOOP;
+    SELECT a.atthasdef OR a.attidentity <> '' INTO has_default
+      FROM pg_attribute a WHERE a.attrelid = rel AND a.attname = 'mst_key';
+    IF NOT has_default THEN
+        RAISE EXCEPTION 'column "mst_key" of table "%" has no default', rel::text
+            USING ERRCODE = 'invalid_table_definition',
+                  HINT = format('Give %s (mst_key serial), or a name that does not exist yet.', what);
+    END IF;
+
+    -- the summary: one row naming the architecture table
+    IF madlib_dl._table_oid(summ) IS NULL THEN
+        EXECUTE format('CREATE TABLE %I.%I (model_arch_table varchar, object_table varchar)',
+                       summ[1], summ[2]);
+    END IF;
+    srel := madlib_dl._assert_table_exists(summ, 'model selection summary table');
+    PERFORM madlib_dl._assert_columns(srel, ARRAY['model_arch_table'], ARRAY['character varying'],
+        'the summary table of ' || what);
+    has_object_col := EXISTS (SELECT 1 FROM pg_attribute a
+                               WHERE a.attrelid = srel AND a.attname = 'object_table'
+                                 AND a.attnum > 0 AND NOT a.attisdropped);
+    -- no append may slip in between the checks and the insert
+    EXECUTE format('LOCK TABLE %s IN SHARE ROW EXCLUSIVE MODE', madlib_dl._table_sql(mst));
+    EXECUTE format('LOCK TABLE %s IN SHARE ROW EXCLUSIVE MODE', madlib_dl._table_sql(summ));
+    nrows := 0;
+    FOR stored IN EXECUTE format('SELECT model_arch_table::text FROM %s', madlib_dl._table_sql(summ))
+    LOOP
+        nrows := nrows + 1;
+        IF stored IS NULL OR stored NOT IN (arch_name, madlib_dl._table_label(arch), arch_raw) THEN
+            RAISE EXCEPTION 'model_selection_table "%" was made for model_arch_table "%", not "%"',
+                            madlib_dl._table_label(mst), stored, madlib_dl._table_label(arch)
+                USING ERRCODE = 'invalid_parameter_value',
+                      HINT = format('Pass model_arch_table => %L to append to it, or choose another '
+                                    'model_selection_table.', stored);
+        END IF;
+    END LOOP;
+    IF nrows = 0 THEN
+        IF has_object_col THEN
+            EXECUTE format('INSERT INTO %s (model_arch_table, object_table) VALUES ($1, NULL)',
+                           madlib_dl._table_sql(summ)) USING arch_name;
+        ELSE
+            EXECUTE format('INSERT INTO %s (model_arch_table) VALUES ($1)',
+                           madlib_dl._table_sql(summ)) USING arch_name;
+        END IF;
+    END IF;
+
+    -- the rows, in order; repeats and rows already there are skipped
+    EXECUTE format(
+        'INSERT INTO %1$s (model_id, compile_params, fit_params)'
+        ' SELECT n.m, n.c, n.f'
+        '   FROM (SELECT m, c, f, min(o) AS o'
+        '           FROM unnest($1, $2, $3) WITH ORDINALITY AS u(m, c, f, o)'
+        '          GROUP BY m, c, f) n'
+        '  WHERE NOT EXISTS (SELECT 1 FROM %1$s t WHERE t.model_id = n.m'
+        '                       AND t.compile_params = n.c AND t.fit_params = n.f)'
+        '  ORDER BY n.o'
+        ' ON CONFLICT DO NOTHING', madlib_dl._table_sql(mst))
+    USING ids, compiles, fits;
+    GET DIAGNOSTICS added = ROW_COUNT;
+    RETURN added;
+END
+$$;
+
+-- load_model_selection_table: the Cartesian product of model ids x
+-- compile params x fit params (model id slowest, fit params fastest).
+CREATE FUNCTION madlib_dl._load_model_selection_table(arch text[], mst text[], arch_raw text,
+    model_id_list integer[], compile_params_list text[], fit_params_list text[],
+    object_table text)
+RETURNS void
+LANGUAGE plpgsql VOLATILE SECURITY INVOKER
+SET search_path = pg_catalog, pg_temp
+AS $$
+DECLARE
+    ids integer[];
+    compiles text[];
+    fits text[];
+    all_ids integer[];
+    all_compiles text[];
+    all_fits text[];
+    total bigint;
+BEGIN
+    IF object_table IS NOT NULL THEN
+        RAISE EXCEPTION 'object_table is not supported: custom loss and metric functions are not available'
+            USING ERRCODE = 'feature_not_supported',
+                  HINT = 'Pass object_table => NULL and use a built-in loss and metric.';
+    END IF;
+    PERFORM madlib_dl._assert_not_null(compile_params_list, 'compile_params_list');
+    PERFORM madlib_dl._assert_not_null(fit_params_list, 'fit_params_list');
+    IF cardinality(compile_params_list) = 0 OR cardinality(fit_params_list) = 0 THEN
+        RAISE EXCEPTION '% is empty',
+                        CASE WHEN cardinality(compile_params_list) = 0 THEN 'compile_params_list'
+                             ELSE 'fit_params_list' END
+            USING ERRCODE = 'invalid_parameter_value',
+                  HINT = 'Give at least one parameter string in each list.';
+    END IF;
+    ids := madlib_dl._ms_check_model_ids(arch, model_id_list);
+
+    -- every string through the engine, in order; of strings that mean the
+    -- same (equal canonical forms) the first is kept
+    SELECT array_agg(p ORDER BY o) INTO compiles
+      FROM (SELECT DISTINCT ON (canon) p, o
+              FROM (SELECT p, o, madlib_dl._check_compile_params(p, format('compile_params_list[%s]', o)) AS canon
+                      FROM unnest(compile_params_list) WITH ORDINALITY AS u(p, o)) s
+             ORDER BY canon, o) d;
+    SELECT array_agg(p ORDER BY o) INTO fits
+      FROM (SELECT DISTINCT ON (canon) p, o
+              FROM (SELECT p, o, madlib_dl._check_fit_params(p, format('fit_params_list[%s]', o)) AS canon
+                      FROM unnest(fit_params_list) WITH ORDINALITY AS u(p, o)) s
+             ORDER BY canon, o) d;
+
+    total := cardinality(ids)::bigint * cardinality(compiles) * cardinality(fits);
+    IF total > 100000 THEN
+        RAISE EXCEPTION 'model_id_list, compile_params_list and fit_params_list give % configurations, more than 100000', total
+            USING ERRCODE = 'program_limit_exceeded',
+                  HINT = 'Give shorter lists.';
+    END IF;
+    SELECT array_agg(m ORDER BY mo, co, fo), array_agg(c ORDER BY mo, co, fo),
+           array_agg(f ORDER BY mo, co, fo)
+      INTO all_ids, all_compiles, all_fits
+      FROM unnest(ids) WITH ORDINALITY AS a(m, mo),
+           unnest(compiles) WITH ORDINALITY AS b(c, co),
+           unnest(fits) WITH ORDINALITY AS c(f, fo);
+    PERFORM madlib_dl._ms_store(mst, arch, arch_raw, all_ids, all_compiles, all_fits);
+END
+$$;
+
+-- generate_model_configs: grid or random search over the grids.
+CREATE FUNCTION madlib_dl._generate_model_configs(arch text[], mst text[], arch_raw text,
+    model_id_list integer[], compile_params_grid text, fit_params_grid text,
+    search_type text, num_configs integer, random_state integer, object_table text)
+RETURNS void
+LANGUAGE plpgsql VOLATILE SECURITY INVOKER
+SET search_path = pg_catalog, pg_temp
+AS $$
+DECLARE
+    ids integer[];
+    all_ids integer[];
+    all_compiles text[];
+    all_fits text[];
+BEGIN
+    IF object_table IS NOT NULL THEN
+        RAISE EXCEPTION 'object_table is not supported: custom loss and metric functions are not available'
+            USING ERRCODE = 'feature_not_supported',
+                  HINT = 'Pass object_table => NULL and use a built-in loss and metric.';
+    END IF;
+    PERFORM madlib_dl._assert_not_null(compile_params_grid, 'compile_params_grid');
+    PERFORM madlib_dl._assert_not_null(fit_params_grid, 'fit_params_grid');
+    PERFORM madlib_dl._assert_not_null(search_type, 'search_type');
+    ids := madlib_dl._ms_check_model_ids(arch, model_id_list);
+    SELECT array_agg(g.model_id ORDER BY o), array_agg(g.compile_params ORDER BY o),
+           array_agg(g.fit_params ORDER BY o)
+      INTO all_ids, all_compiles, all_fits
+      FROM madlib_dl._model_configs(ids, compile_params_grid, fit_params_grid, search_type,
+                                    num_configs, random_state) WITH ORDINALITY AS g(model_id, compile_params, fit_params, o);
+    PERFORM madlib_dl._ms_store(mst, arch, arch_raw, all_ids, all_compiles, all_fits);
+END
+$$;
+
+-- ---------------------------------------------------------------------
+-- Public API (MADlib signatures).  Thin wrappers: they resolve the table
+-- names in the caller's search_path, then call the pinned drivers.
+-- ---------------------------------------------------------------------
+
+CREATE FUNCTION madlib_dl.load_model_selection_table(model_arch_table varchar,
+                                                     model_selection_table varchar,
+                                                     model_id_list integer[],
+                                                     compile_params_list varchar[],
+                                                     fit_params_list varchar[],
+                                                     object_table varchar DEFAULT NULL)
+RETURNS void
+LANGUAGE sql VOLATILE SECURITY INVOKER
+AS $$
+    SELECT madlib_dl._load_model_selection_table(
+        madlib_dl._resolve_table($1, 'model_arch_table'),
+        madlib_dl._resolve_table($2, 'model_selection_table'),
+        $1, $3, $4::text[], $5::text[], $6)
+$$;
+
+CREATE FUNCTION madlib_dl.generate_model_configs(model_arch_table varchar,
+                                                 model_selection_table varchar,
+                                                 model_id_list integer[],
+                                                 compile_params_grid varchar,
+                                                 fit_params_grid varchar,
+                                                 search_type varchar DEFAULT 'grid',
+                                                 num_configs integer DEFAULT NULL,
+                                                 random_state integer DEFAULT NULL,
+                                                 object_table varchar DEFAULT NULL)
+RETURNS void
+LANGUAGE sql VOLATILE SECURITY INVOKER
+AS $$
+    SELECT madlib_dl._generate_model_configs(
+        madlib_dl._resolve_table($1, 'model_arch_table'),
+        madlib_dl._resolve_table($2, 'model_selection_table'),
+        $1, $3, $4, $5, $6, $7, $8, $9)
+$$;
+
+-- Help text, as MADlib's fn() and fn('usage').
+CREATE FUNCTION madlib_dl.load_model_selection_table(message varchar)
+RETURNS text
+LANGUAGE sql IMMUTABLE SECURITY INVOKER
+SET search_path = pg_catalog, pg_temp
+AS $$
+SELECT CASE WHEN lower(coalesce(message, '')) IN ('usage', 'help', '?') THEN
+$usage$load_model_selection_table: fill a model selection table with every
+combination of model ids, compile params and fit params, for fit_multiple.
+(Kept for MADlib compatibility; generate_model_configs is the newer way.)
+
+    SELECT madlib_dl.load_model_selection_table(
+        model_arch_table       VARCHAR,    -- table made by load_keras_model
+        model_selection_table  VARCHAR,    -- table to create or append to
+        model_id_list          INTEGER[],  -- model ids of model_arch_table
+        compile_params_list    VARCHAR[],  -- compile_params strings
+        fit_params_list        VARCHAR[],  -- fit_params strings
+        object_table           VARCHAR     -- optional; must be NULL
+    );
+
+Every string is parsed when the row is created, so a bad one is an error
+here, not when training starts.  The table has the columns
+    mst_key          SERIAL PRIMARY KEY
+    model_id         INTEGER
+    compile_params   VARCHAR
+    fit_params       VARCHAR
+    UNIQUE (model_id, compile_params, fit_params)
+and <model_selection_table>_summary holds model_arch_table and object_table.
+An existing table is appended to; rows it already holds are not added
+again.
+
+See also: SELECT madlib_dl.generate_model_configs('usage');$usage$
+ELSE
+$summary$load_model_selection_table: every combination of model ids, compile
+params and fit params, as a model selection table.
+
+    SELECT madlib_dl.load_model_selection_table('model_arch_library', 'mst_table',
+        ARRAY[1, 2],
+        ARRAY['loss=''categorical_crossentropy'', optimizer=''Adam(lr=0.001)'', metrics=[''accuracy'']'],
+        ARRAY['batch_size=32, epochs=1', 'batch_size=64, epochs=1']);
+
+For all parameters: SELECT madlib_dl.load_model_selection_table('usage');$summary$
+END
+$$;
+
+CREATE FUNCTION madlib_dl.load_model_selection_table()
+RETURNS text
+LANGUAGE sql IMMUTABLE SECURITY INVOKER
+SET search_path = pg_catalog, pg_temp
+AS $$ SELECT madlib_dl.load_model_selection_table(''::varchar) $$;
+
+CREATE FUNCTION madlib_dl.generate_model_configs(message varchar)
+RETURNS text
+LANGUAGE sql IMMUTABLE SECURITY INVOKER
+SET search_path = pg_catalog, pg_temp
+AS $fn$
+SELECT CASE WHEN lower(coalesce(message, '')) IN ('usage', 'help', '?') THEN
+$usage$generate_model_configs: fill a model selection table by grid search or
+random search over MADlib's parameter grids, for fit_multiple.
+
+    SELECT madlib_dl.generate_model_configs(
+        model_arch_table       VARCHAR,    -- table made by load_keras_model
+        model_selection_table  VARCHAR,    -- table to create or append to
+        model_id_list          INTEGER[],  -- model ids of model_arch_table
+        compile_params_grid    VARCHAR,    -- Python dict of lists (below)
+        fit_params_grid        VARCHAR,    -- Python dict of lists
+        search_type            VARCHAR,    -- 'grid' (default) or 'random'
+                                           -- (any prefix, e.g. 'rand')
+        num_configs            INTEGER,    -- random: how many to draw; grid: NULL
+        random_state           INTEGER,    -- random: seed (NULL: from the clock)
+        object_table           VARCHAR     -- must be NULL
+    );
+
+Grids map parameter names to lists of values.  The compile grid may hold
+optimizer_params_list, a list of alternative optimizer dicts:
+    {'loss': ['categorical_crossentropy'], 'metrics': ['accuracy'],
+     'optimizer_params_list': [
+         {'optimizer': ['SGD'], 'lr': [0.0001, 0.001, 'log'],
+          'momentum': [0.95, 0.99, 'log_near_one']},
+         {'optimizer': ['Adam'], 'lr': [0.01, 0.1]}]}
+    {'batch_size': [64, 128], 'epochs': [10]}
+Grid search gives every combination.  Random search draws num_configs
+combinations; [low, high, 'linear' | 'log' | 'log_near_one'] is a
+distribution to sample from, any other list is chosen from uniformly.
+The same random_state gives the same rows.
+
+Generated strings look like
+    optimizer='SGD(lr=0.001,momentum=0.99)',loss='categorical_crossentropy',metrics=['accuracy']
+    batch_size=64,epochs=10
+and every one is parsed before any row is stored.  The table is the one
+load_model_selection_table makes; an existing table is appended to.
+
+See also: SELECT madlib_dl.load_model_selection_table('usage');$usage$
+ELSE
+$summary$generate_model_configs: grid or random search over parameter grids,
+as a model selection table.
+
+    SELECT madlib_dl.generate_model_configs('model_arch_library', 'mst_table', ARRAY[1, 2],
+        $$ {'loss': ['categorical_crossentropy'], 'metrics': ['accuracy'],
+            'optimizer_params_list': [{'optimizer': ['Adam'], 'lr': [0.001, 0.01]}]} $$,
+        $$ {'batch_size': [64, 128], 'epochs': [10]} $$);
+
+For all parameters: SELECT madlib_dl.generate_model_configs('usage');$summary$
+END
+$fn$;
+
+CREATE FUNCTION madlib_dl.generate_model_configs()
+RETURNS text
+LANGUAGE sql IMMUTABLE SECURITY INVOKER
+SET search_path = pg_catalog, pg_temp
+AS $$ SELECT madlib_dl.generate_model_configs(''::varchar) $$;
