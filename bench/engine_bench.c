@@ -16,14 +16,20 @@
  * kernels and zero biases (the Keras defaults), sparse categorical
  * crossentropy, seed 42.
  *
- * Timing: the first epoch is a warm-up; every later epoch is cut into
- * WINDOWS_PER_EPOCH windows of whole batches (timestamps taken in the
- * between_batches hook) and samples/s is the median over those windows.
+ * Timing: every epoch is cut into WINDOWS_PER_EPOCH windows of whole
+ * batches (timestamps taken in the between_batches hook); the first epoch
+ * is a warm-up (with a single epoch, its first window is) and samples/s is
+ * the median over the other windows.  Defaults: mlp 5 epochs of 1 window,
+ * cnn 1 epoch of 6 windows (the whole bench stays within minutes; PyTorch
+ * trains this CNN slowly here).
  * One figure per line, "key value" (bench/run.sh reads them):
  *	 samples_per_s, gflops (achieved, actual training FLOPs), flop_per_sample,
  *	 sgemm_gflops_* (cblas_sgemm measured in this process), pct_sgemm,
  *	 peak_rss_mb (getrusage), test_acc, epoch_s_*, weights_fnv (a hash of
  *	 the final weights: equal across runs = deterministic).
+ *
+ * BENCH_TRAIN_N=n trains on the first n samples only (short runs for
+ * profiling; not for the figures).
  *
  * Not engine code: runs as a plain program, uses malloc and prints.
  *
@@ -374,12 +380,16 @@ main(int argc, char **argv)
 	}
 	net = argv[1];
 	opt = argv[2];
-	epochs = argc > 3 ? atoi(argv[3]) : (strcmp(net, "cnn") == 0 ? 2 : 5);
+	epochs = argc > 3 ? atoi(argv[3]) : (strcmp(net, "cnn") == 0 ? 1 : 5);
 	wpe = argc > 4 ? atoi(argv[4]) : (strcmp(net, "cnn") == 0 ? 6 : 1);
-	if (epochs < 2 || wpe < 1)
-		die("need EPOCHS >= 2 and WINDOWS_PER_EPOCH >= 1", NULL);
+	if (epochs < 1 || wpe < 1 || (epochs == 1 && wpe < 2))
+		die("need EPOCHS >= 1, WINDOWS_PER_EPOCH >= 1, and >= 2 windows with one epoch", NULL);
 
 	Ntr = load_split(dir, "train", &xtr, &ytr);
+	/* BENCH_TRAIN_N: train on the first n samples only (short profiling runs) */
+	if (getenv("BENCH_TRAIN_N") != NULL && atoll(getenv("BENCH_TRAIN_N")) >= BATCH &&
+		atoll(getenv("BENCH_TRAIN_N")) < Ntr)
+		Ntr = atoll(getenv("BENCH_TRAIN_N"));
 	Nte = load_split(dir, "t10k", &xte, &yte);
 	spec = make_spec(net, &a);
 	if (strcmp(opt, "sgd") == 0)
@@ -431,10 +441,10 @@ main(int argc, char **argv)
 		stamp(&stamps);			/* t[n_batches]: end */
 		printf("epoch_s_%d %.3f\n", e + 1, t1 - t0);
 		printf("train_loss_%d %.4f\n", e + 1, st.loss_sum / (double) st.n);
-		if (e == 0 || per < 1 || stamps.n != n_batches + 1)
+		if ((e == 0 && epochs > 1) || per < 1 || stamps.n != n_batches + 1)
 			continue;
 		/* windows of `per` full batches; the partial last batch is left out */
-		for (int w = 0; w < wpe; w++)
+		for (int w = (e == 0 ? 1 : 0); w < wpe; w++)
 		{
 			int64_t		b0 = w * per,
 						b1 = b0 + per;
@@ -451,7 +461,7 @@ main(int argc, char **argv)
 	memset(&st, 0, sizeof(st));
 	cfg.between_batches = NULL;
 	cfg.shuffle = false;
-	cfg.batch_size = 1000;
+	cfg.batch_size = BATCH;
 	if (dl_model_evaluate(m, &cfg, xte, yte, Nte, &st, &err) != DL_OK)
 		die("evaluate", err.msg);
 

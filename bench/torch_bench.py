@@ -9,9 +9,10 @@
 # epoch; SGD(lr 0.05, momentum 0.9) or Adam(lr 0.001, eps 1e-7, the Keras
 # epsilon); glorot (xavier) uniform kernels and zero biases, as Keras;
 # cross-entropy on the logits (what the engine's fused softmax +
-# crossentropy computes).  torch.set_num_threads(1).  The first epoch is a
-# warm-up; later epochs are cut into WINDOWS_PER_EPOCH windows of full
-# batches and samples/s is the median over the windows.  Prints the same
+# crossentropy computes).  torch.set_num_threads(1).  Epochs are cut into
+# WINDOWS_PER_EPOCH windows of full batches; the first epoch is a warm-up
+# (with a single epoch, its first window is) and samples/s is the median
+# over the other windows.  Prints the same
 # "key value" lines as engine_bench.  Needs Debian's python3-torch
 # (scripts/install-bench-deps.sh).
 import gzip
@@ -93,7 +94,7 @@ def main():
     if len(sys.argv) < 3:
         sys.exit("usage: torch_bench.py mlp|cnn sgd|adam [EPOCHS [WINDOWS_PER_EPOCH]]")
     name, opt = sys.argv[1], sys.argv[2]
-    epochs = int(sys.argv[3]) if len(sys.argv) > 3 else (2 if name == "cnn" else 5)
+    epochs = int(sys.argv[3]) if len(sys.argv) > 3 else (1 if name == "cnn" else 5)
     wpe = int(sys.argv[4]) if len(sys.argv) > 4 else (6 if name == "cnn" else 1)
     torch.set_num_threads(1)
     torch.manual_seed(SEED)
@@ -139,9 +140,9 @@ def main():
         tc.append(time.process_time())
         print("epoch_s_%d %.3f" % (e + 1, time.perf_counter() - t0))
         print("train_loss_%d %.4f" % (e + 1, loss_sum / seen))
-        if e == 0 or per < 1:
+        if (e == 0 and epochs > 1) or per < 1:
             continue
-        for w in range(wpe):
+        for w in range(1 if e == 0 else 0, wpe):
             b0, b1 = w * per, w * per + per
             rates.append((b1 - b0) * BATCH / (tw[b1] - tw[b0]))
             crates.append((b1 - b0) * BATCH / (tc[b1] - tc[b0]))

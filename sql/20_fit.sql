@@ -209,6 +209,12 @@ SELECT madlib_dl.fit('iris_train_packed', 'bad_model', 'model_arch_library', 1, 
 SELECT madlib_dl.fit('iris_train_packed', 'bad_model', 'model_arch_library', 1, $$loss='categorical_crossentropy', optimizer='Adam(lr=0.01)', metrics=['accuracy']$$, NULL, 1,
     warm_start => TRUE);
 \echo :LAST_ERROR_SQLSTATE
+-- warm start with another architecture (tanh instead of relu, same size)
+SELECT madlib_dl.load_keras_model('model_arch_library',
+    replace(:'iris_tf2', '"activation": "relu"', '"activation": "tanh"')::json, NULL, 'tanh');
+SELECT madlib_dl.fit('iris_train_packed', 'iris_warm', 'model_arch_library', 4, $$loss='categorical_crossentropy', optimizer='Adam(lr=0.01)', metrics=['accuracy']$$, NULL, 1,
+    warm_start => TRUE);
+\echo :LAST_ERROR_SQLSTATE
 -- a damaged buffer on segment 1: the worker's ERROR reaches the client,
 -- and the leader reports the same when it runs the segment itself
 CREATE TABLE damaged_packed AS SELECT * FROM iris_train_packed;

@@ -102,37 +102,46 @@ dl_activation_forward(DlActivation act, float *y, const float *x,
  * y instead of a bias copy before the sgemm and an activation pass after
  * it.  ReLU, the common case, is one loop.
  */
+/* y (rows, cols) = y + b, or max(y + b, 0) when relu; b may be NULL. */
+DL_VEC_CLONES
+static void
+bias_relu(float *restrict y, const float *restrict b, int relu, int64_t rows, int64_t cols)
+{
+	for (int64_t r = 0; r < rows; r++)
+	{
+		float	   *yr = y + r * cols;
+
+		if (b != NULL && relu)
+			for (int64_t j = 0; j < cols; j++)
+			{
+				float		v = yr[j] + b[j];
+
+				yr[j] = v > 0.0f ? v : 0.0f;
+			}
+		else if (b != NULL)
+			for (int64_t j = 0; j < cols; j++)
+				yr[j] += b[j];
+		else if (relu)
+			for (int64_t j = 0; j < cols; j++)
+				yr[j] = yr[j] > 0.0f ? yr[j] : 0.0f;
+	}
+}
+
+/* dx (n) = y > 0 ? dy : 0; dx may equal dy (restrict is not used). */
+DL_VEC_CLONES
+static void
+relu_backward(float *dx, const float *dy, const float *y, int64_t n)
+{
+	for (int64_t i = 0; i < n; i++)
+		dx[i] = y[i] > 0.0f ? dy[i] : 0.0f;
+}
+
 void
 dl_bias_act_forward(float *y, const float *b, DlActivation act, int64_t rows, int64_t cols)
 {
-	if (act == DL_ACT_RELU)
-	{
-		for (int64_t r = 0; r < rows; r++)
-		{
-			float	   *yr = y + r * cols;
-
-			if (b != NULL)
-				for (int64_t j = 0; j < cols; j++)
-				{
-					float		v = yr[j] + b[j];
-
-					yr[j] = v > 0.0f ? v : 0.0f;
-				}
-			else
-				for (int64_t j = 0; j < cols; j++)
-					yr[j] = yr[j] > 0.0f ? yr[j] : 0.0f;
-		}
-		return;
-	}
-	if (b != NULL)
-		for (int64_t r = 0; r < rows; r++)
-		{
-			float	   *yr = y + r * cols;
-
-			for (int64_t j = 0; j < cols; j++)
-				yr[j] += b[j];
-		}
-	if (act != DL_ACT_LINEAR)
+	if (act == DL_ACT_RELU || b != NULL)
+		bias_relu(y, b, act == DL_ACT_RELU, rows, cols);
+	if (act != DL_ACT_LINEAR && act != DL_ACT_RELU)
 		dl_activation_forward(act, y, y, rows, cols);
 }
 
@@ -153,8 +162,7 @@ dl_activation_backward(DlActivation act, float *dx, const float *dy,
 				memmove(dx, dy, (size_t) n * sizeof(float));
 			break;
 		case DL_ACT_RELU:
-			for (int64_t i = 0; i < n; i++)
-				dx[i] = y[i] > 0.0f ? dy[i] : 0.0f;
+			relu_backward(dx, dy, y, n);
 			break;
 		case DL_ACT_SIGMOID:
 			for (int64_t i = 0; i < n; i++)

@@ -25,6 +25,20 @@
 #include "madlib_dl/dl_layer.h"
 #include "madlib_dl/dl_rng.h"
 
+/*
+ * DL_VEC_CLONES on a hot element-wise loop compiles it also for AVX2 and
+ * AVX-512 and picks the version at load time (GCC function
+ * multiversioning), while the build stays portable (no -march).  Only for
+ * loops whose every result is one exactly rounded operation or a select
+ * (max, ReLU, one add), so all versions give the same bits.
+ */
+#if defined(__GNUC__) && !defined(__clang__) && defined(__x86_64__) && \
+	!defined(__SANITIZE_ADDRESS__)
+#define DL_VEC_CLONES __attribute__((target_clones("avx512f", "avx2", "default")))
+#else
+#define DL_VEC_CLONES
+#endif
+
 /* dense.c ------------------------------------------------------------- */
 
 /* y (B,O) = x (B,I) @ W (I,O) + b (O); b may be NULL. */
@@ -104,12 +118,13 @@ void		dl_maxpool2d_backward(float *dx, const float *dy, const int64_t *argmax,
 
 /*
  * The same fused with the ReLU backward of the layer before the pool:
- * dy reaches an argmax position only where x (B,H,W,C), the pool's input
- * (that layer's ReLU output), is > 0.  Equal, bit for bit, to
- * dl_maxpool2d_backward followed by dl_activation_backward(DL_ACT_RELU).
+ * dy reaches an argmax position only where y (B,OH,OW,C), the pool's
+ * forward output (= the ReLU output at the argmax), is > 0.  Equal, bit
+ * for bit, to dl_maxpool2d_backward followed by
+ * dl_activation_backward(DL_ACT_RELU) on the pool's input.
  */
 void		dl_maxpool2d_backward_relu(float *dx, const float *dy, const int64_t *argmax,
-									   const float *x, const DlPoolGeom *g);
+									   const float *y, const DlPoolGeom *g);
 
 /* Average over the window's in-bounds cells (padding not counted, as Keras). */
 void		dl_avgpool2d_forward(float *y, const float *x, const DlPoolGeom *g);

@@ -634,7 +634,7 @@ dl_model_backward(DlModel *m, const float *x, int64_t B, bool fused_last)
 						(prev->kind == DL_LAYER_CONV2D || prev->kind == DL_LAYER_DENSE ||
 						 prev->kind == DL_LAYER_ACTIVATION))
 					{
-						dl_maxpool2d_backward_relu(dx, dy, w->argmax, in, &g2);
+						dl_maxpool2d_backward_relu(dx, dy, w->argmax, w->out, &g2);
 						fuse_next = true;
 					}
 					else

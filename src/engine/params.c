@@ -82,11 +82,24 @@ trim(const char *s, size_t *b, size_t *e)
 		(*e)--;
 }
 
-/* Length of the piece to show in a message (capped). */
+/*
+ * Length of the piece [b, e) of s to show in a message: capped at
+ * SHOW_MAX bytes, without splitting a UTF-8 sequence (messages go to a
+ * client that checks the encoding).
+ */
 static inline int
-show_len(size_t b, size_t e)
+show_len(const char *s, size_t b, size_t e)
 {
-	return (int) (e - b > SHOW_MAX ? SHOW_MAX : e - b);
+	size_t		n = e - b;
+
+	if (n > SHOW_MAX)
+	{
+		n = SHOW_MAX;
+		/* back off to the first byte of the sequence the cap cuts */
+		while (n > 0 && ((unsigned char) s[b + n] & 0xC0) == 0x80)
+			n--;
+	}
+	return (int) n;
 }
 
 /* Does [b, e) spell exactly word? */
@@ -268,7 +281,7 @@ split_key_value(PCtx *c, size_t ib, size_t ie, size_t *kb, size_t *ke,
 	if (eq == ie)
 	{
 		dl_error_set(c->err, DL_ERR_PARSE, "expected name=value at position %zu in %s, got \"%.*s\"",
-					 ib + 1, c->what, show_len(ib, ie), s + ib);
+					 ib + 1, c->what, show_len(s, ib, ie), s + ib);
 		return dl_error_hint(c->err, "Write each parameter as name=value, for example %s.", example);
 	}
 	*kb = ib;
@@ -280,13 +293,13 @@ split_key_value(PCtx *c, size_t ib, size_t ie, size_t *kb, size_t *ke,
 	if (!piece_is_ident(s, *kb, *ke))
 	{
 		dl_error_set(c->err, DL_ERR_PARSE, "invalid parameter name \"%.*s\" at position %zu in %s",
-					 show_len(*kb, *ke), s + *kb, *kb + 1, c->what);
+					 show_len(s, *kb, *ke), s + *kb, *kb + 1, c->what);
 		return dl_error_hint(c->err, "Write each parameter as name=value, for example %s.", example);
 	}
 	if (*vb == *ve)
 	{
 		dl_error_set(c->err, DL_ERR_PARSE, "missing value for \"%.*s\" at position %zu in %s",
-					 show_len(*kb, *ke), s + *kb, *kb + 1, c->what);
+					 show_len(s, *kb, *ke), s + *kb, *kb + 1, c->what);
 		return dl_error_hint(c->err, "Write each parameter as name=value, for example %s.", example);
 	}
 	return DL_OK;
@@ -411,8 +424,8 @@ bad_value(PCtx *c, const char *kind, size_t kb, size_t ke, size_t vb, size_t ve,
 		  const char *takes)
 {
 	dl_error_set(c->err, DL_ERR_INVALID_ARGUMENT, "invalid value \"%.*s\" for %s \"%.*s\"",
-				 show_len(vb, ve), c->s + vb, kind, show_len(kb, ke), c->s + kb);
-	return dl_error_hint(c->err, "%.*s takes %s.", show_len(kb, ke), c->s + kb, takes);
+				 show_len(c->s, vb, ve), c->s + vb, kind, show_len(c->s, kb, ke), c->s + kb);
+	return dl_error_hint(c->err, "%.*s takes %s.", show_len(c->s, kb, ke), c->s + kb, takes);
 }
 
 /* ---------------------------------------------------------------------
@@ -500,7 +513,7 @@ parse_optim_arg(PCtx *c, size_t ib, size_t ie, DlOptimConfig *cfg)
 	{
 		dl_error_set(c->err, DL_ERR_PARSE,
 					 "optimizer argument \"%.*s\" at position %zu in %s is not written as name=value",
-					 show_len(ib, ie), s + ib, ib + 1, c->what);
+					 show_len(s, ib, ie), s + ib, ib + 1, c->what);
 		return dl_error_hint(c->err, "Name every optimizer argument, for example "
 							 "optimizer='SGD(lr=0.01, momentum=0.9)'.");
 	}
@@ -513,7 +526,7 @@ parse_optim_arg(PCtx *c, size_t ib, size_t ie, DlOptimConfig *cfg)
 	if (arg == NULL)
 	{
 		dl_error_set(c->err, DL_ERR_INVALID_ARGUMENT, "optimizer argument \"%.*s\" is not supported",
-					 show_len(kb, ke), s + kb);
+					 show_len(s, kb, ke), s + kb);
 		return hint_optim_args(c->err, cfg->kind);
 	}
 	if (!(arg->kinds & KB(cfg->kind)))
@@ -573,14 +586,14 @@ parse_optimizer(PCtx *c, size_t vb, size_t ve, DlOptimConfig *cfg)
 		(i < ve && (s[i] != '(' || scan_to(s, i + 1, ve, ')') != ve - 1)))
 	{
 		dl_error_set(c->err, DL_ERR_PARSE, "invalid optimizer \"%.*s\" at position %zu in %s",
-					 show_len(vb, ve), s + vb, vb + 1, c->what);
+					 show_len(s, vb, ve), s + vb, vb + 1, c->what);
 		return dl_error_hint(c->err, "Write the optimizer as a name or a call, for example "
 							 "optimizer='SGD(lr=0.01, momentum=0.9)'.");
 	}
 	if (!copy_name(name, s, nb, ne))
 	{
 		dl_error_set(c->err, DL_ERR_INVALID_ARGUMENT, "optimizer \"%.*s\" is not supported",
-					 show_len(nb, ne), s + nb);
+					 show_len(s, nb, ne), s + nb);
 		return dl_error_hint(c->err, "Supported optimizers are SGD, Adam, RMSprop, Adagrad, "
 							 "Adadelta, Adamax and Nadam.");
 	}
@@ -620,7 +633,7 @@ parse_loss(PCtx *c, size_t vb, size_t ve, DlLossKind *out)
 	if (!name_value(c->s, vb, ve, name))
 	{
 		dl_error_set(c->err, DL_ERR_INVALID_ARGUMENT, "loss function \"%.*s\" is not supported",
-					 show_len(vb, ve), c->s + vb);
+					 show_len(c->s, vb, ve), c->s + vb);
 		return dl_error_hint(c->err, "Supported losses are categorical_crossentropy, "
 							 "sparse_categorical_crossentropy, binary_crossentropy, "
 							 "mean_squared_error (mse) and mean_absolute_error (mae).");
@@ -663,7 +676,7 @@ parse_metrics(PCtx *c, size_t vb, size_t ve, DlMetricKind *out)
 		if (n > 1)
 		{
 			dl_error_set(c->err, DL_ERR_INVALID_ARGUMENT, "only one metric is supported, got %d: %.*s",
-						 n, show_len(vb, ve), s + vb);
+						 n, show_len(s, vb, ve), s + vb);
 			return dl_error_hint(c->err, "Pass at most one metric, for example metrics=['accuracy'].");
 		}
 		vb = first_b;
@@ -673,14 +686,14 @@ parse_metrics(PCtx *c, size_t vb, size_t ve, DlMetricKind *out)
 	{
 		dl_error_set(c->err, DL_ERR_INVALID_ARGUMENT,
 					 "invalid value \"%.*s\" for compile parameter \"metrics\"",
-					 show_len(vb, ve), s + vb);
+					 show_len(s, vb, ve), s + vb);
 		return dl_error_hint(c->err, "Write metrics as a list with at most one name, for example "
 							 "metrics=['accuracy'].");
 	}
 	if (!name_value(s, vb, ve, name))
 	{
 		dl_error_set(c->err, DL_ERR_INVALID_ARGUMENT, "metric \"%.*s\" is not supported",
-					 show_len(vb, ve), s + vb);
+					 show_len(s, vb, ve), s + vb);
 		return dl_error_hint(c->err, "Supported metrics are accuracy (acc), categorical_accuracy, "
 							 "sparse_categorical_accuracy, binary_accuracy, "
 							 "top_k_categorical_accuracy, mae and mse.");
@@ -775,14 +788,14 @@ dl_compile_params_parse(const char *s, DlCompileParams *out, DlError *err)
 			if (!piece_eq(c.s, b, e, "None"))
 			{
 				dl_error_set(err, DL_ERR_UNSUPPORTED, "sample_weight_mode \"%.*s\" is not supported",
-							 show_len(vb, ve), c.s + vb);
+							 show_len(c.s, vb, ve), c.s + vb);
 				return dl_error_hint(err, "Remove sample_weight_mode or set it to None.");
 			}
 		}
 		else
 		{
 			dl_error_set(err, DL_ERR_INVALID_ARGUMENT, "compile parameter \"%.*s\" is not supported",
-						 show_len(kb, ke), c.s + kb);
+						 show_len(c.s, kb, ke), c.s + kb);
 			return dl_error_hint(err, "Accepted compile parameters are optimizer, loss, metrics, "
 								 "loss_weights, weighted_metrics and sample_weight_mode.");
 		}
@@ -830,12 +843,12 @@ fit_int(PCtx *c, size_t kb, size_t ke, size_t vb, size_t ve, int64_t lo, int64_t
 	{
 		if (hi == lo)
 			dl_error_set(c->err, DL_ERR_INVALID_ARGUMENT, "%.*s must be %lld, got %lld",
-						 show_len(kb, ke), c->s + kb, (long long) lo, (long long) *out);
+						 show_len(c->s, kb, ke), c->s + kb, (long long) lo, (long long) *out);
 		else
 			dl_error_set(c->err, DL_ERR_INVALID_ARGUMENT, "%.*s must be between %lld and %lld, got %lld",
-						 show_len(kb, ke), c->s + kb, (long long) lo, (long long) hi,
+						 show_len(c->s, kb, ke), c->s + kb, (long long) lo, (long long) hi,
 						 (long long) *out);
-		return dl_error_hint(c->err, "Change %.*s in fit_params.", show_len(kb, ke), c->s + kb);
+		return dl_error_hint(c->err, "Change %.*s in fit_params.", show_len(c->s, kb, ke), c->s + kb);
 	}
 	return DL_OK;
 }
@@ -912,8 +925,8 @@ dl_fit_params_parse(const char *s, DlFitParams *out, DlError *err)
 			if (!piece_eq(c.s, vb, ve, "None"))
 			{
 				dl_error_set(err, DL_ERR_UNSUPPORTED, "fit parameter \"%.*s\" is only accepted as None, got \"%.*s\"",
-							 show_len(kb, ke), c.s + kb, show_len(vb, ve), c.s + vb);
-				return dl_error_hint(err, "Remove %.*s from fit_params.", show_len(kb, ke), c.s + kb);
+							 show_len(c.s, kb, ke), c.s + kb, show_len(c.s, vb, ve), c.s + vb);
+				return dl_error_hint(err, "Remove %.*s from fit_params.", show_len(c.s, kb, ke), c.s + kb);
 			}
 		}
 		else if (piece_eq(c.s, kb, ke, "validation_split") ||
@@ -922,21 +935,21 @@ dl_fit_params_parse(const char *s, DlFitParams *out, DlError *err)
 				 piece_eq(c.s, kb, ke, "validation_freq"))
 		{
 			dl_error_set(err, DL_ERR_UNSUPPORTED, "fit parameter \"%.*s\" is not supported",
-						 show_len(kb, ke), c.s + kb);
+						 show_len(c.s, kb, ke), c.s + kb);
 			return dl_error_hint(err, "Remove %.*s from fit_params and pass a validation table "
-								 "to madlib_keras_fit instead.", show_len(kb, ke), c.s + kb);
+								 "to madlib_keras_fit instead.", show_len(c.s, kb, ke), c.s + kb);
 		}
 		else if (piece_eq(c.s, kb, ke, "sample_weight") ||
 				 piece_eq(c.s, kb, ke, "callbacks"))
 		{
 			dl_error_set(err, DL_ERR_UNSUPPORTED, "fit parameter \"%.*s\" is not supported",
-						 show_len(kb, ke), c.s + kb);
-			return dl_error_hint(err, "Remove %.*s from fit_params.", show_len(kb, ke), c.s + kb);
+						 show_len(c.s, kb, ke), c.s + kb);
+			return dl_error_hint(err, "Remove %.*s from fit_params.", show_len(c.s, kb, ke), c.s + kb);
 		}
 		else
 		{
 			dl_error_set(err, DL_ERR_INVALID_ARGUMENT, "fit parameter \"%.*s\" is not supported",
-						 show_len(kb, ke), c.s + kb);
+						 show_len(c.s, kb, ke), c.s + kb);
 			return dl_error_hint(err, "Accepted fit parameters are batch_size, epochs, shuffle, "
 								 "seed, verbose, initial_epoch=0, steps_per_epoch=None and "
 								 "class_weight=None.");

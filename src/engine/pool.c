@@ -62,13 +62,23 @@ pool_range(int64_t *lo, int64_t *hi, int64_t o, int64_t s, int64_t pad, int64_t 
  * the flat index into x of each maximum (first one in row-major window
  * order on ties).
  */
+/* 2x2 windows, stride 2, no padding: the common case, with fast paths. */
+static inline int
+pool_is_2x2(const DlPoolGeom *g)
+{
+	return g->PH == 2 && g->PW == 2 && g->SH == 2 && g->SW == 2 &&
+		g->pad_top == 0 && g->pad_left == 0 && 2 * g->OH <= g->H && 2 * g->OW <= g->W;
+}
+
 /*
- * dl_maxpool2d_forward for 2x2 windows with stride 2 and no padding (the
- * common case): the four cells are compared in the same row-major order,
- * with the same strict >, one contiguous channel run at a time.
+ * dl_maxpool2d_forward for pool_is_2x2: the four cells are compared in
+ * the same row-major order with the same strict >, as selects over one
+ * contiguous channel run, so the loop vectorizes.
  */
+DL_VEC_CLONES
 static void
-maxpool2x2_forward(float *y, int64_t *argmax, const float *x, const DlPoolGeom *g)
+maxpool2x2_forward(float *restrict y, int64_t *restrict argmax, const float *restrict x,
+				   const DlPoolGeom *g)
 {
 	const int64_t C = g->C;
 	const int64_t W = g->W;
@@ -81,32 +91,28 @@ maxpool2x2_forward(float *y, int64_t *argmax, const float *x, const DlPoolGeom *
 			{
 				int64_t		o = ((b * g->OH + oh) * g->OW + ow) * C;
 				int64_t		i00 = ((b * g->H + 2 * oh) * W + 2 * ow) * C;
-				int64_t		i01 = i00 + C;
-				int64_t		i10 = i00 + W * C;
-				int64_t		i11 = i10 + C;
+				const float *x00 = x + i00;
+				const float *x01 = x00 + C;
+				const float *x10 = x00 + W * C;
+				const float *x11 = x10 + C;
 				float	   *yo = y + o;
 				int64_t    *ao = argmax + o;
 
 				for (int64_t c = 0; c < C; c++)
 				{
-					float		m = x[i00 + c];
+					float		m = x00[c];
 					int64_t		a = i00 + c;
+					int			gt;
 
-					if (x[i01 + c] > m)
-					{
-						m = x[i01 + c];
-						a = i01 + c;
-					}
-					if (x[i10 + c] > m)
-					{
-						m = x[i10 + c];
-						a = i10 + c;
-					}
-					if (x[i11 + c] > m)
-					{
-						m = x[i11 + c];
-						a = i11 + c;
-					}
+					gt = x01[c] > m;
+					m = gt ? x01[c] : m;
+					a = gt ? i00 + C + c : a;
+					gt = x10[c] > m;
+					m = gt ? x10[c] : m;
+					a = gt ? i00 + W * C + c : a;
+					gt = x11[c] > m;
+					m = gt ? x11[c] : m;
+					a = gt ? i00 + W * C + C + c : a;
 					yo[c] = m;
 					ao[c] = a;
 				}
@@ -115,14 +121,89 @@ maxpool2x2_forward(float *y, int64_t *argmax, const float *x, const DlPoolGeom *
 	}
 }
 
+/*
+ * dl_maxpool2d_backward(_relu) for pool_is_2x2: every input cell is
+ * written once (dy where it is the window's argmax, else 0), the cells no
+ * window covers (a last odd row or column) are zeroed; no memset and
+ * scatter.  y (B,OH,OW,C) NULL: no ReLU mask.  "0.0f + d" keeps the bits
+ * of the scatter into zeros (-0 becomes +0).
+ */
+DL_VEC_CLONES
+static void
+maxpool2x2_backward(float *restrict dx, const float *restrict dy,
+					const int64_t *restrict argmax, const float *restrict y,
+					const DlPoolGeom *g)
+{
+	const int64_t C = g->C;
+	const int64_t W = g->W;
+
+	for (int64_t b = 0; b < g->B; b++)
+	{
+		float	   *dxb = dx + b * g->H * W * C;
+
+		for (int64_t oh = 0; oh < g->OH; oh++)
+		{
+			for (int64_t ow = 0; ow < g->OW; ow++)
+			{
+				int64_t		o = ((b * g->OH + oh) * g->OW + ow) * C;
+				int64_t		i00 = ((b * g->H + 2 * oh) * W + 2 * ow) * C;
+				int64_t		i10 = i00 + W * C;
+				float	   *d00 = dx + i00;
+				float	   *d01 = d00 + C;
+				float	   *d10 = dx + i10;
+				float	   *d11 = d10 + C;
+				const float *dyo = dy + o;
+				const int64_t *ao = argmax + o;
+
+				if (y != NULL)
+				{
+					const float *yo = y + o;
+
+					for (int64_t c = 0; c < C; c++)
+					{
+						float		d = yo[c] > 0.0f ? 0.0f + dyo[c] : 0.0f;
+						int64_t		a = ao[c];
+
+						d00[c] = a == i00 + c ? d : 0.0f;
+						d01[c] = a == i00 + C + c ? d : 0.0f;
+						d10[c] = a == i10 + c ? d : 0.0f;
+						d11[c] = a == i10 + C + c ? d : 0.0f;
+					}
+				}
+				else
+				{
+					for (int64_t c = 0; c < C; c++)
+					{
+						float		d = 0.0f + dyo[c];
+						int64_t		a = ao[c];
+
+						d00[c] = a == i00 + c ? d : 0.0f;
+						d01[c] = a == i00 + C + c ? d : 0.0f;
+						d10[c] = a == i10 + c ? d : 0.0f;
+						d11[c] = a == i10 + C + c ? d : 0.0f;
+					}
+				}
+			}
+			if (2 * g->OW < W)
+			{
+				/* the last column(s) of the two rows: no window */
+				for (int64_t r = 2 * oh; r < 2 * oh + 2; r++)
+					memset(dxb + (r * W + 2 * g->OW) * C, 0,
+						   (size_t) ((W - 2 * g->OW) * C) * sizeof(float));
+			}
+		}
+		if (2 * g->OH < g->H)
+			memset(dxb + 2 * g->OH * W * C, 0,
+				   (size_t) ((g->H - 2 * g->OH) * W * C) * sizeof(float));
+	}
+}
+
 void
 dl_maxpool2d_forward(float *y, int64_t *argmax, const float *x, const DlPoolGeom *g)
 {
 	const int64_t C = g->C;
 
-	if (g->PH == 2 && g->PW == 2 && g->SH == 2 && g->SW == 2 &&
-		g->pad_top == 0 && g->pad_left == 0 &&
-		2 * g->OH <= g->H && 2 * g->OW <= g->W)
+	if (pool_is_2x2(g))
 	{
 		maxpool2x2_forward(y, argmax, x, g);
 		return;
@@ -196,6 +277,11 @@ dl_maxpool2d_backward(float *dx, const float *dy, const int64_t *argmax,
 {
 	int64_t		n_out = g->B * g->OH * g->OW * g->C;
 
+	if (pool_is_2x2(g))
+	{
+		maxpool2x2_backward(dx, dy, argmax, NULL, g);
+		return;
+	}
 	memset(dx, 0, (size_t) (g->B * g->H * g->W * g->C) * sizeof(float));
 	for (int64_t i = 0; i < n_out; i++)
 	{
@@ -206,23 +292,27 @@ dl_maxpool2d_backward(float *dx, const float *dy, const int64_t *argmax,
 
 /*
  * dx (B,H,W,C) = 0, then dy (B,OH,OW,C) added at the argmax positions
- * where x (B,H,W,C), the forward input, is > 0: the max-pool backward
- * fused with the ReLU backward of the layer that produced x.  Masking
- * each addend by the sign of its target equals masking the sum.
+ * where y (B,OH,OW,C), the forward output, is > 0: the max-pool backward
+ * fused with the ReLU backward of the layer that produced the pool's
+ * input (y[i] is that input at argmax[i]).  Masking each addend by the
+ * sign of its target equals masking the sum.
  */
 void
 dl_maxpool2d_backward_relu(float *dx, const float *dy, const int64_t *argmax,
-						   const float *x, const DlPoolGeom *g)
+						   const float *y, const DlPoolGeom *g)
 {
 	int64_t		n_out = g->B * g->OH * g->OW * g->C;
 
+	if (pool_is_2x2(g))
+	{
+		maxpool2x2_backward(dx, dy, argmax, y, g);
+		return;
+	}
 	memset(dx, 0, (size_t) (g->B * g->H * g->W * g->C) * sizeof(float));
 	for (int64_t i = 0; i < n_out; i++)
 	{
-		int64_t		a = argmax[i];
-
-		if (a >= 0 && x[a] > 0.0f)
-			dx[a] += dy[i];
+		if (argmax[i] >= 0 && y[i] > 0.0f)
+			dx[argmax[i]] += dy[i];
 	}
 }
 

@@ -27,6 +27,7 @@
  *-------------------------------------------------------------------------
  */
 #include <math.h>
+#include <stdint.h>
 #include <string.h>
 
 #include "model_impl.h"
@@ -201,6 +202,26 @@ dl_model_compute_gradients(DlModel *m, const DlTrainConfig *cfg, const float *x,
 	return gradients(m, cfg, x, y, B, loss_sum, &out, err);
 }
 
+/*
+ * Are all of w (n) finite?  Tests the exponent bits (all ones: inf or
+ * NaN) with integer operations and no early exit, so the loop vectorizes;
+ * the caller scans again only when it finds one.
+ */
+static bool
+all_finite(const float *w, size_t n)
+{
+	uint32_t	bad = 0;
+
+	for (size_t i = 0; i < n; i++)
+	{
+		uint32_t	u;
+
+		memcpy(&u, &w[i], sizeof(u));
+		bad |= (u & 0x7f800000u) == 0x7f800000u;
+	}
+	return bad == 0;
+}
+
 static DlStatus
 diverged(const DlModel *m, const char *what, double loss, DlError *err)
 {
@@ -233,9 +254,15 @@ dl_model_train_batch(DlModel *m, const DlTrainConfig *cfg, const float *x, const
 
 	/* 7. the step itself may overflow: check the updated weights (O(P)) */
 	for (int r = 0; r < m->n_ranges; r++)
-		for (size_t i = m->ranges[r].begin; i < m->ranges[r].end; i++)
-			if (!isfinite(m->params[i]))
-				return diverged(m, "a weight", (double) m->params[i], err);
+	{
+		const float *w = m->params + m->ranges[r].begin;
+		size_t		n = m->ranges[r].end - m->ranges[r].begin;
+
+		if (!all_finite(w, n))
+			for (size_t i = 0; i < n; i++)
+				if (!isfinite(w[i]))
+					return diverged(m, "a weight", (double) w[i], err);
+	}
 
 	if (stats != NULL)
 	{

@@ -185,12 +185,14 @@ madlib_dl__default_num_segments(PG_FUNCTION_ARGS)
 	PG_RETURN_INT32(dl_seg_default_count());
 }
 
+/* The string at offset off of the shared text area; NULL for -1. */
 static const char *
 text_at(const DlSegLocal *l, int64 off)
 {
 	return off < 0 ? NULL : l->text + off;
 }
 
+/* "schema"."table" of rel, quoted for SQL text; ERROR if it is gone. */
 static char *
 relation_sql_name(Oid rel)
 {
@@ -473,6 +475,7 @@ exec_error_callback(void *arg)
 			   ec->seg, ec->cmd->iteration);
 }
 
+/* Model definition `model` built in this process, on first use. */
 static DlPgModel *
 local_model(DlSegLocal *l, int model)
 {
@@ -498,6 +501,7 @@ partition_y(DlSegLocal *l, DlSegPartition *p, const DlTrainConfig *cfg)
 	return p->y;
 }
 
+/* ERROR when partition p's sample sizes do not fit model m. */
 static void
 check_partition(const DlPgModel *m, const DlSegPartition *p, const char *what)
 {
@@ -511,6 +515,16 @@ check_partition(const DlPgModel *m, const DlSegPartition *p, const char *what)
 				 errhint("Use an architecture that matches the preprocessed data.")));
 }
 
+/*
+ * Run one command for segment seg in this process and write its statistics
+ * to *out.  TRAIN: load the command's slot into the model, reseed its
+ * generator from (seed, iteration, seg), train `epochs` passes over the
+ * training partition and write the state back with the sample count (an
+ * empty partition leaves the slot untouched and reports 0 samples).  EVAL:
+ * load the slot and evaluate on the training and validation partitions;
+ * the slot is not written.  The result depends only on the command, the
+ * slot's bytes and the partition, never on the process.
+ */
 static void
 segment_execute(DlSegLocal *l, int seg, const DlSegCommand *cmd, DlSegStats *out)
 {
@@ -527,7 +541,10 @@ segment_execute(DlSegLocal *l, int seg, const DlSegCommand *cmd, DlSegStats *out
 	DlSegStats	st;
 
 	if (cmd->kind != DL_SEG_CMD_TRAIN && cmd->kind != DL_SEG_CMD_EVAL)
+	{
+		memset(out, 0, sizeof(*out));	/* idle this round: nothing to report */
 		return;
+	}
 	if (cmd->slot < 0 || cmd->slot >= ctl->n_slots)
 		elog(ERROR, "madlib_dl: command names slot %d of %d", cmd->slot, ctl->n_slots);
 	if (!tp->loaded)
@@ -887,7 +904,13 @@ check_workers_alive(DlSegments *s, uint64 gen)
 		if (done)
 			continue;
 		status = GetBackgroundWorkerPid(s->pcxt->worker[i].bgwhandle, &pid);
-		if (status == BGWH_STARTED)
+
+		/*
+		 * NOT_YET_STARTED is possible for a live worker: it may have attached
+		 * (and sent its first message) before the postmaster recorded its
+		 * pid.  Only a stopped worker is dead.
+		 */
+		if (status != BGWH_STOPPED && status != BGWH_POSTMASTER_DIED)
 			continue;
 		/* a worker that raised an ERROR sent it before exiting: throw it */
 		HandleParallelMessages();

@@ -144,6 +144,7 @@ DECLARE
     vy_col text;
     arch json;
     arch_weights bytea;
+    old_arch json;
     init_weights bytea;
     params record;
     freq integer;
@@ -220,8 +221,9 @@ BEGIN
 
     -- 3. initial weights: warm start, else transfer learning, else random
     IF warm_start THEN
-        EXECUTE format('SELECT count(*), (array_agg(model_weights))[1] FROM %s', madlib_dl._table_sql(model))
-           INTO nt, init_weights;
+        EXECUTE format('SELECT count(*), (array_agg(model_weights))[1], (array_agg(model_arch))[1] FROM %s',
+                       madlib_dl._table_sql(model))
+           INTO nt, init_weights, old_arch;
         IF nt <> 1 OR init_weights IS NULL THEN
             RAISE EXCEPTION 'model table "%" for warm_start must hold one row with model_weights, it has % rows',
                             madlib_dl._table_label(model), nt
@@ -234,6 +236,13 @@ BEGIN
                             model_id, (madlib_dl._arch_info(arch)).n_params
                 USING ERRCODE = 'data_exception',
                       HINT = 'Warm start with the architecture the model was trained with.';
+        END IF;
+        IF old_arch IS NOT NULL
+           AND (madlib_dl._arch_info(old_arch)).fingerprint <> (madlib_dl._arch_info(arch)).fingerprint THEN
+            RAISE EXCEPTION 'model table "%" was trained with another architecture than model_id %',
+                            madlib_dl._table_label(model), model_id
+                USING ERRCODE = 'data_exception',
+                      HINT = 'Warm start with the architecture the model was trained with, or warm_start => false.';
         END IF;
     ELSE
         init_weights := arch_weights;   -- NULL: random initialisation
