@@ -43,6 +43,17 @@ SHLIB_LINK = -lopenblas -ljson-c -lm
 override with_llvm = no
 
 PG_CONFIG ?= pg_config
+
+# Greenplum / Cloudberry: detected by pg_config (docs/greenplum.md).  The
+# same sources build there; the ParallelContext segments are compiled out.
+GP_VERSION := $(shell $(PG_CONFIG) --gp_version 2>/dev/null)
+ifeq ($(strip $(GP_VERSION)),)
+GP_VERSION := $(shell grep -s 'define GP_VERSION_NUM' $(shell $(PG_CONFIG) --includedir-server)/pg_config.h)
+endif
+ifneq ($(strip $(GP_VERSION)),)
+$(info madlib_dl: building for the Greenplum family ($(GP_VERSION)))
+REGRESS = 00_create_extension
+endif
 PGXS := $(shell $(PG_CONFIG) --pgxs)
 include $(PGXS)
 

@@ -28,6 +28,7 @@
  *	 peak_rss_mb (getrusage), test_acc, epoch_s_*, weights_fnv (a hash of
  *	 the final weights: equal across runs = deterministic).
  *
+ * BENCH_SEED=n changes the seed (weights and shuffling; default 42).
  * BENCH_TRAIN_N=n trains on the first n samples only (short runs for
  * profiling; not for the figures).
  *
@@ -51,7 +52,7 @@
 #include "madlib_dl/dl_model.h"
 
 #define BATCH 128
-#define SEED 42
+#define SEED 42				/* default; BENCH_SEED overrides */
 #define MAX_STAMPS 100000
 
 static double
@@ -406,7 +407,8 @@ main(int argc, char **argv)
 	else
 		die("unknown optimizer (sgd or adam)", opt);
 	if (dl_model_create(spec, &oc, &a, &m, &err) != DL_OK ||
-		dl_model_init_weights(m, SEED, &err) != DL_OK)
+		dl_model_init_weights(m, getenv("BENCH_SEED") ? strtoull(getenv("BENCH_SEED"), NULL, 10) : SEED,
+							  &err) != DL_OK)
 		die("model", err.msg);
 
 	/* sgemm reference rates, in this process, before training */

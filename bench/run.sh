@@ -15,6 +15,8 @@
 # time (the figure to compare when other processes share the cores).
 #
 # Environment:
+#   BENCH_MALLOC_TUNE (1): glibc malloc settings for both sides (below)
+#   REPEAT (1): runs per side, alternating; figures are medians over them
 #   MLP_EPOCHS (5), CNN_EPOCHS (1), CNN_WINDOWS (6 windows per epoch; with
 #   one epoch the first window is the warm-up)
 #   BENCH_OUT  directory for the raw outputs (default bench/out/run-<time>)
@@ -33,9 +35,19 @@ set -euo pipefail
 ROOT="$(cd "$(dirname "$0")/.." && pwd)"
 NETS=("$@")
 [ ${#NETS[@]} -eq 0 ] && NETS=(mlp cnn)
+REPEAT="${REPEAT:-1}"
 OUTDIR="${BENCH_OUT:-$ROOT/bench/out/run-$(date -u +%Y%m%dT%H%M%SZ)}"
 mkdir -p "$OUTDIR"
 export OPENBLAS_NUM_THREADS=1 OMP_NUM_THREADS=1 MKL_NUM_THREADS=1
+# glibc malloc: keep freed memory instead of unmapping it.  PyTorch
+# allocates every activation afresh; with the default mmap threshold each
+# big buffer is mmap'ed and unmapped per step and page faults are costly in
+# this VM (PyTorch's CNN ran 4x slower without this).  The engine
+# allocates once, so this only changes the PyTorch side; BENCH_MALLOC_TUNE=0
+# turns it off.
+if [ "${BENCH_MALLOC_TUNE:-1}" = 1 ]; then
+  export MALLOC_MMAP_THRESHOLD_=2000000000 MALLOC_TRIM_THRESHOLD_=2000000000 MALLOC_TOP_PAD_=536870912
+fi
 
 make -s -C "$ROOT/bench" >/dev/null
 if ! /usr/bin/python3 -c 'import torch' 2>/dev/null; then
@@ -44,10 +56,23 @@ if ! /usr/bin/python3 -c 'import torch' 2>/dev/null; then
 fi
 
 get() { awk -v k="$2" '$1 == k { print $2 }' "$1"; }
+# median over $1.1 .. $1.REPEAT of every numeric key (text keys: the first)
+median_files() {
+  awk '{ k = $1; v[k, ++n[k]] = $2; if (!(k in seen)) { seen[k] = 1; order[++no] = k } }
+       END {
+         for (i = 1; i <= no; i++) {
+           k = order[i]; m = n[k]
+           if (v[k, 1] !~ /^[-+0-9.]+$/) { print k, v[k, 1]; continue }
+           for (a = 1; a <= m; a++) x[a] = v[k, a] + 0
+           for (a = 1; a <= m; a++) for (b = a + 1; b <= m; b++) if (x[b] < x[a]) { t = x[a]; x[a] = x[b]; x[b] = t }
+           print k, (m % 2 ? x[(m + 1) / 2] : (x[m / 2] + x[m / 2 + 1]) / 2)
+         }
+       }' "$1".[0-9]*
+}
 ratio() { awk -v a="$1" -v b="$2" 'BEGIN { if (b > 0) printf "%.2f", a / b; else print "nan" }'; }
 
-echo "# $(date -u +%FT%TZ) $(uname -n) $(nproc) cpus, load $(cut -d' ' -f1-3 /proc/loadavg), OPENBLAS_CORETYPE=${OPENBLAS_CORETYPE:-unset}"
-echo "# raw outputs in $OUTDIR"
+echo "# $(date -u +%FT%TZ) $(uname -n) $(getconf _NPROCESSORS_ONLN) cpus, load $(cut -d' ' -f1-3 /proc/loadavg), OPENBLAS_CORETYPE=${OPENBLAS_CORETYPE:-unset}, BENCH_MALLOC_TUNE=${BENCH_MALLOC_TUNE:-1}"
+echo "# raw outputs in $OUTDIR; REPEAT=$REPEAT (medians)"
 for net in "${NETS[@]}"; do
   case "$net" in
     mlp) args=("${MLP_EPOCHS:-5}" 1) ;;
@@ -57,8 +82,13 @@ for net in "${NETS[@]}"; do
   for opt in sgd adam; do
     e="$OUTDIR/engine-$net-$opt.txt"
     t="$OUTDIR/torch-$net-$opt.txt"
-    "$ROOT/bench/out/engine_bench" "$net" "$opt" "${args[@]}" > "$e"
-    /usr/bin/python3 "$ROOT/bench/torch_bench.py" "$net" "$opt" "${args[@]}" > "$t"
+    # REPEAT runs, engine and torch alternating; every key is the median
+    for r in $(seq 1 "$REPEAT"); do
+      "$ROOT/bench/out/engine_bench" "$net" "$opt" "${args[@]}" > "$e.$r"
+      /usr/bin/python3 "$ROOT/bench/torch_bench.py" "$net" "$opt" "${args[@]}" > "$t.$r"
+    done
+    median_files "$e" > "$e"
+    median_files "$t" > "$t"
     for who in engine torch; do
       f="$OUTDIR/$who-$net-$opt.txt"
       for k in samples_per_s samples_per_cpu_s gflops gflops_cpu sgemm_gflops_1024sq pct_sgemm pct_sgemm_cpu peak_rss_mb test_acc; do

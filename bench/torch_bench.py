@@ -12,9 +12,9 @@
 # crossentropy computes).  torch.set_num_threads(1).  Epochs are cut into
 # WINDOWS_PER_EPOCH windows of full batches; the first epoch is a warm-up
 # (with a single epoch, its first window is) and samples/s is the median
-# over the other windows.  Prints the same
-# "key value" lines as engine_bench.  Needs Debian's python3-torch
-# (scripts/install-bench-deps.sh).
+# over the other windows.  Prints the same "key value" lines as
+# engine_bench.  BENCH_SEED=n changes the seed.
+# Needs Debian's python3-torch (scripts/install-bench-deps.sh).
 import gzip
 import os
 import resource
@@ -97,7 +97,7 @@ def main():
     epochs = int(sys.argv[3]) if len(sys.argv) > 3 else (1 if name == "cnn" else 5)
     wpe = int(sys.argv[4]) if len(sys.argv) > 4 else (6 if name == "cnn" else 1)
     torch.set_num_threads(1)
-    torch.manual_seed(SEED)
+    torch.manual_seed(int(os.environ.get("BENCH_SEED", SEED)))
     d = os.environ.get("FASHION_DIR", "/usr/share/datasets/fashion-mnist")
     xtr, ytr = load_split(d, "train")
     xte, yte = load_split(d, "t10k")

@@ -9,6 +9,8 @@ PKGS=(
   libipc-run-perl
   clang libclang-rt-dev
   dataset-fashion-mnist python3
+  python3-psycopg2 python3-pandas python3-matplotlib
+  python3-nbclient python3-nbformat python3-ipykernel
 )
 missing=()
 for p in "${PKGS[@]}"; do

@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
 # load_fashion_mnist.sh: load Fashion-MNIST into two tables.
 #
-#   scripts/load_fashion_mnist.sh [--replace] CONNINFO [MAX_TRAIN [MAX_TEST]]
+#   scripts/load_fashion_mnist.sh [--replace] [--image] CONNINFO [MAX_TRAIN [MAX_TEST]]
 #
 # Reads the IDX files of Debian's dataset-fashion-mnist package
 # (/usr/share/datasets/fashion-mnist/{train,t10k}-{images-idx3,labels-idx1}-ubyte.gz;
@@ -13,7 +13,9 @@
 # id is 1..N in file order, x the 784 raw pixel values 0..255 (row-major
 # 28x28, one-dimensional), y the class 0..9 (0 T-shirt/top, 1 Trouser,
 # 2 Pullover, 3 Dress, 4 Coat, 5 Sandal, 6 Shirt, 7 Sneaker, 8 Bag,
-# 9 Ankle boot).  MAX_TRAIN / MAX_TEST load only the first rows.
+# 9 Ankle boot).  MAX_TRAIN / MAX_TEST load only the first rows.  With
+# --image, x is the image as real[28][28][1] (rows, columns, one channel),
+# the input shape of a Conv2D model; the values are the same.
 #
 # CONNINFO is anything psql -d takes ("dbname=demo", a URI, a database
 # name).  Table names: FASHION_TRAIN_TABLE and FASHION_TEST_TABLE (name or
@@ -25,15 +27,19 @@
 set -euo pipefail
 
 usage() {
-  echo "usage: $0 [--replace] CONNINFO [MAX_TRAIN [MAX_TEST]]" >&2
+  echo "usage: $0 [--replace] [--image] CONNINFO [MAX_TRAIN [MAX_TEST]]" >&2
   exit 2
 }
 
 REPLACE=0
-if [ "${1:-}" = "--replace" ]; then
-  REPLACE=1
-  shift
-fi
+IMAGE=0
+while [ $# -gt 0 ]; do
+  case "$1" in
+    --replace) REPLACE=1; shift ;;
+    --image) IMAGE=1; shift ;;
+    *) break ;;
+  esac
+done
 [ $# -ge 1 ] && [ $# -le 3 ] || usage
 CONN="$1"
 MAX_TRAIN="${2:-}"
@@ -63,7 +69,7 @@ done
 read -r -d '' IDX2COPY <<'PY' || true
 import gzip, struct, sys
 
-images, labels, limit = sys.argv[1], sys.argv[2], sys.argv[3]
+images, labels, limit, image = sys.argv[1], sys.argv[2], sys.argv[3], sys.argv[4] == "1"
 
 def open_idx(path, magic, what):
     f = gzip.open(path, "rb")
@@ -88,7 +94,10 @@ if len(ys) != n:
 FLOAT4OID = 700
 # Each element: int32 length 4, then the float4 big-endian.
 elem = [struct.pack(">i", 4) + struct.pack(">f", float(v)) for v in range(256)]
-array_head = struct.pack(">iiiii", 1, 0, FLOAT4OID, size, 1)   # ndim, hasnull, elemtype, dim, lbound
+if image:   # ndim, hasnull, elemtype, then (dim, lbound) per dimension
+    array_head = struct.pack(">iiiiiiiii", 3, 0, FLOAT4OID, rows, 1, cols, 1, 1, 1)
+else:
+    array_head = struct.pack(">iiiii", 1, 0, FLOAT4OID, size, 1)
 x_len = struct.pack(">i", len(array_head) + 8 * size)
 
 out = sys.stdout.buffer
@@ -124,7 +133,7 @@ load() {
     echo "$0: table $table already exists; drop it or give --replace" >&2
     exit 1
   fi
-  "$PYTHON" -c "$IDX2COPY" "$images" "$labels" "$limit" |
+  "$PYTHON" -c "$IDX2COPY" "$images" "$labels" "$limit" "$IMAGE" |
     psql -X -q -1 -v ON_ERROR_STOP=1 -d "$CONN" \
       -c "$drop CREATE TABLE $table (id integer, x real[], y integer)" \
       -c "COPY $table (id, x, y) FROM STDIN (FORMAT binary, FREEZE)" \

@@ -27,6 +27,9 @@
 /* Optimizer state arrays we accept in a header (Adam with amsgrad has 3). */
 #define BLOB_MAX_SLOTS 8
 
+/* Largest optimizer iteration count we accept (2^53: exact as a double). */
+#define BLOB_MAX_ITERATIONS ((uint64_t) 1 << 53)
+
 /* Header field offsets (dl_blob.h). */
 #define OFF_MAGIC 0
 #define OFF_VERSION 4
@@ -194,6 +197,7 @@ dl_blob_read(DlModel *m, const uint8_t *buf, size_t len, int64_t *samples_seen, 
 	uint32_t	n_slots;
 	size_t		size;
 	uint64_t	ms;
+	double		msd;
 
 	if (len < DL_BLOB_HEADER_SIZE)
 	{
@@ -229,6 +233,20 @@ dl_blob_read(DlModel *m, const uint8_t *buf, size_t len, int64_t *samples_seen, 
 					 (int) kind, n_slots);
 		return corrupt_hint(err);
 	}
+	/*
+	 * Optimizer counters: the header is outside the checksum, and a
+	 * hostile iteration count would overflow in the next step.  Nadam's
+	 * m_schedule is a product of factors in (0, 1).
+	 */
+	ms = get_u64(buf + OFF_M_SCHEDULE);
+	memcpy(&msd, &ms, sizeof(msd));
+	if (get_u64(buf + OFF_ITERATIONS) > BLOB_MAX_ITERATIONS || !(msd >= 0.0 && msd <= 1.0))
+	{
+		dl_error_set(err, DL_ERR_CORRUPT,
+					 "model state has an invalid optimizer header (%llu iterations, m_schedule %g)",
+					 (unsigned long long) get_u64(buf + OFF_ITERATIONS), msd);
+		return corrupt_hint(err);
+	}
 	if (!blob_total(m->n_params, n_slots, &size))
 	{
 		dl_error_set(err, DL_ERR_CORRUPT, "model state size overflows size_t (%u slots)", n_slots);
@@ -258,8 +276,7 @@ dl_blob_read(DlModel *m, const uint8_t *buf, size_t len, int64_t *samples_seen, 
 		if (kind == (int32_t) m->optim.cfg.kind && (int) n_slots == m->optim.n_slots)
 		{
 			m->optim.iterations = (int64_t) get_u64(buf + OFF_ITERATIONS);
-			ms = get_u64(buf + OFF_M_SCHEDULE);
-			memcpy(&m->optim.m_schedule, &ms, sizeof(ms));
+			m->optim.m_schedule = msd;
 			get_f32s(m->optim.slots, buf + DL_BLOB_HEADER_SIZE + 4 * m->n_params,
 					 m->n_params * n_slots);
 		}

@@ -1434,10 +1434,16 @@ read_model(json_object *root, const DlAllocator *alloc, DlModelSpec **out, DlErr
 	/* Keras 2.1-2.2 Sequential: the config is the layer list itself. */
 	layers = (!functional && json_object_is_type(cfg, json_type_array)) ? cfg : jget(cfg, "layers");
 	if (layers == NULL || !json_object_is_type(layers, json_type_array))
-		return dl_error_set(err, DL_ERR_PARSE, "model config has no \"layers\" list");
+	{
+		dl_error_set(err, DL_ERR_PARSE, "model config has no \"layers\" list");
+		return dl_error_hint(err, "Pass the output of model.to_json() unchanged.");
+	}
 	n = json_object_array_length(layers);
 	if (n == 0)
-		return dl_error_set(err, DL_ERR_SHAPE, "model has no layers");
+	{
+		dl_error_set(err, DL_ERR_SHAPE, "model has no layers");
+		return dl_error_hint(err, "Give a model with at least one layer.");
+	}
 	if (n > (size_t) DL_MAX_LAYERS + 1)
 		return dl_error_set(err, DL_ERR_LIMIT, "model has %zu layers, more than the limit of %d",
 							n, DL_MAX_LAYERS);

@@ -353,6 +353,24 @@ step_range(DlOptimState *st, const StepScalars *k, float *p, const float *g,
 				for (size_t i = b; i < e; i++)
 					p[i] = (float) ((double) p[i] - k->lr_t * (double) g[i]);
 			}
+			else if (!c->nesterov)
+			{
+				/*
+				 * Loop invariants in locals: with -fno-strict-aliasing
+				 * (PGXS) the float stores could alias *c and *k, which
+				 * kept this loop from vectorizing (same bits either way).
+				 */
+				const double mom = c->momentum;
+				const double lr = k->lr_t;
+
+				for (size_t i = b; i < e; i++)
+				{
+					double		v = mom * (double) s0[i] - lr * (double) g[i];
+
+					s0[i] = (float) v;
+					p[i] = (float) ((double) p[i] + v);
+				}
+			}
 			else
 			{
 				for (size_t i = b; i < e; i++)

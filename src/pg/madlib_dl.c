@@ -13,6 +13,9 @@
 #include "fmgr.h"
 #include "utils/guc.h"
 
+#include "pg_limits.h"
+#include "progress.h"
+
 PG_MODULE_MAGIC;
 
 /* From OpenBLAS; declared here so any cblas.h alternative works. */
@@ -47,6 +50,8 @@ _PG_init(void)
 							DL_BLAS_THREADS_DEFAULT, 1, DL_BLAS_THREADS_MAX,
 							PGC_USERSET, 0,
 							NULL, blas_threads_assign, NULL);
+	dl_limits_init();
 	MarkGUCPrefixReserved("madlib_dl");
 	openblas_set_num_threads(dl_pg_blas_threads);
+	dl_progress_init();
 }

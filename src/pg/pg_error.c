@@ -41,14 +41,47 @@ dl_pg_sqlstate(DlStatus status)
 	return ERRCODE_INTERNAL_ERROR;
 }
 
+/*
+ * The hint for an engine error that set none: what to do about that kind
+ * of error in general, so that every error reaches the user with a hint.
+ */
+static const char *
+default_hint(DlStatus status)
+{
+	switch (status)
+	{
+		case DL_ERR_INVALID_ARGUMENT:
+		case DL_ERR_PARSE:
+			return "Correct the value named in the message; docs/errors.md lists what each function accepts.";
+		case DL_ERR_UNSUPPORTED:
+			return "Use a feature madlib_dl supports; docs/engine.md lists the layers, activations and options.";
+		case DL_ERR_SHAPE:
+			return "Make the layers, the data and the weights agree in shape; keras_model_summary() shows each layer's output shape.";
+		case DL_ERR_DATA:
+			return "Fix or delete the offending values in the input table.";
+		case DL_ERR_DIVERGED:
+			return "Lower the learning rate, scale the input features, or set clipnorm in the optimizer.";
+		case DL_ERR_CORRUPT:
+			return "The stored model or buffer is damaged or of another version; train or preprocess again.";
+		case DL_ERR_NO_MEMORY:
+			return "Use a smaller model or batch_size, or give the server more memory.";
+		case DL_ERR_LIMIT:
+			return "Use a smaller model, batch or buffer.";
+		default:
+			return NULL;
+	}
+}
+
 void
 dl_pg_report(const DlError *err)
 {
+	const char *hint = err->hint[0] != '\0' ? err->hint : default_hint(err->code);
+
 	if (err->code == DL_ERR_INTERNAL)
 		elog(ERROR, "madlib_dl internal error: %s", err->msg);
 	ereport(ERROR,
 			(errcode(dl_pg_sqlstate(err->code)),
 			 errmsg("%s", err->msg),
-			 err->hint[0] != '\0' ? errhint("%s", err->hint) : 0));
+			 hint != NULL ? errhint("%s", hint) : 0));
 	pg_unreachable();
 }

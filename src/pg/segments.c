@@ -12,16 +12,20 @@
  *	                for the leader);
  *	 text           table and column names, architectures and parameter
  *	                strings, NUL-terminated, addressed by offset;
- *	 slot lengths   and the state slots themselves (n_slots * slot_size).
+ *	 slot table     offset, capacity and length of each state slot;
+ *	 slots          the state slots themselves (each MAXALIGNed; sizes may
+ *	                differ, e.g. one slot per model sized by its state).
  *
- * A round (dl_seg_run):
- *	 leader: write cmd[k] for every k, generation++, broadcast "work";
- *	         run its own segments (those no worker took), one by one;
- *	         sleep on "done" until every worker segment has
- *	         done_gen == generation, re-throwing worker ERRORs
+ * A command (dl_seg_submit):
+ *	 leader: write cmd[k], cmd_gen[k] = ++generation, broadcast "work";
+ *	         a segment no worker took is run by the leader right there.
+ *	 worker: sleep on "work" until its cmd_gen changes; run its command;
+ *	         set done_gen = cmd_gen; broadcast "done".
+ *	 leader (dl_seg_wait_any): sleep on "done" until a submitted segment
+ *	         has done_gen == cmd_gen, re-throwing worker ERRORs
  *	         (CHECK_FOR_INTERRUPTS) and noticing dead workers.
- *	 worker: sleep on "work" until the generation changes; run its
- *	         command; set done_gen; broadcast "done".
+ * A round (dl_seg_run) submits a command to every segment (workers' first,
+ * then the leader's own) and waits for all of them.
  * Slot ownership: a slot is written only by the segment whose command
  * names it during a round, and by the leader between rounds.  The
  * spinlock around the generation and done_gen gives the memory barriers.
@@ -83,13 +87,22 @@ typedef struct DlSegModelText
 	int64		fit;
 } DlSegModelText;
 
+/* Where slot i lives in the slot area, and how full it is. */
+typedef struct DlSegSlot
+{
+	Size		offset;			/* from the start of the slot area */
+	Size		cap;			/* bytes */
+	Size		len;			/* bytes of the state it holds now */
+} DlSegSlot;
+
 typedef struct DlSegControl
 {
-	slock_t		mutex;			/* protects generation, cmd, done_gen */
-	ConditionVariable cv_work;	/* leader -> workers: new generation */
+	slock_t		mutex;			/* protects generation, cmd, cmd_gen, done_gen */
+	ConditionVariable cv_work;	/* leader -> workers: a new command */
 	ConditionVariable cv_done;	/* workers -> leader: a segment finished */
-	uint64		generation;		/* round counter, 0 before the first round */
-	uint64		done_gen[DL_SEG_MAX];	/* round a segment last finished */
+	uint64		generation;		/* command counter, 0 before the first */
+	uint64		cmd_gen[DL_SEG_MAX];	/* generation of a segment's command */
+	uint64		done_gen[DL_SEG_MAX];	/* generation a segment last finished */
 	DlSegCommand cmd[DL_SEG_MAX];
 	DlSegStats	stats[DL_SEG_MAX];
 	int64		part_rows[DL_SEG_MAX];	/* training rows per segment */
@@ -98,7 +111,6 @@ typedef struct DlSegControl
 	int			nseg;
 	int			n_models;
 	int			n_slots;
-	Size		slot_size;		/* bytes per slot (MAXALIGNed stride) */
 	Oid			source;
 	Oid			validation;
 	bool		by_dist_key;	/* training partition by __dist_key__ */
@@ -108,28 +120,20 @@ typedef struct DlSegControl
 	int64		val_y_col;
 } DlSegControl;
 
-/* One partition in process memory. */
-typedef struct DlSegPartition
-{
-	bool		loaded;
-	int64		n;				/* N, samples */
-	int64		x_width;		/* floats per sample */
-	int64		y_width;		/* classes */
-	float	   *x;				/* (N, x_width) */
-	float	   *y;				/* (N, y_width), one-hot */
-	float	   *y_index;		/* (N, 1) class index, made for sparse losses */
-} DlSegPartition;
-
 /* Per-process view of a job: shared pointers plus local models and data. */
 typedef struct DlSegLocal
 {
 	DlSegControl *ctl;
 	const char *text;
 	const DlSegModelText *mtext;
-	Size	   *slot_len;		/* (n_slots) */
-	uint8	   *slots;			/* (n_slots * slot_size) */
+	DlSegSlot  *slot;			/* (n_slots) */
+	uint8	   *slots;			/* the slot area */
 	MemoryContext cxt;			/* models and partitions */
-	DlPgModel **models;			/* (n_models), built on first use */
+	DlPgModel **models;			/* (n_models), built on first use, at most
+								 * DL_SEG_MODEL_CACHE at a time */
+	uint64	   *model_used;		/* (n_models) use clock of each built model */
+	uint64		use_clock;
+	int			n_built;
 	DlSegPartition train[DL_SEG_MAX];
 	DlSegPartition val[DL_SEG_MAX];
 } DlSegLocal;
@@ -140,6 +144,7 @@ struct DlSegments
 	DlSegLocal	local;
 	int			nlaunched;
 	MemoryContext cxt;
+	bool		pending[DL_SEG_MAX];	/* submitted, not yet reported done */
 };
 
 /* ---------------------------------------------------------------------
@@ -434,27 +439,6 @@ load_partition(DlSegPartition *p, Oid rel, const char *x_col, const char *y_col,
 	error_context_stack = errcb.previous;
 }
 
-/* The class index of every sample, for sparse losses: argmax of the one-hot row. */
-static const float *
-partition_y_index(DlSegPartition *p, MemoryContext cxt)
-{
-	if (p->y_index == NULL && p->n > 0)
-	{
-		p->y_index = MemoryContextAllocExtended(cxt, (Size) p->n * sizeof(float), MCXT_ALLOC_HUGE);
-		for (int64 i = 0; i < p->n; i++)
-		{
-			const float *row = p->y + i * p->y_width;
-			int64		best = 0;
-
-			for (int64 k = 1; k < p->y_width; k++)
-				if (row[k] > row[best])
-					best = k;
-			p->y_index[i] = (float) best;
-		}
-	}
-	return p->y_index;
-}
-
 /* ---------------------------------------------------------------------
  * The per-segment step, shared by leader and workers
  * --------------------------------------------------------------------- */
@@ -475,7 +459,13 @@ exec_error_callback(void *arg)
 			   ec->seg, ec->cmd->iteration);
 }
 
-/* Model definition `model` built in this process, on first use. */
+/*
+ * Model definition `model` built in this process, on first use.  At most
+ * DL_SEG_MODEL_CACHE models stay built; the least recently used one is
+ * freed to make room.  A rebuilt model gives the same results: a step
+ * loads everything that matters (weights, optimizer state, rng) from the
+ * state slot.
+ */
 static DlPgModel *
 local_model(DlSegLocal *l, int model)
 {
@@ -486,44 +476,30 @@ local_model(DlSegLocal *l, int model)
 		const DlSegModelText *mt = &l->mtext[model];
 		const char *arch = text_at(l, mt->arch);
 
+		if (l->n_built >= DL_SEG_MODEL_CACHE)
+		{
+			int			lru = -1;
+
+			for (int i = 0; i < l->ctl->n_models; i++)
+				if (l->models[i] != NULL && (lru < 0 || l->model_used[i] < l->model_used[lru]))
+					lru = i;
+			dl_pg_model_free(l->models[lru]);
+			l->models[lru] = NULL;
+			l->n_built--;
+		}
 		l->models[model] = dl_pg_model_build(arch, strlen(arch), text_at(l, mt->compile),
 											 text_at(l, mt->fit), l->cxt);
+		l->n_built++;
 	}
+	l->model_used[model] = ++l->use_clock;
 	return l->models[model];
-}
-
-/* y of partition p in the layout the loss of m wants. */
-static const float *
-partition_y(DlSegLocal *l, DlSegPartition *p, const DlTrainConfig *cfg)
-{
-	if (dl_loss_y_width(cfg->loss, p->y_width) == 1 && p->y_width > 1)
-		return partition_y_index(p, l->cxt);
-	return p->y;
-}
-
-/* ERROR when partition p's sample sizes do not fit model m. */
-static void
-check_partition(const DlPgModel *m, const DlSegPartition *p, const char *what)
-{
-	if (p->n > 0 && (p->x_width != dl_pg_model_input_size(m) ||
-					 p->y_width != dl_pg_model_output_width(m)))
-		ereport(ERROR,
-				(errcode(ERRCODE_DATA_EXCEPTION),
-				 errmsg("%s data has " INT64_FORMAT " values and " INT64_FORMAT " classes per sample, the model takes " INT64_FORMAT " and gives " INT64_FORMAT,
-						what, p->x_width, p->y_width, dl_pg_model_input_size(m),
-						dl_pg_model_output_width(m)),
-				 errhint("Use an architecture that matches the preprocessed data.")));
 }
 
 /*
  * Run one command for segment seg in this process and write its statistics
- * to *out.  TRAIN: load the command's slot into the model, reseed its
- * generator from (seed, iteration, seg), train `epochs` passes over the
- * training partition and write the state back with the sample count (an
- * empty partition leaves the slot untouched and reports 0 samples).  EVAL:
- * load the slot and evaluate on the training and validation partitions;
- * the slot is not written.  The result depends only on the command, the
- * slot's bytes and the partition, never on the process.
+ * to *out: TRAIN is dl_seg_train_step on the command's slot, EVAL is
+ * dl_seg_eval_step (the slot is not written).  The result depends only on
+ * the command, the slot's bytes and the partition, never on the process.
  */
 static void
 segment_execute(DlSegLocal *l, int seg, const DlSegCommand *cmd, DlSegStats *out)
@@ -532,9 +508,8 @@ segment_execute(DlSegLocal *l, int seg, const DlSegCommand *cmd, DlSegStats *out
 	ExecContext ec;
 	ErrorContextCallback errcb;
 	DlPgModel  *m;
-	DlTrainConfig cfg;
-	DlError		err;
 	DlSegPartition *tp = &l->train[seg];
+	DlSegSlot  *sl;
 	uint8	   *slot;
 	instr_time	start;
 	instr_time	dur;
@@ -558,61 +533,20 @@ segment_execute(DlSegLocal *l, int seg, const DlSegCommand *cmd, DlSegStats *out
 	error_context_stack = &errcb;
 
 	INSTR_TIME_SET_CURRENT(start);
-	memset(&st, 0, sizeof(st));
-	dl_error_clear(&err);
 	m = local_model(l, cmd->model);
-	dl_pg_model_train_config(m, &cfg);
-	slot = l->slots + (Size) cmd->slot * ctl->slot_size;
-	dl_pg_check(dl_blob_read(m->model, slot, l->slot_len[cmd->slot], NULL, &err), &err);
-	check_partition(m, tp, "training");
-
+	sl = &l->slot[cmd->slot];
+	slot = l->slots + sl->offset;
 	if (cmd->kind == DL_SEG_CMD_TRAIN)
 	{
-		if (tp->n > 0)
-		{
-			DlBatchStats bs = {0};
-			const float *y = partition_y(l, tp, &cfg);
-			size_t		need;
+		Size		len;
 
-			dl_model_seed_rng(m->model, dl_seg_shuffle_seed(m->fit.seed, cmd->iteration, seg));
-			for (int e = 0; e < m->fit.epochs; e++)
-				dl_pg_check(dl_model_train_epoch(m->model, &cfg, tp->x, y, tp->n, &bs, &err), &err);
-			dl_pg_check(dl_blob_size(m->model, &need, &err), &err);
-			if (need > ctl->slot_size)
-				elog(ERROR, "madlib_dl: model state of %zu bytes does not fit a slot of %zu", need, ctl->slot_size);
-			dl_pg_check(dl_blob_write(m->model, bs.n, slot, ctl->slot_size, &err), &err);
-			l->slot_len[cmd->slot] = need;
-			st.train_loss_sum = bs.loss_sum;
-			st.train_metric_sum = bs.metric_sum;
-			st.train_n = bs.n;
-			st.samples_seen = bs.n;
-		}
-		/* an empty partition leaves the state as it is: samples_seen 0 */
+		(void) dl_seg_train_step(m, slot, sl->len, sl->cap, &len, tp, l->cxt,
+								 cmd->iteration, seg, cmd->catch_divergence, &st);
+		sl->len = len;
 	}
 	else
-	{
-		DlBatchStats bs = {0};
-
-		if (tp->n > 0)
-			dl_pg_check(dl_model_evaluate(m->model, &cfg, tp->x, partition_y(l, tp, &cfg),
-										  tp->n, &bs, &err), &err);
-		st.train_loss_sum = bs.loss_sum;
-		st.train_metric_sum = bs.metric_sum;
-		st.train_n = bs.n;
-		if (OidIsValid(ctl->validation))
-		{
-			DlSegPartition *vp = &l->val[seg];
-			DlBatchStats vs = {0};
-
-			check_partition(m, vp, "validation");
-			if (vp->n > 0)
-				dl_pg_check(dl_model_evaluate(m->model, &cfg, vp->x, partition_y(l, vp, &cfg),
-											  vp->n, &vs, &err), &err);
-			st.val_loss_sum = vs.loss_sum;
-			st.val_metric_sum = vs.metric_sum;
-			st.val_n = vs.n;
-		}
-	}
+		dl_seg_eval_step(m, slot, sl->len, tp,
+						 OidIsValid(ctl->validation) ? &l->val[seg] : NULL, l->cxt, &st);
 	INSTR_TIME_SET_CURRENT(dur);
 	INSTR_TIME_SUBTRACT(dur, start);
 	st.seconds = INSTR_TIME_GET_DOUBLE(dur);
@@ -651,10 +585,11 @@ local_attach(DlSegLocal *l, shm_toc *toc, MemoryContext cxt)
 	l->ctl = shm_toc_lookup(toc, DL_SEG_KEY_CONTROL, false);
 	l->text = shm_toc_lookup(toc, DL_SEG_KEY_TEXT, false);
 	l->mtext = shm_toc_lookup(toc, DL_SEG_KEY_MODELS, false);
-	l->slot_len = shm_toc_lookup(toc, DL_SEG_KEY_SLOTLEN, false);
+	l->slot = shm_toc_lookup(toc, DL_SEG_KEY_SLOTLEN, false);
 	l->slots = shm_toc_lookup(toc, DL_SEG_KEY_SLOTS, false);
 	l->cxt = cxt;
 	l->models = MemoryContextAllocZero(cxt, sizeof(DlPgModel *) * l->ctl->n_models);
+	l->model_used = MemoryContextAllocZero(cxt, sizeof(uint64) * l->ctl->n_models);
 }
 
 /* ---------------------------------------------------------------------
@@ -687,7 +622,7 @@ dl_segment_worker_main(dsm_segment *seg, shm_toc *toc)
 		DlSegCommand cmd;
 
 		SpinLockAcquire(&ctl->mutex);
-		gen = ctl->generation;
+		gen = ctl->cmd_gen[me];
 		cmd = ctl->cmd[me];
 		SpinLockRelease(&ctl->mutex);
 		if (gen == seen)
@@ -746,11 +681,10 @@ dl_seg_start(const DlSegSetup *setup, MemoryContext cxt)
 	DlSegControl *ctl;
 	char	   *text;
 	DlSegModelText *mtext;
-	Size	   *slot_len;
+	DlSegSlot  *slot_tab;
 	uint8	   *slots;
 	Size		text_size = 0;
-	Size		stride;
-	Size		slots_size;
+	Size		slots_size = 0;
 	Size		used = 0;
 
 	if (setup->nseg < 1 || setup->nseg > DL_SEG_MAX)
@@ -773,8 +707,15 @@ dl_seg_start(const DlSegSetup *setup, MemoryContext cxt)
 		text_size = add_size(text_size, text_need(setup->models[i].fit_params));
 	}
 	text_size = Max(text_size, 1);
-	stride = MAXALIGN(setup->slot_size);
-	slots_size = mul_size(stride, (Size) setup->n_slots);
+	for (int i = 0; i < setup->n_slots; i++)
+	{
+		Size		cap = setup->slot_sizes != NULL ? setup->slot_sizes[i] : setup->slot_size;
+
+		if (cap > MaxAllocHugeSize)
+			elog(ERROR, "madlib_dl: state slot of %zu bytes is too large", cap);
+		slots_size = add_size(slots_size, MAXALIGN(cap));
+	}
+	slots_size = Max(slots_size, MAXIMUM_ALIGNOF);
 
 	scxt = AllocSetContextCreate(cxt, "madlib_dl segments", ALLOCSET_DEFAULT_SIZES);
 	old = MemoryContextSwitchTo(scxt);
@@ -786,7 +727,7 @@ dl_seg_start(const DlSegSetup *setup, MemoryContext cxt)
 	shm_toc_estimate_chunk(&pcxt->estimator, sizeof(DlSegControl));
 	shm_toc_estimate_chunk(&pcxt->estimator, text_size);
 	shm_toc_estimate_chunk(&pcxt->estimator, mul_size(sizeof(DlSegModelText), setup->n_models));
-	shm_toc_estimate_chunk(&pcxt->estimator, mul_size(sizeof(Size), setup->n_slots));
+	shm_toc_estimate_chunk(&pcxt->estimator, mul_size(sizeof(DlSegSlot), setup->n_slots));
 	shm_toc_estimate_chunk(&pcxt->estimator, slots_size);
 	shm_toc_estimate_keys(&pcxt->estimator, 5);
 	InitializeParallelDSM(pcxt);
@@ -800,7 +741,6 @@ dl_seg_start(const DlSegSetup *setup, MemoryContext cxt)
 	ctl->nseg = setup->nseg;
 	ctl->n_models = setup->n_models;
 	ctl->n_slots = setup->n_slots;
-	ctl->slot_size = stride;
 	ctl->source = setup->source;
 	ctl->validation = setup->validation;
 	ctl->by_dist_key = get_attnum(setup->source, "__dist_key__") != InvalidAttrNumber;
@@ -817,14 +757,24 @@ dl_seg_start(const DlSegSetup *setup, MemoryContext cxt)
 		mtext[i].compile = text_put(text, &used, setup->models[i].compile_params);
 		mtext[i].fit = text_put(text, &used, setup->models[i].fit_params);
 	}
-	slot_len = shm_toc_allocate(pcxt->toc, sizeof(Size) * setup->n_slots);
-	memset(slot_len, 0, sizeof(Size) * setup->n_slots);
+	slot_tab = shm_toc_allocate(pcxt->toc, sizeof(DlSegSlot) * setup->n_slots);
+	{
+		Size		off = 0;
+
+		for (int i = 0; i < setup->n_slots; i++)
+		{
+			slot_tab[i].offset = off;
+			slot_tab[i].cap = setup->slot_sizes != NULL ? setup->slot_sizes[i] : setup->slot_size;
+			slot_tab[i].len = 0;
+			off += MAXALIGN(slot_tab[i].cap);
+		}
+	}
 	slots = shm_toc_allocate(pcxt->toc, slots_size);
 
 	shm_toc_insert(pcxt->toc, DL_SEG_KEY_CONTROL, ctl);
 	shm_toc_insert(pcxt->toc, DL_SEG_KEY_TEXT, text);
 	shm_toc_insert(pcxt->toc, DL_SEG_KEY_MODELS, mtext);
-	shm_toc_insert(pcxt->toc, DL_SEG_KEY_SLOTLEN, slot_len);
+	shm_toc_insert(pcxt->toc, DL_SEG_KEY_SLOTLEN, slot_tab);
 	shm_toc_insert(pcxt->toc, DL_SEG_KEY_SLOTS, slots);
 
 	local_attach(&s->local, pcxt->toc, scxt);
@@ -854,21 +804,31 @@ dl_seg_slot(DlSegments *s, int slot)
 {
 	if (slot < 0 || slot >= s->local.ctl->n_slots)
 		elog(ERROR, "madlib_dl: slot %d out of range", slot);
-	return s->local.slots + (Size) slot * s->local.ctl->slot_size;
+	return s->local.slots + s->local.slot[slot].offset;
 }
 
 Size
 dl_seg_slot_len(const DlSegments *s, int slot)
 {
-	return s->local.slot_len[slot];
+	if (slot < 0 || slot >= s->local.ctl->n_slots)
+		elog(ERROR, "madlib_dl: slot %d out of range", slot);
+	return s->local.slot[slot].len;
+}
+
+Size
+dl_seg_slot_cap(const DlSegments *s, int slot)
+{
+	if (slot < 0 || slot >= s->local.ctl->n_slots)
+		elog(ERROR, "madlib_dl: slot %d out of range", slot);
+	return s->local.slot[slot].cap;
 }
 
 void
 dl_seg_set_slot_len(DlSegments *s, int slot, Size len)
 {
-	if (slot < 0 || slot >= s->local.ctl->n_slots || len > s->local.ctl->slot_size)
+	if (slot < 0 || slot >= s->local.ctl->n_slots || len > s->local.slot[slot].cap)
 		elog(ERROR, "madlib_dl: bad slot %d or length %zu", slot, len);
-	s->local.slot_len[slot] = len;
+	s->local.slot[slot].len = len;
 }
 
 const DlSegStats *
@@ -885,10 +845,10 @@ dl_seg_partition_rows(const DlSegments *s, int seg)
 
 /*
  * Throw the ERROR of a worker that stopped, if it sent one; otherwise
- * report that it died.
+ * report that it died.  Only workers with a command in progress matter.
  */
 static void
-check_workers_alive(DlSegments *s, uint64 gen)
+check_workers_alive(DlSegments *s)
 {
 	DlSegControl *ctl = s->local.ctl;
 
@@ -899,7 +859,7 @@ check_workers_alive(DlSegments *s, uint64 gen)
 		bool		done;
 
 		SpinLockAcquire(&ctl->mutex);
-		done = ctl->done_gen[i] == gen;
+		done = ctl->done_gen[i] == ctl->cmd_gen[i];
 		SpinLockRelease(&ctl->mutex);
 		if (done)
 			continue;
@@ -922,42 +882,82 @@ check_workers_alive(DlSegments *s, uint64 gen)
 }
 
 void
-dl_seg_run(DlSegments *s, const DlSegCommand *cmds)
+dl_seg_submit(DlSegments *s, int seg, const DlSegCommand *cmd)
 {
 	DlSegControl *ctl = s->local.ctl;
 	uint64		gen;
 
+	if (seg < 0 || seg >= ctl->nseg || s->pending[seg])
+		elog(ERROR, "madlib_dl: segment %d is out of range or busy", seg);
 	SpinLockAcquire(&ctl->mutex);
-	for (int k = 0; k < ctl->nseg; k++)
-		ctl->cmd[k] = cmds[k];
+	ctl->cmd[seg] = *cmd;
 	gen = ++ctl->generation;
+	ctl->cmd_gen[seg] = gen;
 	SpinLockRelease(&ctl->mutex);
-	ConditionVariableBroadcast(&ctl->cv_work);
-
-	for (int k = s->nlaunched; k < ctl->nseg; k++)
+	s->pending[seg] = true;
+	if (seg < s->nlaunched)
+		ConditionVariableBroadcast(&ctl->cv_work);
+	else
 	{
+		/* no worker took this segment: the leader runs it now */
 		CHECK_FOR_INTERRUPTS();
-		segment_execute(&s->local, k, &cmds[k], &ctl->stats[k]);
-		ctl->done_gen[k] = gen;
+		segment_execute(&s->local, seg, cmd, &ctl->stats[seg]);
+		SpinLockAcquire(&ctl->mutex);
+		ctl->done_gen[seg] = gen;
+		SpinLockRelease(&ctl->mutex);
 	}
+}
 
-	ConditionVariablePrepareToSleep(&ctl->cv_done);
+int
+dl_seg_wait_any(DlSegments *s)
+{
+	DlSegControl *ctl = s->local.ctl;
+	bool		any = false;
+	bool		slept = false;
+	int			found = -1;
+
+	for (int k = 0; k < ctl->nseg; k++)
+		any |= s->pending[k];
+	if (!any)
+		return -1;
 	for (;;)
 	{
-		bool		all = true;
-
 		CHECK_FOR_INTERRUPTS();
 		SpinLockAcquire(&ctl->mutex);
-		for (int i = 0; i < s->nlaunched; i++)
-			if (ctl->done_gen[i] != gen)
-				all = false;
+		for (int k = 0; k < ctl->nseg && found < 0; k++)
+			if (s->pending[k] && ctl->done_gen[k] == ctl->cmd_gen[k])
+				found = k;
 		SpinLockRelease(&ctl->mutex);
-		if (all)
+		if (found >= 0)
 			break;
-		check_workers_alive(s, gen);
+		check_workers_alive(s);
+		if (!slept)
+		{
+			ConditionVariablePrepareToSleep(&ctl->cv_done);
+			slept = true;
+			continue;			/* look again before the first sleep */
+		}
 		(void) ConditionVariableTimedSleep(&ctl->cv_done, DL_SEG_POLL_MS, PG_WAIT_EXTENSION);
 	}
-	ConditionVariableCancelSleep();
+	if (slept)
+		ConditionVariableCancelSleep();
+	s->pending[found] = false;
+	return found;
+}
+
+void
+dl_seg_run(DlSegments *s, const DlSegCommand *cmds)
+{
+	DlSegControl *ctl = s->local.ctl;
+
+	/* the workers' segments first, so they run while the leader runs its own */
+	for (int k = 0; k < ctl->nseg; k++)
+		if (k < s->nlaunched)
+			dl_seg_submit(s, k, &cmds[k]);
+	for (int k = s->nlaunched; k < ctl->nseg; k++)
+		dl_seg_submit(s, k, &cmds[k]);
+	while (dl_seg_wait_any(s) >= 0)
+		;
 }
 
 void
@@ -970,8 +970,8 @@ dl_seg_finish(DlSegments *s)
 	{
 		memset(&ctl->cmd[k], 0, sizeof(DlSegCommand));
 		ctl->cmd[k].kind = DL_SEG_CMD_EXIT;
+		ctl->cmd_gen[k] = ++ctl->generation;
 	}
-	ctl->generation++;
 	SpinLockRelease(&ctl->mutex);
 	ConditionVariableBroadcast(&ctl->cv_work);
 

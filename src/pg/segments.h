@@ -9,23 +9,30 @@
  * no __dist_key__ column), in buffer_id order, and its share of the
  * validation table (buffer_id % nseg = k).  Parallel worker k owns segment
  * k: it reads its partition once into process memory, then runs one
- * command per round until told to exit.  The leader launches nseg workers;
+ * command at a time until told to exit.  The leader launches nseg workers;
  * PostgreSQL may launch fewer (even none), and the leader itself runs every
  * segment no worker took, with the same code, so results do not depend on
  * how many workers were launched.
  *
- * Model states travel only through shared memory: n_slots fixed-size state
- * slots (dl_blob format).  Each round the leader writes a command per
- * segment (kind, model, slot, iteration), bumps a generation counter and
- * broadcasts; each segment reads the state in its command's slot, works
- * on its partition, writes the state back (TRAIN) and its statistics, and
- * reports done.  The leader waits with CHECK_FOR_INTERRUPTS, so worker
- * ERRORs are re-thrown in the leader, and a worker that died without an
- * ERROR is reported.  fit uses one model and one slot per segment;
- * fit_multiple can move models between segments by choosing the slots.
+ * Model states travel only through shared memory: n_slots state slots
+ * (dl_blob format), each of a fixed capacity (one size for all, or one per
+ * slot).  The leader gives a segment a command (kind, model, slot,
+ * iteration) with dl_seg_submit, or every segment one with dl_seg_run;
+ * the segment reads the state in its command's slot, works on its
+ * partition, writes the state back (TRAIN) and its statistics, and
+ * reports done (dl_seg_wait_any).  The leader waits with
+ * CHECK_FOR_INTERRUPTS, so worker ERRORs are re-thrown in the leader, and
+ * a worker that died without an ERROR is reported.  fit uses one model and
+ * one slot per segment, in rounds; fit_multiple gives each model its own
+ * slot and moves models between segments by naming their slots, each
+ * segment at its own pace.
  *
- * Everything here is PostgreSQL-only (ParallelContext); Greenplum runs the
- * same per-segment step as an aggregate.
+ * The per-segment steps (dl_seg_train_step, dl_seg_eval_step, defined in
+ * seg_step.c) use no ParallelContext and no shared memory: they work on a
+ * state buffer and a partition in process memory, so Greenplum can run
+ * them inside an aggregate over its real segments.  The rest of this
+ * header (dl_seg_start ... dl_seg_finish, segments.c) is PostgreSQL-only
+ * (ParallelContext).
  *
  * IDENTIFICATION
  *	  src/pg/segments.h
@@ -42,11 +49,23 @@
 
 #include "madlib_dl/dl_model.h"
 
+#include "pg_model.h"
+
 /* Most virtual segments (distribution_rules accepts 1..DL_SEG_MAX). */
 #define DL_SEG_MAX 64
 
 /* Most distinct model configurations in one job. */
 #define DL_SEG_MAX_MODELS 1024
+
+/*
+ * Most models one process keeps built at a time (a cache keyed by model
+ * definition; the least recently used is freed first).  A built model
+ * holds its weights, gradients, optimizer state and workspace.
+ */
+#define DL_SEG_MODEL_CACHE 8
+
+/* Room for an engine message in DlSegStats. */
+#define DL_SEG_MESSAGE_LEN 256
 
 typedef enum DlSegCommandKind
 {
@@ -62,6 +81,8 @@ typedef struct DlSegCommand
 	int			model;			/* index into the job's model definitions */
 	int			slot;			/* state slot read, and written by TRAIN */
 	int64		iteration;		/* 1-based; feeds the shuffle seed */
+	bool		catch_divergence;	/* TRAIN: report DL_ERR_DIVERGED in the
+									 * stats instead of raising an ERROR */
 } DlSegCommand;
 
 /* What a segment reports after a command.  Sums; divide by the counts. */
@@ -75,6 +96,10 @@ typedef struct DlSegStats
 	int64		val_n;
 	int64		samples_seen;	/* TRAIN: epochs * partition rows; the averaging weight */
 	double		seconds;		/* time the command took on this segment */
+	bool		diverged;		/* TRAIN with catch_divergence: the loss or a
+								 * weight became NaN/inf; the slot is left
+								 * as it was (the last finite state) */
+	char		message[DL_SEG_MESSAGE_LEN];	/* the engine's message then */
 } DlSegStats;
 
 /* One model configuration of a job. */
@@ -98,7 +123,71 @@ typedef struct DlSegSetup
 	const DlSegModelDef *models;	/* (n_models) */
 	int			n_slots;		/* state slots, >= 1 */
 	Size		slot_size;		/* bytes per slot: the largest dl_blob_size */
+	const Size *slot_sizes;		/* (n_slots) bytes of each slot, or NULL:
+								 * every slot has slot_size bytes */
 } DlSegSetup;
+
+/*
+ * One partition in process memory: a segment's buffers, concatenated in
+ * buffer_id order.
+ */
+typedef struct DlSegPartition
+{
+	bool		loaded;
+	int64		n;				/* N, samples */
+	int64		x_width;		/* floats per sample */
+	int64		y_width;		/* classes */
+	float	   *x;				/* (N, x_width) */
+	float	   *y;				/* (N, y_width), one-hot */
+	float	   *y_index;		/* (N, 1) class index, made on first use
+								 * for sparse losses */
+} DlSegPartition;
+
+/* ---------------------------------------------------------------------
+ * The per-segment steps (seg_step.c): no shared memory, no parallel
+ * machinery; the same code in the PostgreSQL workers, the leader and a
+ * Greenplum aggregate.
+ * --------------------------------------------------------------------- */
+
+/*
+ * Train model m (built with compile params) on one segment's partition p
+ * for one visit:
+ *	 1. load the state in state[0..state_len) (a dl_blob: weights,
+ *	    optimizer state, rng) into m;
+ *	 2. reseed m's shuffle/dropout generator with
+ *	    dl_seg_shuffle_seed(m->fit.seed, iteration, segment);
+ *	 3. run m->fit.epochs passes over p (mini-batches of m->fit.batch_size,
+ *	    shuffled when m->fit.shuffle);
+ *	 4. write the new state back into state (capacity state_cap bytes) with
+ *	    the number of samples trained on, and set *state_len_out.
+ * st gets the training loss/metric sums over all epochs and samples_seen.
+ * An empty partition leaves state untouched (samples_seen 0).
+ * Divergence (DL_ERR_DIVERGED: NaN/inf loss or weight): with
+ * catch_divergence, st->diverged is set, st->message holds the engine's
+ * message, state is left untouched (it still holds the last finite
+ * state) and false is returned; without it, an ERROR (22000).  Every
+ * other problem is an ERROR.  The result depends only on the state bytes,
+ * m's definition, p, iteration and segment: never on the process, nor on
+ * what m held before.  cxt holds the lazily made class-index array of p.
+ * Runs CHECK_FOR_INTERRUPTS between mini-batches.
+ */
+bool		dl_seg_train_step(DlPgModel *m, uint8 *state, Size state_len, Size state_cap,
+							  Size *state_len_out, DlSegPartition *p, MemoryContext cxt,
+							  int64 iteration, int segment, bool catch_divergence,
+							  DlSegStats *st);
+
+/*
+ * Evaluate the state in state[0..state_len) on the training partition
+ * tp and, when vp is not NULL, the validation partition vp: loss and
+ * metric sums into st->train_* and st->val_*.  state is not written.
+ */
+void		dl_seg_eval_step(DlPgModel *m, const uint8 *state, Size state_len,
+							 DlSegPartition *tp, DlSegPartition *vp, MemoryContext cxt,
+							 DlSegStats *st);
+
+/* ERROR 22000 when partition p's sample sizes do not fit model m; what names p. */
+void		dl_seg_check_partition(const DlPgModel *m, const DlSegPartition *p, const char *what);
+
 
 typedef struct DlSegments DlSegments;
 
@@ -114,19 +203,38 @@ DlSegments *dl_seg_start(const DlSegSetup *setup, MemoryContext cxt);
 /* Number of workers PostgreSQL actually launched (0..nseg). */
 int			dl_seg_workers_launched(const DlSegments *s);
 
-/* Slot i's bytes (slot_size of them) and its current length. */
+/* Slot i's bytes (its capacity: dl_seg_slot_cap) and its current length. */
 uint8	   *dl_seg_slot(DlSegments *s, int slot);
 Size		dl_seg_slot_len(const DlSegments *s, int slot);
+Size		dl_seg_slot_cap(const DlSegments *s, int slot);
 void		dl_seg_set_slot_len(DlSegments *s, int slot, Size len);
 
 /*
- * Run one round: cmds[k] is segment k's command (nseg of them).  The
- * leader runs its own segments while the workers run theirs, then waits
- * for all of them.  Two segments must not write the same slot.
+ * Run one round: cmds[k] is segment k's command (nseg of them; NONE
+ * idles).  The leader runs its own segments while the workers run theirs,
+ * then waits for all of them.  No command may be outstanding from
+ * dl_seg_submit.  Two segments must not write the same slot.
  */
 void		dl_seg_run(DlSegments *s, const DlSegCommand *cmds);
 
-/* Statistics segment k reported in the last round. */
+/*
+ * Give segment seg a command without waiting for the others: a worker
+ * starts it at once; a segment no worker took is run by the leader before
+ * this returns.  The segment must be idle (no command submitted and not
+ * yet reported by dl_seg_wait_any).  Two segments must not write the same
+ * slot at the same time.
+ */
+void		dl_seg_submit(DlSegments *s, int seg, const DlSegCommand *cmd);
+
+/*
+ * Wait until a submitted command has finished and return its segment (the
+ * lowest-numbered one when several have); its statistics are then in
+ * dl_seg_stats.  -1 when no command is outstanding.  Worker ERRORs are
+ * re-thrown here.
+ */
+int			dl_seg_wait_any(DlSegments *s);
+
+/* Statistics segment k reported for its last command. */
 const DlSegStats *dl_seg_stats(const DlSegments *s, int seg);
 
 /* Rows in segment k's training partition (known after dl_seg_run). */

@@ -123,7 +123,9 @@ BEGIN
 END
 $$;
 
--- Raise 42P07 when tbl {schema, table} already exists (as any relation).
+-- Raise 42P07 when tbl {schema, table} already exists (as any relation),
+-- 3F000 when its schema does not exist (so that an output table in a
+-- missing schema fails before any work, with a hint).
 --   PERFORM madlib_dl._assert_output_absent(output_table, 'output_table');
 CREATE FUNCTION madlib_dl._assert_output_absent(tbl text[], param text DEFAULT 'output_table')
 RETURNS void
@@ -131,6 +133,7 @@ LANGUAGE plpgsql STABLE PARALLEL SAFE
 SET search_path = pg_catalog, pg_temp
 AS $$
 BEGIN
+    PERFORM madlib_dl._assert_schema_exists(tbl);
     IF madlib_dl._table_oid(tbl) IS NOT NULL THEN
         RAISE EXCEPTION '% "%" already exists', param, madlib_dl._table_label(tbl)
             USING ERRCODE = 'duplicate_table',

@@ -277,6 +277,8 @@ BEGIN
             USING ERRCODE = 'null_value_not_allowed',
                   HINT = 'Train the model again with fit.';
     END IF;
+    -- The weights must fit the architecture and be finite (22000).
+    PERFORM madlib_dl._validate_arch(model_arch, model_weights);
 
     EXECUTE format('SELECT dependent_varname[1], independent_varname[1], normalizing_const'
                    '  FROM %s', madlib_dl._table_sql(stbl))

@@ -21,6 +21,7 @@
 #include "unit_util.h"
 #include "madlib_dl/dl_blob.h"
 #include "madlib_dl/dl_keras.h"
+#include "madlib_dl/dl_model.h"
 #include "madlib_dl/dl_params.h"
 
 /* Whether s is valid UTF-8 (no overlongs, no surrogates, <= U+10FFFF). */
@@ -113,11 +114,115 @@ test_params_message_utf8(void **state)
 	}
 }
 
+/* A small model with an Adam optimizer, and its blob (malloc'd). */
+static const char *const mlp_json =
+"{\"class_name\": \"Sequential\", \"config\": {\"name\": \"mlp\", \"layers\": ["
+"{\"class_name\": \"InputLayer\", \"config\": {\"batch_input_shape\": [null, 4]}},"
+"{\"class_name\": \"Dense\", \"config\": {\"name\": \"d1\", \"units\": 5, \"activation\": \"relu\"}},"
+"{\"class_name\": \"Dense\", \"config\": {\"name\": \"d2\", \"units\": 3, \"activation\": \"softmax\"}}]}}";
+
+static void
+put_u64(uint8_t *p, uint64_t v)
+{
+	for (int i = 0; i < 8; i++)
+		p[i] = (uint8_t) (v >> (8 * i));
+}
+
+/*
+ * Finding 2 (fuzz_blob, reached with a targeted header): the optimizer
+ * iteration count and Nadam's m_schedule in the blob header were loaded
+ * unchecked (the checksum covers only the data after the header).  An
+ * iteration count of INT64_MAX made the next training step overflow a
+ * signed integer (undefined behaviour, reported by UBSan).  Fixed in
+ * blob.c: iterations above 2^53, or an m_schedule outside [0, 1] or NaN,
+ * refuse the blob as corrupt.
+ */
+static void
+test_blob_optimizer_header(void **state)
+{
+	TestAllocCounter counter;
+	DlAllocator alloc = test_allocator(&counter);
+	DlModelSpec *spec = NULL;
+	DlModel    *m = NULL;
+	DlOptimConfig ocfg;
+	DlError		err;
+	size_t		size;
+	uint8_t    *blob,
+			   *before,
+			   *after;
+	static const uint64_t bad_iterations[] = {
+		(uint64_t) INT64_MAX, (uint64_t) 1 << 63, ((uint64_t) 1 << 53) + 1, UINT64_MAX
+	};
+	static const double bad_schedule[] = {-0.5, 1.5, 1e300};
+	double		nan_value = __builtin_nan("");
+	int64_t		seen = -7;
+
+	assert_int_equal(dl_keras_parse(mlp_json, strlen(mlp_json), &alloc, &spec, &err), DL_OK);
+	dl_optim_config_default(&ocfg, DL_OPTIM_NADAM);
+	assert_int_equal(dl_model_create(spec, &ocfg, &alloc, &m, &err), DL_OK);
+	assert_int_equal(dl_model_init_weights(m, 3, &err), DL_OK);
+	assert_int_equal(dl_blob_size(m, &size, &err), DL_OK);
+	blob = malloc(size);
+	before = malloc(size);
+	after = malloc(size);
+	assert_int_equal(dl_blob_write(m, 10, blob, size, &err), DL_OK);
+	memcpy(before, blob, size);
+
+	for (size_t i = 0; i < sizeof(bad_iterations) / sizeof(bad_iterations[0]); i++)
+	{
+		memcpy(blob, before, size);
+		put_u64(blob + 32, bad_iterations[i]);
+		assert_int_equal(dl_blob_read(m, blob, size, &seen, &err), DL_ERR_CORRUPT);
+		if (strstr(err.msg, "invalid optimizer header") == NULL)
+			fail_msg("unexpected message: %s", err.msg);
+		assert_int_equal(seen, -7);
+	}
+	for (int i = 0; i < 4; i++)
+	{
+		double		v = i < 3 ? bad_schedule[i] : nan_value;
+		uint64_t	u;
+
+		memcpy(&u, &v, sizeof(u));
+		memcpy(blob, before, size);
+		put_u64(blob + 40, u);
+		assert_int_equal(dl_blob_read(m, blob, size, &seen, &err), DL_ERR_CORRUPT);
+	}
+	/* the model is untouched by the refusals */
+	assert_int_equal(dl_blob_write(m, 10, after, size, &err), DL_OK);
+	assert_memory_equal(before, after, size);
+
+	/* the largest accepted count loads, and a training step stays defined */
+	memcpy(blob, before, size);
+	put_u64(blob + 32, (uint64_t) 1 << 53);
+	assert_int_equal(dl_blob_read(m, blob, size, &seen, &err), DL_OK);
+	assert_int_equal(seen, 10);
+	assert_true(dl_model_optim(m)->iterations == (int64_t) 1 << 53);
+	{
+		float		x[4] = {1, 2, 3, 4};
+		float		y[3] = {0, 1, 0};
+		DlTrainConfig cfg = {0};
+		DlStatus	st;
+
+		cfg.loss = DL_LOSS_CATEGORICAL_CROSSENTROPY;
+		cfg.batch_size = 1;
+		st = dl_model_train_batch(m, &cfg, x, y, 1, NULL, &err);
+		assert_true(st == DL_OK || st == DL_ERR_DIVERGED);
+		assert_true(dl_model_optim(m)->iterations == ((int64_t) 1 << 53) + 1);
+	}
+	free(blob);
+	free(before);
+	free(after);
+	dl_model_free(m);
+	dl_model_spec_free(spec, &alloc);
+	assert_no_leaks(&counter);
+}
+
 int
 main(void)
 {
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test(test_params_message_utf8),
+		cmocka_unit_test(test_blob_optimizer_header),
 	};
 
 	return cmocka_run_group_tests(tests, NULL, NULL);

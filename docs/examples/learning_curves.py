@@ -1,0 +1,174 @@
+"""learning_curves.py: plots of a madlib_dl fit_multiple run, read over SQL.
+
+Used by the notebook fit_multiple_fashion_mnist.ipynb and by
+scripts/demo.sh; also a command:
+
+    /usr/bin/python3 docs/examples/learning_curves.py MODEL_TABLE OUTDIR
+
+reads MODEL_TABLE_info (made by madlib_dl.fit_multiple) from the server
+that the PG* environment variables name (PGHOST, PGPORT, PGUSER,
+PGDATABASE, PGPASSWORD) and writes into OUTDIR:
+
+    learning_curves.png            loss and metric, training and validation,
+                                   against iterations and against seconds
+    learning_curve_mst_key_K.png   the same for each configuration alone
+
+Needs Debian's python3-psycopg2, python3-pandas and python3-matplotlib
+(scripts/install-deps.sh installs them).
+
+IDENTIFICATION
+    docs/examples/learning_curves.py
+"""
+
+import os
+import sys
+
+import matplotlib
+
+if __name__ == "__main__":
+    matplotlib.use("Agg")  # files only (the notebook keeps its inline backend)
+import matplotlib.pyplot as plt
+from matplotlib.ticker import MaxNLocator
+import pandas as pd
+import psycopg2
+from psycopg2 import sql as pgsql
+
+FASHION_CLASSES = ["T-shirt/top", "Trouser", "Pullover", "Dress", "Coat",
+                   "Sandal", "Shirt", "Sneaker", "Bag", "Ankle boot"]
+
+
+def read_info(conn, model_table):
+    """The rows of <model_table>_info (one per configuration, ordered by
+    mst_key) as a pandas DataFrame; array columns become Python lists.
+    model_table may be 'name' or 'schema.name' (not quoted)."""
+    parts = model_table.split(".")
+    info = pgsql.Identifier(*parts[:-1], parts[-1] + "_info")
+    query = pgsql.SQL(
+        "SELECT mst_key, model_id, compile_params, fit_params, model_size,"
+        "       metrics_type[1] AS metric, loss_type, status,"
+        "       training_metrics_final, training_loss_final,"
+        "       validation_metrics_final, validation_loss_final,"
+        "       training_metrics, training_loss, validation_metrics,"
+        "       validation_loss, metrics_iters, metrics_elapsed_time"
+        "  FROM {} ORDER BY mst_key").format(info)
+    with conn.cursor() as cur:
+        cur.execute(query)
+        cols = [d[0] for d in cur.description]
+        return pd.DataFrame(cur.fetchall(), columns=cols)
+
+
+def label(row, key=True):
+    """A short legend label: mst_key, model_id, optimizer and fit_params."""
+    opt = row["compile_params"]
+    opt = opt.split("optimizer=")[1].split(")")[0].strip("'\"") + ")" \
+        if "optimizer=" in opt else opt
+    text = "model_id %d, %s, %s" % (row["model_id"], opt, row["fit_params"])
+    return ("%d: " % row["mst_key"] + text) if key else text
+
+
+def plot_learning_curves(info, title=None, axes=None):
+    """Four panels for every configuration of info (read_info): loss and
+    metric against iterations and against elapsed seconds; training solid,
+    validation dashed.  Returns the figure."""
+    if axes is None:
+        fig, axes = plt.subplots(2, 2, figsize=(14, 9))
+    else:
+        fig = axes[0][0].figure
+    metric = info["metric"].dropna().iloc[0] if info["metric"].notna().any() else "metric"
+    cmap = plt.get_cmap("tab10" if len(info) <= 10 else "tab20")
+    panels = [(0, 0, "loss", "metrics_iters", "iteration"),
+              (0, 1, "metrics", "metrics_iters", "iteration"),
+              (1, 0, "loss", "metrics_elapsed_time", "elapsed seconds"),
+              (1, 1, "metrics", "metrics_elapsed_time", "elapsed seconds")]
+    for i, row in info.reset_index(drop=True).iterrows():
+        color = cmap(i % cmap.N)
+        for r, c, what, xcol, _ in panels:
+            ax = axes[r][c]
+            x = row[xcol]
+            if x is None:
+                continue
+            for kind, style in (("training", "-"), ("validation", "--")):
+                y = row["%s_%s" % (kind, what)]
+                if y is None:
+                    continue
+                ax.plot(x, y, style, color=color, marker="o", markersize=3,
+                        label=label(row) if (kind == "training" and r == 0 and c == 0) else None)
+    for r, c, what, _, xlabel in panels:
+        ax = axes[r][c]
+        if r == 0:
+            ax.xaxis.set_major_locator(MaxNLocator(integer=True))
+        ax.set_xlabel(xlabel)
+        ax.set_ylabel(metric if what == "metrics" else "loss")
+        ax.grid(True, alpha=0.3)
+    axes[0][0].set_title("loss (solid: training, dashed: validation)")
+    axes[0][1].set_title("%s (solid: training, dashed: validation)" % metric)
+    axes[0][0].legend(fontsize=7, loc="upper right")
+    if title:
+        fig.suptitle(title)
+    fig.tight_layout()
+    return fig
+
+
+def plot_confusion_matrix(matrix, classes, title=None, ax=None):
+    """A heat map of a confusion matrix (rows: true class, columns:
+    predicted class), with the counts written in the cells."""
+    if ax is None:
+        fig, ax = plt.subplots(figsize=(8, 7))
+    else:
+        fig = ax.figure
+    im = ax.imshow(matrix, cmap="Blues")
+    ax.set_xticks(range(len(classes)))
+    ax.set_xticklabels(classes, rotation=45, ha="right")
+    ax.set_yticks(range(len(classes)))
+    ax.set_yticklabels(classes)
+    ax.set_xlabel("predicted class")
+    ax.set_ylabel("true class")
+    top = matrix.max() if matrix.size else 0
+    for i in range(matrix.shape[0]):
+        for j in range(matrix.shape[1]):
+            ax.text(j, i, int(matrix[i, j]), ha="center", va="center", fontsize=8,
+                    color="white" if matrix[i, j] > top / 2 else "black")
+    fig.colorbar(im, ax=ax)
+    if title:
+        ax.set_title(title)
+    fig.tight_layout()
+    return fig
+
+
+def write_pngs(conn, model_table, outdir):
+    """Write learning_curves.png and one learning_curve_mst_key_K.png per
+    configuration into outdir; returns the paths written."""
+    os.makedirs(outdir, exist_ok=True)
+    info = read_info(conn, model_table)
+    paths = []
+    fig = plot_learning_curves(info, title="fit_multiple %s: %d configurations"
+                               % (model_table, len(info)))
+    path = os.path.join(outdir, "learning_curves.png")
+    fig.savefig(path, dpi=100)
+    plt.close(fig)
+    paths.append(path)
+    for _, row in info.iterrows():
+        fig = plot_learning_curves(info[info["mst_key"] == row["mst_key"]],
+                                   title="mst_key %d: %s" % (row["mst_key"], label(row, key=False)))
+        path = os.path.join(outdir, "learning_curve_mst_key_%d.png" % row["mst_key"])
+        fig.savefig(path, dpi=80)
+        plt.close(fig)
+        paths.append(path)
+    return paths
+
+
+def main(argv):
+    if len(argv) != 3:
+        sys.stderr.write("usage: %s MODEL_TABLE OUTDIR\n" % argv[0])
+        return 2
+    conn = psycopg2.connect("")  # PG* environment variables
+    try:
+        for path in write_pngs(conn, argv[1], argv[2]):
+            print(path)
+    finally:
+        conn.close()
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main(sys.argv))

@@ -1,0 +1,511 @@
+-- 60_fit_multiple.sql: madlib_keras_fit_multiple_model / fit_multiple, as
+-- in MADlib (madlib_keras_fit_multiple_model.sql_in), trained by model
+-- hopper parallelism over the virtual segments (src/pg/fit_multiple.c,
+-- src/pg/segments.c).  docs/fit-multiple.md is the user page.
+
+-- ---------------------------------------------------------------------
+-- C function
+-- ---------------------------------------------------------------------
+
+CREATE TYPE madlib_dl._fit_multiple_result AS (
+    mst_key              integer,
+    model_weights        bytea,
+    status               text,
+    training_loss        double precision[],
+    training_metrics     double precision[],
+    validation_loss      double precision[],
+    validation_metrics   double precision[],
+    metrics_iters        integer[],
+    metrics_elapsed_time double precision[],
+    schedule             integer[],
+    workers_launched     integer
+);
+
+-- The whole model selection run, in one call: parallel workers, one per
+-- virtual segment, holding their partitions in memory; the models hop
+-- between segments through shared memory.  One row per model, in the
+-- order of mst_keys.  init_weights elements NULL: random initialisation
+-- from the model's seed.  Writes nothing; the driver writes the tables.
+-- PARALLEL UNSAFE: it starts its own parallel workers.
+CREATE FUNCTION madlib_dl._fit_multiple_run(source regclass, x_col text, y_col text,
+    validation regclass, val_x_col text, val_y_col text,
+    mst_keys integer[], model_archs text[], init_weights bytea[],
+    compile_params text[], fit_params text[], num_iterations integer,
+    metrics_compute_frequency integer, num_segments integer, schedule_seed bigint)
+RETURNS SETOF madlib_dl._fit_multiple_result
+AS 'MODULE_PATHNAME', 'madlib_dl__fit_multiple_run'
+LANGUAGE C VOLATILE PARALLEL UNSAFE ROWS 10;
+
+-- ---------------------------------------------------------------------
+-- The driver (internal; search_path pinned)
+-- ---------------------------------------------------------------------
+
+CREATE FUNCTION madlib_dl._fit_multiple(source text[], model text[], mst text[],
+    num_iterations integer, use_gpus boolean, validation text[],
+    metrics_compute_frequency integer, warm_start boolean, name varchar,
+    description varchar, use_caching boolean)
+RETURNS void
+LANGUAGE plpgsql VOLATILE SECURITY INVOKER
+SET search_path = pg_catalog, pg_temp
+AS $$
+DECLARE
+    info_tbl text[] := ARRAY[model[1], model[2] || '_info'];
+    summary_tbl text[] := ARRAY[model[1], model[2] || '_summary'];
+    mst_summ text[] := ARRAY[mst[1], mst[2] || '_summary'];
+    what constant text := 'a model selection table made by load_model_selection_table '
+                          'or generate_model_configs';
+    -- the visit order's seed (MADlib seeds its schedule with 1)
+    schedule_seed constant bigint := 1;
+    src_rel regclass;
+    val_rel regclass;
+    mst_rel regclass;
+    msum_rel regclass;
+    arch_rel regclass;
+    psum jsonb;
+    vsum jsonb;
+    x_col text;
+    y_col text;
+    vx_col text;
+    vy_col text;
+    arch_raw text;
+    arch_tbl text[];
+    col text;
+    col_type text;
+    keys integer[];
+    ids integer[];
+    compiles text[];
+    fits text[];
+    archs text[];
+    inits bytea[];
+    loss_types text[];
+    metric_types text[];
+    n_params bigint[];
+    params record;
+    a json;
+    aw bytea;
+    old_w bytea;
+    old_arch json;
+    freq integer;
+    nseg integer;
+    nt bigint;
+    i integer;
+    cv_col text;
+    cv_type text;
+    t_start timestamp;
+    t_end timestamp;
+    results madlib_dl._fit_multiple_result[];
+    sched integer[];
+    planned_iters integer[];
+BEGIN
+    -- 1. arguments that need no table
+    PERFORM madlib_dl._assert_not_null(num_iterations, 'num_iterations');
+    IF coalesce(use_gpus, false) THEN
+        RAISE EXCEPTION 'use_gpus is not supported: this build of madlib_dl has no GPU backend'
+            USING ERRCODE = 'feature_not_supported',
+                  HINT = 'Call fit_multiple with use_gpus => false; training runs on the CPU cores of all segments.';
+    END IF;
+    IF num_iterations < 1 THEN
+        RAISE EXCEPTION 'num_iterations must be at least 1, got %', num_iterations
+            USING ERRCODE = 'invalid_parameter_value',
+                  HINT = 'Give the number of iterations to train, 1 or more.';
+    END IF;
+    freq := coalesce(metrics_compute_frequency, num_iterations);
+    IF freq < 1 OR freq > num_iterations THEN
+        RAISE EXCEPTION 'metrics_compute_frequency must be between 1 and %, got %', num_iterations, freq
+            USING ERRCODE = 'invalid_parameter_value',
+                  HINT = 'Give a frequency between 1 and num_iterations, or NULL to compute metrics at the last iteration only.';
+    END IF;
+
+    -- 2. tables: inputs exist, outputs absent (or the model table present for warm start)
+    src_rel := madlib_dl._assert_table_exists(source, 'source_table');
+    psum := madlib_dl._fit_packed_summary(source, 'source_table');
+    y_col := psum->'dependent_varname'->>0;
+    x_col := psum->'independent_varname'->>0;
+    IF warm_start THEN
+        PERFORM madlib_dl._assert_columns(madlib_dl._assert_table_exists(model, 'model_output_table'),
+            ARRAY['mst_key', 'model_weights', 'model_arch'], ARRAY['integer', 'bytea', 'json'],
+            'the model table of an earlier fit_multiple (warm_start)');
+    ELSE
+        PERFORM madlib_dl._assert_schema_exists(model);
+        PERFORM madlib_dl._assert_output_absent(model, 'model_output_table');
+        PERFORM madlib_dl._assert_output_absent(info_tbl, 'model info table');
+        PERFORM madlib_dl._assert_output_absent(summary_tbl, 'model summary table');
+    END IF;
+    IF validation IS NOT NULL THEN
+        val_rel := madlib_dl._assert_table_exists(validation, 'validation_table');
+        vsum := madlib_dl._fit_packed_summary(validation, 'validation_table');
+        vy_col := vsum->'dependent_varname'->>0;
+        vx_col := vsum->'independent_varname'->>0;
+    END IF;
+
+    -- 3. the model selection table and its summary
+    mst_rel := madlib_dl._assert_table_exists(mst, 'model_selection_table');
+    PERFORM madlib_dl._assert_columns(mst_rel, ARRAY['mst_key', 'model_id'],
+        ARRAY['integer', 'integer'], what);
+    FOR col IN SELECT unnest(ARRAY['compile_params', 'fit_params']) LOOP
+        SELECT format_type(t.atttypid, t.atttypmod) INTO col_type
+          FROM pg_attribute t
+         WHERE t.attrelid = mst_rel AND t.attname = col AND t.attnum > 0 AND NOT t.attisdropped;
+        IF NOT FOUND THEN
+            PERFORM madlib_dl._assert_columns(mst_rel, ARRAY[col], ARRAY['character varying'], what);
+        ELSIF col_type NOT IN ('character varying', 'text') THEN
+            RAISE EXCEPTION 'column "%" of table "%" has type %, not character varying or text',
+                            col, madlib_dl._table_label(mst), col_type
+                USING ERRCODE = 'datatype_mismatch',
+                      HINT = format('Give %s.', what);
+        END IF;
+    END LOOP;
+    msum_rel := madlib_dl._table_oid(mst_summ);
+    IF msum_rel IS NULL THEN
+        RAISE EXCEPTION 'model_selection_table "%" has no summary table "%"',
+                        madlib_dl._table_label(mst), madlib_dl._table_label(mst_summ)
+            USING ERRCODE = 'undefined_table',
+                  HINT = format('Give %s; its summary names the model architecture table.', what);
+    END IF;
+    PERFORM madlib_dl._assert_columns(msum_rel, ARRAY['model_arch_table'], ARRAY['character varying'],
+        'the summary table of ' || what);
+    EXECUTE format('SELECT count(*), min(model_arch_table) FROM %s', madlib_dl._table_sql(mst_summ))
+       INTO nt, arch_raw;
+    IF nt <> 1 OR arch_raw IS NULL THEN
+        RAISE EXCEPTION 'summary table "%" must hold one row naming the model_arch_table, it has % rows',
+                        madlib_dl._table_label(mst_summ), nt
+            USING ERRCODE = 'cardinality_violation',
+                  HINT = format('Give %s.', what);
+    END IF;
+    IF EXISTS (SELECT 1 FROM pg_attribute t WHERE t.attrelid = msum_rel AND t.attname = 'object_table'
+                  AND t.attnum > 0 AND NOT t.attisdropped) THEN
+        EXECUTE format('SELECT count(*) FROM %s WHERE object_table IS NOT NULL',
+                       madlib_dl._table_sql(mst_summ)) INTO nt;
+        IF nt > 0 THEN
+            RAISE EXCEPTION 'object_table is not supported: custom loss and metric functions are not available'
+                USING ERRCODE = 'feature_not_supported',
+                      HINT = 'Use a model selection table whose summary has object_table NULL.';
+        END IF;
+    END IF;
+    arch_tbl := parse_ident(arch_raw);
+    IF cardinality(arch_tbl) = 1 THEN
+        arch_tbl := ARRAY[mst[1], arch_tbl[1]];
+    ELSIF cardinality(arch_tbl) <> 2 THEN
+        RAISE EXCEPTION 'model_arch_table "%" in "%" is not a table name', arch_raw,
+                        madlib_dl._table_label(mst_summ)
+            USING ERRCODE = 'invalid_name',
+                  HINT = 'Give schema.table or table.';
+    END IF;
+    arch_rel := madlib_dl._assert_table_exists(arch_tbl, 'model_arch_table');
+    PERFORM madlib_dl._assert_columns(arch_rel, ARRAY['model_id', 'model_arch', 'model_weights'],
+        ARRAY['integer', 'json', 'bytea'], 'a model architecture table made by load_keras_model');
+
+    -- 4. every configuration: keys, architecture, parameter strings, shapes
+    EXECUTE format('SELECT array_agg(mst_key ORDER BY mst_key), array_agg(model_id ORDER BY mst_key),'
+                   '       array_agg(compile_params::text ORDER BY mst_key),'
+                   '       array_agg(fit_params::text ORDER BY mst_key), count(*),'
+                   '       count(DISTINCT mst_key)'
+                   '  FROM %s', madlib_dl._table_sql(mst))
+       INTO keys, ids, compiles, fits, nt, i;
+    IF nt = 0 THEN
+        RAISE EXCEPTION 'model_selection_table "%" is empty', madlib_dl._table_label(mst)
+            USING ERRCODE = 'no_data_found',
+                  HINT = 'Add configurations with load_model_selection_table or generate_model_configs.';
+    END IF;
+    IF array_position(keys, NULL) IS NOT NULL OR i <> nt THEN
+        RAISE EXCEPTION 'model_selection_table "%" has NULL or repeated mst_key values',
+                        madlib_dl._table_label(mst)
+            USING ERRCODE = 'unique_violation',
+                  HINT = 'Give each configuration its own mst_key (mst_key serial PRIMARY KEY).';
+    END IF;
+    IF nt > 1024 THEN
+        RAISE EXCEPTION 'model_selection_table "%" has % configurations, more than 1024',
+                        madlib_dl._table_label(mst), nt
+            USING ERRCODE = 'program_limit_exceeded',
+                  HINT = 'Train the configurations in several calls of at most 1024.';
+    END IF;
+    FOR i IN 1 .. cardinality(keys) LOOP
+        IF ids[i] IS NULL THEN
+            RAISE EXCEPTION 'mst_key % has no model_id', keys[i]
+                USING ERRCODE = 'null_value_not_allowed',
+                      HINT = 'Give every configuration a model_id of the model architecture table.';
+        END IF;
+        PERFORM madlib_dl._check_compile_params(compiles[i], format('mst_key %s compile_params', keys[i]));
+        IF fits[i] IS NOT NULL THEN
+            PERFORM madlib_dl._check_fit_params(fits[i], format('mst_key %s fit_params', keys[i]));
+        END IF;
+        params := madlib_dl._check_params(compiles[i], fits[i]);
+        loss_types[i] := params.loss_type;
+        metric_types[i] := params.metrics_type[1];
+        EXECUTE format('SELECT count(*), (array_agg(model_arch))[1], (array_agg(model_weights))[1]'
+                       '  FROM %s WHERE model_id = $1', madlib_dl._table_sql(arch_tbl))
+           INTO nt, a, aw USING ids[i];
+        IF nt = 0 OR a IS NULL THEN
+            RAISE EXCEPTION 'model_id % of mst_key % not found in model architecture table "%"',
+                            ids[i], keys[i], madlib_dl._table_label(arch_tbl)
+                USING ERRCODE = 'no_data_found',
+                      HINT = format('SELECT model_id, name FROM %s lists the architectures it holds.',
+                                    madlib_dl._table_sql(arch_tbl));
+        END IF;
+        archs[i] := a::text;
+        inits[i] := aw;     -- transfer learning; NULL: random
+        n_params[i] := (madlib_dl._arch_info(a)).n_params;
+        IF array_position(ids[1:i - 1], ids[i]) IS NULL THEN
+            -- each architecture once: the data must fit it
+            PERFORM madlib_dl._fit_check_packed(source, 'source_table', x_col, y_col, a);
+            IF validation IS NOT NULL THEN
+                PERFORM madlib_dl._fit_check_packed(validation, 'validation_table', vx_col, vy_col, a);
+            END IF;
+        END IF;
+    END LOOP;
+
+    -- 5. warm start: keys in the model table continue from their weights
+    IF warm_start THEN
+        FOR i IN 1 .. cardinality(keys) LOOP
+            EXECUTE format('SELECT count(*), (array_agg(model_weights))[1], (array_agg(model_arch))[1]'
+                           '  FROM %s WHERE mst_key = $1', madlib_dl._table_sql(model))
+               INTO nt, old_w, old_arch USING keys[i];
+            CONTINUE WHEN nt = 0;       -- a new key: starts fresh
+            IF old_w IS NULL OR octet_length(old_w) <> 4 * n_params[i] THEN
+                RAISE EXCEPTION 'model table "%" holds % weights for mst_key %, but its architecture has %',
+                                madlib_dl._table_label(model), octet_length(old_w) / 4, keys[i], n_params[i]
+                    USING ERRCODE = 'data_exception',
+                          HINT = 'Warm start with the model selection table the models were trained with, or warm_start => false.';
+            END IF;
+            IF old_arch IS NOT NULL
+               AND (madlib_dl._arch_info(old_arch)).fingerprint
+                   <> (madlib_dl._arch_info(archs[i]::json)).fingerprint THEN
+                RAISE EXCEPTION 'mst_key % in model table "%" was trained with another architecture',
+                                keys[i], madlib_dl._table_label(model)
+                    USING ERRCODE = 'data_exception',
+                          HINT = 'Warm start with the model selection table the models were trained with, or warm_start => false.';
+            END IF;
+            inits[i] := old_w;
+        END LOOP;
+    END IF;
+
+    -- 6. segments: the packed table's count, else derived from its keys
+    nseg := (psum->>'num_segments')::integer;
+    IF nseg IS NULL THEN
+        IF EXISTS (SELECT 1 FROM pg_attribute t WHERE t.attrelid = src_rel
+                      AND t.attname = '__dist_key__' AND NOT t.attisdropped) THEN
+            EXECUTE format('SELECT max(__dist_key__) + 1 FROM %s', madlib_dl._table_sql(source)) INTO nseg;
+        END IF;
+        nseg := coalesce(nseg, 1);
+    END IF;
+    IF nseg < 1 OR nseg > 64 THEN
+        RAISE EXCEPTION 'source_table "%" has % segments, expected 1 to 64', madlib_dl._table_label(source), nseg
+            USING ERRCODE = 'data_exception',
+                  HINT = 'Preprocess the data again with training_preprocessor_dl.';
+    END IF;
+    IF EXISTS (SELECT 1 FROM pg_attribute t WHERE t.attrelid = src_rel
+                  AND t.attname = '__dist_key__' AND NOT t.attisdropped) THEN
+        EXECUTE format('SELECT count(*) FROM %s WHERE __dist_key__ IS NULL OR __dist_key__ < 0 OR __dist_key__ >= $1',
+                       madlib_dl._table_sql(source)) INTO nt USING nseg;
+        IF nt > 0 THEN
+            RAISE EXCEPTION 'source_table "%" has % buffers whose __dist_key__ is not a segment 0 to %',
+                            madlib_dl._table_label(source), nt, nseg - 1
+                USING ERRCODE = 'data_exception',
+                      HINT = 'Preprocess the data again with training_preprocessor_dl; do not edit its __dist_key__ column.';
+        END IF;
+    END IF;
+
+    -- 7. train (no table is written before this returns)
+    t_start := clock_timestamp();
+    results := ARRAY(
+        SELECT r FROM madlib_dl._fit_multiple_run(src_rel, x_col, y_col, val_rel, vx_col, vy_col,
+                          keys, archs, inits, compiles, fits, num_iterations, freq, nseg,
+                          schedule_seed) r);
+    t_end := clock_timestamp();
+    sched := (results[1]).schedule;
+    SELECT array_agg(g ORDER BY g) INTO planned_iters
+      FROM generate_series(1, num_iterations) g
+     WHERE g % freq = 0 OR g = num_iterations;
+
+    -- 8. output tables, in this transaction
+    IF warm_start THEN
+        EXECUTE format('DROP TABLE %s', madlib_dl._table_sql(model));
+        EXECUTE format('DROP TABLE IF EXISTS %s', madlib_dl._table_sql(info_tbl));
+        EXECUTE format('DROP TABLE IF EXISTS %s', madlib_dl._table_sql(summary_tbl));
+    END IF;
+    EXECUTE format('CREATE TABLE %s (mst_key integer PRIMARY KEY, model_weights bytea, model_arch json)',
+                   madlib_dl._table_sql(model));
+    EXECUTE format('INSERT INTO %s SELECT r.mst_key, r.model_weights, a::json'
+                   '  FROM unnest($1) r JOIN unnest($2, $3) AS k(key, a) ON k.key = r.mst_key'
+                   ' ORDER BY r.mst_key', madlib_dl._table_sql(model))
+       USING results, keys, archs;
+
+    EXECUTE format(
+        'CREATE TABLE %s ('
+        '  mst_key integer PRIMARY KEY, model_id integer, compile_params text, fit_params text,'
+        '  model_type text, model_size double precision, metrics_elapsed_time double precision[],'
+        '  metrics_type text[], loss_type text,'
+        '  training_metrics_final double precision, training_loss_final double precision,'
+        '  training_metrics double precision[], training_loss double precision[],'
+        '  validation_metrics_final double precision, validation_loss_final double precision,'
+        '  validation_metrics double precision[], validation_loss double precision[],'
+        '  metrics_iters integer[], status text)', madlib_dl._table_sql(info_tbl));
+    EXECUTE format(
+        'INSERT INTO %s'
+        ' SELECT r.mst_key, k.id, k.c, k.f, ''madlib_keras'', octet_length(r.model_weights) / 1024.0,'
+        '        r.metrics_elapsed_time, CASE WHEN k.m IS NULL THEN NULL ELSE ARRAY[k.m] END, k.l,'
+        '        r.training_metrics[array_upper(r.training_metrics, 1)],'
+        '        r.training_loss[array_upper(r.training_loss, 1)],'
+        '        r.training_metrics, r.training_loss,'
+        '        r.validation_metrics[array_upper(r.validation_metrics, 1)],'
+        '        r.validation_loss[array_upper(r.validation_loss, 1)],'
+        '        r.validation_metrics, r.validation_loss, r.metrics_iters, r.status'
+        '   FROM unnest($1) r'
+        '   JOIN unnest($2, $3, $4, $5, $6, $7) AS k(key, id, c, f, l, m) ON k.key = r.mst_key'
+        '  ORDER BY r.mst_key', madlib_dl._table_sql(info_tbl))
+       USING results, keys, ids, compiles, fits, loss_types, metric_types;
+
+    cv_col := y_col || '_class_values';
+    SELECT format_type(t.atttypid, t.atttypmod) INTO cv_type
+      FROM pg_attribute t
+     WHERE t.attrelid = madlib_dl._table_oid(ARRAY[source[1], source[2] || '_summary'])
+       AND t.attname = cv_col AND t.attnum > 0 AND NOT t.attisdropped;
+    EXECUTE format(
+        'CREATE TABLE %s ('
+        '  source_table text, validation_table text, model text, model_info text,'
+        '  dependent_varname text[], independent_varname text[], model_arch_table text,'
+        '  model_selection_table text, object_table text, num_iterations integer,'
+        '  metrics_compute_frequency integer, warm_start boolean, name text, description text,'
+        '  start_training_time timestamp, end_training_time timestamp, madlib_version text,'
+        '  num_classes integer[], %I %s, dependent_vartype text[], normalizing_const real,'
+        '  metrics_iters integer[], schedule integer[], use_caching boolean)',
+        madlib_dl._table_sql(summary_tbl), cv_col, coalesce(cv_type, 'text[]'));
+    EXECUTE format(
+        'INSERT INTO %s SELECT $1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12, $13, $14, $15,'
+        ' $16, $17, $18, %s, $19, $20, $21, $22, $23',
+        madlib_dl._table_sql(summary_tbl),
+        CASE WHEN cv_type IS NULL THEN 'NULL::text[]'
+             ELSE format('(SELECT s.%I FROM %s s LIMIT 1)', cv_col,
+                         madlib_dl._table_sql(ARRAY[source[1], source[2] || '_summary'])) END)
+    USING
+        madlib_dl._table_label(source),
+        CASE WHEN validation IS NULL THEN NULL ELSE madlib_dl._table_label(validation) END,
+        madlib_dl._table_label(model),
+        madlib_dl._table_label(info_tbl),
+        ARRAY(SELECT jsonb_array_elements_text(psum->'dependent_varname')),
+        ARRAY(SELECT jsonb_array_elements_text(psum->'independent_varname')),
+        madlib_dl._table_label(arch_tbl),
+        madlib_dl._table_label(mst),
+        NULL::text,                                                   -- object_table
+        num_iterations,
+        freq,
+        warm_start,
+        name::text,
+        description::text,
+        t_start,
+        t_end,
+        madlib_dl.version(),
+        -- the class count (MADlib stores the number of dependent variables here)
+        CASE WHEN jsonb_typeof(psum->'num_classes') = 'array'
+             THEN ARRAY(SELECT jsonb_array_elements_text(psum->'num_classes'))::integer[]
+             WHEN jsonb_typeof(psum->'num_classes') = 'number'
+             THEN ARRAY[(psum->>'num_classes')::integer] END,
+        CASE WHEN jsonb_typeof(psum->'dependent_vartype') = 'array'
+             THEN ARRAY(SELECT jsonb_array_elements_text(psum->'dependent_vartype')) END,
+        coalesce((psum->>'normalizing_const')::real, 1.0::real),
+        planned_iters,
+        sched,
+        coalesce(use_caching, false);
+END
+$$;
+
+-- ---------------------------------------------------------------------
+-- Public API (MADlib signature).  Thin wrappers: they resolve the table
+-- names in the caller's search_path, then call the pinned driver.
+-- ---------------------------------------------------------------------
+
+CREATE FUNCTION madlib_dl.madlib_keras_fit_multiple_model(source_table varchar,
+    model_output_table varchar, model_selection_table varchar, num_iterations integer,
+    use_gpus boolean DEFAULT false, validation_table varchar DEFAULT NULL,
+    metrics_compute_frequency integer DEFAULT NULL, warm_start boolean DEFAULT false,
+    name varchar DEFAULT NULL, description varchar DEFAULT NULL,
+    use_caching boolean DEFAULT false)
+RETURNS void
+LANGUAGE sql VOLATILE PARALLEL UNSAFE SECURITY INVOKER
+AS $$
+    SELECT madlib_dl._fit_multiple(
+        madlib_dl._resolve_table($1, 'source_table'),
+        madlib_dl._resolve_table($2, 'model_output_table'),
+        madlib_dl._resolve_table($3, 'model_selection_table'),
+        $4, $5,
+        CASE WHEN $6 IS NULL THEN NULL ELSE madlib_dl._resolve_table($6, 'validation_table') END,
+        $7, coalesce($8, false), $9, $10, coalesce($11, false))
+$$;
+
+CREATE FUNCTION madlib_dl.fit_multiple(source_table varchar,
+    model_output_table varchar, model_selection_table varchar, num_iterations integer,
+    use_gpus boolean DEFAULT false, validation_table varchar DEFAULT NULL,
+    metrics_compute_frequency integer DEFAULT NULL, warm_start boolean DEFAULT false,
+    name varchar DEFAULT NULL, description varchar DEFAULT NULL,
+    use_caching boolean DEFAULT false)
+RETURNS void
+LANGUAGE sql VOLATILE PARALLEL UNSAFE SECURITY INVOKER
+AS $$
+    SELECT madlib_dl.madlib_keras_fit_multiple_model($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11)
+$$;
+
+-- Help text, as MADlib's fn() and fn('usage').
+CREATE FUNCTION madlib_dl.madlib_keras_fit_multiple_model(message varchar)
+RETURNS text
+LANGUAGE sql IMMUTABLE SECURITY INVOKER
+SET search_path = pg_catalog, pg_temp
+AS $body$
+SELECT CASE WHEN lower(coalesce(message, '')) IN ('usage', 'help', '?') THEN
+$usage$madlib_keras_fit_multiple_model (also: fit_multiple): train every
+configuration of a model selection table at once, by model hopper
+parallelism over all virtual segments.
+
+    SELECT madlib_dl.madlib_keras_fit_multiple_model(
+        source_table              VARCHAR,  -- table made by training_preprocessor_dl
+        model_output_table        VARCHAR,  -- output; <out>_info and <out>_summary too
+        model_selection_table     VARCHAR,  -- made by generate_model_configs or
+                                            --   load_model_selection_table
+        num_iterations            INTEGER,  -- iterations; each = every model visits
+                                            --   every segment once
+        use_gpus                  BOOLEAN,  -- DEFAULT false (true is an error: no GPU backend)
+        validation_table          VARCHAR,  -- DEFAULT NULL; made by validation_preprocessor_dl
+        metrics_compute_frequency INTEGER,  -- DEFAULT NULL = num_iterations
+        warm_start                BOOLEAN,  -- DEFAULT false: continue the keys in <out>
+        name                      VARCHAR,  -- DEFAULT NULL, stored in the summary
+        description               VARCHAR,  -- DEFAULT NULL, stored in the summary
+        use_caching               BOOLEAN   -- DEFAULT false; recorded only: partitions
+                                            --   always stay in memory during a call
+    );
+
+In one iteration every model visits every segment exactly once and trains
+there for its own `epochs` passes over that segment's partition; the
+models hop between segments (max(#models, #segments) hops), the data stays
+where it is.  Passes over the data = epochs x num_iterations.  Results are
+byte-identical however many parallel workers PostgreSQL launched.
+
+Output: <out> (mst_key, model_weights, model_arch), <out>_info (one row
+per mst_key: parameters and metric history), <out>_summary (one row).
+docs/fit-multiple.md describes them.$usage$
+ELSE
+$summary$madlib_keras_fit_multiple_model: train every configuration of a model
+selection table at once (model hopper parallelism).
+
+    SELECT madlib_dl.madlib_keras_fit_multiple_model('iris_train_packed', 'iris_multi',
+        'mst_table', 10, FALSE, 'iris_test_packed');
+
+For all parameters: SELECT madlib_dl.madlib_keras_fit_multiple_model('usage');$summary$
+END
+$body$;
+
+CREATE FUNCTION madlib_dl.madlib_keras_fit_multiple_model()
+RETURNS text
+LANGUAGE sql IMMUTABLE SECURITY INVOKER
+SET search_path = pg_catalog, pg_temp
+AS $$ SELECT madlib_dl.madlib_keras_fit_multiple_model(''::varchar) $$;
+
+CREATE FUNCTION madlib_dl.fit_multiple(message varchar)
+RETURNS text
+LANGUAGE sql IMMUTABLE SECURITY INVOKER
+SET search_path = pg_catalog, pg_temp
+AS $$ SELECT madlib_dl.madlib_keras_fit_multiple_model(message) $$;
+
+CREATE FUNCTION madlib_dl.fit_multiple()
+RETURNS text
+LANGUAGE sql IMMUTABLE SECURITY INVOKER
+SET search_path = pg_catalog, pg_temp
+AS $$ SELECT madlib_dl.madlib_keras_fit_multiple_model(''::varchar) $$;

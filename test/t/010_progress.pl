@@ -1,0 +1,156 @@
+# 010_progress.pl: madlib_dl.fit_progress seen live from another session.
+#
+# A server with shared_preload_libraries = 'madlib_dl' runs a long fit on
+# iris in a background session; a second session polls the view until the
+# run shows an iteration > 0, checks the row, cancels the fit and checks
+# that the cancelled run leaves no row behind.  Then a short fit that
+# completes must leave the view empty too.
+#
+# IDENTIFICATION
+#	  test/t/010_progress.pl
+
+use strict;
+use warnings;
+
+use PostgreSQL::Test::Cluster;
+use PostgreSQL::Test::Utils;
+use Test::More;
+
+my $srcdir = $ENV{TESTDIR} // '.';
+
+my $node = PostgreSQL::Test::Cluster->new('progress');
+$node->init;
+$node->append_conf(
+	'postgresql.conf', q{
+shared_preload_libraries = 'madlib_dl'
+max_worker_processes = 16
+max_parallel_workers = 8
+});
+$node->start;
+
+$node->safe_psql('postgres', 'CREATE EXTENSION madlib_dl');
+is($node->safe_psql('postgres', 'SELECT madlib_dl._progress_enabled()'),
+	't', 'preloaded: progress slots are in shared memory');
+is($node->safe_psql('postgres', 'SELECT count(*) FROM madlib_dl.fit_progress'),
+	'0', 'idle server: the view is empty');
+
+my $iris = slurp_file("$srcdir/test/data/iris.sql");
+$node->safe_psql('postgres', $iris);
+$node->safe_psql(
+	'postgres', q{
+SELECT madlib_dl.training_preprocessor_dl('iris_data', 'iris_packed', 'class_text', 'attributes');
+SELECT madlib_dl.validation_preprocessor_dl('iris_data', 'iris_val', 'class_text', 'attributes', 'iris_packed');
+SELECT madlib_dl.load_keras_model('model_arch_library',
+  '{"class_name": "Sequential", "config": {"name": "iris", "layers": [
+     {"class_name": "InputLayer", "config": {"batch_input_shape": [null, 4]}},
+     {"class_name": "Dense", "config": {"name": "hidden", "units": 10, "activation": "relu"}},
+     {"class_name": "Dense", "config": {"name": "out", "units": 3, "activation": "softmax"}}]}}',
+  NULL, 'iris mlp');
+});
+
+# fit with $iters iterations into $out (iris: about 0.5 ms an iteration).
+sub fit_sql
+{
+	my ($out, $iters, $freq) = @_;
+	return qq{SELECT madlib_dl.fit('iris_packed', '$out', 'model_arch_library', 1,
+    \$\$loss='categorical_crossentropy', optimizer='Adam(lr=0.01)', metrics=['accuracy']\$\$,
+    \$\$batch_size=16, epochs=1\$\$, $iters, validation_table => 'iris_val',
+    metrics_compute_frequency => $freq);};
+}
+
+# 1. A long fit in the background (minutes if nothing cancels it).
+my $bg = $node->background_psql('postgres', on_error_stop => 0);
+$bg->query_safe('SET client_min_messages = warning');
+my $bg_pid = $bg->query_safe('SELECT pg_backend_pid()');
+$bg->query_until(qr/started/, "\\echo started\n" . fit_sql('iris_long', 400000, 50) . "\n");
+
+ok( $node->poll_query_until(
+		'postgres',
+		"SELECT count(*) > 0 FROM madlib_dl.fit_progress WHERE pid = $bg_pid AND iteration > 0"),
+	'another session sees the running fit at an iteration > 0');
+
+my $row = $node->safe_psql(
+	'postgres', qq{
+SELECT function, source_table, coalesce(output_table, '-'), num_iterations,
+       num_models, iteration BETWEEN 1 AND 400000, models_done BETWEEN 0 AND 1,
+       elapsed_seconds >= 0, seconds_left >= 0, run_id > 0,
+       database, username = current_user, updated_at >= started_at
+FROM madlib_dl.fit_progress WHERE pid = $bg_pid});
+my @f = split /\|/, $row;
+is($f[0], 'fit', 'function is fit');
+is($f[1], 'public.iris_packed', 'source_table is the packed table');
+ok($f[2] eq '-' || $f[2] eq 'public.iris_long', "output_table is the model table or unknown ($f[2])");
+is($f[3], '400000', 'num_iterations');
+is($f[4], '1', 'num_models is 1 for fit');
+is(join(',', @f[5 .. 9]), 't,t,t,t,t',
+	'iteration, models_done, elapsed and estimated seconds are in range');
+is($f[10], 'postgres', 'database');
+is(join(',', @f[11 .. 12]), 't,t', 'username and timestamps');
+
+# The view moves: a later read shows a later iteration.
+my $it1 = $node->safe_psql('postgres',
+	"SELECT iteration FROM madlib_dl.fit_progress WHERE pid = $bg_pid");
+ok( $node->poll_query_until(
+		'postgres',
+		"SELECT iteration > $it1 FROM madlib_dl.fit_progress WHERE pid = $bg_pid"),
+	'the iteration advances while the fit runs (live, not at commit)');
+ok( $node->poll_query_until(
+		'postgres',
+		"SELECT best_metric BETWEEN 0 AND 1 FROM madlib_dl.fit_progress WHERE pid = $bg_pid"),
+	'best_metric (accuracy) appears after the first metrics point');
+
+# 2. Cancel it: the aborted run must leave no row.
+is($node->safe_psql('postgres', "SELECT pg_cancel_backend($bg_pid)"),
+	't', 'cancel the fit');
+ok( $node->poll_query_until(
+		'postgres', 'SELECT count(*) = 0 FROM madlib_dl.fit_progress'),
+	'a cancelled fit leaves no row in the view');
+my $gone = $bg->query('SELECT 1');
+is($gone, '1', 'the cancelled session is usable again');
+$bg->quit;
+
+# 3. A fit that completes leaves no row either, and it trained.
+$node->safe_psql('postgres',
+	"SET client_min_messages = warning;\n" . fit_sql('iris_short', 20, 10));
+is($node->safe_psql('postgres', 'SELECT count(*) FROM madlib_dl.fit_progress'),
+	'0', 'a completed fit leaves no row');
+is($node->safe_psql('postgres', 'SELECT count(*) FROM iris_short'),
+	'1', 'the completed fit wrote its model');
+
+# 4. An ERROR inside a subtransaction (a cancelled fit caught by a
+# PL/pgSQL EXCEPTION block) frees the slot although the session goes on.
+my $bg2 = $node->background_psql('postgres', on_error_stop => 0);
+my $bg2_pid = $bg2->query_safe('SELECT pg_backend_pid()');
+$bg2->query_safe('SET client_min_messages = warning');
+$bg2->query_until(
+	qr/started/, "\\echo started\n" . qq{BEGIN;
+DO \$do\$ BEGIN
+  PERFORM madlib_dl.fit('iris_packed', 'iris_sub', 'model_arch_library', 1,
+    \$\$loss='categorical_crossentropy', optimizer='Adam(lr=0.01)'\$\$,
+    \$\$batch_size=16, epochs=1\$\$, 400000);
+EXCEPTION WHEN query_canceled THEN RAISE WARNING 'caught';
+END \$do\$;
+});
+ok( $node->poll_query_until(
+		'postgres',
+		"SELECT count(*) > 0 FROM madlib_dl.fit_progress WHERE pid = $bg2_pid AND iteration > 0"),
+	'the fit in a subtransaction is shown');
+$node->safe_psql('postgres', "SELECT pg_cancel_backend($bg2_pid)");
+ok( $node->poll_query_until(
+		'postgres', 'SELECT count(*) = 0 FROM madlib_dl.fit_progress'),
+	'an error caught in a subtransaction frees the slot while the transaction goes on');
+is($bg2->query('SELECT 2'), '2', 'the session goes on');
+$bg2->quit;
+
+# 5. Without shared_preload_libraries the view is empty and fit still works.
+$node->append_conf('postgresql.conf', "shared_preload_libraries = ''");
+$node->restart;
+is($node->safe_psql('postgres', 'SELECT madlib_dl._progress_enabled()'),
+	'f', 'not preloaded: no progress slots');
+$node->safe_psql('postgres',
+	"SET client_min_messages = warning;\n" . fit_sql('iris_nopreload', 5, 5));
+is($node->safe_psql('postgres', 'SELECT count(*) FROM madlib_dl.fit_progress'),
+	'0', 'not preloaded: the view is empty and fit works');
+
+$node->stop;
+done_testing();
