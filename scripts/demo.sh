@@ -69,7 +69,8 @@ psqlc -c "SET client_min_messages = warning" \
       -c "DROP EXTENSION IF EXISTS madlib_dl CASCADE" -c "CREATE EXTENSION madlib_dl"
 
 echo "== loading Fashion-MNIST (images as real[28][28][1])"
-scripts/load_fashion_mnist.sh --replace --image "dbname=$PGDATABASE" "$TRAIN_ROWS" "$TEST_ROWS"
+PGOPTIONS="-c client_min_messages=warning" \
+  scripts/load_fashion_mnist.sh --replace --image "dbname=$PGDATABASE" "$TRAIN_ROWS" "$TEST_ROWS"
 
 echo "== preprocessing, architectures and configurations"
 psqlc <<'SQL'

@@ -29,7 +29,7 @@ SOCK=/tmp
 DB=madlib_dl_demo
 
 if [ "$(id -u)" -eq 0 ]; then
-  RUNAS=(runuser -u postgres --)
+  RUNAS=(runuser -u postgres -- env -C /)   # postgres may not enter the cwd
   DBUSER=postgres
 else
   RUNAS=()

@@ -3,7 +3,7 @@
 # regression tests and TAP tests, each in its own throwaway server.
 #
 #   scripts/test.sh           everything
-#   scripts/test.sh --quick   skip the sanitizer build of the unit tests
+#   scripts/test.sh --quick   skip the sanitizer build and the fuzz runs
 #
 # Works on a fresh Debian 12 machine as root (CI) or as a user with sudo.
 # Each step runs even if an earlier one failed (so one run shows every
@@ -15,9 +15,12 @@
 #   build       make (fails if the compiler prints "warning:")
 #   unit        make unit (cmocka)
 #   unit-asan   make unit SANITIZE=1 (ASan + UBSan, clang)
+#   fuzz        each libFuzzer target (test/fuzz) for FUZZ_SECONDS (60) on
+#               its saved corpus; skipped with --quick
 #   install     make install (with sudo when not root)
 #   regress     pg_regress (make installcheck) inside pg_virtualenv, a
 #               temporary cluster; regression.diffs is printed on failure
+#   notebook    docs/examples' notebook, executed headless (scripts/run_notebook.sh)
 #   tap         make prove_installcheck (test/t/*.pl); initdb refuses to
 #               run as root, so as root it runs as the user madlib_dl_test
 #               (created when missing) in a copy of the tree
@@ -39,6 +42,9 @@ JOBS="$(nproc 2>/dev/null || echo 2)"
 LOGDIR="$(mktemp -d "${TMPDIR:-/tmp}/madlib_dl_test.XXXXXX")"
 chmod 755 "$LOGDIR"
 TAP_USER=madlib_dl_test
+# Server options of every throwaway cluster: extra workers for the parallel
+# tests, and the library preloaded for the fit_progress view.
+PGV_OPTS="-o shared_preload_libraries=madlib_dl -o max_worker_processes=16 -o max_parallel_workers=8"
 
 passed=0
 failed=0
@@ -101,8 +107,7 @@ do_regress() {
   # command; -t keeps it in a temporary directory also as root (where it
   # is owned by postgres), so it never touches /etc/postgresql.  Extra
   # workers for the parallel tests.  TAP_TESTS= : TAP runs in its own step.
-  if pg_virtualenv -t -o max_worker_processes=16 -o max_parallel_workers=8 \
-      make installcheck TAP_TESTS=; then
+  if pg_virtualenv -t $PGV_OPTS make installcheck TAP_TESTS=; then
     return 0
   fi
   if [ -f regression.diffs ]; then
@@ -110,6 +115,13 @@ do_regress() {
     cat regression.diffs
   fi
   return 1
+}
+
+# The notebook in docs/examples runs headless against a throwaway cluster,
+# on a small subset, and fails if any cell fails.
+do_notebook() {
+  pg_virtualenv -t $PGV_OPTS env MADLIB_DL_NB_ROWS=2000 MADLIB_DL_NB_ITERATIONS=2 \
+    scripts/run_notebook.sh
 }
 
 do_tap() {
@@ -142,8 +154,15 @@ if [ "$QUICK" -eq 1 ]; then
 else
   step unit-asan do_unit_asan
 fi
+if [ "$QUICK" -eq 1 ]; then
+  echo
+  echo "=== fuzz: skipped (--quick)"
+else
+  step fuzz make -C test/fuzz run FUZZ_SECONDS="${FUZZ_SECONDS:-60}"
+fi
 step install do_install
 step regress do_regress
+step notebook do_notebook
 if compgen -G "test/t/*.pl" >/dev/null; then
   step tap do_tap
 else

@@ -14,7 +14,8 @@
 # configuration hopping over the segments), on the default segments (one
 # per core).  Prints one Markdown table row per run: validation (test)
 # accuracy and loss after the last iteration, and the seconds fit or
-# fit_multiple took.
+# fit_multiple took.  SEGMENTS=N preprocesses into N segments instead
+# (distribution_rules); FUNCTIONS="fit" or "fit_multiple" runs only one.
 set -euo pipefail
 cd "$(dirname "$0")/../.."
 ROWS="${1:-20000}"
@@ -23,11 +24,12 @@ psqlc() { psql -X -q -v ON_ERROR_STOP=1 "$@"; }
 
 FASHION_TRAIN_TABLE=tradeoff_train FASHION_TEST_TABLE=tradeoff_test \
   scripts/load_fashion_mnist.sh --replace "dbname=$(psqlc -Atc 'SELECT current_database()')" "$ROWS" >/dev/null 2>&1
-psqlc >/dev/null <<'SQL'
+psqlc -v segments="${SEGMENTS:-}" >/dev/null <<'SQL'
 SET client_min_messages = warning;
 DROP TABLE IF EXISTS tradeoff_packed, tradeoff_packed_summary, tradeoff_val, tradeoff_val_summary,
     tradeoff_arch;
-SELECT madlib_dl.training_preprocessor_dl('tradeoff_train', 'tradeoff_packed', 'y', 'x', NULL, 255.0);
+SELECT madlib_dl.training_preprocessor_dl('tradeoff_train', 'tradeoff_packed', 'y', 'x', NULL, 255.0,
+                                          distribution_rules => nullif(:'segments', ''));
 SELECT madlib_dl.validation_preprocessor_dl('tradeoff_test', 'tradeoff_val', 'y', 'x', 'tradeoff_packed');
 SELECT madlib_dl.load_keras_model('tradeoff_arch',
  '{"class_name": "Sequential", "config": {"name": "mlp", "layers": [
@@ -39,7 +41,7 @@ SQL
 nseg=$(psqlc -Atc "SELECT num_segments FROM tradeoff_packed_summary")
 echo "| function | segments | epochs | num_iterations | passes | validation accuracy | validation loss | seconds |"
 echo "|---|---|---|---|---|---|---|---|"
-for fn in fit fit_multiple; do
+for fn in ${FUNCTIONS:-fit fit_multiple}; do
   epochs=1
   while [ "$epochs" -le "$PASSES" ]; do
     if [ $(( PASSES % epochs )) -eq 0 ]; then

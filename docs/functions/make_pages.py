@@ -100,8 +100,8 @@ def page(name, title, area, parts, aliases=None):
             body.append(section(area, arg, with_heading=False))
         elif kind == "text":
             body.append(arg)
-    body.append("---\nFrom [docs/%s](../%s); all functions: [README.md](README.md).\n" % (area, area))
     text = relink("\n".join(body), area)
+    text += "\n---\nFrom [docs/%s](../%s); all functions: [README.md](README.md).\n" % (area, area)
     with open(os.path.join(HERE, name), "w", encoding="utf-8") as f:
         f.write(text)
     print("docs/functions/" + name)

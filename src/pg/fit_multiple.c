@@ -19,9 +19,12 @@
  *	     every live model visits every segment once, the model at place p
  *	     visiting segments (p - h) mod M for h = 0..M-1 (those < N): the
  *	     MADlib rotation, where at hop h segment s holds place (s + h) mod
- *	     M.  Executed without a barrier per hop: a segment that finishes
- *	     takes the next model that is free and due on it (fewest visits
- *	     done first, then place order).  On a segment, the model trains
+ *	     M.  Executed without a barrier per hop or per iteration: a
+ *	     segment that finishes takes the next model that is free and due
+ *	     on it (lowest iteration, then fewest visits, then place order),
+ *	     and a model that has visited every segment goes on to its next
+ *	     iteration; only metrics points wait for all models.  On a
+ *	     segment, the model trains
  *	     its `epochs` passes over that partition, reading its state from
  *	     its slot and writing it back, so the state moves without a copy
  *	     and one model is never on two segments at once
@@ -91,9 +94,6 @@ typedef struct FmModel
 	double	   *val_metric;
 	int32	   *iters;
 	double	   *elapsed;
-	/* this iteration's training sums, per segment (summed in segment order) */
-	double	   *it_loss;		/* (nseg) */
-	int64	   *it_n;			/* (nseg) */
 } FmModel;
 
 static double
@@ -226,9 +226,14 @@ better(const FmModel *a, const FmModel *b, bool use_val, bool by_metric)
 }
 
 /* The progress line of iteration it: the best model so far. */
+/*
+ * The progress line of iteration it: the best model so far.  loss[k * stride]
+ * and n[k * stride] are model k's training loss sum and sample count during
+ * the iteration, for the line before the first metrics point.
+ */
 static void
-progress_notice(FmModel *models, int K, int nseg, int it, int num_iterations, bool has_val,
-				instr_time start)
+progress_notice(FmModel *models, int K, const double *loss, const int64 *n_seen, int stride,
+				int it, int num_iterations, bool has_val, instr_time start)
 {
 	StringInfoData msg;
 	int			best = -1;
@@ -272,17 +277,11 @@ progress_notice(FmModel *models, int K, int nseg, int it, int num_iterations, bo
 
 		for (int k = 0; k < K; k++)
 		{
-			double		l = 0;
-			int64		n = 0;
+			double		l;
 
 			if (models[k].diverged)
 				continue;
-			for (int s = 0; s < nseg; s++)
-			{
-				l += models[k].it_loss[s];
-				n += models[k].it_n[s];
-			}
-			l = ratio(l, n);
+			l = ratio(loss[k * stride], n_seen[k * stride]);
 			if (!isnan(l) && (best < 0 || l < bl))
 			{
 				best = k;
@@ -351,7 +350,10 @@ madlib_dl__fit_multiple_run(PG_FUNCTION_ARGS)
 	DlSegments *segs;
 	DlSegCommand cmd;
 	int		   *seq;			/* (K, nseg) the segments each model visits, in order */
-	int		   *pos;			/* (K) visits done this iteration */
+	int		   *pos;			/* (K) visits done in its current iteration */
+	int		   *cur;			/* (K) the iteration a model is in */
+	double	   *win_loss;		/* (K, W) training loss sums per iteration of a window */
+	int64	   *win_n;			/* (K, W) */
 	bool	   *busy;			/* (K) on a segment now */
 	int			seg_model[DL_SEG_MAX];	/* model on each segment, -1 idle */
 	instr_time	start;
@@ -492,8 +494,6 @@ madlib_dl__fit_multiple_run(PG_FUNCTION_ARGS)
 		fm->val_metric = palloc0(sizeof(double) * num_iterations);
 		fm->iters = palloc0(sizeof(int32) * num_iterations);
 		fm->elapsed = palloc0(sizeof(double) * num_iterations);
-		fm->it_loss = palloc0(sizeof(double) * nseg);
-		fm->it_n = palloc0(sizeof(int64) * nseg);
 		defs[k].arch_json = fm->arch;
 		defs[k].compile_params = fm->compile;
 		defs[k].fit_params = fm->fit;
@@ -524,6 +524,7 @@ madlib_dl__fit_multiple_run(PG_FUNCTION_ARGS)
 	/* model at place p visits segment (p - h) mod M at hop h, h = 0..M-1 */
 	seq = palloc(sizeof(int) * K * nseg);
 	pos = palloc0(sizeof(int) * K);
+	cur = palloc0(sizeof(int) * K);
 	busy = palloc0(sizeof(bool) * K);
 	for (int p = 0; p < K; p++)
 	{
@@ -567,51 +568,64 @@ madlib_dl__fit_multiple_run(PG_FUNCTION_ARGS)
 		pfree(init_states[k]);
 	}
 
-	for (int it = 1; it <= num_iterations; it++)
+	/*
+	 * Windows of iterations first..target, target the next metrics point.
+	 * Within a window a model goes on to its next iteration as soon as it
+	 * has visited every segment (no barrier per hop or per iteration); at
+	 * target every live model is evaluated.
+	 */
+	win_loss = MemoryContextAllocExtended(fcxt, mul_size(sizeof(double), mul_size(K, freq)),
+										  MCXT_ALLOC_HUGE);
+	win_n = MemoryContextAllocExtended(fcxt, mul_size(sizeof(int64), mul_size(K, freq)),
+									   MCXT_ALLOC_HUGE);
+	for (int first = 1; first <= num_iterations;)
 	{
-		bool		metric_point = (it % freq == 0) || it == num_iterations;
+		int			target = Min(((first + freq - 1) / freq) * freq, num_iterations);
+		int			W = target - first + 1;
+		int			noticed = first - 1;	/* iterations reported so far */
 
+		memset(win_loss, 0, sizeof(double) * K * W);
+		memset(win_n, 0, sizeof(int64) * K * W);
 		for (int k = 0; k < K; k++)
 		{
-			memset(models[k].it_loss, 0, sizeof(double) * nseg);
-			memset(models[k].it_n, 0, sizeof(int64) * nseg);
-		}
-
-		/*
-		 * Every live model visits every segment once, in the order of its
-		 * place in the rotation (seq).  A segment that finishes takes the
-		 * next model that is free and due on it, without waiting for the
-		 * other segments: the result of each model depends only on its own
-		 * order of segments, so this gives exactly the results of the
-		 * hop-by-hop rotation, with less idling.
-		 */
-		for (int k = 0; k < K; k++)
-		{
+			cur[k] = first;
 			pos[k] = 0;
 			busy[k] = false;
 		}
-		for (int s = 0; s < nseg; s++)
-			seg_model[s] = -1;
+		for (int sg = 0; sg < nseg; sg++)
+			seg_model[sg] = -1;
+
+		/*
+		 * In iteration i every live model visits every segment once, in the
+		 * order of its place in the rotation (seq).  A segment that finishes
+		 * takes the next model that is free and due on it (least advanced
+		 * first, then place order), without waiting for the others: the
+		 * result of each model depends only on its own order of segments,
+		 * so this gives exactly the results of the hop-by-hop rotation,
+		 * with less idling.
+		 */
 		for (;;)
 		{
-			int			s;
+			int			sg;
+			int			done_upto;
 
 			/* give every idle segment a model: the workers' first */
 			for (int pass = 0; pass < 2; pass++)
-				for (s = 0; s < nseg; s++)
+				for (sg = 0; sg < nseg; sg++)
 				{
 					int			pick = -1;
 
-					if ((s < launched) != (pass == 0) || seg_model[s] >= 0)
+					if ((sg < launched) != (pass == 0) || seg_model[sg] >= 0)
 						continue;
 					for (int p = 0; p < K; p++)
 					{
 						int			k = place[p];
 
-						if (models[k].diverged || busy[k] || pos[k] >= nseg ||
-							seq[k * nseg + pos[k]] != s)
+						if (models[k].diverged || busy[k] || cur[k] > target ||
+							seq[k * nseg + pos[k]] != sg)
 							continue;
-						if (pick < 0 || pos[k] < pos[pick])
+						if (pick < 0 || cur[k] < cur[pick] ||
+							(cur[k] == cur[pick] && pos[k] < pos[pick]))
 							pick = k;
 					}
 					if (pick < 0)
@@ -620,47 +634,74 @@ madlib_dl__fit_multiple_run(PG_FUNCTION_ARGS)
 					cmd.kind = DL_SEG_CMD_TRAIN;
 					cmd.model = pick;
 					cmd.slot = pick;
-					cmd.iteration = it;
+					cmd.iteration = cur[pick];
 					cmd.catch_divergence = true;
 					busy[pick] = true;
-					seg_model[s] = pick;
-					dl_seg_submit(segs, s, &cmd);
+					seg_model[sg] = pick;
+					dl_seg_submit(segs, sg, &cmd);
 				}
-			s = dl_seg_wait_any(segs);
-			if (s < 0)
+			sg = dl_seg_wait_any(segs);
+			if (sg < 0)
 				break;			/* nothing running and nothing due: done */
 			{
-				const DlSegStats *st = dl_seg_stats(segs, s);
-				FmModel    *fm = &models[seg_model[s]];
+				const DlSegStats *st = dl_seg_stats(segs, sg);
+				int			k = seg_model[sg];
+				FmModel    *fm = &models[k];
 
-				busy[seg_model[s]] = false;
-				pos[seg_model[s]]++;
-				seg_model[s] = -1;
+				busy[k] = false;
+				seg_model[sg] = -1;
 				if (st->diverged)
 				{
 					fm->diverged = true;
-					fm->diverged_iteration = it;
+					fm->diverged_iteration = cur[k];
 					ereport(NOTICE,
 							(errmsg("model mst_key %d diverged in iteration %d on segment %d and stops: %s",
-									fm->mst_key, it, s, st->message),
+									fm->mst_key, cur[k], sg, st->message),
 							 errdetail("Its weights are the last finite ones and its metrics so far are kept; the other models go on."),
 							 errhint("Lower the learning rate of this configuration, or scale the input features.")));
-					continue;
 				}
-				fm->it_loss[s] = st->train_loss_sum;
-				fm->it_n[s] = st->train_n;
+				else
+				{
+					/* added in the model's own visiting order: deterministic */
+					win_loss[k * W + (cur[k] - first)] += st->train_loss_sum;
+					win_n[k * W + (cur[k] - first)] += st->train_n;
+					if (++pos[k] == nseg)
+					{
+						pos[k] = 0;
+						cur[k]++;
+					}
+				}
+			}
+			/* report the iterations before target that every live model finished */
+			done_upto = target;
+			for (int k = 0; k < K; k++)
+				if (!models[k].diverged)
+					done_upto = Min(done_upto, cur[k] - 1);
+			while (noticed < Min(done_upto, target - 1))
+			{
+				noticed++;
+				progress_notice(models, K, win_loss + (noticed - first), win_n + (noticed - first),
+								W, noticed, num_iterations, has_val, start);
 			}
 		}
+		while (noticed < target - 1)	/* every model diverged */
+		{
+			noticed++;
+			progress_notice(models, K, win_loss + (noticed - first), win_n + (noticed - first),
+							W, noticed, num_iterations, has_val, start);
+		}
 
-		if (metric_point)
+		/* metrics at target */
 		{
 			int		   *alive = palloc(sizeof(int) * K);
 			int			na = 0;
 			double		now;
+			int			it = target;
 
 			for (int k = 0; k < K; k++)
 				if (!models[k].diverged)
 					alive[na++] = k;
+
 			/*
 			 * Segment s evaluates alive[(s + r) mod na] for r = 0..na-1, each
 			 * segment at its own pace (slots are only read, so two segments
@@ -696,6 +737,7 @@ madlib_dl__fit_multiple_run(PG_FUNCTION_ARGS)
 					ev_vl[i] = st->val_loss_sum;
 					ev_vm[i] = st->val_metric_sum;
 					ev_vn[i] = st->val_n;
+					seg_model[sg] = -1;
 					if (next[sg] < na)
 					{
 						memset(&cmd, 0, sizeof(cmd));
@@ -719,16 +761,16 @@ madlib_dl__fit_multiple_run(PG_FUNCTION_ARGS)
 							vn = 0;
 				int			j = fm->n_hist++;
 
-				for (int s = 0; s < nseg; s++)
+				for (int sg = 0; sg < nseg; sg++)
 				{
-					int			i = alive[a] * nseg + s;
+					int			e = alive[a] * nseg + sg;
 
-					tl += ev_tl[i];
-					tm += ev_tm[i];
-					tn += ev_tn[i];
-					vl += ev_vl[i];
-					vm += ev_vm[i];
-					vn += ev_vn[i];
+					tl += ev_tl[e];
+					tm += ev_tm[e];
+					tn += ev_tn[e];
+					vl += ev_vl[e];
+					vm += ev_vm[e];
+					vn += ev_vn[e];
 				}
 				fm->iters[j] = it;
 				fm->train_loss[j] = ratio(tl, tn);
@@ -738,8 +780,10 @@ madlib_dl__fit_multiple_run(PG_FUNCTION_ARGS)
 				fm->elapsed[j] = now;
 			}
 			pfree(alive);
+			progress_notice(models, K, win_loss + (target - first), win_n + (target - first),
+							W, target, num_iterations, has_val, start);
 		}
-		progress_notice(models, K, nseg, it, num_iterations, has_val, start);
+		first = target + 1;
 	}
 
 	/* the final weights, from the slots, before the segments go away */

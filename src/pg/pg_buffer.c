@@ -5,8 +5,7 @@
  *	  float arrays, and read shape columns.
  *
  * The packed format is fixed little-endian so that a table dumped on one
- * host loads on another.  On little-endian hosts float32 decoding is one
- * memcpy; on big-endian hosts every value is byte-swapped.
+ * host loads on another.  NaN and infinite features are refused.
  *
  * IDENTIFICATION
  *	  src/pg/pg_buffer.c
@@ -19,84 +18,64 @@
 #include "common/int.h"
 #include "utils/lsyscache.h"
 
-/* n * width * elem_size with overflow checks; ERROR 54000 on overflow. */
-static Size
-buffer_bytes(int64 n, int64 width, int elem_size)
-{
-	int64		count;
-	int64		bytes;
+#include "madlib_dl/dl_buffer.h"
+#include "pg_glue.h"
 
-	if (n < 0 || width < 0)
-		ereport(ERROR,
-				(errcode(ERRCODE_DATA_EXCEPTION),
-				 errmsg("buffer shape {" INT64_FORMAT "," INT64_FORMAT "} is negative", n, width)));
-	if (pg_mul_s64_overflow(n, width, &count) ||
-		pg_mul_s64_overflow(count, elem_size, &bytes) ||
-		(uint64) bytes > MaxAllocHugeSize)
+/*
+ * Decoding is the engine's (src/engine/buffer.c, fuzzed by
+ * test/fuzz/fuzz_buffer.c); this file sizes the output, allocates it in
+ * cxt and turns a failure into an ERROR with the engine's message.
+ */
+static void
+report_buffer_error(DlError *err, const char *what)
+{
+	if (err->code == DL_ERR_SHAPE || err->code == DL_ERR_DATA)
+		dl_error_hint(err, "The %s buffer of the packed table is damaged or was not made by "
+					  "training_preprocessor_dl; preprocess the data again.", what);
+	dl_pg_report(err);
+}
+
+static float *
+alloc_values(int64 n, int64 width, size_t elem_size, MemoryContext cxt, const char *what)
+{
+	DlError		err;
+	size_t		count;
+
+	dl_error_clear(&err);
+	if (dl_buffer_count(n, width, elem_size, &count, &err) != DL_OK ||
+		dl_buffer_count(n, width, sizeof(float), &count, &err) != DL_OK)
+		report_buffer_error(&err, what);
+	if (count * sizeof(float) > MaxAllocHugeSize)
 		ereport(ERROR,
 				(errcode(ERRCODE_PROGRAM_LIMIT_EXCEEDED),
 				 errmsg("buffer shape {" INT64_FORMAT "," INT64_FORMAT "} is too large", n, width),
 				 errhint("Preprocess the data with a smaller buffer_size.")));
-	return (Size) bytes;
-}
-
-static void
-check_length(Size have, Size want, int64 n, int64 width, const char *what)
-{
-	if (have != want)
-		ereport(ERROR,
-				(errcode(ERRCODE_DATA_EXCEPTION),
-				 errmsg("%s buffer holds %zu bytes, but its shape {" INT64_FORMAT "," INT64_FORMAT "} needs %zu",
-						what, have, n, width, want),
-				 errhint("The packed table is damaged or was not made by training_preprocessor_dl; preprocess the data again.")));
+	return MemoryContextAllocHuge(cxt, count > 0 ? count * sizeof(float) : 1);
 }
 
 float *
 dl_pg_decode_x(bytea *x, int64 n, int64 row_size, MemoryContext cxt)
 {
-	Size		want = buffer_bytes(n, row_size, sizeof(float));
-	Size		have = VARSIZE_ANY_EXHDR(x);
-	float	   *out;
+	float	   *out = alloc_values(n, row_size, sizeof(float), cxt, "independent variable");
+	DlError		err;
 
-	check_length(have, want, n, row_size, "independent variable");
-	out = MemoryContextAllocHuge(cxt, want > 0 ? want : 1);
-#ifdef WORDS_BIGENDIAN
-	{
-		const uint8 *src = (const uint8 *) VARDATA_ANY(x);
-		Size		count = want / 4;
-
-		for (Size i = 0; i < count; i++)
-		{
-			uint32		v = (uint32) src[4 * i] | ((uint32) src[4 * i + 1] << 8) |
-				((uint32) src[4 * i + 2] << 16) | ((uint32) src[4 * i + 3] << 24);
-
-			memcpy(&out[i], &v, sizeof(float));
-		}
-	}
-#else
-	memcpy(out, VARDATA_ANY(x), want);
-#endif
+	dl_error_clear(&err);
+	if (dl_buffer_decode_x(out, (const uint8_t *) VARDATA_ANY(x), VARSIZE_ANY_EXHDR(x),
+						   n, row_size, &err) != DL_OK)
+		report_buffer_error(&err, "independent variable");
 	return out;
 }
 
 float *
 dl_pg_decode_y(bytea *y, int64 n, int64 n_classes, MemoryContext cxt)
 {
-	Size		want = buffer_bytes(n, n_classes, sizeof(int16));
-	Size		have = VARSIZE_ANY_EXHDR(y);
-	Size		count = want / 2;
-	const uint8 *src = (const uint8 *) VARDATA_ANY(y);
-	float	   *out;
+	float	   *out = alloc_values(n, n_classes, sizeof(int16), cxt, "dependent variable");
+	DlError		err;
 
-	check_length(have, want, n, n_classes, "dependent variable");
-	(void) buffer_bytes(n, n_classes, sizeof(float));
-	out = MemoryContextAllocHuge(cxt, count > 0 ? count * sizeof(float) : 1);
-	for (Size i = 0; i < count; i++)
-	{
-		int16		v = (int16) ((uint16) src[2 * i] | ((uint16) src[2 * i + 1] << 8));
-
-		out[i] = (float) v;
-	}
+	dl_error_clear(&err);
+	if (dl_buffer_decode_y(out, (const uint8_t *) VARDATA_ANY(y), VARSIZE_ANY_EXHDR(y),
+						   n, n_classes, &err) != DL_OK)
+		report_buffer_error(&err, "dependent variable");
 	return out;
 }
 

@@ -68,7 +68,9 @@ like($err, qr/ERROR:.*model_id 1 needs about/, 'a small model with a huge batch 
 
 TODO:
 {
-	local $TODO = 'fit and fit_multiple do not call madlib_dl._check_model_memory yet'
+	# Until the drivers check, these would train a 17M-parameter model for
+	# a minute: todo_skip them (MADLIB_DL_TODO_MEMORY=0 runs them).
+	todo_skip('fit and fit_multiple do not call madlib_dl._check_model_memory yet', 5)
 	  if ($ENV{MADLIB_DL_TODO_MEMORY} // '1') ne '0';
 
 	# fit: fails at once, before starting workers or allocating the model.

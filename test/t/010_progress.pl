@@ -142,7 +142,37 @@ ok( $node->poll_query_until(
 is($bg2->query('SELECT 2'), '2', 'the session goes on');
 $bg2->quit;
 
-# 5. Without shared_preload_libraries the view is empty and fit still works.
+# 5. fit_multiple: two configurations, seen live with num_models 2.
+$node->safe_psql(
+	'postgres', q{
+SELECT madlib_dl.load_model_selection_table('model_arch_library', 'iris_mst', ARRAY[1],
+    ARRAY[$$loss='categorical_crossentropy', optimizer='Adam(lr=0.01)', metrics=['accuracy']$$,
+          $$loss='categorical_crossentropy', optimizer='SGD(lr=0.1)', metrics=['accuracy']$$],
+    ARRAY['batch_size=16, epochs=1']);
+});
+my $bg3 = $node->background_psql('postgres', on_error_stop => 0);
+my $bg3_pid = $bg3->query_safe('SELECT pg_backend_pid()');
+$bg3->query_safe('SET client_min_messages = warning');
+$bg3->query_until(qr/started/, "\\echo started\n"
+	  . "SELECT madlib_dl.fit_multiple('iris_packed', 'iris_multi', 'iris_mst', 200000,"
+	  . " validation_table => 'iris_val', metrics_compute_frequency => 50);\n");
+ok( $node->poll_query_until(
+		'postgres',
+		"SELECT count(*) > 0 FROM madlib_dl.fit_progress WHERE pid = $bg3_pid AND iteration > 1"),
+	'another session sees the running fit_multiple');
+is( $node->safe_psql(
+		'postgres',
+		"SELECT function, source_table, num_models, num_iterations, models_done BETWEEN 0 AND 2
+		 FROM madlib_dl.fit_progress WHERE pid = $bg3_pid"),
+	'fit_multiple|public.iris_packed|2|200000|t',
+	'fit_multiple row: function, source, models and iterations');
+$node->safe_psql('postgres', "SELECT pg_cancel_backend($bg3_pid)");
+ok( $node->poll_query_until(
+		'postgres', 'SELECT count(*) = 0 FROM madlib_dl.fit_progress'),
+	'a cancelled fit_multiple leaves no row');
+$bg3->quit;
+
+# 6. Without shared_preload_libraries the view is empty and fit still works.
 $node->append_conf('postgresql.conf', "shared_preload_libraries = ''");
 $node->restart;
 is($node->safe_psql('postgres', 'SELECT madlib_dl._progress_enabled()'),
