@@ -356,6 +356,7 @@ madlib_dl__fit_multiple_run(PG_FUNCTION_ARGS)
 	int64	   *win_n;			/* (K, W) */
 	bool	   *busy;			/* (K) on a segment now */
 	int			seg_model[DL_SEG_MAX];	/* model on each segment, -1 idle */
+	double		busy_s[DL_SEG_MAX];	/* seconds each segment spent on commands */
 	instr_time	start;
 	bool		has_val;
 	int			launched;
@@ -561,6 +562,8 @@ madlib_dl__fit_multiple_run(PG_FUNCTION_ARGS)
 	setup.slot_sizes = sizes;
 	segs = dl_seg_start(&setup, fcxt);
 	launched = dl_seg_workers_launched(segs);
+	for (int sg = 0; sg < nseg; sg++)
+		busy_s[sg] = 0;
 	for (int k = 0; k < K; k++)
 	{
 		memcpy(dl_seg_slot(segs, k), init_states[k], sizes[k]);
@@ -650,6 +653,7 @@ madlib_dl__fit_multiple_run(PG_FUNCTION_ARGS)
 
 				busy[k] = false;
 				seg_model[sg] = -1;
+				busy_s[sg] += st->seconds;
 				if (st->diverged)
 				{
 					fm->diverged = true;
@@ -731,6 +735,7 @@ madlib_dl__fit_multiple_run(PG_FUNCTION_ARGS)
 					const DlSegStats *st = dl_seg_stats(segs, sg);
 					int			i = seg_model[sg] * nseg + sg;
 
+					busy_s[sg] += st->seconds;
 					ev_tl[i] = st->train_loss_sum;
 					ev_tm[i] = st->train_metric_sum;
 					ev_tn[i] = st->train_n;
@@ -785,6 +790,10 @@ madlib_dl__fit_multiple_run(PG_FUNCTION_ARGS)
 		}
 		first = target + 1;
 	}
+
+	for (int sg = 0; sg < nseg; sg++)
+		elog(DEBUG1, "madlib_dl: segment %d trained and evaluated for %.2f s of %.2f s", sg,
+			 busy_s[sg], seconds_since(start));
 
 	/* the final weights, from the slots, before the segments go away */
 	final_weights = palloc0(sizeof(bytea *) * K);

@@ -74,8 +74,10 @@ sub wait_workers_up
 }
 
 # 1. While the workers start and read their partitions: as soon as they
-#    exist, before the first iteration ends.
-bg_send($s, sprintf($long_fit, 'c_start'));
+#    exist, long before the first iteration (200,000 epochs) ends.
+my $very_long_fit = $long_fit;
+$very_long_fit =~ s/epochs=2000/epochs=200000/;
+bg_send($s, sprintf($very_long_fit, 'c_start'));
 ok(wait_workers_up(30), 'start: workers are up');
 ok(!bg_wait_stderr($s, qr/iteration 1 of/, 0), 'start: no iteration finished yet');
 $node->safe_psql('postgres', "SELECT pg_cancel_backend($pid)");
