@@ -36,7 +36,7 @@ PROVE_TESTS = $(sort $(wildcard test/t/*.pl))
 endif
 
 PG_CPPFLAGS = -Iinclude -Isrc/engine
-PG_CFLAGS = -std=gnu11 -fvect-cost-model=dynamic -Wall -Wextra -Wno-unused-parameter -Wno-missing-field-initializers
+PG_CFLAGS = -std=gnu11 -fvect-cost-model=dynamic -fno-math-errno -Wall -Wextra -Wno-unused-parameter -Wno-missing-field-initializers
 SHLIB_LINK = -lopenblas -ljson-c -lm
 
 # Skip LLVM bitcode: the JIT gains nothing for these functions.
@@ -64,7 +64,7 @@ $(EXTENSION)--$(EXTVERSION).sql: $(SQL_PIECES)
 # Engine unit tests: plain C, no server.
 # ---------------------------------------------------------------------
 UNIT_CC ?= cc
-UNIT_CFLAGS = -std=gnu11 -O2 -g -Wall -Wextra -Wno-unused-parameter -Wno-missing-field-initializers \
+UNIT_CFLAGS = -std=gnu11 -O2 -fno-math-errno -g -Wall -Wextra -Wno-unused-parameter -Wno-missing-field-initializers \
 	-Iinclude -Isrc/engine -Itest/unit
 UNIT_LIBS = -lcmocka -lopenblas -ljson-c -lm
 ifeq ($(SANITIZE),1)

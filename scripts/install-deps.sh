@@ -6,7 +6,7 @@ PKGS=(
   build-essential pkg-config
   postgresql-15 postgresql-server-dev-15 postgresql-contrib
   libopenblas-dev libcmocka-dev libjson-c-dev
-  libipc-run-perl
+  libipc-run-perl postgresql-15-plproxy
   clang libclang-rt-dev
   dataset-fashion-mnist python3
   python3-psycopg2 python3-pandas python3-matplotlib

@@ -52,6 +52,7 @@
 
 #include "pg_glue.h"
 #include "pg_model.h"
+#include "progress.h"
 #include "segments.h"
 
 /* Metric history, one entry per metrics point. */
@@ -318,6 +319,7 @@ madlib_dl__fit_run(PG_FUNCTION_ARGS)
 	setup.models = &def;
 	setup.n_slots = nseg;
 	setup.slot_size = blob_size;
+	dl_progress_begin("fit", dl_progress_relname(source), NULL, num_iterations, 1);
 	segs = dl_seg_start(&setup, fcxt);
 	launched = dl_seg_workers_launched(segs);
 	broadcast_state(segs, nseg, master, blob_size);
@@ -391,12 +393,14 @@ madlib_dl__fit_run(PG_FUNCTION_ARGS)
 		}
 		else
 			appendStringInfo(&msg, "mean training loss during the iteration %.4f", ratio(loss_sum, n));
+		dl_progress_update(it, 1, has_metric && metric_point ? (has_val ? h.val_metric[h.n - 1] : h.train_metric[h.n - 1]) : get_float8_nan(), seconds_since(start), -1);
 		ereport(NOTICE,
-				(errmsg("iteration %d of %d: %s; %.2f s", it, num_iterations, msg.data,
-						seconds_since(start))));
+				(errmsg("iteration %d of %d: %s; %.2f s, about %.1f s left", it, num_iterations, msg.data,
+						seconds_since(start), dl_progress_eta(seconds_since(start), it, num_iterations))));
 	}
 
 	dl_seg_finish(segs);
+	dl_progress_end();
 
 	MemoryContextSwitchTo(old);
 	weights = dl_pg_model_get_weights(master);

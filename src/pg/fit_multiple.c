@@ -70,6 +70,7 @@
 
 #include "pg_glue.h"
 #include "pg_model.h"
+#include "progress.h"
 #include "segments.h"
 
 /* Everything the leader knows about one model configuration. */
@@ -296,9 +297,10 @@ progress_notice(FmModel *models, int K, const double *loss, const int64 *n_seen,
 	}
 	if (n_div > 0)
 		appendStringInfo(&msg, "; %d of %d models diverged", n_div, K);
+	dl_progress_update(it, K, best >= 0 && n_hist_models > 0 && by_metric ? (has_val ? models[best].val_metric[models[best].n_hist - 1] : models[best].train_metric[models[best].n_hist - 1]) : get_float8_nan(), seconds_since(start), -1);
 	ereport(NOTICE,
-			(errmsg("iteration %d of %d: %s; %.2f s", it, num_iterations, msg.data,
-					seconds_since(start))));
+			(errmsg("iteration %d of %d: %s; %.2f s, about %.1f s left", it, num_iterations, msg.data,
+					seconds_since(start), dl_progress_eta(seconds_since(start), it, num_iterations))));
 }
 
 PG_FUNCTION_INFO_V1(madlib_dl__fit_multiple_run);
@@ -560,6 +562,7 @@ madlib_dl__fit_multiple_run(PG_FUNCTION_ARGS)
 	setup.models = defs;
 	setup.n_slots = K;
 	setup.slot_sizes = sizes;
+	dl_progress_begin("fit_multiple", dl_progress_relname(source), NULL, num_iterations, K);
 	segs = dl_seg_start(&setup, fcxt);
 	launched = dl_seg_workers_launched(segs);
 	for (int sg = 0; sg < nseg; sg++)
@@ -812,6 +815,7 @@ madlib_dl__fit_multiple_run(PG_FUNCTION_ARGS)
 		dl_pg_model_free(m);
 	}
 	dl_seg_finish(segs);
+	dl_progress_end();
 
 	/* one row per model, in the order of mst_keys */
 	MemoryContextSwitchTo(rsinfo->econtext->ecxt_per_query_memory);

@@ -506,6 +506,9 @@ BEGIN
 
     PERFORM madlib_dl._pp_pack(src, dst, summ, cv_col, dep.colname, indep.colname, dep_kind, cast_type,
                                n_rows, bs, seg.nseg, ncls, norm, dims, true);
+    IF madlib_dl._is_greenplum() THEN   -- place buffer b on segment b % nseg (90_greenplum.sql)
+        PERFORM madlib_dl._gp_place_buffers(dst);
+    END IF;
 END
 $$;
 
@@ -659,6 +662,9 @@ BEGIN
     PERFORM madlib_dl._pp_pack(src, dst, summ, dep.colname || '_class_values', dep.colname, indep.colname,
                                dep_kind, cast_type, n_rows, bs, seg.nseg, ncls,
                                ts.normalizing_const, dims, false);
+    IF madlib_dl._is_greenplum() THEN   -- place buffer b on segment b % nseg (90_greenplum.sql)
+        PERFORM madlib_dl._gp_place_buffers(dst);
+    END IF;
 END
 $$;
 

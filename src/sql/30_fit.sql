@@ -248,6 +248,12 @@ BEGIN
         init_weights := arch_weights;   -- NULL: random initialisation
     END IF;
 
+    IF madlib_dl._is_greenplum() THEN   -- Greenplum/Cloudberry: aggregates over the real segments (90_greenplum.sql)
+        t_start := clock_timestamp();
+        r := madlib_dl._gp_fit_run(src_rel, x_col, y_col, val_rel, vx_col, vy_col, arch, init_weights,
+                                   compile_params, fit_params, num_iterations, freq);
+        t_end := clock_timestamp();
+    ELSE
     -- 4. segments: the packed table's count, else derived from its keys
     nseg := (psum->>'num_segments')::integer;
     IF nseg IS NULL THEN
@@ -276,10 +282,12 @@ BEGIN
     END IF;
 
     -- 5. train (no table is written before this returns)
+    PERFORM madlib_dl._progress_label(madlib_dl._table_label(model));
     t_start := clock_timestamp();
     r := madlib_dl._fit_run(src_rel, x_col, y_col, val_rel, vx_col, vy_col, arch, init_weights,
                             compile_params, fit_params, num_iterations, freq, nseg);
     t_end := clock_timestamp();
+    END IF;
 
     -- 6. output tables, in this transaction
     IF warm_start THEN

@@ -279,6 +279,12 @@ BEGIN
         END LOOP;
     END IF;
 
+    IF madlib_dl._is_greenplum() THEN   -- Greenplum/Cloudberry: schedule table rotated each hop (90_greenplum.sql)
+        t_start := clock_timestamp();
+        results := ARRAY(SELECT r FROM madlib_dl._gp_fit_multiple_run(src_rel, x_col, y_col, val_rel, vx_col, vy_col,
+                          keys, archs, inits, compiles, fits, num_iterations, freq, NULL, schedule_seed) r);
+        t_end := clock_timestamp();
+    ELSE
     -- 6. segments: the packed table's count, else derived from its keys
     nseg := (psum->>'num_segments')::integer;
     IF nseg IS NULL THEN
@@ -306,12 +312,14 @@ BEGIN
     END IF;
 
     -- 7. train (no table is written before this returns)
+    PERFORM madlib_dl._progress_label(madlib_dl._table_label(model));
     t_start := clock_timestamp();
     results := ARRAY(
         SELECT r FROM madlib_dl._fit_multiple_run(src_rel, x_col, y_col, val_rel, vx_col, vy_col,
                           keys, archs, inits, compiles, fits, num_iterations, freq, nseg,
                           schedule_seed) r);
     t_end := clock_timestamp();
+    END IF;
     sched := (results[1]).schedule;
     SELECT array_agg(g ORDER BY g) INTO planned_iters
       FROM generate_series(1, num_iterations) g

@@ -1,0 +1,578 @@
+-- 80_plproxy.sql: fit_multiple across several PostgreSQL servers with
+-- PL/Proxy (docs/plproxy.md).
+--
+-- A cluster is a PL/Proxy SQL/MED server on the coordinator with one
+-- partition per segment: partition k (option pk) is a connection to the
+-- data node that holds segment k (the buffers with __dist_key__ = k) of
+-- every table distributed over the cluster.  plproxy_create_cluster puts
+-- segment k on node k % n_nodes and gives every partition its own
+-- application_name, so that two segments of one node get two connections
+-- and run at the same time.
+--
+-- Each hop of fit_multiple is one proxy call (_px_train): SPLIT the
+-- (segment, model state) pairs, RUN ON the segments; each node runs the
+-- per-segment step (_gp_fit_segment, the aggregate of the Greenplum
+-- path) on its rows of that segment and returns the new state.  The
+-- schedule is the one of the single-server path (_gp_visit_order, the
+-- same rotation), so the weights are byte-identical to a single-server
+-- fit_multiple on the same packed table.  Only model states move.
+--
+-- What is created where:
+--   * always (no PL/Proxy needed): the catalog madlib_dl.plproxy_tables,
+--     the node-side functions _px_node_*, the coordinator driver
+--     _px_fit_multiple_run, and plproxy_setup / plproxy_create_cluster /
+--     plproxy_distribute;
+--   * only where the plproxy extension exists: the proxy functions
+--     (LANGUAGE plproxy) _px_prepare, _px_insert, _px_train, _px_eval,
+--     made by madlib_dl.plproxy_setup(): at install time when plproxy is
+--     already there, else call it after CREATE EXTENSION plproxy.
+
+-- ---------------------------------------------------------------------
+-- Catalog: which packed tables live on which cluster
+-- ---------------------------------------------------------------------
+
+-- One row per distributed packed table (written by plproxy_distribute).
+-- The coordinator keeps the table itself (its rows are not read by
+-- training; they may be truncated) and its _summary.
+CREATE TABLE madlib_dl.plproxy_tables (
+    schema_name  text NOT NULL,
+    table_name   text NOT NULL,
+    cluster      text NOT NULL,
+    num_segments integer NOT NULL CHECK (num_segments BETWEEN 1 AND 64),
+    distributed_at timestamptz NOT NULL DEFAULT now(),
+    PRIMARY KEY (schema_name, table_name)
+);
+GRANT SELECT ON madlib_dl.plproxy_tables TO PUBLIC;
+
+-- The cluster a packed table is distributed over, or NULL (not distributed).
+CREATE FUNCTION madlib_dl._px_cluster_of(source regclass)
+RETURNS text
+LANGUAGE sql STABLE
+SET search_path = pg_catalog, pg_temp
+AS $$
+    SELECT t.cluster FROM madlib_dl.plproxy_tables t
+      JOIN pg_class c ON c.oid = source
+      JOIN pg_namespace n ON n.oid = c.relnamespace
+     WHERE t.schema_name = n.nspname AND t.table_name = c.relname
+$$;
+
+-- The cluster name, for the proxy functions' CLUSTER statement.
+CREATE FUNCTION madlib_dl._px_cluster_name(cluster text)
+RETURNS text
+LANGUAGE sql IMMUTABLE
+AS $$ SELECT cluster $$;
+
+-- Number of partitions (p0, p1, ... options) of PL/Proxy server cluster;
+-- ERROR when there is no such server.
+CREATE FUNCTION madlib_dl._px_partitions(cluster text)
+RETURNS integer
+LANGUAGE plpgsql STABLE
+SET search_path = pg_catalog, pg_temp
+AS $$
+DECLARE
+    n integer;
+BEGIN
+    SELECT count(*) FILTER (WHERE o ~ '^p[0-9]+=') INTO n
+      FROM pg_foreign_server s
+      JOIN pg_foreign_data_wrapper w ON w.oid = s.srvfdw AND w.fdwname = 'plproxy'
+      LEFT JOIN LATERAL unnest(s.srvoptions) o ON true
+     WHERE s.srvname = cluster
+     GROUP BY s.oid;
+    IF n IS NULL THEN
+        RAISE EXCEPTION 'PL/Proxy cluster "%" does not exist', cluster
+            USING ERRCODE = 'undefined_object',
+                  HINT = 'Create it with madlib_dl.plproxy_create_cluster, or CREATE SERVER ... FOREIGN DATA WRAPPER plproxy.';
+    END IF;
+    RETURN n;
+END
+$$;
+
+-- ---------------------------------------------------------------------
+-- Node side (run on the data nodes by the proxy functions)
+-- ---------------------------------------------------------------------
+
+-- A node's copy of table tbl = {schema, name}; ERROR when absent.
+CREATE FUNCTION madlib_dl._px_node_table(tbl text[])
+RETURNS regclass
+LANGUAGE plpgsql STABLE
+SET search_path = pg_catalog, pg_temp
+AS $$
+DECLARE
+    rel regclass;
+BEGIN
+    rel := to_regclass(format('%I.%I', tbl[1], tbl[2]));
+    IF rel IS NULL THEN
+        RAISE EXCEPTION 'table "%.%" does not exist on data node %', tbl[1], tbl[2],
+                        coalesce(current_setting('cluster_name', true), '') || ' ' || current_database()
+            USING ERRCODE = 'undefined_table',
+                  HINT = 'Distribute the packed table with madlib_dl.plproxy_distribute.';
+    END IF;
+    RETURN rel;
+END
+$$;
+
+-- Make table tbl (columns colnames of types coltypes) on this node if it
+-- is not there, and empty its segments segs.  Runs once per partition;
+-- partitions of one node serialize on an advisory lock.
+CREATE FUNCTION madlib_dl._px_node_prepare(cluster text, tbl text[], colnames text[],
+    coltypes text[], segs integer[])
+RETURNS integer
+LANGUAGE plpgsql VOLATILE SECURITY INVOKER
+SET search_path = pg_catalog, pg_temp
+AS $$
+DECLARE
+    cols text;
+    n bigint;
+BEGIN
+    PERFORM pg_advisory_xact_lock(hashtext('madlib_dl.plproxy ' || tbl[1] || '.' || tbl[2]));
+    IF to_regclass(format('%I.%I', tbl[1], tbl[2])) IS NULL THEN
+        SELECT string_agg(format('%I %s', c.n, c.t::regtype::text), ', ' ORDER BY c.i) INTO cols
+          FROM unnest(colnames, coltypes) WITH ORDINALITY AS c(n, t, i);
+        EXECUTE format('CREATE TABLE %I.%I (%s)', tbl[1], tbl[2], cols);
+    END IF;
+    EXECUTE format('DELETE FROM %s WHERE __dist_key__ = ANY($1)', madlib_dl._px_node_table(tbl)) USING segs;
+    GET DIAGNOSTICS n = ROW_COUNT;
+    RETURN n;
+END
+$$;
+
+-- Insert rows (row_to_json of the coordinator's rows) into tbl.
+CREATE FUNCTION madlib_dl._px_node_insert(cluster text, tbl text[], segs integer[], rows json[])
+RETURNS integer
+LANGUAGE plpgsql VOLATILE SECURITY INVOKER
+SET search_path = pg_catalog, pg_temp
+AS $$
+DECLARE
+    rel regclass := madlib_dl._px_node_table(tbl);
+    n bigint;
+BEGIN
+    EXECUTE format('INSERT INTO %1$s SELECT * FROM json_populate_recordset(NULL::%1$s, array_to_json($1))', rel)
+    USING rows;
+    GET DIAGNOSTICS n = ROW_COUNT;
+    RETURN n;
+END
+$$;
+
+-- One hop on this node: for each i, train states[i] (model archs[i],
+-- compiles[i], fits[i]) on segment segs[i] of source for one visit.
+-- state NULL: training diverged; empty: the segment has no rows here
+-- (state is the input state).
+CREATE FUNCTION madlib_dl._px_node_train(cluster text, source text[], x_col text, y_col text,
+    segs integer[], states bytea[], archs text[], compiles text[], fits text[], iteration integer,
+    OUT seg integer, OUT state bytea, OUT empty boolean)
+RETURNS SETOF record
+LANGUAGE plpgsql VOLATILE SECURITY INVOKER
+SET search_path = pg_catalog, pg_temp
+AS $$
+DECLARE
+    q text;
+    n bigint;
+BEGIN
+    q := format('SELECT madlib_dl._gp_fit_segment(s.%1$I, s.%2$I, s.%3$I, s.%4$I, $1, $2::json, $3, $4,'
+                '           $5, $6 ORDER BY s.buffer_id), count(*)'
+                '  FROM %5$s s WHERE s.__dist_key__ = $6',
+                y_col, x_col, y_col || '_shape', x_col || '_shape', madlib_dl._px_node_table(source));
+    FOR i IN 1 .. coalesce(array_length(segs, 1), 0) LOOP
+        seg := segs[i];
+        EXECUTE q INTO state, n USING states[i], archs[i], compiles[i], fits[i], iteration, segs[i];
+        empty := n = 0;
+        IF empty THEN
+            state := states[i];
+        END IF;
+        RETURN NEXT;
+    END LOOP;
+END
+$$;
+
+-- Evaluate states[i] on segment segs[i]: e = {loss_sum, metric_sum, n}.
+CREATE FUNCTION madlib_dl._px_node_eval(cluster text, source text[], x_col text, y_col text,
+    segs integer[], msts integer[], states bytea[], archs text[], compiles text[], fits text[],
+    OUT seg integer, OUT mst_key integer, OUT e double precision[])
+RETURNS SETOF record
+LANGUAGE plpgsql VOLATILE SECURITY INVOKER
+SET search_path = pg_catalog, pg_temp
+AS $$
+DECLARE
+    q text;
+BEGIN
+    q := format('SELECT madlib_dl._gp_eval_segment(s.%1$I, s.%2$I, s.%3$I, s.%4$I, $1, $2::json, $3, $4'
+                '           ORDER BY s.buffer_id)'
+                '  FROM %5$s s WHERE s.__dist_key__ = $5',
+                y_col, x_col, y_col || '_shape', x_col || '_shape', madlib_dl._px_node_table(source));
+    FOR i IN 1 .. coalesce(array_length(segs, 1), 0) LOOP
+        seg := segs[i];
+        mst_key := msts[i];
+        EXECUTE q INTO e USING states[i], archs[i], compiles[i], fits[i], segs[i];
+        RETURN NEXT;
+    END LOOP;
+END
+$$;
+
+-- ---------------------------------------------------------------------
+-- Coordinator: the proxy functions (need the plproxy extension)
+-- ---------------------------------------------------------------------
+
+-- Create (or replace) the PL/Proxy functions.  Run after
+-- CREATE EXTENSION plproxy on the coordinator (the install script runs
+-- it when plproxy is already there).
+CREATE FUNCTION madlib_dl.plproxy_setup()
+RETURNS void
+LANGUAGE plpgsql VOLATILE SECURITY INVOKER
+SET search_path = pg_catalog, pg_temp
+AS $$
+DECLARE
+    f text;
+    sig text;
+BEGIN
+    IF NOT EXISTS (SELECT 1 FROM pg_language WHERE lanname = 'plproxy') THEN
+        RAISE EXCEPTION 'language plproxy does not exist'
+            USING ERRCODE = 'undefined_object',
+                  HINT = 'Install postgresql-15-plproxy and run CREATE EXTENSION plproxy on the coordinator first.';
+    END IF;
+    EXECUTE $f$
+    CREATE OR REPLACE FUNCTION madlib_dl._px_prepare(cluster text, tbl text[], colnames text[],
+        coltypes text[], segs integer[])
+    RETURNS SETOF integer AS $p$
+        CLUSTER madlib_dl._px_cluster_name(cluster);
+        SPLIT segs;
+        RUN ON segs;
+        TARGET madlib_dl._px_node_prepare;
+    $p$ LANGUAGE plproxy
+    $f$;
+    EXECUTE $f$
+    CREATE OR REPLACE FUNCTION madlib_dl._px_insert(cluster text, tbl text[], segs integer[], rows json[])
+    RETURNS SETOF integer AS $p$
+        CLUSTER madlib_dl._px_cluster_name(cluster);
+        SPLIT segs, rows;
+        RUN ON segs;
+        TARGET madlib_dl._px_node_insert;
+    $p$ LANGUAGE plproxy
+    $f$;
+    EXECUTE $f$
+    CREATE OR REPLACE FUNCTION madlib_dl._px_train(cluster text, source text[], x_col text, y_col text,
+        segs integer[], states bytea[], archs text[], compiles text[], fits text[], iteration integer,
+        OUT seg integer, OUT state bytea, OUT empty boolean)
+    RETURNS SETOF record AS $p$
+        CLUSTER madlib_dl._px_cluster_name(cluster);
+        SPLIT segs, states, archs, compiles, fits;
+        RUN ON segs;
+        TARGET madlib_dl._px_node_train;
+    $p$ LANGUAGE plproxy
+    $f$;
+    EXECUTE $f$
+    CREATE OR REPLACE FUNCTION madlib_dl._px_eval(cluster text, source text[], x_col text, y_col text,
+        segs integer[], msts integer[], states bytea[], archs text[], compiles text[], fits text[],
+        OUT seg integer, OUT mst_key integer, OUT e double precision[])
+    RETURNS SETOF record AS $p$
+        CLUSTER madlib_dl._px_cluster_name(cluster);
+        SPLIT segs, msts, states, archs, compiles, fits;
+        RUN ON segs;
+        TARGET madlib_dl._px_node_eval;
+    $p$ LANGUAGE plproxy
+    $f$;
+    -- members of the extension, so that DROP EXTENSION drops them too
+    IF EXISTS (SELECT 1 FROM pg_extension WHERE extname = 'madlib_dl') THEN
+        FOREACH f IN ARRAY ARRAY['_px_prepare', '_px_insert', '_px_train', '_px_eval'] LOOP
+            SELECT p.oid::regprocedure::text INTO sig FROM pg_proc p
+             WHERE p.proname = f AND p.pronamespace = 'madlib_dl'::regnamespace;
+            IF NOT EXISTS (SELECT 1 FROM pg_depend d
+                            WHERE d.classid = 'pg_proc'::regclass AND d.objid = sig::regprocedure
+                              AND d.refclassid = 'pg_extension'::regclass AND d.deptype = 'e') THEN
+                EXECUTE format('ALTER EXTENSION madlib_dl ADD FUNCTION %s', sig);
+            END IF;
+        END LOOP;
+    END IF;
+END
+$$;
+
+-- Define cluster: a PL/Proxy server with num_segments partitions;
+-- partition (segment) k connects to nodes[k % n_nodes + 1] (a libpq
+-- conninfo, e.g. 'host=db1 port=5432 dbname=prod'), with its own
+-- application_name.  A PUBLIC user mapping with no options is created
+-- (connections as the calling user); GRANT USAGE ON FOREIGN SERVER to
+-- the users who train.  modular_mapping is on: any segment count works.
+CREATE FUNCTION madlib_dl.plproxy_create_cluster(cluster text, nodes text[], num_segments integer)
+RETURNS void
+LANGUAGE plpgsql VOLATILE SECURITY INVOKER
+SET search_path = pg_catalog, pg_temp
+AS $$
+DECLARE
+    opts text := 'modular_mapping ''1''';
+    nn integer := coalesce(array_length(nodes, 1), 0);
+BEGIN
+    IF nn < 1 OR array_position(nodes, NULL) IS NOT NULL THEN
+        RAISE EXCEPTION 'nodes must hold at least one conninfo, got %', coalesce(nodes::text, 'NULL')
+            USING ERRCODE = 'invalid_parameter_value',
+                  HINT = 'Give one libpq conninfo per data node.';
+    END IF;
+    IF num_segments IS NULL OR num_segments < nn OR num_segments > 64 THEN
+        RAISE EXCEPTION 'num_segments must be between % (the node count) and 64, got %', nn, num_segments
+            USING ERRCODE = 'invalid_parameter_value',
+                  HINT = 'Give the distribution_rules segment count the table was preprocessed with.';
+    END IF;
+    FOR k IN 0 .. num_segments - 1 LOOP
+        opts := opts || format(', p%s %L', k,
+                               nodes[k % nn + 1] || format(' application_name=madlib_dl_%s_p%s', cluster, k));
+    END LOOP;
+    EXECUTE format('CREATE SERVER %I FOREIGN DATA WRAPPER plproxy OPTIONS (%s)', cluster, opts);
+    EXECUTE format('CREATE USER MAPPING FOR PUBLIC SERVER %I', cluster);
+END
+$$;
+
+-- Copy packed table packed_table (made on the coordinator by
+-- training_preprocessor_dl with distribution_rules = the cluster's
+-- partition count) to the data nodes: the buffers of segment k
+-- (__dist_key__ = k) go to partition k.  Creates the table on the nodes
+-- (same schema and name, same columns) when absent and replaces the
+-- rows of the segments it loads; records the table in
+-- madlib_dl.plproxy_tables.  Each node commits on its own: after a
+-- failure, run it again.  Returns the number of buffers sent.
+CREATE FUNCTION madlib_dl.plproxy_distribute(packed_table text, cluster text, batch_size integer DEFAULT 64)
+RETURNS bigint
+LANGUAGE plpgsql VOLATILE SECURITY INVOKER
+SET search_path = pg_catalog, pg_temp
+AS $$
+DECLARE
+    tbl text[] := madlib_dl._resolve_table(packed_table, 'packed_table');
+    rel regclass := madlib_dl._assert_table_exists(tbl, 'packed_table');
+    nparts integer := madlib_dl._px_partitions(cluster);
+    nseg integer;
+    names text[];
+    types text[];
+    bad bigint;
+    total bigint := 0;
+    b record;
+BEGIN
+    IF batch_size IS NULL OR batch_size < 1 THEN
+        RAISE EXCEPTION 'batch_size must be at least 1, got %', batch_size
+            USING ERRCODE = 'invalid_parameter_value';
+    END IF;
+    PERFORM madlib_dl._assert_columns(rel, ARRAY['buffer_id', '__dist_key__'], ARRAY['integer', 'integer'],
+        'a table made by training_preprocessor_dl');
+    nseg := nparts;
+    EXECUTE format('SELECT count(*) FROM %s WHERE __dist_key__ IS NULL OR __dist_key__ < 0 OR __dist_key__ >= $1',
+                   rel) INTO bad USING nseg;
+    IF bad > 0 THEN
+        RAISE EXCEPTION 'packed_table "%" has % buffers whose __dist_key__ is not a segment 0 to % of cluster "%"',
+                        madlib_dl._table_label(tbl), bad, nseg - 1, cluster
+            USING ERRCODE = 'data_exception',
+                  HINT = format('Preprocess with distribution_rules => ''%s'', the partition count of the cluster.', nseg);
+    END IF;
+    SELECT array_agg(a.attname::text ORDER BY a.attnum), array_agg(format_type(a.atttypid, a.atttypmod) ORDER BY a.attnum)
+      INTO names, types
+      FROM pg_attribute a WHERE a.attrelid = rel AND a.attnum > 0 AND NOT a.attisdropped;
+    PERFORM madlib_dl._px_prepare(cluster, tbl, names, types, ARRAY(SELECT generate_series(0, nseg - 1)));
+    FOR b IN EXECUTE format(
+            'SELECT array_agg(t.__dist_key__ ORDER BY t.buffer_id) AS segs,'
+            '       array_agg(row_to_json(t) ORDER BY t.buffer_id) AS rows'
+            '  FROM (SELECT s.*, (row_number() OVER (ORDER BY s.buffer_id) - 1) / $1 AS batch FROM %s s) t'
+            ' GROUP BY t.batch ORDER BY t.batch', rel) USING batch_size LOOP
+        -- row_to_json(t) has the extra column batch: json_populate ignores it
+        PERFORM madlib_dl._px_insert(cluster, tbl, b.segs, b.rows);
+        total := total + array_length(b.segs, 1);
+    END LOOP;
+    INSERT INTO madlib_dl.plproxy_tables AS p (schema_name, table_name, cluster, num_segments)
+    VALUES (tbl[1], tbl[2], cluster, nseg)
+    ON CONFLICT (schema_name, table_name) DO UPDATE
+       SET cluster = excluded.cluster, num_segments = excluded.num_segments, distributed_at = now();
+    RETURN total;
+END
+$$;
+
+-- ---------------------------------------------------------------------
+-- Coordinator: fit_multiple over the cluster
+-- ---------------------------------------------------------------------
+
+-- Same arguments and result rows as _fit_multiple_run (60_fit_multiple.sql);
+-- source must be in madlib_dl.plproxy_tables (num_segments is taken from
+-- there: the cluster's partitions).  With K models and N segments there
+-- are M = max(K, N) places; place q starts with model sched[q + 1] of
+-- _gp_visit_order and at hop h segment s trains the model of place
+-- (s + h) mod M: the order of the single-server path.  One _px_train
+-- call per hop sends each (segment, state) pair to its node.  The
+-- validation table is evaluated on the coordinator (it is not
+-- distributed).  Writes nothing.
+CREATE FUNCTION madlib_dl._px_fit_multiple_run(source regclass, x_col text, y_col text,
+    validation regclass, val_x_col text, val_y_col text,
+    mst_keys integer[], model_archs text[], init_weights bytea[],
+    compile_params text[], fit_params text[], num_iterations integer,
+    metrics_compute_frequency integer, num_segments integer, schedule_seed bigint)
+RETURNS SETOF madlib_dl._fit_multiple_result
+LANGUAGE plpgsql VOLATILE SECURITY INVOKER
+SET search_path = pg_catalog, pg_temp
+AS $$
+DECLARE
+    cluster text := madlib_dl._px_cluster_of(source);
+    src text[];
+    n_seg integer;
+    k_models integer := coalesce(array_length(mst_keys, 1), 0);
+    m_places integer;
+    costs double precision[];
+    has_metric boolean[];
+    metric_names text[];
+    sched integer[];
+    pos integer[];          -- (M) model index (1-based) at each place, NULL: empty
+    states bytea[];         -- (K) current state of each model
+    diverged boolean[];     -- (K)
+    fits text[] := coalesce(fit_params, array_fill(NULL::text, ARRAY[k_models]));
+    freq integer := metrics_compute_frequency;
+    t0 timestamptz := clock_timestamp();
+    segs integer[];
+    idx integer[];
+    r record;
+    m integer;
+    ve double precision[];
+    res madlib_dl._fit_multiple_result;
+BEGIN
+    IF cluster IS NULL THEN
+        RAISE EXCEPTION 'table "%" is not distributed over a PL/Proxy cluster', source::text
+            USING ERRCODE = 'undefined_object',
+                  HINT = 'Distribute it with madlib_dl.plproxy_distribute.';
+    END IF;
+    IF k_models < 1 OR array_length(model_archs, 1) IS DISTINCT FROM k_models
+       OR array_length(compile_params, 1) IS DISTINCT FROM k_models
+       OR array_length(fits, 1) <> k_models
+       OR coalesce(array_length(init_weights, 1), k_models) <> k_models THEN
+        RAISE EXCEPTION 'mst_keys, model_archs, compile_params, fit_params and init_weights must have the same length'
+            USING ERRCODE = 'invalid_parameter_value';
+    END IF;
+    IF num_iterations IS NULL OR num_iterations < 1 THEN
+        RAISE EXCEPTION 'num_iterations must be at least 1, got %', num_iterations
+            USING ERRCODE = 'invalid_parameter_value';
+    END IF;
+    IF freq IS NULL OR freq < 1 OR freq > num_iterations THEN
+        RAISE EXCEPTION 'metrics_compute_frequency must be between 1 and %, got %', num_iterations, freq
+            USING ERRCODE = 'invalid_parameter_value';
+    END IF;
+    SELECT ARRAY[n.nspname::text, c.relname::text], t.num_segments INTO src, n_seg
+      FROM pg_class c JOIN pg_namespace n ON n.oid = c.relnamespace
+      JOIN madlib_dl.plproxy_tables t ON t.schema_name = n.nspname AND t.table_name = c.relname
+     WHERE c.oid = source;
+    IF madlib_dl._px_partitions(cluster) <> n_seg THEN
+        RAISE EXCEPTION 'PL/Proxy cluster "%" has % partitions, table "%" was distributed over %',
+                        cluster, madlib_dl._px_partitions(cluster), source::text, n_seg
+            USING ERRCODE = 'data_exception',
+                  HINT = 'Distribute the table again with madlib_dl.plproxy_distribute.';
+    END IF;
+
+    m_places := greatest(k_models, n_seg);
+    SELECT array_agg((madlib_dl._arch_info(a.arch::json)).n_params::double precision
+                     * (madlib_dl._check_params(a.cp, a.fp)).epochs ORDER BY a.i),
+           array_agg((madlib_dl._check_params(a.cp, a.fp)).metrics_type IS NOT NULL ORDER BY a.i),
+           array_agg((madlib_dl._check_params(a.cp, a.fp)).metrics_type[1] ORDER BY a.i)
+      INTO costs, has_metric, metric_names
+      FROM unnest(model_archs, compile_params, fits) WITH ORDINALITY AS a(arch, cp, fp, i);
+    sched := madlib_dl._gp_visit_order(mst_keys, costs, schedule_seed, m_places);
+    pos := ARRAY(SELECT array_position(mst_keys, s) FROM unnest(sched) s);
+    FOR i IN 1 .. k_models LOOP
+        states[i] := madlib_dl._gp_initial_state(model_archs[i]::json, init_weights[i],
+                                                  compile_params[i], fits[i]);
+        diverged[i] := false;
+    END LOOP;
+    CREATE TEMPORARY TABLE IF NOT EXISTS madlib_dl_px_hist (mst_key integer, it integer,
+        tl double precision, tm double precision, vl double precision, vm double precision,
+        el double precision) ON COMMIT DROP;
+    DELETE FROM pg_temp.madlib_dl_px_hist;
+
+    FOR iter IN 1 .. num_iterations LOOP
+        FOR hop IN 0 .. m_places - 1 LOOP
+            segs := '{}';
+            idx := '{}';
+            FOR s IN 0 .. n_seg - 1 LOOP
+                m := pos[(s + hop) % m_places + 1];
+                IF m IS NOT NULL AND NOT diverged[m] THEN
+                    segs := segs || s;
+                    idx := idx || m;
+                END IF;
+            END LOOP;
+            CONTINUE WHEN cardinality(segs) = 0;
+            FOR r IN SELECT t.seg, t.state, t.empty
+                       FROM madlib_dl._px_train(cluster, src, x_col, y_col, segs,
+                                ARRAY(SELECT states[i] FROM unnest(idx) i),
+                                ARRAY(SELECT model_archs[i] FROM unnest(idx) i),
+                                ARRAY(SELECT compile_params[i] FROM unnest(idx) i),
+                                ARRAY(SELECT fits[i] FROM unnest(idx) i), iter) t
+                      ORDER BY t.seg LOOP
+                m := idx[array_position(segs, r.seg)];
+                IF r.state IS NULL THEN
+                    diverged[m] := true;
+                    RAISE NOTICE 'model mst_key % diverged in iteration % on segment % and stops',
+                                 mst_keys[m], iter, r.seg;
+                ELSE
+                    states[m] := r.state;
+                END IF;
+            END LOOP;
+        END LOOP;
+
+        IF iter % freq = 0 OR iter = num_iterations THEN
+            -- training loss/metric: every live model on every segment, one call
+            INSERT INTO pg_temp.madlib_dl_px_hist
+            SELECT t.mst_key, iter, madlib_dl._gp_ratio(sum(t.e[1] ORDER BY t.seg), sum(t.e[3])),
+                   madlib_dl._gp_ratio(sum(t.e[2] ORDER BY t.seg), sum(t.e[3])), NULL, NULL,
+                   extract(epoch FROM clock_timestamp() - t0)::double precision
+              FROM madlib_dl._px_eval(cluster, src, x_col, y_col,
+                       ARRAY(SELECT s FROM unnest(mst_keys) WITH ORDINALITY k(key, i), generate_series(0, n_seg - 1) s
+                              WHERE NOT diverged[k.i] ORDER BY k.i, s),
+                       ARRAY(SELECT k.key FROM unnest(mst_keys) WITH ORDINALITY k(key, i), generate_series(0, n_seg - 1) s
+                              WHERE NOT diverged[k.i] ORDER BY k.i, s),
+                       ARRAY(SELECT states[k.i] FROM unnest(mst_keys) WITH ORDINALITY k(key, i), generate_series(0, n_seg - 1) s
+                              WHERE NOT diverged[k.i] ORDER BY k.i, s),
+                       ARRAY(SELECT model_archs[k.i] FROM unnest(mst_keys) WITH ORDINALITY k(key, i), generate_series(0, n_seg - 1) s
+                              WHERE NOT diverged[k.i] ORDER BY k.i, s),
+                       ARRAY(SELECT compile_params[k.i] FROM unnest(mst_keys) WITH ORDINALITY k(key, i), generate_series(0, n_seg - 1) s
+                              WHERE NOT diverged[k.i] ORDER BY k.i, s),
+                       ARRAY(SELECT fits[k.i] FROM unnest(mst_keys) WITH ORDINALITY k(key, i), generate_series(0, n_seg - 1) s
+                              WHERE NOT diverged[k.i] ORDER BY k.i, s)) t
+             GROUP BY t.mst_key;
+            IF validation IS NOT NULL THEN
+                FOR i IN 1 .. k_models LOOP
+                    CONTINUE WHEN diverged[i];
+                    EXECUTE format('SELECT madlib_dl._gp_eval_segment(s.%1$I, s.%2$I, s.%3$I, s.%4$I, $1, $2::json, $3, $4)'
+                                   '  FROM %5$s s', val_y_col, val_x_col, val_y_col || '_shape',
+                                   val_x_col || '_shape', validation)
+                       INTO ve USING states[i], model_archs[i], compile_params[i], fits[i];
+                    UPDATE pg_temp.madlib_dl_px_hist h
+                       SET vl = madlib_dl._gp_ratio(ve[1], ve[3]), vm = madlib_dl._gp_ratio(ve[2], ve[3])
+                     WHERE h.mst_key = mst_keys[i] AND h.it = iter;
+                END LOOP;
+            END IF;
+        END IF;
+        RAISE NOTICE 'iteration % of %: % hops over PL/Proxy cluster %; % s', iter, num_iterations,
+                     m_places, cluster, round(extract(epoch FROM clock_timestamp() - t0)::numeric, 2);
+    END LOOP;
+
+    FOR i IN 1 .. k_models LOOP
+        res := NULL;
+        res.mst_key := mst_keys[i];
+        res.model_weights := madlib_dl._gp_state_weights(states[i], model_archs[i]::json);
+        res.status := CASE WHEN diverged[i] THEN 'diverged' ELSE 'completed' END;
+        SELECT coalesce(array_agg(h.tl ORDER BY h.it), '{}'), coalesce(array_agg(h.tm ORDER BY h.it), '{}'),
+               coalesce(array_agg(h.vl ORDER BY h.it), '{}'), coalesce(array_agg(h.vm ORDER BY h.it), '{}'),
+               coalesce(array_agg(h.it ORDER BY h.it), '{}'), coalesce(array_agg(h.el ORDER BY h.it), '{}')
+          INTO res.training_loss, res.training_metrics, res.validation_loss, res.validation_metrics,
+               res.metrics_iters, res.metrics_elapsed_time
+          FROM pg_temp.madlib_dl_px_hist h WHERE h.mst_key = mst_keys[i];
+        IF NOT has_metric[i] THEN
+            res.training_metrics := NULL;
+        END IF;
+        IF validation IS NULL THEN
+            res.validation_loss := NULL;
+            res.validation_metrics := NULL;
+        ELSIF NOT has_metric[i] THEN
+            res.validation_metrics := NULL;
+        END IF;
+        res.schedule := sched;
+        res.workers_launched := n_seg;
+        RETURN NEXT res;
+    END LOOP;
+END
+$$;
+
+-- The proxy functions, now if PL/Proxy is already installed here.
+DO $do$
+BEGIN
+    IF EXISTS (SELECT 1 FROM pg_language WHERE lanname = 'plproxy') THEN
+        PERFORM madlib_dl.plproxy_setup();
+    END IF;
+END
+$do$;
