@@ -39,6 +39,9 @@ PG_CPPFLAGS = -Iinclude -Isrc/engine
 PG_CFLAGS = -std=gnu11 -fvect-cost-model=dynamic -fno-math-errno -Wall -Wextra -Wno-unused-parameter -Wno-missing-field-initializers
 SHLIB_LINK = -lopenblas -ljson-c -lm
 
+# Rebuild objects when headers change.
+autodepend = yes
+
 # Skip LLVM bitcode: the JIT gains nothing for these functions.
 override with_llvm = no
 

@@ -14,6 +14,15 @@
 # (with a single epoch, its first window is) and samples/s is the median
 # over the other windows.  Prints the same "key value" lines as
 # engine_bench.  BENCH_SEED=n changes the seed.
+#
+#   torch_bench.py multi EPOCHS MAX_TRAIN MAX_TEST CONFIG [CONFIG ...]
+#     CONFIG  ARCH,OPT,LR: ARCH big (MLP 784-256-128-10) | small (784-64-10),
+#             OPT sgd (momentum 0.9) | adam (eps 1e-7), LR the learning rate
+#     MAX_TRAIN, MAX_TEST  first rows of each split (0: all)
+# trains the configurations one after the other (the PyTorch side of
+# bench/whole_job.sh, the fit_multiple selection) for EPOCHS epochs each,
+# batch 128, and prints per configuration "config <CONFIG> test_acc <a>
+# train_s <s>", then "total_s <wall seconds, data loading excluded>".
 # Needs Debian's python3-torch (scripts/install-bench-deps.sh).
 import gzip
 import os
@@ -90,7 +99,64 @@ def sgemm_gflops(m, n, k):
     return best
 
 
+def multi(argv):
+    epochs, max_train, max_test = int(argv[0]), int(argv[1]), int(argv[2])
+    torch.set_num_threads(1)
+    d = os.environ.get("FASHION_DIR", "/usr/share/datasets/fashion-mnist")
+    xtr, ytr = load_split(d, "train")
+    xte, yte = load_split(d, "t10k")
+    xtr, xte = xtr.reshape(-1, 784), xte.reshape(-1, 784)
+    if max_train > 0:
+        xtr, ytr = xtr[:max_train], ytr[:max_train]
+    if max_test > 0:
+        xte, yte = xte[:max_test], yte[:max_test]
+    n = xtr.shape[0]
+    loss_fn = nn.CrossEntropyLoss()
+    t_all = time.perf_counter()
+    for cfg in argv[3:]:
+        arch, opt, lr = cfg.split(",")
+        lr = float(lr)
+        torch.manual_seed(int(os.environ.get("BENCH_SEED", SEED)))
+        if arch == "big":
+            net = nn.Sequential(nn.Linear(784, 256), nn.ReLU(), nn.Linear(256, 128),
+                                nn.ReLU(), nn.Linear(128, 10))
+        elif arch == "small":
+            net = nn.Sequential(nn.Linear(784, 64), nn.ReLU(), nn.Linear(64, 10))
+        else:
+            sys.exit("torch_bench: unknown architecture " + arch)
+        for mod in net.modules():
+            if isinstance(mod, nn.Linear):
+                nn.init.xavier_uniform_(mod.weight)
+                nn.init.zeros_(mod.bias)
+        if opt == "sgd":
+            o = torch.optim.SGD(net.parameters(), lr=lr, momentum=0.9)
+        elif opt == "adam":
+            o = torch.optim.Adam(net.parameters(), lr=lr, eps=1e-7)
+        else:
+            sys.exit("torch_bench: unknown optimizer " + opt)
+        t0 = time.perf_counter()
+        net.train()
+        for _ in range(epochs):
+            perm = torch.randperm(n)
+            for start in range(0, n, BATCH):
+                idx = perm[start:start + BATCH]
+                o.zero_grad()
+                loss = loss_fn(net(xtr[idx]), ytr[idx])
+                loss.backward()
+                o.step()
+        net.eval()
+        with torch.no_grad():
+            acc = float((net(xte).argmax(1) == yte).float().mean())
+        print("config %s test_acc %.4f train_s %.2f" % (cfg, acc, time.perf_counter() - t0),
+              flush=True)
+    print("total_s %.2f" % (time.perf_counter() - t_all))
+
+
 def main():
+    if len(sys.argv) > 1 and sys.argv[1] == "multi":
+        if len(sys.argv) < 6:
+            sys.exit("usage: torch_bench.py multi EPOCHS MAX_TRAIN MAX_TEST ARCH,OPT,LR ...")
+        return multi(sys.argv[2:])
     if len(sys.argv) < 3:
         sys.exit("usage: torch_bench.py mlp|cnn sgd|adam [EPOCHS [WINDOWS_PER_EPOCH]]")
     name, opt = sys.argv[1], sys.argv[2]

@@ -235,6 +235,7 @@ madlib_dl__fit_run(PG_FUNCTION_ARGS)
 	bool		has_metric;
 	bool		has_val;
 	int			launched;
+	int			diverged_at;	/* iteration whose training diverged, 0 if none */
 	bytea	   *weights;
 	TupleDesc	tupdesc;
 	Datum		values[8];
@@ -324,6 +325,7 @@ madlib_dl__fit_run(PG_FUNCTION_ARGS)
 	launched = dl_seg_workers_launched(segs);
 	broadcast_state(segs, nseg, master, blob_size);
 
+	diverged_at = 0;
 	for (int it = 1; it <= num_iterations; it++)
 	{
 		double		loss_sum = 0;
@@ -339,13 +341,32 @@ madlib_dl__fit_run(PG_FUNCTION_ARGS)
 			cmds[k].model = 0;
 			cmds[k].slot = k;
 			cmds[k].iteration = it;
+			cmds[k].catch_divergence = true;
 		}
 		dl_seg_run(segs, cmds);
 		for (int k = 0; k < nseg; k++)
 		{
-			loss_sum += dl_seg_stats(segs, k)->train_loss_sum;
-			n += dl_seg_stats(segs, k)->train_n;
+			const DlSegStats *st = dl_seg_stats(segs, k);
+
+			if (st->diverged)
+			{
+				/*
+				 * Stop here: master still holds the average of the last
+				 * finite iteration, and the metric history so far is kept.
+				 */
+				ereport(WARNING,
+						(errcode(ERRCODE_DATA_EXCEPTION),
+						 errmsg("training diverged in iteration %d on segment %d: %s", it, k, st->message),
+						 errdetail("fit stops and keeps the weights and metrics of iteration %d.", it - 1),
+						 errhint("Lower the learning rate, normalize the features, or clip gradients with clipnorm.")));
+				diverged_at = it;
+				break;
+			}
+			loss_sum += st->train_loss_sum;
+			n += st->train_n;
 		}
+		if (diverged_at > 0)
+			break;
 		average_states(segs, nseg, master, acc);
 		broadcast_state(segs, nseg, master, blob_size);
 

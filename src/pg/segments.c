@@ -44,6 +44,7 @@
 
 #include <unistd.h>
 
+#include "access/detoast.h"
 #include "access/parallel.h"
 #include "access/xact.h"
 #include "catalog/pg_type.h"
@@ -63,6 +64,7 @@
 #include "utils/wait_event.h"
 
 #include "madlib_dl/dl_blob.h"
+#include "madlib_dl/dl_buffer.h"
 
 #include "pg_buffer.h"
 #include "pg_glue.h"
@@ -249,6 +251,64 @@ checked_mul(int64 a, int64 b, const char *what)
 	return r;
 }
 
+/* Bytes of one slice when x is decoded straight from the TOAST table. */
+#define DL_SEG_SLICE_BYTES (8 * 1024 * 1024)
+
+/*
+ * Decode the x buffer d (n rows of width float32 values, not detoasted)
+ * into out (n, width).  An uncompressed out-of-line value of the right
+ * size is fetched and decoded a slice of rows at a time, so loading a
+ * partition never holds the buffer twice (a one-buffer partition of
+ * Fashion-MNIST is 188 MB); anything else is detoasted whole.  Errors
+ * (size, NaN) are reported by dl_pg_decode_x, which names the row.
+ */
+static void
+decode_x_into(float *out, Datum d, int64 n, int64 width)
+{
+	struct varlena *v = (struct varlena *) DatumGetPointer(d);
+	int64		row_bytes = width * (int64) sizeof(float);
+
+	if (VARATT_IS_EXTERNAL_ONDISK(v) && row_bytes > 0)
+	{
+		struct varatt_external ext;
+
+		VARATT_EXTERNAL_GET_POINTER(ext, v);
+		/* not compressed: stored size == raw size (VARATT_EXTERNAL_IS_COMPRESSED, sign-clean) */
+		if ((int64) VARATT_EXTERNAL_GET_EXTSIZE(ext) == (int64) ext.va_rawsize - VARHDRSZ &&
+			(int64) VARATT_EXTERNAL_GET_EXTSIZE(ext) == n * row_bytes)
+		{
+			int64		per = Max(DL_SEG_SLICE_BYTES / row_bytes, 1);
+			bool		ok = true;
+
+			for (int64 r = 0; r < n && ok; r += per)
+			{
+				int64		cnt = Min(per, n - r);
+				struct varlena *sl = pg_detoast_datum_slice(v, (int32) (r * row_bytes),
+															(int32) (cnt * row_bytes));
+				DlError		err;
+
+				CHECK_FOR_INTERRUPTS();
+				dl_error_clear(&err);
+				ok = (int64) VARSIZE_ANY_EXHDR(sl) == cnt * row_bytes &&
+					dl_buffer_decode_x(out + r * width, (const uint8_t *) VARDATA_ANY(sl),
+									   VARSIZE_ANY_EXHDR(sl), cnt, width, &err) == DL_OK;
+				pfree(sl);
+			}
+			if (ok)
+				return;
+		}
+	}
+	{
+		bytea	   *xb = DatumGetByteaPP(d);
+		float	   *fx = dl_pg_decode_x(xb, n, width, CurrentMemoryContext);
+
+		memcpy(out, fx, (Size) (n * width) * sizeof(float));
+		pfree(fx);
+		if ((Pointer) xb != DatumGetPointer(d))
+			pfree(xb);
+	}
+}
+
 /*
  * Read one segment's buffers of rel, in buffer_id order, into p (memory in
  * cxt).  Two read-only passes under the same snapshot: shapes first, to
@@ -386,11 +446,10 @@ load_partition(DlSegPartition *p, Oid rel, const char *x_col, const char *y_col,
 		HeapTuple	tup;
 		TupleDesc	desc;
 		Datum		d;
-		bytea	   *xb;
+		Datum		xd_datum;
 		bytea	   *yb;
 		int64		xd[DL_MAX_RANK + 1];
 		int64		n;
-		float	   *fx;
 		float	   *fy;
 
 		CHECK_FOR_INTERRUPTS();
@@ -405,11 +464,10 @@ load_partition(DlSegPartition *p, Oid rel, const char *x_col, const char *y_col,
 		n = xd[0];
 		if (offset + n > total)
 			elog(ERROR, "madlib_dl: partition grew between two reads of one snapshot");
-		d = SPI_getbinval(tup, desc, 1, &isnull);
+		xd_datum = SPI_getbinval(tup, desc, 1, &isnull);
 		if (isnull)
 			ereport(ERROR, (errcode(ERRCODE_NULL_VALUE_NOT_ALLOWED),
 							errmsg("column \"%s\" is NULL", x_col)));
-		xb = DatumGetByteaPP(d);
 		d = SPI_getbinval(tup, desc, 2, &isnull);
 		if (isnull)
 			ereport(ERROR, (errcode(ERRCODE_NULL_VALUE_NOT_ALLOWED),
@@ -417,16 +475,13 @@ load_partition(DlSegPartition *p, Oid rel, const char *x_col, const char *y_col,
 		yb = DatumGetByteaPP(d);
 		if (n > 0)
 		{
-			fx = dl_pg_decode_x(xb, n, x_width, CurrentMemoryContext);
+			/* x straight into the partition: no second copy of the buffer */
+			decode_x_into(p->x + offset * x_width, xd_datum, n, x_width);
 			fy = dl_pg_decode_y(yb, n, y_width, CurrentMemoryContext);
-			memcpy(p->x + offset * x_width, fx, (Size) (n * x_width) * sizeof(float));
 			memcpy(p->y + offset * y_width, fy, (Size) (n * y_width) * sizeof(float));
-			pfree(fx);
 			pfree(fy);
 		}
-		if ((Pointer) xb != DatumGetPointer(SPI_getbinval(tup, desc, 1, &isnull)))
-			pfree(xb);
-		if ((Pointer) yb != DatumGetPointer(SPI_getbinval(tup, desc, 2, &isnull)))
+		if ((Pointer) yb != DatumGetPointer(d))
 			pfree(yb);
 		offset += n;
 		SPI_freetuptable(SPI_tuptable);

@@ -247,10 +247,20 @@ BEGIN
     ELSE
         init_weights := arch_weights;   -- NULL: random initialisation
     END IF;
+    IF init_weights IS NOT NULL THEN
+        -- warm-start and transfer weights: right size and finite, before any work
+        PERFORM madlib_dl._validate_arch(arch, init_weights);
+    END IF;
+    PERFORM madlib_dl._check_model_memory(arch, params.batch_size, format('model_id %s', model_id));
 
     IF madlib_dl._is_greenplum() THEN   -- Greenplum/Cloudberry: aggregates over the real segments (90_greenplum.sql)
         t_start := clock_timestamp();
         r := madlib_dl._gp_fit_run(src_rel, x_col, y_col, val_rel, vx_col, vy_col, arch, init_weights,
+                                   compile_params, fit_params, num_iterations, freq);
+        t_end := clock_timestamp();
+    ELSIF madlib_dl._px_cluster_of(src_rel) IS NOT NULL THEN  -- distributed over a PL/Proxy cluster (80_plproxy.sql)
+        t_start := clock_timestamp();
+        r := madlib_dl._px_fit_run(src_rel, x_col, y_col, val_rel, vx_col, vy_col, arch, init_weights,
                                    compile_params, fit_params, num_iterations, freq);
         t_end := clock_timestamp();
     ELSE

@@ -245,6 +245,7 @@ BEGIN
         archs[i] := a::text;
         inits[i] := aw;     -- transfer learning; NULL: random
         n_params[i] := (madlib_dl._arch_info(a)).n_params;
+        PERFORM madlib_dl._check_model_memory(a, params.batch_size, format('mst_key %s', keys[i]));
         IF array_position(ids[1:i - 1], ids[i]) IS NULL THEN
             -- each architecture once: the data must fit it
             PERFORM madlib_dl._fit_check_packed(source, 'source_table', x_col, y_col, a);
@@ -278,10 +279,21 @@ BEGIN
             inits[i] := old_w;
         END LOOP;
     END IF;
+    FOR i IN 1 .. cardinality(keys) LOOP
+        IF inits[i] IS NOT NULL THEN
+            -- warm-start and transfer weights: right size and finite, before any work
+            PERFORM madlib_dl._validate_arch(archs[i]::json, inits[i]);
+        END IF;
+    END LOOP;
 
     IF madlib_dl._is_greenplum() THEN   -- Greenplum/Cloudberry: schedule table rotated each hop (90_greenplum.sql)
         t_start := clock_timestamp();
         results := ARRAY(SELECT r FROM madlib_dl._gp_fit_multiple_run(src_rel, x_col, y_col, val_rel, vx_col, vy_col,
+                          keys, archs, inits, compiles, fits, num_iterations, freq, NULL, schedule_seed) r);
+        t_end := clock_timestamp();
+    ELSIF madlib_dl._px_cluster_of(src_rel) IS NOT NULL THEN  -- distributed over a PL/Proxy cluster (80_plproxy.sql)
+        t_start := clock_timestamp();
+        results := ARRAY(SELECT r FROM madlib_dl._px_fit_multiple_run(src_rel, x_col, y_col, val_rel, vx_col, vy_col,
                           keys, archs, inits, compiles, fits, num_iterations, freq, NULL, schedule_seed) r);
         t_end := clock_timestamp();
     ELSE

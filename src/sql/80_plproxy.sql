@@ -208,6 +208,12 @@ BEGIN
 END
 $$;
 
+-- Answer a ping of partition part (its node is up and has madlib_dl).
+CREATE FUNCTION madlib_dl._px_node_ping(cluster text, part integer)
+RETURNS integer
+LANGUAGE sql STABLE
+AS $$ SELECT part $$;
+
 -- ---------------------------------------------------------------------
 -- Coordinator: the proxy functions (need the plproxy extension)
 -- ---------------------------------------------------------------------
@@ -270,9 +276,17 @@ BEGIN
         TARGET madlib_dl._px_node_eval;
     $p$ LANGUAGE plproxy
     $f$;
+    EXECUTE $f$
+    CREATE OR REPLACE FUNCTION madlib_dl._px_ping(cluster text, part integer)
+    RETURNS integer AS $p$
+        CLUSTER madlib_dl._px_cluster_name(cluster);
+        RUN ON part;
+        TARGET madlib_dl._px_node_ping;
+    $p$ LANGUAGE plproxy
+    $f$;
     -- members of the extension, so that DROP EXTENSION drops them too
     IF EXISTS (SELECT 1 FROM pg_extension WHERE extname = 'madlib_dl') THEN
-        FOREACH f IN ARRAY ARRAY['_px_prepare', '_px_insert', '_px_train', '_px_eval'] LOOP
+        FOREACH f IN ARRAY ARRAY['_px_prepare', '_px_insert', '_px_train', '_px_eval', '_px_ping'] LOOP
             SELECT p.oid::regprocedure::text INTO sig FROM pg_proc p
              WHERE p.proname = f AND p.pronamespace = 'madlib_dl'::regnamespace;
             IF NOT EXISTS (SELECT 1 FROM pg_depend d
@@ -282,6 +296,44 @@ BEGIN
             END IF;
         END LOOP;
     END IF;
+END
+$$;
+
+-- Raise again an error a proxy call of cluster gave (sqlstate, msg,
+-- detail, hint), naming the data nodes that fail: every partition is
+-- pinged; those that do not answer are reported with their conninfo
+-- (less any password) as a connection_failure.  Otherwise the error is
+-- raised again as it was, with the cluster named in its context.
+CREATE FUNCTION madlib_dl._px_rethrow(cluster text, state text, msg text, detail text, hint text)
+RETURNS void
+LANGUAGE plpgsql VOLATILE
+SET search_path = pg_catalog, pg_temp
+AS $$
+DECLARE
+    down text[] := '{}';
+    conn text;
+BEGIN
+    FOR k IN 0 .. madlib_dl._px_partitions(cluster) - 1 LOOP
+        BEGIN
+            PERFORM madlib_dl._px_ping(cluster, k);
+        EXCEPTION WHEN OTHERS THEN
+            SELECT regexp_replace(regexp_replace(substr(o, length(format('p%s=', k)) + 1),
+                                                 '\s*password\s*=\s*(''([^'']|\\'')*''|\S+)', '', 'g'),
+                                  '\s*application_name\s*=\s*\S+', '', 'g')
+              INTO conn
+              FROM pg_foreign_server s, unnest(s.srvoptions) o
+             WHERE s.srvname = cluster AND o LIKE format('p%s=%%', k);
+            down := down || format('segment %s on node "%s"', k, conn);
+        END;
+    END LOOP;
+    IF cardinality(down) > 0 THEN
+        RAISE EXCEPTION 'data node of PL/Proxy cluster "%" failed: %', cluster, array_to_string(down, ', ')
+            USING ERRCODE = 'connection_failure',
+                  DETAIL = msg,
+                  HINT = 'Bring the node back (or fix its conninfo in the cluster''s server options) and run the call again; nothing was written on the coordinator.';
+    END IF;
+    RAISE EXCEPTION USING ERRCODE = state, MESSAGE = format('PL/Proxy cluster "%s": %s', cluster, msg),
+                          DETAIL = coalesce(detail, ''), HINT = coalesce(hint, '');
 END
 $$;
 
@@ -305,6 +357,11 @@ BEGIN
             USING ERRCODE = 'invalid_parameter_value',
                   HINT = 'Give one libpq conninfo per data node.';
     END IF;
+    IF EXISTS (SELECT 1 FROM unnest(nodes) c WHERE c ~* '^postgres(ql)?://') THEN
+        RAISE EXCEPTION 'nodes must be key=value conninfos, not URIs'
+            USING ERRCODE = 'invalid_parameter_value',
+                  HINT = 'Write ''host=db1 port=5432 dbname=prod'' instead of postgresql://db1:5432/prod.';
+    END IF;
     IF num_segments IS NULL OR num_segments < nn OR num_segments > 64 THEN
         RAISE EXCEPTION 'num_segments must be between % (the node count) and 64, got %', nn, num_segments
             USING ERRCODE = 'invalid_parameter_value',
@@ -327,13 +384,12 @@ $$;
 -- rows of the segments it loads; records the table in
 -- madlib_dl.plproxy_tables.  Each node commits on its own: after a
 -- failure, run it again.  Returns the number of buffers sent.
-CREATE FUNCTION madlib_dl.plproxy_distribute(packed_table text, cluster text, batch_size integer DEFAULT 64)
+CREATE FUNCTION madlib_dl._px_distribute(tbl text[], cluster text, batch_size integer)
 RETURNS bigint
 LANGUAGE plpgsql VOLATILE SECURITY INVOKER
 SET search_path = pg_catalog, pg_temp
 AS $$
 DECLARE
-    tbl text[] := madlib_dl._resolve_table(packed_table, 'packed_table');
     rel regclass := madlib_dl._assert_table_exists(tbl, 'packed_table');
     nparts integer := madlib_dl._px_partitions(cluster);
     nseg integer;
@@ -342,6 +398,10 @@ DECLARE
     bad bigint;
     total bigint := 0;
     b record;
+    e_state text;
+    e_msg text;
+    e_detail text;
+    e_hint text;
 BEGIN
     IF batch_size IS NULL OR batch_size < 1 THEN
         RAISE EXCEPTION 'batch_size must be at least 1, got %', batch_size
@@ -350,6 +410,14 @@ BEGIN
     PERFORM madlib_dl._assert_columns(rel, ARRAY['buffer_id', '__dist_key__'], ARRAY['integer', 'integer'],
         'a table made by training_preprocessor_dl');
     nseg := nparts;
+    IF (madlib_dl._fit_packed_summary(tbl, 'packed_table')->>'num_segments')::integer IS DISTINCT FROM nseg THEN
+        RAISE EXCEPTION 'packed_table "%" was preprocessed for % segments, cluster "%" has % partitions',
+                        madlib_dl._table_label(tbl),
+                        coalesce(madlib_dl._fit_packed_summary(tbl, 'packed_table')->>'num_segments', 'unknown'),
+                        cluster, nseg
+            USING ERRCODE = 'data_exception',
+                  HINT = format('Preprocess with distribution_rules => ''%s'', the partition count of the cluster.', nseg);
+    END IF;
     EXECUTE format('SELECT count(*) FROM %s WHERE __dist_key__ IS NULL OR __dist_key__ < 0 OR __dist_key__ >= $1',
                    rel) INTO bad USING nseg;
     IF bad > 0 THEN
@@ -361,6 +429,7 @@ BEGIN
     SELECT array_agg(a.attname::text ORDER BY a.attnum), array_agg(format_type(a.atttypid, a.atttypmod) ORDER BY a.attnum)
       INTO names, types
       FROM pg_attribute a WHERE a.attrelid = rel AND a.attnum > 0 AND NOT a.attisdropped;
+    BEGIN
     PERFORM madlib_dl._px_prepare(cluster, tbl, names, types, ARRAY(SELECT generate_series(0, nseg - 1)));
     FOR b IN EXECUTE format(
             'SELECT array_agg(t.__dist_key__ ORDER BY t.buffer_id) AS segs,'
@@ -371,6 +440,11 @@ BEGIN
         PERFORM madlib_dl._px_insert(cluster, tbl, b.segs, b.rows);
         total := total + array_length(b.segs, 1);
     END LOOP;
+    EXCEPTION WHEN OTHERS THEN
+        GET STACKED DIAGNOSTICS e_state = RETURNED_SQLSTATE, e_msg = MESSAGE_TEXT,
+                                e_detail = PG_EXCEPTION_DETAIL, e_hint = PG_EXCEPTION_HINT;
+        PERFORM madlib_dl._px_rethrow(cluster, e_state, e_msg, e_detail, e_hint);
+    END;
     INSERT INTO madlib_dl.plproxy_tables AS p (schema_name, table_name, cluster, num_segments)
     VALUES (tbl[1], tbl[2], cluster, nseg)
     ON CONFLICT (schema_name, table_name) DO UPDATE
@@ -378,6 +452,12 @@ BEGIN
     RETURN total;
 END
 $$;
+
+-- Public entry: the table name is resolved in the caller's search_path.
+CREATE FUNCTION madlib_dl.plproxy_distribute(packed_table text, cluster text, batch_size integer DEFAULT 64)
+RETURNS bigint
+LANGUAGE sql VOLATILE SECURITY INVOKER
+AS $$ SELECT madlib_dl._px_distribute(madlib_dl._resolve_table($1, 'packed_table'), $2, $3) $$;
 
 -- ---------------------------------------------------------------------
 -- Coordinator: fit_multiple over the cluster
@@ -422,6 +502,10 @@ DECLARE
     r record;
     m integer;
     ve double precision[];
+    e_state text;
+    e_msg text;
+    e_detail text;
+    e_hint text;
     res madlib_dl._fit_multiple_result;
 BEGIN
     IF cluster IS NULL THEN
@@ -474,6 +558,7 @@ BEGIN
         el double precision) ON COMMIT DROP;
     DELETE FROM pg_temp.madlib_dl_px_hist;
 
+    BEGIN
     FOR iter IN 1 .. num_iterations LOOP
         FOR hop IN 0 .. m_places - 1 LOOP
             segs := '{}';
@@ -540,6 +625,11 @@ BEGIN
         RAISE NOTICE 'iteration % of %: % hops over PL/Proxy cluster %; % s', iter, num_iterations,
                      m_places, cluster, round(extract(epoch FROM clock_timestamp() - t0)::numeric, 2);
     END LOOP;
+    EXCEPTION WHEN OTHERS THEN
+        GET STACKED DIAGNOSTICS e_state = RETURNED_SQLSTATE, e_msg = MESSAGE_TEXT,
+                                e_detail = PG_EXCEPTION_DETAIL, e_hint = PG_EXCEPTION_HINT;
+        PERFORM madlib_dl._px_rethrow(cluster, e_state, e_msg, e_detail, e_hint);
+    END;
 
     FOR i IN 1 .. k_models LOOP
         res := NULL;
@@ -565,6 +655,139 @@ BEGIN
         res.workers_launched := n_seg;
         RETURN NEXT res;
     END LOOP;
+END
+$$;
+
+-- ---------------------------------------------------------------------
+-- Coordinator: fit (model averaging) over the cluster
+-- ---------------------------------------------------------------------
+
+-- Same arguments (less num_segments: the cluster's partitions) and
+-- result as _gp_fit_run / _fit_run.  Per iteration one _px_train call
+-- trains the current state on every segment at once (each node on its
+-- own rows), then the coordinator averages the returned states with
+-- _avg_states(... ORDER BY segment), leaving out empty segments: the
+-- bytes of the single-server model averaging.  Writes nothing.
+CREATE FUNCTION madlib_dl._px_fit_run(source regclass, x_col text, y_col text,
+    validation regclass, val_x_col text, val_y_col text,
+    model_arch json, init_weights bytea, compile_params text, fit_params text,
+    num_iterations integer, metrics_compute_frequency integer)
+RETURNS madlib_dl._fit_result
+LANGUAGE plpgsql VOLATILE SECURITY INVOKER
+SET search_path = pg_catalog, pg_temp
+AS $$
+DECLARE
+    cluster text := madlib_dl._px_cluster_of(source);
+    params record := madlib_dl._check_params(compile_params, fit_params);
+    metric text := params.metrics_type[1];
+    freq integer := metrics_compute_frequency;
+    src text[];
+    n_seg integer;
+    segs integer[];
+    state bytea;
+    nstate bytea;
+    ndiverged bigint;
+    ntrained bigint;
+    ev double precision[];
+    vev double precision[];
+    tl double precision[] := '{}';
+    tm double precision[] := '{}';
+    vl double precision[] := '{}';
+    vm double precision[] := '{}';
+    iters integer[] := '{}';
+    el double precision[] := '{}';
+    t0 timestamptz := clock_timestamp();
+    r madlib_dl._fit_result;
+    e_state text;
+    e_msg text;
+    e_detail text;
+    e_hint text;
+BEGIN
+    IF cluster IS NULL THEN
+        RAISE EXCEPTION 'table "%" is not distributed over a PL/Proxy cluster', source::text
+            USING ERRCODE = 'undefined_object',
+                  HINT = 'Distribute it with madlib_dl.plproxy_distribute.';
+    END IF;
+    IF num_iterations IS NULL OR num_iterations < 1 THEN
+        RAISE EXCEPTION 'num_iterations must be at least 1, got %', num_iterations
+            USING ERRCODE = 'invalid_parameter_value';
+    END IF;
+    IF freq IS NULL OR freq < 1 OR freq > num_iterations THEN
+        RAISE EXCEPTION 'metrics_compute_frequency must be between 1 and %, got %', num_iterations, freq
+            USING ERRCODE = 'invalid_parameter_value';
+    END IF;
+    SELECT ARRAY[n.nspname::text, c.relname::text], t.num_segments INTO src, n_seg
+      FROM pg_class c JOIN pg_namespace n ON n.oid = c.relnamespace
+      JOIN madlib_dl.plproxy_tables t ON t.schema_name = n.nspname AND t.table_name = c.relname
+     WHERE c.oid = source;
+    IF madlib_dl._px_partitions(cluster) <> n_seg THEN
+        RAISE EXCEPTION 'PL/Proxy cluster "%" has % partitions, table "%" was distributed over %',
+                        cluster, madlib_dl._px_partitions(cluster), source::text, n_seg
+            USING ERRCODE = 'data_exception',
+                  HINT = 'Distribute the table again with madlib_dl.plproxy_distribute.';
+    END IF;
+    segs := ARRAY(SELECT generate_series(0, n_seg - 1));
+
+    state := madlib_dl._gp_initial_state(model_arch, init_weights, compile_params, fit_params);
+    BEGIN
+    FOR it IN 1 .. num_iterations LOOP
+        SELECT madlib_dl._avg_states(t.state, model_arch, compile_params ORDER BY t.seg)
+                   FILTER (WHERE NOT t.empty),
+               count(*) FILTER (WHERE t.state IS NULL), count(*) FILTER (WHERE NOT t.empty)
+          INTO nstate, ndiverged, ntrained
+          FROM madlib_dl._px_train(cluster, src, x_col, y_col, segs, array_fill(state, ARRAY[n_seg]),
+                   array_fill(model_arch::text, ARRAY[n_seg]), array_fill(compile_params, ARRAY[n_seg]),
+                   array_fill(fit_params, ARRAY[n_seg]), it) t;
+        IF ndiverged > 0 THEN
+            RAISE EXCEPTION 'training diverged in iteration % on % of % segments', it, ndiverged, n_seg
+                USING ERRCODE = 'data_exception',
+                      HINT = 'Lower the learning rate, or normalize the input (normalizing_const).';
+        END IF;
+        IF ntrained = 0 OR nstate IS NULL THEN
+            RAISE EXCEPTION 'no segment has training data'
+                USING ERRCODE = 'data_exception',
+                      HINT = 'The source table is empty; preprocess a table with rows.';
+        END IF;
+        state := nstate;
+        IF it % freq = 0 OR it = num_iterations THEN
+            SELECT ARRAY[sum(t.e[1] ORDER BY t.seg), sum(t.e[2] ORDER BY t.seg), sum(t.e[3])] INTO ev
+              FROM madlib_dl._px_eval(cluster, src, x_col, y_col, segs, array_fill(0, ARRAY[n_seg]),
+                       array_fill(state, ARRAY[n_seg]), array_fill(model_arch::text, ARRAY[n_seg]),
+                       array_fill(compile_params, ARRAY[n_seg]), array_fill(fit_params, ARRAY[n_seg])) t;
+            tl := tl || madlib_dl._gp_ratio(ev[1], ev[3]);
+            tm := tm || madlib_dl._gp_ratio(ev[2], ev[3]);
+            IF validation IS NOT NULL THEN
+                EXECUTE format('SELECT madlib_dl._gp_eval_segment(s.%1$I, s.%2$I, s.%3$I, s.%4$I, $1, $2, $3, $4)'
+                               '  FROM %5$s s', val_y_col, val_x_col, val_y_col || '_shape',
+                               val_x_col || '_shape', validation)
+                   INTO vev USING state, model_arch, compile_params, fit_params;
+                vl := vl || madlib_dl._gp_ratio(vev[1], vev[3]);
+                vm := vm || madlib_dl._gp_ratio(vev[2], vev[3]);
+            END IF;
+            iters := iters || it;
+            el := el || extract(epoch FROM clock_timestamp() - t0)::double precision;
+        END IF;
+        RAISE NOTICE 'iteration % of %: trained on % segments of PL/Proxy cluster %; % s', it, num_iterations,
+                     ntrained, cluster, round(extract(epoch FROM clock_timestamp() - t0)::numeric, 2);
+    END LOOP;
+    EXCEPTION WHEN OTHERS THEN
+        GET STACKED DIAGNOSTICS e_state = RETURNED_SQLSTATE, e_msg = MESSAGE_TEXT,
+                                e_detail = PG_EXCEPTION_DETAIL, e_hint = PG_EXCEPTION_HINT;
+        IF e_state = '22000' THEN   -- divergence, no data: ours, as they are
+            RAISE EXCEPTION USING ERRCODE = e_state, MESSAGE = e_msg, HINT = coalesce(e_hint, '');
+        END IF;
+        PERFORM madlib_dl._px_rethrow(cluster, e_state, e_msg, e_detail, e_hint);
+    END;
+
+    r.model_weights := madlib_dl._gp_state_weights(state, model_arch);
+    r.training_loss := tl;
+    r.training_metrics := CASE WHEN metric IS NOT NULL THEN tm END;
+    r.validation_loss := CASE WHEN validation IS NOT NULL THEN vl END;
+    r.validation_metrics := CASE WHEN validation IS NOT NULL AND metric IS NOT NULL THEN vm END;
+    r.metrics_iters := iters;
+    r.metrics_elapsed_time := el;
+    r.workers_launched := n_seg;
+    RETURN r;
 END
 $$;
 

@@ -5,9 +5,8 @@
 #	  fails early with 54000 and a hint naming the GUC, not through the
 #	  OOM killer; under the limit nothing changes.
 #
-#	  The fit / fit_multiple parts are a TODO until their drivers call
-#	  madlib_dl._check_model_memory (see docs/errors.md): set
-#	  MADLIB_DL_TODO_MEMORY=0 to make them count.
+#	  fit and fit_multiple call madlib_dl._check_model_memory before any
+#	  work.  (MADLIB_DL_TODO_MEMORY=1 skips those parts, for old builds.)
 #
 # IDENTIFICATION
 #	  test/t/006_memory.pl
@@ -71,7 +70,7 @@ TODO:
 	# Until the drivers check, these would train a 17M-parameter model for
 	# a minute: todo_skip them (MADLIB_DL_TODO_MEMORY=0 runs them).
 	todo_skip('fit and fit_multiple do not call madlib_dl._check_model_memory yet', 5)
-	  if ($ENV{MADLIB_DL_TODO_MEMORY} // '1') ne '0';
+	  if ($ENV{MADLIB_DL_TODO_MEMORY} // '0') ne '0';
 
 	# fit: fails at once, before starting workers or allocating the model.
 	my $t0 = time();
