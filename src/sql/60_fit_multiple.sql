@@ -298,30 +298,7 @@ BEGIN
         t_end := clock_timestamp();
     ELSE
     -- 6. segments: the packed table's count, else derived from its keys
-    nseg := (psum->>'num_segments')::integer;
-    IF nseg IS NULL THEN
-        IF EXISTS (SELECT 1 FROM pg_attribute t WHERE t.attrelid = src_rel
-                      AND t.attname = '__dist_key__' AND NOT t.attisdropped) THEN
-            EXECUTE format('SELECT max(__dist_key__) + 1 FROM %s', madlib_dl._table_sql(source)) INTO nseg;
-        END IF;
-        nseg := coalesce(nseg, 1);
-    END IF;
-    IF nseg < 1 OR nseg > 64 THEN
-        RAISE EXCEPTION 'source_table "%" has % segments, expected 1 to 64', madlib_dl._table_label(source), nseg
-            USING ERRCODE = 'data_exception',
-                  HINT = 'Preprocess the data again with training_preprocessor_dl.';
-    END IF;
-    IF EXISTS (SELECT 1 FROM pg_attribute t WHERE t.attrelid = src_rel
-                  AND t.attname = '__dist_key__' AND NOT t.attisdropped) THEN
-        EXECUTE format('SELECT count(*) FROM %s WHERE __dist_key__ IS NULL OR __dist_key__ < 0 OR __dist_key__ >= $1',
-                       madlib_dl._table_sql(source)) INTO nt USING nseg;
-        IF nt > 0 THEN
-            RAISE EXCEPTION 'source_table "%" has % buffers whose __dist_key__ is not a segment 0 to %',
-                            madlib_dl._table_label(source), nt, nseg - 1
-                USING ERRCODE = 'data_exception',
-                      HINT = 'Preprocess the data again with training_preprocessor_dl; do not edit its __dist_key__ column.';
-        END IF;
-    END IF;
+    nseg := madlib_dl._fit_num_segments(source, src_rel, psum);
 
     -- 7. train (no table is written before this returns)
     PERFORM madlib_dl._progress_label(madlib_dl._table_label(model));

@@ -281,6 +281,12 @@ dl_cuda_model_create(const DlModelSpec *spec, const DlOptimConfig *optim, int de
 			continue;
 		if (cm->n_ranges == 0)
 			cm->first_trainable = i;
+		/* adjacent ranges merge: one optimizer launch per run of layers */
+		if (cm->n_ranges > 0 && cm->ranges[cm->n_ranges - 1].end == l->param_offset)
+		{
+			cm->ranges[cm->n_ranges - 1].end = l->param_offset + l->n_trainable;
+			continue;
+		}
 		cm->ranges[cm->n_ranges].begin = l->param_offset;
 		cm->ranges[cm->n_ranges].end = l->param_offset + l->n_trainable;
 		cm->n_ranges++;
