@@ -124,7 +124,7 @@ $$;
 -- ERROR unless it is 1 to 64 and every buffer's __dist_key__ names one.
 CREATE FUNCTION madlib_dl._fit_num_segments(source text[], src_rel regclass, psum jsonb)
 RETURNS integer
-LANGUAGE plpgsql STABLE SECURITY INVOKER
+LANGUAGE plpgsql VOLATILE SECURITY INVOKER
 SET search_path = pg_catalog, pg_temp
 AS $$
 DECLARE
