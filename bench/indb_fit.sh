@@ -35,7 +35,8 @@
 #   test_acc           evaluate() on the 10,000 test images (or INDB_TEST)
 #   workers            "k_of_n" segments on parallel workers
 #
-# Environment: INDB_CONN (dbname=madlib_dl_sp2bench on the private server of
+# Environment: INDB_CONN (default dbname=$INDB_DB, INDB_DB default
+# madlib_dl_bench, created if missing, on the private server of
 # scripts/pg_local.sh when PGHOST is unset), INDB_ROWS (training rows,
 # default all 60,000), INDB_TEST (test rows, default 10,000), INDB_ITER
 # (iterations, default 4).  The database is created if missing; tables
@@ -58,7 +59,7 @@ if [ -z "${PGHOST:-}" ]; then
   "$ROOT/scripts/pg_local.sh" start >/dev/null
   eval "$("$ROOT/scripts/pg_local.sh" env)"
 fi
-DB="${INDB_DB:-madlib_dl_sp2bench}"
+DB="${INDB_DB:-madlib_dl_bench}"
 CONN="${INDB_CONN:-dbname=$DB}"
 if [ -z "${INDB_CONN:-}" ]; then
   psql -X -q -At -d postgres -c "SELECT 1 FROM pg_database WHERE datname = '$DB'" | grep -q 1 ||
@@ -125,7 +126,7 @@ sampler() {
   local bpid="" i=0 seen=0 hz hwm=0 anon=0 pids="" last_scan=0 k v rest
   hz="$(getconf CLK_TCK)"
   while [ -z "$bpid" ] && [ $i -lt 500 ]; do
-    bpid="$(psql -X -At -d "$CONN" -c "SELECT pid FROM pg_stat_activity WHERE application_name = '$APP'" 2>/dev/null || true)"
+    bpid="$(psql -X -At -d "$CONN" -c "SELECT pid FROM pg_stat_activity WHERE application_name = '$APP' AND backend_type = 'client backend' LIMIT 1" 2>/dev/null || true)"
     [ -n "$bpid" ] || sleep 0.05
     i=$((i + 1))
   done

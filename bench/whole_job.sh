@@ -5,7 +5,7 @@
 # processes side by side (4 configurations each), same data, same passes.
 #
 #   bench/whole_job.sh [CONNINFO [MAX_TRAIN [MAX_TEST]]]
-#       CONNINFO   anything psql -d takes (default: dbname=madlib_dl_sp2bench on
+#       CONNINFO   anything psql -d takes (default: dbname=madlib_dl_bench on
 #                  the server of scripts/pg_local.sh when PGHOST is unset)
 #       MAX_TRAIN  train on the first MAX_TRAIN images only (default: all 60,000)
 #       MAX_TEST   test on the first MAX_TEST images only (default: all 10,000)
@@ -29,7 +29,7 @@ if [ -z "${PGHOST:-}" ]; then
   "$ROOT/scripts/pg_local.sh" start >/dev/null
   eval "$("$ROOT/scripts/pg_local.sh" env)"
 fi
-DB=madlib_dl_sp2bench
+DB=madlib_dl_bench
 CONN="${1:-dbname=$DB}"
 if [ -z "${1:-}" ]; then
   psql -X -q -At -d postgres -c "SELECT 1 FROM pg_database WHERE datname = '$DB'" | grep -q 1 ||

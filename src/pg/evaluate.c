@@ -32,23 +32,10 @@
 
 #include "pg_buffer.h"
 #include "pg_model.h"
+#include "pg_util.h"
 
 /* Mini-batch size of the forward passes; any value gives the same sums. */
 #define EVAL_BATCH_SIZE 1024
-
-/* The quoted, schema-qualified SQL name of relation relid. */
-static char *
-relation_sql_name(Oid relid)
-{
-	char	   *rel = get_rel_name(relid);
-	char	   *nsp = get_namespace_name(get_rel_namespace(relid));
-
-	if (rel == NULL || nsp == NULL)
-		ereport(ERROR,
-				(errcode(ERRCODE_UNDEFINED_TABLE),
-				 errmsg("relation with OID %u does not exist", relid)));
-	return quote_qualified_identifier(nsp, rel);
-}
 
 /*
  * Turn one-hot rows into class indexes for sparse_categorical_crossentropy:
@@ -100,7 +87,6 @@ madlib_dl__evaluate_run(PG_FUNCTION_ARGS)
 	int64		K;
 	int64		in_size;
 	StringInfoData query;
-	SPIPlanPtr	plan;
 	Portal		portal;
 	Datum		result[2];
 	bool		result_null[2] = {false, false};
@@ -133,17 +119,11 @@ madlib_dl__evaluate_run(PG_FUNCTION_ARGS)
 					 quote_identifier(dep), quote_identifier(indep),
 					 quote_identifier(psprintf("%s_shape", dep)),
 					 quote_identifier(psprintf("%s_shape", indep)),
-					 relation_sql_name(relid));
+					 dl_pg_relation_sql_name(relid));
 
 	buf_cxt = AllocSetContextCreate(caller_cxt, "madlib_dl evaluate buffer",
 									ALLOCSET_DEFAULT_SIZES);
-	if (SPI_connect() != SPI_OK_CONNECT)
-		elog(ERROR, "SPI_connect failed");
-	plan = SPI_prepare(query.data, 0, NULL);
-	if (plan == NULL)
-		elog(ERROR, "SPI_prepare failed for \"%s\": %s", query.data,
-			 SPI_result_code_string(SPI_result));
-	portal = SPI_cursor_open(NULL, plan, NULL, NULL, true);
+	portal = dl_pg_spi_open_cursor(query.data);
 
 	for (;;)
 	{
@@ -217,7 +197,7 @@ madlib_dl__evaluate_run(PG_FUNCTION_ARGS)
 	if (stats.n == 0)
 		ereport(ERROR,
 				(errcode(ERRCODE_DATA_EXCEPTION),
-				 errmsg("test table %s has no examples", relation_sql_name(relid)),
+				 errmsg("test table %s has no examples", dl_pg_relation_sql_name(relid)),
 				 errhint("Evaluate on a preprocessed table with at least one row.")));
 	result[0] = Float8GetDatum(stats.loss_sum / (double) stats.n);
 	if (cfg.metric == DL_METRIC_NONE)

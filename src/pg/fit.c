@@ -52,6 +52,7 @@
 
 #include "pg_glue.h"
 #include "pg_model.h"
+#include "pg_util.h"
 #include "progress.h"
 #include "segments.h"
 
@@ -66,38 +67,6 @@ typedef struct FitHistory
 	int32	   *iters;
 	double	   *elapsed;
 } FitHistory;
-
-static char *
-text_arg(FunctionCallInfo fcinfo, int i)
-{
-	return PG_ARGISNULL(i) ? NULL : text_to_cstring(PG_GETARG_TEXT_PP(i));
-}
-
-static ArrayType *
-float8_array(const double *v, int n)
-{
-	Datum	   *d = palloc(sizeof(Datum) * Max(n, 1));
-
-	for (int i = 0; i < n; i++)
-		d[i] = Float8GetDatum(v[i]);
-	return construct_array(d, n, FLOAT8OID, sizeof(float8), FLOAT8PASSBYVAL, TYPALIGN_DOUBLE);
-}
-
-static ArrayType *
-int4_array(const int32 *v, int n)
-{
-	Datum	   *d = palloc(sizeof(Datum) * Max(n, 1));
-
-	for (int i = 0; i < n; i++)
-		d[i] = Int32GetDatum(v[i]);
-	return construct_array(d, n, INT4OID, sizeof(int32), true, TYPALIGN_INT);
-}
-
-static double
-ratio(double sum, int64 n)
-{
-	return n > 0 ? sum / (double) n : get_float8_nan();
-}
 
 /*
  * Average the segments' states into master, weighted by the samples each
@@ -181,16 +150,6 @@ broadcast_state(DlSegments *segs, int nseg, DlPgModel *master, size_t blob_size)
 	}
 }
 
-static double
-seconds_since(instr_time start)
-{
-	instr_time	now;
-
-	INSTR_TIME_SET_CURRENT(now);
-	INSTR_TIME_SUBTRACT(now, start);
-	return INSTR_TIME_GET_DOUBLE(now);
-}
-
 PG_FUNCTION_INFO_V1(madlib_dl__fit_run);
 
 /*
@@ -247,21 +206,21 @@ madlib_dl__fit_run(PG_FUNCTION_ARGS)
 					(errcode(ERRCODE_NULL_VALUE_NOT_ALLOWED),
 					 errmsg("argument %d of _fit_run must not be NULL", i + 1)));
 	source = PG_GETARG_OID(0);
-	x_col = text_arg(fcinfo, 1);
-	y_col = text_arg(fcinfo, 2);
+	x_col = dl_pg_text_arg(fcinfo, 1);
+	y_col = dl_pg_text_arg(fcinfo, 2);
 	if (!PG_ARGISNULL(3))
 	{
 		validation = PG_GETARG_OID(3);
-		val_x_col = text_arg(fcinfo, 4);
-		val_y_col = text_arg(fcinfo, 5);
+		val_x_col = dl_pg_text_arg(fcinfo, 4);
+		val_y_col = dl_pg_text_arg(fcinfo, 5);
 		if (val_x_col == NULL || val_y_col == NULL)
 			ereport(ERROR,
 					(errcode(ERRCODE_NULL_VALUE_NOT_ALLOWED),
 					 errmsg("validation column names must not be NULL")));
 	}
-	arch = text_arg(fcinfo, 6);
-	compile = text_arg(fcinfo, 8);
-	fitp = text_arg(fcinfo, 9);
+	arch = dl_pg_text_arg(fcinfo, 6);
+	compile = dl_pg_text_arg(fcinfo, 8);
+	fitp = dl_pg_text_arg(fcinfo, 9);
 	num_iterations = PG_GETARG_INT32(10);
 	freq = PG_GETARG_INT32(11);
 	nseg = PG_GETARG_INT32(12);
@@ -395,11 +354,11 @@ madlib_dl__fit_run(PG_FUNCTION_ARGS)
 				vn += st->val_n;
 			}
 			h.iters[j] = it;
-			h.train_loss[j] = ratio(loss_sum, n);
-			h.train_metric[j] = ratio(metric_sum, n);
-			h.val_loss[j] = ratio(vl, vn);
-			h.val_metric[j] = ratio(vm, vn);
-			h.elapsed[j] = seconds_since(start);
+			h.train_loss[j] = dl_pg_ratio(loss_sum, n);
+			h.train_metric[j] = dl_pg_ratio(metric_sum, n);
+			h.val_loss[j] = dl_pg_ratio(vl, vn);
+			h.val_metric[j] = dl_pg_ratio(vm, vn);
+			h.elapsed[j] = dl_pg_seconds_since(start);
 			appendStringInfo(&msg, "training loss %.4f", h.train_loss[j]);
 			if (has_metric)
 				appendStringInfo(&msg, ", %s %.4f",
@@ -413,11 +372,11 @@ madlib_dl__fit_run(PG_FUNCTION_ARGS)
 			}
 		}
 		else
-			appendStringInfo(&msg, "mean training loss during the iteration %.4f", ratio(loss_sum, n));
-		dl_progress_update(it, 1, has_metric && metric_point ? (has_val ? h.val_metric[h.n - 1] : h.train_metric[h.n - 1]) : get_float8_nan(), seconds_since(start), -1);
+			appendStringInfo(&msg, "mean training loss during the iteration %.4f", dl_pg_ratio(loss_sum, n));
+		dl_progress_update(it, 1, has_metric && metric_point ? (has_val ? h.val_metric[h.n - 1] : h.train_metric[h.n - 1]) : get_float8_nan(), dl_pg_seconds_since(start), -1);
 		ereport(NOTICE,
 				(errmsg("iteration %d of %d: %s; %.2f s, about %.1f s left", it, num_iterations, msg.data,
-						seconds_since(start), dl_progress_eta(seconds_since(start), it, num_iterations))));
+						dl_pg_seconds_since(start), dl_progress_eta(dl_pg_seconds_since(start), it, num_iterations))));
 	}
 
 	dl_seg_finish(segs);
@@ -427,23 +386,23 @@ madlib_dl__fit_run(PG_FUNCTION_ARGS)
 	weights = dl_pg_model_get_weights(master);
 	memset(nulls, 0, sizeof(nulls));
 	values[0] = PointerGetDatum(weights);
-	values[1] = PointerGetDatum(float8_array(h.train_loss, h.n));
+	values[1] = PointerGetDatum(dl_pg_float8_array(h.train_loss, h.n));
 	if (has_metric)
-		values[2] = PointerGetDatum(float8_array(h.train_metric, h.n));
+		values[2] = PointerGetDatum(dl_pg_float8_array(h.train_metric, h.n));
 	else
 		nulls[2] = true;
 	if (has_val)
 	{
-		values[3] = PointerGetDatum(float8_array(h.val_loss, h.n));
+		values[3] = PointerGetDatum(dl_pg_float8_array(h.val_loss, h.n));
 		if (has_metric)
-			values[4] = PointerGetDatum(float8_array(h.val_metric, h.n));
+			values[4] = PointerGetDatum(dl_pg_float8_array(h.val_metric, h.n));
 		else
 			nulls[4] = true;
 	}
 	else
 		nulls[3] = nulls[4] = true;
-	values[5] = PointerGetDatum(int4_array(h.iters, h.n));
-	values[6] = PointerGetDatum(float8_array(h.elapsed, h.n));
+	values[5] = PointerGetDatum(dl_pg_int4_array(h.iters, NULL, h.n));
+	values[6] = PointerGetDatum(dl_pg_float8_array(h.elapsed, h.n));
 	values[7] = Int32GetDatum(launched);
 	MemoryContextDelete(fcxt);
 

@@ -70,6 +70,7 @@
 
 #include "pg_glue.h"
 #include "pg_model.h"
+#include "pg_util.h"
 #include "progress.h"
 #include "segments.h"
 
@@ -97,45 +98,6 @@ typedef struct FmModel
 	double	   *elapsed;
 } FmModel;
 
-static double
-ratio(double sum, int64 n)
-{
-	return n > 0 ? sum / (double) n : get_float8_nan();
-}
-
-static double
-seconds_since(instr_time start)
-{
-	instr_time	now;
-
-	INSTR_TIME_SET_CURRENT(now);
-	INSTR_TIME_SUBTRACT(now, start);
-	return INSTR_TIME_GET_DOUBLE(now);
-}
-
-static ArrayType *
-float8_array(const double *v, int n)
-{
-	Datum	   *d = palloc(sizeof(Datum) * Max(n, 1));
-
-	for (int i = 0; i < n; i++)
-		d[i] = Float8GetDatum(v[i]);
-	return construct_array(d, n, FLOAT8OID, sizeof(float8), FLOAT8PASSBYVAL, TYPALIGN_DOUBLE);
-}
-
-static ArrayType *
-int4_array(const int32 *v, const bool *nulls, int n)
-{
-	Datum	   *d = palloc(sizeof(Datum) * Max(n, 1));
-	int			dims[1] = {n};
-	int			lbs[1] = {1};
-
-	for (int i = 0; i < n; i++)
-		d[i] = Int32GetDatum(v[i]);
-	return construct_md_array(d, (bool *) nulls, 1, dims, lbs, INT4OID, sizeof(int32), true,
-							  TYPALIGN_INT);
-}
-
 /* The text elements of a 1-D array argument (NULL elements allowed when nulls_ok). */
 static void
 text_elements(ArrayType *a, int n, char **out, bool nulls_ok, const char *what)
@@ -159,47 +121,37 @@ text_elements(ArrayType *a, int n, char **out, bool nulls_ok, const char *what)
 	}
 }
 
-static uint64
-splitmix64_next(uint64 *x)
-{
-	uint64		z = (*x += UINT64CONST(0x9E3779B97F4A7C15));
-
-	z = (z ^ (z >> 30)) * UINT64CONST(0xBF58476D1CE4E5B9);
-	z = (z ^ (z >> 27)) * UINT64CONST(0x94D049BB133111EB);
-	return z ^ (z >> 31);
-}
-
 /*
  * The visit order: a Fisher-Yates permutation of 0..K-1 drawn from seed,
- * then stably sorted by cost, largest first (insertion sort: stable).
+ * then stably sorted by cost, largest first (dl_pg_visit_order, which
+ * _gp_visit_order in gp_agg.c uses too).
  */
 static void
 visit_order(const FmModel *models, int K, uint64 seed, int *order)
 {
-	uint64		x = seed;
+	double	   *cost = palloc(sizeof(double) * Max(K, 1));	/* (K) */
 
 	for (int i = 0; i < K; i++)
-		order[i] = i;
-	for (int i = K - 1; i > 0; i--)
-	{
-		int			j = (int) (splitmix64_next(&x) % (uint64) (i + 1));
-		int			t = order[i];
+		cost[i] = models[i].cost;
+	dl_pg_visit_order(order, cost, K, seed);
+	pfree(cost);
+}
 
-		order[i] = order[j];
-		order[j] = t;
-	}
-	for (int i = 1; i < K; i++)
-	{
-		int			v = order[i];
-		int			j = i - 1;
+/*
+ * Send segment sg an EVAL of model (its state slot) for iteration it, and
+ * record it in seg_model[sg].
+ */
+static void
+submit_eval(DlSegments *segs, int sg, int model, int it, int *seg_model)
+{
+	DlSegCommand cmd;
 
-		while (j >= 0 && models[order[j]].cost < models[v].cost)
-		{
-			order[j + 1] = order[j];
-			j--;
-		}
-		order[j + 1] = v;
-	}
+	memset(&cmd, 0, sizeof(cmd));
+	cmd.kind = DL_SEG_CMD_EVAL;
+	cmd.model = cmd.slot = model;
+	cmd.iteration = it;
+	seg_model[sg] = cmd.model;
+	dl_seg_submit(segs, sg, &cmd);
 }
 
 /* Is model a's latest score better than b's?  by_metric: compare metrics. */
@@ -282,7 +234,7 @@ progress_notice(FmModel *models, int K, const double *loss, const int64 *n_seen,
 
 			if (models[k].diverged)
 				continue;
-			l = ratio(loss[k * stride], n_seen[k * stride]);
+			l = dl_pg_ratio(loss[k * stride], n_seen[k * stride]);
 			if (!isnan(l) && (best < 0 || l < bl))
 			{
 				best = k;
@@ -297,10 +249,10 @@ progress_notice(FmModel *models, int K, const double *loss, const int64 *n_seen,
 	}
 	if (n_div > 0)
 		appendStringInfo(&msg, "; %d of %d models diverged", n_div, K);
-	dl_progress_update(it, K, best >= 0 && n_hist_models > 0 && by_metric ? (has_val ? models[best].val_metric[models[best].n_hist - 1] : models[best].train_metric[models[best].n_hist - 1]) : get_float8_nan(), seconds_since(start), -1);
+	dl_progress_update(it, K, best >= 0 && n_hist_models > 0 && by_metric ? (has_val ? models[best].val_metric[models[best].n_hist - 1] : models[best].train_metric[models[best].n_hist - 1]) : get_float8_nan(), dl_pg_seconds_since(start), -1);
 	ereport(NOTICE,
 			(errmsg("iteration %d of %d: %s; %.2f s, about %.1f s left", it, num_iterations, msg.data,
-					seconds_since(start), dl_progress_eta(seconds_since(start), it, num_iterations))));
+					dl_pg_seconds_since(start), dl_progress_eta(dl_pg_seconds_since(start), it, num_iterations))));
 }
 
 PG_FUNCTION_INFO_V1(madlib_dl__fit_multiple_run);
@@ -520,7 +472,7 @@ madlib_dl__fit_multiple_run(PG_FUNCTION_ARGS)
 			sv[p] = place[p] < 0 ? 0 : models[place[p]].mst_key;
 		}
 		MemoryContextSwitchTo(old);
-		schedule_arr = int4_array(sv, sn, M);
+		schedule_arr = dl_pg_int4_array(sv, sn, M);
 		MemoryContextSwitchTo(fcxt);
 	}
 
@@ -726,12 +678,7 @@ madlib_dl__fit_multiple_run(PG_FUNCTION_ARGS)
 					{
 						if ((sg < launched) != (pass == 0) || na == 0)
 							continue;
-						memset(&cmd, 0, sizeof(cmd));
-						cmd.kind = DL_SEG_CMD_EVAL;
-						cmd.model = cmd.slot = alive[(sg + next[sg]++) % na];
-						cmd.iteration = it;
-						seg_model[sg] = cmd.model;
-						dl_seg_submit(segs, sg, &cmd);
+						submit_eval(segs, sg, alive[(sg + next[sg]++) % na], it, seg_model);
 					}
 				while ((sg = dl_seg_wait_any(segs)) >= 0)
 				{
@@ -748,16 +695,11 @@ madlib_dl__fit_multiple_run(PG_FUNCTION_ARGS)
 					seg_model[sg] = -1;
 					if (next[sg] < na)
 					{
-						memset(&cmd, 0, sizeof(cmd));
-						cmd.kind = DL_SEG_CMD_EVAL;
-						cmd.model = cmd.slot = alive[(sg + next[sg]++) % na];
-						cmd.iteration = it;
-						seg_model[sg] = cmd.model;
-						dl_seg_submit(segs, sg, &cmd);
+						submit_eval(segs, sg, alive[(sg + next[sg]++) % na], it, seg_model);
 					}
 				}
 			}
-			now = seconds_since(start);
+			now = dl_pg_seconds_since(start);
 			for (int a = 0; a < na; a++)
 			{
 				FmModel    *fm = &models[alive[a]];
@@ -781,10 +723,10 @@ madlib_dl__fit_multiple_run(PG_FUNCTION_ARGS)
 					vn += ev_vn[e];
 				}
 				fm->iters[j] = it;
-				fm->train_loss[j] = ratio(tl, tn);
-				fm->train_metric[j] = ratio(tm, tn);
-				fm->val_loss[j] = ratio(vl, vn);
-				fm->val_metric[j] = ratio(vm, vn);
+				fm->train_loss[j] = dl_pg_ratio(tl, tn);
+				fm->train_metric[j] = dl_pg_ratio(tm, tn);
+				fm->val_loss[j] = dl_pg_ratio(vl, vn);
+				fm->val_metric[j] = dl_pg_ratio(vm, vn);
 				fm->elapsed[j] = now;
 			}
 			pfree(alive);
@@ -796,7 +738,7 @@ madlib_dl__fit_multiple_run(PG_FUNCTION_ARGS)
 
 	for (int sg = 0; sg < nseg; sg++)
 		elog(DEBUG1, "madlib_dl: segment %d trained and evaluated for %.2f s of %.2f s", sg,
-			 busy_s[sg], seconds_since(start));
+			 busy_s[sg], dl_pg_seconds_since(start));
 
 	/* the final weights, from the slots, before the segments go away */
 	final_weights = palloc0(sizeof(bytea *) * K);
@@ -829,23 +771,23 @@ madlib_dl__fit_multiple_run(PG_FUNCTION_ARGS)
 		values[0] = Int32GetDatum(fm->mst_key);
 		values[1] = PointerGetDatum(final_weights[k]);
 		values[2] = CStringGetTextDatum(fm->diverged ? "diverged" : "completed");
-		values[3] = PointerGetDatum(float8_array(fm->train_loss, fm->n_hist));
+		values[3] = PointerGetDatum(dl_pg_float8_array(fm->train_loss, fm->n_hist));
 		if (fm->has_metric)
-			values[4] = PointerGetDatum(float8_array(fm->train_metric, fm->n_hist));
+			values[4] = PointerGetDatum(dl_pg_float8_array(fm->train_metric, fm->n_hist));
 		else
 			nulls[4] = true;
 		if (has_val)
 		{
-			values[5] = PointerGetDatum(float8_array(fm->val_loss, fm->n_hist));
+			values[5] = PointerGetDatum(dl_pg_float8_array(fm->val_loss, fm->n_hist));
 			if (fm->has_metric)
-				values[6] = PointerGetDatum(float8_array(fm->val_metric, fm->n_hist));
+				values[6] = PointerGetDatum(dl_pg_float8_array(fm->val_metric, fm->n_hist));
 			else
 				nulls[6] = true;
 		}
 		else
 			nulls[5] = nulls[6] = true;
-		values[7] = PointerGetDatum(int4_array(fm->iters, NULL, fm->n_hist));
-		values[8] = PointerGetDatum(float8_array(fm->elapsed, fm->n_hist));
+		values[7] = PointerGetDatum(dl_pg_int4_array(fm->iters, NULL, fm->n_hist));
+		values[8] = PointerGetDatum(dl_pg_float8_array(fm->elapsed, fm->n_hist));
 		values[9] = PointerGetDatum(schedule_arr);
 		values[10] = Int32GetDatum(launched);
 		tuplestore_putvalues(rsinfo->setResult, rsinfo->setDesc, values, nulls);

@@ -62,6 +62,7 @@
 #include "pg_buffer.h"
 #include "pg_glue.h"
 #include "pg_model.h"
+#include "pg_util.h"
 #include "segments.h"
 
 /* ---------------------------------------------------------------------
@@ -269,6 +270,14 @@ typedef struct DeBuf
 	const char *p;
 	Size		left;
 } DeBuf;
+
+/* Start reading a bytea written by ser_begin ... ser_end. */
+static void
+de_begin(DeBuf *db, bytea *b)
+{
+	db->p = VARDATA_ANY(b);
+	db->left = VARSIZE_ANY_EXHDR(b);
+}
 
 /* Read n bytes into out; ERROR on a truncated state. */
 static void
@@ -529,8 +538,7 @@ madlib_dl__gp_fit_deserialize(PG_FUNCTION_ARGS)
 
 	(void) agg_context(fcinfo, "_gp_fit_deserialize");
 	b = PG_GETARG_BYTEA_PP(0);
-	db.p = VARDATA_ANY(b);
-	db.left = VARSIZE_ANY_EXHDR(b);
+	de_begin(&db, b);
 	st = fit_state_new(cxt);
 	de_get(&db, &st->iteration, sizeof(int32));
 	de_get(&db, &st->segment, sizeof(int32));
@@ -828,8 +836,7 @@ madlib_dl__avg_states_deserialize(PG_FUNCTION_ARGS)
 
 	(void) agg_context(fcinfo, "_avg_states_deserialize");
 	b = PG_GETARG_BYTEA_PP(0);
-	db.p = VARDATA_ANY(b);
-	db.left = VARSIZE_ANY_EXHDR(b);
+	de_begin(&db, b);
 	st = palloc0(sizeof(GpAvgState));
 	de_get(&db, &flags, sizeof(flags));
 	de_get(&db, &st->P, sizeof(int64));
@@ -1048,8 +1055,7 @@ madlib_dl__gp_eval_deserialize(PG_FUNCTION_ARGS)
 
 	(void) agg_context(fcinfo, "_gp_eval_deserialize");
 	b = PG_GETARG_BYTEA_PP(0);
-	db.p = VARDATA_ANY(b);
-	db.left = VARSIZE_ANY_EXHDR(b);
+	de_begin(&db, b);
 	st = palloc0(sizeof(GpEvalState));
 	de_get(&db, &st->loss_sum, sizeof(double));
 	de_get(&db, &st->metric_sum, sizeof(double));
@@ -1156,17 +1162,6 @@ madlib_dl__gp_state_weights(PG_FUNCTION_ARGS)
  * The visit order of fit_multiple
  * --------------------------------------------------------------------- */
 
-/* splitmix64 step, as fit_multiple.c draws its permutation. */
-static uint64
-visit_splitmix64_next(uint64 *x)
-{
-	uint64		z = (*x += UINT64CONST(0x9E3779B97F4A7C15));
-
-	z = (z ^ (z >> 30)) * UINT64CONST(0xBF58476D1CE4E5B9);
-	z = (z ^ (z >> 27)) * UINT64CONST(0x94D049BB133111EB);
-	return z ^ (z >> 31);
-}
-
 PG_FUNCTION_INFO_V1(madlib_dl__gp_visit_order);
 
 /*
@@ -1175,7 +1170,7 @@ PG_FUNCTION_INFO_V1(madlib_dl__gp_visit_order);
  * The places of the model hopper: element p (0-based) is the mst_key of
  * the model that starts at place p, NULL for an empty place; num_places
  * (>= the number of models) elements.  The order is the one the
- * PostgreSQL path uses (visit_order in fit_multiple.c): a Fisher-Yates
+ * PostgreSQL path uses (dl_pg_visit_order in pg_util.c): a Fisher-Yates
  * permutation drawn from seed with splitmix64, then stably sorted by
  * cost, largest first.  The regression test 95_greenplum_install checks
  * that both give the same schedule.
@@ -1193,6 +1188,7 @@ madlib_dl__gp_visit_order(PG_FUNCTION_ARGS)
 	int			KC;
 	int			M;
 	uint64		x;
+	double	   *cost;			/* (K) */
 	int		   *order;
 	Datum	   *out;
 	bool	   *outn;
@@ -1221,29 +1217,11 @@ madlib_dl__gp_visit_order(PG_FUNCTION_ARGS)
 					(errcode(ERRCODE_NULL_VALUE_NOT_ALLOWED),
 					 errmsg("mst_keys and costs must not hold NULLs")));
 
-	order = palloc(sizeof(int) * K);
+	cost = palloc(sizeof(double) * K);
 	for (int i = 0; i < K; i++)
-		order[i] = i;
-	for (int i = K - 1; i > 0; i--)
-	{
-		int			j = (int) (visit_splitmix64_next(&x) % (uint64) (i + 1));
-		int			t = order[i];
-
-		order[i] = order[j];
-		order[j] = t;
-	}
-	for (int i = 1; i < K; i++)
-	{
-		int			v = order[i];
-		int			j = i - 1;
-
-		while (j >= 0 && DatumGetFloat8(cd[order[j]]) < DatumGetFloat8(cd[v]))
-		{
-			order[j + 1] = order[j];
-			j--;
-		}
-		order[j + 1] = v;
-	}
+		cost[i] = DatumGetFloat8(cd[i]);
+	order = palloc(sizeof(int) * K);
+	dl_pg_visit_order(order, cost, K, x);
 	out = palloc(sizeof(Datum) * M);
 	outn = palloc(sizeof(bool) * M);
 	for (int p = 0; p < M; p++)

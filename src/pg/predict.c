@@ -37,26 +37,13 @@
 #include "madlib_dl/dl_model.h"
 
 #include "pg_model.h"
+#include "pg_util.h"
 
 /* Default and upper bound of rows per forward pass. */
 #define PREDICT_BATCH_DEFAULT 1024
 #define PREDICT_BATCH_MAX 65536
 /* Soft cap on one batch's input, in bytes (64 MB). */
 #define PREDICT_BATCH_BYTES ((int64) 64 * 1024 * 1024)
-
-/* The quoted, schema-qualified SQL name of relation relid. */
-static char *
-relation_sql_name(Oid relid)
-{
-	char	   *rel = get_rel_name(relid);
-	char	   *nsp = get_namespace_name(get_rel_namespace(relid));
-
-	if (rel == NULL || nsp == NULL)
-		ereport(ERROR,
-				(errcode(ERRCODE_UNDEFINED_TABLE),
-				 errmsg("relation with OID %u does not exist", relid)));
-	return quote_qualified_identifier(nsp, rel);
-}
 
 /* The id of a fetched row for messages: its text, or NULL. */
 static const char *
@@ -156,7 +143,6 @@ madlib_dl__predict_rows(PG_FUNCTION_ARGS)
 	int64		K;
 	int64		rows_per_fetch;
 	StringInfoData query;
-	SPIPlanPtr	plan;
 	Portal		portal;
 
 	for (int i = 0; i < 6; i++)
@@ -201,17 +187,11 @@ madlib_dl__predict_rows(PG_FUNCTION_ARGS)
 	initStringInfo(&query);
 	appendStringInfo(&query, "SELECT (%s)::pg_catalog.text, (%s)::pg_catalog.float8[] FROM %s",
 					 quote_identifier(id_col), quote_identifier(indep_col),
-					 relation_sql_name(relid));
+					 dl_pg_relation_sql_name(relid));
 
 	batch_cxt = AllocSetContextCreate(caller_cxt, "madlib_dl predict batch",
 									  ALLOCSET_DEFAULT_SIZES);
-	if (SPI_connect() != SPI_OK_CONNECT)
-		elog(ERROR, "SPI_connect failed");
-	plan = SPI_prepare(query.data, 0, NULL);
-	if (plan == NULL)
-		elog(ERROR, "SPI_prepare failed for \"%s\": %s", query.data,
-			 SPI_result_code_string(SPI_result));
-	portal = SPI_cursor_open(NULL, plan, NULL, NULL, true);
+	portal = dl_pg_spi_open_cursor(query.data);
 
 	for (;;)
 	{

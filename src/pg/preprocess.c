@@ -652,14 +652,11 @@ unpack_dims(const char *fname, size_t len, int value_size, ArrayType *shape,
 }
 
 /*
- * _unpack_float32(buffer bytea, shape int[] DEFAULT NULL) RETURNS real[]
- *
- * A float32 buffer as real[]: one-dimensional, or with the given shape
- * (e.g. the x_shape column).  STRICT in SQL except for shape.
+ * The body of _unpack_float32 (value_size 4: real[]) and _unpack_int16
+ * (value_size 2: smallint[]); fname names the function in messages.
  */
-PG_FUNCTION_INFO_V1(madlib_dl__unpack_float32);
-Datum
-madlib_dl__unpack_float32(PG_FUNCTION_ARGS)
+static Datum
+unpack_buffer(FunctionCallInfo fcinfo, const char *fname, int value_size)
 {
 	bytea	   *b;
 	ArrayType  *shape;
@@ -669,21 +666,37 @@ madlib_dl__unpack_float32(PG_FUNCTION_ARGS)
 	int			lbs[MAXDIM];
 	int			count;
 	Datum	   *elems;
+	Oid			elemtype = value_size == 4 ? FLOAT4OID : INT2OID;
 
 	if (PG_ARGISNULL(0))
 		PG_RETURN_NULL();
 	b = PG_GETARG_BYTEA_PP(0);
 	shape = PG_ARGISNULL(1) ? NULL : PG_GETARG_ARRAYTYPE_P(1);
-	count = unpack_dims("_unpack_float32", VARSIZE_ANY_EXHDR(b), 4, shape, &ndims, dims, lbs);
+	count = unpack_dims(fname, VARSIZE_ANY_EXHDR(b), value_size, shape, &ndims, dims, lbs);
 	if (count == 0)
-		PG_RETURN_ARRAYTYPE_P(construct_empty_array(FLOAT4OID));
+		PG_RETURN_ARRAYTYPE_P(construct_empty_array(elemtype));
 	src = (const uint8 *) VARDATA_ANY(b);
 	/* count < 2^28: the bytea is below 1 GB */
 	elems = (Datum *) palloc(sizeof(Datum) * (Size) count);
 	for (int k = 0; k < count; k++)
-		elems[k] = Float4GetDatum(get_f32le(src + 4 * (Size) k));
-	PG_RETURN_ARRAYTYPE_P(construct_md_array(elems, NULL, ndims, dims, lbs, FLOAT4OID,
-											 sizeof(float4), true, TYPALIGN_INT));
+		elems[k] = value_size == 4 ? Float4GetDatum(get_f32le(src + 4 * (Size) k))
+			: Int16GetDatum(get_i16le(src + 2 * (Size) k));
+	PG_RETURN_ARRAYTYPE_P(construct_md_array(elems, NULL, ndims, dims, lbs, elemtype,
+											 value_size, true,
+											 value_size == 4 ? TYPALIGN_INT : TYPALIGN_SHORT));
+}
+
+/*
+ * _unpack_float32(buffer bytea, shape int[] DEFAULT NULL) RETURNS real[]
+ *
+ * A float32 buffer as real[]: one-dimensional, or with the given shape
+ * (e.g. the x_shape column).  STRICT in SQL except for shape.
+ */
+PG_FUNCTION_INFO_V1(madlib_dl__unpack_float32);
+Datum
+madlib_dl__unpack_float32(PG_FUNCTION_ARGS)
+{
+	return unpack_buffer(fcinfo, "_unpack_float32", 4);
 }
 
 /*
@@ -695,28 +708,7 @@ PG_FUNCTION_INFO_V1(madlib_dl__unpack_int16);
 Datum
 madlib_dl__unpack_int16(PG_FUNCTION_ARGS)
 {
-	bytea	   *b;
-	ArrayType  *shape;
-	const uint8 *src;
-	int			ndims;
-	int			dims[MAXDIM];
-	int			lbs[MAXDIM];
-	int			count;
-	Datum	   *elems;
-
-	if (PG_ARGISNULL(0))
-		PG_RETURN_NULL();
-	b = PG_GETARG_BYTEA_PP(0);
-	shape = PG_ARGISNULL(1) ? NULL : PG_GETARG_ARRAYTYPE_P(1);
-	count = unpack_dims("_unpack_int16", VARSIZE_ANY_EXHDR(b), 2, shape, &ndims, dims, lbs);
-	if (count == 0)
-		PG_RETURN_ARRAYTYPE_P(construct_empty_array(INT2OID));
-	src = (const uint8 *) VARDATA_ANY(b);
-	elems = (Datum *) palloc(sizeof(Datum) * (Size) count);
-	for (int k = 0; k < count; k++)
-		elems[k] = Int16GetDatum(get_i16le(src + 2 * (Size) k));
-	PG_RETURN_ARRAYTYPE_P(construct_md_array(elems, NULL, ndims, dims, lbs, INT2OID,
-											 sizeof(int16), true, TYPALIGN_SHORT));
+	return unpack_buffer(fcinfo, "_unpack_int16", 2);
 }
 
 /*

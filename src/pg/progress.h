@@ -25,7 +25,7 @@
  *	  for (it = 1; it <= n_iter; it++)
  *	  {
  *		  ... train ...
- *		  dl_progress_update(it, 1, metric_or_nan, seconds_since(start), -1);
+ *		  dl_progress_update(it, 1, metric_or_nan, dl_pg_seconds_since(start), -1);
  *	  }
  *	  dl_progress_end();
  *

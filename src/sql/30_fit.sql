@@ -119,6 +119,33 @@ BEGIN
 END
 $$;
 
+-- The metrics frequency of fit and fit_multiple: metrics_compute_frequency,
+-- num_iterations when NULL.  ERROR unless num_iterations >= 1 and the
+-- frequency is 1 to num_iterations.
+CREATE FUNCTION madlib_dl._fit_check_iterations(num_iterations integer,
+                                                metrics_compute_frequency integer)
+RETURNS integer
+LANGUAGE plpgsql IMMUTABLE SECURITY INVOKER
+SET search_path = pg_catalog, pg_temp
+AS $$
+DECLARE
+    freq integer;
+BEGIN
+    IF num_iterations < 1 THEN
+        RAISE EXCEPTION 'num_iterations must be at least 1, got %', num_iterations
+            USING ERRCODE = 'invalid_parameter_value',
+                  HINT = 'Give the number of iterations to train, 1 or more.';
+    END IF;
+    freq := coalesce(metrics_compute_frequency, num_iterations);
+    IF freq < 1 OR freq > num_iterations THEN
+        RAISE EXCEPTION 'metrics_compute_frequency must be between 1 and %, got %', num_iterations, freq
+            USING ERRCODE = 'invalid_parameter_value',
+                  HINT = 'Give a frequency between 1 and num_iterations, or NULL to compute metrics at the last iteration only.';
+    END IF;
+    RETURN freq;
+END
+$$;
+
 -- The number of segments of a packed table: its summary's num_segments
 -- (psum, from _fit_packed_summary), else max(__dist_key__) + 1, else 1.
 -- ERROR unless it is 1 to 64 and every buffer's __dist_key__ names one.
@@ -211,17 +238,7 @@ BEGIN
             USING ERRCODE = 'feature_not_supported',
                   HINT = 'Pass object_table => NULL and use a built-in loss and metric.';
     END IF;
-    IF num_iterations < 1 THEN
-        RAISE EXCEPTION 'num_iterations must be at least 1, got %', num_iterations
-            USING ERRCODE = 'invalid_parameter_value',
-                  HINT = 'Give the number of iterations to train, 1 or more.';
-    END IF;
-    freq := coalesce(metrics_compute_frequency, num_iterations);
-    IF freq < 1 OR freq > num_iterations THEN
-        RAISE EXCEPTION 'metrics_compute_frequency must be between 1 and %, got %', num_iterations, freq
-            USING ERRCODE = 'invalid_parameter_value',
-                  HINT = 'Give a frequency between 1 and num_iterations, or NULL to compute metrics at the last iteration only.';
-    END IF;
+    freq := madlib_dl._fit_check_iterations(num_iterations, metrics_compute_frequency);
     params := madlib_dl._check_params(compile_params, fit_params);
 
     -- 2. tables: inputs exist, outputs absent (or present for warm start)

@@ -104,17 +104,7 @@ BEGIN
             USING ERRCODE = 'feature_not_supported',
                   HINT = 'Call fit_multiple with use_gpus => false; training runs on the CPU cores of all segments.';
     END IF;
-    IF num_iterations < 1 THEN
-        RAISE EXCEPTION 'num_iterations must be at least 1, got %', num_iterations
-            USING ERRCODE = 'invalid_parameter_value',
-                  HINT = 'Give the number of iterations to train, 1 or more.';
-    END IF;
-    freq := coalesce(metrics_compute_frequency, num_iterations);
-    IF freq < 1 OR freq > num_iterations THEN
-        RAISE EXCEPTION 'metrics_compute_frequency must be between 1 and %, got %', num_iterations, freq
-            USING ERRCODE = 'invalid_parameter_value',
-                  HINT = 'Give a frequency between 1 and num_iterations, or NULL to compute metrics at the last iteration only.';
-    END IF;
+    freq := madlib_dl._fit_check_iterations(num_iterations, metrics_compute_frequency);
 
     -- 2. tables: inputs exist, outputs absent (or the model table present for warm start)
     src_rel := madlib_dl._assert_table_exists(source, 'source_table');

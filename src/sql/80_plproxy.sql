@@ -463,6 +463,29 @@ AS $$ SELECT madlib_dl._px_distribute(madlib_dl._resolve_table($1, 'packed_table
 -- Coordinator: fit_multiple over the cluster
 -- ---------------------------------------------------------------------
 
+-- The schema-qualified name of packed table source, distributed over
+-- cluster, and its number of segments (from plproxy_tables); ERROR when
+-- the cluster no longer has that many partitions.
+CREATE FUNCTION madlib_dl._px_table_segments(cluster text, source regclass,
+    OUT src text[], OUT n_seg integer)
+RETURNS record
+LANGUAGE plpgsql STABLE SECURITY INVOKER
+SET search_path = pg_catalog, pg_temp
+AS $$
+BEGIN
+    SELECT ARRAY[n.nspname::text, c.relname::text], t.num_segments INTO src, n_seg
+      FROM pg_class c JOIN pg_namespace n ON n.oid = c.relnamespace
+      JOIN madlib_dl.plproxy_tables t ON t.schema_name = n.nspname AND t.table_name = c.relname
+     WHERE c.oid = source;
+    IF madlib_dl._px_partitions(cluster) <> n_seg THEN
+        RAISE EXCEPTION 'PL/Proxy cluster "%" has % partitions, table "%" was distributed over %',
+                        cluster, madlib_dl._px_partitions(cluster), source::text, n_seg
+            USING ERRCODE = 'data_exception',
+                  HINT = 'Distribute the table again with madlib_dl.plproxy_distribute.';
+    END IF;
+END
+$$;
+
 -- Same arguments and result rows as _fit_multiple_run (60_fit_multiple.sql);
 -- source must be in madlib_dl.plproxy_tables (num_segments is taken from
 -- there: the cluster's partitions).  With K models and N segments there
@@ -520,24 +543,8 @@ BEGIN
         RAISE EXCEPTION 'mst_keys, model_archs, compile_params, fit_params and init_weights must have the same length'
             USING ERRCODE = 'invalid_parameter_value';
     END IF;
-    IF num_iterations IS NULL OR num_iterations < 1 THEN
-        RAISE EXCEPTION 'num_iterations must be at least 1, got %', num_iterations
-            USING ERRCODE = 'invalid_parameter_value';
-    END IF;
-    IF freq IS NULL OR freq < 1 OR freq > num_iterations THEN
-        RAISE EXCEPTION 'metrics_compute_frequency must be between 1 and %, got %', num_iterations, freq
-            USING ERRCODE = 'invalid_parameter_value';
-    END IF;
-    SELECT ARRAY[n.nspname::text, c.relname::text], t.num_segments INTO src, n_seg
-      FROM pg_class c JOIN pg_namespace n ON n.oid = c.relnamespace
-      JOIN madlib_dl.plproxy_tables t ON t.schema_name = n.nspname AND t.table_name = c.relname
-     WHERE c.oid = source;
-    IF madlib_dl._px_partitions(cluster) <> n_seg THEN
-        RAISE EXCEPTION 'PL/Proxy cluster "%" has % partitions, table "%" was distributed over %',
-                        cluster, madlib_dl._px_partitions(cluster), source::text, n_seg
-            USING ERRCODE = 'data_exception',
-                  HINT = 'Distribute the table again with madlib_dl.plproxy_distribute.';
-    END IF;
+    PERFORM madlib_dl._gp_check_iterations(num_iterations, freq);
+    SELECT p.src, p.n_seg INTO src, n_seg FROM madlib_dl._px_table_segments(cluster, source) p;
 
     m_places := greatest(k_models, n_seg);
     SELECT array_agg((madlib_dl._arch_info(a.arch::json)).n_params::double precision
@@ -697,7 +704,6 @@ DECLARE
     iters integer[] := '{}';
     el double precision[] := '{}';
     t0 timestamptz := clock_timestamp();
-    r madlib_dl._fit_result;
     e_state text;
     e_msg text;
     e_detail text;
@@ -708,24 +714,8 @@ BEGIN
             USING ERRCODE = 'undefined_object',
                   HINT = 'Distribute it with madlib_dl.plproxy_distribute.';
     END IF;
-    IF num_iterations IS NULL OR num_iterations < 1 THEN
-        RAISE EXCEPTION 'num_iterations must be at least 1, got %', num_iterations
-            USING ERRCODE = 'invalid_parameter_value';
-    END IF;
-    IF freq IS NULL OR freq < 1 OR freq > num_iterations THEN
-        RAISE EXCEPTION 'metrics_compute_frequency must be between 1 and %, got %', num_iterations, freq
-            USING ERRCODE = 'invalid_parameter_value';
-    END IF;
-    SELECT ARRAY[n.nspname::text, c.relname::text], t.num_segments INTO src, n_seg
-      FROM pg_class c JOIN pg_namespace n ON n.oid = c.relnamespace
-      JOIN madlib_dl.plproxy_tables t ON t.schema_name = n.nspname AND t.table_name = c.relname
-     WHERE c.oid = source;
-    IF madlib_dl._px_partitions(cluster) <> n_seg THEN
-        RAISE EXCEPTION 'PL/Proxy cluster "%" has % partitions, table "%" was distributed over %',
-                        cluster, madlib_dl._px_partitions(cluster), source::text, n_seg
-            USING ERRCODE = 'data_exception',
-                  HINT = 'Distribute the table again with madlib_dl.plproxy_distribute.';
-    END IF;
+    PERFORM madlib_dl._gp_check_iterations(num_iterations, freq);
+    SELECT p.src, p.n_seg INTO src, n_seg FROM madlib_dl._px_table_segments(cluster, source) p;
     segs := ARRAY(SELECT generate_series(0, n_seg - 1));
 
     state := madlib_dl._gp_initial_state(model_arch, init_weights, compile_params, fit_params);
@@ -779,15 +769,8 @@ BEGIN
         PERFORM madlib_dl._px_rethrow(cluster, e_state, e_msg, e_detail, e_hint);
     END;
 
-    r.model_weights := madlib_dl._gp_state_weights(state, model_arch);
-    r.training_loss := tl;
-    r.training_metrics := CASE WHEN metric IS NOT NULL THEN tm END;
-    r.validation_loss := CASE WHEN validation IS NOT NULL THEN vl END;
-    r.validation_metrics := CASE WHEN validation IS NOT NULL AND metric IS NOT NULL THEN vm END;
-    r.metrics_iters := iters;
-    r.metrics_elapsed_time := el;
-    r.workers_launched := n_seg;
-    RETURN r;
+    RETURN madlib_dl._gp_fit_result(state, model_arch, metric IS NOT NULL, validation IS NOT NULL,
+                                    tl, tm, vl, vm, iters, el, n_seg);
 END
 $$;
 

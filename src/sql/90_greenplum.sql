@@ -227,6 +227,54 @@ BEGIN
 END
 $$;
 
+-- ERROR unless num_iterations >= 1 and freq (metrics_compute_frequency)
+-- is 1 to num_iterations: the argument checks of the distributed
+-- runners (_gp_fit_run, _gp_fit_multiple_run, and _px_fit_run,
+-- _px_fit_multiple_run in 80_plproxy.sql).
+CREATE FUNCTION madlib_dl._gp_check_iterations(num_iterations integer, freq integer)
+RETURNS void
+LANGUAGE plpgsql IMMUTABLE SECURITY INVOKER
+SET search_path = pg_catalog, pg_temp
+AS $$
+BEGIN
+    IF num_iterations IS NULL OR num_iterations < 1 THEN
+        RAISE EXCEPTION 'num_iterations must be at least 1, got %', num_iterations
+            USING ERRCODE = 'invalid_parameter_value';
+    END IF;
+    IF freq IS NULL OR freq < 1 OR freq > num_iterations THEN
+        RAISE EXCEPTION 'metrics_compute_frequency must be between 1 and %, got %', num_iterations, freq
+            USING ERRCODE = 'invalid_parameter_value';
+    END IF;
+END
+$$;
+
+-- The result of a distributed fit (_gp_fit_run, and _px_fit_run in
+-- 80_plproxy.sql): the weights of the final state, and the histories;
+-- the metric ones NULL without a metric, the validation ones NULL
+-- without a validation table.
+CREATE FUNCTION madlib_dl._gp_fit_result(state bytea, model_arch json,
+    has_metric boolean, has_validation boolean,
+    tl double precision[], tm double precision[], vl double precision[], vm double precision[],
+    iters integer[], el double precision[], workers integer)
+RETURNS madlib_dl._fit_result
+LANGUAGE plpgsql VOLATILE SECURITY INVOKER
+SET search_path = pg_catalog, pg_temp
+AS $$
+DECLARE
+    r madlib_dl._fit_result;
+BEGIN
+    r.model_weights := madlib_dl._gp_state_weights(state, model_arch);
+    r.training_loss := tl;
+    r.training_metrics := CASE WHEN has_metric THEN tm END;
+    r.validation_loss := CASE WHEN has_validation THEN vl END;
+    r.validation_metrics := CASE WHEN has_validation AND has_metric THEN vm END;
+    r.metrics_iters := iters;
+    r.metrics_elapsed_time := el;
+    r.workers_launched := workers;
+    RETURN r;
+END
+$$;
+
 -- ---------------------------------------------------------------------
 -- fit: one aggregate per iteration, grouped by __dist_key__
 -- ---------------------------------------------------------------------
@@ -269,16 +317,8 @@ DECLARE
     el double precision[] := '{}';
     t0 timestamptz := clock_timestamp();
     msg text;
-    r madlib_dl._fit_result;
 BEGIN
-    IF num_iterations IS NULL OR num_iterations < 1 THEN
-        RAISE EXCEPTION 'num_iterations must be at least 1, got %', num_iterations
-            USING ERRCODE = 'invalid_parameter_value';
-    END IF;
-    IF freq IS NULL OR freq < 1 OR freq > num_iterations THEN
-        RAISE EXCEPTION 'metrics_compute_frequency must be between 1 and %, got %', num_iterations, freq
-            USING ERRCODE = 'invalid_parameter_value';
-    END IF;
+    PERFORM madlib_dl._gp_check_iterations(num_iterations, freq);
     metric := params.metrics_type[1];
     train_sql := format(
         'SELECT madlib_dl._avg_states(t.state, $3, $4 ORDER BY t.seg),'
@@ -339,15 +379,8 @@ BEGIN
                      round(extract(epoch FROM clock_timestamp() - t0)::numeric, 2);
     END LOOP;
 
-    r.model_weights := madlib_dl._gp_state_weights(state, model_arch);
-    r.training_loss := tl;
-    r.training_metrics := CASE WHEN metric IS NOT NULL THEN tm END;
-    r.validation_loss := CASE WHEN validation IS NOT NULL THEN vl END;
-    r.validation_metrics := CASE WHEN validation IS NOT NULL AND metric IS NOT NULL THEN vm END;
-    r.metrics_iters := iters;
-    r.metrics_elapsed_time := el;
-    r.workers_launched := array_length(keys, 1);
-    RETURN r;
+    RETURN madlib_dl._gp_fit_result(state, model_arch, metric IS NOT NULL, validation IS NOT NULL,
+                                    tl, tm, vl, vm, iters, el, array_length(keys, 1));
 END
 $$;
 
@@ -412,14 +445,7 @@ BEGIN
         RAISE EXCEPTION 'mst_keys must be distinct and not NULL'
             USING ERRCODE = 'invalid_parameter_value';
     END IF;
-    IF num_iterations IS NULL OR num_iterations < 1 THEN
-        RAISE EXCEPTION 'num_iterations must be at least 1, got %', num_iterations
-            USING ERRCODE = 'invalid_parameter_value';
-    END IF;
-    IF freq IS NULL OR freq < 1 OR freq > num_iterations THEN
-        RAISE EXCEPTION 'metrics_compute_frequency must be between 1 and %, got %', num_iterations, freq
-            USING ERRCODE = 'invalid_parameter_value';
-    END IF;
+    PERFORM madlib_dl._gp_check_iterations(num_iterations, freq);
 
     -- places: segment keys, then parking keys; the seeded visit order
     n_seg := array_length(keys, 1);

@@ -1,0 +1,64 @@
+/*-------------------------------------------------------------------------
+ *
+ * pg_util.h
+ *	  Small helpers shared by the SQL-callable C functions: argument and
+ *	  array conversion, timing, relation names, SPI cursors, and the
+ *	  fit_multiple visit order.
+ *
+ * IDENTIFICATION
+ *	  src/pg/pg_util.h
+ *
+ *-------------------------------------------------------------------------
+ */
+#ifndef PG_UTIL_H
+#define PG_UTIL_H
+
+#include "postgres.h"
+
+#include "fmgr.h"
+#include "portability/instr_time.h"
+#include "utils/array.h"
+#include "utils/portal.h"
+
+/* Text argument i as a palloc'd C string, or NULL for SQL NULL. */
+char	   *dl_pg_text_arg(FunctionCallInfo fcinfo, int i);
+
+/* A 1-D float8[] of the n values v (n >= 0), palloc'd.  v (n) */
+ArrayType  *dl_pg_float8_array(const double *v, int n);
+
+/*
+ * A 1-D int4[] of the n values v (n >= 0), palloc'd; element i is NULL
+ * where nulls[i] (nulls may be NULL: no NULL elements).  v (n)  nulls (n)
+ */
+ArrayType  *dl_pg_int4_array(const int32 *v, const bool *nulls, int n);
+
+/* sum / n, or NaN when n <= 0. */
+double		dl_pg_ratio(double sum, int64 n);
+
+/* Seconds elapsed since start (set with INSTR_TIME_SET_CURRENT). */
+double		dl_pg_seconds_since(instr_time start);
+
+/*
+ * The quoted, schema-qualified SQL name of relation relid, palloc'd.
+ * ERROR 42P01 when it does not exist.
+ */
+char	   *dl_pg_relation_sql_name(Oid relid);
+
+/*
+ * SPI_connect, then open a read-only cursor on query (no parameters).
+ * The caller fetches from the returned portal, closes it and calls
+ * SPI_finish.  elog ERROR when SPI fails.
+ */
+Portal		dl_pg_spi_open_cursor(const char *query);
+
+/*
+ * The visit order of fit_multiple's K models (K >= 1): a Fisher-Yates
+ * permutation of 0..K-1 drawn from seed with splitmix64, then stably
+ * sorted by cost, largest first (insertion sort: stable).  Both the
+ * PostgreSQL path (fit_multiple.c) and the Greenplum one (gp_agg.c)
+ * use it, so that both give the same schedule.
+ *	 order (K)  cost (K)
+ */
+void		dl_pg_visit_order(int *order, const double *cost, int K, uint64 seed);
+
+#endif							/* PG_UTIL_H */
