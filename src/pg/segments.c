@@ -45,7 +45,9 @@
 #include <unistd.h>
 
 #include "access/detoast.h"
+#ifndef GP_VERSION_NUM
 #include "access/parallel.h"
+#endif
 #include "access/xact.h"
 #include "catalog/pg_type.h"
 #include "common/int.h"
@@ -54,8 +56,12 @@
 #include "lib/stringinfo.h"
 #include "miscadmin.h"
 #include "portability/instr_time.h"
+#ifndef GP_VERSION_NUM
 #include "postmaster/bgworker.h"
+#endif
+#ifndef GP_VERSION_NUM
 #include "storage/condition_variable.h"
+#endif
 #include "storage/shm_toc.h"
 #include "storage/spin.h"
 #include "utils/builtins.h"
@@ -70,6 +76,61 @@
 #include "pg_glue.h"
 #include "pg_model.h"
 #include "segments.h"
+
+/* ---------------------------------------------------------------------
+ * Small helpers (every server, Greenplum included)
+ * --------------------------------------------------------------------- */
+
+static uint64
+splitmix64(uint64 x)
+{
+	x += UINT64CONST(0x9E3779B97F4A7C15);
+	x = (x ^ (x >> 30)) * UINT64CONST(0xBF58476D1CE4E5B9);
+	x = (x ^ (x >> 27)) * UINT64CONST(0x94D049BB133111EB);
+	return x ^ (x >> 31);
+}
+
+uint64
+dl_seg_shuffle_seed(uint64 seed, int64 iteration, int segment)
+{
+	uint64		h = splitmix64(seed);
+
+	h = splitmix64(h ^ (uint64) iteration);
+	return splitmix64(h ^ (uint64) (int64) segment);
+}
+
+int
+dl_seg_default_count(void)
+{
+	long		cpus = sysconf(_SC_NPROCESSORS_ONLN);
+	int			n;
+
+	if (cpus < 1)
+		cpus = 1;
+#if PG_VERSION_NUM >= 100000
+	n = (int) Min(cpus, (long) max_parallel_workers);
+#else
+	n = (int) cpus;
+#endif
+	return Max(1, Min(n, DL_SEG_MAX));
+}
+
+PG_FUNCTION_INFO_V1(madlib_dl__default_num_segments);
+
+/* SQL madlib_dl._default_num_segments() RETURNS int */
+Datum
+madlib_dl__default_num_segments(PG_FUNCTION_ARGS)
+{
+	PG_RETURN_INT32(dl_seg_default_count());
+}
+
+/*
+ * Everything below is the ParallelContext machinery of virtual segments on
+ * PostgreSQL.  Greenplum and Cloudberry run the per-segment step inside
+ * aggregates over their real segments instead (gp_agg.c), so there the
+ * leader functions only raise FEATURE_NOT_SUPPORTED (docs/greenplum.md).
+ */
+#ifndef GP_VERSION_NUM
 
 /* shm_toc keys */
 #define DL_SEG_KEY_CONTROL	UINT64CONST(0xD15E000000000001)
@@ -148,49 +209,6 @@ struct DlSegments
 	MemoryContext cxt;
 	bool		pending[DL_SEG_MAX];	/* submitted, not yet reported done */
 };
-
-/* ---------------------------------------------------------------------
- * Small helpers
- * --------------------------------------------------------------------- */
-
-static uint64
-splitmix64(uint64 x)
-{
-	x += UINT64CONST(0x9E3779B97F4A7C15);
-	x = (x ^ (x >> 30)) * UINT64CONST(0xBF58476D1CE4E5B9);
-	x = (x ^ (x >> 27)) * UINT64CONST(0x94D049BB133111EB);
-	return x ^ (x >> 31);
-}
-
-uint64
-dl_seg_shuffle_seed(uint64 seed, int64 iteration, int segment)
-{
-	uint64		h = splitmix64(seed);
-
-	h = splitmix64(h ^ (uint64) iteration);
-	return splitmix64(h ^ (uint64) (int64) segment);
-}
-
-int
-dl_seg_default_count(void)
-{
-	long		cpus = sysconf(_SC_NPROCESSORS_ONLN);
-	int			n;
-
-	if (cpus < 1)
-		cpus = 1;
-	n = (int) Min(cpus, (long) max_parallel_workers);
-	return Max(1, Min(n, DL_SEG_MAX));
-}
-
-PG_FUNCTION_INFO_V1(madlib_dl__default_num_segments);
-
-/* SQL madlib_dl._default_num_segments() RETURNS int */
-Datum
-madlib_dl__default_num_segments(PG_FUNCTION_ARGS)
-{
-	PG_RETURN_INT32(dl_seg_default_count());
-}
 
 /* The string at offset off of the shared text area; NULL for -1. */
 static const char *
@@ -1037,3 +1055,101 @@ dl_seg_finish(DlSegments *s)
 	elog(DEBUG2, "madlib_dl: segments finished");
 	MemoryContextDelete(s->cxt);	/* s lives there */
 }
+
+#else							/* GP_VERSION_NUM */
+
+static void
+dl_seg_not_on_greenplum(void)
+{
+	ereport(ERROR,
+			(errcode(ERRCODE_FEATURE_NOT_SUPPORTED),
+			 errmsg("virtual segments (parallel workers) are not used on Greenplum"),
+			 errhint("On Greenplum and Cloudberry, fit and fit_multiple run over the real segments.")));
+}
+
+DlSegments *
+dl_seg_start(const DlSegSetup *setup, MemoryContext cxt)
+{
+	dl_seg_not_on_greenplum();
+	return NULL;
+}
+
+int
+dl_seg_workers_launched(const DlSegments *s)
+{
+	dl_seg_not_on_greenplum();
+	return 0;
+}
+
+uint8 *
+dl_seg_slot(DlSegments *s, int slot)
+{
+	dl_seg_not_on_greenplum();
+	return NULL;
+}
+
+Size
+dl_seg_slot_len(const DlSegments *s, int slot)
+{
+	dl_seg_not_on_greenplum();
+	return 0;
+}
+
+Size
+dl_seg_slot_cap(const DlSegments *s, int slot)
+{
+	dl_seg_not_on_greenplum();
+	return 0;
+}
+
+void
+dl_seg_set_slot_len(DlSegments *s, int slot, Size len)
+{
+	dl_seg_not_on_greenplum();
+}
+
+void
+dl_seg_run(DlSegments *s, const DlSegCommand *cmds)
+{
+	dl_seg_not_on_greenplum();
+}
+
+void
+dl_seg_submit(DlSegments *s, int seg, const DlSegCommand *cmd)
+{
+	dl_seg_not_on_greenplum();
+}
+
+int
+dl_seg_wait_any(DlSegments *s)
+{
+	dl_seg_not_on_greenplum();
+	return -1;
+}
+
+const DlSegStats *
+dl_seg_stats(const DlSegments *s, int seg)
+{
+	dl_seg_not_on_greenplum();
+	return NULL;
+}
+
+int64
+dl_seg_partition_rows(const DlSegments *s, int seg)
+{
+	dl_seg_not_on_greenplum();
+	return 0;
+}
+
+void
+dl_seg_finish(DlSegments *s)
+{
+}
+
+void
+dl_segment_worker_main(dsm_segment *seg, shm_toc *toc)
+{
+	dl_seg_not_on_greenplum();
+}
+
+#endif							/* GP_VERSION_NUM */
