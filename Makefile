@@ -57,6 +57,14 @@ ifneq ($(strip $(GP_VERSION)),)
 $(info madlib_dl: building for the Greenplum family ($(GP_VERSION)))
 REGRESS = 00_create_extension
 endif
+# oneDNN for the convolutions (docs/performance.md): built in when
+# Debian's libdnnl-dev is installed (scripts/install-deps.sh installs it);
+# make WITH_ONEDNN=0 builds without it (im2col + sgemm only).
+WITH_ONEDNN ?= $(if $(wildcard /usr/include/oneapi/dnnl/dnnl.h),1,0)
+ifeq ($(WITH_ONEDNN),1)
+PG_CPPFLAGS += -DDL_HAVE_DNNL
+SHLIB_LINK += -ldnnl -lgomp
+endif
 # Optional CUDA backend (docs/gpu.md): off by default; make USE_CUDA=1
 # compiles src/engine/cuda/ in and links cuBLAS and the CUDA runtime.
 USE_CUDA ?= 0
@@ -97,6 +105,10 @@ UNIT_CC ?= cc
 UNIT_CFLAGS = -std=gnu11 -O2 -fno-math-errno -g -Wall -Wextra -Wno-unused-parameter -Wno-missing-field-initializers \
 	-Iinclude -Isrc/engine -Itest/unit
 UNIT_LIBS = -lcmocka -lopenblas -ljson-c -lm
+ifeq ($(WITH_ONEDNN),1)
+UNIT_CFLAGS += -DDL_HAVE_DNNL
+UNIT_LIBS += -ldnnl -lgomp
+endif
 ifeq ($(SANITIZE),1)
 UNIT_BUILD = build/asan
 UNIT_CC = clang

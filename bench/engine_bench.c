@@ -25,6 +25,7 @@
  * One figure per line, "key value" (bench/run.sh reads them):
  *	 samples_per_s, gflops (achieved, actual training FLOPs), flop_per_sample,
  *	 sgemm_gflops_* (cblas_sgemm measured in this process), pct_sgemm,
+ *	 conv_backend (BENCH_CONV=auto|im2col|onednn), onednn_version,
  *	 peak_rss_mb (getrusage), test_acc, epoch_s_*, weights_fnv (a hash of
  *	 the final weights: equal across runs = deterministic).
  *
@@ -49,6 +50,7 @@
 #define FORCE_OPENBLAS_COMPLEX_STRUCT
 #include <cblas.h>
 
+#include "madlib_dl/dl_backend.h"
 #include "madlib_dl/dl_model.h"
 
 #define BATCH 128
@@ -385,6 +387,18 @@ main(int argc, char **argv)
 	wpe = argc > 4 ? atoi(argv[4]) : (strcmp(net, "cnn") == 0 ? 6 : 1);
 	if (epochs < 1 || wpe < 1 || (epochs == 1 && wpe < 2))
 		die("need EPOCHS >= 1, WINDOWS_PER_EPOCH >= 1, and >= 2 windows with one epoch", NULL);
+
+	/* BENCH_CONV: the Conv2D kernels, auto (default), im2col or onednn */
+	if (getenv("BENCH_CONV") != NULL && strcmp(getenv("BENCH_CONV"), "im2col") == 0)
+		dl_backend_set_conv(DL_CONV_IM2COL);
+	else if (getenv("BENCH_CONV") != NULL && strcmp(getenv("BENCH_CONV"), "onednn") == 0)
+	{
+		if (!dl_backend_onednn_available())
+			die("BENCH_CONV=onednn, but the engine was built without oneDNN", NULL);
+		dl_backend_set_conv(DL_CONV_ONEDNN);
+	}
+	printf("conv_backend %s\n", dl_backend_conv_uses_onednn() ? "onednn" : "im2col");
+	printf("onednn_version %s\n", dl_backend_onednn_version());
 
 	Ntr = load_split(dir, "train", &xtr, &ytr);
 	/* BENCH_TRAIN_N: train on the first n samples only (short profiling runs) */

@@ -5,7 +5,7 @@ set -euo pipefail
 PKGS=(
   build-essential pkg-config
   postgresql-15 postgresql-server-dev-15 postgresql-contrib
-  libopenblas-dev libcmocka-dev libjson-c-dev
+  libopenblas-dev libcmocka-dev libjson-c-dev libdnnl-dev
   libipc-run-perl postgresql-15-plproxy
   clang libclang-rt-dev
   dataset-fashion-mnist python3

@@ -22,6 +22,7 @@
 #include <stddef.h>
 #include <stdint.h>
 
+#include "madlib_dl/dl_alloc.h"
 #include "madlib_dl/dl_layer.h"
 #include "madlib_dl/dl_rng.h"
 
@@ -93,6 +94,32 @@ void		dl_conv2d_forward_act(float *y, float *work, const float *x, const float *
  */
 void		dl_conv2d_backward(float *dx, float *dK, float *db, float *work, const float *dy,
 							   const float *x, const float *K, const DlConvGeom *g);
+
+/* conv2d_dnnl.c ------------------------------------------------------- */
+
+/*
+ * The same convolutions through oneDNN (dl_backend.h).  DL_OK; or
+ * DL_ERR_UNSUPPORTED, with nothing written, when oneDNN is not built in,
+ * switched off, or refuses the geometry: then use the functions above;
+ * or another error (DL_ERR_NO_MEMORY, DL_ERR_INTERNAL), after which the
+ * outputs are undefined.  Scratch memory comes from *scratch, which a
+ * call grows (through scratch->alloc) to what it needed, so that the next
+ * call of the same geometry allocates nothing; the owner frees
+ * scratch->p with scratch->alloc.
+ */
+typedef struct DlScratch
+{
+	const DlAllocator *alloc;
+	void	   *p;				/* NULL or cap bytes */
+	size_t		cap;
+} DlScratch;
+
+DlStatus	dl_conv2d_dnnl_forward(float *y, const float *x, const float *K, const float *b,
+								   DlActivation act, const DlConvGeom *g,
+								   DlScratch *scratch, DlError *err);
+DlStatus	dl_conv2d_dnnl_backward(float *dx, float *dK, float *db, const float *dy,
+									const float *x, const float *K, const DlConvGeom *g,
+									DlScratch *scratch, DlError *err);
 
 /* pool.c -------------------------------------------------------------- */
 

@@ -98,6 +98,24 @@ jget(json_object *obj, const char *key)
 	return v;
 }
 
+/*
+ * Length of v when it is an array, else 0.  json-c asserts (aborts) when
+ * its array functions get anything else, so every array access in this
+ * file goes through jlen and jidx.
+ */
+static size_t
+jlen(json_object *v)
+{
+	return (v != NULL && json_object_is_type(v, json_type_array)) ? json_object_array_length(v) : 0;
+}
+
+/* Element i of v, or NULL when v is not an array or i is out of range. */
+static json_object *
+jidx(json_object *v, size_t i)
+{
+	return i < jlen(v) ? json_object_array_get_idx(v, i) : NULL;
+}
+
 /* String member key of obj, or NULL when absent or not a string. */
 static const char *
 jget_str(json_object *obj, const char *key)
@@ -164,12 +182,12 @@ value_text(json_object *v, char *buf, size_t size)
 	}
 	else if (json_object_is_type(v, json_type_array))
 	{
-		size_t		n = json_object_array_length(v);
+		size_t		n = jlen(v);
 
 		text_append(buf, size, "(");
 		for (size_t i = 0; i < n; i++)
 		{
-			json_object *e = json_object_array_get_idx(v, i);
+			json_object *e = jidx(v, i);
 
 			if (i > 0)
 				text_append(buf, size, ", ");
@@ -320,9 +338,9 @@ get_pair(json_object *cfg, const char *key, const DlLayer *layer, int out[2], Dl
 		return DL_OK;
 	if (json_object_is_type(v, json_type_array))
 	{
-		if (json_object_array_length(v) != 2 ||
-			!json_int64(json_object_array_get_idx(v, 0), &p[0]) ||
-			!json_int64(json_object_array_get_idx(v, 1), &p[1]))
+		if (jlen(v) != 2 ||
+			!json_int64(jidx(v, 0), &p[0]) ||
+			!json_int64(jidx(v, 1), &p[1]))
 			return bad_type(layer, key, v, "an integer or a list of two integers", err);
 	}
 	else if (json_int64(v, &p[0]))
@@ -832,8 +850,8 @@ read_advanced_activation(const char *cls, json_object *cfg, DlLayer *layer, int 
 		char		text[KERAS_TEXT_MAX];
 
 		if (v != NULL && json_object_is_type(v, json_type_array) &&
-			json_object_array_length(v) == 1)
-			a = json_object_array_get_idx(v, 0);
+			jlen(v) == 1)
+			a = jidx(v, 0);
 		if (v != NULL && (a == NULL || !json_int64(a, &axis) || (axis != -1 && axis != rank)))
 		{
 			dl_error_set(err, DL_ERR_UNSUPPORTED,
@@ -928,9 +946,9 @@ read_batchnorm(json_object *cfg, DlLayer *layer, int rank, DlError *err)
 	{
 		json_object *a = v;
 
-		if (json_object_is_type(v, json_type_array) && json_object_array_length(v) == 1)
-			a = json_object_array_get_idx(v, 0);
-		if (json_object_is_type(v, json_type_array) && json_object_array_length(v) != 1)
+		if (json_object_is_type(v, json_type_array) && jlen(v) == 1)
+			a = jidx(v, 0);
+		if (json_object_is_type(v, json_type_array) && jlen(v) != 1)
 			axis = 0;			/* several axes: refused below */
 		else if (!json_int64(a, &axis))
 			return bad_type(layer, "axis", v, "an integer", err);
@@ -1088,8 +1106,8 @@ collect_inbound(json_object *v, KerasNode *node)
 		return;
 	if (json_object_is_type(v, json_type_array))
 	{
-		size_t		n = json_object_array_length(v);
-		json_object *first = json_object_array_get_idx(v, 0);
+		size_t		n = jlen(v);
+		json_object *first = jidx(v, 0);
 
 		if (n >= 3 && first != NULL && json_object_is_type(first, json_type_string))
 		{
@@ -1098,7 +1116,7 @@ collect_inbound(json_object *v, KerasNode *node)
 			return;
 		}
 		for (size_t i = 0; i < n; i++)
-			collect_inbound(json_object_array_get_idx(v, i), node);
+			collect_inbound(jidx(v, i), node);
 	}
 	else if (json_object_is_type(v, json_type_object))
 	{
@@ -1108,7 +1126,7 @@ collect_inbound(json_object *v, KerasNode *node)
 		{
 			json_object *hist = jget(jget(v, "config"), "keras_history");
 			json_object *first = json_object_is_type(hist, json_type_array) ?
-				json_object_array_get_idx(hist, 0) : NULL;
+				jidx(hist, 0) : NULL;
 
 			node->n_inbound++;
 			if (node->n_inbound == 1 && first != NULL && json_object_is_type(first, json_type_string))
@@ -1139,37 +1157,37 @@ single_ref(json_object *model_cfg, const char *key, const char **name, DlError *
 
 	if (v == NULL)
 		return dl_error_set(err, DL_ERR_PARSE, "functional model has no \"%s\"", key);
-	if (json_object_is_type(v, json_type_array) && json_object_array_length(v) > 0 &&
-		json_object_is_type(json_object_array_get_idx(v, 0), json_type_array))
+	if (json_object_is_type(v, json_type_array) && jlen(v) > 0 &&
+		json_object_is_type(jidx(v, 0), json_type_array))
 	{
-		if (json_object_array_length(v) != 1)
+		if (jlen(v) != 1)
 		{
-			size_t		n = json_object_array_length(v);
+			size_t		n = jlen(v);
 
 			/* name the layers: ("dense_1", "dense_2") */
 			text[0] = '\0';
 			for (size_t i = 0; i < n; i++)
 			{
-				json_object *r = json_object_array_get_idx(v, i);
+				json_object *r = jidx(v, i);
 
 				text_append(text, sizeof(text), i == 0 ? "(" : ", ");
-				text_append(text, sizeof(text), json_plain(json_object_array_get_idx(r, 0)));
+				text_append(text, sizeof(text), json_plain(jidx(r, 0)));
 			}
 			text_append(text, sizeof(text), ")");
 			dl_error_set(err, DL_ERR_UNSUPPORTED, "model has %zu %s %s; only one is supported",
 						 n, strcmp(key, "input_layers") == 0 ? "inputs" : "outputs", text);
 			return dl_error_hint(err, "%s", hint_chain);
 		}
-		ref = json_object_array_get_idx(v, 0);
+		ref = jidx(v, 0);
 	}
-	if (!json_object_is_type(ref, json_type_array) || json_object_array_length(ref) < 1 ||
-		!json_object_is_type(json_object_array_get_idx(ref, 0), json_type_string))
+	if (!json_object_is_type(ref, json_type_array) || jlen(ref) < 1 ||
+		!json_object_is_type(jidx(ref, 0), json_type_string))
 	{
 		dl_error_set(err, DL_ERR_UNSUPPORTED, "model %s %s is not supported",
 					 key, value_text(v, text, sizeof(text)));
 		return dl_error_hint(err, "%s", hint_chain);
 	}
-	*name = json_object_get_string(json_object_array_get_idx(ref, 0));
+	*name = json_object_get_string(jidx(ref, 0));
 	return DL_OK;
 }
 
@@ -1204,7 +1222,7 @@ order_functional(json_object *model_cfg, json_object *layers, size_t n, KerasNod
 	{
 		KerasNode  *node = &nodes[i];
 
-		node->layer = json_object_array_get_idx(layers, i);
+		node->layer = jidx(layers, i);
 		node->name = jget_str(node->layer, "name");
 		if (node->name == NULL)
 			node->name = layer_name(node->layer);
@@ -1301,7 +1319,7 @@ read_shape(json_object *v, bool with_batch, const char *who, const char *key, Dl
 	if (!json_object_is_type(v, json_type_array))
 		return dl_error_set(err, DL_ERR_PARSE, "%s: %s must be a list, got %s",
 							who, key, value_text(v, text, sizeof(text)));
-	n = json_object_array_length(v);
+	n = jlen(v);
 	if (n <= first)
 	{
 		dl_error_set(err, DL_ERR_SHAPE, "%s: %s %s has no dimensions per sample",
@@ -1318,7 +1336,7 @@ read_shape(json_object *v, bool with_batch, const char *who, const char *key, Dl
 	shape->rank = (int) (n - first);
 	for (size_t i = first; i < n; i++)
 	{
-		json_object *d = json_object_array_get_idx(v, i);
+		json_object *d = jidx(v, i);
 		int64_t		dim;
 
 		if (d == NULL)
@@ -1438,7 +1456,7 @@ read_model(json_object *root, const DlAllocator *alloc, DlModelSpec **out, DlErr
 		dl_error_set(err, DL_ERR_PARSE, "model config has no \"layers\" list");
 		return dl_error_hint(err, "Pass the output of model.to_json() unchanged.");
 	}
-	n = json_object_array_length(layers);
+	n = jlen(layers);
 	if (n == 0)
 	{
 		dl_error_set(err, DL_ERR_SHAPE, "model has no layers");
@@ -1449,7 +1467,7 @@ read_model(json_object *root, const DlAllocator *alloc, DlModelSpec **out, DlErr
 							n, DL_MAX_LAYERS);
 	for (size_t i = 0; i < n; i++)
 	{
-		if ((st = check_entry(json_object_array_get_idx(layers, i), i, err)) != DL_OK)
+		if ((st = check_entry(jidx(layers, i), i, err)) != DL_OK)
 			return st;
 	}
 
@@ -1472,7 +1490,7 @@ read_model(json_object *root, const DlAllocator *alloc, DlModelSpec **out, DlErr
 	else
 	{
 		for (size_t i = 0; i < n; i++)
-			order[i] = json_object_array_get_idx(layers, i);
+			order[i] = jidx(layers, i);
 	}
 
 	if ((st = find_input_shape(model, order[0], &input_shape, err)) != DL_OK)

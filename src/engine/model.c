@@ -58,6 +58,7 @@ dl_model_create(const DlModelSpec *spec, const DlOptimConfig *optim,
 		return err ? err->code : DL_ERR_NO_MEMORY;
 	m->spec = spec;
 	m->alloc = *alloc;
+	m->conv_scratch.alloc = &m->alloc;
 	m->n_params = P;
 	m->first_trainable = spec->n_layers;
 	dl_model_seed_rng(m, 0);
@@ -129,6 +130,7 @@ dl_model_free(DlModel *m)
 	if (m->has_optim)
 		dl_optim_state_free(&m->optim, &a);
 	dl_free(&a, m->ws);
+	dl_free(&a, m->conv_scratch.p);
 	dl_free(&a, m->ws_i64);
 	dl_free(&a, m->perm);
 	dl_free(&a, m->ranges);
@@ -433,6 +435,36 @@ dl_model_perm_reserve(DlModel *m, int64_t N, DlError *err)
  * Forward and backward
  * --------------------------------------------------------------------- */
 
+
+/*
+ * Whether a oneDNN convolution ran (st DL_OK).  DL_ERR_UNSUPPORTED (off,
+ * or a geometry it refuses) sends the caller to im2col quietly; any other
+ * failure also does, and is kept for dl_model_kernel_status.
+ */
+static bool
+conv_kernel_ok(DlModel *m, DlStatus st, const DlError *e)
+{
+	if (st == DL_OK)
+		return true;
+	if (st != DL_ERR_UNSUPPORTED && m->kernel_status == DL_OK)
+	{
+		m->kernel_status = st;
+		m->kernel_err = *e;
+	}
+	return false;
+}
+
+DlStatus
+dl_model_kernel_status(DlModel *m, DlError *err)
+{
+	DlStatus	st = m->kernel_status;
+
+	if (st != DL_OK && err != NULL)
+		*err = m->kernel_err;
+	m->kernel_status = DL_OK;
+	return st;
+}
+
 /*
  * BatchNormalization parameter pointers into p (the layer's slice of the
  * block or of the gradients): gamma, beta, moving mean and variance, each
@@ -491,9 +523,15 @@ dl_model_forward(DlModel *m, const float *x, int64_t B, bool training)
 					DlConvGeom	g;
 					int64_t		nk = (int64_t) l->kernel_size[0] * l->kernel_size[1] * cin * l->filters;
 
+					DlError		e;
+
 					conv_geom(&g, l, B);
-					dl_conv2d_forward_act(w->buf, m->conv_work, in, p, l->use_bias ? p + nk : NULL,
-										  l->activation, &g);
+					if (!conv_kernel_ok(m, dl_conv2d_dnnl_forward(w->buf, in, p,
+																  l->use_bias ? p + nk : NULL,
+																  l->activation, &g, &m->conv_scratch, &e),
+										&e))
+						dl_conv2d_forward_act(w->buf, m->conv_work, in, p,
+											  l->use_bias ? p + nk : NULL, l->activation, &g);
 				}
 				break;
 			case DL_LAYER_MAXPOOL2D:
@@ -614,12 +652,17 @@ dl_model_backward(DlModel *m, const float *x, int64_t B, bool fused_last)
 				{
 					DlConvGeom	g2;
 					int64_t		nk = (int64_t) l->kernel_size[0] * l->kernel_size[1] * cin * l->filters;
+					DlError		e;
 
 					if (do_act)
 						dl_activation_backward(l->activation, dy, dy, w->out, rows, cout);
+
 					conv_geom(&g2, l, B);
-					dl_conv2d_backward(dx, g, l->use_bias ? g + nk : NULL, m->conv_work, dy, in,
-									   p, &g2);
+					if (!conv_kernel_ok(m, dl_conv2d_dnnl_backward(dx, g, l->use_bias ? g + nk : NULL,
+																   dy, in, p, &g2, &m->conv_scratch, &e),
+										&e))
+						dl_conv2d_backward(dx, g, l->use_bias ? g + nk : NULL, m->conv_work, dy,
+										   in, p, &g2);
 				}
 				break;
 			case DL_LAYER_MAXPOOL2D:

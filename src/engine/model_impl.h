@@ -27,6 +27,7 @@
 #define MODEL_IMPL_H
 
 #include "madlib_dl/dl_model.h"
+#include "dl_kernels.h"
 
 /* Per-layer pointers into the workspace. */
 typedef struct DlLayerWork
@@ -71,6 +72,12 @@ struct DlModel
 	float	   *batch_y;		/* (ws_cap, K), training */
 	int64_t    *perm;			/* (perm_cap) sample order of an epoch */
 	int64_t		perm_cap;
+
+	DlScratch	conv_scratch;	/* oneDNN convolutions' scratch (grows) */
+
+	/* the first failure of a kernel that can fail (oneDNN), DL_OK if none */
+	DlStatus	kernel_status;
+	DlError		kernel_err;
 };
 
 /* model.c ------------------------------------------------------------- */
@@ -103,6 +110,15 @@ const float *dl_model_forward(DlModel *m, const float *x, int64_t B, bool traini
  * stops at the first trainable layer.
  */
 void		dl_model_backward(DlModel *m, const float *x, int64_t B, bool fused_last);
+
+/*
+ * After dl_model_forward or dl_model_backward: DL_OK, or the first
+ * failure of a kernel that can fail (a oneDNN convolution out of
+ * memory), copied into err.  The pass then completed with im2col, but
+ * the caller must fail the call: a step of mixed kernels would not be
+ * reproducible.  Resets the recorded failure.
+ */
+DlStatus	dl_model_kernel_status(DlModel *m, DlError *err);
 
 /* Reset the optimizer state as dl_optim_state_init leaves it. */
 void		dl_model_reset_optim(DlModel *m);

@@ -186,6 +186,8 @@ gradients(DlModel *m, const DlTrainConfig *cfg, const float *x, const float *y, 
 
 	/* 4. backward */
 	dl_model_backward(m, x, B, fused);
+	if ((st = dl_model_kernel_status(m, err)) != DL_OK)
+		return st;
 
 	/* 5. regularization */
 	add_regularization(m);
@@ -354,6 +356,8 @@ dl_model_evaluate(DlModel *m, const DlTrainConfig *cfg, const float *x, const fl
 		if ((st = dl_loss_check_labels(cfg->loss, yb, B, K, err)) != DL_OK)
 			return st;
 		p = dl_model_forward(m, x + start * in_size, B, false);
+		if ((st = dl_model_kernel_status(m, err)) != DL_OK)
+			return st;
 		if (stats != NULL)
 		{
 			stats->loss_sum += dl_loss_compute(cfg->loss, NULL, p, yb, B, K, 1.0);
@@ -384,6 +388,8 @@ dl_model_predict(DlModel *m, float *out, const float *x, int64_t N, int64_t batc
 		int64_t		B = N - start < batch_size ? N - start : batch_size;
 		const float *p = dl_model_forward(m, x + start * in_size, B, false);
 
+		if ((st = dl_model_kernel_status(m, err)) != DL_OK)
+			return st;
 		memcpy(out + start * K, p, (size_t) (B * K) * sizeof(float));
 	}
 	return DL_OK;

@@ -13,6 +13,7 @@
 #include "fmgr.h"
 #include "utils/guc.h"
 
+#include "madlib_dl/dl_backend.h"
 #include "pg_limits.h"
 #include "progress.h"
 
@@ -26,16 +27,48 @@ extern void openblas_set_num_threads(int num_threads);
 
 int			dl_pg_blas_threads = DL_BLAS_THREADS_DEFAULT;
 
+/* madlib_dl.conv_backend (docs/performance.md, "oneDNN") */
+static int	dl_pg_conv_backend = DL_CONV_AUTO;
+
+static const struct config_enum_entry conv_backend_options[] = {
+	{"auto", DL_CONV_AUTO, false},
+	{"im2col", DL_CONV_IM2COL, false},
+	{"onednn", DL_CONV_ONEDNN, false},
+	{NULL, 0, false}
+};
+
 void
 dl_pg_set_blas_threads(void)
 {
 	openblas_set_num_threads(dl_pg_blas_threads);
+	dl_backend_set_threads(dl_pg_blas_threads);
+	dl_backend_set_conv((DlConvBackend) dl_pg_conv_backend);
 }
 
 static void
 blas_threads_assign(int newval, void *extra)
 {
 	openblas_set_num_threads(newval);
+	dl_backend_set_threads(newval);
+}
+
+static bool
+conv_backend_check(int *newval, void **extra, GucSource source)
+{
+	if (*newval == DL_CONV_ONEDNN && !dl_backend_onednn_available())
+	{
+		GUC_check_errcode(ERRCODE_FEATURE_NOT_SUPPORTED);
+		GUC_check_errmsg("madlib_dl was built without oneDNN");
+		GUC_check_errhint("Use \"auto\" or \"im2col\", or rebuild madlib_dl with libdnnl-dev installed.");
+		return false;
+	}
+	return true;
+}
+
+static void
+conv_backend_assign(int newval, void *extra)
+{
+	dl_backend_set_conv((DlConvBackend) newval);
 }
 
 void		_PG_init(void);
@@ -50,8 +83,16 @@ _PG_init(void)
 							DL_BLAS_THREADS_DEFAULT, 1, DL_BLAS_THREADS_MAX,
 							PGC_USERSET, 0,
 							NULL, blas_threads_assign, NULL);
+	DefineCustomEnumVariable("madlib_dl.conv_backend",
+							 "Kernels madlib_dl's Conv2D layers use: auto, im2col or onednn.",
+							 "auto uses oneDNN when madlib_dl was built with it, else im2col + OpenBLAS. "
+							 "Results differ between the two in the last bits.",
+							 &dl_pg_conv_backend,
+							 DL_CONV_AUTO, conv_backend_options,
+							 PGC_USERSET, 0,
+							 conv_backend_check, conv_backend_assign, NULL);
 	dl_limits_init();
 	MarkGUCPrefixReserved("madlib_dl");
-	openblas_set_num_threads(dl_pg_blas_threads);
+	dl_pg_set_blas_threads();
 	dl_progress_init();
 }

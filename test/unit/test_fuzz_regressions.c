@@ -14,6 +14,7 @@
  *-------------------------------------------------------------------------
  */
 #include <stdbool.h>
+#include <stdio.h>
 #include <stdint.h>
 #include <stdlib.h>
 #include <string.h>
@@ -217,12 +218,70 @@ test_blob_optimizer_header(void **state)
 	assert_no_leaks(&counter);
 }
 
+/*
+ * Finding 3 (fuzz_keras, in the CI run of 2026-11-30): a functional
+ * model whose input_layers or output_layers list mixes references and
+ * non-lists, such as [["input_1", 0, 0], 0], reached json-c's
+ * json_object_array_get_idx with a number.  json-c asserts on that, and
+ * assert() aborts: inside PostgreSQL the backend would have died.  Fixed
+ * in keras_json.c: every array access goes through jlen/jidx, which
+ * check the type and the index first.
+ */
+static void
+test_keras_functional_ref_not_list(void **state)
+{
+	static const char *const refs[] = {
+		"[[\"input_1\", 0, 0], 0]",
+		"[[\"input_1\", 0, 0], \"x\"]",
+		"[[\"input_1\", 0, 0], {\"a\": 1}, null]",
+		"[[\"input_1\", 0, 0], []]",
+		"[[]]",
+		"[0]",
+		"[[0, 0, 0]]",
+		"\"input_1\"",
+		"[]",
+		"{}",
+	};
+	static const char *const keys[] = {"input_layers", "output_layers"};
+
+	for (size_t k = 0; k < 2; k++)
+		for (size_t i = 0; i < sizeof(refs) / sizeof(refs[0]); i++)
+		{
+			TestAllocCounter counter;
+			DlAllocator alloc = test_allocator(&counter);
+			DlModelSpec *spec = NULL;
+			DlError		err;
+			char		json[2048];
+			DlStatus	st;
+
+			snprintf(json, sizeof(json),
+					 "{\"class_name\": \"Functional\", \"config\": {\"name\": \"model\", "
+					 "\"layers\": [{\"class_name\": \"InputLayer\", \"name\": \"input_1\", "
+					 "\"config\": {\"batch_input_shape\": [null, 4], \"name\": \"input_1\"}, "
+					 "\"inbound_nodes\": []}, "
+					 "{\"class_name\": \"Dense\", \"name\": \"dense_1\", "
+					 "\"config\": {\"name\": \"dense_1\", \"units\": 3}, "
+					 "\"inbound_nodes\": [[[\"input_1\", 0, 0, {}]]]}], "
+					 "\"%s\": %s, \"%s\": [[\"%s\", 0, 0]]}}",
+					 keys[k], refs[i], keys[1 - k], k == 0 ? "dense_1" : "input_1");
+			st = dl_keras_parse(json, strlen(json), &alloc, &spec, &err);
+			if (st == DL_OK)
+				fail_msg("%s = %s was accepted", keys[k], refs[i]);
+			assert_true(st == DL_ERR_UNSUPPORTED || st == DL_ERR_PARSE);
+			assert_null(spec);
+			if (strstr(err.msg, keys[k]) == NULL && strstr(err.msg, "only one") == NULL)
+				fail_msg("%s = %s: message does not name the key: %s", keys[k], refs[i], err.msg);
+			assert_no_leaks(&counter);
+		}
+}
+
 int
 main(void)
 {
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test(test_params_message_utf8),
 		cmocka_unit_test(test_blob_optimizer_header),
+		cmocka_unit_test(test_keras_functional_ref_not_list),
 	};
 
 	return cmocka_run_group_tests(tests, NULL, NULL);

@@ -1,0 +1,720 @@
+/*-------------------------------------------------------------------------
+ *
+ * conv2d_dnnl.c
+ *	  2-D convolution (Keras Conv2D, NHWC) through oneDNN, and the
+ *	  process-wide choice between it and im2col (dl_backend.h).
+ *
+ * The engine's tensors stay as they are: activations NHWC ("acdb" in
+ * oneDNN's logical N,C,H,W order), the kernel in Keras layout
+ * (KH,KW,C,OC), "hwio".  oneDNN's fast convolutions want the kernel in a
+ * blocked layout of their own, so each call reorders the kernel (18k
+ * floats for the bench CNN's second layer: microseconds) into a scratch
+ * buffer and, for the weight gradient, reorders back and adds.  Per call:
+ *	 forward:  y = act(conv(x, K) + b), ReLU fused as a post-op
+ *	 backward: dK += dK', db += db' (backward-weights primitive);
+ *	           dx = backward-data (dx NULL: skipped)
+ *
+ * Primitives are created and destroyed inside each call, so nothing of
+ * oneDNN outlives a call but its engine and stream (created once per
+ * process) and its own primitive cache (bounded, default 1024 entries):
+ * after the first batch a creation is a cache hit of a few microseconds.
+ * All scratch memory (reordered kernels, oneDNN's scratchpad, in
+ * user-scratchpad mode) comes from the caller's DlScratch, which grows to
+ * what a call needed, so that a steady training loop allocates nothing.
+ *
+ * A geometry oneDNN refuses gives DL_ERR_UNSUPPORTED before anything is
+ * written: the caller then uses im2col.  Every other failure is an error.
+ *
+ * Determinism: oneDNN's CPU convolutions are deterministic for a given
+ * thread count and instruction set; the thread count is
+ * dl_backend_set_threads (default 1).
+ *
+ * IDENTIFICATION
+ *	  src/engine/conv2d_dnnl.c
+ *
+ *-------------------------------------------------------------------------
+ */
+#include <stdint.h>
+#include <stdio.h>
+#include <string.h>
+
+#include "madlib_dl/dl_alloc.h"
+#include "madlib_dl/dl_backend.h"
+#include "dl_kernels.h"
+
+static DlConvBackend conv_backend = DL_CONV_AUTO;
+static int	dnnl_threads = 1;
+
+void
+dl_backend_set_conv(DlConvBackend b)
+{
+	conv_backend = b;
+}
+
+void
+dl_backend_set_threads(int n)
+{
+	dnnl_threads = n < 1 ? 1 : n;
+}
+
+#ifdef DL_HAVE_DNNL
+
+#include <oneapi/dnnl/dnnl.h>
+
+/* libgomp: oneDNN's runtime in Debian's build */
+extern void omp_set_num_threads(int n);
+
+bool
+dl_backend_onednn_available(void)
+{
+	return true;
+}
+
+bool
+dl_backend_conv_uses_onednn(void)
+{
+	return conv_backend != DL_CONV_IM2COL;
+}
+
+const char *
+dl_backend_onednn_version(void)
+{
+	static char buf[32];
+	const dnnl_version_t *v = dnnl_version();
+
+	snprintf(buf, sizeof(buf), "%d.%d.%d", v->major, v->minor, v->patch);
+	return buf;
+}
+
+/* created on first use, kept for the life of the process */
+static dnnl_engine_t dnnl_eng = NULL;
+static dnnl_stream_t dnnl_strm = NULL;
+
+#define CALL_MAX 16
+
+/* Everything one call creates, released by call_release. */
+typedef struct DnnlCall
+{
+	DlScratch  *scratch;		/* the caller's, reused from call to call */
+	size_t		used;			/* bytes of it this call has asked for */
+	DlError    *err;
+	dnnl_primitive_desc_t pd[CALL_MAX];
+	int			n_pd;
+	dnnl_primitive_t prim[CALL_MAX];
+	int			n_prim;
+	dnnl_memory_t mem[CALL_MAX];
+	int			n_mem;
+	void	   *buf[CALL_MAX];
+	int			n_buf;
+} DnnlCall;
+
+static void
+call_release(DnnlCall *c)
+{
+	for (int i = 0; i < c->n_mem; i++)
+		dnnl_memory_destroy(c->mem[i]);
+	for (int i = 0; i < c->n_prim; i++)
+		dnnl_primitive_destroy(c->prim[i]);
+	for (int i = 0; i < c->n_pd; i++)
+		dnnl_primitive_desc_destroy(c->pd[i]);
+	for (int i = 0; i < c->n_buf; i++)
+		dl_free(c->scratch->alloc, c->buf[i]);
+	c->n_mem = c->n_prim = c->n_pd = c->n_buf = 0;
+	/* grow the scratch for the next call, so that it needs no allocation */
+	if (c->used > 0 && c->used + 64 > c->scratch->cap)
+	{
+		DlError		e;
+		void	   *p;
+
+		dl_free(c->scratch->alloc, c->scratch->p);
+		c->scratch->p = NULL;
+		c->scratch->cap = 0;
+		/* + 64: room to align the start */
+		p = dl_alloc(c->scratch->alloc, c->used + 64, &e);
+		if (p != NULL)
+		{
+			c->scratch->p = p;
+			c->scratch->cap = c->used + 64;
+		}
+		/* else the next call allocates per buffer again */
+	}
+}
+
+/*
+ * The status for oneDNN's failure s in what.  While creating primitives
+ * (creating true) a refusal of the geometry is DL_ERR_UNSUPPORTED, which
+ * sends the caller to im2col.
+ */
+static DlStatus
+call_fail(DnnlCall *c, dnnl_status_t s, const char *what, bool creating)
+{
+	if (s == dnnl_out_of_memory)
+		return dl_error_set(c->err, DL_ERR_NO_MEMORY, "oneDNN ran out of memory in %s", what);
+	if (creating && (s == dnnl_unimplemented || s == dnnl_invalid_arguments))
+		return dl_error_set(c->err, DL_ERR_UNSUPPORTED, "oneDNN has no %s for this convolution",
+							what);
+	return dl_error_set(c->err, DL_ERR_INTERNAL, "oneDNN %s failed with status %d", what,
+						(int) s);
+}
+
+static DlStatus
+engine_ready(DnnlCall *c)
+{
+	dnnl_status_t s;
+
+	if (dnnl_eng == NULL)
+	{
+		s = dnnl_engine_create(&dnnl_eng, dnnl_cpu, 0);
+		if (s != dnnl_success)
+		{
+			dnnl_eng = NULL;
+			return call_fail(c, s, "engine creation", false);
+		}
+	}
+	if (dnnl_strm == NULL)
+	{
+		s = dnnl_stream_create(&dnnl_strm, dnnl_eng, dnnl_stream_default_flags);
+		if (s != dnnl_success)
+		{
+			dnnl_strm = NULL;
+			return call_fail(c, s, "stream creation", false);
+		}
+	}
+	return DL_OK;
+}
+
+/*
+ * A buffer of size bytes (64-byte aligned): the next piece of the
+ * caller's scratch when it is large enough, else its own allocation,
+ * freed with c (which then grows the scratch to what the call used).
+ */
+static DlStatus
+call_buf(DnnlCall *c, size_t size, void **out)
+{
+	size_t		start,
+				end;
+	void	   *p;
+
+	*out = NULL;
+	if (size == 0)
+		return DL_OK;
+	/* room for aligning the scratch's start too */
+	if (!dl_size_add(c->used, 63, &start) || !dl_size_add(start & ~(size_t) 63, size, &end) ||
+		!dl_size_add(end, 64, &end))
+		return dl_error_set(c->err, DL_ERR_LIMIT, "oneDNN scratch of %zu bytes is too large", size);
+	start &= ~(size_t) 63;
+	c->used = end - 64;
+	if (c->scratch->p != NULL && end <= c->scratch->cap)
+	{
+		uintptr_t	base = ((uintptr_t) c->scratch->p + 63) & ~(uintptr_t) 63;
+
+		*out = (void *) (base + start);
+		return DL_OK;
+	}
+	if (c->n_buf == CALL_MAX)
+		return dl_error_set(c->err, DL_ERR_INTERNAL, "too many oneDNN buffers in one call");
+	/* dl_alloc gives malloc/palloc alignment; oneDNN needs none for CPU */
+	p = dl_alloc(c->scratch->alloc, size, c->err);
+	if (p == NULL)
+		return DL_ERR_NO_MEMORY;
+	c->buf[c->n_buf++] = p;
+	*out = p;
+	return DL_OK;
+}
+
+/* A memory object over ptr (NULL: no data yet), freed with c. */
+static DlStatus
+call_mem(DnnlCall *c, const dnnl_memory_desc_t *md, const void *ptr, dnnl_memory_t *out)
+{
+	dnnl_status_t s;
+
+	if (c->n_mem == CALL_MAX)
+		return dl_error_set(c->err, DL_ERR_INTERNAL, "too many oneDNN memories in one call");
+	s = dnnl_memory_create(out, md, dnnl_eng, (void *) ptr);
+	if (s != dnnl_success)
+		return call_fail(c, s, "memory creation", false);
+	c->mem[c->n_mem++] = *out;
+	return DL_OK;
+}
+
+/* Keep pd for release with c (pd may be NULL: nothing to keep). */
+static DlStatus
+call_keep_pd(DnnlCall *c, dnnl_primitive_desc_t pd)
+{
+	if (c->n_pd == CALL_MAX)
+	{
+		dnnl_primitive_desc_destroy(pd);
+		return dl_error_set(c->err, DL_ERR_INTERNAL, "too many oneDNN descriptors in one call");
+	}
+	c->pd[c->n_pd++] = pd;
+	return DL_OK;
+}
+
+static DlStatus
+call_prim(DnnlCall *c, const_dnnl_primitive_desc_t pd, const char *what, dnnl_primitive_t *out)
+{
+	dnnl_status_t s;
+
+	if (c->n_prim == CALL_MAX)
+		return dl_error_set(c->err, DL_ERR_INTERNAL, "too many oneDNN primitives in one call");
+	s = dnnl_primitive_create(out, pd);
+	if (s != dnnl_success)
+		return call_fail(c, s, what, true);
+	c->prim[c->n_prim++] = *out;
+	return DL_OK;
+}
+
+static DlStatus
+call_exec(DnnlCall *c, dnnl_primitive_t p, int nargs, const dnnl_exec_arg_t *args,
+		  const char *what)
+{
+	dnnl_status_t s;
+
+	omp_set_num_threads(dnnl_threads);
+	s = dnnl_primitive_execute(p, dnnl_strm, nargs, args);
+	if (s == dnnl_success)
+		s = dnnl_stream_wait(dnnl_strm);
+	if (s != dnnl_success)
+		return call_fail(c, s, what, false);
+	return DL_OK;
+}
+
+/* The scratchpad pd asks for, from the allocator; *mem NULL when none. */
+static DlStatus
+call_scratchpad(DnnlCall *c, const_dnnl_primitive_desc_t pd, dnnl_memory_t *mem)
+{
+	const dnnl_memory_desc_t *md = dnnl_primitive_desc_query_md(pd, dnnl_query_scratchpad_md, 0);
+	size_t		size = md != NULL ? dnnl_memory_desc_get_size(md) : 0;
+	void	   *p;
+	DlStatus	st;
+
+	*mem = NULL;
+	if (size == 0)
+		return DL_OK;
+	if ((st = call_buf(c, size, &p)) != DL_OK)
+		return st;
+	return call_mem(c, md, p, mem);
+}
+
+/*
+ * *out = a memory in the layout want holding the plain tensor (md plain,
+ * data src): src itself when the layouts agree, else a reordered copy in
+ * a buffer from the allocator.
+ */
+static DlStatus
+call_as_layout(DnnlCall *c, const dnnl_memory_desc_t *plain, const float *src,
+			   const dnnl_memory_desc_t *want, dnnl_memory_t *out)
+{
+	dnnl_primitive_desc_t rpd = NULL;
+	dnnl_primitive_t rp;
+	dnnl_memory_t from;
+	void	   *p;
+	dnnl_status_t s;
+	DlStatus	st;
+
+	if (dnnl_memory_desc_equal(plain, want))
+		return call_mem(c, plain, src, out);
+	if ((st = call_buf(c, dnnl_memory_desc_get_size(want), &p)) != DL_OK ||
+		(st = call_mem(c, want, p, out)) != DL_OK ||
+		(st = call_mem(c, plain, src, &from)) != DL_OK)
+		return st;
+	s = dnnl_reorder_primitive_desc_create(&rpd, plain, dnnl_eng, want, dnnl_eng, NULL);
+	if (s != dnnl_success)
+		return call_fail(c, s, "reorder", true);
+	if ((st = call_keep_pd(c, rpd)) != DL_OK ||
+		(st = call_prim(c, rpd, "reorder", &rp)) != DL_OK)
+		return st;
+	{
+		dnnl_exec_arg_t args[2] = {{DNNL_ARG_FROM, from}, {DNNL_ARG_TO, *out}};
+
+		return call_exec(c, rp, 2, args, "reorder");
+	}
+}
+
+/* The descriptors of one convolution geometry. */
+typedef struct DnnlConvMds
+{
+	dnnl_memory_desc_t src;		/* (B,C,H,W) logical, NHWC in memory */
+	dnnl_memory_desc_t dst;		/* (B,OC,OH,OW), NHWC */
+	dnnl_memory_desc_t wei;		/* (OC,C,KH,KW), Keras (KH,KW,C,OC) */
+	dnnl_memory_desc_t wei_any; /* the same dims, layout of oneDNN's choice */
+	dnnl_memory_desc_t bias;	/* (OC) */
+	dnnl_dims_t strides;
+	dnnl_dims_t pad_l;
+	dnnl_dims_t pad_r;
+} DnnlConvMds;
+
+static DlStatus
+conv_mds(DnnlCall *c, const DlConvGeom *g, DnnlConvMds *d)
+{
+	dnnl_dims_t src = {g->B, g->C, g->H, g->W};
+	dnnl_dims_t dst = {g->B, g->OC, g->OH, g->OW};
+	dnnl_dims_t wei = {g->OC, g->C, g->KH, g->KW};
+	dnnl_dims_t bias = {g->OC};
+	/* right/bottom padding; a valid convolution's unused rows give < 0 */
+	int64_t		pr_h = (g->OH - 1) * g->SH + g->KH - g->H - g->pad_top;
+	int64_t		pr_w = (g->OW - 1) * g->SW + g->KW - g->W - g->pad_left;
+	dnnl_status_t s = dnnl_success;
+
+	if (g->B <= 0 || g->C <= 0 || g->OH <= 0 || g->OW <= 0 || g->OC <= 0)
+		return dl_error_set(c->err, DL_ERR_UNSUPPORTED, "empty convolution");
+	d->strides[0] = g->SH;
+	d->strides[1] = g->SW;
+	d->pad_l[0] = g->pad_top;
+	d->pad_l[1] = g->pad_left;
+	d->pad_r[0] = pr_h > 0 ? pr_h : 0;
+	d->pad_r[1] = pr_w > 0 ? pr_w : 0;
+	if (s == dnnl_success)
+		s = dnnl_memory_desc_init_by_tag(&d->src, 4, src, dnnl_f32, dnnl_nhwc);
+	if (s == dnnl_success)
+		s = dnnl_memory_desc_init_by_tag(&d->dst, 4, dst, dnnl_f32, dnnl_nhwc);
+	if (s == dnnl_success)
+		s = dnnl_memory_desc_init_by_tag(&d->wei, 4, wei, dnnl_f32, dnnl_hwio);
+	if (s == dnnl_success)
+		s = dnnl_memory_desc_init_by_tag(&d->wei_any, 4, wei, dnnl_f32, dnnl_format_tag_any);
+	if (s == dnnl_success)
+		s = dnnl_memory_desc_init_by_tag(&d->bias, 1, bias, dnnl_f32, dnnl_x);
+	if (s != dnnl_success)
+		return call_fail(c, s, "memory descriptors", true);
+	return DL_OK;
+}
+
+/* An attribute with user scratchpad (and a ReLU post-op when relu). */
+static DlStatus
+conv_attr(DnnlCall *c, bool relu, dnnl_primitive_attr_t *attr)
+{
+	dnnl_post_ops_t po = NULL;
+	dnnl_status_t s;
+
+	s = dnnl_primitive_attr_create(attr);
+	if (s != dnnl_success)
+		return call_fail(c, s, "attribute", false);
+	s = dnnl_primitive_attr_set_scratchpad_mode(*attr, dnnl_scratchpad_mode_user);
+	if (s == dnnl_success && relu)
+	{
+		s = dnnl_post_ops_create(&po);
+		if (s == dnnl_success)
+			s = dnnl_post_ops_append_eltwise(po, 1.0f, dnnl_eltwise_relu, 0.0f, 0.0f);
+		if (s == dnnl_success)
+			s = dnnl_primitive_attr_set_post_ops(*attr, po);
+		if (po != NULL)
+			dnnl_post_ops_destroy(po);
+	}
+	if (s != dnnl_success)
+	{
+		dnnl_primitive_attr_destroy(*attr);
+		*attr = NULL;
+		return call_fail(c, s, "attribute", false);
+	}
+	return DL_OK;
+}
+
+/* The forward primitive descriptor (kept in c). */
+static DlStatus
+conv_forward_pd(DnnlCall *c, const DnnlConvMds *d, bool has_bias, bool relu,
+				dnnl_primitive_desc_t *pd)
+{
+	dnnl_convolution_desc_t desc;
+	dnnl_primitive_attr_t attr = NULL;
+	dnnl_status_t s;
+	DlStatus	st;
+
+	s = dnnl_convolution_forward_desc_init(&desc, dnnl_forward_training,
+										   dnnl_convolution_direct, &d->src, &d->wei_any,
+										   has_bias ? &d->bias : NULL, &d->dst,
+										   d->strides, d->pad_l, d->pad_r);
+	if (s != dnnl_success)
+		return call_fail(c, s, "forward convolution", true);
+	if ((st = conv_attr(c, relu, &attr)) != DL_OK)
+		return st;
+	s = dnnl_primitive_desc_create(pd, &desc, attr, dnnl_eng, NULL);
+	dnnl_primitive_attr_destroy(attr);
+	if (s != dnnl_success)
+		return call_fail(c, s, "forward convolution", true);
+	return call_keep_pd(c, *pd);
+}
+
+static DlStatus
+conv_forward(DnnlCall *c, float *y, const float *x, const float *K, const float *b,
+			 DlActivation act, const DlConvGeom *g)
+{
+	DnnlConvMds d;
+	dnnl_primitive_desc_t pd;
+	dnnl_primitive_t prim;
+	dnnl_memory_t msrc,
+				mwei,
+				mbias = NULL,
+				mdst,
+				mpad;
+	bool		relu = act == DL_ACT_RELU;
+	DlStatus	st;
+
+	if ((st = engine_ready(c)) != DL_OK ||
+		(st = conv_mds(c, g, &d)) != DL_OK ||
+		(st = conv_forward_pd(c, &d, b != NULL, relu, &pd)) != DL_OK ||
+		(st = call_prim(c, pd, "forward convolution", &prim)) != DL_OK)
+		return st;
+	/* from here on a failure is an error, not a refusal */
+	if ((st = call_as_layout(c, &d.wei, K, dnnl_primitive_desc_query_md(pd, dnnl_query_weights_md, 0),
+							 &mwei)) != DL_OK ||
+		(st = call_mem(c, &d.src, x, &msrc)) != DL_OK ||
+		(st = call_mem(c, &d.dst, y, &mdst)) != DL_OK ||
+		(b != NULL && (st = call_mem(c, &d.bias, b, &mbias)) != DL_OK) ||
+		(st = call_scratchpad(c, pd, &mpad)) != DL_OK)
+		return st;
+	{
+		dnnl_exec_arg_t args[5];
+		int			n = 0;
+
+		args[n++] = (dnnl_exec_arg_t) {DNNL_ARG_SRC, msrc};
+		args[n++] = (dnnl_exec_arg_t) {DNNL_ARG_WEIGHTS, mwei};
+		args[n++] = (dnnl_exec_arg_t) {DNNL_ARG_DST, mdst};
+		if (mbias != NULL)
+			args[n++] = (dnnl_exec_arg_t) {DNNL_ARG_BIAS, mbias};
+		if (mpad != NULL)
+			args[n++] = (dnnl_exec_arg_t) {DNNL_ARG_SCRATCHPAD, mpad};
+		if ((st = call_exec(c, prim, n, args, "forward convolution")) != DL_OK)
+			return st;
+	}
+	if (!relu && act != DL_ACT_LINEAR)
+		dl_bias_act_forward(y, NULL, act, g->B * g->OH * g->OW, g->OC);
+	return DL_OK;
+}
+
+static DlStatus
+conv_backward(DnnlCall *c, float *dx, float *dK, float *db, const float *dy, const float *x,
+			  const float *K, const DlConvGeom *g)
+{
+	DnnlConvMds d;
+	dnnl_primitive_desc_t fpd,
+				wpd = NULL,
+				dpd = NULL;
+	dnnl_primitive_t wprim = NULL,
+				dprim = NULL;
+	dnnl_primitive_attr_t attr = NULL;
+	dnnl_status_t s;
+	DlStatus	st;
+	dnnl_memory_t mdy,
+				msrc,
+				mpad;
+
+	if ((st = engine_ready(c)) != DL_OK ||
+		(st = conv_mds(c, g, &d)) != DL_OK ||
+		(st = conv_forward_pd(c, &d, db != NULL, false, &fpd)) != DL_OK)
+		return st;
+
+	/* create every primitive first, so a refusal writes nothing */
+	if (dK != NULL)
+	{
+		dnnl_convolution_desc_t desc;
+
+		s = dnnl_convolution_backward_weights_desc_init(&desc, dnnl_convolution_direct,
+														&d.src, &d.wei_any,
+														db != NULL ? &d.bias : NULL, &d.dst,
+														d.strides, d.pad_l, d.pad_r);
+		if (s != dnnl_success)
+			return call_fail(c, s, "weight gradient", true);
+		if ((st = conv_attr(c, false, &attr)) != DL_OK)
+			return st;
+		s = dnnl_primitive_desc_create(&wpd, &desc, attr, dnnl_eng, fpd);
+		dnnl_primitive_attr_destroy(attr);
+		if (s != dnnl_success)
+			return call_fail(c, s, "weight gradient", true);
+		if ((st = call_keep_pd(c, wpd)) != DL_OK ||
+			(st = call_prim(c, wpd, "weight gradient", &wprim)) != DL_OK)
+			return st;
+	}
+	if (dx != NULL)
+	{
+		dnnl_convolution_desc_t desc;
+
+		s = dnnl_convolution_backward_data_desc_init(&desc, dnnl_convolution_direct,
+													 &d.src, &d.wei_any, &d.dst,
+													 d.strides, d.pad_l, d.pad_r);
+		if (s != dnnl_success)
+			return call_fail(c, s, "input gradient", true);
+		if ((st = conv_attr(c, false, &attr)) != DL_OK)
+			return st;
+		s = dnnl_primitive_desc_create(&dpd, &desc, attr, dnnl_eng, fpd);
+		dnnl_primitive_attr_destroy(attr);
+		if (s != dnnl_success)
+			return call_fail(c, s, "input gradient", true);
+		if ((st = call_keep_pd(c, dpd)) != DL_OK ||
+			(st = call_prim(c, dpd, "input gradient", &dprim)) != DL_OK)
+			return st;
+	}
+
+	if ((st = call_mem(c, &d.dst, dy, &mdy)) != DL_OK ||
+		(st = call_mem(c, &d.src, x, &msrc)) != DL_OK)
+		return st;
+
+	if (wprim != NULL)
+	{
+		const dnnl_memory_desc_t *dwmd = dnnl_primitive_desc_query_md(wpd, dnnl_query_diff_weights_md, 0);
+		size_t		nk = (size_t) (g->KH * g->KW * g->C * g->OC);
+		void	   *dw_buf,
+				   *plain_buf,
+				   *db_buf = NULL;
+		dnnl_memory_t mdw,
+					mdb = NULL;
+		dnnl_exec_arg_t args[5];
+		int			n = 0;
+		float	   *plain;
+
+		if ((st = call_buf(c, dnnl_memory_desc_get_size(dwmd), &dw_buf)) != DL_OK ||
+			(st = call_mem(c, dwmd, dw_buf, &mdw)) != DL_OK ||
+			(db != NULL && (st = call_buf(c, (size_t) g->OC * sizeof(float), &db_buf)) != DL_OK) ||
+			(db != NULL && (st = call_mem(c, &d.bias, db_buf, &mdb)) != DL_OK) ||
+			(st = call_scratchpad(c, wpd, &mpad)) != DL_OK)
+			return st;
+		args[n++] = (dnnl_exec_arg_t) {DNNL_ARG_SRC, msrc};
+		args[n++] = (dnnl_exec_arg_t) {DNNL_ARG_DIFF_DST, mdy};
+		args[n++] = (dnnl_exec_arg_t) {DNNL_ARG_DIFF_WEIGHTS, mdw};
+		if (mdb != NULL)
+			args[n++] = (dnnl_exec_arg_t) {DNNL_ARG_DIFF_BIAS, mdb};
+		if (mpad != NULL)
+			args[n++] = (dnnl_exec_arg_t) {DNNL_ARG_SCRATCHPAD, mpad};
+		if ((st = call_exec(c, wprim, n, args, "weight gradient")) != DL_OK)
+			return st;
+
+		/* back to Keras layout, then accumulate: dK += dK' */
+		if (dnnl_memory_desc_equal(dwmd, &d.wei))
+			plain = dw_buf;
+		else
+		{
+			dnnl_primitive_desc_t rpd = NULL;
+			dnnl_primitive_t rp;
+			dnnl_memory_t mplain;
+
+			if ((st = call_buf(c, nk * sizeof(float), &plain_buf)) != DL_OK ||
+				(st = call_mem(c, &d.wei, plain_buf, &mplain)) != DL_OK)
+				return st;
+			s = dnnl_reorder_primitive_desc_create(&rpd, dwmd, dnnl_eng, &d.wei, dnnl_eng, NULL);
+			if (s != dnnl_success)
+				return call_fail(c, s, "reorder", false);
+			if ((st = call_keep_pd(c, rpd)) != DL_OK ||
+				(st = call_prim(c, rpd, "reorder", &rp)) != DL_OK)
+				return st;
+			{
+				dnnl_exec_arg_t rargs[2] = {{DNNL_ARG_FROM, mdw}, {DNNL_ARG_TO, mplain}};
+
+				if ((st = call_exec(c, rp, 2, rargs, "reorder")) != DL_OK)
+					return st;
+			}
+			plain = plain_buf;
+		}
+		for (size_t i = 0; i < nk; i++)
+			dK[i] += plain[i];
+		if (db != NULL)
+		{
+			const float *dbp = db_buf;
+
+			for (int64_t j = 0; j < g->OC; j++)
+				db[j] += dbp[j];
+		}
+	}
+	else if (db != NULL)
+	{
+		/* bias gradient alone (a frozen kernel cannot happen today) */
+		for (int64_t r = 0; r < g->B * g->OH * g->OW; r++)
+			for (int64_t j = 0; j < g->OC; j++)
+				db[j] += dy[r * g->OC + j];
+	}
+
+	if (dprim != NULL)
+	{
+		dnnl_memory_t mwei,
+					mdx;
+		dnnl_exec_arg_t args[4];
+		int			n = 0;
+
+		if ((st = call_as_layout(c, &d.wei, K,
+								 dnnl_primitive_desc_query_md(dpd, dnnl_query_weights_md, 0),
+								 &mwei)) != DL_OK ||
+			(st = call_mem(c, &d.src, dx, &mdx)) != DL_OK ||
+			(st = call_scratchpad(c, dpd, &mpad)) != DL_OK)
+			return st;
+		args[n++] = (dnnl_exec_arg_t) {DNNL_ARG_DIFF_DST, mdy};
+		args[n++] = (dnnl_exec_arg_t) {DNNL_ARG_WEIGHTS, mwei};
+		args[n++] = (dnnl_exec_arg_t) {DNNL_ARG_DIFF_SRC, mdx};
+		if (mpad != NULL)
+			args[n++] = (dnnl_exec_arg_t) {DNNL_ARG_SCRATCHPAD, mpad};
+		if ((st = call_exec(c, dprim, n, args, "input gradient")) != DL_OK)
+			return st;
+	}
+	return DL_OK;
+}
+
+DlStatus
+dl_conv2d_dnnl_forward(float *y, const float *x, const float *K, const float *b,
+					   DlActivation act, const DlConvGeom *g, DlScratch *scratch,
+					   DlError *err)
+{
+	DnnlCall	c = {0};
+	DlStatus	st;
+
+	if (!dl_backend_conv_uses_onednn())
+		return dl_error_set(err, DL_ERR_UNSUPPORTED, "oneDNN convolutions are switched off");
+	c.scratch = scratch;
+	c.err = err;
+	st = conv_forward(&c, y, x, K, b, act, g);
+	call_release(&c);
+	return st;
+}
+
+DlStatus
+dl_conv2d_dnnl_backward(float *dx, float *dK, float *db, const float *dy, const float *x,
+						const float *K, const DlConvGeom *g, DlScratch *scratch,
+						DlError *err)
+{
+	DnnlCall	c = {0};
+	DlStatus	st;
+
+	if (!dl_backend_conv_uses_onednn())
+		return dl_error_set(err, DL_ERR_UNSUPPORTED, "oneDNN convolutions are switched off");
+	if (dx == NULL && dK == NULL && db == NULL)
+		return DL_OK;
+	c.scratch = scratch;
+	c.err = err;
+	st = conv_backward(&c, dx, dK, db, dy, x, K, g);
+	call_release(&c);
+	return st;
+}
+
+#else							/* !DL_HAVE_DNNL */
+
+bool
+dl_backend_onednn_available(void)
+{
+	return false;
+}
+
+bool
+dl_backend_conv_uses_onednn(void)
+{
+	return false;
+}
+
+const char *
+dl_backend_onednn_version(void)
+{
+	return "none";
+}
+
+DlStatus
+dl_conv2d_dnnl_forward(float *y, const float *x, const float *K, const float *b,
+					   DlActivation act, const DlConvGeom *g, DlScratch *scratch,
+					   DlError *err)
+{
+	return dl_error_set(err, DL_ERR_UNSUPPORTED, "built without oneDNN");
+}
+
+DlStatus
+dl_conv2d_dnnl_backward(float *dx, float *dK, float *db, const float *dy, const float *x,
+						const float *K, const DlConvGeom *g, DlScratch *scratch,
+						DlError *err)
+{
+	return dl_error_set(err, DL_ERR_UNSUPPORTED, "built without oneDNN");
+}
+
+#endif							/* DL_HAVE_DNNL */
