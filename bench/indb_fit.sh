@@ -118,16 +118,23 @@ trap 'rm -rf "$TMP"' EXIT
 APP="indb_fit_$$"
 
 # Sampler: finds the backend by application_name and its parallel workers,
-# then every 50 ms reads their CPU ticks and memory from /proc (bash
-# builtins only, so that the sampler itself takes little CPU), and notes the
-# CPU ticks when a new "iteration i of" NOTICE reaches the log.
+# then every 50 ms reads their CPU ticks and memory from /proc, and notes
+# the CPU ticks when a new "iteration i of" NOTICE reaches the log.  The
+# loop forks nothing (bash builtins only: read -t on a private pipe instead
+# of sleep, mapfile instead of grep, no here-strings): an earlier version
+# forked grep and sleep 20 times a second, which on this 2-core machine
+# slowed the measured worker itself by about 20% (3.32 s per CNN iteration
+# against 2.76 s with nothing running beside it).  pgrep runs once a second.
 sampler() {
   set +e   # a worker that exits between two reads must not stop the sampler
-  local bpid="" i=0 seen=0 hz hwm=0 anon=0 pids="" last_scan=0 k v rest
+  set -f   # the /proc fields are split unquoted below
+  local bpid="" i=0 seen=0 hz hwm=0 anon=0 pids="" last_scan=0 k v rest n tick_fd
+  local -a lines f
   hz="$(getconf CLK_TCK)"
+  exec {tick_fd}<> <(:)
   while [ -z "$bpid" ] && [ $i -lt 500 ]; do
     bpid="$(psql -X -At -d "$CONN" -c "SELECT pid FROM pg_stat_activity WHERE application_name = '$APP' AND backend_type = 'client backend' LIMIT 1" 2>/dev/null || true)"
-    [ -n "$bpid" ] || sleep 0.05
+    [ -n "$bpid" ] || read -r -t 0.05 -u "$tick_fd"
     i=$((i + 1))
   done
   [ -n "$bpid" ] || return 0
@@ -136,11 +143,10 @@ sampler() {
       last_scan=$SECONDS
       pids="$bpid $(pgrep -f "parallel worker for PID $bpid( |\$)" | tr '\n' ' ' || true)"
     fi
-    local ticks=0 p
+    local ticks=0 p line
     for p in $pids; do
-      local line f
       read -r line 2>/dev/null < "/proc/$p/stat" || continue
-      line="${line##*) }"; read -r -a f <<< "$line"
+      line="${line##*) }"; f=($line)
       ticks=$((ticks + f[11] + f[12]))
       while read -r k v rest; do
         case "$k" in
@@ -149,12 +155,16 @@ sampler() {
         esac
       done 2>/dev/null < "/proc/$p/status"
     done
-    local n; n="$(grep -c 'NOTICE:  iteration [0-9]* of' "$TMP/log" 2>/dev/null || true)"
-    while [ "${n:-0}" -gt "$seen" ]; do
+    mapfile -t lines < "$TMP/log"
+    n=0
+    for line in "${lines[@]}"; do
+      case "$line" in *"NOTICE:  iteration "[0-9]*" of "*) n=$((n + 1)) ;; esac
+    done
+    while [ "$n" -gt "$seen" ]; do
       seen=$((seen + 1)); echo "cpu $seen $ticks $hz" >> "$TMP/samples"
     done
     echo "mem $hwm $anon" > "$TMP/mem"
-    sleep 0.05
+    read -r -t 0.05 -u "$tick_fd"
   done
 }
 : > "$TMP/log"; : > "$TMP/samples"; echo "mem 0 0" > "$TMP/mem"
