@@ -25,7 +25,7 @@
  * One figure per line, "key value" (bench/run.sh reads them):
  *	 samples_per_s, gflops (achieved, actual training FLOPs), flop_per_sample,
  *	 sgemm_gflops_* (cblas_sgemm measured in this process), pct_sgemm,
- *	 conv_backend (BENCH_CONV=auto|im2col|onednn), onednn_version,
+ *	 backend (BENCH_BACKEND=auto|openblas|onednn), onednn_version,
  *	 peak_rss_mb (getrusage), test_acc, epoch_s_*, weights_fnv (a hash of
  *	 the final weights: equal across runs = deterministic).
  *
@@ -388,16 +388,18 @@ main(int argc, char **argv)
 	if (epochs < 1 || wpe < 1 || (epochs == 1 && wpe < 2))
 		die("need EPOCHS >= 1, WINDOWS_PER_EPOCH >= 1, and >= 2 windows with one epoch", NULL);
 
-	/* BENCH_CONV: the Conv2D kernels, auto (default), im2col or onednn */
-	if (getenv("BENCH_CONV") != NULL && strcmp(getenv("BENCH_CONV"), "im2col") == 0)
-		dl_backend_set_conv(DL_CONV_IM2COL);
-	else if (getenv("BENCH_CONV") != NULL && strcmp(getenv("BENCH_CONV"), "onednn") == 0)
+	/* BENCH_BACKEND: the kernels, auto (default), openblas or onednn */
+	if (getenv("BENCH_BACKEND") != NULL && strcmp(getenv("BENCH_BACKEND"), "openblas") == 0)
+		dl_backend_set(DL_BACKEND_OPENBLAS);
+	else if (getenv("BENCH_BACKEND") != NULL && strcmp(getenv("BENCH_BACKEND"), "onednn") == 0)
 	{
 		if (!dl_backend_onednn_available())
-			die("BENCH_CONV=onednn, but the engine was built without oneDNN", NULL);
-		dl_backend_set_conv(DL_CONV_ONEDNN);
+			die("BENCH_BACKEND=onednn, but the engine was built without oneDNN", NULL);
+		dl_backend_set(DL_BACKEND_ONEDNN);
 	}
-	printf("conv_backend %s\n", dl_backend_conv_uses_onednn() ? "onednn" : "im2col");
+	else if (getenv("BENCH_BACKEND") != NULL && strcmp(getenv("BENCH_BACKEND"), "auto") != 0)
+		die("BENCH_BACKEND must be auto, openblas or onednn", getenv("BENCH_BACKEND"));
+	printf("backend %s\n", dl_backend_uses_onednn() ? "onednn" : "openblas");
 	printf("onednn_version %s\n", dl_backend_onednn_version());
 
 	Ntr = load_split(dir, "train", &xtr, &ytr);

@@ -20,8 +20,8 @@
 #   MLP_EPOCHS (5), CNN_EPOCHS (1), CNN_WINDOWS (6 windows per epoch; with
 #   one epoch the first window is the warm-up)
 #   BENCH_OUT  directory for the raw outputs (default bench/out/run-<time>)
-#   BENCH_CONV the engine's Conv2D kernels: auto (default: oneDNN when
-#              built in), im2col or onednn; printed as "engine conv_backend"
+#   BENCH_BACKEND the engine's kernels: auto (default: oneDNN when built
+#              in), openblas or onednn; printed as "engine backend"
 #   OPENBLAS_CORETYPE  passed through to both sides (see docs/performance.md:
 #              OpenBLAS 0.3.21 does not know Zen 5 and falls back to its
 #              Haswell kernels; SkylakeX selects the AVX-512 ones)
@@ -98,7 +98,7 @@ for net in "${NETS[@]}"; do
         echo "$net $opt $who $k $(get "$f" $k)"
       done
     done
-    echo "$net $opt engine conv_backend $(get "$e" conv_backend)"
+    echo "$net $opt engine backend $(get "$e" backend)"
     echo "$net $opt ratio samples_per_s $(ratio "$(get "$e" samples_per_s)" "$(get "$t" samples_per_s)")"
     echo "$net $opt ratio samples_per_cpu_s $(ratio "$(get "$e" samples_per_cpu_s)" "$(get "$t" samples_per_cpu_s)")"
     echo "$net $opt diff test_acc_points $(awk -v a="$(get "$e" test_acc)" -v b="$(get "$t" test_acc)" 'BEGIN { printf "%+.2f", 100 * (a - b) }')"

@@ -1,21 +1,24 @@
 /*-------------------------------------------------------------------------
  *
  * dl_backend.h
- *	  Process-wide choice of the convolution kernels: oneDNN or the
- *	  engine's own im2col + sgemm.
+ *	  Process-wide choice of the compute kernels: oneDNN, or OpenBLAS
+ *	  with the engine's own im2col.
  *
- * The engine convolves with oneDNN (Debian's libdnnl) when it was built
- * with it (DL_HAVE_DNNL, detected by the Makefiles) and the choice is
- * DL_CONV_AUTO or DL_CONV_ONEDNN; otherwise, and for geometries oneDNN
- * refuses, with im2col + OpenBLAS sgemm.  Both compute the same
- * convolution; their results differ in the last bits, so a training run
- * is byte-reproducible for a given choice, thread count and machine (as
- * with OpenBLAS's kernel choice).
+ * The engine computes Conv2D layers with oneDNN's convolutions and the
+ * matrix products of Dense layers with oneDNN's sgemm (Debian's libdnnl,
+ * the library Debian's PyTorch uses for its CPU convolutions) when it was
+ * built with it (DL_HAVE_DNNL, detected by the Makefiles) and the choice
+ * is DL_BACKEND_AUTO or DL_BACKEND_ONEDNN; otherwise, and for convolution
+ * geometries oneDNN refuses, with OpenBLAS sgemm (im2col for
+ * convolutions).  Both compute the same functions; their results differ
+ * in the last bits, so a training run is byte-reproducible for a given
+ * choice, thread count and machine (as with OpenBLAS's kernel choice).
+ * oneDNN picks its instruction set from the CPU (AVX-512 where there is
+ * one); OpenBLAS from the CPU or OPENBLAS_CORETYPE.
  *
  * The setting is per process (a PostgreSQL backend or worker): the
- * extension sets it from the GUC madlib_dl.conv_backend before each
- * training or prediction call.  Not thread-safe; the engine is run by
- * one thread per process.
+ * extension sets it from the GUC madlib_dl.backend.  Not thread-safe;
+ * the engine is run by one thread per process.
  *
  * IDENTIFICATION
  *	  include/madlib_dl/dl_backend.h
@@ -27,25 +30,25 @@
 
 #include <stdbool.h>
 
-typedef enum DlConvBackend
+typedef enum DlBackend
 {
-	DL_CONV_AUTO = 0,			/* oneDNN when built in, else im2col */
-	DL_CONV_IM2COL,				/* always im2col + sgemm */
-	DL_CONV_ONEDNN				/* oneDNN; the same as AUTO when built in */
-} DlConvBackend;
+	DL_BACKEND_AUTO = 0,		/* oneDNN when built in, else OpenBLAS */
+	DL_BACKEND_OPENBLAS,		/* OpenBLAS sgemm, im2col convolutions */
+	DL_BACKEND_ONEDNN			/* oneDNN; the same as AUTO when built in */
+} DlBackend;
 
 /* Whether this build links oneDNN. */
 bool		dl_backend_onednn_available(void);
 
 /*
- * Choose the convolution kernels.  DL_CONV_ONEDNN without oneDNN built
- * in behaves as DL_CONV_IM2COL (callers that care check
+ * Choose the kernels.  DL_BACKEND_ONEDNN without oneDNN built in behaves
+ * as DL_BACKEND_OPENBLAS (callers that care check
  * dl_backend_onednn_available first).
  */
-void		dl_backend_set_conv(DlConvBackend b);
+void		dl_backend_set(DlBackend b);
 
-/* Whether convolutions go to oneDNN now. */
-bool		dl_backend_conv_uses_onednn(void);
+/* Whether convolutions and Dense products go to oneDNN now. */
+bool		dl_backend_uses_onednn(void);
 
 /*
  * Threads oneDNN may use (its OpenMP runtime), default 1: the engine

@@ -1,8 +1,8 @@
 /*-------------------------------------------------------------------------
  *
  * conv2d_dnnl.c
- *	  2-D convolution (Keras Conv2D, NHWC) through oneDNN, and the
- *	  process-wide choice between it and im2col (dl_backend.h).
+ *	  2-D convolution (Keras Conv2D, NHWC) through oneDNN (dl_backend.h
+ *	  says when).
  *
  * The engine's tensors stay as they are: activations NHWC ("acdb" in
  * oneDNN's logical N,C,H,W order), the kernel in Keras layout
@@ -42,49 +42,12 @@
 #include "madlib_dl/dl_backend.h"
 #include "dl_kernels.h"
 
-static DlConvBackend conv_backend = DL_CONV_AUTO;
-static int	dnnl_threads = 1;
-
-void
-dl_backend_set_conv(DlConvBackend b)
-{
-	conv_backend = b;
-}
-
-void
-dl_backend_set_threads(int n)
-{
-	dnnl_threads = n < 1 ? 1 : n;
-}
-
 #ifdef DL_HAVE_DNNL
 
 #include <oneapi/dnnl/dnnl.h>
 
 /* libgomp: oneDNN's runtime in Debian's build */
 extern void omp_set_num_threads(int n);
-
-bool
-dl_backend_onednn_available(void)
-{
-	return true;
-}
-
-bool
-dl_backend_conv_uses_onednn(void)
-{
-	return conv_backend != DL_CONV_IM2COL;
-}
-
-const char *
-dl_backend_onednn_version(void)
-{
-	static char buf[32];
-	const dnnl_version_t *v = dnnl_version();
-
-	snprintf(buf, sizeof(buf), "%d.%d.%d", v->major, v->minor, v->patch);
-	return buf;
-}
 
 /* created on first use, kept for the life of the process */
 static dnnl_engine_t dnnl_eng = NULL;
@@ -270,7 +233,7 @@ call_exec(DnnlCall *c, dnnl_primitive_t p, int nargs, const dnnl_exec_arg_t *arg
 {
 	dnnl_status_t s;
 
-	omp_set_num_threads(dnnl_threads);
+	omp_set_num_threads(dl_backend_threads());
 	s = dnnl_primitive_execute(p, dnnl_strm, nargs, args);
 	if (s == dnnl_success)
 		s = dnnl_stream_wait(dnnl_strm);
@@ -653,7 +616,7 @@ dl_conv2d_dnnl_forward(float *y, const float *x, const float *K, const float *b,
 	DnnlCall	c = {0};
 	DlStatus	st;
 
-	if (!dl_backend_conv_uses_onednn())
+	if (!dl_backend_uses_onednn())
 		return dl_error_set(err, DL_ERR_UNSUPPORTED, "oneDNN convolutions are switched off");
 	c.scratch = scratch;
 	c.err = err;
@@ -670,7 +633,7 @@ dl_conv2d_dnnl_backward(float *dx, float *dK, float *db, const float *dy, const 
 	DnnlCall	c = {0};
 	DlStatus	st;
 
-	if (!dl_backend_conv_uses_onednn())
+	if (!dl_backend_uses_onednn())
 		return dl_error_set(err, DL_ERR_UNSUPPORTED, "oneDNN convolutions are switched off");
 	if (dx == NULL && dK == NULL && db == NULL)
 		return DL_OK;
@@ -682,24 +645,6 @@ dl_conv2d_dnnl_backward(float *dx, float *dK, float *db, const float *dy, const 
 }
 
 #else							/* !DL_HAVE_DNNL */
-
-bool
-dl_backend_onednn_available(void)
-{
-	return false;
-}
-
-bool
-dl_backend_conv_uses_onednn(void)
-{
-	return false;
-}
-
-const char *
-dl_backend_onednn_version(void)
-{
-	return "none";
-}
 
 DlStatus
 dl_conv2d_dnnl_forward(float *y, const float *x, const float *K, const float *b,

@@ -3,8 +3,9 @@
  * dense.c
  *	  Dense (fully connected) layer: y = x W + b, forward and backward.
  *
- * Both directions are single OpenBLAS sgemm calls on the row-major
- * buffers; transposes are expressed through CblasTrans, never copied.
+ * Both directions are single sgemm calls (dl_sgemm: oneDNN's or
+ * OpenBLAS's, dl_backend.h) on the row-major buffers; transposes are
+ * expressed through the trans flags, never copied.
  * Forward writes the sgemm result (beta = 0) and adds the bias and the
  * activation in one pass over the output.
  * The caller pins the BLAS thread count (one thread per segment).
@@ -15,10 +16,6 @@
  *-------------------------------------------------------------------------
  */
 #include <string.h>
-
-/* keep <complex.h> (and its macro I, a dimension name here) out */
-#define FORCE_OPENBLAS_COMPLEX_STRUCT
-#include <cblas.h>
 
 #include "dl_kernels.h"
 
@@ -37,10 +34,7 @@ dl_dense_forward_act(float *y, const float *x, const float *W, const float *b,
 	if (I <= 0)
 		memset(y, 0, (size_t) (B * O) * sizeof(float));
 	else
-		cblas_sgemm(CblasRowMajor, CblasNoTrans, CblasNoTrans,
-					(int) B, (int) O, (int) I,
-					1.0f, x, (int) I, W, (int) O,
-					0.0f, y, (int) O);
+		dl_sgemm(false, false, B, O, I, 1.0f, x, I, W, O, 0.0f, y, O);
 	dl_bias_act_forward(y, b, act, B, O);
 }
 
@@ -66,18 +60,12 @@ dl_dense_backward(float *dx, float *dW, float *db, const float *dy,
 	if (dx != NULL && I > 0)
 	{
 		if (O > 0)
-			cblas_sgemm(CblasRowMajor, CblasNoTrans, CblasTrans,
-						(int) B, (int) I, (int) O,
-						1.0f, dy, (int) O, W, (int) O,
-						0.0f, dx, (int) I);
+			dl_sgemm(false, true, B, I, O, 1.0f, dy, O, W, O, 0.0f, dx, I);
 		else
 			memset(dx, 0, (size_t) (B * I) * sizeof(float));
 	}
 	if (dW != NULL && I > 0 && O > 0)
-		cblas_sgemm(CblasRowMajor, CblasTrans, CblasNoTrans,
-					(int) I, (int) O, (int) B,
-					1.0f, x, (int) I, dy, (int) O,
-					1.0f, dW, (int) O);
+		dl_sgemm(true, false, I, O, B, 1.0f, x, I, dy, O, 1.0f, dW, O);
 	if (db != NULL)
 	{
 		for (int64_t r = 0; r < B; r++)

@@ -95,6 +95,21 @@ void		dl_conv2d_forward_act(float *y, float *work, const float *x, const float *
 void		dl_conv2d_backward(float *dx, float *dK, float *db, float *work, const float *dy,
 							   const float *x, const float *K, const DlConvGeom *g);
 
+/* backend.c ----------------------------------------------------------- */
+
+/*
+ * C (M,N) = alpha op(A) op(B) + beta C, row-major, through oneDNN's sgemm
+ * or OpenBLAS's (dl_backend.h).  op(A) is (M,K), stored (K,M) when
+ * trans_a; op(B) is (K,N), stored (N,K) when trans_b.  M, N, K >= 1, each
+ * fitting in an int.  Cannot fail.
+ */
+void		dl_sgemm(bool trans_a, bool trans_b, int64_t M, int64_t N, int64_t K,
+					 float alpha, const float *A, int64_t lda, const float *B, int64_t ldb,
+					 float beta, float *C, int64_t ldc);
+
+/* The thread count of dl_backend_set_threads. */
+int			dl_backend_threads(void);
+
 /* conv2d_dnnl.c ------------------------------------------------------- */
 
 /*

@@ -27,13 +27,13 @@ extern void openblas_set_num_threads(int num_threads);
 
 int			dl_pg_blas_threads = DL_BLAS_THREADS_DEFAULT;
 
-/* madlib_dl.conv_backend (docs/performance.md, "oneDNN") */
-static int	dl_pg_conv_backend = DL_CONV_AUTO;
+/* madlib_dl.backend (docs/engine.md, "Kernels, threads and determinism") */
+static int	dl_pg_backend = DL_BACKEND_AUTO;
 
-static const struct config_enum_entry conv_backend_options[] = {
-	{"auto", DL_CONV_AUTO, false},
-	{"im2col", DL_CONV_IM2COL, false},
-	{"onednn", DL_CONV_ONEDNN, false},
+static const struct config_enum_entry backend_options[] = {
+	{"auto", DL_BACKEND_AUTO, false},
+	{"openblas", DL_BACKEND_OPENBLAS, false},
+	{"onednn", DL_BACKEND_ONEDNN, false},
 	{NULL, 0, false}
 };
 
@@ -42,7 +42,7 @@ dl_pg_set_blas_threads(void)
 {
 	openblas_set_num_threads(dl_pg_blas_threads);
 	dl_backend_set_threads(dl_pg_blas_threads);
-	dl_backend_set_conv((DlConvBackend) dl_pg_conv_backend);
+	dl_backend_set((DlBackend) dl_pg_backend);
 }
 
 static void
@@ -53,22 +53,22 @@ blas_threads_assign(int newval, void *extra)
 }
 
 static bool
-conv_backend_check(int *newval, void **extra, GucSource source)
+backend_check(int *newval, void **extra, GucSource source)
 {
-	if (*newval == DL_CONV_ONEDNN && !dl_backend_onednn_available())
+	if (*newval == DL_BACKEND_ONEDNN && !dl_backend_onednn_available())
 	{
 		GUC_check_errcode(ERRCODE_FEATURE_NOT_SUPPORTED);
 		GUC_check_errmsg("madlib_dl was built without oneDNN");
-		GUC_check_errhint("Use \"auto\" or \"im2col\", or rebuild madlib_dl with libdnnl-dev installed.");
+		GUC_check_errhint("Use \"auto\" or \"openblas\", or rebuild madlib_dl with libdnnl-dev installed.");
 		return false;
 	}
 	return true;
 }
 
 static void
-conv_backend_assign(int newval, void *extra)
+backend_assign(int newval, void *extra)
 {
-	dl_backend_set_conv((DlConvBackend) newval);
+	dl_backend_set((DlBackend) newval);
 }
 
 void		_PG_init(void);
@@ -83,14 +83,14 @@ _PG_init(void)
 							DL_BLAS_THREADS_DEFAULT, 1, DL_BLAS_THREADS_MAX,
 							PGC_USERSET, 0,
 							NULL, blas_threads_assign, NULL);
-	DefineCustomEnumVariable("madlib_dl.conv_backend",
-							 "Kernels madlib_dl's Conv2D layers use: auto, im2col or onednn.",
-							 "auto uses oneDNN when madlib_dl was built with it, else im2col + OpenBLAS. "
-							 "Results differ between the two in the last bits.",
-							 &dl_pg_conv_backend,
-							 DL_CONV_AUTO, conv_backend_options,
+	DefineCustomEnumVariable("madlib_dl.backend",
+							 "Kernels of madlib_dl's Conv2D and Dense layers: auto, openblas or onednn.",
+							 "auto uses oneDNN when madlib_dl was built with it, else OpenBLAS (im2col "
+							 "for convolutions). Results differ between the two in the last bits.",
+							 &dl_pg_backend,
+							 DL_BACKEND_AUTO, backend_options,
 							 PGC_USERSET, 0,
-							 conv_backend_check, conv_backend_assign, NULL);
+							 backend_check, backend_assign, NULL);
 	dl_limits_init();
 	MarkGUCPrefixReserved("madlib_dl");
 	dl_pg_set_blas_threads();

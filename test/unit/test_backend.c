@@ -1,16 +1,17 @@
 /*-------------------------------------------------------------------------
  *
- * test_conv_dnnl.c
- *	  Unit tests: the oneDNN convolutions (conv2d_dnnl.c) against the
- *	  engine's im2col kernels and the double-precision references, and
- *	  the switch between them (dl_backend.h).
+ * test_backend.c
+ *	  Unit tests: the oneDNN kernels (conv2d_dnnl.c, dl_sgemm in
+ *	  backend.c) against the OpenBLAS ones (im2col convolutions, cblas
+ *	  sgemm) and the double-precision references, and the switch between
+ *	  them (dl_backend.h).
  *
  * When the build has no oneDNN (WITH_ONEDNN=0) the same tests check that
- * every oneDNN entry point refuses with DL_ERR_UNSUPPORTED and writes
- * nothing, and that models train through im2col.
+ * every oneDNN convolution entry point refuses with DL_ERR_UNSUPPORTED
+ * and writes nothing, and that models train through OpenBLAS.
  *
  * IDENTIFICATION
- *	  test/unit/test_conv_dnnl.c
+ *	  test/unit/test_backend.c
  *
  *-------------------------------------------------------------------------
  */
@@ -72,7 +73,7 @@ check_close(const char *what, int k, const float *got, const float *want, int64_
 	double		e = rel_l2_error_f(got, want, (size_t) n);
 
 	if (!(e < TOL))
-		fail_msg("%s (case %d): relative L2 error %g against im2col", what, k, e);
+		fail_msg("%s (case %d): relative L2 error %g against OpenBLAS", what, k, e);
 }
 
 /* oneDNN forward and backward = im2col's, for every case and variant. */
@@ -81,7 +82,7 @@ test_against_im2col(void **state)
 {
 	DlRng		rng;
 
-	dl_backend_set_conv(DL_CONV_AUTO);
+	dl_backend_set(DL_BACKEND_AUTO);
 	dl_rng_seed(&rng, 41);
 	for (int k = 0; k < N_CASES; k++)
 	{
@@ -198,6 +199,127 @@ test_against_im2col(void **state)
 	}
 }
 
+/*
+ * dl_sgemm and the Dense layer with each backend: against the
+ * double-precision reference, and oneDNN against OpenBLAS, for the four
+ * transpose combinations, odd sizes, leading dimensions larger than the
+ * rows, and beta 0 / 1.
+ */
+static void
+test_sgemm_and_dense(void **state)
+{
+	static const int64_t shapes[][3] = {{128, 256, 784}, {7, 5, 3}, {1, 1, 1}, {33, 17, 65}, {128, 10, 128}};
+	DlRng		rng;
+
+	dl_rng_seed(&rng, 43);
+	for (size_t k = 0; k < sizeof(shapes) / sizeof(shapes[0]); k++)
+	{
+		int64_t		M = shapes[k][0],
+					N = shapes[k][1],
+					K = shapes[k][2];
+
+		for (int t = 0; t < 4; t++)
+		{
+			bool		ta = (t & 1) != 0,
+						tb = (t & 2) != 0;
+			int64_t		lda = (ta ? M : K) + 3,
+						ldb = (tb ? K : N) + 2,
+						ldc = N + 1;
+			float	   *A = fnew((ta ? K : M) * lda, &rng, -1, 1),
+					   *B = fnew((tb ? N : K) * ldb, &rng, -1, 1),
+					   *C0 = fnew(M * ldc, &rng, -1, 1),
+					   *C1 = malloc((size_t) (M * ldc) * sizeof(float)),
+					   *C2 = malloc((size_t) (M * ldc) * sizeof(float));
+			double	   *R = malloc((size_t) (M * ldc) * sizeof(double));
+
+			for (int beta = 0; beta < 2; beta++)
+			{
+				memcpy(C1, C0, (size_t) (M * ldc) * sizeof(float));
+				memcpy(C2, C0, (size_t) (M * ldc) * sizeof(float));
+				dl_backend_set(DL_BACKEND_OPENBLAS);
+				dl_sgemm(ta, tb, M, N, K, 0.5f, A, lda, B, ldb, (float) beta, C1, ldc);
+				dl_backend_set(DL_BACKEND_AUTO);
+				dl_sgemm(ta, tb, M, N, K, 0.5f, A, lda, B, ldb, (float) beta, C2, ldc);
+				for (int64_t i = 0; i < M; i++)
+					for (int64_t j = 0; j < ldc; j++)
+					{
+						double		acc = 0.0;
+
+						if (j >= N)
+						{
+							/* padding columns of C are never written */
+							R[i * ldc + j] = C0[i * ldc + j];
+							continue;
+						}
+						for (int64_t p = 0; p < K; p++)
+							acc += (double) (ta ? A[p * lda + i] : A[i * lda + p]) *
+								(double) (tb ? B[j * ldb + p] : B[p * ldb + j]);
+						R[i * ldc + j] = 0.5 * acc + beta * (double) C0[i * ldc + j];
+					}
+				if (!(rel_l2_error_fd(C1, R, (size_t) (M * ldc)) < TOL))
+					fail_msg("openblas sgemm %lld x %lld x %lld trans %d beta %d: error %g",
+							 (long long) M, (long long) N, (long long) K, t, beta,
+							 rel_l2_error_fd(C1, R, (size_t) (M * ldc)));
+				if (!(rel_l2_error_fd(C2, R, (size_t) (M * ldc)) < TOL))
+					fail_msg("auto sgemm %lld x %lld x %lld trans %d beta %d: error %g",
+							 (long long) M, (long long) N, (long long) K, t, beta,
+							 rel_l2_error_fd(C2, R, (size_t) (M * ldc)));
+				for (int64_t i = 0; i < M; i++)
+					for (int64_t j = N; j < ldc; j++)
+						assert_true(C2[i * ldc + j] == C0[i * ldc + j]);
+			}
+			free(A);
+			free(B);
+			free(C0);
+			free(C1);
+			free(C2);
+			free(R);
+		}
+	}
+
+	/* a Dense layer forward and backward: the backends agree */
+	{
+		int64_t		Bn = 64,
+					I = 300,
+					O = 70;
+		float	   *x = fnew(Bn * I, &rng, -1, 1),
+				   *W = fnew(I * O, &rng, -0.2, 0.2),
+				   *b = fnew(O, &rng, -1, 1),
+				   *dy = fnew(Bn * O, &rng, -1, 1),
+				   *y1 = fnew(Bn * O, NULL, 0, 0),
+				   *y2 = fnew(Bn * O, NULL, 0, 0),
+				   *dx1 = fnew(Bn * I, NULL, 0, 0),
+				   *dx2 = fnew(Bn * I, NULL, 0, 0),
+				   *dW1 = fnew(I * O, NULL, 0.5, 0),
+				   *dW2 = fnew(I * O, NULL, 0.5, 0),
+				   *db1 = fnew(O, NULL, 0, 0),
+				   *db2 = fnew(O, NULL, 0, 0);
+
+		dl_backend_set(DL_BACKEND_OPENBLAS);
+		dl_dense_forward_act(y1, x, W, b, DL_ACT_RELU, Bn, I, O);
+		dl_dense_backward(dx1, dW1, db1, dy, x, W, Bn, I, O);
+		dl_backend_set(DL_BACKEND_AUTO);
+		dl_dense_forward_act(y2, x, W, b, DL_ACT_RELU, Bn, I, O);
+		dl_dense_backward(dx2, dW2, db2, dy, x, W, Bn, I, O);
+		check_close("dense forward", 0, y2, y1, Bn * O);
+		check_close("dense dx", 0, dx2, dx1, Bn * I);
+		check_close("dense dW", 0, dW2, dW1, I * O);
+		check_close("dense db", 0, db2, db1, O);
+		free(x);
+		free(W);
+		free(b);
+		free(dy);
+		free(y1);
+		free(y2);
+		free(dx1);
+		free(dx2);
+		free(dW1);
+		free(dW2);
+		free(db1);
+		free(db2);
+	}
+}
+
 /* Switched off: every entry point refuses and writes nothing. */
 static void
 test_switch_off(void **state)
@@ -216,8 +338,8 @@ test_switch_off(void **state)
 	dl_conv_geom_init(&g, 2, 5, 5, 2, 3, 3, 3, 1, 1, DL_PADDING_VALID);
 	for (int i = 0; i < 54; i++)
 		y[i] = dK[i] = 9.0f;
-	dl_backend_set_conv(DL_CONV_IM2COL);
-	assert_false(dl_backend_conv_uses_onednn());
+	dl_backend_set(DL_BACKEND_OPENBLAS);
+	assert_false(dl_backend_uses_onednn());
 	assert_int_equal(dl_conv2d_dnnl_forward(y, x, K, NULL, DL_ACT_RELU, &g, &scratch, &err),
 					 DL_ERR_UNSUPPORTED);
 	assert_int_equal(dl_conv2d_dnnl_backward(NULL, dK, NULL, dy, x, K, &g, &scratch, &err),
@@ -225,10 +347,10 @@ test_switch_off(void **state)
 	for (int i = 0; i < 54; i++)
 		assert_true(y[i] == 9.0f && dK[i] == 9.0f);
 	assert_int_equal(counter.total, 0);
-	dl_backend_set_conv(DL_CONV_ONEDNN);
-	assert_true(dl_backend_conv_uses_onednn() == dl_backend_onednn_available());
-	dl_backend_set_conv(DL_CONV_AUTO);
-	assert_true(dl_backend_conv_uses_onednn() == dl_backend_onednn_available());
+	dl_backend_set(DL_BACKEND_ONEDNN);
+	assert_true(dl_backend_uses_onednn() == dl_backend_onednn_available());
+	dl_backend_set(DL_BACKEND_AUTO);
+	assert_true(dl_backend_uses_onednn() == dl_backend_onednn_available());
 	assert_non_null(dl_backend_onednn_version());
 }
 
@@ -263,7 +385,7 @@ test_out_of_memory(void **state)
 		assert_int_equal(counter.total, 0);
 		return;
 	}
-	dl_backend_set_conv(DL_CONV_AUTO);
+	dl_backend_set(DL_BACKEND_AUTO);
 	dl_rng_seed(&rng, 5);
 	dl_conv_geom_init(&g, 4, 13, 13, 32, 64, 3, 3, 1, 1, DL_PADDING_VALID);
 	x = fnew(4 * 13 * 13 * 32, &rng, -1, 1);
@@ -318,7 +440,7 @@ static const char cnn_json[] =
 
 /* Train the small CNN 3 epochs; the final weights into w (P floats). */
 static size_t
-train_cnn(DlConvBackend backend, float *w, size_t cap)
+train_cnn(DlBackend backend, float *w, size_t cap)
 {
 	TestAllocCounter counter;
 	DlAllocator alloc = test_allocator(&counter);
@@ -341,7 +463,7 @@ train_cnn(DlConvBackend backend, float *w, size_t cap)
 			x[i * 100 + j] = (float) (dl_rng_normal(&r) * 0.5 + (j % 3 == c ? 1.0 : 0.0));
 		y[i * 3 + c] = 1.0f;
 	}
-	dl_backend_set_conv(backend);
+	dl_backend_set(backend);
 	assert_int_equal(dl_keras_parse(cnn_json, strlen(cnn_json), &alloc, &spec, &err), DL_OK);
 	dl_optim_config_default(&o, DL_OPTIM_ADAM);
 	assert_int_equal(dl_model_create(spec, &o, &alloc, &m, &err), DL_OK);
@@ -361,7 +483,7 @@ train_cnn(DlConvBackend backend, float *w, size_t cap)
 	assert_no_leaks(&counter);
 	free(x);
 	free(y);
-	dl_backend_set_conv(DL_CONV_AUTO);
+	dl_backend_set(DL_BACKEND_AUTO);
 	return P;
 }
 
@@ -382,13 +504,13 @@ test_model_training(void **state)
 	size_t		P;
 	double		e;
 
-	P = train_cnn(DL_CONV_AUTO, a, CAP);
-	assert_int_equal(train_cnn(DL_CONV_AUTO, b, CAP), P);
+	P = train_cnn(DL_BACKEND_AUTO, a, CAP);
+	assert_int_equal(train_cnn(DL_BACKEND_AUTO, b, CAP), P);
 	assert_memory_equal(a, b, P * sizeof(float));
-	assert_int_equal(train_cnn(DL_CONV_IM2COL, c, CAP), P);
+	assert_int_equal(train_cnn(DL_BACKEND_OPENBLAS, c, CAP), P);
 	e = rel_l2_error_f(a, c, P);
 	if (!(e < 1e-3))
-		fail_msg("oneDNN and im2col weights differ: relative L2 %g", e);
+		fail_msg("oneDNN and OpenBLAS weights differ: relative L2 %g", e);
 	free(a);
 	free(b);
 	free(c);
@@ -399,6 +521,7 @@ main(void)
 {
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test(test_against_im2col),
+		cmocka_unit_test(test_sgemm_and_dense),
 		cmocka_unit_test(test_switch_off),
 		cmocka_unit_test(test_out_of_memory),
 		cmocka_unit_test(test_model_training),
