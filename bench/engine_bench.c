@@ -25,6 +25,8 @@
  * One figure per line, "key value" (bench/run.sh reads them):
  *	 samples_per_s, gflops (achieved, actual training FLOPs), flop_per_sample,
  *	 sgemm_gflops_* (cblas_sgemm measured in this process), pct_sgemm,
+ *	 engine_sgemm_gflops_1024sq and pct_engine_sgemm_cpu (the same with
+ *	 the engine's dl_sgemm: oneDNN's sgemm when it is in use),
  *	 backend (BENCH_BACKEND=auto|openblas|onednn), onednn_version,
  *	 peak_rss_mb (getrusage), test_acc, epoch_s_*, weights_fnv (a hash of
  *	 the final weights: equal across runs = deterministic).
@@ -52,6 +54,7 @@
 
 #include "madlib_dl/dl_backend.h"
 #include "madlib_dl/dl_model.h"
+#include "dl_kernels.h"
 
 #define BATCH 128
 #define SEED 42				/* default; BENCH_SEED overrides */
@@ -271,9 +274,13 @@ train_flop_per_sample(const DlModelSpec *s)
 	return total;
 }
 
-/* GFLOP/s of cblas_sgemm C (M,N) = A (M,K) B (K,N), best of a few reps. */
+/*
+ * GFLOP/s of C (M,N) = A (M,K) B (K,N), best of a few reps: OpenBLAS's
+ * cblas_sgemm, or with engine set the engine's dl_sgemm (oneDNN's sgemm
+ * when it is in use).
+ */
 static double
-sgemm_gflops(int M, int N, int K, int transA)
+sgemm_gflops_of(int M, int N, int K, int transA, int engine)
 {
 	float	   *A = malloc((size_t) M * K * sizeof(float));
 	float	   *Bm = malloc((size_t) K * N * sizeof(float));
@@ -292,8 +299,13 @@ sgemm_gflops(int M, int N, int K, int transA)
 					dt;
 
 		for (int r = 0; r < reps; r++)
-			cblas_sgemm(CblasRowMajor, transA ? CblasTrans : CblasNoTrans, CblasNoTrans,
-						M, N, K, 1.0f, A, transA ? M : K, Bm, N, 0.0f, C, N);
+		{
+			if (engine)
+				dl_sgemm(transA != 0, false, M, N, K, 1.0f, A, transA ? M : K, Bm, N, 0.0f, C, N);
+			else
+				cblas_sgemm(CblasRowMajor, transA ? CblasTrans : CblasNoTrans, CblasNoTrans,
+							M, N, K, 1.0f, A, transA ? M : K, Bm, N, 0.0f, C, N);
+		}
 		dt = cpu_s() - t0;
 		if (flop * reps / dt / 1e9 > best)
 			best = flop * reps / dt / 1e9;
@@ -302,6 +314,12 @@ sgemm_gflops(int M, int N, int K, int transA)
 	free(Bm);
 	free(C);
 	return best;
+}
+
+static double
+sgemm_gflops(int M, int N, int K, int transA)
+{
+	return sgemm_gflops_of(M, N, K, transA, 0);
 }
 
 /* Wall and CPU timestamps taken between batches. */
@@ -370,6 +388,7 @@ main(int argc, char **argv)
 				sps,
 				cps,
 				sg_sq,
+				sg_eng,
 				sg_l1,
 				sg_l1t,
 				sg_l2;
@@ -429,6 +448,7 @@ main(int argc, char **argv)
 
 	/* sgemm reference rates, in this process, before training */
 	sg_sq = sgemm_gflops(1024, 1024, 1024, 0);
+	sg_eng = sgemm_gflops_of(1024, 1024, 1024, 0, 1);
 	sg_l1 = sgemm_gflops(128, 256, 784, 0);	/* MLP layer 1 forward */
 	sg_l1t = sgemm_gflops(784, 256, 128, 1);	/* its weight gradient */
 	sg_l2 = sgemm_gflops(128, 128, 256, 0);
@@ -505,6 +525,8 @@ main(int argc, char **argv)
 	printf("sgemm_gflops_128x256x128 %.2f\n", sg_l2);
 	printf("pct_sgemm %.1f\n", 100.0 * sps * flop / 1e9 / sg_sq);
 	printf("pct_sgemm_cpu %.1f\n", 100.0 * cps * flop / 1e9 / sg_sq);
+	printf("engine_sgemm_gflops_1024sq %.2f\n", sg_eng);
+	printf("pct_engine_sgemm_cpu %.1f\n", 100.0 * cps * flop / 1e9 / sg_eng);
 	printf("peak_rss_mb %.1f\n", (double) ru.ru_maxrss / 1024.0);
 	printf("test_acc %.4f\n", st.metric_sum / (double) st.n);
 	printf("weights_fnv %016llx\n", (unsigned long long) fnv);

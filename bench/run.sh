@@ -99,6 +99,8 @@ for net in "${NETS[@]}"; do
       done
     done
     echo "$net $opt engine backend $(get "$e" backend)"
+    echo "$net $opt engine engine_sgemm_gflops_1024sq $(get "$e" engine_sgemm_gflops_1024sq)"
+    echo "$net $opt engine pct_engine_sgemm_cpu $(get "$e" pct_engine_sgemm_cpu)"
     echo "$net $opt ratio samples_per_s $(ratio "$(get "$e" samples_per_s)" "$(get "$t" samples_per_s)")"
     echo "$net $opt ratio samples_per_cpu_s $(ratio "$(get "$e" samples_per_cpu_s)" "$(get "$t" samples_per_cpu_s)")"
     echo "$net $opt diff test_acc_points $(awk -v a="$(get "$e" test_acc)" -v b="$(get "$t" test_acc)" 'BEGIN { printf "%+.2f", 100 * (a - b) }')"
