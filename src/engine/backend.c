@@ -17,6 +17,7 @@
  *
  *-------------------------------------------------------------------------
  */
+#include <signal.h>
 #include <stdio.h>
 
 /* keep <complex.h> (and its macro I, a dimension name here) out */
@@ -45,6 +46,32 @@ int
 dl_backend_threads(void)
 {
 	return onednn_threads;
+}
+
+/*
+ * Block every blockable signal for the duration of a oneDNN call.  A
+ * signal delivered while oneDNN's generated code runs could corrupt the
+ * process heap: a parallel worker cancelled during a dnnl_sgemm (the
+ * leader's SIGTERM and latch signals) aborted with "corrupted size vs.
+ * prev_size" inside oneDNN's own free() (TAP 001_cancel, reproduced
+ * every run; none with the signals blocked).  Blocked signals stay
+ * pending and are handled as soon as the call returns, a few
+ * milliseconds later, so a cancel is still prompt.
+ */
+void
+dl_backend_block_signals(DlSignalMask *saved)
+{
+	sigset_t	all;
+
+	sigfillset(&all);
+	saved->ok = sigprocmask(SIG_BLOCK, &all, &saved->mask) == 0;
+}
+
+void
+dl_backend_restore_signals(const DlSignalMask *saved)
+{
+	if (saved->ok)
+		(void) sigprocmask(SIG_SETMASK, &saved->mask, NULL);
 }
 
 #ifdef DL_HAVE_DNNL
@@ -111,9 +138,15 @@ dl_sgemm(bool trans_a, bool trans_b, int64_t M, int64_t N, int64_t K, float alph
 #ifdef DL_HAVE_DNNL
 	if (dl_backend_uses_onednn())
 	{
+		DlSignalMask mask;
+		dnnl_status_t s;
+
 		omp_set_num_threads(onednn_threads);
-		if (dnnl_sgemm(trans_a ? 'T' : 'N', trans_b ? 'T' : 'N', M, N, K, alpha, A, lda,
-					   B, ldb, beta, C, ldc) == dnnl_success)
+		dl_backend_block_signals(&mask);
+		s = dnnl_sgemm(trans_a ? 'T' : 'N', trans_b ? 'T' : 'N', M, N, K, alpha, A, lda,
+					   B, ldb, beta, C, ldc);
+		dl_backend_restore_signals(&mask);
+		if (s == dnnl_success)
 			return;
 	}
 #endif

@@ -29,6 +29,8 @@
  * thread count and instruction set; the thread count is
  * dl_backend_set_threads (default 1).
  *
+ * Signals are blocked for the duration of each call (backend.c says why).
+ *
  * IDENTIFICATION
  *	  src/engine/conv2d_dnnl.c
  *
@@ -614,14 +616,17 @@ dl_conv2d_dnnl_forward(float *y, const float *x, const float *K, const float *b,
 					   DlError *err)
 {
 	DnnlCall	c = {0};
+	DlSignalMask mask;
 	DlStatus	st;
 
 	if (!dl_backend_uses_onednn())
 		return dl_error_set(err, DL_ERR_UNSUPPORTED, "oneDNN convolutions are switched off");
 	c.scratch = scratch;
 	c.err = err;
+	dl_backend_block_signals(&mask);
 	st = conv_forward(&c, y, x, K, b, act, g);
 	call_release(&c);
+	dl_backend_restore_signals(&mask);
 	return st;
 }
 
@@ -631,6 +636,7 @@ dl_conv2d_dnnl_backward(float *dx, float *dK, float *db, const float *dy, const 
 						DlError *err)
 {
 	DnnlCall	c = {0};
+	DlSignalMask mask;
 	DlStatus	st;
 
 	if (!dl_backend_uses_onednn())
@@ -639,8 +645,10 @@ dl_conv2d_dnnl_backward(float *dx, float *dK, float *db, const float *dy, const 
 		return DL_OK;
 	c.scratch = scratch;
 	c.err = err;
+	dl_backend_block_signals(&mask);
 	st = conv_backward(&c, dx, dK, db, dy, x, K, g);
 	call_release(&c);
+	dl_backend_restore_signals(&mask);
 	return st;
 }
 

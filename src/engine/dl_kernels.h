@@ -18,6 +18,7 @@
 #ifndef DL_KERNELS_H
 #define DL_KERNELS_H
 
+#include <signal.h>
 #include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
@@ -109,6 +110,17 @@ void		dl_sgemm(bool trans_a, bool trans_b, int64_t M, int64_t N, int64_t K,
 
 /* The thread count of dl_backend_set_threads. */
 int			dl_backend_threads(void);
+
+/* The signal mask around a oneDNN call (backend.c). */
+typedef struct DlSignalMask
+{
+	sigset_t	mask;
+	bool		ok;
+} DlSignalMask;
+
+/* Block every blockable signal into *saved; restore what was saved. */
+void		dl_backend_block_signals(DlSignalMask *saved);
+void		dl_backend_restore_signals(const DlSignalMask *saved);
 
 /* conv2d_dnnl.c ------------------------------------------------------- */
 

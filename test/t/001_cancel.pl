@@ -36,7 +36,7 @@ $node->safe_psql('postgres', qq{
 		NULL, 1.0, NULL, '2');
 	CREATE TABLE iris_big AS
 	SELECT row_number() OVER () AS id, attributes, class_text
-	  FROM iris_data, generate_series(1, 400);
+	  FROM iris_data, generate_series(1, 1200);
 	SELECT madlib_dl.validation_preprocessor_dl('iris_big', 'big_packed', 'class_text', 'attributes',
 		'tiny_packed');
 	SELECT madlib_dl.load_keras_model('arch', '$arch');
@@ -100,10 +100,13 @@ bg_send($s, "SET statement_timeout = '2500ms';\n" . sprintf($long_fit, 'c_timeou
 check_after_cancel('statement_timeout', 'c_timeout', $err,
 	qr/canceling statement due to statement timeout/);
 
-# 4. While computing metrics: a tiny training set, a 60,000-row validation
-#    set and a 2M-parameter model, metrics only at iteration 3 of 3.  An
-#    iteration without metrics takes d seconds (NOTICE 1 to NOTICE 2); the
-#    metrics take several times longer, so 2d after NOTICE 2 is within them.
+# 4. While computing metrics: a tiny training set, a 180,000-row
+#    validation set and a 2M-parameter model, metrics only at iteration 3
+#    of 3.  An iteration without metrics takes d seconds (NOTICE 1 to
+#    NOTICE 2); the metrics take several seconds (with oneDNN's sgemm a
+#    60,000-row set took about a second, short enough that the workers had
+#    sometimes finished when the test looked), so 2d + 0.2 s after NOTICE 2
+#    is within them.
 bg_send($s, "SELECT madlib_dl.fit('tiny_packed', 'c_metrics', 'arch', 2, \$\$$COMPILE\$\$, "
 	  . "'batch_size=16', 3, FALSE, 'big_packed', 3);");
 ok(bg_wait_stderr($s, qr/iteration 1 of 3/, 60), 'metrics: iteration 1 ended');
@@ -190,6 +193,39 @@ SKIP:
 	($out, $err) = bg_finish($s, 30);
 	$blocker->query_safe('ROLLBACK');
 	check_after_cancel('fit_multiple output', 'c_fm2', $err);
+}
+
+# 8. A convolutional network (oneDNN's convolutions and sgemm when built
+#    with them), cancelled three times in the middle of training: signals
+#    arriving inside oneDNN's generated code must not hurt the workers.
+$node->safe_psql('postgres', q{
+	CREATE TABLE images AS
+	SELECT i AS id, (i % 3) AS label,
+	       ARRAY(SELECT ARRAY(SELECT ARRAY[((r * 7 + c * 3 + i) % 5) / 5.0
+	                                        + CASE WHEN r = i % 8 THEN 1 ELSE 0 END]::real[]
+	                          FROM generate_series(0, 11) c)
+	             FROM generate_series(0, 11) r) AS x
+	  FROM generate_series(1, 256) i;
+	SELECT madlib_dl.training_preprocessor_dl('images', 'images_packed', 'label', 'x',
+		NULL, 1.0, NULL, '2');
+});
+my $cnn = '{"class_name": "Sequential", "config": {"name": "c", "layers": ['
+  . '{"class_name": "InputLayer", "config": {"batch_input_shape": [null, 12, 12, 1]}}, '
+  . '{"class_name": "Conv2D", "config": {"name": "c1", "filters": 16, "kernel_size": [3, 3], "activation": "relu"}}, '
+  . '{"class_name": "MaxPooling2D", "config": {"name": "p1", "pool_size": [2, 2]}}, '
+  . '{"class_name": "Conv2D", "config": {"name": "c2", "filters": 32, "kernel_size": [3, 3], "activation": "relu"}}, '
+  . '{"class_name": "Flatten", "config": {"name": "f"}}, '
+  . '{"class_name": "Dense", "config": {"name": "d", "units": 3, "activation": "softmax"}}]}}';
+$node->safe_psql('postgres', "SELECT madlib_dl.load_keras_model('cnn_arch', '$cnn')");
+for my $round (1 .. 3)
+{
+	bg_send($s, "SELECT madlib_dl.fit('images_packed', 'c_cnn', 'cnn_arch', 1, \$\$$COMPILE\$\$, "
+		  . "'batch_size=8, epochs=200', 100);");
+	ok(wait_workers_up(30), "cnn $round: workers are up");
+	usleep(300_000 * $round);
+	$node->safe_psql('postgres', "SELECT pg_cancel_backend($pid)");
+	($out, $err) = bg_finish($s, 30);
+	check_after_cancel("cnn $round", 'c_cnn', $err);
 }
 
 note "cancels survived: $cancels";
