@@ -262,19 +262,40 @@ call_scratchpad(DnnlCall *c, const_dnnl_primitive_desc_t pd, dnnl_memory_t *mem)
 }
 
 /*
+ * Copy memory from (layout from_md) into to (layout to_md) by a reorder.
+ * refusable: a refused reorder is DL_ERR_UNSUPPORTED (nothing written
+ * yet), else an error.
+ */
+static DlStatus
+call_reorder(DnnlCall *c, const dnnl_memory_desc_t *from_md, dnnl_memory_t from,
+			 const dnnl_memory_desc_t *to_md, dnnl_memory_t to, bool refusable)
+{
+	dnnl_primitive_desc_t rpd = NULL;
+	dnnl_primitive_t rp;
+	dnnl_status_t s;
+	DlStatus	st;
+	dnnl_exec_arg_t args[2] = {{DNNL_ARG_FROM, from}, {DNNL_ARG_TO, to}};
+
+	s = dnnl_reorder_primitive_desc_create(&rpd, from_md, dnnl_eng, to_md, dnnl_eng, NULL);
+	if (s != dnnl_success)
+		return call_fail(c, s, "reorder", refusable);
+	if ((st = call_keep_pd(c, rpd)) != DL_OK ||
+		(st = call_prim(c, rpd, "reorder", &rp)) != DL_OK)
+		return st;
+	return call_exec(c, rp, 2, args, "reorder");
+}
+
+/*
  * *out = a memory in the layout want holding the plain tensor (md plain,
  * data src): src itself when the layouts agree, else a reordered copy in
- * a buffer from the allocator.
+ * a buffer from the scratch.
  */
 static DlStatus
 call_as_layout(DnnlCall *c, const dnnl_memory_desc_t *plain, const float *src,
 			   const dnnl_memory_desc_t *want, dnnl_memory_t *out)
 {
-	dnnl_primitive_desc_t rpd = NULL;
-	dnnl_primitive_t rp;
 	dnnl_memory_t from;
 	void	   *p;
-	dnnl_status_t s;
 	DlStatus	st;
 
 	if (dnnl_memory_desc_equal(plain, want))
@@ -283,17 +304,7 @@ call_as_layout(DnnlCall *c, const dnnl_memory_desc_t *plain, const float *src,
 		(st = call_mem(c, want, p, out)) != DL_OK ||
 		(st = call_mem(c, plain, src, &from)) != DL_OK)
 		return st;
-	s = dnnl_reorder_primitive_desc_create(&rpd, plain, dnnl_eng, want, dnnl_eng, NULL);
-	if (s != dnnl_success)
-		return call_fail(c, s, "reorder", true);
-	if ((st = call_keep_pd(c, rpd)) != DL_OK ||
-		(st = call_prim(c, rpd, "reorder", &rp)) != DL_OK)
-		return st;
-	{
-		dnnl_exec_arg_t args[2] = {{DNNL_ARG_FROM, from}, {DNNL_ARG_TO, *out}};
-
-		return call_exec(c, rp, 2, args, "reorder");
-	}
+	return call_reorder(c, plain, from, want, *out, true);
 }
 
 /* The descriptors of one convolution geometry. */
@@ -374,15 +385,39 @@ conv_attr(DnnlCall *c, bool relu, dnnl_primitive_attr_t *attr)
 	return DL_OK;
 }
 
-/* The forward primitive descriptor (kept in c). */
+/*
+ * The primitive descriptor of op_desc (a convolution descriptor; hint:
+ * the forward one, for the backward passes) with user scratchpad and a
+ * fused ReLU when relu, kept in c; and, when prim is not NULL, its
+ * primitive.  A refusal is DL_ERR_UNSUPPORTED (what names the pass).
+ */
 static DlStatus
-conv_forward_pd(DnnlCall *c, const DnnlConvMds *d, bool has_bias, bool relu,
-				dnnl_primitive_desc_t *pd)
+call_conv_prim(DnnlCall *c, const_dnnl_op_desc_t op_desc, bool relu,
+			   const_dnnl_primitive_desc_t hint, const char *what,
+			   dnnl_primitive_desc_t *pd, dnnl_primitive_t *prim)
 {
-	dnnl_convolution_desc_t desc;
 	dnnl_primitive_attr_t attr = NULL;
 	dnnl_status_t s;
 	DlStatus	st;
+
+	if ((st = conv_attr(c, relu, &attr)) != DL_OK)
+		return st;
+	s = dnnl_primitive_desc_create(pd, op_desc, attr, dnnl_eng, hint);
+	dnnl_primitive_attr_destroy(attr);
+	if (s != dnnl_success)
+		return call_fail(c, s, what, true);
+	if ((st = call_keep_pd(c, *pd)) != DL_OK)
+		return st;
+	return prim != NULL ? call_prim(c, *pd, what, prim) : DL_OK;
+}
+
+/* The forward primitive descriptor (kept in c), and its primitive if prim. */
+static DlStatus
+conv_forward_pd(DnnlCall *c, const DnnlConvMds *d, bool has_bias, bool relu,
+				dnnl_primitive_desc_t *pd, dnnl_primitive_t *prim)
+{
+	dnnl_convolution_desc_t desc;
+	dnnl_status_t s;
 
 	s = dnnl_convolution_forward_desc_init(&desc, dnnl_forward_training,
 										   dnnl_convolution_direct, &d->src, &d->wei_any,
@@ -390,13 +425,7 @@ conv_forward_pd(DnnlCall *c, const DnnlConvMds *d, bool has_bias, bool relu,
 										   d->strides, d->pad_l, d->pad_r);
 	if (s != dnnl_success)
 		return call_fail(c, s, "forward convolution", true);
-	if ((st = conv_attr(c, relu, &attr)) != DL_OK)
-		return st;
-	s = dnnl_primitive_desc_create(pd, &desc, attr, dnnl_eng, NULL);
-	dnnl_primitive_attr_destroy(attr);
-	if (s != dnnl_success)
-		return call_fail(c, s, "forward convolution", true);
-	return call_keep_pd(c, *pd);
+	return call_conv_prim(c, &desc, relu, NULL, "forward convolution", pd, prim);
 }
 
 static DlStatus
@@ -416,8 +445,7 @@ conv_forward(DnnlCall *c, float *y, const float *x, const float *K, const float 
 
 	if ((st = engine_ready(c)) != DL_OK ||
 		(st = conv_mds(c, g, &d)) != DL_OK ||
-		(st = conv_forward_pd(c, &d, b != NULL, relu, &pd)) != DL_OK ||
-		(st = call_prim(c, pd, "forward convolution", &prim)) != DL_OK)
+		(st = conv_forward_pd(c, &d, b != NULL, relu, &pd, &prim)) != DL_OK)
 		return st;
 	/* from here on a failure is an error, not a refusal */
 	if ((st = call_as_layout(c, &d.wei, K, dnnl_primitive_desc_query_md(pd, dnnl_query_weights_md, 0),
@@ -456,7 +484,6 @@ conv_backward(DnnlCall *c, float *dx, float *dK, float *db, const float *dy, con
 				dpd = NULL;
 	dnnl_primitive_t wprim = NULL,
 				dprim = NULL;
-	dnnl_primitive_attr_t attr = NULL;
 	dnnl_status_t s;
 	DlStatus	st;
 	dnnl_memory_t mdy,
@@ -465,7 +492,7 @@ conv_backward(DnnlCall *c, float *dx, float *dK, float *db, const float *dy, con
 
 	if ((st = engine_ready(c)) != DL_OK ||
 		(st = conv_mds(c, g, &d)) != DL_OK ||
-		(st = conv_forward_pd(c, &d, db != NULL, false, &fpd)) != DL_OK)
+		(st = conv_forward_pd(c, &d, db != NULL, false, &fpd, NULL)) != DL_OK)
 		return st;
 
 	/* create every primitive first, so a refusal writes nothing */
@@ -479,14 +506,7 @@ conv_backward(DnnlCall *c, float *dx, float *dK, float *db, const float *dy, con
 														d.strides, d.pad_l, d.pad_r);
 		if (s != dnnl_success)
 			return call_fail(c, s, "weight gradient", true);
-		if ((st = conv_attr(c, false, &attr)) != DL_OK)
-			return st;
-		s = dnnl_primitive_desc_create(&wpd, &desc, attr, dnnl_eng, fpd);
-		dnnl_primitive_attr_destroy(attr);
-		if (s != dnnl_success)
-			return call_fail(c, s, "weight gradient", true);
-		if ((st = call_keep_pd(c, wpd)) != DL_OK ||
-			(st = call_prim(c, wpd, "weight gradient", &wprim)) != DL_OK)
+		if ((st = call_conv_prim(c, &desc, false, fpd, "weight gradient", &wpd, &wprim)) != DL_OK)
 			return st;
 	}
 	if (dx != NULL)
@@ -498,14 +518,7 @@ conv_backward(DnnlCall *c, float *dx, float *dK, float *db, const float *dy, con
 													 d.strides, d.pad_l, d.pad_r);
 		if (s != dnnl_success)
 			return call_fail(c, s, "input gradient", true);
-		if ((st = conv_attr(c, false, &attr)) != DL_OK)
-			return st;
-		s = dnnl_primitive_desc_create(&dpd, &desc, attr, dnnl_eng, fpd);
-		dnnl_primitive_attr_destroy(attr);
-		if (s != dnnl_success)
-			return call_fail(c, s, "input gradient", true);
-		if ((st = call_keep_pd(c, dpd)) != DL_OK ||
-			(st = call_prim(c, dpd, "input gradient", &dprim)) != DL_OK)
+		if ((st = call_conv_prim(c, &desc, false, fpd, "input gradient", &dpd, &dprim)) != DL_OK)
 			return st;
 	}
 
@@ -547,25 +560,12 @@ conv_backward(DnnlCall *c, float *dx, float *dK, float *db, const float *dy, con
 			plain = dw_buf;
 		else
 		{
-			dnnl_primitive_desc_t rpd = NULL;
-			dnnl_primitive_t rp;
 			dnnl_memory_t mplain;
 
 			if ((st = call_buf(c, nk * sizeof(float), &plain_buf)) != DL_OK ||
-				(st = call_mem(c, &d.wei, plain_buf, &mplain)) != DL_OK)
+				(st = call_mem(c, &d.wei, plain_buf, &mplain)) != DL_OK ||
+				(st = call_reorder(c, dwmd, mdw, &d.wei, mplain, false)) != DL_OK)
 				return st;
-			s = dnnl_reorder_primitive_desc_create(&rpd, dwmd, dnnl_eng, &d.wei, dnnl_eng, NULL);
-			if (s != dnnl_success)
-				return call_fail(c, s, "reorder", false);
-			if ((st = call_keep_pd(c, rpd)) != DL_OK ||
-				(st = call_prim(c, rpd, "reorder", &rp)) != DL_OK)
-				return st;
-			{
-				dnnl_exec_arg_t rargs[2] = {{DNNL_ARG_FROM, mdw}, {DNNL_ARG_TO, mplain}};
-
-				if ((st = call_exec(c, rp, 2, rargs, "reorder")) != DL_OK)
-					return st;
-			}
 			plain = plain_buf;
 		}
 		for (size_t i = 0; i < nk; i++)
