@@ -11,6 +11,7 @@
 # the exit status is non-zero when any step failed.
 #
 # Steps:
+#   tree        no tracked file over 5 MB and no core dump in the repository
 #   deps        scripts/install-deps.sh
 #   build       make (fails if the compiler prints "warning:")
 #   unit        make unit (cmocka)
@@ -83,6 +84,31 @@ make_no_warnings() {
   fi
 }
 
+# Artifacts do not belong in the repository: a tracked file over 5 MB, or
+# a core dump, fails the run (outside a git checkout: any such file in the
+# tree, build outputs excepted).
+do_tree() {
+  local files bad
+  if git rev-parse --is-inside-work-tree >/dev/null 2>&1; then
+    files=$(git ls-files)
+  else
+    files=$(find . -type f -not -path './.git/*' -not -path './build/*' -not -path './tmp_check/*' \
+              -not -path './results/*' -not -path './.pgdata/*' -not -name '*.o' -not -name '*.so' | sed 's|^\./||')
+  fi
+  bad=$(printf '%s\n' "$files" | while IFS= read -r f; do
+          [ -f "$f" ] || continue
+          size=$(stat -c %s "$f")
+          if [ "$size" -gt 5242880 ]; then echo "$f ($size bytes)"; fi
+          case "${f##*/}" in core|core.[0-9]*) echo "$f (a core dump)";; esac
+        done)
+  if [ -n "$bad" ]; then
+    echo "test.sh: these files look like artifacts (over 5 MB, or core dumps); remove them and ignore them:"
+    echo "$bad"
+    return 1
+  fi
+  echo "no tracked file over 5 MB, no core dump ($(printf '%s\n' "$files" | wc -l) files checked)"
+}
+
 do_deps() {
   scripts/install-deps.sh
 }
@@ -147,6 +173,7 @@ do_tap() {
   return "$rc"
 }
 
+step tree do_tree
 step deps do_deps
 step build do_build
 step unit do_unit

@@ -182,6 +182,34 @@ SELECT pp_try($$SELECT madlib_dl.validation_preprocessor_dl('iris_val', 'iris_va
 SELECT pp_try($$SELECT madlib_dl.validation_preprocessor_dl('iris_val', 'v_out', 'class_text', 'attributes',
                 'iris_packed', 0)$$);
 SELECT to_regclass('v_out') IS NULL AND to_regclass('iris_val_bad_packed') IS NULL AS nothing_left;
+-- The preprocessor's scratch table never takes the place of a user's own
+-- temporary table of the same name: that one keeps its rows.
+CREATE TEMPORARY TABLE madlib_dl_pp_order_1 AS SELECT 'mine'::text AS note;
+CREATE TEMPORARY TABLE madlib_dl_pp_order AS SELECT 'mine too'::text AS note;
+SELECT madlib_dl.training_preprocessor_dl('iris_data', 'iris_tmpname', 'class_text', 'attributes');
+SELECT (SELECT note FROM pg_temp.madlib_dl_pp_order_1) AS kept_1,
+       (SELECT note FROM pg_temp.madlib_dl_pp_order) AS kept,
+       (SELECT count(*) FROM iris_tmpname) > 0 AS packed;
+DROP TABLE pg_temp.madlib_dl_pp_order_1, pg_temp.madlib_dl_pp_order, iris_tmpname, iris_tmpname_summary;
+-- The class values of a training summary are cast to their element type:
+-- a domain there (whose CHECK would run the summary owner's code as the
+-- caller) is refused before any row is read, and its check never runs.
+CREATE FUNCTION pp_spy(v text) RETURNS boolean LANGUAGE plpgsql AS $$
+BEGIN
+    IF current_setting('pp.spy', true) = 'on' THEN
+        RAISE NOTICE 'domain check ran as %', current_user;
+    END IF;
+    RETURN true;
+END $$;
+CREATE DOMAIN pp_spy_text AS text CHECK (pp_spy(VALUE));
+CREATE TABLE iris_spy AS SELECT * FROM iris_packed;
+CREATE TABLE iris_spy_summary AS SELECT * FROM iris_packed_summary;
+ALTER TABLE iris_spy_summary ALTER COLUMN class_text_class_values TYPE pp_spy_text[];
+SET pp.spy = on;
+SELECT pp_try($$SELECT madlib_dl.validation_preprocessor_dl('iris_val', 'v_out', 'class_text', 'attributes',
+                'iris_spy')$$);
+RESET pp.spy;
+SELECT to_regclass('v_out') IS NULL AS nothing_left;
 
 -- =====================================================================
 -- Kinds of dependent variable
@@ -399,7 +427,9 @@ DROP TABLE iris_data, iris_val, iris_val_bad, iris_val_wide, iris_int, iris_bool
            iris_dbl_packed, iris_dbl_packed_summary, iris_2d_packed, iris_2d_packed_summary,
            iris_onehot_packed, iris_onehot_packed_summary, iris_onehot_f_packed, iris_onehot_f_packed_summary,
            iris_nc5, iris_nc5_summary, iris_nc5a, iris_nc5a_summary, iris_ncnull, iris_ncnull_summary,
-           iris_val_nc5, iris_val_nc5_summary, iris_part, iris_part_packed, iris_part_packed_summary;
-DROP FUNCTION pp_try(text), pp_rows(text, text, text), pp_class_counts(text, text);
+           iris_val_nc5, iris_val_nc5_summary, iris_part, iris_part_packed, iris_part_packed_summary,
+           iris_spy, iris_spy_summary;
+DROP DOMAIN pp_spy_text;
+DROP FUNCTION pp_try(text), pp_rows(text, text, text), pp_class_counts(text, text), pp_spy(text);
 SELECT count(*) AS tables_left FROM pg_class WHERE relnamespace = 'public'::regnamespace
    AND (relname LIKE 'iris%' OR relname LIKE 'e\_%' ESCAPE '\');

@@ -303,6 +303,15 @@ SELECT madlib_dl.fit_multiple('iris_p3', 'bad_out', 'mst5', 3, FALSE, NULL, 0);
 \echo :LAST_ERROR_SQLSTATE
 SELECT madlib_dl.fit_multiple('iris_p3', 'bad_out', 'mst5', 1, TRUE);
 \echo :LAST_ERROR_SQLSTATE
+-- warm start replaces only the outputs of an earlier fit_multiple, as their
+-- summary names them: a copy of multi_warm next to a copy of its summary
+-- (which names multi_warm) is refused and left as it was
+CREATE TABLE multi_warm_copy AS SELECT * FROM multi_warm;
+CREATE TABLE multi_warm_copy_summary AS SELECT * FROM multi_warm_summary;
+SELECT madlib_dl.fit_multiple('iris_p3', 'multi_warm_copy', 'mst3', 1, warm_start => TRUE);
+\echo :LAST_ERROR_SQLSTATE
+SELECT count(*) AS rows_kept FROM multi_warm_copy;
+DROP TABLE multi_warm_copy, multi_warm_copy_summary;
 -- warm start without an output table; missing validation table
 SELECT madlib_dl.fit_multiple('iris_p3', 'bad_out', 'mst5', 1, warm_start => TRUE);
 \echo :LAST_ERROR_SQLSTATE

@@ -87,9 +87,11 @@ UPDATE packed_damaged SET attributes = substring(attributes FROM 1 FOR 17);
 -- model tables: truncated weights, NaN weights, architecture damaged, 2 rows
 CREATE TABLE model_trunc AS SELECT * FROM iris_model;
 CREATE TABLE model_trunc_summary AS SELECT * FROM iris_model_summary;
+UPDATE model_trunc_summary SET model = 'bad.model_trunc';
 UPDATE model_trunc SET model_weights = substring(model_weights FROM 1 FOR 100);
 CREATE TABLE model_nan AS SELECT * FROM iris_model;
 CREATE TABLE model_nan_summary AS SELECT * FROM iris_model_summary;
+UPDATE model_nan_summary SET model = 'bad.model_nan';
 UPDATE model_nan SET model_weights = madlib_dl.weights_from_array(
     (SELECT array_agg(CASE WHEN i = 5 THEN 'NaN'::real ELSE w END ORDER BY i)
        FROM unnest(madlib_dl.weights_to_array(model_weights)) WITH ORDINALITY u(w, i)));
@@ -98,6 +100,7 @@ CREATE TABLE model_badarch_summary AS SELECT * FROM iris_model_summary;
 UPDATE model_badarch SET model_arch = '{"class_name": "Sequential", "config": {"layers": 7}}';
 CREATE TABLE model_tworows AS SELECT * FROM iris_model UNION ALL SELECT * FROM iris_model;
 CREATE TABLE model_tworows_summary AS SELECT * FROM iris_model_summary;
+UPDATE model_tworows_summary SET model = 'bad.model_tworows';
 CREATE TABLE model_nosummary AS SELECT * FROM iris_model;
 -- an architecture row with weights of the wrong size, slipped past
 -- load_keras_model
@@ -125,6 +128,7 @@ CREATE TABLE mst_nosummary AS SELECT * FROM mst;
 CREATE TABLE multi_trunc AS SELECT * FROM multi;
 CREATE TABLE multi_trunc_summary AS SELECT * FROM multi_summary;
 CREATE TABLE multi_trunc_info AS SELECT * FROM multi_info;
+UPDATE multi_trunc_summary SET model = 'bad.multi_trunc', model_info = 'bad.multi_trunc_info';
 UPDATE multi_trunc SET model_weights = substring(model_weights FROM 1 FOR 40);
 
 -- ---------------------------------------------------------------------

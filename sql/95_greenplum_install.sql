@@ -278,5 +278,11 @@ SELECT madlib_dl._gp_fit_segment(class_text, attributes, class_text_shape, attri
 SELECT madlib_dl._gp_fit_run('iris_train', 'attributes', 'class_text', NULL, NULL, NULL,
        :'arch'::json, NULL, :cp, :fp, 1, 1);
 SELECT madlib_dl._avg_states('\x00'::bytea, :'arch'::json, :cp);
+-- the visit order takes at most 1024 models: a larger input (here one
+-- whose sort would run for minutes, costs ascending) is refused at once
+SET statement_timeout = '10s';
+SELECT madlib_dl._gp_visit_order(array_agg(g), array_agg(g::float8), 1, 300000)
+  FROM generate_series(1, 300000) g;
+RESET statement_timeout;
 
 DROP SCHEMA gp_test CASCADE;

@@ -104,6 +104,7 @@ madlib_dl__evaluate_run(PG_FUNCTION_ARGS)
 	indep = text_to_cstring(PG_GETARG_TEXT_PP(2));
 	arch = PG_GETARG_TEXT_PP(3);
 	compile = text_to_cstring(PG_GETARG_TEXT_PP(5));
+	dl_pg_require_packed_table(relid, indep, dep);
 
 	m = dl_pg_model_build(VARDATA_ANY(arch), VARSIZE_ANY_EXHDR(arch), compile, NULL, caller_cxt);
 	dl_pg_model_set_weights(m, PG_GETARG_BYTEA_PP(4));

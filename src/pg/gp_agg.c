@@ -1211,6 +1211,12 @@ madlib_dl__gp_visit_order(PG_FUNCTION_ARGS)
 				(errcode(ERRCODE_INVALID_PARAMETER_VALUE),
 				 errmsg("_gp_visit_order needs as many costs as models (%d and %d) and at least as many places (%d)",
 						K, KC, M)));
+	if (K > DL_SEG_MAX_MODELS || M > DL_SEG_MAX_PLACES)
+		ereport(ERROR,
+				(errcode(ERRCODE_PROGRAM_LIMIT_EXCEEDED),
+				 errmsg("_gp_visit_order takes at most %d models and %d places, got %d and %d",
+						DL_SEG_MAX_MODELS, DL_SEG_MAX_PLACES, K, M),
+				 errhint("Train at most %d configurations in one fit_multiple.", DL_SEG_MAX_MODELS)));
 	for (int i = 0; i < K; i++)
 		if (kn[i] || cn[i])
 			ereport(ERROR,

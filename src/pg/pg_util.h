@@ -44,6 +44,37 @@ double		dl_pg_seconds_since(instr_time start);
  */
 char	   *dl_pg_relation_sql_name(Oid relid);
 
+/* One column a function reads from a table its caller named. */
+typedef struct DlPgColumn
+{
+	const char *name;			/* column name, unquoted */
+	Oid			type;			/* its exact type (a domain over it is refused) */
+} DlPgColumn;
+
+/*
+ * Check, from the catalog and before any query reads it, that relid is an
+ * ordinary or partitioned table on which the caller may read each of the
+ * n columns cols[i], and that each has exactly the type cols[i].type.
+ * Takes AccessShareLock on relid (after the privilege check), so the
+ * types cannot change before the transaction ends.  Then a query may
+ * read the values as those types: no value of another type is ever taken
+ * for a bytea or an array, and no user-defined cast, operator or domain
+ * check runs.  what says what the table should be, e.g. "a table made by
+ * training_preprocessor_dl", for the hint.
+ * ERROR 42P01 (no such table), 42809 (not a table), 42501 (no SELECT
+ * right), 42703 (no such column), 42804 (another type).
+ *	 cols (n)
+ */
+void		dl_pg_require_columns(Oid relid, const DlPgColumn *cols, int n, const char *what);
+
+/*
+ * The columns of a packed table (training_preprocessor_dl's output) for
+ * the variables x_col and y_col: x_col and y_col bytea, <x_col>_shape and
+ * <y_col>_shape integer[], buffer_id integer, and __dist_key__ integer
+ * when the table has that column.  ERROR as dl_pg_require_columns.
+ */
+void		dl_pg_require_packed_table(Oid relid, const char *x_col, const char *y_col);
+
 /*
  * SPI_connect, then open a read-only cursor on query (no parameters).
  * The caller fetches from the returned portal, closes it and calls

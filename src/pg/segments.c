@@ -75,6 +75,7 @@
 #include "pg_buffer.h"
 #include "pg_glue.h"
 #include "pg_model.h"
+#include "pg_util.h"
 #include "segments.h"
 
 /* ---------------------------------------------------------------------
@@ -217,22 +218,6 @@ text_at(const DlSegLocal *l, int64 off)
 	return off < 0 ? NULL : l->text + off;
 }
 
-/* "schema"."table" of rel, quoted for SQL text; ERROR if it is gone. */
-static char *
-relation_sql_name(Oid rel)
-{
-	char	   *relname = get_rel_name(rel);
-	char	   *nspname;
-
-	if (relname == NULL)
-		ereport(ERROR,
-				(errcode(ERRCODE_UNDEFINED_TABLE),
-				 errmsg("relation with OID %u does not exist", rel),
-				 errhint("The table was dropped while the function ran; run it again.")));
-	nspname = get_namespace_name(get_rel_namespace(rel));
-	return quote_qualified_identifier(nspname, relname);
-}
-
 /* ---------------------------------------------------------------------
  * Loading partitions
  * --------------------------------------------------------------------- */
@@ -341,7 +326,7 @@ load_partition(DlSegPartition *p, Oid rel, const char *x_col, const char *y_col,
 {
 	StringInfoData shapes_sql;
 	StringInfoData data_sql;
-	char	   *relsql = relation_sql_name(rel);
+	char	   *relsql = dl_pg_relation_sql_name(rel);
 	char	   *xs = psprintf("%s_shape", x_col);
 	char	   *ys = psprintf("%s_shape", y_col);
 	const char *where = by_dist_key ? "__dist_key__ = $1" : "buffer_id % $2 = $1";
@@ -767,6 +752,16 @@ dl_seg_start(const DlSegSetup *setup, MemoryContext cxt)
 				 errhint("Use 1 to %d segments (distribution_rules of the preprocessor).", DL_SEG_MAX)));
 	if (setup->n_models < 1 || setup->n_models > DL_SEG_MAX_MODELS || setup->n_slots < 1)
 		elog(ERROR, "madlib_dl: bad segment job (%d models, %d slots)", setup->n_models, setup->n_slots);
+	if (setup->x_col == NULL || setup->y_col == NULL)
+		elog(ERROR, "madlib_dl: segment job without column names");
+	/* the workers read these tables as packed ones: their types, checked once */
+	dl_pg_require_packed_table(setup->source, setup->x_col, setup->y_col);
+	if (OidIsValid(setup->validation))
+	{
+		if (setup->val_x_col == NULL || setup->val_y_col == NULL)
+			elog(ERROR, "madlib_dl: segment job without validation column names");
+		dl_pg_require_packed_table(setup->validation, setup->val_x_col, setup->val_y_col);
+	}
 
 	/* sizes, overflow-checked (add_size/mul_size ERROR on overflow) */
 	text_size = add_size(text_size, text_need(setup->x_col));

@@ -58,6 +58,12 @@
 #define DL_SEG_MAX_MODELS 1024
 
 /*
+ * Most places of a Greenplum model hopper (max(models, segments)): a
+ * sanity bound far above any cluster's segment count.
+ */
+#define DL_SEG_MAX_PLACES 65536
+
+/*
  * Most models one process keeps built at a time (a cache keyed by model
  * definition; the least recently used is freed first).  A built model
  * holds its weights, gradients, optimizer state and workspace.

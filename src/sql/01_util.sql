@@ -175,3 +175,114 @@ BEGIN
     END LOOP;
 END
 $$;
+
+-- Warm start replaces the outputs of an earlier call: only tables that
+-- madlib_dl's (or MADlib's) own summary identifies as such.  Raise unless
+--   * model {schema, table} is a table with exactly the columns cols of
+--     types types (a model table of fn, and nothing else: an architecture
+--     table or a user's table has other columns);
+--   * summary {schema, table} is a table with a text column "model" and
+--     one row, whose "model" names that table (as schema.table, or as the
+--     bare or quoted table name MADlib writes);
+--   * when companion {schema, table} is given and exists (fit_multiple's
+--     info table), the summary row's column companion_col names it too.
+-- 42P01 when a table is missing, 42809 when one is not such an output.
+-- Returns the model table's regclass.  param names the model table's
+-- argument and fn the function in messages.
+--   PERFORM madlib_dl._assert_warm_start_outputs(model, 'model', summary_tbl,
+--       ARRAY['model_weights', 'model_arch'], ARRAY['bytea', 'json'], 'fit');
+CREATE FUNCTION madlib_dl._assert_warm_start_outputs(model text[], param text, summary text[],
+                                                     cols text[], types text[], fn text,
+                                                     companion text[] DEFAULT NULL,
+                                                     companion_col text DEFAULT NULL)
+RETURNS regclass
+LANGUAGE plpgsql STABLE PARALLEL SAFE
+SET search_path = pg_catalog, pg_temp
+AS $$
+DECLARE
+    what text := format('the model table of an earlier %s (warm_start)', fn);
+    hint text := format('warm_start continues the model table written by an earlier %s, next to '
+                        'its summary; give that table, or warm_start => false.', fn);
+    rel regclass := madlib_dl._assert_table_exists(model, param);
+    srel regclass;
+    n_cols integer;
+    n_rows bigint;
+    named text;
+    named_companion text;
+BEGIN
+    PERFORM madlib_dl._assert_columns(rel, cols, types, what);
+    SELECT count(*) INTO n_cols FROM pg_attribute a
+     WHERE a.attrelid = rel AND a.attnum > 0 AND NOT a.attisdropped;
+    IF n_cols <> cardinality(cols) THEN
+        RAISE EXCEPTION 'table "%" is not a model table of %: it has % columns, not %',
+                        madlib_dl._table_label(model), fn, n_cols, array_to_string(cols, ', ')
+            USING ERRCODE = 'wrong_object_type', HINT = hint;
+    END IF;
+    srel := madlib_dl._table_oid(summary);
+    IF srel IS NULL THEN
+        RAISE EXCEPTION 'model table "%" has no summary table "%"',
+                        madlib_dl._table_label(model), madlib_dl._table_label(summary)
+            USING ERRCODE = 'undefined_table', HINT = hint;
+    END IF;
+    srel := madlib_dl._assert_table_exists(summary, 'model summary table');
+    PERFORM madlib_dl._assert_columns(srel, ARRAY['model'], ARRAY['text'], 'the summary of ' || what);
+    IF companion IS NOT NULL THEN
+        PERFORM madlib_dl._assert_columns(srel, ARRAY[companion_col], ARRAY['text'], 'the summary of ' || what);
+        EXECUTE format('SELECT count(*), min(model), min(%I) FROM %s', companion_col, madlib_dl._table_sql(summary))
+           INTO n_rows, named, named_companion;
+    ELSE
+        EXECUTE format('SELECT count(*), min(model) FROM %s', madlib_dl._table_sql(summary))
+           INTO n_rows, named;
+    END IF;
+    IF n_rows <> 1 OR named IS NULL
+       OR named NOT IN (madlib_dl._table_label(model), madlib_dl._table_sql(model), model[2], quote_ident(model[2])) THEN
+        RAISE EXCEPTION 'summary table "%" does not name "%" as the model of an earlier %',
+                        madlib_dl._table_label(summary), madlib_dl._table_label(model), fn
+            USING ERRCODE = 'wrong_object_type', HINT = hint;
+    END IF;
+    IF companion IS NOT NULL AND madlib_dl._table_oid(companion) IS NOT NULL
+       AND (named_companion IS NULL
+            OR named_companion NOT IN (madlib_dl._table_label(companion), madlib_dl._table_sql(companion),
+                                       companion[2], quote_ident(companion[2]))) THEN
+        RAISE EXCEPTION 'summary table "%" does not name "%" as the % of an earlier %',
+                        madlib_dl._table_label(summary), madlib_dl._table_label(companion), companion_col, fn
+            USING ERRCODE = 'wrong_object_type', HINT = hint;
+    END IF;
+    RETURN rel;
+END
+$$;
+
+-- The type of the output summaries' <y>_class_values column, copied from
+-- the packed table's summary summ: its type when that is an array of a
+-- base or enum type (as training_preprocessor_dl writes it), else text[]
+-- (a domain there would run its owner's CHECK as the caller on insert);
+-- NULL when summ has no column col.  Copy the values with ::<this type>.
+CREATE FUNCTION madlib_dl._class_values_type(summ regclass, col text)
+RETURNS text
+LANGUAGE sql STABLE PARALLEL SAFE
+SET search_path = pg_catalog, pg_temp
+AS $$
+    SELECT CASE WHEN et.typtype IN ('b', 'e') THEN format_type(a.atttypid, a.atttypmod) ELSE 'text[]' END
+      FROM pg_attribute a JOIN pg_type t ON t.oid = a.atttypid
+           LEFT JOIN pg_type et ON et.oid = t.typelem AND t.typelem <> 0
+     WHERE a.attrelid = summ AND a.attname = col AND a.attnum > 0 AND NOT a.attisdropped
+$$;
+
+-- A name for a scratch temporary table: base_N, with the smallest N >= 1
+-- that names no relation in this session's pg_temp, so that a user's own
+-- temporary table is never dropped, filled or read by mistake.  Create
+-- the table as pg_temp.<name> (format('pg_temp.%I', name)) at once.
+CREATE FUNCTION madlib_dl._temp_table_name(base text)
+RETURNS text
+LANGUAGE plpgsql VOLATILE PARALLEL UNSAFE
+SET search_path = pg_catalog, pg_temp
+AS $$
+DECLARE
+    n integer := 1;
+BEGIN
+    WHILE to_regclass(format('pg_temp.%I', base || '_' || n)) IS NOT NULL LOOP
+        n := n + 1;
+    END LOOP;
+    RETURN base || '_' || n;
+END
+$$;

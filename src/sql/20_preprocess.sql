@@ -318,6 +318,7 @@ SET search_path = pg_catalog, pg_temp
 AS $$
 DECLARE
     dep_agg text;
+    ord text;                   -- the scratch table of row order
     nb text := 'least($1, $2 - o.buffer_id * $1)::integer';
 BEGIN
     EXECUTE format('CREATE TABLE %I.%I (%I bytea, %I bytea, %I integer[], %I integer[], '
@@ -337,20 +338,18 @@ BEGIN
     -- Each row's buffer and slot, in a narrow temporary table: the join
     -- below then hashes this table, never the wide source rows.  Rows are
     -- identified by (tableoid, ctid), unique also in a partitioned table.
-    IF to_regclass('pg_temp.madlib_dl_pp_order') IS NOT NULL THEN
-        DROP TABLE pg_temp.madlib_dl_pp_order;
-    END IF;
+    ord := madlib_dl._temp_table_name('madlib_dl_pp_order');
     EXECUTE format($q$
-        CREATE TEMPORARY TABLE madlib_dl_pp_order ON COMMIT DROP AS
+        CREATE TEMPORARY TABLE %4$I ON COMMIT DROP AS
         SELECT r.toid, r.tid, (r.rn / $1)::integer AS buffer_id, (r.rn %% $1)::integer AS slot
           FROM (SELECT s.tableoid AS toid, s.ctid AS tid, row_number() OVER (ORDER BY %1$s) - 1 AS rn
                   FROM %2$I.%3$I s) r
         $q$,
         CASE WHEN shuffle THEN 'hashtidextended(s.ctid, 42), s.tableoid, s.ctid'
              ELSE 's.tableoid, s.ctid' END,
-        src[1], src[2])
+        src[1], src[2], ord)
     USING bs::bigint;
-    ANALYZE pg_temp.madlib_dl_pp_order;
+    EXECUTE format('ANALYZE pg_temp.%I', ord);
 
     EXECUTE format($q$
         INSERT INTO %1$I.%2$I (%3$I, %4$I, %5$I, %6$I, buffer_id, __dist_key__)
@@ -361,14 +360,14 @@ BEGIN
                o.buffer_id,
                o.buffer_id %% $6
           FROM %9$I.%10$I s
-          JOIN pg_temp.madlib_dl_pp_order o ON s.ctid = o.tid AND s.tableoid = o.toid
+          JOIN pg_temp.%14$I o ON s.ctid = o.tid AND s.tableoid = o.toid
          CROSS JOIN (SELECT %11$I AS cv FROM %12$I.%13$I) c
          GROUP BY o.buffer_id
         $q$,
         dst[1], dst[2], dep_col, indep_col, dep_col || '_shape', indep_col || '_shape',
-        dep_agg, nb, src[1], src[2], cv_col, summ[1], summ[2])
+        dep_agg, nb, src[1], src[2], cv_col, summ[1], summ[2], ord)
     USING bs::bigint, n_rows, normalizing_const::double precision, dims, ncls, nseg;
-    DROP TABLE pg_temp.madlib_dl_pp_order;
+    EXECUTE format('DROP TABLE pg_temp.%I', ord);
 END
 $$;
 
@@ -532,6 +531,7 @@ DECLARE
     dep_kind text;
     cv_col text;
     cast_type text;
+    elem_kind "char";
     n_rows bigint;
     dims integer[];
     train_dims integer[];
@@ -590,13 +590,25 @@ BEGIN
                       HINT = 'Give a class column of the training data''s type.';
         END IF;
         dep_kind := 'class';
-        SELECT format_type(t.typelem, NULL) INTO cast_type
+        -- The class values are cast to the element type of <dep>_class_values,
+        -- read from a table another role may own: only a base or enum type,
+        -- never a domain, whose CHECK would run that role's code as the caller.
+        SELECT format_type(t.typelem, NULL), et.typtype INTO cast_type, elem_kind
           FROM pg_attribute a JOIN pg_type t ON t.oid = a.atttypid
+               LEFT JOIN pg_type et ON et.oid = t.typelem
          WHERE a.attrelid = tsumm_rel AND a.attname = cv_col AND NOT a.attisdropped;
         IF NOT FOUND THEN
             RAISE EXCEPTION 'table "%" has no column "%"', tsumm_rel::text, cv_col
                 USING ERRCODE = 'undefined_column',
                       HINT = 'Give a table made by training_preprocessor_dl.';
+        END IF;
+        IF elem_kind IS NULL OR elem_kind NOT IN ('b', 'e') THEN
+            RAISE EXCEPTION 'column "%" of table "%" has type %, not an array of a base type',
+                    cv_col, tsumm_rel::text,
+                    (SELECT format_type(a.atttypid, a.atttypmod) FROM pg_attribute a
+                      WHERE a.attrelid = tsumm_rel AND a.attname = cv_col)
+                USING ERRCODE = 'datatype_mismatch',
+                      HINT = 'Give a table made by training_preprocessor_dl; its class values are an array of the class column''s base type.';
         END IF;
     END IF;
 

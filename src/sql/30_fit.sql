@@ -247,9 +247,8 @@ BEGIN
     y_col := psum->'dependent_varname'->>0;
     x_col := psum->'independent_varname'->>0;
     IF warm_start THEN
-        PERFORM madlib_dl._assert_columns(madlib_dl._assert_table_exists(model, 'model'),
-            ARRAY['model_weights', 'model_arch'], ARRAY['bytea', 'json'],
-            'the model table of an earlier fit (warm_start)');
+        PERFORM madlib_dl._assert_warm_start_outputs(model, 'model', summary_tbl,
+            ARRAY['model_weights', 'model_arch'], ARRAY['bytea', 'json'], 'fit');
     ELSE
         PERFORM madlib_dl._assert_output_absent(model, 'model');
         PERFORM madlib_dl._assert_output_absent(summary_tbl, 'model summary table');
@@ -335,18 +334,16 @@ BEGIN
 
     -- 6. output tables, in this transaction
     IF warm_start THEN
+        -- both checked by _assert_warm_start_outputs above
         EXECUTE format('DROP TABLE %s', madlib_dl._table_sql(model));
-        EXECUTE format('DROP TABLE IF EXISTS %s', madlib_dl._table_sql(summary_tbl));
+        EXECUTE format('DROP TABLE %s', madlib_dl._table_sql(summary_tbl));
     END IF;
     EXECUTE format('CREATE TABLE %s (model_weights bytea, model_arch json)', madlib_dl._table_sql(model));
     EXECUTE format('INSERT INTO %s VALUES ($1, $2)', madlib_dl._table_sql(model))
        USING r.model_weights, arch;
 
     cv_col := y_col || '_class_values';
-    SELECT format_type(a.atttypid, a.atttypmod) INTO cv_type
-      FROM pg_attribute a
-     WHERE a.attrelid = madlib_dl._table_oid(ARRAY[source[1], source[2] || '_summary'])
-       AND a.attname = cv_col AND a.attnum > 0 AND NOT a.attisdropped;
+    cv_type := madlib_dl._class_values_type(madlib_dl._table_oid(ARRAY[source[1], source[2] || '_summary']), cv_col);
     EXECUTE format(
         'CREATE TABLE %s ('
         '  source_table text, model text, dependent_varname text[], independent_varname text[],'
@@ -368,7 +365,7 @@ BEGIN
         ' $33, $34, %s, $35',
         madlib_dl._table_sql(summary_tbl),
         CASE WHEN cv_type IS NULL THEN 'NULL::text[]'
-             ELSE format('(SELECT s.%I FROM %s s LIMIT 1)', cv_col,
+             ELSE format('(SELECT s.%I::%s FROM %s s LIMIT 1)', cv_col, cv_type,
                          madlib_dl._table_sql(ARRAY[source[1], source[2] || '_summary'])) END)
     USING
         madlib_dl._table_label(source),                               -- source_table

@@ -112,9 +112,9 @@ BEGIN
     y_col := psum->'dependent_varname'->>0;
     x_col := psum->'independent_varname'->>0;
     IF warm_start THEN
-        PERFORM madlib_dl._assert_columns(madlib_dl._assert_table_exists(model, 'model_output_table'),
+        PERFORM madlib_dl._assert_warm_start_outputs(model, 'model_output_table', summary_tbl,
             ARRAY['mst_key', 'model_weights', 'model_arch'], ARRAY['integer', 'bytea', 'json'],
-            'the model table of an earlier fit_multiple (warm_start)');
+            'fit_multiple', info_tbl, 'model_info');
     ELSE
         PERFORM madlib_dl._assert_schema_exists(model);
         PERFORM madlib_dl._assert_output_absent(model, 'model_output_table');
@@ -306,9 +306,10 @@ BEGIN
 
     -- 8. output tables, in this transaction
     IF warm_start THEN
+        -- each checked by _assert_warm_start_outputs above
         EXECUTE format('DROP TABLE %s', madlib_dl._table_sql(model));
         EXECUTE format('DROP TABLE IF EXISTS %s', madlib_dl._table_sql(info_tbl));
-        EXECUTE format('DROP TABLE IF EXISTS %s', madlib_dl._table_sql(summary_tbl));
+        EXECUTE format('DROP TABLE %s', madlib_dl._table_sql(summary_tbl));
     END IF;
     EXECUTE format('CREATE TABLE %s (mst_key integer PRIMARY KEY, model_weights bytea, model_arch json)',
                    madlib_dl._table_sql(model));
@@ -343,10 +344,7 @@ BEGIN
        USING results, keys, ids, compiles, fits, loss_types, metric_types;
 
     cv_col := y_col || '_class_values';
-    SELECT format_type(t.atttypid, t.atttypmod) INTO cv_type
-      FROM pg_attribute t
-     WHERE t.attrelid = madlib_dl._table_oid(ARRAY[source[1], source[2] || '_summary'])
-       AND t.attname = cv_col AND t.attnum > 0 AND NOT t.attisdropped;
+    cv_type := madlib_dl._class_values_type(madlib_dl._table_oid(ARRAY[source[1], source[2] || '_summary']), cv_col);
     EXECUTE format(
         'CREATE TABLE %s ('
         '  source_table text, validation_table text, model text, model_info text,'
@@ -362,7 +360,7 @@ BEGIN
         ' $16, $17, $18, %s, $19, $20, $21, $22, $23',
         madlib_dl._table_sql(summary_tbl),
         CASE WHEN cv_type IS NULL THEN 'NULL::text[]'
-             ELSE format('(SELECT s.%I FROM %s s LIMIT 1)', cv_col,
+             ELSE format('(SELECT s.%I::%s FROM %s s LIMIT 1)', cv_col, cv_type,
                          madlib_dl._table_sql(ARRAY[source[1], source[2] || '_summary'])) END)
     USING
         madlib_dl._table_label(source),
