@@ -588,6 +588,9 @@ madlib_dl__pack_final(PG_FUNCTION_ARGS)
 {
 	PackState  *st;
 
+	/* internal state: only an aggregate may hand one over */
+	if (!AggCheckCallContext(fcinfo, NULL))
+		elog(ERROR, "madlib_dl: _pack_final called in non-aggregate context");
 	if (PG_ARGISNULL(0))
 		PG_RETURN_NULL();
 	st = (PackState *) PG_GETARG_POINTER(0);
