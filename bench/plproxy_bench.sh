@@ -53,6 +53,7 @@ EOF
   i=$((i + 1))
 done
 conn() { echo "host=$DIR port=$((PORT0 + $1)) dbname=postgres user=bench"; }
+nodeconn() { echo "host=$DIR port=$((PORT0 + $1)) dbname=postgres"; }   # user: the mapping
 q() { psql -X -q -At -v ON_ERROR_STOP=1 -d "$(conn "$1")" -c "SET client_min_messages = warning; $2"; }
 for k in 0 1 2; do q $k "CREATE EXTENSION madlib_dl"; done
 q 0 "CREATE EXTENSION plproxy; SELECT madlib_dl.plproxy_setup()" >/dev/null
@@ -66,8 +67,10 @@ q 0 "CREATE TABLE iris_big AS SELECT row_number() OVER () AS id, d.attributes, d
        ARRAY[\$\$loss='categorical_crossentropy', optimizer='Adam(lr=0.01)', metrics=['accuracy']\$\$,
              \$\$loss='categorical_crossentropy', optimizer='SGD(lr=0.1)', metrics=['accuracy']\$\$],
        ARRAY['batch_size=16, epochs=1', 'batch_size=32, epochs=1'])" >/dev/null
-q 0 "SELECT madlib_dl.plproxy_create_cluster('two', ARRAY['$(conn 1)', '$(conn 2)'], 4);
-     SELECT madlib_dl.plproxy_create_cluster('one', ARRAY['$(conn 1)'], 4)" >/dev/null
+q 0 "SELECT madlib_dl.plproxy_create_cluster('two', ARRAY['$(nodeconn 1)', '$(nodeconn 2)'], 4);
+     SELECT madlib_dl.plproxy_create_cluster('one', ARRAY['$(nodeconn 1)'], 4);
+     CREATE USER MAPPING FOR CURRENT_USER SERVER two OPTIONS (user 'bench');
+     CREATE USER MAPPING FOR CURRENT_USER SERVER one OPTIONS (user 'bench')" >/dev/null
 
 ARGS="(SELECT array_agg(m.mst_key ORDER BY m.mst_key) k, array_agg(a.model_arch::text ORDER BY m.mst_key) ar,
         array_agg(a.model_weights ORDER BY m.mst_key) w, array_agg(m.compile_params::text ORDER BY m.mst_key) c,

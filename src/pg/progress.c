@@ -33,6 +33,7 @@
 
 #include "access/parallel.h"
 #include "access/xact.h"
+#include "catalog/namespace.h"
 #include "catalog/pg_authid.h"
 #include "catalog/pg_type.h"
 #include "commands/dbcommands.h"
@@ -45,6 +46,7 @@
 #include "storage/shmem.h"
 #include "storage/spin.h"
 #include "utils/acl.h"
+#include "utils/array.h"
 #include "utils/builtins.h"
 #include "utils/float.h"
 #include "utils/lsyscache.h"
@@ -333,8 +335,13 @@ dl_progress_relname(Oid rel)
 {
 	char	   *name = get_rel_name(rel);
 	char	   *nsp;
+	Oid			user = GetUserId();
 
 	if (name == NULL)
+		return NULL;
+	/* a table the caller cannot read is no label of its run */
+	if (pg_class_aclcheck(rel, user, ACL_SELECT) != ACLCHECK_OK &&
+		pg_attribute_aclcheck_all(rel, user, ACL_SELECT, ACLMASK_ANY) != ACLCHECK_OK)
 		return NULL;
 	nsp = get_namespace_name(get_rel_namespace(rel));
 	return nsp != NULL ? psprintf("%s.%s", nsp, name) : name;
@@ -343,23 +350,73 @@ dl_progress_relname(Oid rel)
 PG_FUNCTION_INFO_V1(madlib_dl__progress_label);
 
 /*
- * madlib_dl._progress_label(output text) RETURNS void: the output table
- * name the next dl_progress_begin with a NULL output shows, for drivers
- * whose C function is not told the output name.  Forgotten at the end of
- * the transaction.  NULL clears it.
+ * madlib_dl._progress_label(output text[]) RETURNS void: the output table
+ * {schema, table} that the next dl_progress_begin with a NULL output
+ * shows, for drivers whose C function is not told the output name.
+ * Forgotten at the end of the transaction.  NULL clears it.
+ *
+ * The label is what the run will write, so it is checked against the
+ * caller's rights to write it: CREATE on the schema, and ownership of the
+ * table when it exists already (warm start drops and re-creates it).  A
+ * role therefore cannot show its run under another role's table; and a
+ * fit that could not write its output fails here, before training.
  */
 Datum
 madlib_dl__progress_label(PG_FUNCTION_ARGS)
 {
-	if (PG_ARGISNULL(0))
-		pending_label[0] = '\0';
-	else
-	{
-		char	   *label = text_to_cstring(PG_GETARG_TEXT_PP(0));
+	ArrayType  *arr;
+	Datum	   *elems = NULL;
+	bool	   *elem_nulls = NULL;
+	int			n = -1;
+	char	   *nspname;
+	char	   *relname;
+	char	   *label;
+	Oid			nspid;
+	Oid			relid;
+	Oid			user = GetUserId();
+	AclResult	acl;
 
-		copy_name(pending_label, label, DL_PROGRESS_NAME_LEN);
-		pfree(label);
+	if (PG_ARGISNULL(0))
+	{
+		pending_label[0] = '\0';
+		PG_RETURN_VOID();
 	}
+	arr = PG_GETARG_ARRAYTYPE_P(0);
+	if (ARR_NDIM(arr) == 1 && ARR_ELEMTYPE(arr) == TEXTOID)
+		deconstruct_array(arr, TEXTOID, -1, false, TYPALIGN_INT, &elems, &elem_nulls, &n);
+	if (n != 2 || elem_nulls[0] || elem_nulls[1])
+		ereport(ERROR,
+				(errcode(ERRCODE_INVALID_PARAMETER_VALUE),
+				 errmsg("progress label must be an array of two non-NULL names {schema, table}"),
+				 errhint("Pass the output table as madlib_dl._resolve_table returns it.")));
+	nspname = TextDatumGetCString(elems[0]);
+	relname = TextDatumGetCString(elems[1]);
+
+	/* USAGE on the schema is checked here too (42501) */
+	nspid = LookupExplicitNamespace(nspname, true);
+	if (!OidIsValid(nspid))
+		ereport(ERROR,
+				(errcode(ERRCODE_INVALID_SCHEMA_NAME),
+				 errmsg("schema \"%s\" does not exist", nspname),
+				 errhint("Create the schema first, or give a table in an existing schema.")));
+	relid = get_relname_relid(relname, nspid);
+	if (OidIsValid(relid) && !pg_class_ownercheck(relid, user))
+		ereport(ERROR,
+				(errcode(ERRCODE_INSUFFICIENT_PRIVILEGE),
+				 errmsg("must be owner of table \"%s.%s\" to replace it", nspname, relname),
+				 errhint("Warm start from a model table you own, or give a new output table name.")));
+	acl = pg_namespace_aclcheck(nspid, user, ACL_CREATE);
+	if (acl != ACLCHECK_OK)
+		ereport(ERROR,
+				(errcode(ERRCODE_INSUFFICIENT_PRIVILEGE),
+				 errmsg("permission denied to create output table \"%s.%s\": no CREATE privilege on schema \"%s\"",
+						nspname, relname, nspname),
+				 errhint("Write the output into a schema where you may create tables, or have CREATE on \"%s\" granted.",
+						 nspname)));
+
+	label = psprintf("%s.%s", nspname, relname);
+	copy_name(pending_label, label, DL_PROGRESS_NAME_LEN);
+	pfree(label);
 	if (!callbacks_registered && dl_progress != NULL)
 	{
 		RegisterXactCallback(progress_xact_callback, NULL);
@@ -393,9 +450,11 @@ PG_FUNCTION_INFO_V1(madlib_dl__progress);
 /*
  * madlib_dl._progress() RETURNS SETOF record: one row per tracked run (see
  * the view madlib_dl.fit_progress in src/sql/70_progress.sql for the
- * columns).  As in pg_stat_activity, the table names of another role's
- * runs are NULL unless the caller has that role's privileges or
- * pg_read_all_stats.  Empty when madlib_dl is not preloaded.
+ * columns).  As pg_stat_activity does for another role's query, a run of
+ * a role whose privileges the caller does not have (and the caller is
+ * not in pg_read_all_stats) shows only run_id, pid, database and
+ * username; function reads '<insufficient privilege>' and every other
+ * column is NULL.  Empty when madlib_dl is not preloaded.
  */
 Datum
 madlib_dl__progress(PG_FUNCTION_ARGS)
@@ -437,12 +496,21 @@ madlib_dl__progress(PG_FUNCTION_ARGS)
 			values[3] = CStringGetTextDatum(username);
 		else
 			nulls[3] = true;
+		if (!visible)
+		{
+			/* another role's run: who and where only, as pg_stat_activity */
+			values[4] = CStringGetTextDatum("<insufficient privilege>");
+			for (int c = 5; c < PROGRESS_COLS; c++)
+				nulls[c] = true;
+			tuplestore_putvalues(rsinfo->setResult, rsinfo->setDesc, values, nulls);
+			continue;
+		}
 		values[4] = CStringGetTextDatum(copy.function);
-		if (visible && copy.source[0] != '\0')
+		if (copy.source[0] != '\0')
 			values[5] = CStringGetTextDatum(copy.source);
 		else
 			nulls[5] = true;
-		if (visible && copy.output[0] != '\0')
+		if (copy.output[0] != '\0')
 			values[6] = CStringGetTextDatum(copy.output);
 		else
 			nulls[6] = true;

@@ -56,7 +56,8 @@ void		dl_progress_init(void);
  * Start tracking a run in this backend.  function: "fit" or
  * "fit_multiple"; source and output: table names as the user should read
  * them (may be NULL; a NULL output takes the name last given to
- * madlib_dl._progress_label in this transaction, if any).  num_iterations
+ * madlib_dl._progress_label in this transaction, if any: a table the
+ * caller may create or replace).  num_iterations
  * >= 1, num_models >= 1.  Never raises an ERROR: without shared memory or
  * with every slot busy the run is just not shown.
  */
@@ -90,7 +91,9 @@ double		dl_progress_eta(double elapsed_s, double done, double total);
 
 /*
  * "schema.table" of a relation, palloc'd in CurrentMemoryContext, or NULL
- * when it does not exist; for dl_progress_begin's source and output.
+ * when it does not exist or the current user may not read it (no SELECT
+ * on it or on any of its columns); for dl_progress_begin's source, so
+ * that a run is only ever labelled with a table it can actually read.
  */
 char	   *dl_progress_relname(Oid rel);
 

@@ -325,7 +325,7 @@ BEGIN
     nseg := madlib_dl._fit_num_segments(source, src_rel, psum);
 
     -- 5. train (no table is written before this returns)
-    PERFORM madlib_dl._progress_label(madlib_dl._table_label(model));
+    PERFORM madlib_dl._progress_label(model);
     t_start := clock_timestamp();
     r := madlib_dl._fit_run(src_rel, x_col, y_col, val_rel, vx_col, vy_col, arch, init_weights,
                             compile_params, fit_params, num_iterations, freq, nseg);

@@ -291,7 +291,7 @@ BEGIN
     nseg := madlib_dl._fit_num_segments(source, src_rel, psum);
 
     -- 7. train (no table is written before this returns)
-    PERFORM madlib_dl._progress_label(madlib_dl._table_label(model));
+    PERFORM madlib_dl._progress_label(model);
     t_start := clock_timestamp();
     results := ARRAY(
         SELECT r FROM madlib_dl._fit_multiple_run(src_rel, x_col, y_col, val_rel, vx_col, vy_col,

@@ -18,9 +18,12 @@ RETURNS SETOF record
 AS 'MODULE_PATHNAME', 'madlib_dl__progress'
 LANGUAGE C VOLATILE PARALLEL RESTRICTED;
 
--- The output table name the next run started in this transaction shows,
--- for a driver whose C function is not given it.  NULL clears it.
-CREATE FUNCTION madlib_dl._progress_label(output text)
+-- The output table {schema, table} the next run started in this
+-- transaction shows, for a driver whose C function is not given it.  NULL
+-- clears it.  ERROR 42501 unless the caller may write that table (CREATE
+-- on its schema, and ownership when it exists), so that no role can label
+-- its run with another role's table.
+CREATE FUNCTION madlib_dl._progress_label(output text[])
 RETURNS void
 AS 'MODULE_PATHNAME', 'madlib_dl__progress_label'
 LANGUAGE C VOLATILE PARALLEL UNSAFE;

@@ -18,42 +18,126 @@
 -- fit_multiple on the same packed table.  Only model states move.
 --
 -- What is created where:
---   * always (no PL/Proxy needed): the catalog madlib_dl.plproxy_tables,
---     the node-side functions _px_node_*, the coordinator driver
---     _px_fit_multiple_run, and plproxy_setup / plproxy_create_cluster /
+--   * always (no PL/Proxy needed): the catalog madlib_dl.plproxy_tables
+--     (with its row security and the event trigger that forgets dropped
+--     tables), the node-side functions _px_node_*, the coordinator
+--     drivers, and plproxy_setup / plproxy_create_cluster /
 --     plproxy_distribute;
 --   * only where the plproxy extension exists: the proxy functions
---     (LANGUAGE plproxy) _px_prepare, _px_insert, _px_train, _px_eval,
---     made by madlib_dl.plproxy_setup(): at install time when plproxy is
---     already there, else call it after CREATE EXTENSION plproxy.
+--     (LANGUAGE plproxy) _px_prepare, _px_insert, _px_publish, _px_train,
+--     _px_eval, _px_ping, made by madlib_dl.plproxy_setup(): at install
+--     time when plproxy is already there, else call it after
+--     CREATE EXTENSION plproxy.
+--
+-- Security (docs/plproxy.md, "Users and passwords"):
+--   * PL/Proxy connects to the nodes as the session user, with that
+--     user's mapping on the cluster's server; plproxy_create_cluster makes
+--     no PUBLIC mapping.  The checks here look at session_user too.
+--   * Values pasted into a libpq conninfo are quoted (_px_conninfo_value).
+--   * plproxy_tables is keyed by table OID; a row can only be written for
+--     a table the writer owns (row security), and dropping the table
+--     removes it.
+--   * plproxy_distribute checks every precondition (ownership, catalog
+--     privileges, server USAGE and user mapping, then on every node the
+--     schema, privileges and columns) before any row reaches a node's
+--     table, and loads into a temporary table of each connection that is
+--     moved into the real table only at the end.
 
 -- ---------------------------------------------------------------------
 -- Catalog: which packed tables live on which cluster
 -- ---------------------------------------------------------------------
 
--- One row per distributed packed table (written by plproxy_distribute).
--- The coordinator keeps the table itself (its rows are not read by
--- training; they may be truncated) and its _summary.
+-- One row per distributed packed table (written by plproxy_distribute),
+-- keyed by the coordinator table's OID: renaming the table keeps its row,
+-- and a new table of the same name is not distributed.  schema_name and
+-- table_name are the table's name on the data nodes (its name when it was
+-- distributed).  The coordinator keeps the table itself (its rows are not
+-- read by training; they may be truncated) and its _summary.
 CREATE TABLE madlib_dl.plproxy_tables (
+    relid        regclass PRIMARY KEY,
     schema_name  text NOT NULL,
     table_name   text NOT NULL,
     cluster      text NOT NULL,
     num_segments integer NOT NULL CHECK (num_segments BETWEEN 1 AND 64),
     distributed_at timestamptz NOT NULL DEFAULT now(),
-    PRIMARY KEY (schema_name, table_name)
+    UNIQUE (schema_name, table_name)
 );
-GRANT SELECT ON madlib_dl.plproxy_tables TO PUBLIC;
+-- Row security: everyone reads every row; a row may be written only for a
+-- table whose owner's privileges the writer has, and deleted also when its
+-- table no longer exists (the event trigger below, run by whoever drops
+-- the table).  INSERT and UPDATE are not granted: plproxy_distribute is
+-- for the administrator, who may GRANT them to loaders (still limited to
+-- their own tables by the policy).
+ALTER TABLE madlib_dl.plproxy_tables ENABLE ROW LEVEL SECURITY;
+CREATE POLICY plproxy_tables_read ON madlib_dl.plproxy_tables FOR SELECT USING (true);
+CREATE POLICY plproxy_tables_owner ON madlib_dl.plproxy_tables FOR ALL
+    USING (NOT EXISTS (SELECT 1 FROM pg_catalog.pg_class c
+                        WHERE c.oid = plproxy_tables.relid AND NOT pg_catalog.pg_has_role(c.relowner, 'USAGE')))
+    WITH CHECK (EXISTS (SELECT 1 FROM pg_catalog.pg_class c
+                         WHERE c.oid = plproxy_tables.relid AND pg_catalog.pg_has_role(c.relowner, 'USAGE')));
+GRANT SELECT, DELETE ON madlib_dl.plproxy_tables TO PUBLIC;
+
+-- Event trigger: forget the tables that a DROP removes.  Runs as the role
+-- that drops; it never makes a DROP fail (a role without USAGE on schema
+-- madlib_dl cannot reach the catalog: plproxy_distribute sweeps such
+-- leftovers, which match no table).
+CREATE FUNCTION madlib_dl._px_forget_dropped()
+RETURNS event_trigger
+LANGUAGE plpgsql VOLATILE SECURITY INVOKER
+SET search_path = pg_catalog, pg_temp
+AS $$
+BEGIN
+    IF has_schema_privilege('madlib_dl', 'USAGE') THEN
+        DELETE FROM madlib_dl.plproxy_tables t
+         USING pg_event_trigger_dropped_objects() d
+         WHERE d.classid = 'pg_class'::regclass AND d.objsubid = 0 AND t.relid = d.objid;
+    END IF;
+END
+$$;
+CREATE EVENT TRIGGER madlib_dl_plproxy_forget ON sql_drop
+    EXECUTE PROCEDURE madlib_dl._px_forget_dropped();
 
 -- The cluster a packed table is distributed over, or NULL (not distributed).
 CREATE FUNCTION madlib_dl._px_cluster_of(source regclass)
 RETURNS text
 LANGUAGE sql STABLE
 SET search_path = pg_catalog, pg_temp
+AS $$ SELECT t.cluster FROM madlib_dl.plproxy_tables t WHERE t.relid = source $$;
+
+-- value quoted for a libpq conninfo: in single quotes, with \ and '
+-- escaped by a backslash, so that no value can add a keyword.
+CREATE FUNCTION madlib_dl._px_conninfo_value(value text)
+RETURNS text
+LANGUAGE sql IMMUTABLE STRICT PARALLEL SAFE
+SET search_path = pg_catalog, pg_temp
+AS $$ SELECT '''' || replace(replace(value, E'\\', E'\\\\'), '''', E'\\''') || '''' $$;
+
+-- ERROR unless the session user may use PL/Proxy cluster: USAGE on its
+-- server and a user mapping (its own or PUBLIC).  PL/Proxy checks both
+-- for the session user (SET ROLE does not change whom it connects as),
+-- but only once it is running; this says so before any work.
+CREATE FUNCTION madlib_dl._px_check_access(cluster text)
+RETURNS void
+LANGUAGE plpgsql STABLE SECURITY INVOKER
+SET search_path = pg_catalog, pg_temp
 AS $$
-    SELECT t.cluster FROM madlib_dl.plproxy_tables t
-      JOIN pg_class c ON c.oid = source
-      JOIN pg_namespace n ON n.oid = c.relnamespace
-     WHERE t.schema_name = n.nspname AND t.table_name = c.relname
+BEGIN
+    IF NOT has_server_privilege(session_user, cluster, 'USAGE') THEN
+        RAISE EXCEPTION 'permission denied for PL/Proxy cluster "%": role "%" has no USAGE on its server',
+                        cluster, session_user
+            USING ERRCODE = 'insufficient_privilege',
+                  HINT = format('The server''s owner can run GRANT USAGE ON FOREIGN SERVER %I TO %I.',
+                                cluster, session_user);
+    END IF;
+    IF NOT EXISTS (SELECT 1 FROM pg_user_mappings m
+                    WHERE m.srvname = cluster AND (m.umuser = 0 OR m.usename = session_user)) THEN
+        RAISE EXCEPTION 'role "%" has no user mapping for PL/Proxy cluster "%"', session_user, cluster
+            USING ERRCODE = 'undefined_object',
+                  HINT = format('Create one with the role''s own credentials on the data nodes: '
+                                'CREATE USER MAPPING FOR %I SERVER %I OPTIONS (user ''...'', password ''...'') '
+                                '(docs/plproxy.md).', session_user, cluster);
+    END IF;
+END
 $$;
 
 -- The cluster name, for the proxy functions' CLUSTER statement.
@@ -91,6 +175,13 @@ $$;
 -- Node side (run on the data nodes by the proxy functions)
 -- ---------------------------------------------------------------------
 
+-- The name of this data node in messages: its cluster_name and database.
+CREATE FUNCTION madlib_dl._px_node_label()
+RETURNS text
+LANGUAGE sql STABLE
+SET search_path = pg_catalog, pg_temp
+AS $$ SELECT coalesce(current_setting('cluster_name', true), '') || ' ' || current_database() $$;
+
 -- A node's copy of table tbl = {schema, name}; ERROR when absent.
 CREATE FUNCTION madlib_dl._px_node_table(tbl text[])
 RETURNS regclass
@@ -102,8 +193,7 @@ DECLARE
 BEGIN
     rel := to_regclass(format('%I.%I', tbl[1], tbl[2]));
     IF rel IS NULL THEN
-        RAISE EXCEPTION 'table "%.%" does not exist on data node %', tbl[1], tbl[2],
-                        coalesce(current_setting('cluster_name', true), '') || ' ' || current_database()
+        RAISE EXCEPTION 'table "%.%" does not exist on data node %', tbl[1], tbl[2], madlib_dl._px_node_label()
             USING ERRCODE = 'undefined_table',
                   HINT = 'Distribute the packed table with madlib_dl.plproxy_distribute.';
     END IF;
@@ -111,44 +201,159 @@ BEGIN
 END
 $$;
 
--- Make table tbl (columns colnames of types coltypes) on this node if it
--- is not there, and empty its segments segs.  Runs once per partition;
--- partitions of one node serialize on an advisory lock.
+-- The load of plproxy_distribute goes through a temporary table of the
+-- connection (one per partition): pg_temp.madlib_dl_px_load, with the
+-- columns colnames of types coltypes.  Nothing of the load is in the
+-- node's table before _px_node_publish, and a connection that breaks
+-- takes its rows with it.
+
+-- Check that this node can take table tbl (columns colnames of types
+-- coltypes) for the connecting role, writing nothing: the schema exists
+-- and may be used; the table either does not exist and may be created,
+-- or has those columns and may be read, inserted into and deleted from;
+-- temporary tables may be made.  Then make an empty load table.  Runs
+-- once per partition.
 CREATE FUNCTION madlib_dl._px_node_prepare(cluster text, tbl text[], colnames text[],
     coltypes text[], segs integer[])
 RETURNS integer
 LANGUAGE plpgsql VOLATILE SECURITY INVOKER
 SET search_path = pg_catalog, pg_temp
+SET client_min_messages = warning
 AS $$
 DECLARE
-    cols text;
-    n bigint;
+    node text := madlib_dl._px_node_label();
+    nsp regnamespace := to_regnamespace(quote_ident(tbl[1]));
+    rel regclass;
+    bad text;
+    priv text;
 BEGIN
-    PERFORM pg_advisory_xact_lock(hashtext('madlib_dl.plproxy ' || tbl[1] || '.' || tbl[2]));
-    IF to_regclass(format('%I.%I', tbl[1], tbl[2])) IS NULL THEN
-        SELECT string_agg(format('%I %s', c.n, c.t::regtype::text), ', ' ORDER BY c.i) INTO cols
-          FROM unnest(colnames, coltypes) WITH ORDINALITY AS c(n, t, i);
-        EXECUTE format('CREATE TABLE %I.%I (%s)', tbl[1], tbl[2], cols);
+    IF nsp IS NULL THEN
+        RAISE EXCEPTION 'schema "%" does not exist on data node %', tbl[1], node
+            USING ERRCODE = 'invalid_schema_name',
+                  HINT = 'Create the schema on every data node first, owned by or granted to the loading role.';
     END IF;
-    EXECUTE format('DELETE FROM %s WHERE __dist_key__ = ANY($1)', madlib_dl._px_node_table(tbl)) USING segs;
-    GET DIAGNOSTICS n = ROW_COUNT;
-    RETURN n;
+    IF NOT has_schema_privilege(nsp, 'USAGE') THEN
+        RAISE EXCEPTION 'permission denied for schema "%" on data node % (role "%")', tbl[1], node, current_user
+            USING ERRCODE = 'insufficient_privilege',
+                  HINT = 'Grant USAGE on the schema to the role on every data node.';
+    END IF;
+    rel := to_regclass(format('%I.%I', tbl[1], tbl[2]));
+    IF rel IS NULL THEN
+        IF NOT has_schema_privilege(nsp, 'CREATE') THEN
+            RAISE EXCEPTION 'permission denied to create table "%.%" on data node % (role "%")',
+                            tbl[1], tbl[2], node, current_user
+                USING ERRCODE = 'insufficient_privilege',
+                      HINT = 'Grant CREATE on the schema to the role on every data node, or create the table there.';
+        END IF;
+    ELSE
+        FOREACH priv IN ARRAY ARRAY['SELECT', 'INSERT', 'DELETE'] LOOP
+            IF NOT has_table_privilege(rel, priv) THEN
+                RAISE EXCEPTION 'permission denied: role "%" may not % table "%.%" on data node %',
+                                current_user, priv, tbl[1], tbl[2], node
+                    USING ERRCODE = 'insufficient_privilege',
+                          HINT = 'Grant SELECT, INSERT and DELETE on the table to the role on every data node.';
+            END IF;
+        END LOOP;
+        SELECT string_agg(format('%s %s', c.n, c.t), ', ' ORDER BY c.i) INTO bad
+          FROM unnest(colnames, coltypes) WITH ORDINALITY AS c(n, t, i)
+         WHERE NOT EXISTS (SELECT 1 FROM pg_attribute a
+                            WHERE a.attrelid = rel AND a.attname = c.n AND a.attnum > 0
+                              AND NOT a.attisdropped AND a.atttypid = c.t::regtype);
+        IF bad IS NOT NULL THEN
+            RAISE EXCEPTION 'table "%.%" on data node % lacks the columns %', tbl[1], tbl[2], node, bad
+                USING ERRCODE = 'datatype_mismatch',
+                      HINT = 'It is not a copy of this packed table: drop it on the node, or distribute under another name.';
+        END IF;
+    END IF;
+    IF NOT has_database_privilege(current_database(), 'TEMPORARY') THEN
+        RAISE EXCEPTION 'permission denied to create temporary tables on data node % (role "%")', node, current_user
+            USING ERRCODE = 'insufficient_privilege',
+                  HINT = 'Grant TEMPORARY on the database to the role on every data node.';
+    END IF;
+    DROP TABLE IF EXISTS pg_temp.madlib_dl_px_load;
+    EXECUTE format('CREATE TEMPORARY TABLE madlib_dl_px_load (%s)',
+                   (SELECT string_agg(format('%I %s', c.n, c.t::regtype::text), ', ' ORDER BY c.i)
+                      FROM unnest(colnames, coltypes) WITH ORDINALITY AS c(n, t, i)));
+    RETURN 0;
 END
 $$;
 
--- Insert rows (row_to_json of the coordinator's rows) into tbl.
+-- The load table of this connection; ERROR when it is gone (the
+-- connection was replaced since _px_node_prepare).
+CREATE FUNCTION madlib_dl._px_node_load_table(tbl text[])
+RETURNS regclass
+LANGUAGE plpgsql STABLE
+SET search_path = pg_catalog, pg_temp
+AS $$
+BEGIN
+    IF to_regclass('pg_temp.madlib_dl_px_load') IS NULL THEN
+        RAISE EXCEPTION 'the load of table "%.%" on data node % lost its connection', tbl[1], tbl[2],
+                        madlib_dl._px_node_label()
+            USING ERRCODE = 'connection_failure',
+                  HINT = 'Run madlib_dl.plproxy_distribute again; the node''s table was not changed.';
+    END IF;
+    RETURN 'pg_temp.madlib_dl_px_load'::regclass;
+END
+$$;
+
+-- Add rows (row_to_json of the coordinator's rows) to the load table.
 CREATE FUNCTION madlib_dl._px_node_insert(cluster text, tbl text[], segs integer[], rows json[])
 RETURNS integer
 LANGUAGE plpgsql VOLATILE SECURITY INVOKER
 SET search_path = pg_catalog, pg_temp
 AS $$
 DECLARE
-    rel regclass := madlib_dl._px_node_table(tbl);
+    rel regclass := madlib_dl._px_node_load_table(tbl);
     n bigint;
 BEGIN
     EXECUTE format('INSERT INTO %1$s SELECT * FROM json_populate_recordset(NULL::%1$s, array_to_json($1))', rel)
     USING rows;
     GET DIAGNOSTICS n = ROW_COUNT;
+    RETURN n;
+END
+$$;
+
+-- Move the loaded segments segs into table tbl, in one transaction:
+-- create tbl (columns colnames of types coltypes) if absent, check that
+-- the load table holds counts[i] rows of segment segs[i], replace those
+-- segments' rows of tbl with them, and drop the load table.
+-- Partitions of one node serialize on an advisory lock.
+CREATE FUNCTION madlib_dl._px_node_publish(cluster text, tbl text[], colnames text[], coltypes text[],
+    segs integer[], counts bigint[])
+RETURNS bigint
+LANGUAGE plpgsql VOLATILE SECURITY INVOKER
+SET search_path = pg_catalog, pg_temp
+SET client_min_messages = warning
+AS $$
+DECLARE
+    load regclass := madlib_dl._px_node_load_table(tbl);
+    cols text;
+    bad text;
+    n bigint;
+BEGIN
+    EXECUTE format('SELECT string_agg(format(''segment %%s: %%s rows of %%s'', x.s, coalesce(l.n, 0), x.c), '', '')'
+                   '  FROM unnest($1, $2) AS x(s, c)'
+                   '  LEFT JOIN (SELECT __dist_key__ AS s, count(*) AS n FROM %s GROUP BY 1) l USING (s)'
+                   ' WHERE coalesce(l.n, 0) <> x.c', load)
+       INTO bad USING segs, counts;
+    IF bad IS NOT NULL THEN
+        RAISE EXCEPTION 'the load of table "%.%" on data node % is incomplete: %', tbl[1], tbl[2],
+                        madlib_dl._px_node_label(), bad
+            USING ERRCODE = 'connection_failure',
+                  HINT = 'Run madlib_dl.plproxy_distribute again; the node''s table was not changed.';
+    END IF;
+    -- IF NOT EXISTS looks the name up after locking the schema, so it sees
+    -- a table that another partition of this node made meanwhile (a plain
+    -- to_regclass could answer from this session's stale cache)
+    PERFORM pg_advisory_xact_lock(hashtext('madlib_dl.plproxy ' || tbl[1] || '.' || tbl[2]));
+    SELECT string_agg(format('%I %s', c.n, c.t::regtype::text), ', ' ORDER BY c.i) INTO cols
+      FROM unnest(colnames, coltypes) WITH ORDINALITY AS c(n, t, i);
+    EXECUTE format('CREATE TABLE IF NOT EXISTS %I.%I (%s)', tbl[1], tbl[2], cols);
+    SELECT string_agg(format('%I', c), ', ') INTO cols FROM unnest(colnames) c;
+    EXECUTE format('DELETE FROM %s WHERE __dist_key__ = ANY($1)', madlib_dl._px_node_table(tbl)) USING segs;
+    EXECUTE format('INSERT INTO %s (%s) SELECT %s FROM %s', madlib_dl._px_node_table(tbl), cols, cols, load);
+    GET DIAGNOSTICS n = ROW_COUNT;
+    DROP TABLE pg_temp.madlib_dl_px_load;
     RETURN n;
 END
 $$;
@@ -255,6 +460,16 @@ BEGIN
     $p$ LANGUAGE plproxy
     $f$;
     EXECUTE $f$
+    CREATE OR REPLACE FUNCTION madlib_dl._px_publish(cluster text, tbl text[], colnames text[],
+        coltypes text[], segs integer[], counts bigint[])
+    RETURNS SETOF bigint AS $p$
+        CLUSTER madlib_dl._px_cluster_name(cluster);
+        SPLIT segs, counts;
+        RUN ON segs;
+        TARGET madlib_dl._px_node_publish;
+    $p$ LANGUAGE plproxy
+    $f$;
+    EXECUTE $f$
     CREATE OR REPLACE FUNCTION madlib_dl._px_train(cluster text, source text[], x_col text, y_col text,
         segs integer[], states bytea[], archs text[], compiles text[], fits text[], iteration integer,
         OUT seg integer, OUT state bytea, OUT empty boolean)
@@ -286,7 +501,7 @@ BEGIN
     $f$;
     -- members of the extension, so that DROP EXTENSION drops them too
     IF EXISTS (SELECT 1 FROM pg_extension WHERE extname = 'madlib_dl') THEN
-        FOREACH f IN ARRAY ARRAY['_px_prepare', '_px_insert', '_px_train', '_px_eval', '_px_ping'] LOOP
+        FOREACH f IN ARRAY ARRAY['_px_prepare', '_px_insert', '_px_publish', '_px_train', '_px_eval', '_px_ping'] LOOP
             SELECT p.oid::regprocedure::text INTO sig FROM pg_proc p
              WHERE p.proname = f AND p.pronamespace = 'madlib_dl'::regnamespace;
             IF NOT EXISTS (SELECT 1 FROM pg_depend d
@@ -317,9 +532,9 @@ BEGIN
         BEGIN
             PERFORM madlib_dl._px_ping(cluster, k);
         EXCEPTION WHEN OTHERS THEN
-            SELECT regexp_replace(regexp_replace(substr(o, length(format('p%s=', k)) + 1),
-                                                 '\s*password\s*=\s*(''([^'']|\\'')*''|\S+)', '', 'g'),
-                                  '\s*application_name\s*=\s*\S+', '', 'g')
+            -- a value is 'quoted' or runs to the next blank; \ escapes a character
+            SELECT regexp_replace(substr(o, length(format('p%s=', k)) + 1),
+                                  '\s*(password|application_name)\s*=\s*(''(\\.|[^''\\])*''|(\\.|[^\s\\])+)', '', 'g')
               INTO conn
               FROM pg_foreign_server s, unnest(s.srvoptions) o
              WHERE s.srvname = cluster AND o LIKE format('p%s=%%', k);
@@ -340,9 +555,14 @@ $$;
 -- Define cluster: a PL/Proxy server with num_segments partitions;
 -- partition (segment) k connects to nodes[k % n_nodes + 1] (a libpq
 -- conninfo, e.g. 'host=db1 port=5432 dbname=prod'), with its own
--- application_name.  A PUBLIC user mapping with no options is created
--- (connections as the calling user); GRANT USAGE ON FOREIGN SERVER to
--- the users who train.  modular_mapping is on: any segment count works.
+-- application_name (madlib_dl_<cluster>_p<k>, the cluster name reduced to
+-- letters, digits and _, and quoted: it cannot add keywords).  The nodes'
+-- conninfos may not name a user or password.  modular_mapping is on: any
+-- segment count works.
+-- No user mapping is made: create one per role that trains, with that
+-- role's own credentials on the nodes, and GRANT USAGE ON FOREIGN SERVER
+-- to it (docs/plproxy.md: never a PUBLIC mapping with passwords in the
+-- server's .pgpass).
 CREATE FUNCTION madlib_dl.plproxy_create_cluster(cluster text, nodes text[], num_segments integer)
 RETURNS void
 LANGUAGE plpgsql VOLATILE SECURITY INVOKER
@@ -352,38 +572,112 @@ DECLARE
     opts text := 'modular_mapping ''1''';
     nn integer := coalesce(array_length(nodes, 1), 0);
 BEGIN
+    IF cluster IS NULL OR cluster = '' OR octet_length(cluster) >= 64 THEN
+        RAISE EXCEPTION 'cluster must be a name of 1 to 63 bytes, got %', coalesce(quote_literal(cluster), 'NULL')
+            USING ERRCODE = 'invalid_name',
+                  HINT = 'The cluster is a foreign server: give a valid server name.';
+    END IF;
     IF nn < 1 OR array_position(nodes, NULL) IS NOT NULL THEN
         RAISE EXCEPTION 'nodes must hold at least one conninfo, got %', coalesce(nodes::text, 'NULL')
             USING ERRCODE = 'invalid_parameter_value',
                   HINT = 'Give one libpq conninfo per data node.';
     END IF;
-    IF EXISTS (SELECT 1 FROM unnest(nodes) c WHERE c ~* '^postgres(ql)?://') THEN
+    IF EXISTS (SELECT 1 FROM unnest(nodes) c WHERE c ~* '^\s*postgres(ql)?://') THEN
         RAISE EXCEPTION 'nodes must be key=value conninfos, not URIs'
             USING ERRCODE = 'invalid_parameter_value',
                   HINT = 'Write ''host=db1 port=5432 dbname=prod'' instead of postgresql://db1:5432/prod.';
     END IF;
+    -- Credentials belong in per-role user mappings: server options are
+    -- readable by every role, and with any "user=" in a partition's
+    -- conninfo PL/Proxy stops adding the session user, so that every role
+    -- would connect as that user.
+    FOR k IN 1 .. nn LOOP
+        IF nodes[k] ~ '(^|\s)(user|password)\s*=' OR strpos(nodes[k], 'user=') > 0 THEN
+            RAISE EXCEPTION 'conninfo % of nodes names a user or password', k
+                USING ERRCODE = 'invalid_parameter_value',
+                      HINT = 'Leave user and password out of the nodes; give each role that trains a user mapping: '
+                             'CREATE USER MAPPING FOR role SERVER cluster OPTIONS (user ''...'', password ''...'').';
+        END IF;
+    END LOOP;
     IF num_segments IS NULL OR num_segments < nn OR num_segments > 64 THEN
         RAISE EXCEPTION 'num_segments must be between % (the node count) and 64, got %', nn, num_segments
             USING ERRCODE = 'invalid_parameter_value',
                   HINT = 'Give the distribution_rules segment count the table was preprocessed with.';
     END IF;
+    -- application_name: the cluster name with letters, digits and _ only
+    -- (so no "user=" either), and quoted
     FOR k IN 0 .. num_segments - 1 LOOP
         opts := opts || format(', p%s %L', k,
-                               nodes[k % nn + 1] || format(' application_name=madlib_dl_%s_p%s', cluster, k));
+                               nodes[k % nn + 1] || ' application_name='
+                               || madlib_dl._px_conninfo_value(format('madlib_dl_%s_p%s',
+                                      regexp_replace(cluster, '[^A-Za-z0-9_]', '_', 'g'), k)));
     END LOOP;
     EXECUTE format('CREATE SERVER %I FOREIGN DATA WRAPPER plproxy OPTIONS (%s)', cluster, opts);
-    EXECUTE format('CREATE USER MAPPING FOR PUBLIC SERVER %I', cluster);
+END
+$$;
+
+-- ERROR unless the current user may record packed table rel (tbl, its
+-- {schema, name}) in madlib_dl.plproxy_tables: it has the privileges of
+-- the table's owner (the catalog row decides where fit trains on the
+-- table) and INSERT and UPDATE on the catalog; and the name is not that of
+-- another distributed table on the nodes (a table renamed since it was
+-- distributed keeps its name there).  Rows left by dropped tables are
+-- removed first.  Writes nothing else.
+CREATE FUNCTION madlib_dl._px_check_register(rel regclass, tbl text[])
+RETURNS void
+LANGUAGE plpgsql VOLATILE SECURITY INVOKER
+SET search_path = pg_catalog, pg_temp
+AS $$
+DECLARE
+    other regclass;
+BEGIN
+    IF NOT EXISTS (SELECT 1 FROM pg_class c WHERE c.oid = rel AND pg_has_role(c.relowner, 'USAGE')) THEN
+        RAISE EXCEPTION 'must be owner of table "%" to distribute it', madlib_dl._table_label(tbl)
+            USING ERRCODE = 'insufficient_privilege',
+                  HINT = 'Only the owner of a packed table (or a member of the owning role) may distribute it.';
+    END IF;
+    IF NOT has_table_privilege('madlib_dl.plproxy_tables', 'INSERT')
+       OR NOT has_table_privilege('madlib_dl.plproxy_tables', 'UPDATE') THEN
+        RAISE EXCEPTION 'permission denied to record table "%" in madlib_dl.plproxy_tables', madlib_dl._table_label(tbl)
+            USING ERRCODE = 'insufficient_privilege',
+                  HINT = 'Ask an administrator to distribute it, or to GRANT INSERT, UPDATE ON madlib_dl.plproxy_tables '
+                         'to you (rows stay limited to tables you own).';
+    END IF;
+    DELETE FROM madlib_dl.plproxy_tables t WHERE NOT EXISTS (SELECT 1 FROM pg_class c WHERE c.oid = t.relid);
+    SELECT t.relid INTO other FROM madlib_dl.plproxy_tables t
+     WHERE t.schema_name = tbl[1] AND t.table_name = tbl[2] AND t.relid <> rel;
+    IF other IS NOT NULL THEN
+        RAISE EXCEPTION 'the data nodes already hold "%" for table "%", distributed under that name',
+                        madlib_dl._table_label(tbl), other::text
+            USING ERRCODE = 'duplicate_object',
+                  HINT = format('Give this table another name, or remove the entry of %s from madlib_dl.plproxy_tables '
+                                '(that table then trains locally).', other::text);
+    END IF;
 END
 $$;
 
 -- Copy packed table packed_table (made on the coordinator by
 -- training_preprocessor_dl with distribution_rules = the cluster's
 -- partition count) to the data nodes: the buffers of segment k
--- (__dist_key__ = k) go to partition k.  Creates the table on the nodes
--- (same schema and name, same columns) when absent and replaces the
--- rows of the segments it loads; records the table in
--- madlib_dl.plproxy_tables.  Each node commits on its own: after a
--- failure, run it again.  Returns the number of buffers sent.
+-- (__dist_key__ = k) go to partition k, under the table's schema and
+-- name.  Returns the number of buffers sent.
+--
+-- Order, so that a call that cannot succeed writes nothing anywhere:
+--   1. on the coordinator: the table and its summary, the segment keys,
+--      the caller's ownership of the table and rights on the catalog
+--      (_px_check_register), USAGE and a user mapping on the cluster
+--      (_px_check_access); then the catalog row, in this transaction;
+--   2. on every partition (_px_prepare): the schema, the rights of the
+--      connecting role, the columns of an existing table; an empty
+--      temporary load table;
+--   3. the rows, in batches, into the load tables (_px_insert);
+--   4. on every partition, in one transaction each (_px_publish): the
+--      table made if absent, the loaded row counts checked, the
+--      segments' rows replaced.
+-- A failure before 4 leaves the nodes' tables as they were (the load
+-- tables go with their connections) and rolls back the catalog row.
+-- Only a failure during 4 can leave some segments replaced and others
+-- not: run it again.
 CREATE FUNCTION madlib_dl._px_distribute(tbl text[], cluster text, batch_size integer)
 RETURNS bigint
 LANGUAGE plpgsql VOLATILE SECURITY INVOKER
@@ -395,6 +689,7 @@ DECLARE
     nseg integer;
     names text[];
     types text[];
+    counts bigint[];
     bad bigint;
     total bigint := 0;
     b record;
@@ -426,9 +721,21 @@ BEGIN
             USING ERRCODE = 'data_exception',
                   HINT = format('Preprocess with distribution_rules => ''%s'', the partition count of the cluster.', nseg);
     END IF;
+    PERFORM madlib_dl._px_check_register(rel, tbl);
+    PERFORM madlib_dl._px_check_access(cluster);
+    INSERT INTO madlib_dl.plproxy_tables AS p (relid, schema_name, table_name, cluster, num_segments)
+    VALUES (rel, tbl[1], tbl[2], cluster, nseg)
+    ON CONFLICT (relid) DO UPDATE
+       SET schema_name = excluded.schema_name, table_name = excluded.table_name,
+           cluster = excluded.cluster, num_segments = excluded.num_segments, distributed_at = now();
+
     SELECT array_agg(a.attname::text ORDER BY a.attnum), array_agg(format_type(a.atttypid, a.atttypmod) ORDER BY a.attnum)
       INTO names, types
       FROM pg_attribute a WHERE a.attrelid = rel AND a.attnum > 0 AND NOT a.attisdropped;
+    EXECUTE format('SELECT array_agg(coalesce(c.n, 0) ORDER BY g)'
+                   '  FROM generate_series(0, $1 - 1) g'
+                   '  LEFT JOIN (SELECT __dist_key__ AS k, count(*) AS n FROM %s GROUP BY 1) c ON c.k = g', rel)
+       INTO counts USING nseg;
     BEGIN
     PERFORM madlib_dl._px_prepare(cluster, tbl, names, types, ARRAY(SELECT generate_series(0, nseg - 1)));
     FOR b IN EXECUTE format(
@@ -440,15 +747,12 @@ BEGIN
         PERFORM madlib_dl._px_insert(cluster, tbl, b.segs, b.rows);
         total := total + array_length(b.segs, 1);
     END LOOP;
+    PERFORM madlib_dl._px_publish(cluster, tbl, names, types, ARRAY(SELECT generate_series(0, nseg - 1)), counts);
     EXCEPTION WHEN OTHERS THEN
         GET STACKED DIAGNOSTICS e_state = RETURNED_SQLSTATE, e_msg = MESSAGE_TEXT,
                                 e_detail = PG_EXCEPTION_DETAIL, e_hint = PG_EXCEPTION_HINT;
         PERFORM madlib_dl._px_rethrow(cluster, e_state, e_msg, e_detail, e_hint);
     END;
-    INSERT INTO madlib_dl.plproxy_tables AS p (schema_name, table_name, cluster, num_segments)
-    VALUES (tbl[1], tbl[2], cluster, nseg)
-    ON CONFLICT (schema_name, table_name) DO UPDATE
-       SET cluster = excluded.cluster, num_segments = excluded.num_segments, distributed_at = now();
     RETURN total;
 END
 $$;
@@ -463,9 +767,10 @@ AS $$ SELECT madlib_dl._px_distribute(madlib_dl._resolve_table($1, 'packed_table
 -- Coordinator: fit_multiple over the cluster
 -- ---------------------------------------------------------------------
 
--- The schema-qualified name of packed table source, distributed over
+-- The name on the data nodes of packed table source, distributed over
 -- cluster, and its number of segments (from plproxy_tables); ERROR when
--- the cluster no longer has that many partitions.
+-- the cluster no longer has that many partitions, or the session user
+-- may not use it.
 CREATE FUNCTION madlib_dl._px_table_segments(cluster text, source regclass,
     OUT src text[], OUT n_seg integer)
 RETURNS record
@@ -473,10 +778,9 @@ LANGUAGE plpgsql STABLE SECURITY INVOKER
 SET search_path = pg_catalog, pg_temp
 AS $$
 BEGIN
-    SELECT ARRAY[n.nspname::text, c.relname::text], t.num_segments INTO src, n_seg
-      FROM pg_class c JOIN pg_namespace n ON n.oid = c.relnamespace
-      JOIN madlib_dl.plproxy_tables t ON t.schema_name = n.nspname AND t.table_name = c.relname
-     WHERE c.oid = source;
+    SELECT ARRAY[t.schema_name, t.table_name], t.num_segments INTO src, n_seg
+      FROM madlib_dl.plproxy_tables t WHERE t.relid = source;
+    PERFORM madlib_dl._px_check_access(cluster);
     IF madlib_dl._px_partitions(cluster) <> n_seg THEN
         RAISE EXCEPTION 'PL/Proxy cluster "%" has % partitions, table "%" was distributed over %',
                         cluster, madlib_dl._px_partitions(cluster), source::text, n_seg

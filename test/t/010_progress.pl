@@ -4,7 +4,9 @@
 # iris in a background session; a second session polls the view until the
 # run shows an iteration > 0, checks the row, cancels the fit and checks
 # that the cancelled run leaves no row behind.  Then a short fit that
-# completes must leave the view empty too.
+# completes must leave the view empty too.  Other roles see another
+# role's run as pg_stat_activity shows another role's query, and a role
+# cannot label its run with a table of another role.
 #
 # IDENTIFICATION
 #	  test/t/010_progress.pl
@@ -172,7 +174,107 @@ ok( $node->poll_query_until(
 	'a cancelled fit_multiple leaves no row');
 $bg3->quit;
 
-# 6. Without shared_preload_libraries the view is empty and fit still works.
+# 6. Other roles.  alice trains; carol (no privilege over alice) sees the
+# run as pg_stat_activity shows another role's query: who and where only;
+# mon (pg_read_all_stats) and alice herself see everything.  And alice
+# cannot show a run of hers under a table of bob's: the output label must
+# be a table she may create or replace, checked before training starts.
+$node->safe_psql(
+	'postgres', q{
+CREATE ROLE alice LOGIN;
+CREATE ROLE bob LOGIN;
+CREATE ROLE carol LOGIN;
+CREATE ROLE mon LOGIN IN ROLE pg_read_all_stats;
+CREATE SCHEMA alice AUTHORIZATION alice;
+CREATE SCHEMA bob AUTHORIZATION bob;
+GRANT USAGE ON SCHEMA madlib_dl TO alice, bob, carol, mon;
+GRANT USAGE ON SCHEMA bob TO alice;
+GRANT SELECT ON iris_packed, iris_packed_summary, iris_val, iris_val_summary, model_arch_library
+  TO alice, bob;
+});
+# bob's model, which alice may read but not replace
+$node->safe_psql('postgres',
+	"SET client_min_messages = warning;\n"
+	  . fit_sql('bob.secret_model', 2, 1)
+	  . "\nGRANT SELECT ON bob.secret_model, bob.secret_model_summary TO alice;",
+	extra_params => [ '-U', 'bob' ]);
+
+# Start $sql as alice in the background; wait until it fails, or until
+# the view shows its run at an iteration > 0.  Returns (session, pid,
+# the run's output_table as the superuser sees it or '' if never shown).
+sub alice_run
+{
+	my ($sql) = @_;
+	my $s = $node->background_psql('postgres',
+		on_error_stop => 0,
+		extra_params => [ '-U', 'alice' ]);
+	my $pid = $s->query_safe('SELECT pg_backend_pid()');
+	$s->query_safe('SET client_min_messages = warning');
+	$s->{stderr} = '';
+	$s->{stdin} .= "\\set VERBOSITY verbose\n$sql\n";
+	my $shown = '';
+	my $deadline = time() + $PostgreSQL::Test::Utils::timeout_default;
+	while (time() < $deadline)
+	{
+		$s->{run}->pump_nb();
+		last if $s->{stderr} =~ /ERROR/;
+		$shown = $node->safe_psql('postgres',
+			"SELECT coalesce(output_table, '-') FROM madlib_dl.fit_progress "
+			  . "WHERE pid = $pid AND iteration > 0");
+		last if $shown ne '';
+		select(undef, undef, undef, 0.05);
+	}
+	return ($s, $pid, $shown);
+}
+
+for my $case (
+	[ 'a new table in bob\'s schema', fit_sql('bob.alices_model', 400000, 50),
+		qr/ERROR:  42501: permission denied to create output table "bob\.alices_model"/ ],
+	[ 'bob\'s model table (warm start)',
+		fit_sql('bob.secret_model', 400000, 50) =~ s/\);$/, warm_start => true);/r,
+		qr/ERROR:  42501: must be owner of table "bob\.secret_model"/ ])
+{
+	my ($what, $sql, $want) = @$case;
+	my ($s, $pid, $shown) = alice_run($sql);
+	is($shown, '', "alice's run into $what is never shown (it does not start)");
+	$node->safe_psql('postgres', "SELECT pg_cancel_backend($pid)") if $shown ne '';
+	$s->quit;
+	like($s->{stderr}, $want, "alice's run into $what fails at once with 42501");
+}
+
+my ($alice, $alice_pid, $shown) = alice_run(fit_sql('alice.model', 400000, 50));
+is($shown, 'alice.model', "alice's own run shows her output table");
+ok( $node->poll_query_until(
+		'postgres',
+		"SELECT best_metric IS NOT NULL FROM madlib_dl.fit_progress WHERE pid = $alice_pid"),
+	"alice's run has a metric");
+my $cols = "function, source_table, output_table, iteration > 0, num_iterations, models_done, "
+  . "num_models, best_metric IS NOT NULL, elapsed_seconds IS NOT NULL, seconds_left IS NOT NULL, "
+  . "started_at IS NOT NULL, updated_at IS NOT NULL, username, database, run_id > 0";
+my $view_as = sub {
+	my ($role) = @_;
+	return $node->safe_psql('postgres',
+		"SELECT $cols FROM madlib_dl.fit_progress WHERE pid = $alice_pid",
+		extra_params => [ '-U', $role ]);
+};
+is( $view_as->('carol'),
+	join('|', '<insufficient privilege>', ('') x 6, ('f') x 5, 'alice', 'postgres', 't'),
+	'another role sees who runs where, not what: no tables, progress, metric or times');
+like(
+	$view_as->('mon'),
+	qr/^fit\|public\.iris_packed\|alice\.model\|t\|400000\|[01]\|1\|t\|t\|t\|t\|t\|alice\|postgres\|t$/,
+	'pg_read_all_stats sees every column of the run');
+like(
+	$view_as->('alice'),
+	qr/^fit\|public\.iris_packed\|alice\.model\|t\|400000\|[01]\|1\|t\|t\|t\|t\|t\|alice\|postgres\|t$/,
+	'the run\'s own role sees every column from another session');
+$node->safe_psql('postgres', "SELECT pg_cancel_backend($alice_pid)");
+ok( $node->poll_query_until(
+		'postgres', 'SELECT count(*) = 0 FROM madlib_dl.fit_progress'),
+	"alice's cancelled run leaves no row");
+$alice->quit;
+
+# 7. Without shared_preload_libraries the view is empty and fit still works.
 $node->append_conf('postgresql.conf', "shared_preload_libraries = ''");
 $node->restart;
 is($node->safe_psql('postgres', 'SELECT madlib_dl._progress_enabled()'),

@@ -9,6 +9,13 @@
 #	  must be byte-identical to the single-server fit_multiple on the same
 #	  packed table.  Then a data node is stopped in the middle of a run:
 #	  the coordinator gets an error naming the node and writes nothing.
+#	  Security: a hostile cluster name cannot add conninfo keywords, nodes'
+#	  conninfos may not carry credentials, error reports strip quoted
+#	  passwords; non-superusers distribute only their own tables, and a
+#	  call that must fail (catalog rights, ownership, cluster USAGE, user
+#	  mapping, a node refusing the rows) fails before any node's table
+#	  changes; plproxy_tables follows the table's OID through renames and
+#	  drops, and sweeps stale rows.
 #	  Skipped when PL/Proxy is not installed.
 #
 # IDENTIFICATION
@@ -41,14 +48,16 @@ is($coord->safe_psql('postgres',
 $coord->safe_psql('postgres', 'CREATE EXTENSION plproxy; SELECT madlib_dl.plproxy_setup();');
 is($coord->safe_psql('postgres',
 		"SELECT count(*) FROM pg_proc p JOIN pg_depend d ON d.objid = p.oid AND d.deptype = 'e' "
-		  . "WHERE p.proname IN ('_px_prepare', '_px_insert', '_px_train', '_px_eval')"), '4',
-	'plproxy_setup makes the 4 proxy functions, members of the extension');
+		  . "WHERE p.proname IN ('_px_prepare', '_px_insert', '_px_publish', '_px_train', '_px_eval')"), '5',
+	'plproxy_setup makes the 5 proxy functions, members of the extension');
 
 my $conns = join(', ',
 	map { "\$\$host=" . $_->host . ' port=' . $_->port . " dbname=postgres\$\$" } @nodes);
 $coord->safe_psql('postgres', qq{
 	SELECT madlib_dl.plproxy_create_cluster('c4', ARRAY[$conns], 4);
 	SELECT madlib_dl.plproxy_create_cluster('c2', ARRAY[$conns], 2);
+	CREATE USER MAPPING FOR CURRENT_USER SERVER c4;
+	CREATE USER MAPPING FOR CURRENT_USER SERVER c2;
 });
 
 load_iris($coord);
@@ -95,6 +104,156 @@ is($coord->safe_psql('postgres',
 		"SELECT string_agg(table_name || ':' || cluster || ':' || num_segments, ',' ORDER BY table_name) "
 		  . "FROM madlib_dl.plproxy_tables"), 'p2:c2:2,p4:c4:4',
 	'plproxy_tables records the distributed tables');
+is($coord->safe_psql('postgres',
+		"SELECT string_agg(relid::text, ',' ORDER BY relid::text) FROM madlib_dl.plproxy_tables"),
+	'p2,p4', 'plproxy_tables is keyed by the tables (regclass)');
+
+# Rows of $tbl on each node, as "segment:md5" lines ('' when absent).
+sub node_rows
+{
+	my ($i, $tbl) = @_;
+	return '' if $nodes[$i]->safe_psql('postgres', "SELECT to_regclass('$tbl') IS NULL") eq 't';
+	return $nodes[$i]->safe_psql('postgres',
+		"SELECT coalesce(string_agg(s, ','), '') FROM "
+		  . "(SELECT __dist_key__ || ':' || md5(string_agg(t::text, '|' ORDER BY buffer_id)) AS s "
+		  . "FROM $tbl t GROUP BY __dist_key__ ORDER BY __dist_key__) x");
+}
+
+# --- a hostile cluster name cannot add conninfo keywords ---------------
+# Pasted unquoted into application_name=..., this name would end the
+# value at the blank and add dbname=template1 (which has no madlib_dl)
+# and a user (with any "user=" in the conninfo PL/Proxy also stops
+# adding the session user).
+my $evil = q{o'k dbname=template1 user=x application_name=z};
+my $node0 = "host=" . $nodes[0]->host . ' port=' . $nodes[0]->port . " dbname=postgres";
+$coord->safe_psql('postgres', qq{
+	SELECT madlib_dl.plproxy_create_cluster(\$q\$$evil\$q\$, ARRAY[$conns], 2);
+	SELECT format('CREATE USER MAPPING FOR CURRENT_USER SERVER %I', \$q\$$evil\$q\$) \\gexec
+	SELECT madlib_dl.training_preprocessor_dl('iris_data', 'pq', 'class_text', 'attributes',
+		NULL, 1.0, NULL, '2');
+});
+is($coord->safe_psql('postgres',
+		"SELECT o FROM pg_foreign_server s, unnest(s.srvoptions) o "
+		  . "WHERE s.srvname = \$q\$$evil\$q\$ AND o LIKE 'p0=%'"),
+	"p0=$node0 application_name='madlib_dl_o_k_dbname_template1_user_x_application_name_z_p0'",
+	'the cluster name is reduced to letters, digits and _ and quoted in the partitions\' conninfo');
+($rc, $out, $err) = $coord->psql('postgres',
+	"SELECT madlib_dl.plproxy_distribute('pq', \$q\$$evil\$q\$)");
+is($out, $coord->safe_psql('postgres', 'SELECT count(*) FROM pq'),
+	'plproxy_distribute over a cluster with a hostile name works')
+  or diag($err);
+ok(node_rows(0, 'public.pq') ne '' && node_rows(1, 'public.pq') ne '',
+	'the rows went to the nodes\' database postgres, not to the name\'s dbname');
+
+# Credentials in the nodes' conninfos are refused (every role can read
+# server options, and PL/Proxy would connect every role as that user).
+for my $bad ('user=postgres', "password='x'", 'user = x')
+{
+	($rc, $out, $err) = $coord->psql('postgres',
+		"SELECT madlib_dl.plproxy_create_cluster('cbad', ARRAY[\$q\$$node0 $bad\$q\$], 1)");
+	like($err, qr/ERROR:  conninfo 1 of nodes names a user or password/, "a node conninfo with $bad is refused");
+}
+
+# The error report strips quoted values (with blanks, \ and ') of
+# application_name and password from the conninfo of a node that is down
+# (here a server defined by hand, with a password in its options).
+my $dead = q{dead\\ 'c' host=/nonexistent};
+$coord->safe_psql('postgres', qq{
+	SELECT format('CREATE SERVER %I FOREIGN DATA WRAPPER plproxy OPTIONS (p0 %L)', \$q\$$dead\$q\$,
+		\$q\$host=/nonexistent port=1 dbname=postgres password='se cr\\'et \\\\ x' application_name='a b\\' c'\$q\$) \\gexec
+	SELECT format('CREATE USER MAPPING FOR CURRENT_USER SERVER %I', \$q\$$dead\$q\$) \\gexec
+});
+($rc, $out, $err) = $coord->psql('postgres',
+	"SELECT madlib_dl._px_rethrow(\$q\$$dead\$q\$, 'XX000', 'boom', NULL, NULL)");
+like($err, qr/ERROR:  data node of PL\/Proxy cluster "\Q$dead\E" failed: segment 0 on node "host=\/nonexistent port=1 dbname=postgres"\n/,
+	'a failed node is named by its conninfo without password or application_name');
+
+# --- non-superusers distributing -----------------------------------------
+# alice owns alice.pa; bob owns bob.pb, which alice may read.  Both may
+# use cluster c2 (USAGE and their own user mapping); on the nodes they
+# own their schemas and alice may also write in bob's.
+my $roles = q{
+	CREATE ROLE alice LOGIN;
+	CREATE ROLE bob LOGIN;
+	GRANT USAGE ON SCHEMA madlib_dl TO alice, bob;
+	CREATE SCHEMA alice AUTHORIZATION alice;
+	CREATE SCHEMA bob AUTHORIZATION bob;
+	GRANT USAGE, CREATE ON SCHEMA bob TO alice;
+};
+$_->safe_psql('postgres', $roles) for ($coord, @nodes);
+$coord->safe_psql('postgres', q{
+	GRANT SELECT ON iris_data TO alice, bob;
+	GRANT USAGE ON FOREIGN SERVER c2 TO alice, bob;
+	CREATE USER MAPPING FOR alice SERVER c2;
+	CREATE USER MAPPING FOR bob SERVER c2;
+});
+sub as_role
+{
+	my ($role, $sql) = @_;
+	my ($o, $e);
+	my $r = $coord->psql('postgres',
+		"\\set VERBOSITY verbose\nSET client_min_messages = warning;\n$sql",
+		stdout => \$o, stderr => \$e, extra_params => [ '-U', $role ]);
+	return ($r, $o, $e);
+}
+as_role('bob', q{
+	SELECT madlib_dl.training_preprocessor_dl('public.iris_data', 'bob.pb', 'class_text', 'attributes',
+		NULL, 1.0, NULL, '2');
+	GRANT SELECT ON bob.pb, bob.pb_summary TO alice;});
+as_role('alice', q{
+	SELECT madlib_dl.training_preprocessor_dl('public.iris_data', 'alice.pa', 'class_text', 'attributes',
+		NULL, 1.0, NULL, '2');});
+my $nothing_on_nodes = sub {
+	my ($tbl) = @_;
+	return join(',', map { $_->safe_psql('postgres', "SELECT to_regclass('$tbl') IS NULL") } @nodes);
+};
+
+# 1. No right to record the table in the catalog: refused before any row
+# is sent (it used to load the nodes and fail at the end).
+($rc, $out, $err) = as_role('alice', "SELECT madlib_dl.plproxy_distribute('alice.pa', 'c2')");
+like($err, qr/ERROR:  42501: permission denied to record table "alice\.pa" in madlib_dl\.plproxy_tables/,
+	'alice without rights on plproxy_tables: 42501 before any work');
+is($nothing_on_nodes->('alice.pa'), 't,t', '... and the nodes got nothing, not even the table');
+
+# 2. With INSERT, UPDATE on the catalog she distributes her own table.
+$coord->safe_psql('postgres', 'GRANT INSERT, UPDATE ON madlib_dl.plproxy_tables TO alice');
+($rc, $out, $err) = as_role('alice', "SELECT madlib_dl.plproxy_distribute('alice.pa', 'c2')");
+is($out, $coord->safe_psql('postgres', 'SELECT count(*) FROM alice.pa'),
+	'alice distributes her own table') or diag($err);
+my @pa_rows = (node_rows(0, 'alice.pa'), node_rows(1, 'alice.pa'));
+ok($pa_rows[0] =~ /^0:/ && $pa_rows[1] =~ /^1:/, 'alice.pa: each node holds its segment');
+
+# 3. Not someone else's table, even one she can read.
+($rc, $out, $err) = as_role('alice', "SELECT madlib_dl.plproxy_distribute('bob.pb', 'c2')");
+like($err, qr/ERROR:  42501: must be owner of table "bob\.pb" to distribute it/,
+	'alice cannot distribute bob\'s table');
+is($nothing_on_nodes->('bob.pb'), 't,t', '... and the nodes got nothing');
+($rc, $out, $err) = as_role('alice',
+	"INSERT INTO madlib_dl.plproxy_tables VALUES ('bob.pb', 'bob', 'pb', 'c2', 2)");
+like($err, qr/ERROR:  42501: new row violates row-level security policy/,
+	'nor record it in plproxy_tables by hand');
+
+# 4. A cluster she may not use, or has no user mapping for: refused first.
+($rc, $out, $err) = as_role('alice', "SELECT madlib_dl.plproxy_distribute('alice.pa', \$q\$$evil\$q\$)");
+like($err, qr/ERROR:  42501: permission denied for PL\/Proxy cluster "\Q$evil\E": role "alice" has no USAGE/,
+	'no USAGE on the cluster: 42501 before any work');
+$coord->safe_psql('postgres', qq{SELECT format('GRANT USAGE ON FOREIGN SERVER %I TO alice', \$q\$$evil\$q\$) \\gexec});
+($rc, $out, $err) = as_role('alice', "SELECT madlib_dl.plproxy_distribute('alice.pa', \$q\$$evil\$q\$)");
+like($err, qr/ERROR:  42704: role "alice" has no user mapping for PL\/Proxy cluster/,
+	'no user mapping: 42704 before any work');
+is(join(',', node_rows(0, 'alice.pa'), node_rows(1, 'alice.pa')), join(',', @pa_rows),
+	'alice.pa on the nodes is unchanged');
+
+# 5. One node refuses the rows (alice may not INSERT into alice.pa on
+# node 2): every node is checked before any write, so no node's rows
+# change (the segments used to be emptied first, then the insert failed).
+$nodes[1]->safe_psql('postgres', 'REVOKE INSERT ON alice.pa FROM alice');
+($rc, $out, $err) = as_role('alice', "SELECT madlib_dl.plproxy_distribute('alice.pa', 'c2')");
+like($err, qr/role "alice" may not INSERT table "alice\.pa" on data node px_node2/,
+	'a node that refuses the load: error naming it');
+is(join(',', node_rows(0, 'alice.pa'), node_rows(1, 'alice.pa')), join(',', @pa_rows),
+	'... and no node\'s rows changed');
+$nodes[1]->safe_psql('postgres', 'GRANT INSERT ON alice.pa TO alice');
 
 # --- fit_multiple over the cluster vs one server -----------------------
 $coord->safe_psql('postgres', qq{
@@ -201,6 +360,52 @@ SKIP:
 		'fit on a distributed table: byte-identical to one server');
 }
 
+# --- the catalog follows the table, not its name -------------------------
+$coord->safe_psql('postgres', q{
+	ALTER TABLE p2 RENAME TO p2_old;
+	ALTER TABLE p2_summary RENAME TO p2_old_summary;
+	SELECT madlib_dl.training_preprocessor_dl('iris_data', 'p2', 'class_text', 'attributes',
+		NULL, 1.0, NULL, '2');
+});
+is($coord->safe_psql('postgres',
+		"SELECT coalesce(madlib_dl._px_cluster_of('p2'), '-') || ',' || coalesce(madlib_dl._px_cluster_of('p2_old'), '-')"),
+	'-,c2', 'a renamed table stays distributed; a new table of its old name is not');
+is($coord->safe_psql('postgres',
+		"SET client_min_messages = warning; SELECT count(*) FROM ("
+		  . run_call('_px_fit_multiple_run', 'p2_old', 2, 1, 0) . ") r"), '3',
+	'the renamed table trains over the cluster (on its rows under the old name)');
+($rc, $out, $err) = $coord->psql('postgres', "SELECT madlib_dl.plproxy_distribute('p2', 'c2')");
+like($err, qr/the data nodes already hold "public\.p2" for table "public\.p2_old"/,
+	'the new table may not overwrite the renamed one\'s rows on the nodes');
+$coord->safe_psql('postgres', 'DROP TABLE p2_old, p2_old_summary');
+is($coord->safe_psql('postgres', "SELECT count(*) FROM madlib_dl.plproxy_tables WHERE table_name = 'p2'"),
+	'0', 'dropping a distributed table removes its catalog row');
+is($coord->safe_psql('postgres', "SELECT madlib_dl.plproxy_distribute('p2', 'c2', 3)"),
+	$coord->safe_psql('postgres', 'SELECT count(*) FROM p2'), 'then the new table can be distributed');
+
+# A row left by a table dropped while the event trigger was off matches
+# no table: a new table of that name is not distributed, and
+# plproxy_distribute sweeps the stale row.
+$coord->safe_psql('postgres', q{
+	ALTER EVENT TRIGGER madlib_dl_plproxy_forget DISABLE;
+	DROP TABLE pq;
+	ALTER EVENT TRIGGER madlib_dl_plproxy_forget ENABLE;
+	CREATE TABLE pq AS SELECT * FROM p2;
+});
+is($coord->safe_psql('postgres',
+		"SELECT count(*) || ',' || coalesce(madlib_dl._px_cluster_of('pq'), '-') FROM madlib_dl.plproxy_tables "
+		  . "WHERE relid::oid NOT IN (SELECT oid FROM pg_class)"),
+	'1,-', 'a stale row does not make a new table of that name distributed');
+$coord->safe_psql('postgres', q{
+	DROP TABLE pq, pq_summary;
+	SELECT madlib_dl.training_preprocessor_dl('iris_data', 'pq', 'class_text', 'attributes', NULL, 1.0, NULL, '2');
+});
+is($coord->safe_psql('postgres', "SELECT madlib_dl.plproxy_distribute('pq', \$q\$$evil\$q\$) > 0"),
+	't', 'a stale row is swept when its name is distributed again');
+is($coord->safe_psql('postgres',
+		"SELECT count(*) FROM madlib_dl.plproxy_tables WHERE relid::oid NOT IN (SELECT oid FROM pg_class)"),
+	'0', 'no stale row is left');
+
 # A table not distributed, and a cluster of the wrong size.
 ($rc, $out, $err) = $coord->psql('postgres', run_call('_px_fit_multiple_run', 'v', 4, 1, 0));
 like($err, qr/is not distributed over a PL\/Proxy cluster/, 'a local table is refused');
@@ -246,6 +451,8 @@ is($coord->safe_psql('postgres',
 		  . "|| coalesce(to_regclass('madlib_dl.plproxy_tables')::text, '') FROM pg_proc "
 		  . "WHERE proname LIKE '\\_px\\_%' OR pronamespace::regnamespace::text = 'madlib_dl'"),
 	'', 'DROP EXTENSION madlib_dl drops every PL/Proxy object of madlib_dl');
+is($coord->safe_psql('postgres', "SELECT count(*) FROM pg_event_trigger WHERE evtname LIKE 'madlib_dl%'"),
+	'0', 'and its event trigger');
 
 # With plproxy already there, CREATE EXTENSION madlib_dl makes the proxy
 # functions itself.
@@ -253,7 +460,7 @@ $coord->safe_psql('postgres', 'CREATE EXTENSION madlib_dl');
 is($coord->safe_psql('postgres',
 		"SELECT count(*) FROM pg_proc p JOIN pg_language l ON l.oid = p.prolang AND l.lanname = 'plproxy' "
 		  . "JOIN pg_depend d ON d.objid = p.oid AND d.deptype = 'e' WHERE p.proname LIKE '\\_px\\_%'"),
-	'5', 'CREATE EXTENSION after plproxy makes the 5 proxy functions');
+	'6', 'CREATE EXTENSION after plproxy makes the 6 proxy functions');
 
 $_->stop for ($coord, @nodes);
 done_testing();
