@@ -31,8 +31,8 @@ done
 cpu="$(grep -m1 'model name' /proc/cpuinfo | sed 's/.*: //')"
 out="$tmp/md5s.txt"
 { echo "# cpu: $cpu"
-  "${psql[@]}" -d golden -v node1="host=$tmp port=$port dbname=golden_n1 user=postgres" \
-    -v node2="host=$tmp port=$port dbname=golden_n2 user=postgres" -f test/golden/golden.sql 2>"$tmp/psql.err" \
+  "${psql[@]}" -d golden -v node1="host=$tmp port=$port dbname=golden_n1" \
+    -v node2="host=$tmp port=$port dbname=golden_n2" -f test/golden/golden.sql 2>"$tmp/psql.err" \
     || { cat "$tmp/psql.err" >&2; exit 1; }
 } > "$out"
 case "$mode" in

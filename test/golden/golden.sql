@@ -115,6 +115,11 @@ DO $$ BEGIN
     END IF;
 END $$;
 SELECT madlib_dl.plproxy_create_cluster('golden_px', ARRAY[:'node1', :'node2'], 4);
+DO $$ BEGIN   -- older versions made a PUBLIC mapping themselves
+    IF NOT EXISTS (SELECT 1 FROM pg_user_mappings WHERE srvname = 'golden_px') THEN
+        CREATE USER MAPPING FOR CURRENT_USER SERVER golden_px;
+    END IF;
+END $$;
 SELECT madlib_dl.plproxy_distribute('p4', 'golden_px', 3);
 SELECT madlib_dl.fit('p4', 'pxf', 'arch', 1, :adam, :fp, 3);
 SELECT madlib_dl.fit_multiple('p4', 'pxm', 'mst', 3);
