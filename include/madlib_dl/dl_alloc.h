@@ -65,7 +65,4 @@ void	   *dl_alloc_array(const DlAllocator *a, size_t count, size_t elem, DlError
 /* Free memory from dl_alloc / dl_alloc_array.  ptr may be NULL. */
 void		dl_free(const DlAllocator *a, void *ptr);
 
-/* Duplicate a NUL-terminated string. */
-char	   *dl_strdup(const DlAllocator *a, const char *s, DlError *err);
-
 #endif							/* DL_ALLOC_H */

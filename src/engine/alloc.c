@@ -55,14 +55,3 @@ dl_free(const DlAllocator *a, void *ptr)
 	if (ptr != NULL)
 		a->free(a->ctx, ptr);
 }
-
-char *
-dl_strdup(const DlAllocator *a, const char *s, DlError *err)
-{
-	size_t		n = strlen(s) + 1;
-	char	   *p = dl_alloc(a, n, err);
-
-	if (p != NULL)
-		memcpy(p, s, n);
-	return p;
-}

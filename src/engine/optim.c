@@ -373,15 +373,13 @@ step_range(DlOptimState *st, const StepScalars *k, float *p, const float *g,
 			}
 			else
 			{
+				/* Nesterov momentum: the step looks ahead along v. */
 				for (size_t i = b; i < e; i++)
 				{
 					double		v = c->momentum * (double) s0[i] - k->lr_t * (double) g[i];
 
 					s0[i] = (float) v;
-					if (c->nesterov)
-						p[i] = (float) ((double) p[i] + c->momentum * v - k->lr_t * (double) g[i]);
-					else
-						p[i] = (float) ((double) p[i] + v);
+					p[i] = (float) ((double) p[i] + c->momentum * v - k->lr_t * (double) g[i]);
 				}
 			}
 			break;
