@@ -23,6 +23,23 @@ typedef struct DlRng
 	uint64_t	s[4];
 } DlRng;
 
+/*
+ * One step of splitmix64 (Steele, Lea, Flood 2014; Vigna's reference
+ * code): adds the golden-ratio increment to *state and returns the
+ * mixed value.  The only splitmix64 of madlib_dl: dl_rng_seed,
+ * dl_rng_hash_seed and fit_multiple's visit order (dl_pg_visit_order)
+ * all draw from it.
+ */
+uint64_t	dl_splitmix64_next(uint64_t *state);
+
+/*
+ * A seed for (seed, iteration, segment): three chained splitmix64 steps,
+ * each from the previous value xor the next key.  Segments seed their
+ * per-visit shuffling with it (dl_seg_shuffle_seed), so the same fit
+ * seed gives the same weights whatever the number of processes.
+ */
+uint64_t	dl_rng_hash_seed(uint64_t seed, int64_t iteration, int segment);
+
 /* Seed the generator; any seed (0 included) gives a valid state. */
 void		dl_rng_seed(DlRng *rng, uint64_t seed);
 

@@ -2,6 +2,7 @@
  *
  * rng.c
  *	  xoshiro256** with splitmix64 seeding: the engine's only randomness.
+ *	  splitmix64 itself is here too, for the glue's seeds and schedules.
  *
  * IDENTIFICATION
  *	  src/engine/rng.c
@@ -18,14 +19,26 @@ rotl(uint64_t x, int k)
 	return (x << k) | (x >> (64 - k));
 }
 
-static uint64_t
-splitmix64(uint64_t *x)
+uint64_t
+dl_splitmix64_next(uint64_t *state)
 {
-	uint64_t	z = (*x += 0x9e3779b97f4a7c15ULL);
+	uint64_t	z = (*state += 0x9e3779b97f4a7c15ULL);
 
 	z = (z ^ (z >> 30)) * 0xbf58476d1ce4e5b9ULL;
 	z = (z ^ (z >> 27)) * 0x94d049bb133111ebULL;
 	return z ^ (z >> 31);
+}
+
+uint64_t
+dl_rng_hash_seed(uint64_t seed, int64_t iteration, int segment)
+{
+	uint64_t	h = seed;
+
+	h = dl_splitmix64_next(&h);
+	h ^= (uint64_t) iteration;
+	h = dl_splitmix64_next(&h);
+	h ^= (uint64_t) (int64_t) segment;
+	return dl_splitmix64_next(&h);
 }
 
 void
@@ -34,7 +47,7 @@ dl_rng_seed(DlRng *rng, uint64_t seed)
 	uint64_t	x = seed;
 
 	for (int i = 0; i < 4; i++)
-		rng->s[i] = splitmix64(&x);
+		rng->s[i] = dl_splitmix64_next(&x);
 }
 
 uint64_t

@@ -21,6 +21,8 @@
 #include "utils/float.h"
 #include "utils/lsyscache.h"
 
+#include "madlib_dl/dl_rng.h"
+
 char *
 dl_pg_text_arg(FunctionCallInfo fcinfo, int i)
 {
@@ -168,27 +170,16 @@ dl_pg_spi_open_cursor(const char *query)
 	return SPI_cursor_open(NULL, plan, NULL, NULL, true);
 }
 
-/* splitmix64 step: advances *x and returns the next value. */
-static uint64
-splitmix64_next(uint64 *x)
-{
-	uint64		z = (*x += UINT64CONST(0x9E3779B97F4A7C15));
-
-	z = (z ^ (z >> 30)) * UINT64CONST(0xBF58476D1CE4E5B9);
-	z = (z ^ (z >> 27)) * UINT64CONST(0x94D049BB133111EB);
-	return z ^ (z >> 31);
-}
-
 void
 dl_pg_visit_order(int *order, const double *cost, int K, uint64 seed)
 {
-	uint64		x = seed;
+	uint64_t	x = seed;
 
 	for (int i = 0; i < K; i++)
 		order[i] = i;
 	for (int i = K - 1; i > 0; i--)
 	{
-		int			j = (int) (splitmix64_next(&x) % (uint64) (i + 1));
+		int			j = (int) (dl_splitmix64_next(&x) % (uint64) (i + 1));
 		int			t = order[i];
 
 		order[i] = order[j];

@@ -71,6 +71,7 @@
 
 #include "madlib_dl/dl_blob.h"
 #include "madlib_dl/dl_buffer.h"
+#include "madlib_dl/dl_rng.h"
 
 #include "pg_buffer.h"
 #include "pg_glue.h"
@@ -82,22 +83,10 @@
  * Small helpers (every server, Greenplum included)
  * --------------------------------------------------------------------- */
 
-static uint64
-splitmix64(uint64 x)
-{
-	x += UINT64CONST(0x9E3779B97F4A7C15);
-	x = (x ^ (x >> 30)) * UINT64CONST(0xBF58476D1CE4E5B9);
-	x = (x ^ (x >> 27)) * UINT64CONST(0x94D049BB133111EB);
-	return x ^ (x >> 31);
-}
-
 uint64
 dl_seg_shuffle_seed(uint64 seed, int64 iteration, int segment)
 {
-	uint64		h = splitmix64(seed);
-
-	h = splitmix64(h ^ (uint64) iteration);
-	return splitmix64(h ^ (uint64) (int64) segment);
+	return dl_rng_hash_seed(seed, iteration, segment);
 }
 
 int

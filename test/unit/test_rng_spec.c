@@ -57,6 +57,49 @@ test_rng_shuffle_is_permutation(void **state)
 		assert_int_equal(seen[i], 1);
 }
 
+/*
+ * splitmix64 against the published reference outputs (Vigna's
+ * splitmix64.c: seed 0 and seed 1234567), and the state it leaves.
+ */
+static void
+test_splitmix64_reference(void **state)
+{
+	static const uint64_t from0[4] = {
+		0xe220a8397b1dcdafULL, 0x6e789e6aa1b965f4ULL,
+		0x06c45d188009454fULL, 0xf88bb8a8724c81ecULL
+	};
+	static const uint64_t from1234567[3] = {
+		6457827717110365317ULL, 3203168211198807973ULL, 9817491932198370423ULL
+	};
+	uint64_t	x = 0;
+	DlRng		r;
+
+	for (int i = 0; i < 4; i++)
+		assert_true(dl_splitmix64_next(&x) == from0[i]);
+	assert_true(x == 4 * 0x9e3779b97f4a7c15ULL);
+	x = 1234567;
+	for (int i = 0; i < 3; i++)
+		assert_true(dl_splitmix64_next(&x) == from1234567[i]);
+	/* xoshiro's state is the first four splitmix64 outputs of the seed */
+	dl_rng_seed(&r, 0);
+	assert_memory_equal(r.s, from0, sizeof(from0));
+}
+
+/*
+ * dl_rng_hash_seed is three chained splitmix64 steps (values from an
+ * independent Python implementation); each key changes the result.
+ */
+static void
+test_rng_hash_seed(void **state)
+{
+	assert_true(dl_rng_hash_seed(42, 3, 1) == 0x5d396f908f79bb0bULL);
+	assert_true(dl_rng_hash_seed(42, -1, -2) == 0x30a013fb16631ad1ULL);
+	assert_true(dl_rng_hash_seed(0, 0, 0) == 0x238275bc38fcbe91ULL);
+	assert_true(dl_rng_hash_seed(42, 3, 2) != dl_rng_hash_seed(42, 3, 1));
+	assert_true(dl_rng_hash_seed(42, 4, 1) != dl_rng_hash_seed(42, 3, 1));
+	assert_true(dl_rng_hash_seed(43, 3, 1) != dl_rng_hash_seed(42, 3, 1));
+}
+
 static void
 test_alloc_overflow(void **state)
 {
@@ -118,6 +161,8 @@ main(void)
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test(test_rng_deterministic),
 		cmocka_unit_test(test_rng_shuffle_is_permutation),
+		cmocka_unit_test(test_splitmix64_reference),
+		cmocka_unit_test(test_rng_hash_seed),
 		cmocka_unit_test(test_alloc_overflow),
 		cmocka_unit_test(test_spec_layout),
 	};
