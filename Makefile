@@ -65,38 +65,12 @@ ifeq ($(WITH_ONEDNN),1)
 PG_CPPFLAGS += -DDL_HAVE_DNNL
 SHLIB_LINK += -ldnnl -lgomp
 endif
-# Optional CUDA backend (docs/gpu.md): off by default; make USE_CUDA=1
-# compiles src/engine/cuda/ in and links cuBLAS and the CUDA runtime.
-USE_CUDA ?= 0
-CUDA_HOME ?= /usr/local/cuda
-EXTRA_CLEAN += src/engine/cuda/*.o
-ifeq ($(USE_CUDA),1)
-NVCC ?= $(CUDA_HOME)/bin/nvcc
-CUDA_ARCH ?= sm_90
-CUDA_C_SRCS = $(sort $(wildcard src/engine/cuda/*.c))
-CUDA_CU_SRCS = $(sort $(wildcard src/engine/cuda/*.cu))
-OBJS += $(CUDA_C_SRCS:.c=.o) $(CUDA_CU_SRCS:.cu=.o)
-PG_CPPFLAGS += -DDL_USE_CUDA -I$(CUDA_HOME)/include
-SHLIB_LINK += -L$(CUDA_HOME)/lib64 -Wl,-rpath,$(CUDA_HOME)/lib64 -lcublas -lcudart -lstdc++
-endif
 
 PGXS := $(shell $(PG_CONFIG) --pgxs)
 include $(PGXS)
 
 $(EXTENSION)--$(EXTVERSION).sql: $(SQL_PIECES)
 	cat $^ > $@
-
-ifeq ($(USE_CUDA),1)
-src/engine/cuda/%.o: src/engine/cuda/%.cu $(wildcard src/engine/cuda/*.h include/madlib_dl/*.h)
-	$(NVCC) -std=c++17 -O3 -arch=$(CUDA_ARCH) -Xcompiler -fPIC,-Wall,-Wextra -Iinclude -Isrc/engine -c -o $@ $<
-endif
-
-# The GPU check: builds the GPU tests and bench with nvcc; runs them where
-# a GPU is (docs/gpu.md).  Never part of make unit or installcheck.
-gpu-check:
-	scripts/gpu_check.sh
-
-.PHONY: gpu-check
 
 # ---------------------------------------------------------------------
 # Engine unit tests: plain C, no server.

@@ -318,6 +318,11 @@ SELECT madlib_dl.predict('iris_model', 'iris_test_rank', 'rank', 'attributes', '
 \echo :LAST_ERROR_SQLSTATE
 SELECT madlib_dl.evaluate('iris_model', 'iris_test_packed', 'bad_out', TRUE);
 \echo :LAST_ERROR_SQLSTATE
+SELECT madlib_dl.predict('iris_model', 'iris_test', 'id', 'attributes', 'bad_out', use_gpus => TRUE);
+\echo :LAST_ERROR_SQLSTATE
+SELECT madlib_dl.predict_byom('model_arch_library', 2, 'iris_test', 'id', 'attributes', 'bad_out', use_gpus => TRUE);
+\echo :LAST_ERROR_SQLSTATE
+SELECT to_regclass('bad_out') IS NULL AS no_output_with_use_gpus;
 -- an input shape that does not match the architecture
 CREATE TABLE iris_5 AS SELECT id, attributes || 0.0::float8 AS attributes, class_text FROM iris_test;
 SET client_min_messages = warning;

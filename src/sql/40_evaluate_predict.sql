@@ -85,7 +85,8 @@ BEGIN
 END
 $$;
 
--- Refuse use_gpus => true: this build computes on CPUs only.
+-- Refuse use_gpus => true: madlib_dl has no GPU backend (docs/gpu.md);
+-- the same message as fit and fit_multiple.
 CREATE FUNCTION madlib_dl._ep_assert_no_gpus(use_gpus boolean)
 RETURNS void
 LANGUAGE plpgsql IMMUTABLE PARALLEL SAFE
@@ -93,9 +94,9 @@ SET search_path = pg_catalog, pg_temp
 AS $$
 BEGIN
     IF use_gpus THEN
-        RAISE EXCEPTION 'use_gpus is not supported'
+        RAISE EXCEPTION 'use_gpus is not supported: this build of madlib_dl has no GPU backend'
             USING ERRCODE = 'feature_not_supported',
-                  HINT = 'Pass use_gpus => false; madlib_dl computes on CPUs.';
+                  HINT = 'Call with use_gpus => false; evaluate and predict run on the CPU cores of the server.';
     END IF;
 END
 $$;
