@@ -24,9 +24,13 @@ SELECT count(*) AS bad_nvidia_rows FROM gpu_conf_nv
 -- bad arguments
 SELECT madlib_dl.gpu_configuration('gpu_conf');
 SELECT madlib_dl.gpu_configuration('gpu_conf2', 'foo');
-SELECT madlib_dl.gpu_configuration('gpu_conf2', NULL);
 SELECT to_regclass('gpu_conf2') IS NULL AS no_table_left;
-DROP TABLE gpu_conf, gpu_conf_nv;
+-- a NULL source is MADlib's default, 'tensorflow'
+SET client_min_messages = warning;
+SELECT madlib_dl.gpu_configuration('gpu_conf2', NULL);
+RESET client_min_messages;
+SELECT count(*) = (SELECT count(*) FROM gpu_conf) AS same_rows FROM gpu_conf2;
+DROP TABLE gpu_conf, gpu_conf_nv, gpu_conf2;
 -- given information texts: two GPUs out of bus order and one the driver
 -- excludes (as a 550 driver writes them: key, colon, tabs and spaces)
 CREATE TEMP TABLE gpu_info AS SELECT ARRAY[

@@ -49,7 +49,8 @@ $$;
 CREATE FUNCTION madlib_dl.gpu_configuration(output_table varchar, source varchar DEFAULT 'tensorflow')
 RETURNS void
 LANGUAGE sql VOLATILE
-AS $$ SELECT madlib_dl._gpu_configuration(madlib_dl._resolve_table(output_table, 'output_table'), source, NULL) $$;
+AS $$ SELECT madlib_dl._gpu_configuration(madlib_dl._resolve_table(output_table, 'output_table'),
+                                          coalesce(source, 'tensorflow'), NULL) $$;
 
 -- gpu_configuration() returns its help, as MADlib's does (a one-argument
 -- 'usage' form would clash with gpu_configuration(output_table)).
