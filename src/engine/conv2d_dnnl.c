@@ -21,7 +21,7 @@
  * All scratch memory (reordered kernels, oneDNN's scratchpad, in
  * user-scratchpad mode) comes from the caller's DlScratch.  A call
  * creates its primitives first, then adds up every buffer it will use
- * (call_plan) and, before writing anything, refuses when that is over
+ * (plan_add) and, before writing anything, refuses when that is over
  * the scratch's limit (the budget the model's memory estimate counted,
  * dl_conv2d_dnnl_scratch_budget) or grows the scratch to it in one
  * allocation (call_reserve); the buffers are then carved from it.  So
@@ -170,7 +170,7 @@ call_reserve(DnnlCall *c, size_t need)
 		return dl_error_set(c->err, DL_ERR_UNSUPPORTED,
 							"oneDNN wants %zu bytes of scratch for this convolution, more than its budget of %zu",
 							need, s->limit);
-	if (want <= s->cap)
+	if (need == 0 || want <= s->cap)
 		return DL_OK;
 	dl_free(s->alloc, s->p);
 	s->p = NULL;
@@ -179,7 +179,7 @@ call_reserve(DnnlCall *c, size_t need)
 	if (p == NULL)
 	{
 		dl_error_prefix(c->err, "oneDNN convolution scratch");
-		return DL_ERR_NO_MEMORY;
+		return c->err != NULL ? c->err->code : DL_ERR_NO_MEMORY;
 	}
 	s->p = p;
 	s->cap = want;

@@ -172,7 +172,7 @@ dl_limits_check_model(const DlMemoryEstimate *est, int64 batch)
 {
 	StringInfoData detail;
 
-	if (!(est->total > limit_bytes()))
+	if (est->total <= limit_bytes())	/* NaN is refused too */
 		return;
 	initStringInfo(&detail);
 	appendStringInfoString(&detail, "The model holds");
@@ -368,7 +368,7 @@ check_parts(const DlPgJob *job, const JobParts *p, const char *what, bool plural
 	const char *advice;
 	double		biggest;
 
-	if (!(p->total > limit_bytes()))
+	if (p->total <= limit_bytes())	/* NaN is refused too */
 		return;
 	initStringInfo(&detail);
 	appendStringInfo(&detail, "One process holds: models %s", size_text(p->models.total));
