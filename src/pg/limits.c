@@ -105,12 +105,14 @@ size_text(double bytes)
 	return psprintf("%.0f %s", bytes, units[u]);
 }
 
-/* The errhint's advice to raise the limit to 1.25 times bytes. */
+/* The errhint: first, then the advice to raise the limit to 1.25 times bytes if it can be. */
 static char *
 raise_hint(const char *first, double bytes)
 {
 	double		gb = ceil(bytes * 1.25 / (1024.0 * 1024 * 1024));
 
+	if (!(gb * 1024 * 1024 <= (double) INT_MAX))
+		return psprintf("%s: this is more than madlib_dl.max_model_memory can allow.", first);
 	return psprintf("%s, or, if the server has the memory, have a superuser raise the limit, "
 					"e.g. SET madlib_dl.max_model_memory = '%.0fGB'.",
 					first, Max(gb, 2.0));
