@@ -99,7 +99,7 @@ static double
 conv_ms(DlBackend b, bool backward, bool with_dx, const DlConvGeom *g)
 {
 	DlAllocator a = {bench_alloc, bench_free, NULL};
-	DlScratch	scratch = {&a, NULL, 0};
+	DlScratch	scratch = {&a, NULL, 0, SIZE_MAX};
 	size_t		nx = (size_t) (g->B * g->H * g->W * g->C),
 				ny = (size_t) (g->B * g->OH * g->OW * g->OC),
 				nk = (size_t) (g->KH * g->KW * g->C * g->OC);

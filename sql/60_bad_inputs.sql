@@ -31,6 +31,8 @@ SELECT madlib_dl.validation_preprocessor_dl('iris_test', 'iris_test_packed', 'cl
 \set arch_4out '{"class_name": "Sequential", "config": {"name": "sequential", "layers": [{"class_name": "InputLayer", "config": {"batch_input_shape": [null, 4], "dtype": "float32", "name": "dense_input"}}, {"class_name": "Dense", "config": {"name": "dense", "units": 4, "activation": "softmax"}}]}, "keras_version": "2.11.0", "backend": "tensorflow"}'
 \set arch_lstm '{"class_name": "Sequential", "config": {"name": "sequential", "layers": [{"class_name": "InputLayer", "config": {"batch_input_shape": [null, 4, 1], "dtype": "float32", "name": "in"}}, {"class_name": "LSTM", "config": {"name": "lstm", "units": 8}}, {"class_name": "Dense", "config": {"name": "dense", "units": 3, "activation": "softmax"}}]}, "keras_version": "2.11.0", "backend": "tensorflow"}'
 \set compile 'loss=''categorical_crossentropy'', optimizer=''Adam(lr=0.01)'', metrics=[''accuracy'']'
+\set arch_conv_huge '{"class_name": "Sequential", "config": {"name": "c", "layers": [{"class_name": "InputLayer", "config": {"batch_input_shape": [null, 256, 256, 16]}}, {"class_name": "Conv2D", "config": {"name": "c", "filters": 4, "kernel_size": [64, 64], "padding": "same"}}, {"class_name": "Flatten", "config": {"name": "f"}}, {"class_name": "Dense", "config": {"name": "d", "units": 3, "activation": "softmax"}}]}}'
+\set arch_dense_huge '{"class_name": "Sequential", "config": {"name": "s", "layers": [{"class_name": "InputLayer", "config": {"batch_input_shape": [null, 4]}}, {"class_name": "Dense", "config": {"name": "d", "units": 2147483647, "activation": "softmax"}}]}}'
 
 SELECT madlib_dl.load_keras_model('arch', :'iris_arch', NULL, 'iris mlp');        -- model_id 1
 SELECT madlib_dl.load_keras_model('arch', :'arch_5in', NULL, 'five inputs');      -- model_id 2
@@ -106,6 +108,13 @@ CREATE TABLE model_nosummary AS SELECT * FROM iris_model;
 -- load_keras_model
 CREATE TABLE arch_badw AS SELECT * FROM arch;
 UPDATE arch_badw SET model_weights = '\x0000803f'::bytea WHERE model_id = 1;
+-- architectures too large for memory: a 64x64 kernel on a [256, 256, 16]
+-- input (262k parameters, 17 GB of im2col for one sample), and a
+-- Dense(units=2147483647) row slipped past load_keras_model
+CREATE TABLE arch_big AS SELECT * FROM arch WHERE false;
+INSERT INTO arch_big (model_id, model_arch) VALUES
+(1, :'arch_conv_huge'),
+(2, :'arch_dense_huge');
 -- a model selection table, a multi-model table made from it by
 -- fit_multiple, and damaged copies of both
 SELECT madlib_dl.load_model_selection_table('arch', 'mst', ARRAY[1],
@@ -461,7 +470,18 @@ INSERT INTO bi_case (fn, what, stmt, outputs) VALUES
 ('generate_model_configs', 'random search with num_configs = 0',
  $$SELECT madlib_dl.generate_model_configs('arch', 'ms_out', ARRAY[1], '{''loss'': [''mse''], ''optimizer_params_list'': [{''optimizer'': [''SGD''], ''lr'': [0.001, 0.1, ''log'']}]}', '{''batch_size'': [8]}', 'random', 0)$$, '{ms_out,ms_out_summary}'),
 ('generate_model_configs', 'negative learning rate in the grid',
- $$SELECT madlib_dl.generate_model_configs('arch', 'ms_out', ARRAY[1], '{''loss'': [''mse''], ''optimizer_params_list'': [{''optimizer'': [''SGD''], ''lr'': [-0.5]}]}', '{''batch_size'': [8]}')$$, '{ms_out,ms_out_summary}');
+ $$SELECT madlib_dl.generate_model_configs('arch', 'ms_out', ARRAY[1], '{''loss'': [''mse''], ''optimizer_params_list'': [{''optimizer'': [''SGD''], ''lr'': [-0.5]}]}', '{''batch_size'': [8]}')$$, '{ms_out,ms_out_summary}'),
+-- memory: refused from the architecture, before anything is allocated
+('load_keras_model', 'Dense(units=2147483647): 10.7 billion parameters',
+ format($$SELECT madlib_dl.load_keras_model('arch_new', %L)$$, :'arch_dense_huge'), '{arch_new}'),
+('load_keras_model', '300 million parameters: weights over 1 GB',
+ format($$SELECT madlib_dl.load_keras_model('arch_new', %L)$$, replace(:'arch_dense_huge', '2147483647', '60000000')), '{arch_new}'),
+('fit', 'num_iterations 100000000 with metrics every iteration',
+ $$SELECT madlib_dl.fit('iris_packed', 'fit_out', 'arch', 1, 'loss=''mse'', optimizer=''SGD''', NULL, 100000000, metrics_compute_frequency => 1)$$, '{fit_out,fit_out_summary}'),
+('fit', 'a 64x64 kernel on a [256, 256, 16] input',
+ $$SELECT madlib_dl.fit('iris_packed', 'fit_out', 'arch_big', 1, 'loss=''mse'', optimizer=''SGD''', 'batch_size=1', 1)$$, '{fit_out,fit_out_summary}'),
+('fit', 'Dense(units=2147483647) slipped past load_keras_model',
+ $$SELECT madlib_dl.fit('iris_packed', 'fit_out', 'arch_big', 2, 'loss=''mse'', optimizer=''SGD''', NULL, 1)$$, '{fit_out,fit_out_summary}');
 
 -- Run them all, in order, each as a top-level statement: the ERROR line
 -- a user sees (VERBOSITY terse: the message).

@@ -72,6 +72,60 @@ typedef struct DlBatchStats
 DlStatus	dl_model_create(const DlModelSpec *spec, const DlOptimConfig *optim,
 							const DlAllocator *alloc, DlModel **out, DlError *err);
 
+/* What dl_model_memory_estimate counts a model for. */
+typedef struct DlMemoryUse
+{
+	const DlOptimConfig *optim; /* as for dl_model_create: NULL for an
+								 * inference-only model */
+	int64_t		batch_size;		/* the largest batch it trains, evaluates or
+								 * predicts; 0: it runs no batch (a model
+								 * that only holds, reads or writes states) */
+} DlMemoryUse;
+
+/*
+ * Bytes a model allocates through its allocator, by part.  Doubles: exact
+ * below 2^53, and a hostile spec (huge units, a huge batch) gives a huge
+ * value, never a wrapped small one.
+ */
+typedef struct DlMemoryEstimate
+{
+	double		weights;		/* the parameter block, 4 P */
+	double		gradients;		/* 4 P for a training model, else 0 */
+	double		optimizer;		/* optimizer state, 4 P n_slots */
+	double		activations;	/* workspace but im2col: layer outputs, the
+								 * backward pass's saved data (argmax,
+								 * masks, BatchNormalization statistics),
+								 * the two gradient buffers, the gathered
+								 * mini-batch */
+	double		im2col;			/* the Conv2D column buffer (model.c allocates
+								 * it whatever the backend: it is oneDNN's
+								 * fallback) */
+	double		onednn_scratch; /* the oneDNN convolutions' scratch budget;
+								 * 0 when they do not go to oneDNN */
+	double		bookkeeping;	/* the model struct and per-layer records */
+	double		total;			/* the sum of the above: the most the model
+								 * holds at once */
+	double		state_blob;		/* dl_blob_size of the model: one serialized
+								 * state (weights and optimizer state), not
+								 * part of total */
+} DlMemoryEstimate;
+
+/*
+ * Estimate, from a finalized spec and without allocating anything, every
+ * byte dl_model_create and then training (use->optim not NULL) or
+ * inference on batches of up to use->batch_size samples allocate: the
+ * peak of the model's allocations, workspace included, for the current
+ * backend and thread count (dl_backend.h).  The oneDNN scratch counts
+ * its budget (dl_conv2d_dnnl_scratch_budget): the model never lets it
+ * grow beyond, a convolution that would need more runs as im2col.  Not
+ * counted: dl_model_train_epoch's sample order (8 bytes per sample of
+ * the data), the data itself, and the BLAS libraries' own per-thread
+ * buffers.  DL_ERR_INVALID_ARGUMENT for a spec that is not finalized, a
+ * negative batch size or an invalid optimizer configuration.
+ */
+DlStatus	dl_model_memory_estimate(const DlModelSpec *spec, const DlMemoryUse *use,
+									 DlMemoryEstimate *out, DlError *err);
+
 /* Free everything the model allocated.  m may be NULL. */
 void		dl_model_free(DlModel *m);
 

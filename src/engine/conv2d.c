@@ -31,6 +31,7 @@
  *
  *-------------------------------------------------------------------------
  */
+#include <math.h>
 #include <stdint.h>
 #include <string.h>
 
@@ -164,20 +165,35 @@ conv_block_samples(const DlConvGeom *g)
 
 /*
  * Floats of workspace for dl_conv2d_forward and dl_conv2d_backward: one
- * block of the col matrix, nb*OH*OW*KH*KW*C.  Saturates to SIZE_MAX on
- * overflow so that the caller's checked allocation fails cleanly.
+ * block of the col matrix, nb*OH*OW*KH*KW*C, computed in double so that
+ * no geometry wraps (exact below 2^53).  conv_block_samples gives the
+ * same nb: with more than CONV_BLOCK_FLOATS per sample both give 1.
  */
+double
+dl_conv2d_workspace_floats_d(const DlConvGeom *g)
+{
+	double		dims[5] = {(double) g->OH, (double) g->OW, (double) g->KH, (double) g->KW,
+	(double) g->C};
+	double		per = 1.0;
+	double		nb;
+
+	for (int i = 0; i < 5; i++)
+		per *= dims[i] > 0 ? dims[i] : 0.0;
+	nb = per > 0 ? floor((double) CONV_BLOCK_FLOATS / per) : (double) g->B;
+	if (nb > (double) g->B)
+		nb = (double) g->B;
+	if (nb < 1.0)
+		nb = 1.0;
+	return per * nb;
+}
+
+/* The same as a size_t, saturating to SIZE_MAX so that a checked allocation fails cleanly. */
 size_t
 dl_conv2d_workspace_floats(const DlConvGeom *g)
 {
-	int64_t		per = conv_col_per_sample(g);
-	size_t		n;
+	double		n = dl_conv2d_workspace_floats_d(g);
 
-	if (per == INT64_MAX)
-		return SIZE_MAX;
-	if (!dl_size_mul((size_t) per, (size_t) conv_block_samples(g), &n))
-		return SIZE_MAX;
-	return n;
+	return n >= (double) SIZE_MAX ? SIZE_MAX : (size_t) n;
 }
 
 /*

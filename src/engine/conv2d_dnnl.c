@@ -19,11 +19,18 @@
  * process) and its own primitive cache (bounded, default 1024 entries):
  * after the first batch a creation is a cache hit of a few microseconds.
  * All scratch memory (reordered kernels, oneDNN's scratchpad, in
- * user-scratchpad mode) comes from the caller's DlScratch, which grows to
- * what a call needed, so that a steady training loop allocates nothing.
+ * user-scratchpad mode) comes from the caller's DlScratch.  A call
+ * creates its primitives first, then adds up every buffer it will use
+ * (plan_add) and, before writing anything, refuses when that is over
+ * the scratch's limit (the budget the model's memory estimate counted,
+ * dl_conv2d_dnnl_scratch_budget) or grows the scratch to it in one
+ * allocation (call_reserve); the buffers are then carved from it.  So
+ * the allocator is never asked for more than the budget, and a steady
+ * training loop allocates nothing.
  *
- * A geometry oneDNN refuses gives DL_ERR_UNSUPPORTED before anything is
- * written: the caller then uses im2col.  Every other failure is an error.
+ * A geometry oneDNN refuses, or one whose scratch is over the limit,
+ * gives DL_ERR_UNSUPPORTED before anything is written: the caller then
+ * uses im2col.  Every other failure is an error.
  *
  * Determinism: oneDNN's CPU convolutions are deterministic for a given
  * thread count and instruction set; the thread count is
@@ -36,6 +43,7 @@
  *
  *-------------------------------------------------------------------------
  */
+#include <math.h>
 #include <stdint.h>
 #include <stdio.h>
 #include <string.h>
@@ -61,7 +69,7 @@ static dnnl_stream_t dnnl_strm = NULL;
 typedef struct DnnlCall
 {
 	DlScratch  *scratch;		/* the caller's, reused from call to call */
-	size_t		used;			/* bytes of it this call has asked for */
+	size_t		used;			/* bytes of it this call has carved */
 	DlError    *err;
 	dnnl_primitive_desc_t pd[CALL_MAX];
 	int			n_pd;
@@ -69,8 +77,6 @@ typedef struct DnnlCall
 	int			n_prim;
 	dnnl_memory_t mem[CALL_MAX];
 	int			n_mem;
-	void	   *buf[CALL_MAX];
-	int			n_buf;
 } DnnlCall;
 
 static void
@@ -82,27 +88,7 @@ call_release(DnnlCall *c)
 		dnnl_primitive_destroy(c->prim[i]);
 	for (int i = 0; i < c->n_pd; i++)
 		dnnl_primitive_desc_destroy(c->pd[i]);
-	for (int i = 0; i < c->n_buf; i++)
-		dl_free(c->scratch->alloc, c->buf[i]);
-	c->n_mem = c->n_prim = c->n_pd = c->n_buf = 0;
-	/* grow the scratch for the next call, so that it needs no allocation */
-	if (c->used > 0 && c->used + 64 > c->scratch->cap)
-	{
-		DlError		e;
-		void	   *p;
-
-		dl_free(c->scratch->alloc, c->scratch->p);
-		c->scratch->p = NULL;
-		c->scratch->cap = 0;
-		/* + 64: room to align the start */
-		p = dl_alloc(c->scratch->alloc, c->used + 64, &e);
-		if (p != NULL)
-		{
-			c->scratch->p = p;
-			c->scratch->cap = c->used + 64;
-		}
-		/* else the next call allocates per buffer again */
-	}
+	c->n_mem = c->n_prim = c->n_pd = 0;
 }
 
 /*
@@ -148,42 +134,80 @@ engine_ready(DnnlCall *c)
 	return DL_OK;
 }
 
+/* *need += size rounded up to DL_SCRATCH_ALIGN; SIZE_MAX on overflow. */
+static void
+plan_add(size_t *need, size_t size)
+{
+	size_t		rounded;
+
+	if (!dl_size_add(size, DL_SCRATCH_ALIGN - 1, &rounded) ||
+		!dl_size_add(*need, rounded & ~(size_t) (DL_SCRATCH_ALIGN - 1), need))
+		*need = SIZE_MAX;
+}
+
+/* Bytes of a memory descriptor's buffer, 0 for NULL. */
+static size_t
+md_size(const dnnl_memory_desc_t *md)
+{
+	return md != NULL ? dnnl_memory_desc_get_size(md) : 0;
+}
+
 /*
- * A buffer of size bytes (64-byte aligned): the next piece of the
- * caller's scratch when it is large enough, else its own allocation,
- * freed with c (which then grows the scratch to what the call used).
+ * Make the scratch hold need bytes (what plan_add summed over every
+ * buffer this call carves; SIZE_MAX on overflow), before anything is
+ * written: refused (DL_ERR_UNSUPPORTED, so the caller uses im2col) when
+ * need is over the scratch's limit; else the scratch is grown to it if
+ * it is smaller, freeing the old one first.
+ */
+static DlStatus
+call_reserve(DnnlCall *c, size_t need)
+{
+	DlScratch  *s = c->scratch;
+	size_t		want;
+	void	   *p;
+
+	if (need > s->limit || !dl_size_add(need, DL_SCRATCH_ALIGN, &want))
+		return dl_error_set(c->err, DL_ERR_UNSUPPORTED,
+							"oneDNN wants %zu bytes of scratch for this convolution, more than its budget of %zu",
+							need, s->limit);
+	if (need == 0 || want <= s->cap)
+		return DL_OK;
+	dl_free(s->alloc, s->p);
+	s->p = NULL;
+	s->cap = 0;
+	p = dl_alloc(s->alloc, want, c->err);
+	if (p == NULL)
+	{
+		dl_error_prefix(c->err, "oneDNN convolution scratch");
+		return c->err != NULL ? c->err->code : DL_ERR_NO_MEMORY;
+	}
+	s->p = p;
+	s->cap = want;
+	return DL_OK;
+}
+
+/*
+ * The next size bytes of the scratch (DL_SCRATCH_ALIGN-aligned), reserved
+ * by call_reserve.  Never allocates: a buffer call_plan did not count is
+ * an internal error.
  */
 static DlStatus
 call_buf(DnnlCall *c, size_t size, void **out)
 {
-	size_t		start,
-				end;
-	void	   *p;
+	uintptr_t	base;
+	size_t		end;
 
 	*out = NULL;
 	if (size == 0)
 		return DL_OK;
-	/* room for aligning the scratch's start too */
-	if (!dl_size_add(c->used, 63, &start) || !dl_size_add(start & ~(size_t) 63, size, &end) ||
-		!dl_size_add(end, 64, &end))
-		return dl_error_set(c->err, DL_ERR_LIMIT, "oneDNN scratch of %zu bytes is too large", size);
-	start &= ~(size_t) 63;
-	c->used = end - 64;
-	if (c->scratch->p != NULL && end <= c->scratch->cap)
-	{
-		uintptr_t	base = ((uintptr_t) c->scratch->p + 63) & ~(uintptr_t) 63;
-
-		*out = (void *) (base + start);
-		return DL_OK;
-	}
-	if (c->n_buf == CALL_MAX)
-		return dl_error_set(c->err, DL_ERR_INTERNAL, "too many oneDNN buffers in one call");
-	/* dl_alloc gives malloc/palloc alignment; oneDNN needs none for CPU */
-	p = dl_alloc(c->scratch->alloc, size, c->err);
-	if (p == NULL)
-		return DL_ERR_NO_MEMORY;
-	c->buf[c->n_buf++] = p;
-	*out = p;
+	end = c->used;
+	plan_add(&end, size);
+	if (c->scratch->p == NULL || end > c->scratch->cap - DL_SCRATCH_ALIGN)
+		return dl_error_set(c->err, DL_ERR_INTERNAL,
+							"oneDNN buffer of %zu bytes was not planned", size);
+	base = ((uintptr_t) c->scratch->p + DL_SCRATCH_ALIGN - 1) & ~(uintptr_t) (DL_SCRATCH_ALIGN - 1);
+	*out = (void *) (base + c->used);
+	c->used = end;
 	return DL_OK;
 }
 
@@ -244,12 +268,26 @@ call_exec(DnnlCall *c, dnnl_primitive_t p, int nargs, const dnnl_exec_arg_t *arg
 	return DL_OK;
 }
 
-/* The scratchpad pd asks for, from the allocator; *mem NULL when none. */
+/* Bytes of the scratchpad pd asks for (0: none). */
+static size_t
+scratchpad_size(const_dnnl_primitive_desc_t pd)
+{
+	return md_size(dnnl_primitive_desc_query_md(pd, dnnl_query_scratchpad_md, 0));
+}
+
+/* Bytes call_as_layout carves for a plain tensor wanted in layout want. */
+static size_t
+layout_size(const dnnl_memory_desc_t *plain, const dnnl_memory_desc_t *want)
+{
+	return dnnl_memory_desc_equal(plain, want) ? 0 : md_size(want);
+}
+
+/* The scratchpad pd asks for, from the scratch; *mem NULL when none. */
 static DlStatus
 call_scratchpad(DnnlCall *c, const_dnnl_primitive_desc_t pd, dnnl_memory_t *mem)
 {
 	const dnnl_memory_desc_t *md = dnnl_primitive_desc_query_md(pd, dnnl_query_scratchpad_md, 0);
-	size_t		size = md != NULL ? dnnl_memory_desc_get_size(md) : 0;
+	size_t		size = md_size(md);
 	void	   *p;
 	DlStatus	st;
 
@@ -442,14 +480,20 @@ conv_forward(DnnlCall *c, float *y, const float *x, const float *K, const float 
 				mpad;
 	bool		relu = act == DL_ACT_RELU;
 	DlStatus	st;
+	const dnnl_memory_desc_t *wmd;
+	size_t		need = 0;
 
 	if ((st = engine_ready(c)) != DL_OK ||
 		(st = conv_mds(c, g, &d)) != DL_OK ||
 		(st = conv_forward_pd(c, &d, b != NULL, relu, &pd, &prim)) != DL_OK)
 		return st;
+	wmd = dnnl_primitive_desc_query_md(pd, dnnl_query_weights_md, 0);
+	plan_add(&need, layout_size(&d.wei, wmd));
+	plan_add(&need, scratchpad_size(pd));
+	if ((st = call_reserve(c, need)) != DL_OK)
+		return st;
 	/* from here on a failure is an error, not a refusal */
-	if ((st = call_as_layout(c, &d.wei, K, dnnl_primitive_desc_query_md(pd, dnnl_query_weights_md, 0),
-							 &mwei)) != DL_OK ||
+	if ((st = call_as_layout(c, &d.wei, K, wmd, &mwei)) != DL_OK ||
 		(st = call_mem(c, &d.src, x, &msrc)) != DL_OK ||
 		(st = call_mem(c, &d.dst, y, &mdst)) != DL_OK ||
 		(b != NULL && (st = call_mem(c, &d.bias, b, &mbias)) != DL_OK) ||
@@ -489,6 +533,8 @@ conv_backward(DnnlCall *c, float *dx, float *dK, float *db, const float *dy, con
 	dnnl_memory_t mdy,
 				msrc,
 				mpad;
+	size_t		nk = (size_t) (g->KH * g->KW * g->C * g->OC);
+	size_t		need = 0;
 
 	if ((st = engine_ready(c)) != DL_OK ||
 		(st = conv_mds(c, g, &d)) != DL_OK ||
@@ -522,6 +568,26 @@ conv_backward(DnnlCall *c, float *dx, float *dK, float *db, const float *dy, con
 			return st;
 	}
 
+	/* every buffer of the call, before anything is written */
+	if (wprim != NULL)
+	{
+		const dnnl_memory_desc_t *dwmd = dnnl_primitive_desc_query_md(wpd, dnnl_query_diff_weights_md, 0);
+
+		plan_add(&need, md_size(dwmd));
+		if (!dnnl_memory_desc_equal(dwmd, &d.wei))
+			plan_add(&need, nk * sizeof(float));
+		if (db != NULL)
+			plan_add(&need, (size_t) g->OC * sizeof(float));
+		plan_add(&need, scratchpad_size(wpd));
+	}
+	if (dprim != NULL)
+	{
+		plan_add(&need, layout_size(&d.wei, dnnl_primitive_desc_query_md(dpd, dnnl_query_weights_md, 0)));
+		plan_add(&need, scratchpad_size(dpd));
+	}
+	if ((st = call_reserve(c, need)) != DL_OK)
+		return st;
+
 	if ((st = call_mem(c, &d.dst, dy, &mdy)) != DL_OK ||
 		(st = call_mem(c, &d.src, x, &msrc)) != DL_OK)
 		return st;
@@ -529,7 +595,6 @@ conv_backward(DnnlCall *c, float *dx, float *dK, float *db, const float *dy, con
 	if (wprim != NULL)
 	{
 		const dnnl_memory_desc_t *dwmd = dnnl_primitive_desc_query_md(wpd, dnnl_query_diff_weights_md, 0);
-		size_t		nk = (size_t) (g->KH * g->KW * g->C * g->OC);
 		void	   *dw_buf,
 				   *plain_buf,
 				   *db_buf = NULL;
@@ -624,6 +689,8 @@ dl_conv2d_dnnl_forward(float *y, const float *x, const float *K, const float *b,
 	c.scratch = scratch;
 	c.err = err;
 	dl_backend_block_signals(&mask);
+	/* before creating primitives: their scratchpads are sized for it */
+	omp_set_num_threads(dl_backend_threads());
 	st = conv_forward(&c, y, x, K, b, act, g);
 	call_release(&c);
 	dl_backend_restore_signals(&mask);
@@ -646,13 +713,38 @@ dl_conv2d_dnnl_backward(float *dx, float *dK, float *db, const float *dy, const 
 	c.scratch = scratch;
 	c.err = err;
 	dl_backend_block_signals(&mask);
+	/* before creating primitives: their scratchpads are sized for it */
+	omp_set_num_threads(dl_backend_threads());
 	st = conv_backward(&c, dx, dK, db, dy, x, K, g);
 	call_release(&c);
 	dl_backend_restore_signals(&mask);
 	return st;
 }
 
+/* n rounded up to a multiple of 16, the widest channel block of oneDNN's f32 layouts */
+static double
+pad16(int64_t n)
+{
+	return ceil((double) n / 16.0) * 16.0;
+}
+
+double
+dl_conv2d_dnnl_scratch_budget(const DlConvGeom *g, int threads)
+{
+	double		t = threads < 1 ? 1.0 : (double) threads;
+	double		kernel = (double) g->KH * (double) g->KW * pad16(g->C) * pad16(g->OC) * sizeof(float);
+	double		bias = pad16(g->OC) * sizeof(float);
+
+	return (4.0 + t) * (kernel + bias) + (1.0 + t) * 65536.0;
+}
+
 #else							/* !DL_HAVE_DNNL */
+
+double
+dl_conv2d_dnnl_scratch_budget(const DlConvGeom *g, int threads)
+{
+	return 0.0;
+}
 
 DlStatus
 dl_conv2d_dnnl_forward(float *y, const float *x, const float *K, const float *b,

@@ -78,8 +78,13 @@ typedef struct DlConvGeom
 void		dl_conv_geom_init(DlConvGeom *g, int64_t B, int64_t H, int64_t W, int64_t C,
 							  int64_t OC, int KH, int KW, int SH, int SW, DlPadding padding);
 
-/* Floats of workspace the conv kernels need (im2col buffers). */
+/*
+ * Floats of workspace the conv kernels need (one block of the im2col
+ * matrix); SIZE_MAX when that overflows.  The _d form is the same number
+ * as a double: exact below 2^53 and never wrapping, for memory estimates.
+ */
 size_t		dl_conv2d_workspace_floats(const DlConvGeom *g);
+double		dl_conv2d_workspace_floats_d(const DlConvGeom *g);
 
 /* y (B,OH,OW,OC) = conv(x (B,H,W,C), K (KH,KW,C,OC)) + b (OC); b may be NULL. */
 void		dl_conv2d_forward(float *y, float *work, const float *x, const float *K,
@@ -127,19 +132,43 @@ void		dl_backend_restore_signals(const DlSignalMask *saved);
 /*
  * The same convolutions through oneDNN (dl_backend.h).  DL_OK; or
  * DL_ERR_UNSUPPORTED, with nothing written, when oneDNN is not built in,
- * switched off, or refuses the geometry: then use the functions above;
- * or another error (DL_ERR_NO_MEMORY, DL_ERR_INTERNAL), after which the
- * outputs are undefined.  Scratch memory comes from *scratch, which a
- * call grows (through scratch->alloc) to what it needed, so that the next
- * call of the same geometry allocates nothing; the owner frees
- * scratch->p with scratch->alloc.
+ * switched off, refuses the geometry, or would need more scratch than
+ * scratch->limit: then use the functions above; or another error
+ * (DL_ERR_NO_MEMORY, DL_ERR_INTERNAL), after which the outputs are
+ * undefined.  All scratch memory (reordered kernels, oneDNN's own
+ * scratchpad) comes from *scratch: a call first works out what it needs,
+ * refuses when that is over scratch->limit, else grows the scratch to it
+ * (through scratch->alloc, freeing the old one first) and carves its
+ * buffers from it, so the allocator is never asked for more than limit
+ * + 64 bytes and the next call of the same geometry allocates nothing.
+ * The owner frees scratch->p with scratch->alloc.
  */
+/* Scratch buffers start on this boundary; a scratch holds up to limit + DL_SCRATCH_ALIGN bytes. */
+#define DL_SCRATCH_ALIGN 64
+
 typedef struct DlScratch
 {
 	const DlAllocator *alloc;
 	void	   *p;				/* NULL or cap bytes */
 	size_t		cap;
+	size_t		limit;			/* most bytes a call may use (SIZE_MAX: no limit) */
 } DlScratch;
+
+/*
+ * The scratch budget of a convolution of geometry g (its batch size does
+ * not matter) run with the given oneDNN thread count, in bytes:
+ *	 (4 + threads) * (kernel + bias, channels padded to 16)
+ *	 + (1 + threads) * 64 KiB.
+ * A call holds at most four kernel-sized buffers (the reordered kernel,
+ * its gradient in oneDNN's layout and in Keras layout, the reordered
+ * kernel of the input gradient); oneDNN's scratchpad for its direct (jit)
+ * convolutions holds per-thread reduction buffers of the kernel and small
+ * per-thread buffers.  oneDNN's gemm-based convolutions also want a
+ * per-thread im2col buffer that this budget does not cover: they are
+ * refused and run as the engine's own im2col, the same algorithm.
+ * 0 when oneDNN is not built in.  A double, so that no geometry wraps.
+ */
+double		dl_conv2d_dnnl_scratch_budget(const DlConvGeom *g, int threads);
 
 DlStatus	dl_conv2d_dnnl_forward(float *y, const float *x, const float *K, const float *b,
 								   DlActivation act, const DlConvGeom *g,

@@ -27,11 +27,15 @@
 #include <math.h>
 #include <string.h>
 
+#include "madlib_dl/dl_backend.h"
+#include "madlib_dl/dl_blob.h"
 #include "dl_kernels.h"
 #include "model_impl.h"
 
 /* Sub-buffers start on 64-byte boundaries (16 floats or 8 int64). */
 #define WS_ALIGN 16
+
+static double onednn_budget(const DlModelSpec *spec);
 
 DlStatus
 dl_model_create(const DlModelSpec *spec, const DlOptimConfig *optim,
@@ -59,6 +63,12 @@ dl_model_create(const DlModelSpec *spec, const DlOptimConfig *optim,
 	m->spec = spec;
 	m->alloc = *alloc;
 	m->conv_scratch.alloc = &m->alloc;
+	{
+		/* the oneDNN scratch may grow to the budget the estimate counts */
+		double		budget = onednn_budget(spec);
+
+		m->conv_scratch.limit = budget < (double) DL_ALLOC_MAX ? (size_t) budget : DL_ALLOC_MAX;
+	}
 	m->n_params = P;
 	m->first_trainable = spec->n_layers;
 	dl_model_seed_rng(m, 0);
@@ -224,30 +234,37 @@ dl_model_reset_optim(DlModel *m)
  * Workspace
  * --------------------------------------------------------------------- */
 
-/* Reserve n elements at *total (rounded up to WS_ALIGN); false on overflow. */
-static bool
-ws_take(size_t *total, size_t n, size_t *offset)
-{
-	size_t		rounded;
+/*
+ * Workspace sizes are computed in double: exact below 2^53 (far above
+ * DL_ALLOC_MAX, the most the allocator is ever asked for), and a hostile
+ * spec (huge units, a huge batch) gives a huge size, never a wrapped
+ * small one.  The layout is only applied once the total is known to be
+ * below WS_MAX_FLOATS, where every offset is exact.
+ */
+#define WS_MAX_FLOATS ((double) (DL_ALLOC_MAX / sizeof(float)))
 
-	if (!dl_size_add(n, WS_ALIGN - 1, &rounded))
-		return false;
-	rounded -= rounded % WS_ALIGN;
-	*offset = *total;
-	return dl_size_add(*total, rounded, total);
-}
-
-/* n = B * per_sample, overflow-checked. */
-static bool
-ws_batch(int64_t B, int64_t per_sample, size_t *n)
+/* The sizes of a workspace, in elements. */
+typedef struct WsPlan
 {
-	return dl_size_mul((size_t) B, (size_t) per_sample, n);
+	double		floats;			/* every float buffer, im2col included */
+	double		i64;			/* the MaxPooling2D argmax buffers */
+	double		im2col;			/* the Conv2D column buffer (part of floats) */
+} WsPlan;
+
+/* Reserve n elements at *total, rounded up to WS_ALIGN; returns their offset. */
+static double
+ws_take(double *total, double n)
+{
+	double		off = *total;
+
+	*total += ceil(n / WS_ALIGN) * WS_ALIGN;
+	return off;
 }
 
 static inline bool
-dropout_has_buffer(const DlModel *m, const DlLayer *l)
+dropout_has_buffer(bool training, const DlLayer *l)
 {
-	return m->grads != NULL && l->rate > 0.0;
+	return training && l->rate > 0.0;
 }
 
 static void
@@ -267,80 +284,76 @@ pool_geom(DlPoolGeom *g, const DlLayer *l, int64_t B)
 }
 
 /*
- * Lay the workspace out for B samples.  With fbase/ibase NULL only the
- * totals are computed; otherwise the pointers of m are set into them.
- * Returns false on size overflow.
+ * Lay the workspace of spec out for B samples (training: with the
+ * buffers of the backward pass).  With m NULL only the sizes are
+ * computed into *plan; otherwise (fbase and ibase holding plan's sizes)
+ * the pointers of m are set into them.
  */
-static bool
-workspace_layout(DlModel *m, int64_t B, float *fbase, int64_t *ibase,
-				 size_t *n_floats, size_t *n_i64)
+static void
+workspace_layout(const DlModelSpec *spec, bool training, int64_t B, DlModel *m,
+				 float *fbase, int64_t *ibase, WsPlan *plan)
 {
-	const DlModelSpec *spec = m->spec;
-	bool		training = m->grads != NULL;
-	size_t		ft = 0,
+	double		ft = 0,
 				it = 0,
-				off,
-				n;
+				off;
+	double		b = (double) B;
 	int64_t		largest = dl_shape_size(&spec->input_shape);
-	size_t		conv_floats = 0;
+	double		conv_floats = 0;
 
-#define F_PTR(o) (fbase != NULL ? fbase + (o) : NULL)
+#define F_PTR(o) (m != NULL ? fbase + (size_t) (o) : NULL)
 
 	for (int i = 0; i < spec->n_layers; i++)
 	{
 		const DlLayer *l = &spec->layers[i];
-		DlLayerWork *w = &m->lw[i];
-		int64_t		size = dl_shape_size(&l->out_shape);
-		int64_t		c = dl_shape_last(&l->in_shape);
+		DlLayerWork *w = m != NULL ? &m->lw[i] : NULL;
+		DlLayerWork unused;
+		double		size = (double) dl_shape_size(&l->out_shape);
+		double		c = (double) dl_shape_last(&l->in_shape);
 
-		if (size > largest)
-			largest = size;
+		if (w == NULL)
+			w = &unused;
+		if (dl_shape_size(&l->out_shape) > largest)
+			largest = dl_shape_size(&l->out_shape);
 		memset(w, 0, sizeof(*w));
 		/* Flatten, linear Activation and buffer-less Dropout alias their input */
 		if (l->kind != DL_LAYER_FLATTEN &&
 			(l->kind != DL_LAYER_ACTIVATION || l->activation != DL_ACT_LINEAR) &&
-			(l->kind != DL_LAYER_DROPOUT || dropout_has_buffer(m, l)))
+			(l->kind != DL_LAYER_DROPOUT || dropout_has_buffer(training, l)))
 		{
-			if (!ws_batch(B, size, &n) || !ws_take(&ft, n, &off))
-				return false;
+			off = ws_take(&ft, b * size);
 			w->buf = F_PTR(off);
 		}
 		switch (l->kind)
 		{
 			case DL_LAYER_MAXPOOL2D:
-				if (!ws_batch(B, size, &n) || !ws_take(&it, n, &off))
-					return false;
-				w->argmax = ibase != NULL ? ibase + off : NULL;
+				off = ws_take(&it, b * size);
+				w->argmax = m != NULL ? ibase + (size_t) off : NULL;
 				break;
 			case DL_LAYER_DROPOUT:
-				if (dropout_has_buffer(m, l))
+				if (dropout_has_buffer(training, l))
 				{
-					if (!ws_batch(B, size, &n) || !ws_take(&ft, n, &off))
-						return false;
+					off = ws_take(&ft, b * size);
 					w->mask = F_PTR(off);
 				}
 				break;
 			case DL_LAYER_BATCHNORM:
 				if (training)
 				{
-					if (!ws_batch(B, size, &n) || !ws_take(&ft, n, &off))
-						return false;
+					off = ws_take(&ft, b * size);
 					w->xhat = F_PTR(off);
-					if (!ws_take(&ft, (size_t) c, &off))
-						return false;
+					off = ws_take(&ft, c);
 					w->mean = F_PTR(off);
-					if (!ws_take(&ft, (size_t) c, &off))
-						return false;
+					off = ws_take(&ft, c);
 					w->invstd = F_PTR(off);
 				}
 				break;
 			case DL_LAYER_CONV2D:
 				{
 					DlConvGeom	g;
-					size_t		cf;
+					double		cf;
 
 					conv_geom(&g, l, B);
-					cf = dl_conv2d_workspace_floats(&g);
+					cf = dl_conv2d_workspace_floats_d(&g);
 					if (cf > conv_floats)
 						conv_floats = cf;
 				}
@@ -349,62 +362,67 @@ workspace_layout(DlModel *m, int64_t B, float *fbase, int64_t *ibase,
 				break;
 		}
 	}
-	if (!ws_take(&ft, conv_floats, &off))
-		return false;
-	m->conv_work = conv_floats > 0 ? F_PTR(off) : NULL;
-
-	m->grad_a = m->grad_b = m->batch_x = m->batch_y = NULL;
+	off = ws_take(&ft, conv_floats);
+	plan->im2col = ft - off;
+	if (m != NULL)
+	{
+		m->conv_work = conv_floats > 0 ? F_PTR(off) : NULL;
+		m->grad_a = m->grad_b = m->batch_x = m->batch_y = NULL;
+	}
 	if (training)
 	{
-		if (!ws_batch(B, largest, &n) || !ws_take(&ft, n, &off))
-			return false;
-		m->grad_a = F_PTR(off);
-		if (!ws_take(&ft, n, &off))
-			return false;
-		m->grad_b = F_PTR(off);
-		if (!ws_batch(B, dl_shape_size(&spec->input_shape), &n) || !ws_take(&ft, n, &off))
-			return false;
-		m->batch_x = F_PTR(off);
-		if (!ws_batch(B, dl_shape_size(&spec->output_shape), &n) || !ws_take(&ft, n, &off))
-			return false;
-		m->batch_y = F_PTR(off);
+		double		n = b * (double) largest;
+
+		off = ws_take(&ft, n);
+		if (m != NULL)
+			m->grad_a = F_PTR(off);
+		off = ws_take(&ft, n);
+		if (m != NULL)
+			m->grad_b = F_PTR(off);
+		off = ws_take(&ft, b * (double) dl_shape_size(&spec->input_shape));
+		if (m != NULL)
+			m->batch_x = F_PTR(off);
+		off = ws_take(&ft, b * (double) dl_shape_size(&spec->output_shape));
+		if (m != NULL)
+			m->batch_y = F_PTR(off);
 	}
 #undef F_PTR
-	*n_floats = ft;
-	*n_i64 = it;
-	return true;
+	plan->floats = ft;
+	plan->i64 = it;
 }
 
 DlStatus
 dl_model_workspace_reserve(DlModel *m, int64_t B, DlError *err)
 {
-	size_t		n_floats,
-				n_i64;
+	WsPlan		plan;
 	float	   *fb;
 	int64_t    *ib;
 
 	if (B <= m->ws_cap)
 		return DL_OK;
-	if (!workspace_layout(m, B, NULL, NULL, &n_floats, &n_i64))
-		return dl_error_set(err, DL_ERR_LIMIT,
-							"workspace for a batch of %lld samples overflows size_t",
-							(long long) B);
+	workspace_layout(m->spec, m->grads != NULL, B, NULL, NULL, NULL, &plan);
+	if (plan.floats > WS_MAX_FLOATS || plan.i64 > WS_MAX_FLOATS / 2)
+	{
+		dl_error_set(err, DL_ERR_LIMIT, "workspace for a batch of %lld samples needs %.0f bytes",
+					 (long long) B, plan.floats * sizeof(float) + plan.i64 * sizeof(int64_t));
+		return dl_error_hint(err, "Use a smaller batch_size or a smaller model.");
+	}
 	/* free first: the old workspace is not needed and memory may be tight */
 	dl_free(&m->alloc, m->ws);
 	dl_free(&m->alloc, m->ws_i64);
 	m->ws = NULL;
 	m->ws_i64 = NULL;
 	m->ws_cap = 0;
-	fb = dl_alloc_array(&m->alloc, n_floats, sizeof(float), err);
+	fb = dl_alloc_array(&m->alloc, (size_t) plan.floats, sizeof(float), err);
 	if (fb == NULL)
 		goto fail;
-	ib = dl_alloc_array(&m->alloc, n_i64, sizeof(int64_t), err);
+	ib = dl_alloc_array(&m->alloc, (size_t) plan.i64, sizeof(int64_t), err);
 	if (ib == NULL)
 	{
 		dl_free(&m->alloc, fb);
 		goto fail;
 	}
-	(void) workspace_layout(m, B, fb, ib, &n_floats, &n_i64);
+	workspace_layout(m->spec, m->grads != NULL, B, m, fb, ib, &plan);
 	m->ws = fb;
 	m->ws_i64 = ib;
 	m->ws_cap = B;
@@ -413,6 +431,91 @@ dl_model_workspace_reserve(DlModel *m, int64_t B, DlError *err)
 fail:
 	dl_error_prefix(err, "workspace for a batch of %lld samples", (long long) B);
 	return dl_error_hint(err, "Use a smaller batch_size.");
+}
+
+/*
+ * The oneDNN convolutions' scratch budget of spec: the largest
+ * dl_conv2d_dnnl_scratch_budget of its Conv2D layers for the current
+ * thread count; 0 when convolutions do not go to oneDNN.
+ */
+static double
+onednn_budget(const DlModelSpec *spec)
+{
+	double		best = 0;
+
+	if (!dl_backend_uses_onednn())
+		return 0;
+	for (int i = 0; i < spec->n_layers; i++)
+	{
+		const DlLayer *l = &spec->layers[i];
+		DlConvGeom	g;
+		double		b;
+
+		if (l->kind != DL_LAYER_CONV2D)
+			continue;
+		conv_geom(&g, l, 1);
+		b = dl_conv2d_dnnl_scratch_budget(&g, dl_backend_threads());
+		if (b > best)
+			best = b;
+	}
+	return best;
+}
+
+DlStatus
+dl_model_memory_estimate(const DlModelSpec *spec, const DlMemoryUse *use,
+						 DlMemoryEstimate *out, DlError *err)
+{
+	bool		training = use->optim != NULL;
+	double		P = (double) spec->n_params;
+	int			n_slots = 0;
+	int			n_ranges = 0;
+	DlStatus	st;
+
+	memset(out, 0, sizeof(*out));
+	if (spec->n_layers < 1 || spec->output_shape.rank < 1)
+	{
+		dl_error_set(err, DL_ERR_INVALID_ARGUMENT, "model spec is not finalized (%d layers)",
+					 spec->n_layers);
+		return dl_error_hint(err, "Call dl_model_spec_finalize() before dl_model_memory_estimate().");
+	}
+	if (use->batch_size < 0)
+		return dl_error_set(err, DL_ERR_INVALID_ARGUMENT, "batch_size must not be negative, got %lld",
+							(long long) use->batch_size);
+	if (training)
+	{
+		if ((st = dl_optim_config_validate(use->optim, err)) != DL_OK)
+			return st;
+		n_slots = dl_optim_n_slots(use->optim);
+	}
+	for (int i = 0; i < spec->n_layers; i++)
+		if (spec->layers[i].n_trainable > 0)
+			n_ranges++;
+
+	/* dl_model_create */
+	out->bookkeeping = (double) sizeof(DlModel) + (double) spec->n_layers * sizeof(DlLayerWork) +
+		(double) (n_ranges > 0 ? n_ranges : 1) * sizeof(DlParamRange);
+	out->weights = fmax(P * sizeof(float), 1);
+	out->gradients = training ? P * sizeof(float) : 0;
+	out->optimizer = P * n_slots * sizeof(float);
+
+	/* dl_model_workspace_reserve, and what the passes over a batch use */
+	if (use->batch_size > 0)
+	{
+		WsPlan		plan;
+		double		budget = onednn_budget(spec);
+
+		workspace_layout(spec, training, use->batch_size, NULL, NULL, NULL, &plan);
+		out->im2col = plan.im2col * sizeof(float);
+		/* two allocations; dl_alloc makes 1 byte of an empty one */
+		out->activations = fmax(plan.floats * sizeof(float), 1) - out->im2col +
+			fmax(plan.i64 * sizeof(int64_t), 1);
+		out->onednn_scratch = budget > 0 ? budget + DL_SCRATCH_ALIGN : 0;
+	}
+	out->total = out->bookkeeping + out->weights + out->gradients + out->optimizer +
+		out->activations + out->im2col + out->onednn_scratch;
+	/* dl_blob.h: header, weights, optimizer slots */
+	out->state_blob = DL_BLOB_HEADER_SIZE + P * (1 + n_slots) * sizeof(float);
+	return DL_OK;
 }
 
 DlStatus

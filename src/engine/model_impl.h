@@ -73,7 +73,8 @@ struct DlModel
 	int64_t    *perm;			/* (perm_cap) sample order of an epoch */
 	int64_t		perm_cap;
 
-	DlScratch	conv_scratch;	/* oneDNN convolutions' scratch (grows) */
+	DlScratch	conv_scratch;	/* oneDNN convolutions' scratch: grows up to its
+								 * limit, the budget the memory estimate counts */
 
 	/* the first failure of a kernel that can fail (oneDNN), DL_OK if none */
 	DlStatus	kernel_status;

@@ -37,6 +37,8 @@
 #include "madlib_dl/dl_keras.h"
 #include "madlib_dl/dl_spec.h"
 
+#include "pg_limits.h"
+
 #define WEIGHTS_HINT "model_weights must be the little-endian float32 concatenation of Keras " \
 	"get_weights() in layer order, e.g. numpy.concatenate([w.ravel() for w in " \
 	"model.get_weights()]).astype('<f4').tobytes()."
@@ -166,7 +168,8 @@ count_to_int64(size_t n)
 /*
  * _validate_arch(model_arch json, model_weights bytea) RETURNS bigint
  *
- * Parse model_arch (ERROR if NULL, malformed or unsupported) and, when
+ * Parse model_arch (ERROR if NULL, malformed or unsupported, or 54000 if
+ * its P weights cannot fit in one model_weights value) and, when
  * model_weights is not NULL, check it has exactly P finite float32 values.
  * Returns P, the number of parameters.
  */
@@ -184,6 +187,8 @@ madlib_dl__validate_arch(PG_FUNCTION_ARGS)
 				 errmsg("model_arch must not be NULL"),
 				 errhint("Pass the JSON of Keras model.to_json().")));
 	spec = parse_arch(PG_GETARG_TEXT_PP(0), &alloc);
+	/* an architecture whose weights cannot be stored is refused now, not after training */
+	dl_limits_check_weights(spec->n_params, "the model architecture");
 	if (!PG_ARGISNULL(1))
 		check_weights(spec, PG_GETARG_BYTEA_PP(1));
 	n_params = count_to_int64(spec->n_params);
@@ -318,7 +323,9 @@ madlib_dl_weights_from_array(PG_FUNCTION_ARGS)
 	if (!dl_size_mul((size_t) n, 4, &bytes) || bytes > MaxAllocSize - VARHDRSZ)
 		ereport(ERROR,
 				(errcode(ERRCODE_PROGRAM_LIMIT_EXCEEDED),
-				 errmsg("array of %d weights is too large for a bytea", n)));
+				 errmsg("array of %d weights is too large for a bytea", n),
+				 errhint("A model_weights value holds at most %zu float32 values (1 GB).",
+						 (size_t) ((MaxAllocSize - VARHDRSZ) / 4))));
 	out = palloc(bytes + VARHDRSZ);
 	SET_VARSIZE(out, bytes + VARHDRSZ);
 	for (int k = 0; k < n; k++)

@@ -31,6 +31,7 @@
 #include "madlib_dl/dl_model.h"
 
 #include "pg_buffer.h"
+#include "pg_limits.h"
 #include "pg_model.h"
 #include "pg_util.h"
 
@@ -106,7 +107,17 @@ madlib_dl__evaluate_run(PG_FUNCTION_ARGS)
 	compile = text_to_cstring(PG_GETARG_TEXT_PP(5));
 	dl_pg_require_packed_table(relid, indep, dep);
 
-	m = dl_pg_model_build(VARDATA_ANY(arch), VARSIZE_ANY_EXHDR(arch), compile, NULL, caller_cxt);
+	/* the memory check, before the model is built: no optimizer state */
+	{
+		char	   *arch_s = text_to_cstring(arch);
+		DlPgJobModel jm = {arch_s, compile, NULL, "the model"};
+		DlPgJob		job = {DL_PG_JOB_EVALUATE, 1, &jm, 0, 0, 0, EVAL_BATCH_SIZE};
+
+		(void) dl_limits_check_job(&job);
+		pfree(arch_s);
+	}
+	m = dl_pg_model_build(VARDATA_ANY(arch), VARSIZE_ANY_EXHDR(arch), compile, NULL,
+						  DL_PG_MODEL_INFER, EVAL_BATCH_SIZE, caller_cxt);
 	dl_pg_model_set_weights(m, PG_GETARG_BYTEA_PP(4));
 	dl_pg_model_train_config(m, &cfg);
 	cfg.batch_size = EVAL_BATCH_SIZE;

@@ -51,6 +51,7 @@
 #include "madlib_dl/dl_params.h"
 
 #include "pg_glue.h"
+#include "pg_limits.h"
 #include "pg_model.h"
 #include "pg_util.h"
 #include "progress.h"
@@ -60,7 +61,7 @@
 typedef struct FitHistory
 {
 	int			n;
-	double	   *train_loss;		/* (num_iterations) */
+	double	   *train_loss;		/* (metric points) */
 	double	   *train_metric;
 	double	   *val_loss;
 	double	   *val_metric;
@@ -193,6 +194,7 @@ madlib_dl__fit_run(PG_FUNCTION_ARGS)
 	instr_time	start;
 	bool		has_metric;
 	bool		has_val;
+	int64		n_points;
 	int			launched;
 	int			diverged_at;	/* iteration whose training diverged, 0 if none */
 	bytea	   *weights;
@@ -237,12 +239,22 @@ madlib_dl__fit_run(PG_FUNCTION_ARGS)
 
 	INSTR_TIME_SET_CURRENT(start);
 	dl_pg_set_blas_threads();
+
+	/* what the leader will hold, before anything is allocated */
+	{
+		DlPgJobModel jm = {arch, compile, fitp, "the model"};
+		DlPgJob		job = {DL_PG_JOB_FIT, 1, &jm, num_iterations, freq, nseg, 0};
+
+		(void) dl_limits_check_job(&job);
+	}
+	n_points = dl_limits_metric_points(num_iterations, freq);
+
 	fcxt = AllocSetContextCreate(CurrentMemoryContext, "madlib_dl fit", ALLOCSET_DEFAULT_SIZES);
 	old = MemoryContextSwitchTo(fcxt);
 	dl_error_clear(&err);
 
 	/* the master model: initial state, then the averages */
-	master = dl_pg_model_build(arch, strlen(arch), compile, fitp, fcxt);
+	master = dl_pg_model_build(arch, strlen(arch), compile, fitp, DL_PG_MODEL_STATE, 0, fcxt);
 	dl_pg_check(dl_model_init_weights(master->model, master->fit.seed, &err), &err);
 	if (!PG_ARGISNULL(7))
 		dl_pg_model_set_weights(master, PG_GETARG_BYTEA_PP(7));
@@ -255,13 +267,14 @@ madlib_dl__fit_run(PG_FUNCTION_ARGS)
 	has_metric = master->compile.metric != DL_METRIC_NONE;
 	has_val = OidIsValid(validation);
 
+	/* one entry per metric point (the check above bounds their number) */
 	memset(&h, 0, sizeof(h));
-	h.train_loss = palloc0(sizeof(double) * num_iterations);
-	h.train_metric = palloc0(sizeof(double) * num_iterations);
-	h.val_loss = palloc0(sizeof(double) * num_iterations);
-	h.val_metric = palloc0(sizeof(double) * num_iterations);
-	h.iters = palloc0(sizeof(int32) * num_iterations);
-	h.elapsed = palloc0(sizeof(double) * num_iterations);
+	h.train_loss = palloc0(sizeof(double) * n_points);
+	h.train_metric = palloc0(sizeof(double) * n_points);
+	h.val_loss = palloc0(sizeof(double) * n_points);
+	h.val_metric = palloc0(sizeof(double) * n_points);
+	h.iters = palloc0(sizeof(int32) * n_points);
+	h.elapsed = palloc0(sizeof(double) * n_points);
 
 	/* segments: one worker each, the leader covers the rest */
 	def.arch_json = arch;
@@ -336,6 +349,9 @@ madlib_dl__fit_run(PG_FUNCTION_ARGS)
 			double		vm = 0;
 			int64		vn = 0;
 			int			j = h.n++;
+
+			if (j >= n_points)
+				elog(ERROR, "madlib_dl: more metric points than " INT64_FORMAT, n_points);
 
 			for (int k = 0; k < nseg; k++)
 				cmds[k].kind = DL_SEG_CMD_EVAL;
@@ -466,8 +482,8 @@ PG_FUNCTION_INFO_V1(madlib_dl__check_input_shape);
 
 /*
  * madlib_dl._check_input_shape(model_arch json, x_shape int[], y_shape int[])
- * RETURNS void: dl_pg_model_check_input for the SQL drivers.  y_shape may
- * be NULL.
+ * RETURNS void: dl_pg_model_check_input for the SQL drivers, on the
+ * parsed architecture (no model is built).  y_shape may be NULL.
  */
 Datum
 madlib_dl__check_input_shape(PG_FUNCTION_ARGS)
@@ -480,7 +496,8 @@ madlib_dl__check_input_shape(PG_FUNCTION_ARGS)
 				(errcode(ERRCODE_NULL_VALUE_NOT_ALLOWED),
 				 errmsg("model_arch and the input shape must not be NULL")));
 	arch = text_to_cstring(PG_GETARG_TEXT_PP(0));
-	m = dl_pg_model_build(arch, strlen(arch), NULL, NULL, CurrentMemoryContext);
+	/* the shapes come from the spec: no model is built */
+	m = dl_pg_model_parse(arch, strlen(arch), NULL, NULL, CurrentMemoryContext);
 	dl_pg_model_check_input(m, PG_GETARG_ARRAYTYPE_P(1),
 							PG_ARGISNULL(2) ? NULL : PG_GETARG_ARRAYTYPE_P(2));
 	dl_pg_model_free(m);

@@ -69,6 +69,7 @@
 #include "madlib_dl/dl_rng.h"
 
 #include "pg_glue.h"
+#include "pg_limits.h"
 #include "pg_model.h"
 #include "pg_util.h"
 #include "progress.h"
@@ -90,7 +91,7 @@ typedef struct FmModel
 	int			diverged_iteration;
 	/* history, one entry per metrics point it took part in */
 	int			n_hist;
-	double	   *train_loss;		/* (num_iterations) */
+	double	   *train_loss;		/* (metric points) */
 	double	   *train_metric;
 	double	   *val_loss;
 	double	   *val_metric;
@@ -290,13 +291,13 @@ madlib_dl__fit_multiple_run(PG_FUNCTION_ARGS)
 	int32		num_iterations;
 	int32		freq;
 	int32		nseg;
+	int64		n_points;
 	uint64		schedule_seed;
 	MemoryContext fcxt;
 	MemoryContext old;
 	FmModel    *models;
 	DlSegModelDef *defs;
 	Size	   *sizes;
-	uint8	  **init_states;
 	int		   *order;
 	int		   *place;			/* (M) model index at each place, -1 empty */
 	int			M;
@@ -414,41 +415,57 @@ madlib_dl__fit_multiple_run(PG_FUNCTION_ARGS)
 			inits[k] = nulls[k] ? NULL : DatumGetByteaPP(d[k]);
 	}
 
-	/* initial states: build each model once, write its state, free it */
+	/* what the leader will hold, before any model is built */
+	{
+		DlPgJobModel *jms = palloc(sizeof(DlPgJobModel) * K);
+		DlPgJob		job = {DL_PG_JOB_FIT_MULTIPLE, K, jms, num_iterations, freq, nseg, 0};
+
+		for (int k = 0; k < K; k++)
+		{
+			jms[k].arch = archs[k];
+			jms[k].compile_params = compiles[k];
+			jms[k].fit_params = fits[k];
+			jms[k].what = psprintf("mst_key %d", keys[k]);
+		}
+		(void) dl_limits_check_job(&job);
+		n_points = dl_limits_metric_points(num_iterations, freq);
+	}
+
+	/*
+	 * What the schedule and the state slots need, from the parsed
+	 * configurations: no model is built before the slots exist, so that
+	 * each initial state is written straight into its slot.
+	 */
 	models = palloc0(sizeof(FmModel) * K);
 	defs = palloc0(sizeof(DlSegModelDef) * K);
 	sizes = palloc0(sizeof(Size) * K);
-	init_states = palloc0(sizeof(uint8 *) * K);
 	for (int k = 0; k < K; k++)
 	{
 		FmModel    *fm = &models[k];
 		DlPgModel  *m;
+		DlMemoryEstimate est;
 
 		CHECK_FOR_INTERRUPTS();
 		fm->mst_key = keys[k];
 		fm->arch = archs[k];
 		fm->compile = compiles[k];
 		fm->fit = fits[k];
-		m = dl_pg_model_build(fm->arch, strlen(fm->arch), fm->compile, fm->fit, fcxt);
-		dl_pg_check(dl_model_init_weights(m->model, m->fit.seed, &err), &err);
-		if (inits[k] != NULL)
-			dl_pg_model_set_weights(m, inits[k]);
-		dl_pg_check(dl_blob_size(m->model, &fm->state_size, &err), &err);
-		init_states[k] = MemoryContextAllocExtended(fcxt, fm->state_size, MCXT_ALLOC_HUGE);
-		dl_pg_check(dl_blob_write(m->model, 0, init_states[k], fm->state_size, &err), &err);
-		fm->cost = (double) dl_model_n_params(m->model) * (double) m->fit.epochs;
+		m = dl_pg_model_parse(fm->arch, strlen(fm->arch), fm->compile, fm->fit, fcxt);
+		dl_pg_model_estimate(m, DL_PG_MODEL_STATE, 0, &est);
+		fm->state_size = (Size) est.state_blob;	/* P is checked: a few GB at most */
+		fm->cost = (double) m->spec->n_params * (double) m->fit.epochs;
 		fm->metric = m->compile.metric;
 		fm->has_metric = m->compile.metric != DL_METRIC_NONE;
 		fm->higher_is_better = fm->has_metric && fm->metric != DL_METRIC_MAE &&
 			fm->metric != DL_METRIC_MSE;
 		dl_pg_model_free(m);
 
-		fm->train_loss = palloc0(sizeof(double) * num_iterations);
-		fm->train_metric = palloc0(sizeof(double) * num_iterations);
-		fm->val_loss = palloc0(sizeof(double) * num_iterations);
-		fm->val_metric = palloc0(sizeof(double) * num_iterations);
-		fm->iters = palloc0(sizeof(int32) * num_iterations);
-		fm->elapsed = palloc0(sizeof(double) * num_iterations);
+		fm->train_loss = palloc0(sizeof(double) * n_points);
+		fm->train_metric = palloc0(sizeof(double) * n_points);
+		fm->val_loss = palloc0(sizeof(double) * n_points);
+		fm->val_metric = palloc0(sizeof(double) * n_points);
+		fm->iters = palloc0(sizeof(int32) * n_points);
+		fm->elapsed = palloc0(sizeof(double) * n_points);
 		defs[k].arch_json = fm->arch;
 		defs[k].compile_params = fm->compile;
 		defs[k].fit_params = fm->fit;
@@ -519,11 +536,26 @@ madlib_dl__fit_multiple_run(PG_FUNCTION_ARGS)
 	launched = dl_seg_workers_launched(segs);
 	for (int sg = 0; sg < nseg; sg++)
 		busy_s[sg] = 0;
+	/* initial states: build each model once, write its state into its slot, free it */
 	for (int k = 0; k < K; k++)
 	{
-		memcpy(dl_seg_slot(segs, k), init_states[k], sizes[k]);
+		FmModel    *fm = &models[k];
+		DlPgModel  *m;
+		size_t		size;
+
+		CHECK_FOR_INTERRUPTS();
+		m = dl_pg_model_build(fm->arch, strlen(fm->arch), fm->compile, fm->fit,
+							  DL_PG_MODEL_STATE, 0, fcxt);
+		dl_pg_check(dl_model_init_weights(m->model, m->fit.seed, &err), &err);
+		if (inits[k] != NULL)
+			dl_pg_model_set_weights(m, inits[k]);
+		dl_pg_check(dl_blob_size(m->model, &size, &err), &err);
+		if (size != sizes[k])
+			elog(ERROR, "madlib_dl: state of mst_key %d has %zu bytes, %zu were estimated",
+				 fm->mst_key, size, sizes[k]);
+		dl_pg_check(dl_blob_write(m->model, 0, dl_seg_slot(segs, k), sizes[k], &err), &err);
 		dl_seg_set_slot_len(segs, k, sizes[k]);
-		pfree(init_states[k]);
+		dl_pg_model_free(m);
 	}
 
 	/*
@@ -711,6 +743,8 @@ madlib_dl__fit_multiple_run(PG_FUNCTION_ARGS)
 							vn = 0;
 				int			j = fm->n_hist++;
 
+				if (j >= n_points)
+					elog(ERROR, "madlib_dl: more metric points than " INT64_FORMAT, n_points);
 				for (int sg = 0; sg < nseg; sg++)
 				{
 					int			e = alive[a] * nseg + sg;
@@ -748,7 +782,7 @@ madlib_dl__fit_multiple_run(PG_FUNCTION_ARGS)
 
 		CHECK_FOR_INTERRUPTS();
 		m = dl_pg_model_build(models[k].arch, strlen(models[k].arch), models[k].compile,
-							  models[k].fit, fcxt);
+							  models[k].fit, DL_PG_MODEL_STATE, 0, fcxt);
 		dl_pg_check(dl_blob_read(m->model, dl_seg_slot(segs, k), dl_seg_slot_len(segs, k),
 								 NULL, &err), &err);
 		MemoryContextSwitchTo(old);

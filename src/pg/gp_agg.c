@@ -602,7 +602,8 @@ madlib_dl__gp_fit_final(PG_FUNCTION_ARGS)
 								ALLOCSET_DEFAULT_SIZES);
 	old = MemoryContextSwitchTo(cxt);
 	dl_error_clear(&err);
-	m = dl_pg_model_build(st->arch, strlen(st->arch), st->compile, st->fitp, cxt);
+	m = dl_pg_model_build(st->arch, strlen(st->arch), st->compile, st->fitp,
+						  DL_PG_MODEL_TRAIN, 0, cxt);
 	dl_pg_check(dl_blob_size(m->model, &cap, &err), &err);
 	cap = Max(cap, st->model_state_len);
 	buf = MemoryContextAllocHuge(cxt, cap);
@@ -659,7 +660,8 @@ avg_state_build(GpAvgState *st, MemoryContext cxt)
 {
 	DlOptimState *opt;
 
-	st->m = dl_pg_model_build(st->arch, strlen(st->arch), st->compile, NULL, cxt);
+	st->m = dl_pg_model_build(st->arch, strlen(st->arch), st->compile, NULL,
+							  DL_PG_MODEL_STATE, 0, cxt);
 	opt = dl_model_optim(st->m->model);
 	st->has_opt = opt != NULL;
 	st->P = (int64) dl_model_n_params(st->m->model);
@@ -889,7 +891,8 @@ madlib_dl__avg_states_final(PG_FUNCTION_ARGS)
 	{
 		cxt = AllocSetContextCreate(CurrentMemoryContext, "madlib_dl _avg_states",
 									ALLOCSET_DEFAULT_SIZES);
-		m = dl_pg_model_build(st->arch, strlen(st->arch), st->compile, NULL, cxt);
+		m = dl_pg_model_build(st->arch, strlen(st->arch), st->compile, NULL,
+							  DL_PG_MODEL_STATE, 0, cxt);
 	}
 	if ((int64) dl_model_n_params(m->model) != st->P)
 		elog(ERROR, "madlib_dl: _avg_states state does not match its architecture");
@@ -971,7 +974,8 @@ madlib_dl__gp_eval_transition(PG_FUNCTION_ARGS)
 
 		dl_pg_set_blas_threads();
 		st = MemoryContextAllocZero(aggcxt, sizeof(GpEvalState));
-		st->m = dl_pg_model_build(arch, strlen(arch), compile, fitp, aggcxt);
+		st->m = dl_pg_model_build(arch, strlen(arch), compile, fitp, DL_PG_MODEL_TRAIN, 0,
+								  aggcxt);
 		st->state_len = VARSIZE_ANY_EXHDR(ms);
 		st->state = MemoryContextAlloc(aggcxt, Max(st->state_len, 1));
 		memcpy(st->state, VARDATA_ANY(ms), st->state_len);
@@ -1116,7 +1120,7 @@ madlib_dl__gp_initial_state(PG_FUNCTION_ARGS)
 	compile = text_arg_in(fcinfo, 2, cxt);
 	fitp = text_arg_in(fcinfo, 3, cxt);
 	dl_error_clear(&err);
-	m = dl_pg_model_build(arch, strlen(arch), compile, fitp, cxt);
+	m = dl_pg_model_build(arch, strlen(arch), compile, fitp, DL_PG_MODEL_STATE, 0, cxt);
 	dl_pg_check(dl_model_init_weights(m->model, m->fit.seed, &err), &err);
 	if (!PG_ARGISNULL(1))
 		dl_pg_model_set_weights(m, PG_GETARG_BYTEA_PP(1));
@@ -1150,7 +1154,7 @@ madlib_dl__gp_state_weights(PG_FUNCTION_ARGS)
 	arch = text_arg_in(fcinfo, 1, cxt);
 	ms = PG_GETARG_BYTEA_PP(0);
 	dl_error_clear(&err);
-	m = dl_pg_model_build(arch, strlen(arch), NULL, NULL, cxt);
+	m = dl_pg_model_build(arch, strlen(arch), NULL, NULL, DL_PG_MODEL_STATE, 0, cxt);
 	dl_pg_check(dl_blob_read(m->model, (const uint8_t *) VARDATA_ANY(ms), VARSIZE_ANY_EXHDR(ms),
 							 NULL, &err), &err);
 	result = dl_pg_model_get_weights(m);

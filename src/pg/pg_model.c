@@ -17,9 +17,10 @@
 #include "madlib_dl/dl_keras.h"
 
 #include "pg_buffer.h"
+#include "pg_limits.h"
 
 DlPgModel *
-dl_pg_model_build(const char *arch_json, size_t len,
+dl_pg_model_parse(const char *arch_json, size_t len,
 				  const char *compile_params, const char *fit_params,
 				  MemoryContext cxt)
 {
@@ -40,8 +41,55 @@ dl_pg_model_build(const char *arch_json, size_t len,
 		m->has_compile = true;
 	}
 	dl_pg_check(dl_fit_params_parse(fit_params, &m->fit, &err), &err);
-	dl_pg_check(dl_model_create(m->spec, m->has_compile ? &m->compile.optim : NULL,
-								&m->alloc, &m->model, &err), &err);
+	return m;
+}
+
+/* The optimizer a model for use gets (NULL: none). */
+static const DlOptimConfig *
+use_optim(const DlPgModel *m, DlPgModelUse use)
+{
+	return use != DL_PG_MODEL_INFER && m->has_compile ? &m->compile.optim : NULL;
+}
+
+void
+dl_pg_model_estimate(const DlPgModel *m, DlPgModelUse use, int64 infer_batch,
+					 DlMemoryEstimate *out)
+{
+	DlMemoryUse mu;
+	DlError		err;
+
+	dl_error_clear(&err);
+	mu.optim = use_optim(m, use);
+	mu.batch_size = use == DL_PG_MODEL_TRAIN ? m->fit.batch_size :
+		use == DL_PG_MODEL_INFER ? Max(infer_batch, 0) : 0;
+	dl_pg_check(dl_model_memory_estimate(m->spec, &mu, out, &err), &err);
+}
+
+void
+dl_pg_model_create(DlPgModel *m, DlPgModelUse use, int64 infer_batch)
+{
+	DlMemoryEstimate est;
+	DlError		err;
+
+	dl_error_clear(&err);
+	if (m->model != NULL)
+		elog(ERROR, "madlib_dl: model built twice");
+	if (use == DL_PG_MODEL_TRAIN && !m->has_compile)
+		elog(ERROR, "madlib_dl: a training model needs compile params");
+	/* every model built anywhere is checked first, however it was reached */
+	dl_pg_model_estimate(m, use, infer_batch, &est);
+	dl_limits_check_model(&est, use == DL_PG_MODEL_TRAIN ? m->fit.batch_size : infer_batch);
+	dl_pg_check(dl_model_create(m->spec, use_optim(m, use), &m->alloc, &m->model, &err), &err);
+}
+
+DlPgModel *
+dl_pg_model_build(const char *arch_json, size_t len,
+				  const char *compile_params, const char *fit_params,
+				  DlPgModelUse use, int64 infer_batch, MemoryContext cxt)
+{
+	DlPgModel  *m = dl_pg_model_parse(arch_json, len, compile_params, fit_params, cxt);
+
+	dl_pg_model_create(m, use, infer_batch);
 	return m;
 }
 
@@ -104,7 +152,7 @@ append_dims(StringInfo buf, const int64 *dims, int n)
 }
 
 void
-dl_pg_model_check_input(DlPgModel *m, ArrayType *x_shape, ArrayType *y_shape_or_null)
+dl_pg_model_check_input(const DlPgModel *m, ArrayType *x_shape, ArrayType *y_shape_or_null)
 {
 	int64		xd[DL_MAX_RANK + 1];
 	int			nx = dl_pg_read_shape(x_shape, xd, DL_MAX_RANK + 1, "independent variable shape");

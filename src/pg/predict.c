@@ -36,6 +36,7 @@
 
 #include "madlib_dl/dl_model.h"
 
+#include "pg_limits.h"
 #include "pg_model.h"
 #include "pg_util.h"
 
@@ -174,15 +175,30 @@ madlib_dl__predict_rows(PG_FUNCTION_ARGS)
 		elog(ERROR, "_predict_rows must return 2 columns, is declared with %d",
 			 rsinfo->setDesc->natts);
 
-	m = dl_pg_model_build(VARDATA_ANY(arch), VARSIZE_ANY_EXHDR(arch), NULL, NULL, caller_cxt);
-	dl_pg_model_set_weights(m, PG_GETARG_BYTEA_PP(1));
+	m = dl_pg_model_parse(VARDATA_ANY(arch), VARSIZE_ANY_EXHDR(arch), NULL, NULL, caller_cxt);
 	in_size = dl_pg_model_input_size(m);
 	K = dl_pg_model_output_width(m);
 	if (in_size < 1 || K < 1 || K > (int64) (MaxAllocSize / sizeof(Datum)))
-		elog(ERROR, "model has input size " INT64_FORMAT " and output width " INT64_FORMAT,
-			 in_size, K);
+		ereport(ERROR,
+				(errcode(ERRCODE_PROGRAM_LIMIT_EXCEEDED),
+				 errmsg("model has input size " INT64_FORMAT " and output width " INT64_FORMAT,
+						in_size, K),
+				 errhint("Predict with a model of at most %d outputs.",
+						 (int) (MaxAllocSize / sizeof(Datum)))));
 	/* in_size * 4 bytes fits easily: the engine bounds shapes far below 2^62 */
 	rows_per_fetch = Min(batch_size, Max((int64) 1, PREDICT_BATCH_BYTES / (in_size * 4)));
+
+	/* the memory check, before the model is built */
+	{
+		char	   *arch_s = text_to_cstring(arch);
+		DlPgJobModel jm = {arch_s, NULL, NULL, "the model"};
+		DlPgJob		job = {DL_PG_JOB_PREDICT, 1, &jm, 0, 0, 0, rows_per_fetch};
+
+		(void) dl_limits_check_job(&job);
+		pfree(arch_s);
+	}
+	dl_pg_model_create(m, DL_PG_MODEL_INFER, rows_per_fetch);
+	dl_pg_model_set_weights(m, PG_GETARG_BYTEA_PP(1));
 
 	initStringInfo(&query);
 	appendStringInfo(&query, "SELECT (%s)::pg_catalog.text, (%s)::pg_catalog.float8[] FROM %s",

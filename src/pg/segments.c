@@ -535,7 +535,8 @@ local_model(DlSegLocal *l, int model)
 			l->n_built--;
 		}
 		l->models[model] = dl_pg_model_build(arch, strlen(arch), text_at(l, mt->compile),
-											 text_at(l, mt->fit), l->cxt);
+											 text_at(l, mt->fit), DL_PG_MODEL_TRAIN, 0,
+											 l->cxt);
 		l->n_built++;
 	}
 	l->model_used[model] = ++l->use_clock;

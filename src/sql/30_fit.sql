@@ -267,6 +267,22 @@ BEGIN
                                 madlib_dl._table_sql(arch_tbl));
     END IF;
     PERFORM madlib_dl._assert_not_null(arch, 'model_arch');
+
+    -- 3. memory: what one process will hold, from the architecture, before
+    --    any data is read or any model is built (54000 when over the limit)
+    IF madlib_dl._is_greenplum() OR madlib_dl._px_cluster_of(src_rel) IS NOT NULL THEN
+        PERFORM madlib_dl._check_model_memory('distributed', ARRAY[arch::text],
+            ARRAY[compile_params::text], ARRAY[fit_params::text], ARRAY[format('model_id %s', model_id)],
+            num_iterations => num_iterations, metrics_compute_frequency => freq);
+    ELSE
+        -- the packed table's segment count, else derived from its keys
+        nseg := madlib_dl._fit_num_segments(source, src_rel, psum);
+        PERFORM madlib_dl._check_model_memory('fit', ARRAY[arch::text],
+            ARRAY[compile_params::text], ARRAY[fit_params::text], ARRAY[format('model_id %s', model_id)],
+            num_iterations => num_iterations, metrics_compute_frequency => freq,
+            num_segments => nseg);
+    END IF;
+
     PERFORM madlib_dl._fit_check_packed(source, 'source_table', x_col, y_col, arch);
     IF validation IS NOT NULL THEN
         val_rel := madlib_dl._assert_table_exists(validation, 'validation_table');
@@ -276,7 +292,7 @@ BEGIN
         PERFORM madlib_dl._fit_check_packed(validation, 'validation_table', vx_col, vy_col, arch);
     END IF;
 
-    -- 3. initial weights: warm start, else transfer learning, else random
+    -- 4. initial weights: warm start, else transfer learning, else random
     IF warm_start THEN
         EXECUTE format('SELECT count(*), (array_agg(model_weights))[1], (array_agg(model_arch))[1] FROM %s',
                        madlib_dl._table_sql(model))
@@ -308,7 +324,6 @@ BEGIN
         -- warm-start and transfer weights: right size and finite, before any work
         PERFORM madlib_dl._validate_arch(arch, init_weights);
     END IF;
-    PERFORM madlib_dl._check_model_memory(arch, params.batch_size, format('model_id %s', model_id));
 
     IF madlib_dl._is_greenplum() THEN   -- Greenplum/Cloudberry: aggregates over the real segments (90_greenplum.sql)
         t_start := clock_timestamp();
@@ -321,9 +336,6 @@ BEGIN
                                    compile_params, fit_params, num_iterations, freq);
         t_end := clock_timestamp();
     ELSE
-    -- 4. segments: the packed table's count, else derived from its keys
-    nseg := madlib_dl._fit_num_segments(source, src_rel, psum);
-
     -- 5. train (no table is written before this returns)
     PERFORM madlib_dl._progress_label(model);
     t_start := clock_timestamp();

@@ -235,7 +235,6 @@ BEGIN
         archs[i] := a::text;
         inits[i] := aw;     -- transfer learning; NULL: random
         n_params[i] := (madlib_dl._arch_info(a)).n_params;
-        PERFORM madlib_dl._check_model_memory(a, params.batch_size, format('mst_key %s', keys[i]));
         IF array_position(ids[1:i - 1], ids[i]) IS NULL THEN
             -- each architecture once: the data must fit it
             PERFORM madlib_dl._fit_check_packed(source, 'source_table', x_col, y_col, a);
@@ -244,6 +243,21 @@ BEGIN
             END IF;
         END IF;
     END LOOP;
+
+    -- memory: what one process will hold, from the architectures, before
+    -- any model is built (54000 naming the configuration, or the whole)
+    IF madlib_dl._is_greenplum() OR madlib_dl._px_cluster_of(src_rel) IS NOT NULL THEN
+        PERFORM madlib_dl._check_model_memory('distributed', archs, compiles, fits,
+            ARRAY(SELECT format('mst_key %s', k) FROM unnest(keys) k),
+            num_iterations => num_iterations, metrics_compute_frequency => freq);
+    ELSE
+        -- the packed table's segment count, else derived from its keys
+        nseg := madlib_dl._fit_num_segments(source, src_rel, psum);
+        PERFORM madlib_dl._check_model_memory('fit_multiple', archs, compiles, fits,
+            ARRAY(SELECT format('mst_key %s', k) FROM unnest(keys) k),
+            num_iterations => num_iterations, metrics_compute_frequency => freq,
+            num_segments => nseg);
+    END IF;
 
     -- 5. warm start: keys in the model table continue from their weights
     IF warm_start THEN
@@ -287,9 +301,6 @@ BEGIN
                           keys, archs, inits, compiles, fits, num_iterations, freq, NULL, schedule_seed) r);
         t_end := clock_timestamp();
     ELSE
-    -- 6. segments: the packed table's count, else derived from its keys
-    nseg := madlib_dl._fit_num_segments(source, src_rel, psum);
-
     -- 7. train (no table is written before this returns)
     PERFORM madlib_dl._progress_label(model);
     t_start := clock_timestamp();

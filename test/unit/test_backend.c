@@ -106,7 +106,7 @@ test_against_im2col(void **state)
 				   *db2;
 		TestAllocCounter counter;
 		DlAllocator alloc = test_allocator(&counter);
-		DlScratch	scratch = {&alloc, NULL, 0};
+		DlScratch	scratch = {&alloc, NULL, 0, SIZE_MAX};
 		DlError		err;
 		static const DlActivation acts[] = {DL_ACT_RELU, DL_ACT_LINEAR, DL_ACT_TANH};
 
@@ -332,7 +332,7 @@ test_switch_off(void **state)
 				dK[3 * 3 * 2 * 3];
 	TestAllocCounter counter;
 	DlAllocator alloc = test_allocator(&counter);
-	DlScratch	scratch = {&alloc, NULL, 0};
+	DlScratch	scratch = {&alloc, NULL, 0, SIZE_MAX};
 	DlError		err;
 
 	dl_conv_geom_init(&g, 2, 5, 5, 2, 3, 3, 3, 1, 1, DL_PADDING_VALID);
@@ -375,7 +375,7 @@ test_out_of_memory(void **state)
 		/* nothing of oneDNN to run out of memory in: still no allocation */
 		TestAllocCounter counter;
 		DlAllocator alloc = test_allocator(&counter);
-		DlScratch	scratch = {&alloc, NULL, 0};
+		DlScratch	scratch = {&alloc, NULL, 0, SIZE_MAX};
 		DlError		err;
 		float		one = 1.0f;
 
@@ -400,7 +400,7 @@ test_out_of_memory(void **state)
 	{
 		TestAllocCounter counter;
 		DlAllocator alloc = test_allocator(&counter);
-		DlScratch	scratch = {&alloc, NULL, 0};
+		DlScratch	scratch = {&alloc, NULL, 0, SIZE_MAX};
 		DlError		err;
 		DlStatus	st;
 
@@ -425,6 +425,116 @@ test_out_of_memory(void **state)
 	free(dx);
 	free(dK);
 	free(db);
+}
+
+/*
+ * The scratch limit: a call that would need more is refused
+ * (DL_ERR_UNSUPPORTED) before it writes or allocates anything; exactly
+ * enough runs, and the scratch never holds more than limit + 64 bytes.
+ */
+static void
+test_scratch_limit(void **state)
+{
+	DlRng		rng;
+	DlConvGeom	g;
+	float	   *x,
+			   *K,
+			   *b,
+			   *y,
+			   *dy,
+			   *dx,
+			   *dK;
+	size_t		need_f = 0,
+				need_b = 0;
+	int64_t		ny = 4 * 11 * 11 * 64,
+				nk = 9 * 32 * 64;
+
+	if (!dl_backend_onednn_available())
+		skip();
+	dl_backend_set(DL_BACKEND_AUTO);
+	dl_rng_seed(&rng, 6);
+	dl_conv_geom_init(&g, 4, 13, 13, 32, 64, 3, 3, 1, 1, DL_PADDING_VALID);
+	x = fnew(4 * 13 * 13 * 32, &rng, -1, 1);
+	K = fnew(nk, &rng, -1, 1);
+	b = fnew(64, &rng, -1, 1);
+	y = fnew(ny, NULL, 7, 0);
+	dy = fnew(ny, &rng, -1, 1);
+	dx = fnew(4 * 13 * 13 * 32, NULL, 0, 0);
+	dK = fnew(nk, NULL, 7, 0);
+
+	/* what each pass needs, unlimited */
+	for (int pass = 0; pass < 2; pass++)
+	{
+		TestAllocCounter counter;
+		DlAllocator alloc = test_allocator(&counter);
+		DlScratch	scratch = {&alloc, NULL, 0, SIZE_MAX};
+		DlError		err;
+		DlStatus	st = pass == 0 ?
+			dl_conv2d_dnnl_forward(y, x, K, b, DL_ACT_RELU, &g, &scratch, &err) :
+			dl_conv2d_dnnl_backward(dx, dK, NULL, dy, x, K, &g, &scratch, &err);
+
+		assert_int_equal(st, DL_OK);
+		assert_true(scratch.cap > DL_SCRATCH_ALIGN);
+		assert_int_equal(counter.total, 1);	/* one allocation per call at most */
+		if (pass == 0)
+			need_f = scratch.cap - DL_SCRATCH_ALIGN;
+		else
+			need_b = scratch.cap - DL_SCRATCH_ALIGN;
+		dl_free(&alloc, scratch.p);
+		assert_no_leaks(&counter);
+	}
+
+	/* below the need: refused, nothing written, nothing allocated */
+	for (int pass = 0; pass < 2; pass++)
+	{
+		size_t		limits[2] = {0, (pass == 0 ? need_f : need_b) - 1};
+
+		for (int i = 0; i < 2; i++)
+		{
+			TestAllocCounter counter;
+			DlAllocator alloc = test_allocator(&counter);
+			DlScratch	scratch = {&alloc, NULL, 0, limits[i]};
+			DlError		err;
+			float	   *out = pass == 0 ? y : dK;
+			int64_t		n = pass == 0 ? ny : nk;
+
+			for (int64_t j = 0; j < n; j++)
+				out[j] = 7.0f;
+			assert_int_equal(pass == 0 ?
+							 dl_conv2d_dnnl_forward(y, x, K, b, DL_ACT_RELU, &g, &scratch, &err) :
+							 dl_conv2d_dnnl_backward(dx, dK, NULL, dy, x, K, &g, &scratch, &err),
+							 DL_ERR_UNSUPPORTED);
+			assert_int_equal(counter.total, 0);
+			for (int64_t j = 0; j < n; j++)
+				assert_true(out[j] == 7.0f);
+		}
+	}
+
+	/* exactly the need: runs, in one allocation of limit + 64 bytes */
+	for (int pass = 0; pass < 2; pass++)
+	{
+		TestAllocCounter counter;
+		DlAllocator alloc = test_allocator(&counter);
+		DlScratch	scratch = {&alloc, NULL, 0, pass == 0 ? need_f : need_b};
+		DlError		err;
+
+		assert_int_equal(pass == 0 ?
+						 dl_conv2d_dnnl_forward(y, x, K, b, DL_ACT_RELU, &g, &scratch, &err) :
+						 dl_conv2d_dnnl_backward(dx, dK, NULL, dy, x, K, &g, &scratch, &err),
+						 DL_OK);
+		assert_true(counter.bytes_peak <= scratch.limit + DL_SCRATCH_ALIGN);
+		/* and within the budget the model's estimate counts */
+		assert_true((double) scratch.limit <= dl_conv2d_dnnl_scratch_budget(&g, 1));
+		dl_free(&alloc, scratch.p);
+		assert_no_leaks(&counter);
+	}
+	free(x);
+	free(K);
+	free(b);
+	free(y);
+	free(dy);
+	free(dx);
+	free(dK);
 }
 
 static const char cnn_json[] =
@@ -524,6 +634,7 @@ main(void)
 		cmocka_unit_test(test_sgemm_and_dense),
 		cmocka_unit_test(test_switch_off),
 		cmocka_unit_test(test_out_of_memory),
+		cmocka_unit_test(test_scratch_limit),
 		cmocka_unit_test(test_model_training),
 	};
 
