@@ -481,7 +481,14 @@ INSERT INTO bi_case (fn, what, stmt, outputs) VALUES
 ('fit', 'a 64x64 kernel on a [256, 256, 16] input',
  $$SELECT madlib_dl.fit('iris_packed', 'fit_out', 'arch_big', 1, 'loss=''mse'', optimizer=''SGD''', 'batch_size=1', 1)$$, '{fit_out,fit_out_summary}'),
 ('fit', 'Dense(units=2147483647) slipped past load_keras_model',
- $$SELECT madlib_dl.fit('iris_packed', 'fit_out', 'arch_big', 2, 'loss=''mse'', optimizer=''SGD''', NULL, 1)$$, '{fit_out,fit_out_summary}');
+ $$SELECT madlib_dl.fit('iris_packed', 'fit_out', 'arch_big', 2, 'loss=''mse'', optimizer=''SGD''', NULL, 1)$$, '{fit_out,fit_out_summary}'),
+-- internal functions called directly: clean errors, never XX000
+('_pack_onehot_int16', 'a class index outside the classes',
+ $$SELECT madlib_dl._pack_onehot_int16(-1, 3, 0, 1)$$, '{}'),
+('_pack_onehot_int16', 'a slot outside the buffer',
+ $$SELECT madlib_dl._pack_onehot_int16(0, 3, 2147483647, 1)$$, '{}'),
+('_predict', 'an unknown prediction kind',
+ $$SELECT madlib_dl._predict('{bad,iris_model}', '{bad,iris_test}', 'id', 'attributes', '{bad,pr_out}', 'bogus', 1, 0, false, NULL)$$, '{pr_out}');
 
 -- Run them all, in order, each as a top-level statement: the ERROR line
 -- a user sees (VERBOSITY terse: the message).

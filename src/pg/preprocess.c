@@ -71,6 +71,19 @@ typedef struct PackState
  * The data of an array without NULLs (the caller has checked
  * ARR_HASNULL).  ARR_DATA_PTR gives -Wsign-compare warnings.
  */
+
+/*
+ * ERROR 22023 for a bad argument of the packing functions.  Only the
+ * preprocessors call them, with arguments they have checked; a direct
+ * call gets a clean error.
+ */
+#define PACK_ERROR(...) \
+	ereport(ERROR, \
+			(errcode(ERRCODE_INVALID_PARAMETER_VALUE), \
+			 errmsg(__VA_ARGS__), \
+			 errhint("The packing functions are internal to training_preprocessor_dl and " \
+					 "validation_preprocessor_dl; call those.")))
+
 static inline void *
 array_data(ArrayType *a)
 {
@@ -206,18 +219,18 @@ pack_state(FunctionCallInfo fcinfo, int64 n, int64 row_values, int value_size)
 	int64		total;
 
 	if (!AggCheckCallContext(fcinfo, &aggcxt))
-		elog(ERROR, "madlib_dl packing function called in non-aggregate context");
+		PACK_ERROR("madlib_dl packing function called in non-aggregate context");
 	if (!PG_ARGISNULL(0))
 	{
 		st = (PackState *) PG_GETARG_POINTER(0);
 		if (st->n != n)
-			elog(ERROR, "buffer row count changed from " INT64_FORMAT " to " INT64_FORMAT,
+			PACK_ERROR("buffer row count changed from " INT64_FORMAT " to " INT64_FORMAT,
 				 st->n, n);
 		return st;
 	}
 
 	if (n <= 0 || row_values <= 0)
-		elog(ERROR, "invalid buffer of " INT64_FORMAT " rows of " INT64_FORMAT " values",
+		PACK_ERROR("invalid buffer of " INT64_FORMAT " rows of " INT64_FORMAT " values",
 			 n, row_values);
 	if (pg_mul_s64_overflow(n, row_values, &total) ||
 		pg_mul_s64_overflow(total, value_size, &bytes) ||
@@ -247,10 +260,10 @@ static uint8 *
 pack_slot(PackState *st, int64 slot)
 {
 	if (slot < 0 || slot >= st->n)
-		elog(ERROR, "slot " INT64_FORMAT " outside a buffer of " INT64_FORMAT " rows",
+		PACK_ERROR("slot " INT64_FORMAT " outside a buffer of " INT64_FORMAT " rows",
 			 slot, st->n);
 	if (st->seen[slot / 8] & (1 << (slot % 8)))
-		elog(ERROR, "slot " INT64_FORMAT " of a buffer written twice", slot);
+		PACK_ERROR("slot " INT64_FORMAT " of a buffer written twice", slot);
 	st->seen[slot / 8] |= (uint8) (1 << (slot % 8));
 	st->filled++;
 	return (uint8 *) VARDATA(st->buf) + slot * st->row_values * st->value_size;
@@ -260,7 +273,7 @@ static int32
 required_int4(FunctionCallInfo fcinfo, int argno, const char *name)
 {
 	if (PG_ARGISNULL(argno))
-		elog(ERROR, "madlib_dl packing: %s must not be NULL", name);
+		PACK_ERROR("madlib_dl packing: %s must not be NULL", name);
 	return PG_GETARG_INT32(argno);
 }
 
@@ -311,7 +324,7 @@ madlib_dl__pack_float32_sfunc(PG_FUNCTION_ARGS)
 	int64		nv;
 
 	if (PG_ARGISNULL(5) || PG_ARGISNULL(6))
-		elog(ERROR, "madlib_dl packing: normalizing_const and dims must not be NULL");
+		PACK_ERROR("madlib_dl packing: normalizing_const and dims must not be NULL");
 	norm = PG_GETARG_FLOAT8(5);
 	if (!(norm > 0.0) || isinf(norm))
 		ereport(ERROR,
@@ -327,12 +340,12 @@ madlib_dl__pack_float32_sfunc(PG_FUNCTION_ARGS)
 		int64		prod = 1;
 
 		if (ARR_ELEMTYPE(dims) != INT4OID || ARR_HASNULL(dims) || nd < 1 || nd > MAXDIM)
-			elog(ERROR, "madlib_dl packing: dims must be 1 to %d integers", MAXDIM);
+			PACK_ERROR("madlib_dl packing: dims must be 1 to %d integers", MAXDIM);
 		dv = (int32 *) array_data(dims);
 		for (int d = 0; d < nd; d++)
 		{
 			if (dv[d] <= 0 || pg_mul_s64_overflow(prod, dv[d], &prod))
-				elog(ERROR, "madlib_dl packing: invalid dims");
+				PACK_ERROR("madlib_dl packing: invalid dims");
 		}
 		st = pack_state(fcinfo, n, prod, 4);
 		st->ndims = nd;
@@ -457,10 +470,10 @@ madlib_dl__pack_onehot_int16_sfunc(PG_FUNCTION_ARGS)
 	uint8	   *dst;
 
 	if (num_classes < 1)
-		elog(ERROR, "madlib_dl packing: num_classes %d is not positive", num_classes);
+		PACK_ERROR("madlib_dl packing: num_classes %d is not positive", num_classes);
 	st = pack_state(fcinfo, n, num_classes, 2);
 	if (st->row_values != num_classes)
-		elog(ERROR, "madlib_dl packing: num_classes changed within a buffer");
+		PACK_ERROR("madlib_dl packing: num_classes changed within a buffer");
 	if (PG_ARGISNULL(1))
 		ereport(ERROR,
 				(errcode(ERRCODE_DATA_EXCEPTION),
@@ -468,7 +481,7 @@ madlib_dl__pack_onehot_int16_sfunc(PG_FUNCTION_ARGS)
 				 errhint("Preprocess with the classes of the training data.")));
 	idx = PG_GETARG_INT32(1);
 	if (idx < 0 || idx >= num_classes)
-		elog(ERROR, "madlib_dl packing: class index %d outside 0..%d", idx, num_classes - 1);
+		PACK_ERROR("madlib_dl packing: class index %d outside 0..%d", idx, num_classes - 1);
 	dst = pack_slot(st, slot);
 	put_i16le(dst + 2 * (int64) idx, 1);
 	PG_RETURN_POINTER(st);
@@ -499,7 +512,7 @@ madlib_dl__pack_int16_array_sfunc(PG_FUNCTION_ARGS)
 	Oid			elemtype;
 
 	if (width < 1)
-		elog(ERROR, "madlib_dl packing: width %d is not positive", width);
+		PACK_ERROR("madlib_dl packing: width %d is not positive", width);
 	st = pack_state(fcinfo, n, width, 2);
 	if (PG_ARGISNULL(1))
 	{
@@ -590,12 +603,12 @@ madlib_dl__pack_final(PG_FUNCTION_ARGS)
 
 	/* internal state: only an aggregate may hand one over */
 	if (!AggCheckCallContext(fcinfo, NULL))
-		elog(ERROR, "madlib_dl: _pack_final called in non-aggregate context");
+		PACK_ERROR("madlib_dl: _pack_final called in non-aggregate context");
 	if (PG_ARGISNULL(0))
 		PG_RETURN_NULL();
 	st = (PackState *) PG_GETARG_POINTER(0);
 	if (st->filled != st->n)
-		elog(ERROR, "madlib_dl packing: buffer has " INT64_FORMAT " of its " INT64_FORMAT " rows",
+		PACK_ERROR("madlib_dl packing: buffer has " INT64_FORMAT " of its " INT64_FORMAT " rows",
 			 st->filled, st->n);
 	PG_RETURN_BYTEA_P(st->buf);
 }

@@ -396,6 +396,11 @@ BEGIN
         WHEN 'response' THEN cols := NULL; filter := 'WHERE q.rank = 1';
         WHEN 'top_k' THEN filter := format('WHERE q.rank <= %s', k);
         WHEN 'threshold' THEN filter := format('WHERE q.prob > %L::float8', threshold);
+        ELSE
+            RAISE EXCEPTION 'pred_type kind % is not one of prob, response, top_k, threshold',
+                            coalesce(quote_literal(kind), 'NULL')
+                USING ERRCODE = 'invalid_parameter_value',
+                      HINT = 'Call predict or predict_byom, which choose the kind from pred_type.';
     END CASE;
 
     EXECUTE format(
