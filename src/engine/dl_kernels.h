@@ -108,10 +108,22 @@ void		dl_sgemm(bool trans_a, bool trans_b, int64_t M, int64_t N, int64_t K,
 					 float alpha, const float *A, int64_t lda, const float *B, int64_t ldb,
 					 float beta, float *C, int64_t ldc);
 
+/*
+ * The same product always through OpenBLAS (the im2col convolutions use
+ * it), in the signal window when OpenBLAS runs more than one thread
+ * (backend.c says why).
+ */
+void		dl_sgemm_openblas(bool trans_a, bool trans_b, int64_t M, int64_t N, int64_t K,
+							  float alpha, const float *A, int64_t lda, const float *B,
+							  int64_t ldb, float beta, float *C, int64_t ldc);
+
 /* The thread count of dl_backend_set_threads. */
 int			dl_backend_threads(void);
 
-/* The signal mask around a oneDNN call (backend.c). */
+/*
+ * The signal window around a oneDNN call (backend.c): nothing inside it
+ * may call the caller's allocator.
+ */
 typedef struct DlSignalMask
 {
 	sigset_t	mask;
@@ -130,9 +142,9 @@ void		dl_backend_restore_signals(const DlSignalMask *saved);
  * switched off, or refuses the geometry: then use the functions above;
  * or another error (DL_ERR_NO_MEMORY, DL_ERR_INTERNAL), after which the
  * outputs are undefined.  Scratch memory comes from *scratch, which a
- * call grows (through scratch->alloc) to what it needed, so that the next
- * call of the same geometry allocates nothing; the owner frees
- * scratch->p with scratch->alloc.
+ * call grows (through scratch->alloc, outside the signal window) to what
+ * it needs, so that the next call of the same geometry allocates
+ * nothing; the owner frees scratch->p with scratch->alloc.
  */
 typedef struct DlScratch
 {

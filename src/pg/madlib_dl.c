@@ -19,9 +19,6 @@
 
 PG_MODULE_MAGIC;
 
-/* From OpenBLAS; declared here so any cblas.h alternative works. */
-extern void openblas_set_num_threads(int num_threads);
-
 #define DL_BLAS_THREADS_DEFAULT 1
 #define DL_BLAS_THREADS_MAX 64
 
@@ -40,7 +37,6 @@ static const struct config_enum_entry backend_options[] = {
 void
 dl_pg_set_blas_threads(void)
 {
-	openblas_set_num_threads(dl_pg_blas_threads);
 	dl_backend_set_threads(dl_pg_blas_threads);
 	dl_backend_set((DlBackend) dl_pg_backend);
 }
@@ -48,7 +44,6 @@ dl_pg_set_blas_threads(void)
 static void
 blas_threads_assign(int newval, void *extra)
 {
-	openblas_set_num_threads(newval);
 	dl_backend_set_threads(newval);
 }
 
