@@ -10,11 +10,11 @@
  * For each kind of call, on the shapes of the benchmarks (bench CNN:
  * Conv2D 28x28x1->32 and 13x13x32->64, 3x3; MLP: 784->256) at batch 128
  * (the benchmarks' batch) or each BATCH given, the calls run in a loop for
- * SECONDS (default 2) while a second thread, which blocks every signal,
- * sends SIGUSR1 to the process at random moments (0-1 ms after the last
- * one was handled).  Only the main thread can take it, and only outside a
- * window; the handler records how long after the kill() it ran.  Prints
- * one line per kind:
+ * $BENCH_SECONDS (default 2) while a second thread, which blocks every
+ * signal, sends SIGUSR1 to the process at random moments (0-1 ms after the
+ * last one was handled).  Only the main thread can take it, and only
+ * outside a window; the handler records how long after the kill() it ran.
+ * Prints one line per kind:
  *	 kind K batch B threads T first_call_ms X calls N call_ms_median X
  *	   call_ms_max X signals S delay_ms_median X delay_ms_p99 X
  *	   delay_ms_max X
@@ -24,8 +24,8 @@
  * (JIT-compiles) its primitives inside the window and grows the scratch
  * outside it.  delay_ms is what a signal actually waited, the first call
  * and scheduling included: compare with the kind "busy", a loop of plain
- * arithmetic with no window.  The thread count is
- * $BENCH_THREADS (default 1, as madlib_dl.blas_threads).
+ * arithmetic with no window.  The thread count is $BENCH_THREADS
+ * (default 1, as madlib_dl.blas_threads).
  * Never a test.  Needs a build with oneDNN.
  *
  * IDENTIFICATION
@@ -337,8 +337,8 @@ main(int argc, char **argv)
 		fprintf(stderr, "signal_window: built without oneDNN\n");
 		return 2;
 	}
-	if (getenv("SECONDS") != NULL && atof(getenv("SECONDS")) > 0)
-		seconds = atof(getenv("SECONDS"));
+	if (getenv("BENCH_SECONDS") != NULL && atof(getenv("BENCH_SECONDS")) > 0)
+		seconds = atof(getenv("BENCH_SECONDS"));
 	dl_backend_set(DL_BACKEND_ONEDNN);
 	dl_backend_set_threads(env != NULL ? atoi(env) : 1);
 	memset(&sa, 0, sizeof(sa));
