@@ -51,8 +51,10 @@ void		dl_backend_set(DlBackend b);
 bool		dl_backend_uses_onednn(void);
 
 /*
- * Threads oneDNN may use (its OpenMP runtime), default 1: the engine
- * runs one process per core.  Values below 1 count as 1.
+ * Threads OpenBLAS and oneDNN (its OpenMP runtime) may use, default 1:
+ * the engine runs one process per core.  Values below 1 count as 1.
+ * Every helper thread either library starts has all signals blocked
+ * (backend.c says how), so that signals reach only the calling thread.
  */
 void		dl_backend_set_threads(int n);
 

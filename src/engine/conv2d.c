@@ -35,10 +35,6 @@
 #include <stdint.h>
 #include <string.h>
 
-/* keep <complex.h> (and its macro I, a dimension name here) out */
-#define FORCE_OPENBLAS_COMPLEX_STRUCT
-#include <cblas.h>
-
 #include "madlib_dl/dl_alloc.h"
 #include "dl_kernels.h"
 
@@ -400,10 +396,8 @@ dl_conv2d_forward_act(float *y, float *work, const float *x, const float *K,
 				conv_im2col(work, col, &gb);
 				col = work;
 			}
-			cblas_sgemm(CblasRowMajor, CblasNoTrans, CblasNoTrans,
-						(int) rows, (int) N, (int) KK,
-						1.0f, col, (int) KK, K, (int) N,
-						0.0f, yb, (int) N);
+			dl_sgemm_openblas(false, false, rows, N, KK, 1.0f, col, KK, K, N,
+							  0.0f, yb, N);
 		}
 		dl_bias_act_forward(yb, b, act, rows, N);
 	}
@@ -460,10 +454,8 @@ dl_conv2d_backward(float *dx, float *dK, float *db, float *work, const float *dy
 				conv_im2col(work, xb, &gb);
 				col = work;
 			}
-			cblas_sgemm(CblasRowMajor, CblasTrans, CblasNoTrans,
-						(int) KK, (int) N, (int) rows,
-						1.0f, col, (int) KK, dyb, (int) N,
-						1.0f, dK, (int) N);
+			dl_sgemm_openblas(true, false, KK, N, rows, 1.0f, col, KK, dyb, N,
+							  1.0f, dK, N);
 		}
 		if (dx != NULL)
 		{
@@ -471,10 +463,8 @@ dl_conv2d_backward(float *dx, float *dK, float *db, float *work, const float *dy
 			float	   *dxb = dx + b0 * in_per;
 			float	   *dcol = pointwise ? dxb : work;
 
-			cblas_sgemm(CblasRowMajor, CblasNoTrans, CblasTrans,
-						(int) rows, (int) KK, (int) N,
-						1.0f, dyb, (int) N, K, (int) N,
-						0.0f, dcol, (int) KK);
+			dl_sgemm_openblas(false, true, rows, KK, N, 1.0f, dyb, N, K, N,
+							  0.0f, dcol, KK);
 			if (!pointwise)
 				conv_col2im(dxb, dcol, &gb);
 		}

@@ -19,14 +19,23 @@
  * process) and its own primitive cache (bounded, default 1024 entries):
  * after the first batch a creation is a cache hit of a few microseconds.
  * All scratch memory (reordered kernels, oneDNN's scratchpad, in
- * user-scratchpad mode) comes from the caller's DlScratch.  A call
- * creates its primitives first, then adds up every buffer it will use
- * (plan_add) and, before writing anything, refuses when that is over
- * the scratch's limit (the budget the model's memory estimate counted,
- * dl_conv2d_dnnl_scratch_budget) or grows the scratch to it in one
- * allocation (call_reserve); the buffers are then carved from it.  So
- * the allocator is never asked for more than the budget, and a steady
- * training loop allocates nothing.
+ * user-scratchpad mode) comes from the caller's DlScratch, which grows to
+ * what a call needs, so that a steady training loop allocates nothing.
+ *
+ * Signals are blocked while oneDNN runs (backend.c says why), and the
+ * caller's allocator must not run then (an ERROR from palloc would leave
+ * them blocked).  So a call runs in attempts: an attempt, in the signal
+ * window, creates the primitives and lays out every buffer it needs in
+ * the scratch before it executes anything; when the scratch is too small
+ * it executes nothing, releases what it created and closes the window,
+ * the scratch grows through the allocator, and a second attempt (the
+ * same sizes: the same geometry, and primitive creation is a cache hit)
+ * runs.  Between two primitive executions the window opens for an
+ * instant, so that a pending signal waits for one execution at most.
+ *
+ * The scratch never grows past its limit (the budget the model's memory
+ * estimate counted, dl_conv2d_dnnl_scratch_budget): an attempt that lays
+ * out more is refused before anything is written.
  *
  * A geometry oneDNN refuses, or one whose scratch is over the limit,
  * gives DL_ERR_UNSUPPORTED before anything is written: the caller then
@@ -35,8 +44,6 @@
  * Determinism: oneDNN's CPU convolutions are deterministic for a given
  * thread count and instruction set; the thread count is
  * dl_backend_set_threads (default 1).
- *
- * Signals are blocked for the duration of each call (backend.c says why).
  *
  * IDENTIFICATION
  *	  src/engine/conv2d_dnnl.c
@@ -65,11 +72,13 @@ static dnnl_stream_t dnnl_strm = NULL;
 
 #define CALL_MAX 16
 
-/* Everything one call creates, released by call_release. */
+/* Everything one attempt creates, released by call_release. */
 typedef struct DnnlCall
 {
 	DlScratch  *scratch;		/* the caller's, reused from call to call */
-	size_t		used;			/* bytes of it this call has carved */
+	size_t		used;			/* bytes of it this attempt has laid out */
+	bool		short_scratch;	/* a buffer did not fit: execute nothing */
+	DlSignalMask *window;		/* the signal window the attempt runs in */
 	DlError    *err;
 	dnnl_primitive_desc_t pd[CALL_MAX];
 	int			n_pd;
@@ -79,6 +88,7 @@ typedef struct DnnlCall
 	int			n_mem;
 } DnnlCall;
 
+/* Destroy what the attempt created (oneDNN objects only: in the window). */
 static void
 call_release(DnnlCall *c)
 {
@@ -89,6 +99,38 @@ call_release(DnnlCall *c)
 	for (int i = 0; i < c->n_pd; i++)
 		dnnl_primitive_desc_destroy(c->pd[i]);
 	c->n_mem = c->n_prim = c->n_pd = 0;
+}
+
+/*
+ * Grow the scratch to what the last attempt laid out (c->used), through
+ * the allocator: outside the signal window only.
+ */
+static DlStatus
+call_grow_scratch(DnnlCall *c)
+{
+	DlScratch  *scratch = c->scratch;
+	DlError		e;
+	size_t		need;
+	void	   *p;
+
+	/* nothing has been written: over the budget, the caller uses im2col */
+	if (c->used > scratch->limit)
+		return dl_error_set(c->err, DL_ERR_UNSUPPORTED,
+							"oneDNN wants %zu bytes of scratch for this convolution, more than its budget of %zu",
+							c->used, scratch->limit);
+	/* + 64: room to align the start (call_buf checked the sum) */
+	need = c->used + 64;
+	if (scratch->p != NULL && need <= scratch->cap)
+		return DL_OK;
+	dl_free(scratch->alloc, scratch->p);
+	scratch->p = NULL;
+	scratch->cap = 0;
+	p = dl_alloc(scratch->alloc, need, &e);
+	if (p == NULL)
+		return dl_error_set(c->err, e.code, "%s", e.msg);
+	scratch->p = p;
+	scratch->cap = need;
+	return DL_OK;
 }
 
 /*
@@ -134,80 +176,35 @@ engine_ready(DnnlCall *c)
 	return DL_OK;
 }
 
-/* *need += size rounded up to DL_SCRATCH_ALIGN; SIZE_MAX on overflow. */
-static void
-plan_add(size_t *need, size_t size)
-{
-	size_t		rounded;
-
-	if (!dl_size_add(size, DL_SCRATCH_ALIGN - 1, &rounded) ||
-		!dl_size_add(*need, rounded & ~(size_t) (DL_SCRATCH_ALIGN - 1), need))
-		*need = SIZE_MAX;
-}
-
-/* Bytes of a memory descriptor's buffer, 0 for NULL. */
-static size_t
-md_size(const dnnl_memory_desc_t *md)
-{
-	return md != NULL ? dnnl_memory_desc_get_size(md) : 0;
-}
-
 /*
- * Make the scratch hold need bytes (what plan_add summed over every
- * buffer this call carves; SIZE_MAX on overflow), before anything is
- * written: refused (DL_ERR_UNSUPPORTED, so the caller uses im2col) when
- * need is over the scratch's limit; else the scratch is grown to it if
- * it is smaller, freeing the old one first.
- */
-static DlStatus
-call_reserve(DnnlCall *c, size_t need)
-{
-	DlScratch  *s = c->scratch;
-	size_t		want;
-	void	   *p;
-
-	if (need > s->limit || !dl_size_add(need, DL_SCRATCH_ALIGN, &want))
-		return dl_error_set(c->err, DL_ERR_UNSUPPORTED,
-							"oneDNN wants %zu bytes of scratch for this convolution, more than its budget of %zu",
-							need, s->limit);
-	if (need == 0 || want <= s->cap)
-		return DL_OK;
-	dl_free(s->alloc, s->p);
-	s->p = NULL;
-	s->cap = 0;
-	p = dl_alloc(s->alloc, want, c->err);
-	if (p == NULL)
-	{
-		dl_error_prefix(c->err, "oneDNN convolution scratch");
-		return c->err != NULL ? c->err->code : DL_ERR_NO_MEMORY;
-	}
-	s->p = p;
-	s->cap = want;
-	return DL_OK;
-}
-
-/*
- * The next size bytes of the scratch (DL_SCRATCH_ALIGN-aligned), reserved
- * by call_reserve.  Never allocates: a buffer call_plan did not count is
- * an internal error.
+ * A buffer of size bytes (64-byte aligned): the next piece of the
+ * caller's scratch.  When the scratch is too small, *out is NULL and the
+ * attempt is marked short: it may go on creating (memories over NULL
+ * have no data yet) to count what it needs, but executes nothing.
  */
 static DlStatus
 call_buf(DnnlCall *c, size_t size, void **out)
 {
-	uintptr_t	base;
-	size_t		end;
+	size_t		start,
+				end;
 
 	*out = NULL;
 	if (size == 0)
 		return DL_OK;
-	end = c->used;
-	plan_add(&end, size);
-	if (c->scratch->p == NULL || end > c->scratch->cap - DL_SCRATCH_ALIGN)
-		return dl_error_set(c->err, DL_ERR_INTERNAL,
-							"oneDNN buffer of %zu bytes was not planned", size);
-	base = ((uintptr_t) c->scratch->p + DL_SCRATCH_ALIGN - 1) & ~(uintptr_t) (DL_SCRATCH_ALIGN - 1);
-	*out = (void *) (base + c->used);
-	c->used = end;
+	/* room for aligning the scratch's start too */
+	if (!dl_size_add(c->used, 63, &start) || !dl_size_add(start & ~(size_t) 63, size, &end) ||
+		!dl_size_add(end, 64, &end))
+		return dl_error_set(c->err, DL_ERR_LIMIT, "oneDNN scratch of %zu bytes is too large", size);
+	start &= ~(size_t) 63;
+	c->used = end - 64;
+	if (c->scratch->p != NULL && end <= c->scratch->cap)
+	{
+		uintptr_t	base = ((uintptr_t) c->scratch->p + 63) & ~(uintptr_t) 63;
+
+		*out = (void *) (base + start);
+		return DL_OK;
+	}
+	c->short_scratch = true;
 	return DL_OK;
 }
 
@@ -253,33 +250,30 @@ call_prim(DnnlCall *c, const_dnnl_primitive_desc_t pd, const char *what, dnnl_pr
 	return DL_OK;
 }
 
+/*
+ * Execute p to its end.  Never in a short attempt (callers check first;
+ * this is the guard).  Afterwards the signal window opens and closes
+ * again: a signal that arrived during the execution is handled now, not
+ * after the next one (nothing of oneDNN runs in between; the objects the
+ * attempt holds are as safe as the engine and stream between calls).
+ */
 static DlStatus
 call_exec(DnnlCall *c, dnnl_primitive_t p, int nargs, const dnnl_exec_arg_t *args,
 		  const char *what)
 {
 	dnnl_status_t s;
 
+	if (c->short_scratch)
+		return dl_error_set(c->err, DL_ERR_INTERNAL, "oneDNN %s without its scratch", what);
 	omp_set_num_threads(dl_backend_threads());
 	s = dnnl_primitive_execute(p, dnnl_strm, nargs, args);
 	if (s == dnnl_success)
 		s = dnnl_stream_wait(dnnl_strm);
+	dl_backend_restore_signals(c->window);
+	dl_backend_block_signals(c->window);
 	if (s != dnnl_success)
 		return call_fail(c, s, what, false);
 	return DL_OK;
-}
-
-/* Bytes of the scratchpad pd asks for (0: none). */
-static size_t
-scratchpad_size(const_dnnl_primitive_desc_t pd)
-{
-	return md_size(dnnl_primitive_desc_query_md(pd, dnnl_query_scratchpad_md, 0));
-}
-
-/* Bytes call_as_layout carves for a plain tensor wanted in layout want. */
-static size_t
-layout_size(const dnnl_memory_desc_t *plain, const dnnl_memory_desc_t *want)
-{
-	return dnnl_memory_desc_equal(plain, want) ? 0 : md_size(want);
 }
 
 /* The scratchpad pd asks for, from the scratch; *mem NULL when none. */
@@ -287,7 +281,7 @@ static DlStatus
 call_scratchpad(DnnlCall *c, const_dnnl_primitive_desc_t pd, dnnl_memory_t *mem)
 {
 	const dnnl_memory_desc_t *md = dnnl_primitive_desc_query_md(pd, dnnl_query_scratchpad_md, 0);
-	size_t		size = md_size(md);
+	size_t		size = md != NULL ? dnnl_memory_desc_get_size(md) : 0;
 	void	   *p;
 	DlStatus	st;
 
@@ -299,50 +293,68 @@ call_scratchpad(DnnlCall *c, const_dnnl_primitive_desc_t pd, dnnl_memory_t *mem)
 	return call_mem(c, md, p, mem);
 }
 
+/* A copy from one memory into another of another layout, to run later. */
+typedef struct DnnlReorder
+{
+	dnnl_primitive_t prim;		/* NULL: nothing to copy */
+	dnnl_memory_t from;
+	dnnl_memory_t to;
+} DnnlReorder;
+
 /*
- * Copy memory from (layout from_md) into to (layout to_md) by a reorder.
- * refusable: a refused reorder is DL_ERR_UNSUPPORTED (nothing written
- * yet), else an error.
+ * Create the reorder from (layout from_md) -> to (layout to_md).  Called
+ * before anything is executed, so a refusal is DL_ERR_UNSUPPORTED.
  */
 static DlStatus
 call_reorder(DnnlCall *c, const dnnl_memory_desc_t *from_md, dnnl_memory_t from,
-			 const dnnl_memory_desc_t *to_md, dnnl_memory_t to, bool refusable)
+			 const dnnl_memory_desc_t *to_md, dnnl_memory_t to, DnnlReorder *r)
 {
 	dnnl_primitive_desc_t rpd = NULL;
-	dnnl_primitive_t rp;
 	dnnl_status_t s;
 	DlStatus	st;
-	dnnl_exec_arg_t args[2] = {{DNNL_ARG_FROM, from}, {DNNL_ARG_TO, to}};
 
+	r->prim = NULL;
+	r->from = from;
+	r->to = to;
 	s = dnnl_reorder_primitive_desc_create(&rpd, from_md, dnnl_eng, to_md, dnnl_eng, NULL);
 	if (s != dnnl_success)
-		return call_fail(c, s, "reorder", refusable);
-	if ((st = call_keep_pd(c, rpd)) != DL_OK ||
-		(st = call_prim(c, rpd, "reorder", &rp)) != DL_OK)
+		return call_fail(c, s, "reorder", true);
+	if ((st = call_keep_pd(c, rpd)) != DL_OK)
 		return st;
-	return call_exec(c, rp, 2, args, "reorder");
+	return call_prim(c, rpd, "reorder", &r->prim);
+}
+
+static DlStatus
+call_run_reorder(DnnlCall *c, const DnnlReorder *r)
+{
+	dnnl_exec_arg_t args[2] = {{DNNL_ARG_FROM, r->from}, {DNNL_ARG_TO, r->to}};
+
+	if (r->prim == NULL)
+		return DL_OK;
+	return call_exec(c, r->prim, 2, args, "reorder");
 }
 
 /*
- * *out = a memory in the layout want holding the plain tensor (md plain,
- * data src): src itself when the layouts agree, else a reordered copy in
- * a buffer from the scratch.
+ * *out = a memory in the layout want for the plain tensor (md plain, data
+ * src): src itself when the layouts agree, else a buffer from the scratch
+ * that the reorder *r fills (call_run_reorder).
  */
 static DlStatus
 call_as_layout(DnnlCall *c, const dnnl_memory_desc_t *plain, const float *src,
-			   const dnnl_memory_desc_t *want, dnnl_memory_t *out)
+			   const dnnl_memory_desc_t *want, dnnl_memory_t *out, DnnlReorder *r)
 {
 	dnnl_memory_t from;
 	void	   *p;
 	DlStatus	st;
 
+	r->prim = NULL;
 	if (dnnl_memory_desc_equal(plain, want))
 		return call_mem(c, plain, src, out);
 	if ((st = call_buf(c, dnnl_memory_desc_get_size(want), &p)) != DL_OK ||
 		(st = call_mem(c, want, p, out)) != DL_OK ||
 		(st = call_mem(c, plain, src, &from)) != DL_OK)
 		return st;
-	return call_reorder(c, plain, from, want, *out, true);
+	return call_reorder(c, plain, from, want, *out, r);
 }
 
 /* The descriptors of one convolution geometry. */
@@ -466,62 +478,84 @@ conv_forward_pd(DnnlCall *c, const DnnlConvMds *d, bool has_bias, bool relu,
 	return call_conv_prim(c, &desc, relu, NULL, "forward convolution", pd, prim);
 }
 
-static DlStatus
-conv_forward(DnnlCall *c, float *y, const float *x, const float *K, const float *b,
-			 DlActivation act, const DlConvGeom *g)
+/* The arguments of one call, for its attempts. */
+typedef struct DnnlConvArgs
 {
+	float	   *y;				/* forward */
+	float	   *dx;				/* backward: dx, dK, db */
+	float	   *dK;
+	float	   *db;
+	const float *dy;
+	const float *x;
+	const float *K;
+	const float *b;				/* forward bias */
+	DlActivation act;
+	const DlConvGeom *g;
+} DnnlConvArgs;
+
+/* A short attempt stops here, before executing anything. */
+static DlStatus
+call_ready_to_run(DnnlCall *c)
+{
+	if (c->short_scratch)
+		return dl_error_set(c->err, DL_ERR_NO_MEMORY, "oneDNN scratch too small");
+	return DL_OK;
+}
+
+static DlStatus
+conv_forward(DnnlCall *c, const DnnlConvArgs *a)
+{
+	const DlConvGeom *g = a->g;
 	DnnlConvMds d;
 	dnnl_primitive_desc_t pd;
 	dnnl_primitive_t prim;
+	DnnlReorder wre;
 	dnnl_memory_t msrc,
 				mwei,
 				mbias = NULL,
 				mdst,
 				mpad;
-	bool		relu = act == DL_ACT_RELU;
+	bool		relu = a->act == DL_ACT_RELU;
+	dnnl_exec_arg_t args[5];
+	int			n = 0;
 	DlStatus	st;
-	const dnnl_memory_desc_t *wmd;
-	size_t		need = 0;
 
 	if ((st = engine_ready(c)) != DL_OK ||
 		(st = conv_mds(c, g, &d)) != DL_OK ||
-		(st = conv_forward_pd(c, &d, b != NULL, relu, &pd, &prim)) != DL_OK)
+		(st = conv_forward_pd(c, &d, a->b != NULL, relu, &pd, &prim)) != DL_OK ||
+		(st = call_as_layout(c, &d.wei, a->K,
+							 dnnl_primitive_desc_query_md(pd, dnnl_query_weights_md, 0),
+							 &mwei, &wre)) != DL_OK ||
+		(st = call_mem(c, &d.src, a->x, &msrc)) != DL_OK ||
+		(st = call_mem(c, &d.dst, a->y, &mdst)) != DL_OK ||
+		(a->b != NULL && (st = call_mem(c, &d.bias, a->b, &mbias)) != DL_OK) ||
+		(st = call_scratchpad(c, pd, &mpad)) != DL_OK ||
+		(st = call_ready_to_run(c)) != DL_OK)
 		return st;
-	wmd = dnnl_primitive_desc_query_md(pd, dnnl_query_weights_md, 0);
-	plan_add(&need, layout_size(&d.wei, wmd));
-	plan_add(&need, scratchpad_size(pd));
-	if ((st = call_reserve(c, need)) != DL_OK)
-		return st;
-	/* from here on a failure is an error, not a refusal */
-	if ((st = call_as_layout(c, &d.wei, K, wmd, &mwei)) != DL_OK ||
-		(st = call_mem(c, &d.src, x, &msrc)) != DL_OK ||
-		(st = call_mem(c, &d.dst, y, &mdst)) != DL_OK ||
-		(b != NULL && (st = call_mem(c, &d.bias, b, &mbias)) != DL_OK) ||
-		(st = call_scratchpad(c, pd, &mpad)) != DL_OK)
-		return st;
-	{
-		dnnl_exec_arg_t args[5];
-		int			n = 0;
 
-		args[n++] = (dnnl_exec_arg_t) {DNNL_ARG_SRC, msrc};
-		args[n++] = (dnnl_exec_arg_t) {DNNL_ARG_WEIGHTS, mwei};
-		args[n++] = (dnnl_exec_arg_t) {DNNL_ARG_DST, mdst};
-		if (mbias != NULL)
-			args[n++] = (dnnl_exec_arg_t) {DNNL_ARG_BIAS, mbias};
-		if (mpad != NULL)
-			args[n++] = (dnnl_exec_arg_t) {DNNL_ARG_SCRATCHPAD, mpad};
-		if ((st = call_exec(c, prim, n, args, "forward convolution")) != DL_OK)
-			return st;
-	}
-	if (!relu && act != DL_ACT_LINEAR)
-		dl_bias_act_forward(y, NULL, act, g->B * g->OH * g->OW, g->OC);
+	/* from here on a failure is an error, not a refusal */
+	args[n++] = (dnnl_exec_arg_t) {DNNL_ARG_SRC, msrc};
+	args[n++] = (dnnl_exec_arg_t) {DNNL_ARG_WEIGHTS, mwei};
+	args[n++] = (dnnl_exec_arg_t) {DNNL_ARG_DST, mdst};
+	if (mbias != NULL)
+		args[n++] = (dnnl_exec_arg_t) {DNNL_ARG_BIAS, mbias};
+	if (mpad != NULL)
+		args[n++] = (dnnl_exec_arg_t) {DNNL_ARG_SCRATCHPAD, mpad};
+	if ((st = call_run_reorder(c, &wre)) != DL_OK ||
+		(st = call_exec(c, prim, n, args, "forward convolution")) != DL_OK)
+		return st;
+	if (!relu && a->act != DL_ACT_LINEAR)
+		dl_bias_act_forward(a->y, NULL, a->act, g->B * g->OH * g->OW, g->OC);
 	return DL_OK;
 }
 
 static DlStatus
-conv_backward(DnnlCall *c, float *dx, float *dK, float *db, const float *dy, const float *x,
-			  const float *K, const DlConvGeom *g)
+conv_backward(DnnlCall *c, const DnnlConvArgs *a)
 {
+	const DlConvGeom *g = a->g;
+	float	   *dx = a->dx,
+			   *dK = a->dK,
+			   *db = a->db;
 	DnnlConvMds d;
 	dnnl_primitive_desc_t fpd,
 				wpd = NULL,
@@ -531,17 +565,33 @@ conv_backward(DnnlCall *c, float *dx, float *dK, float *db, const float *dy, con
 	dnnl_status_t s;
 	DlStatus	st;
 	dnnl_memory_t mdy,
-				msrc,
-				mpad;
-	size_t		nk = (size_t) (g->KH * g->KW * g->C * g->OC);
-	size_t		need = 0;
+				msrc;
+
+	/* the weight gradient: diff weights in oneDNN's layout, back to Keras */
+	const dnnl_memory_desc_t *dwmd = NULL;
+	void	   *dw_buf = NULL,
+			   *db_buf = NULL,
+			   *plain_buf = NULL;
+	dnnl_memory_t mdw = NULL,
+				mdb = NULL,
+				mwpad = NULL;
+	DnnlReorder dwre = {NULL, NULL, NULL};
+
+	/* the input gradient */
+	dnnl_memory_t mwei = NULL,
+				mdx = NULL,
+				mdpad = NULL;
+	DnnlReorder wre = {NULL, NULL, NULL};
 
 	if ((st = engine_ready(c)) != DL_OK ||
 		(st = conv_mds(c, g, &d)) != DL_OK ||
 		(st = conv_forward_pd(c, &d, db != NULL, false, &fpd, NULL)) != DL_OK)
 		return st;
 
-	/* create every primitive first, so a refusal writes nothing */
+	/*
+	 * Create every primitive and lay out every buffer first, so that a
+	 * refusal writes nothing and a short attempt executes nothing.
+	 */
 	if (dK != NULL)
 	{
 		dnnl_convolution_desc_t desc;
@@ -567,72 +617,60 @@ conv_backward(DnnlCall *c, float *dx, float *dK, float *db, const float *dy, con
 		if ((st = call_conv_prim(c, &desc, false, fpd, "input gradient", &dpd, &dprim)) != DL_OK)
 			return st;
 	}
-
-	/* every buffer of the call, before anything is written */
+	if ((st = call_mem(c, &d.dst, a->dy, &mdy)) != DL_OK ||
+		(st = call_mem(c, &d.src, a->x, &msrc)) != DL_OK)
+		return st;
 	if (wprim != NULL)
 	{
-		const dnnl_memory_desc_t *dwmd = dnnl_primitive_desc_query_md(wpd, dnnl_query_diff_weights_md, 0);
-
-		plan_add(&need, md_size(dwmd));
-		if (!dnnl_memory_desc_equal(dwmd, &d.wei))
-			plan_add(&need, nk * sizeof(float));
-		if (db != NULL)
-			plan_add(&need, (size_t) g->OC * sizeof(float));
-		plan_add(&need, scratchpad_size(wpd));
-	}
-	if (dprim != NULL)
-	{
-		plan_add(&need, layout_size(&d.wei, dnnl_primitive_desc_query_md(dpd, dnnl_query_weights_md, 0)));
-		plan_add(&need, scratchpad_size(dpd));
-	}
-	if ((st = call_reserve(c, need)) != DL_OK)
-		return st;
-
-	if ((st = call_mem(c, &d.dst, dy, &mdy)) != DL_OK ||
-		(st = call_mem(c, &d.src, x, &msrc)) != DL_OK)
-		return st;
-
-	if (wprim != NULL)
-	{
-		const dnnl_memory_desc_t *dwmd = dnnl_primitive_desc_query_md(wpd, dnnl_query_diff_weights_md, 0);
-		void	   *dw_buf,
-				   *plain_buf,
-				   *db_buf = NULL;
-		dnnl_memory_t mdw,
-					mdb = NULL;
-		dnnl_exec_arg_t args[5];
-		int			n = 0;
-		float	   *plain;
-
+		dwmd = dnnl_primitive_desc_query_md(wpd, dnnl_query_diff_weights_md, 0);
 		if ((st = call_buf(c, dnnl_memory_desc_get_size(dwmd), &dw_buf)) != DL_OK ||
 			(st = call_mem(c, dwmd, dw_buf, &mdw)) != DL_OK ||
 			(db != NULL && (st = call_buf(c, (size_t) g->OC * sizeof(float), &db_buf)) != DL_OK) ||
 			(db != NULL && (st = call_mem(c, &d.bias, db_buf, &mdb)) != DL_OK) ||
-			(st = call_scratchpad(c, wpd, &mpad)) != DL_OK)
+			(st = call_scratchpad(c, wpd, &mwpad)) != DL_OK)
 			return st;
+		if (!dnnl_memory_desc_equal(dwmd, &d.wei))
+		{
+			dnnl_memory_t mplain;
+			size_t		nk = (size_t) (g->KH * g->KW * g->C * g->OC);
+
+			if ((st = call_buf(c, nk * sizeof(float), &plain_buf)) != DL_OK ||
+				(st = call_mem(c, &d.wei, plain_buf, &mplain)) != DL_OK ||
+				(st = call_reorder(c, dwmd, mdw, &d.wei, mplain, &dwre)) != DL_OK)
+				return st;
+		}
+	}
+	if (dprim != NULL)
+	{
+		if ((st = call_as_layout(c, &d.wei, a->K,
+								 dnnl_primitive_desc_query_md(dpd, dnnl_query_weights_md, 0),
+								 &mwei, &wre)) != DL_OK ||
+			(st = call_mem(c, &d.src, dx, &mdx)) != DL_OK ||
+			(st = call_scratchpad(c, dpd, &mdpad)) != DL_OK)
+			return st;
+	}
+	if ((st = call_ready_to_run(c)) != DL_OK)
+		return st;
+
+	/* from here on a failure is an error, not a refusal */
+	if (wprim != NULL)
+	{
+		size_t		nk = (size_t) (g->KH * g->KW * g->C * g->OC);
+		dnnl_exec_arg_t args[5];
+		int			n = 0;
+		const float *plain = dwre.prim != NULL ? plain_buf : dw_buf;
+
 		args[n++] = (dnnl_exec_arg_t) {DNNL_ARG_SRC, msrc};
 		args[n++] = (dnnl_exec_arg_t) {DNNL_ARG_DIFF_DST, mdy};
 		args[n++] = (dnnl_exec_arg_t) {DNNL_ARG_DIFF_WEIGHTS, mdw};
 		if (mdb != NULL)
 			args[n++] = (dnnl_exec_arg_t) {DNNL_ARG_DIFF_BIAS, mdb};
-		if (mpad != NULL)
-			args[n++] = (dnnl_exec_arg_t) {DNNL_ARG_SCRATCHPAD, mpad};
-		if ((st = call_exec(c, wprim, n, args, "weight gradient")) != DL_OK)
+		if (mwpad != NULL)
+			args[n++] = (dnnl_exec_arg_t) {DNNL_ARG_SCRATCHPAD, mwpad};
+		if ((st = call_exec(c, wprim, n, args, "weight gradient")) != DL_OK ||
+			(st = call_run_reorder(c, &dwre)) != DL_OK)
 			return st;
-
-		/* back to Keras layout, then accumulate: dK += dK' */
-		if (dnnl_memory_desc_equal(dwmd, &d.wei))
-			plain = dw_buf;
-		else
-		{
-			dnnl_memory_t mplain;
-
-			if ((st = call_buf(c, nk * sizeof(float), &plain_buf)) != DL_OK ||
-				(st = call_mem(c, &d.wei, plain_buf, &mplain)) != DL_OK ||
-				(st = call_reorder(c, dwmd, mdw, &d.wei, mplain, false)) != DL_OK)
-				return st;
-			plain = plain_buf;
-		}
+		/* dK += dK', db += db' */
 		for (size_t i = 0; i < nk; i++)
 			dK[i] += plain[i];
 		if (db != NULL)
@@ -648,31 +686,57 @@ conv_backward(DnnlCall *c, float *dx, float *dK, float *db, const float *dy, con
 		/* bias gradient alone (a frozen kernel cannot happen today) */
 		for (int64_t r = 0; r < g->B * g->OH * g->OW; r++)
 			for (int64_t j = 0; j < g->OC; j++)
-				db[j] += dy[r * g->OC + j];
+				db[j] += a->dy[r * g->OC + j];
 	}
-
 	if (dprim != NULL)
 	{
-		dnnl_memory_t mwei,
-					mdx;
 		dnnl_exec_arg_t args[4];
 		int			n = 0;
 
-		if ((st = call_as_layout(c, &d.wei, K,
-								 dnnl_primitive_desc_query_md(dpd, dnnl_query_weights_md, 0),
-								 &mwei)) != DL_OK ||
-			(st = call_mem(c, &d.src, dx, &mdx)) != DL_OK ||
-			(st = call_scratchpad(c, dpd, &mpad)) != DL_OK)
-			return st;
 		args[n++] = (dnnl_exec_arg_t) {DNNL_ARG_DIFF_DST, mdy};
 		args[n++] = (dnnl_exec_arg_t) {DNNL_ARG_WEIGHTS, mwei};
 		args[n++] = (dnnl_exec_arg_t) {DNNL_ARG_DIFF_SRC, mdx};
-		if (mpad != NULL)
-			args[n++] = (dnnl_exec_arg_t) {DNNL_ARG_SCRATCHPAD, mpad};
-		if ((st = call_exec(c, dprim, n, args, "input gradient")) != DL_OK)
+		if (mdpad != NULL)
+			args[n++] = (dnnl_exec_arg_t) {DNNL_ARG_SCRATCHPAD, mdpad};
+		if ((st = call_run_reorder(c, &wre)) != DL_OK ||
+			(st = call_exec(c, dprim, n, args, "input gradient")) != DL_OK)
 			return st;
 	}
 	return DL_OK;
+}
+
+/*
+ * Run pass in attempts (the file header says why): each in the signal
+ * window, the scratch grown between them, outside it.
+ */
+static DlStatus
+call_run(DlStatus (*pass) (DnnlCall *c, const DnnlConvArgs *a), const DnnlConvArgs *a,
+		 DlScratch *scratch, DlError *err)
+{
+	for (int attempt = 0;; attempt++)
+	{
+		DnnlCall	c = {0};
+		DlSignalMask mask;
+		DlStatus	st;
+
+		c.scratch = scratch;
+		c.err = err;
+		c.window = &mask;
+		dl_backend_block_signals(&mask);
+		/* before creating primitives: their scratchpads are sized for it */
+		omp_set_num_threads(dl_backend_threads());
+		st = pass(&c, a);
+		call_release(&c);
+		dl_backend_restore_signals(&mask);
+		if (!c.short_scratch)
+			return st;
+		/* nothing was executed; the window is closed: grow the scratch */
+		if (attempt > 0)
+			return dl_error_set(err, DL_ERR_INTERNAL,
+								"oneDNN needed more scratch memory in a second attempt");
+		if ((st = call_grow_scratch(&c)) != DL_OK)
+			return st;
+	}
 }
 
 DlStatus
@@ -680,21 +744,17 @@ dl_conv2d_dnnl_forward(float *y, const float *x, const float *K, const float *b,
 					   DlActivation act, const DlConvGeom *g, DlScratch *scratch,
 					   DlError *err)
 {
-	DnnlCall	c = {0};
-	DlSignalMask mask;
-	DlStatus	st;
+	DnnlConvArgs a = {0};
 
 	if (!dl_backend_uses_onednn())
 		return dl_error_set(err, DL_ERR_UNSUPPORTED, "oneDNN convolutions are switched off");
-	c.scratch = scratch;
-	c.err = err;
-	dl_backend_block_signals(&mask);
-	/* before creating primitives: their scratchpads are sized for it */
-	omp_set_num_threads(dl_backend_threads());
-	st = conv_forward(&c, y, x, K, b, act, g);
-	call_release(&c);
-	dl_backend_restore_signals(&mask);
-	return st;
+	a.y = y;
+	a.x = x;
+	a.K = K;
+	a.b = b;
+	a.act = act;
+	a.g = g;
+	return call_run(conv_forward, &a, scratch, err);
 }
 
 DlStatus
@@ -702,23 +762,20 @@ dl_conv2d_dnnl_backward(float *dx, float *dK, float *db, const float *dy, const 
 						const float *K, const DlConvGeom *g, DlScratch *scratch,
 						DlError *err)
 {
-	DnnlCall	c = {0};
-	DlSignalMask mask;
-	DlStatus	st;
+	DnnlConvArgs a = {0};
 
 	if (!dl_backend_uses_onednn())
 		return dl_error_set(err, DL_ERR_UNSUPPORTED, "oneDNN convolutions are switched off");
 	if (dx == NULL && dK == NULL && db == NULL)
 		return DL_OK;
-	c.scratch = scratch;
-	c.err = err;
-	dl_backend_block_signals(&mask);
-	/* before creating primitives: their scratchpads are sized for it */
-	omp_set_num_threads(dl_backend_threads());
-	st = conv_backward(&c, dx, dK, db, dy, x, K, g);
-	call_release(&c);
-	dl_backend_restore_signals(&mask);
-	return st;
+	a.dx = dx;
+	a.dK = dK;
+	a.db = db;
+	a.dy = dy;
+	a.x = x;
+	a.K = K;
+	a.g = g;
+	return call_run(conv_backward, &a, scratch, err);
 }
 
 /* n rounded up to a multiple of 16, the widest channel block of oneDNN's f32 layouts */

@@ -113,10 +113,22 @@ void		dl_sgemm(bool trans_a, bool trans_b, int64_t M, int64_t N, int64_t K,
 					 float alpha, const float *A, int64_t lda, const float *B, int64_t ldb,
 					 float beta, float *C, int64_t ldc);
 
+/*
+ * The same product always through OpenBLAS (the im2col convolutions use
+ * it), in the signal window when OpenBLAS runs more than one thread
+ * (backend.c says why).
+ */
+void		dl_sgemm_openblas(bool trans_a, bool trans_b, int64_t M, int64_t N, int64_t K,
+							  float alpha, const float *A, int64_t lda, const float *B,
+							  int64_t ldb, float beta, float *C, int64_t ldc);
+
 /* The thread count of dl_backend_set_threads. */
 int			dl_backend_threads(void);
 
-/* The signal mask around a oneDNN call (backend.c). */
+/*
+ * The signal window around a oneDNN call (backend.c): nothing inside it
+ * may call the caller's allocator.
+ */
 typedef struct DlSignalMask
 {
 	sigset_t	mask;
@@ -136,12 +148,12 @@ void		dl_backend_restore_signals(const DlSignalMask *saved);
  * scratch->limit: then use the functions above; or another error
  * (DL_ERR_NO_MEMORY, DL_ERR_INTERNAL), after which the outputs are
  * undefined.  All scratch memory (reordered kernels, oneDNN's own
- * scratchpad) comes from *scratch: a call first works out what it needs,
- * refuses when that is over scratch->limit, else grows the scratch to it
- * (through scratch->alloc, freeing the old one first) and carves its
- * buffers from it, so the allocator is never asked for more than limit
- * + 64 bytes and the next call of the same geometry allocates nothing.
- * The owner frees scratch->p with scratch->alloc.
+ * scratchpad) comes from *scratch, which a call grows (through
+ * scratch->alloc, outside the signal window, freeing the old one first)
+ * to what it needs, never past scratch->limit, so that the allocator is
+ * never asked for more than limit + 64 bytes and the next call of the
+ * same geometry allocates nothing.  The owner frees scratch->p with
+ * scratch->alloc.
  */
 /* Scratch buffers start on this boundary; a scratch holds up to limit + DL_SCRATCH_ALIGN bytes. */
 #define DL_SCRATCH_ALIGN 64

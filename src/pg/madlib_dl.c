@@ -22,9 +22,6 @@
 
 PG_MODULE_MAGIC;
 
-/* From OpenBLAS; declared here so any cblas.h alternative works. */
-extern void openblas_set_num_threads(int num_threads);
-
 #define DL_BLAS_THREADS_DEFAULT 1
 #define DL_BLAS_THREADS_MAX 64
 
@@ -59,7 +56,6 @@ bounded_threads(int n)
 void
 dl_pg_set_blas_threads(void)
 {
-	openblas_set_num_threads(bounded_threads(dl_pg_blas_threads));
 	dl_backend_set_threads(bounded_threads(dl_pg_blas_threads));
 	dl_backend_set((DlBackend) dl_pg_backend);
 }
@@ -88,7 +84,6 @@ blas_threads_check(int *newval, void **extra, GucSource source)
 static void
 blas_threads_assign(int newval, void *extra)
 {
-	openblas_set_num_threads(bounded_threads(newval));
 	dl_backend_set_threads(bounded_threads(newval));
 }
 

@@ -9,6 +9,7 @@
  *-------------------------------------------------------------------------
  */
 #include <math.h>
+#include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -21,11 +22,27 @@ typedef struct AllocHeader
 	size_t		pad;			/* keeps the payload 16-byte aligned */
 } AllocHeader;
 
+bool
+signals_blocked_beyond(const sigset_t *mask)
+{
+	sigset_t	now;
+
+	if (sigprocmask(SIG_BLOCK, NULL, &now) != 0)
+		fail_msg("sigprocmask failed");
+	for (int s = 1; s < NSIG; s++)
+		if (sigismember(&now, s) == 1 && sigismember(mask, s) != 1)
+			return true;
+	return false;
+}
+
 static void *
 counting_alloc(void *ctx, size_t size)
 {
 	TestAllocCounter *c = ctx;
 	AllocHeader *h;
+
+	if (signals_blocked_beyond(&c->mask))
+		c->in_window++;
 
 	if (c->fail_after >= 0 && c->total >= c->fail_after)
 	{
@@ -50,6 +67,8 @@ counting_free(void *ctx, void *ptr)
 	TestAllocCounter *c = ctx;
 	AllocHeader *h;
 
+	if (signals_blocked_beyond(&c->mask))
+		c->in_window++;
 	if (ptr == NULL)
 		return;
 	h = (AllocHeader *) ptr - 1;
@@ -65,6 +84,8 @@ test_allocator(TestAllocCounter *counter)
 
 	memset(counter, 0, sizeof(*counter));
 	counter->fail_after = -1;
+	if (sigprocmask(SIG_BLOCK, NULL, &counter->mask) != 0)
+		fail_msg("sigprocmask failed");
 	a.alloc = counting_alloc;
 	a.free = counting_free;
 	a.ctx = counter;
