@@ -19,6 +19,7 @@
 #define DL_STATUS_H
 
 #include <stdarg.h>
+#include <stddef.h>
 
 typedef enum DlStatus
 {
@@ -52,7 +53,9 @@ typedef struct DlError
 
 /*
  * Record an error.  err may be NULL, in which case only the code is
- * returned.  Clears any previous hint.  Returns code, so callers can write
+ * returned.  Clears any previous hint.  A message or hint longer than the
+ * buffer is cut at the start of a UTF-8 character, so that it stays valid
+ * UTF-8 for the client.  Returns code, so callers can write
  * "return dl_error_set(err, DL_ERR_SHAPE, ...);".
  */
 DlStatus	dl_error_set(DlError *err, DlStatus code, const char *fmt,...) DL_PRINTF_FMT(3, 4);
@@ -72,6 +75,13 @@ void		dl_error_clear(DlError *err);
  * context such as "layer \"dense_1\"").  No-op when err is NULL.
  */
 void		dl_error_prefix(DlError *err, const char *fmt,...) DL_PRINTF_FMT(2, 3);
+
+/*
+ * How many of the n bytes of s to quote in a message of at most max
+ * bytes: n when it fits, else max or less, backed off to the start of a
+ * UTF-8 character.
+ */
+size_t		dl_text_clip(const char *s, size_t n, size_t max);
 
 /* Static name of a status, e.g. "DL_ERR_SHAPE". */
 const char *dl_status_name(DlStatus status);

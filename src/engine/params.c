@@ -11,32 +11,33 @@
  *	 value  := 'text' | "text" | None | True | False | number | list | call
  *	 call   := identifier ["(" [item {"," item}] ")"]
  *
- * The whole string is first checked for balanced quotes ('...', "...",
- * with backslash escapes) and brackets ((), [], {}); after that every
- * scan can split on top-level commas and '=' without further checks.
- * All positions are offsets into the original string, reported 1-based.
- * Nothing is allocated: pieces are (begin, end) offsets, and names are
- * copied into small fixed buffers for lookup.
+ * The tokens are those of the engine's Python-literal lexer (pylit.c) in
+ * its lenient mode.  The whole string is first checked for balanced
+ * quotes and brackets ((), [], {}); after that every scan can split on
+ * top-level commas and '=' without further checks.  A value is the text
+ * between its first and last token, so that a message quotes it as the
+ * user wrote it.  All positions are offsets into the original string,
+ * reported 1-based.  Nothing is allocated: pieces are (begin, end)
+ * offsets, and names are copied into small fixed buffers for lookup.
  *
  * IDENTIFICATION
  *	  src/engine/params.c
  *
  *-------------------------------------------------------------------------
  */
-#include <errno.h>
 #include <limits.h>
 #include <math.h>
-#include <stdarg.h>
 #include <stddef.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
 #include "madlib_dl/dl_params.h"
+#include "madlib_dl/dl_pylit.h"
+#include "madlib_dl/dl_strbuf.h"
 
 #define MAX_NESTING 32			/* deepest bracket nesting accepted */
 #define NAME_MAX_LEN 128		/* longest name looked up (buffer size) */
-#define NUM_MAX_LEN 64			/* longest number text accepted */
 #define SHOW_MAX 120			/* longest piece quoted in a message */
 
 /* The string being parsed, and what to call it in messages. */
@@ -48,37 +49,13 @@ typedef struct PCtx
 	DlError    *err;
 } PCtx;
 
-static inline bool
-is_space(char c)
-{
-	return c == ' ' || c == '\t' || c == '\n' || c == '\r' || c == '\f' || c == '\v';
-}
-
-static inline bool
-is_ident_start(char c)
-{
-	return (c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') || c == '_';
-}
-
-static inline bool
-is_ident_char(char c)
-{
-	return is_ident_start(c) || (c >= '0' && c <= '9');
-}
-
-static inline bool
-is_digit(char c)
-{
-	return c >= '0' && c <= '9';
-}
-
 /* Shrink [*b, *e) past leading and trailing whitespace. */
 static void
 trim(const char *s, size_t *b, size_t *e)
 {
-	while (*b < *e && is_space(s[*b]))
+	while (*b < *e && dl_pylit_is_space(s[*b]))
 		(*b)++;
-	while (*e > *b && is_space(s[*e - 1]))
+	while (*e > *b && dl_pylit_is_space(s[*e - 1]))
 		(*e)--;
 }
 
@@ -90,16 +67,7 @@ trim(const char *s, size_t *b, size_t *e)
 static inline int
 show_len(const char *s, size_t b, size_t e)
 {
-	size_t		n = e - b;
-
-	if (n > SHOW_MAX)
-	{
-		n = SHOW_MAX;
-		/* back off to the first byte of the sequence the cap cuts */
-		while (n > 0 && ((unsigned char) s[b + n] & 0xC0) == 0x80)
-			n--;
-	}
-	return (int) n;
+	return (int) dl_text_clip(s + b, e - b, SHOW_MAX);
 }
 
 /* Does [b, e) spell exactly word? */
@@ -111,34 +79,15 @@ piece_eq(const char *s, size_t b, size_t e, const char *word)
 	return e - b == n && memcmp(s + b, word, n) == 0;
 }
 
+/* The only token of [b, e) into *tok; false when there are more or none. */
 static bool
-piece_is_ident(const char *s, size_t b, size_t e)
+single_token(const char *s, size_t b, size_t e, DlPylitToken *tok)
 {
-	if (b >= e || !is_ident_start(s[b]))
-		return false;
-	for (size_t i = b + 1; i < e; i++)
-		if (!is_ident_char(s[i]))
-			return false;
-	return true;
-}
+	DlPylitLexer lx;
 
-/*
- * Index just past the quoted string opening at s[i], or e when it is not
- * closed before e.  Backslash escapes the next character.
- */
-static size_t
-skip_quoted(const char *s, size_t i, size_t e)
-{
-	char		q = s[i];
-
-	for (i++; i < e; i++)
-	{
-		if (s[i] == '\\' && i + 1 < e)
-			i++;
-		else if (s[i] == q)
-			return i + 1;
-	}
-	return e;
+	dl_pylit_init(&lx, s, b, e, DL_PYLIT_LENIENT);
+	dl_pylit_next(&lx, tok);
+	return tok->kind != DL_PYLIT_END && tok->begin == b && tok->end == e;
 }
 
 /*
@@ -151,38 +100,33 @@ check_balanced(PCtx *c, size_t b, size_t e)
 	char		stack[MAX_NESTING];
 	size_t		where[MAX_NESTING];
 	int			depth = 0;
-	const char *s = c->s;
+	DlPylitLexer lx;
+	DlPylitToken tok;
 
-	for (size_t i = b; i < e; i++)
+	dl_pylit_init(&lx, c->s, b, e, DL_PYLIT_LENIENT);
+	for (dl_pylit_next(&lx, &tok); tok.kind != DL_PYLIT_END; dl_pylit_next(&lx, &tok))
 	{
-		char		ch = s[i];
+		char		ch = tok.ch;
 
-		if (ch == '\'' || ch == '"')
+		if (tok.kind == DL_PYLIT_ERROR && tok.problem == DL_PYLIT_UNTERMINATED_STRING)
 		{
-			size_t		k;
-
-			for (k = i + 1; k < e && s[k] != ch; k++)
-				if (s[k] == '\\' && k + 1 < e)
-					k++;
-			if (k >= e)
-			{
-				dl_error_set(c->err, DL_ERR_PARSE, "unterminated quote at position %zu in %s",
-							 i + 1, c->what);
-				return dl_error_hint(c->err, "Close every quoted string in %s.", c->what);
-			}
-			i = k;				/* the closing quote */
+			dl_error_set(c->err, DL_ERR_PARSE, "unterminated quote at position %zu in %s",
+						 tok.problem_at + 1, c->what);
+			return dl_error_hint(c->err, "Close every quoted string in %s.", c->what);
 		}
-		else if (ch == '(' || ch == '[' || ch == '{')
+		if (tok.kind != DL_PYLIT_PUNCT)
+			continue;			/* the other malformed tokens are values' business */
+		if (ch == '(' || ch == '[' || ch == '{')
 		{
 			if (depth == MAX_NESTING)
 			{
 				dl_error_set(c->err, DL_ERR_PARSE,
 							 "brackets nested more than %d deep at position %zu in %s",
-							 MAX_NESTING, i + 1, c->what);
+							 MAX_NESTING, tok.begin + 1, c->what);
 				return dl_error_hint(c->err, "Simplify the value in %s.", c->what);
 			}
 			stack[depth] = ch == '(' ? ')' : (ch == '[' ? ']' : '}');
-			where[depth] = i;
+			where[depth] = tok.begin;
 			depth++;
 		}
 		else if (ch == ')' || ch == ']' || ch == '}')
@@ -190,7 +134,7 @@ check_balanced(PCtx *c, size_t b, size_t e)
 			if (depth == 0 || stack[depth - 1] != ch)
 			{
 				dl_error_set(c->err, DL_ERR_PARSE, "unbalanced \"%c\" at position %zu in %s",
-							 ch, i + 1, c->what);
+							 ch, tok.begin + 1, c->what);
 				return dl_error_hint(c->err, "Check that every bracket in %s is opened and "
 									 "closed in order.", c->what);
 			}
@@ -209,33 +153,32 @@ check_balanced(PCtx *c, size_t b, size_t e)
 }
 
 /*
- * First index in [i, e) holding target outside quotes and brackets, or e.
- * The range must be balanced (check_balanced) when i starts at depth 0.
+ * Offset of the first target token ("," "=" or ")") in [i, e) outside
+ * brackets and quotes, or e.  The range must be balanced
+ * (check_balanced) when i starts at depth 0.
  */
 static size_t
 scan_to(const char *s, size_t i, size_t e, char target)
 {
 	int			depth = 0;
+	DlPylitLexer lx;
+	DlPylitToken tok;
 
-	while (i < e)
+	dl_pylit_init(&lx, s, i, e, DL_PYLIT_LENIENT);
+	for (dl_pylit_next(&lx, &tok); tok.kind != DL_PYLIT_END; dl_pylit_next(&lx, &tok))
 	{
-		char		ch = s[i];
-
-		if (depth == 0 && ch == target)
-			return i;
-		if (ch == '\'' || ch == '"')
-		{
-			i = skip_quoted(s, i, e);
+		if (tok.kind != DL_PYLIT_PUNCT)
 			continue;
-		}
-		if (ch == '(' || ch == '[' || ch == '{')
+		if (depth == 0 && tok.ch == target)
+			return tok.begin;
+		if (tok.ch == '(' || tok.ch == '[' || tok.ch == '{')
 			depth++;
-		else if (ch == ')' || ch == ']' || ch == '}')
+		else if (tok.ch == ')' || tok.ch == ']' || tok.ch == '}')
 			depth--;
-		i++;
 	}
 	return e;
 }
+
 
 /*
  * Next comma-separated item of [*pos, e), trimmed, into [*ib, *ie).
@@ -290,7 +233,7 @@ split_key_value(PCtx *c, size_t ib, size_t ie, size_t *kb, size_t *ke,
 	*vb = eq + 1;
 	*ve = ie;
 	trim(s, vb, ve);
-	if (!piece_is_ident(s, *kb, *ke))
+	if (!dl_pylit_is_name(s + *kb, *ke - *kb))
 	{
 		dl_error_set(c->err, DL_ERR_PARSE, "invalid parameter name \"%.*s\" at position %zu in %s",
 					 show_len(s, *kb, *ke), s + *kb, *kb + 1, c->what);
@@ -309,8 +252,9 @@ split_key_value(PCtx *c, size_t ib, size_t ie, size_t *kb, size_t *ke,
 static bool
 unquote(const char *s, size_t *b, size_t *e)
 {
-	if (*e - *b >= 2 && (s[*b] == '\'' || s[*b] == '"') &&
-		skip_quoted(s, *b, *e) == *e && s[*e - 1] == s[*b])
+	DlPylitToken tok;
+
+	if (single_token(s, *b, *e, &tok) && tok.kind == DL_PYLIT_STRING)
 	{
 		(*b)++;
 		(*e)--;
@@ -332,77 +276,33 @@ copy_name(char *buf, const char *s, size_t b, size_t e)
 }
 
 /*
- * A finite decimal number: [+-] (digits [. digits] | . digits) [e [+-] digits].
- * No hex, inf, nan, underscores or trailing text.
+ * A finite decimal number, one INT or FLOAT token: [+-] (digits [. digits]
+ * | . digits) [e [+-] digits].  No hex, inf, nan, underscores or trailing
+ * text.  An integer beyond int64 is read as a double.
  */
 static bool
 parse_double(const char *s, size_t b, size_t e, double *out)
 {
-	char		buf[NUM_MAX_LEN];
-	size_t		i = b;
-	size_t		digits = 0;
-	char	   *end;
-	double		v;
+	DlPylitToken tok;
 
-	if (e - b == 0 || e - b >= NUM_MAX_LEN)
+	if (!single_token(s, b, e, &tok) ||
+		!(tok.kind == DL_PYLIT_INT || tok.kind == DL_PYLIT_FLOAT ||
+		  (tok.kind == DL_PYLIT_ERROR && tok.problem == DL_PYLIT_INT_RANGE)) ||
+		!isfinite(tok.f))
 		return false;
-	if (s[i] == '+' || s[i] == '-')
-		i++;
-	while (i < e && is_digit(s[i]))
-		i++, digits++;
-	if (i < e && s[i] == '.')
-	{
-		i++;
-		while (i < e && is_digit(s[i]))
-			i++, digits++;
-	}
-	if (digits == 0)
-		return false;
-	if (i < e && (s[i] == 'e' || s[i] == 'E'))
-	{
-		size_t		ed = 0;
-
-		i++;
-		if (i < e && (s[i] == '+' || s[i] == '-'))
-			i++;
-		while (i < e && is_digit(s[i]))
-			i++, ed++;
-		if (ed == 0)
-			return false;
-	}
-	if (i != e)
-		return false;
-	memcpy(buf, s + b, e - b);
-	buf[e - b] = '\0';
-	errno = 0;
-	v = strtod(buf, &end);
-	if (*end != '\0' || !isfinite(v))
-		return false;
-	*out = v;
+	*out = tok.f;
 	return true;
 }
 
-/* A decimal integer [+-] digits that fits in int64. */
+/* A decimal integer [+-] digits that fits in int64, one INT token. */
 static bool
 parse_int64(const char *s, size_t b, size_t e, int64_t *out)
 {
-	bool		neg = false;
-	uint64_t	v = 0;
-	size_t		i = b;
+	DlPylitToken tok;
 
-	if (i < e && (s[i] == '+' || s[i] == '-'))
-		neg = s[i++] == '-';
-	if (i == e)
+	if (!single_token(s, b, e, &tok) || tok.kind != DL_PYLIT_INT)
 		return false;
-	for (; i < e; i++)
-	{
-		if (!is_digit(s[i]))
-			return false;
-		if (v > ((uint64_t) INT64_MAX - (uint64_t) (s[i] - '0')) / 10)
-			return false;
-		v = v * 10 + (uint64_t) (s[i] - '0');
-	}
-	*out = neg ? -(int64_t) v : (int64_t) v;
+	*out = tok.i;
 	return true;
 }
 
@@ -565,7 +465,6 @@ parse_optimizer(PCtx *c, size_t vb, size_t ve, DlOptimConfig *cfg)
 	const char *s = c->s;
 	size_t		nb,
 				ne,
-				i,
 				pos,
 				ib,
 				ie;
@@ -573,23 +472,26 @@ parse_optimizer(PCtx *c, size_t vb, size_t ve, DlOptimConfig *cfg)
 	DlOptimKind kind;
 	DlStatus	rc;
 	int			more;
+	DlPylitLexer lx;
+	DlPylitToken name_tok,
+				paren;
 
 	unquote(s, &vb, &ve);
-	nb = vb;
-	ne = nb;
-	while (ne < ve && is_ident_char(s[ne]))
-		ne++;
-	i = ne;
-	while (i < ve && is_space(s[i]))
-		i++;
-	if (!piece_is_ident(s, nb, ne) ||
-		(i < ve && (s[i] != '(' || scan_to(s, i + 1, ve, ')') != ve - 1)))
+	dl_pylit_init(&lx, s, vb, ve, DL_PYLIT_LENIENT);
+	dl_pylit_next(&lx, &name_tok);
+	dl_pylit_next(&lx, &paren);
+	if (name_tok.kind != DL_PYLIT_NAME ||
+		(paren.kind != DL_PYLIT_END &&
+		 (paren.kind != DL_PYLIT_PUNCT || paren.ch != '(' ||
+		  scan_to(s, paren.end, ve, ')') != ve - 1)))
 	{
 		dl_error_set(c->err, DL_ERR_PARSE, "invalid optimizer \"%.*s\" at position %zu in %s",
 					 show_len(s, vb, ve), s + vb, vb + 1, c->what);
 		return dl_error_hint(c->err, "Write the optimizer as a name or a call, for example "
 							 "optimizer='SGD(lr=0.01, momentum=0.9)'.");
 	}
+	nb = name_tok.begin;
+	ne = name_tok.end;
 	if (!copy_name(name, s, nb, ne))
 	{
 		dl_error_set(c->err, DL_ERR_INVALID_ARGUMENT, "optimizer \"%.*s\" is not supported",
@@ -601,10 +503,10 @@ parse_optimizer(PCtx *c, size_t vb, size_t ve, DlOptimConfig *cfg)
 	if (rc != DL_OK)
 		return rc;
 	dl_optim_config_default(cfg, kind);
-	if (i < ve)
+	if (paren.kind != DL_PYLIT_END)
 	{
-		/* arguments between s[i] == '(' and s[ve - 1] == ')' */
-		pos = i + 1;
+		/* arguments between paren and s[ve - 1] == ')' */
+		pos = paren.end;
 		while ((more = next_item(c, &pos, ve - 1, &ib, &ie)) == 1)
 		{
 			rc = parse_optim_arg(c, ib, ie, cfg);
@@ -968,55 +870,24 @@ dl_fit_params_parse(const char *s, DlFitParams *out, DlError *err)
  * ---------------------------------------------------------------------
  */
 
-/* A growing string in a caller's buffer; overflow is remembered. */
-typedef struct StrBuf
-{
-	char	   *buf;
-	size_t		len;
-	size_t		used;
-	bool		overflow;
-} StrBuf;
-
-static void sb_printf(StrBuf *sb, const char *fmt,...) DL_PRINTF_FMT(2, 3);
-
-static void
-sb_printf(StrBuf *sb, const char *fmt,...)
-{
-	va_list		ap;
-	int			n;
-
-	if (sb->overflow)
-		return;
-	va_start(ap, fmt);
-	n = vsnprintf(sb->buf + sb->used, sb->len - sb->used, fmt, ap);
-	va_end(ap);
-	if (n < 0 || (size_t) n >= sb->len - sb->used)
-	{
-		sb->overflow = true;
-		sb->buf[sb->used] = '\0';	/* drop the partial piece */
-		return;
-	}
-	sb->used += (size_t) n;
-}
-
 /* The shortest of %.15g / %.17g that reads back as v. */
 static void
-sb_double(StrBuf *sb, double v)
+sb_double(DlStrBuf *sb, double v)
 {
-	char		tmp[NUM_MAX_LEN];
+	char		tmp[64];
 
 	snprintf(tmp, sizeof(tmp), "%.15g", v);
 	if (strtod(tmp, NULL) != v)
 		snprintf(tmp, sizeof(tmp), "%.17g", v);
-	sb_printf(sb, "%s", tmp);
+	dl_strbuf_puts(sb, tmp);
 }
 
 static DlStatus
-sb_finish(StrBuf *sb, DlError *err)
+sb_finish(DlStrBuf *sb, DlError *err)
 {
-	if (sb->overflow)
+	if (sb->failed || sb->cap == 0)
 	{
-		dl_error_set(err, DL_ERR_LIMIT, "parameter string needs more than %zu bytes", sb->len);
+		dl_error_set(err, DL_ERR_LIMIT, "parameter string needs more than %zu bytes", sb->cap);
 		dl_error_hint(err, "Pass a larger buffer.");
 		return DL_ERR_LIMIT;
 	}
@@ -1027,13 +898,12 @@ sb_finish(StrBuf *sb, DlError *err)
 DlStatus
 dl_compile_params_format(const DlCompileParams *p, char *buf, size_t len, DlError *err)
 {
-	StrBuf		sb = {buf, len, 0, len == 0};
+	DlStrBuf	sb;
 	const DlOptimConfig *cfg = &p->optim;
 	bool		first = true;
 
-	if (len > 0)
-		buf[0] = '\0';
-	sb_printf(&sb, "loss='%s', optimizer='%s(", dl_loss_name(p->loss),
+	dl_strbuf_init_fixed(&sb, buf, len);
+	dl_strbuf_printf(&sb, "loss='%s', optimizer='%s(", dl_loss_name(p->loss),
 			  dl_optim_kind_name(cfg->kind));
 	for (size_t i = 0; i < N_OPTIM_ARGS; i++)
 	{
@@ -1043,17 +913,17 @@ dl_compile_params_format(const DlCompileParams *p, char *buf, size_t len, DlErro
 		if (!(a->kinds & KB(cfg->kind)) || a->type == ARG_IGNORED ||
 			strcmp(a->name, "learning_rate") == 0)
 			continue;
-		sb_printf(&sb, "%s%s=", first ? "" : ", ", a->name);
+		dl_strbuf_printf(&sb, "%s%s=", first ? "" : ", ", a->name);
 		first = false;
 		if (a->type == ARG_BOOL)
-			sb_printf(&sb, "%s", *(const bool *) ((const char *) cfg + a->offset) ? "True" : "False");
+			dl_strbuf_printf(&sb, "%s", *(const bool *) ((const char *) cfg + a->offset) ? "True" : "False");
 		else
 			sb_double(&sb, *(const double *) ((const char *) cfg + a->offset));
 	}
-	sb_printf(&sb, ")', metrics=[");
+	dl_strbuf_printf(&sb, ")', metrics=[");
 	if (p->metric != DL_METRIC_NONE)
-		sb_printf(&sb, "'%s'", dl_metric_name(p->metric));
-	sb_printf(&sb, "]");
+		dl_strbuf_printf(&sb, "'%s'", dl_metric_name(p->metric));
+	dl_strbuf_printf(&sb, "]");
 	return sb_finish(&sb, err);
 }
 
@@ -1061,13 +931,12 @@ dl_compile_params_format(const DlCompileParams *p, char *buf, size_t len, DlErro
 DlStatus
 dl_fit_params_format(const DlFitParams *p, char *buf, size_t len, DlError *err)
 {
-	StrBuf		sb = {buf, len, 0, len == 0};
+	DlStrBuf	sb;
 
-	if (len > 0)
-		buf[0] = '\0';
-	sb_printf(&sb, "batch_size=%lld, epochs=%d, shuffle=%s", (long long) p->batch_size,
+	dl_strbuf_init_fixed(&sb, buf, len);
+	dl_strbuf_printf(&sb, "batch_size=%lld, epochs=%d, shuffle=%s", (long long) p->batch_size,
 			  p->epochs, p->shuffle ? "True" : "False");
 	if (p->has_seed)
-		sb_printf(&sb, ", seed=%llu", (unsigned long long) p->seed);
+		dl_strbuf_printf(&sb, ", seed=%llu", (unsigned long long) p->seed);
 	return sb_finish(&sb, err);
 }

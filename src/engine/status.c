@@ -13,18 +13,56 @@
 
 #include "madlib_dl/dl_status.h"
 
+size_t
+dl_text_clip(const char *s, size_t n, size_t max)
+{
+	if (n <= max)
+		return n;
+	/* back off to the first byte of the character the cap cuts */
+	while (max > 0 && ((unsigned char) s[max] & 0xC0) == 0x80)
+		max--;
+	return max;
+}
+
+/*
+ * After vsnprintf wrote n (what it wanted) into buf of size bytes: when
+ * it cut the text, drop the UTF-8 character the cut split.
+ */
+static void
+drop_cut_character(char *buf, int n, size_t size)
+{
+	size_t		len,
+				lead;
+	unsigned char c;
+
+	if (n < 0 || (size_t) n < size)
+		return;
+	len = strlen(buf);
+	lead = len;
+	while (lead > 0 && ((unsigned char) buf[lead - 1] & 0xC0) == 0x80)
+		lead--;
+	if (lead == 0)
+		return;
+	lead--;						/* the last character's first byte */
+	c = (unsigned char) buf[lead];
+	if (len - lead < (size_t) (c >= 0xF0 ? 4 : c >= 0xE0 ? 3 : c >= 0xC0 ? 2 : 1))
+		buf[lead] = '\0';
+}
+
 DlStatus
 dl_error_set(DlError *err, DlStatus code, const char *fmt,...)
 {
 	va_list		ap;
+	int			n;
 
 	if (err == NULL)
 		return code;
 	err->code = code;
 	err->hint[0] = '\0';
 	va_start(ap, fmt);
-	vsnprintf(err->msg, sizeof(err->msg), fmt, ap);
+	n = vsnprintf(err->msg, sizeof(err->msg), fmt, ap);
 	va_end(ap);
+	drop_cut_character(err->msg, n, sizeof(err->msg));
 	return code;
 }
 
@@ -32,12 +70,14 @@ DlStatus
 dl_error_hint(DlError *err, const char *fmt,...)
 {
 	va_list		ap;
+	int			n;
 
 	if (err == NULL)
 		return DL_ERR_INTERNAL; /* the caller's code is unknown: never report success */
 	va_start(ap, fmt);
-	vsnprintf(err->hint, sizeof(err->hint), fmt, ap);
+	n = vsnprintf(err->hint, sizeof(err->hint), fmt, ap);
 	va_end(ap);
+	drop_cut_character(err->hint, n, sizeof(err->hint));
 	return err->code;
 }
 
@@ -64,7 +104,9 @@ dl_error_prefix(DlError *err, const char *fmt,...)
 	vsnprintf(prefix, sizeof(prefix), fmt, ap);
 	va_end(ap);
 	memcpy(old, err->msg, sizeof(old));
-	snprintf(err->msg, sizeof(err->msg), "%.200s: %.300s", prefix, old);
+	snprintf(err->msg, sizeof(err->msg), "%.*s: %.*s",
+			 (int) dl_text_clip(prefix, strlen(prefix), 200), prefix,
+			 (int) dl_text_clip(old, strlen(old), 300), old);
 }
 
 const char *

@@ -148,7 +148,8 @@ fuzz_utf8_valid(const uint8_t *buf, size_t len)
 /*
  * An engine error must be well formed: a known code, a non-empty
  * message not starting with an uppercase letter, and not ending with a
- * period unless the input holds one (messages quote user text).  When
+ * period unless the input holds one (messages quote user text) or it is
+ * the " ..." that marks a quoted value cut short.  When
  * the input is valid UTF-8, so must the message and hint be: they go to
  * a PostgreSQL client.  input may be NULL (binary input: no text checks).
  */
@@ -165,7 +166,8 @@ fuzz_check_error_in(DlStatus st, const DlError *err, const uint8_t *input, size_
 	FUZZ_CHECK(n > 0 && n < DL_ERROR_MSG_MAX, "empty or unterminated message");
 	FUZZ_CHECK(!(err->msg[0] >= 'A' && err->msg[0] <= 'Z'), "message starts uppercase: %s",
 			   err->msg);
-	FUZZ_CHECK(err->msg[n - 1] != '.' || (input != NULL && memchr(input, '.', len) != NULL),
+	FUZZ_CHECK(err->msg[n - 1] != '.' || (input != NULL && memchr(input, '.', len) != NULL) ||
+			   (n >= 4 && memcmp(err->msg + n - 4, " ...", 4) == 0),
 			   "message ends with a period: %s", err->msg);
 	if (input != NULL && fuzz_utf8_valid(input, len))
 	{

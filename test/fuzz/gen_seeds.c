@@ -64,17 +64,41 @@ static const char *const param_seeds[] = {
 	"batch_size=4, epochs=3, validation_split=0.1",
 };
 
+/* Write the strings seeds[0, n) as the seeds of target, named 00, 01, ... */
 static void
-params_seeds(void)
+string_seeds(const char *target, const char *const *seeds, size_t n)
 {
-	for (size_t i = 0; i < sizeof(param_seeds) / sizeof(param_seeds[0]); i++)
+	for (size_t i = 0; i < n; i++)
 	{
 		char		name[32];
 
 		snprintf(name, sizeof(name), "%02zu", i);
-		write_seed("fuzz_params", name, param_seeds[i], strlen(param_seeds[i]));
+		write_seed(target, name, seeds[i], strlen(seeds[i]));
 	}
 }
+
+/*
+ * Grids for fuzz_grid: the first byte picks the search ('0', '2' grid;
+ * '1', '3' random) and the grid ('0', '1' compile; '2', '3' fit).
+ */
+static const char *const grid_seeds[] = {
+	("0{'loss': ['categorical_crossentropy'], 'optimizer_params_list': [ {'optimizer': ['SGD'], "
+	 "'lr': [0.0001, 0.001], 'momentum': [0.95, 0.99]}, {'optimizer': ['Adam'], 'lr': [0.01, 0.1]} ], "
+	 "'metrics': ['accuracy']}"),
+	("1{'loss': ['categorical_crossentropy'], 'optimizer_params_list': [ {'optimizer': ['SGD'], "
+	 "'lr': [0.0001, 0.001, 'log'], 'momentum': [0.95, 0.99, 'log_near_one']}, {'optimizer': ['Adam'], "
+	 "'lr': [0.01, 0.1, 'linear']} ], 'metrics': ['accuracy']}"),
+	("0 {\"loss\": [\"mse\"], 'optimizer': [u'SGD(lr=0.1)', \"Adam\"],\n 'loss_weights': [[1e-3, 1.5E-7, "
+	 "100.0, 1e16, 2, -0.0, 0.30000000000000004], ((1,), (), {1: 'a\\'b', \"c\": None}, True, False)],}"),
+	"0{'loss': ['mse'], 'optimizer_params_list': [{'lr': [0.5]}, {'optimizer': ['adamax']}]}",
+	"2{'batch_size': [64, 128], 'epochs': [10]}",
+	"3{'batch_size': [16, 32, 64, 128], 'epochs': [1, 2, 3]}",
+	"3{'epochs': [1, 5, 'cubic'], 'shuffle': [True, False]}",
+	"2{'s': ['a\\x01b\\tc\\nd', \"it's\", 'both \\' \"', '\\q', '\xc3\xa9']}",
+	"2 {'batch_size': [[[[64]]]], 'x': [None, (1, 2)]} ",
+	"2{'batch_size': [64, 1x]}",
+	"2{}",
+};
 
 /* A blob of arch a with optimizer choice byte0 after a training step, and its weights. */
 static void
@@ -207,7 +231,8 @@ main(int argc, char **argv)
 		return 2;
 	}
 	dir = argv[1];
-	params_seeds();
+	string_seeds("fuzz_params", param_seeds, sizeof(param_seeds) / sizeof(param_seeds[0]));
+	string_seeds("fuzz_grid", grid_seeds, sizeof(grid_seeds) / sizeof(grid_seeds[0]));
 	for (int a = 0; a < FUZZ_N_ARCHS; a++)
 	{
 		for (size_t i = 0; i < sizeof(optims) / sizeof(optims[0]); i++)
