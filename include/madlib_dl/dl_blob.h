@@ -59,6 +59,13 @@ DlStatus	dl_blob_write(const DlModel *m, int64_t samples_seen, uint8_t *buf, siz
 DlStatus	dl_blob_read(DlModel *m, const uint8_t *buf, size_t len, int64_t *samples_seen,
 						 DlError *err);
 
+/*
+ * The samples-seen field of a blob's header, without loading it:
+ * DL_ERR_CORRUPT when buf is not a model state (too short, bad magic).
+ * The rest of the blob is checked only by dl_blob_read.
+ */
+DlStatus	dl_blob_samples(const uint8_t *buf, size_t len, int64_t *samples_seen, DlError *err);
+
 /* Write P weights as little-endian float32 into buf (4*P bytes). */
 void		dl_weights_write(uint8_t *buf, const float *w, size_t P);
 

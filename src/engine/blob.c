@@ -189,6 +189,19 @@ corrupt_hint(DlError *err)
 }
 
 DlStatus
+dl_blob_samples(const uint8_t *buf, size_t len, int64_t *samples_seen, DlError *err)
+{
+	if (len < DL_BLOB_HEADER_SIZE || memcmp(buf + OFF_MAGIC, DL_BLOB_MAGIC, 4) != 0)
+	{
+		dl_error_set(err, DL_ERR_CORRUPT, "model state is truncated or not a madlib_dl model state (%zu bytes)",
+					 len);
+		return corrupt_hint(err);
+	}
+	*samples_seen = (int64_t) get_u64(buf + OFF_SAMPLES_SEEN);
+	return DL_OK;
+}
+
+DlStatus
 dl_blob_read(DlModel *m, const uint8_t *buf, size_t len, int64_t *samples_seen, DlError *err)
 {
 	uint32_t	version;

@@ -65,6 +65,7 @@
 #include "utils/tuplestore.h"
 
 #include "madlib_dl/dl_blob.h"
+#include "madlib_dl/dl_hopper.h"
 #include "madlib_dl/dl_params.h"
 #include "madlib_dl/dl_rng.h"
 
@@ -134,7 +135,7 @@ visit_order(const FmModel *models, int K, uint64 seed, int *order)
 
 	for (int i = 0; i < K; i++)
 		cost[i] = models[i].cost;
-	dl_pg_visit_order(order, cost, K, seed);
+	dl_hopper_visit_order(order, cost, K, seed);
 	pfree(cost);
 }
 

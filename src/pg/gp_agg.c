@@ -58,6 +58,7 @@
 #include "utils/memutils.h"
 
 #include "madlib_dl/dl_blob.h"
+#include "madlib_dl/dl_hopper.h"
 
 #include "pg_buffer.h"
 #include "pg_glue.h"
@@ -1231,7 +1232,7 @@ madlib_dl__gp_visit_order(PG_FUNCTION_ARGS)
 	for (int i = 0; i < K; i++)
 		cost[i] = DatumGetFloat8(cd[i]);
 	order = palloc(sizeof(int) * K);
-	dl_pg_visit_order(order, cost, K, x);
+	dl_hopper_visit_order(order, cost, K, x);
 	out = palloc(sizeof(Datum) * M);
 	outn = palloc(sizeof(bool) * M);
 	for (int p = 0; p < M; p++)

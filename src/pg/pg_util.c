@@ -21,7 +21,6 @@
 #include "utils/float.h"
 #include "utils/lsyscache.h"
 
-#include "madlib_dl/dl_rng.h"
 
 char *
 dl_pg_text_arg(FunctionCallInfo fcinfo, int i)
@@ -168,34 +167,4 @@ dl_pg_spi_open_cursor(const char *query)
 		elog(ERROR, "SPI_prepare failed for \"%s\": %s", query,
 			 SPI_result_code_string(SPI_result));
 	return SPI_cursor_open(NULL, plan, NULL, NULL, true);
-}
-
-void
-dl_pg_visit_order(int *order, const double *cost, int K, uint64 seed)
-{
-	uint64_t	x = seed;
-
-	for (int i = 0; i < K; i++)
-		order[i] = i;
-	for (int i = K - 1; i > 0; i--)
-	{
-		int			j = (int) (dl_splitmix64_next(&x) % (uint64) (i + 1));
-		int			t = order[i];
-
-		order[i] = order[j];
-		order[j] = t;
-	}
-	for (int i = 1; i < K; i++)
-	{
-		int			v = order[i];
-		int			j = i - 1;
-
-		CHECK_FOR_INTERRUPTS();
-		while (j >= 0 && cost[order[j]] < cost[v])
-		{
-			order[j + 1] = order[j];
-			j--;
-		}
-		order[j + 1] = v;
-	}
 }

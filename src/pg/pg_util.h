@@ -2,8 +2,7 @@
  *
  * pg_util.h
  *	  Small helpers shared by the SQL-callable C functions: argument and
- *	  array conversion, timing, relation names, SPI cursors, and the
- *	  fit_multiple visit order.
+ *	  array conversion, timing, relation names and SPI cursors.
  *
  * IDENTIFICATION
  *	  src/pg/pg_util.h
@@ -82,15 +81,5 @@ void		dl_pg_require_packed_table(Oid relid, const char *x_col, const char *y_col
  */
 Portal		dl_pg_spi_open_cursor(const char *query);
 
-/*
- * The visit order of fit_multiple's K models (K >= 1): a Fisher-Yates
- * permutation of 0..K-1 drawn from seed with dl_splitmix64_next (the
- * engine's splitmix64), then stably sorted by cost, largest first
- * (insertion sort: stable).  Both the PostgreSQL path (fit_multiple.c)
- * and the Greenplum one (gp_agg.c) use it, so that both give the same
- * schedule.
- *	 order (K)  cost (K)
- */
-void		dl_pg_visit_order(int *order, const double *cost, int K, uint64 seed);
 
 #endif							/* PG_UTIL_H */
