@@ -66,6 +66,15 @@ DlStatus	dl_blob_read(DlModel *m, const uint8_t *buf, size_t len, int64_t *sampl
  */
 DlStatus	dl_blob_samples(const uint8_t *buf, size_t len, int64_t *samples_seen, DlError *err);
 
+/*
+ * The weights section of a blob, in the weights format (4 * P bytes of
+ * little-endian float32, MADlib's model_weights), without loading it:
+ * *weights points into buf.  DL_ERR_CORRUPT when buf is not a model
+ * state or is shorter than its header says.
+ */
+DlStatus	dl_blob_weights(const uint8_t *buf, size_t len, const uint8_t **weights,
+							size_t *n_bytes, DlError *err);
+
 /* Write P weights as little-endian float32 into buf (4*P bytes). */
 void		dl_weights_write(uint8_t *buf, const float *w, size_t P);
 

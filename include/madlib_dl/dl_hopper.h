@@ -105,6 +105,9 @@ void		dl_hopper_begin_round(DlHopper *h, int64_t first, int64_t last);
  */
 int			dl_hopper_next(DlHopper *h, int s, int64_t *iteration);
 
+/* The iteration model k is in: while it is busy, the one of its visit. */
+int64_t		dl_hopper_iteration(const DlHopper *h, int k);
+
 /*
  * Model k's visit (from dl_hopper_next) finished.  diverged: the model
  * stops (its state is the one before the visit, the driver's business);

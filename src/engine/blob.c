@@ -202,6 +202,30 @@ dl_blob_samples(const uint8_t *buf, size_t len, int64_t *samples_seen, DlError *
 }
 
 DlStatus
+dl_blob_weights(const uint8_t *buf, size_t len, const uint8_t **weights, size_t *n_bytes,
+				DlError *err)
+{
+	uint64_t	P;
+
+	if (len < DL_BLOB_HEADER_SIZE || memcmp(buf + OFF_MAGIC, DL_BLOB_MAGIC, 4) != 0)
+	{
+		dl_error_set(err, DL_ERR_CORRUPT, "model state is truncated or not a madlib_dl model state (%zu bytes)",
+					 len);
+		return corrupt_hint(err);
+	}
+	P = get_u64(buf + OFF_P);
+	if (P > (len - DL_BLOB_HEADER_SIZE) / 4)
+	{
+		dl_error_set(err, DL_ERR_CORRUPT, "model state of %zu bytes cannot hold %llu weights",
+					 len, (unsigned long long) P);
+		return corrupt_hint(err);
+	}
+	*weights = buf + DL_BLOB_HEADER_SIZE;
+	*n_bytes = (size_t) P * 4;
+	return DL_OK;
+}
+
+DlStatus
 dl_blob_read(DlModel *m, const uint8_t *buf, size_t len, int64_t *samples_seen, DlError *err)
 {
 	uint32_t	version;

@@ -203,6 +203,12 @@ dl_hopper_next(DlHopper *h, int s, int64_t *iteration)
 	return pick;
 }
 
+int64_t
+dl_hopper_iteration(const DlHopper *h, int k)
+{
+	return k >= 0 && k < h->n_models ? h->models[k].cur : 0;
+}
+
 void
 dl_hopper_done(DlHopper *h, int k, bool diverged)
 {

@@ -2,26 +2,29 @@
  *
  * fit.c
  *	  madlib_dl._fit_run: train one model by model averaging over the
- *	  virtual segments, and madlib_dl._check_params.
+ *	  segments (Su & Chen 2015; MADlib's fit).
  *
- * One call runs the whole fit (the PL/pgSQL driver in src/sql/30_fit.sql
- * validates the arguments before and writes the output tables after):
+ * One call runs the whole fit; the PL/pgSQL driver (src/sql/30_fit.sql)
+ * validates the user's arguments before and writes the output tables
+ * after.  It reads top to bottom:
  *
- *	 state0 = initial weights (given, or random from the seed), optimizer
- *	          state reset; copied into every segment's slot
- *	 for i in 1..num_iterations:
- *	     every segment k, at the same time: read slot k, reseed the
- *	         shuffle/dropout generator with f(seed, i, k), train `epochs`
- *	         passes over its partition, write slot k with its sample count
- *	     leader: average weights AND optimizer slots over the segments,
- *	         weighted by samples seen, in double, in segment order; the
- *	         optimizer step count is the largest of the segments' (they
- *	         agree up to partition sizes); write the average into every
- *	         slot
- *	     on metric iterations (every metrics_compute_frequency and the
- *	         last): every segment evaluates the average on its training
- *	         and validation partitions; sums are combined in segment order
- *	     NOTICE with the progress
+ *	 1. parse and check the job (job.c), and its memory (limits.c);
+ *	 2. build the model: initial weights (given, or random from the seed),
+ *	    optimizer state reset: state0, copied into every segment's slot;
+ *	 3. for i in 1..num_iterations:
+ *	      every segment k at once (the transport): read slot k, reseed the
+ *	          shuffle/dropout generator with f(seed, i, k), train `epochs`
+ *	          passes over its partition, write slot k with its sample count;
+ *	      average the slots (dl_average.h: weights and optimizer state,
+ *	          weighted by samples seen, in segment order) and copy the
+ *	          average into every slot;
+ *	      on metrics points (every metrics_compute_frequency-th iteration
+ *	          and the last): every segment evaluates the average on its
+ *	          training and validation partitions, sums in segment order;
+ *	      a NOTICE with the progress;
+ *	 4. the result row: the final weights and the metric history.
+ * Training that diverges (NaN or infinity) stops with a WARNING and keeps
+ * the last finite average and the history so far.
  *
  * With one segment the average of one state is that state exactly (n*w/n
  * is exact in double for n < 2^29), so fit on one segment is plain
@@ -35,471 +38,263 @@
 #include "postgres.h"
 
 #include "access/htup_details.h"
-#include "catalog/pg_type.h"
 #include "fmgr.h"
 #include "funcapi.h"
+#include "lib/stringinfo.h"
 #include "miscadmin.h"
 #include "portability/instr_time.h"
-#include "utils/array.h"
-#include "lib/stringinfo.h"
-#include "utils/builtins.h"
 #include "utils/float.h"
-#include "utils/lsyscache.h"
 #include "utils/memutils.h"
 
+#include "madlib_dl/dl_average.h"
 #include "madlib_dl/dl_blob.h"
-#include "madlib_dl/dl_params.h"
 
+#include "history.h"
+#include "job.h"
 #include "pg_glue.h"
-#include "pg_limits.h"
 #include "pg_model.h"
 #include "pg_util.h"
 #include "progress.h"
-#include "segments.h"
+#include "transport.h"
 
-/* Metric history, one entry per metrics point. */
-typedef struct FitHistory
+/* One fit in progress. */
+typedef struct FitRun
 {
-	int			n;
-	double	   *train_loss;		/* (metric points) */
-	double	   *train_metric;
-	double	   *val_loss;
-	double	   *val_metric;
-	int32	   *iters;
-	double	   *elapsed;
-} FitHistory;
+	DlPgTrainJob job;
+	DlPgModel  *model;			/* the average: the initial state, then each iteration's */
+	Size		state_size;		/* dl_blob_size of model */
+	DlTransport *segs;
+	int			launched;		/* segments that ran without the leader */
+	DlPgHistory history;
+	bool		has_metric;
+	instr_time	start;
+} FitRun;
 
-/*
- * Average the segments' states into master, weighted by the samples each
- * saw, in segment order.  acc has room for P * (1 + n_slots) doubles.
- */
+/* Write the model's state (no samples) into every segment's slot. */
 static void
-average_states(DlSegments *segs, int nseg, DlPgModel *master, double *acc)
+broadcast(FitRun *r)
 {
-	DlModel    *m = master->model;
-	size_t		P = dl_model_n_params(m);
-	DlOptimState *opt = dl_model_optim(m);
-	size_t		S = opt != NULL ? (size_t) opt->n_slots * P : 0;
-	double		total = 0;
-	int64		iterations = 0;
-	double		m_schedule = 1.0;
-	bool		any = false;
 	DlError		err;
-	float	   *w;
+	uint8	   *first = dl_transport_slot(r->segs, 0);
 
 	dl_error_clear(&err);
-	memset(acc, 0, sizeof(double) * (P + S));
-	for (int k = 0; k < nseg; k++)
-	{
-		int64		samples = 0;
-		double		wk;
-
-		CHECK_FOR_INTERRUPTS();
-		if (dl_seg_stats(segs, k)->samples_seen <= 0)
-			continue;
-		dl_pg_check(dl_blob_read(m, dl_seg_slot(segs, k), dl_seg_slot_len(segs, k), &samples, &err), &err);
-		if (samples <= 0)
-			continue;
-		wk = (double) samples;
-		total += wk;
-		w = dl_model_params(m);
-		for (size_t i = 0; i < P; i++)
-			acc[i] += wk * (double) w[i];
-		if (opt != NULL)
-		{
-			for (size_t i = 0; i < S; i++)
-				acc[P + i] += wk * (double) opt->slots[i];
-			if (!any || opt->iterations > iterations)
-			{
-				iterations = opt->iterations;
-				m_schedule = opt->m_schedule;
-			}
-		}
-		any = true;
-	}
-	if (!any)
-		ereport(ERROR,
-				(errcode(ERRCODE_DATA_EXCEPTION),
-				 errmsg("no segment has training data"),
-				 errhint("The source table is empty; preprocess a table with rows.")));
-	w = dl_model_params(m);
-	for (size_t i = 0; i < P; i++)
-		w[i] = (float) (acc[i] / total);
-	if (opt != NULL)
-	{
-		for (size_t i = 0; i < S; i++)
-			opt->slots[i] = (float) (acc[P + i] / total);
-		opt->iterations = iterations;
-		opt->m_schedule = m_schedule;
-	}
+	dl_pg_check(dl_blob_write(r->model->model, 0, first, r->state_size, &err), &err);
+	dl_transport_set_slot_len(r->segs, 0, r->state_size);
+	for (int k = 1; k < r->job.nseg; k++)
+		dl_transport_put_state(r->segs, k, first, r->state_size);
 }
 
-/* Write master's state (samples 0) into the first nseg slots. */
+/* 2. The model and its initial state, the history, the segments. */
 static void
-broadcast_state(DlSegments *segs, int nseg, DlPgModel *master, size_t blob_size)
+fit_build(FitRun *r, MemoryContext cxt)
 {
+	DlPgTrainJob *job = &r->job;
+	DlSegModelDef def;
+	DlSegSetup	setup;
 	DlError		err;
-	uint8	   *first = dl_seg_slot(segs, 0);
 
 	dl_error_clear(&err);
-	dl_pg_check(dl_blob_write(master->model, 0, first, blob_size, &err), &err);
-	dl_seg_set_slot_len(segs, 0, blob_size);
-	for (int k = 1; k < nseg; k++)
+	r->model = dl_pg_model_build(job->archs[0], strlen(job->archs[0]), job->compiles[0],
+								 job->fits[0], DL_PG_MODEL_STATE, 0, cxt);
+	dl_pg_check(dl_model_init_weights(r->model->model, r->model->fit.seed, &err), &err);
+	if (job->inits[0] != NULL)
+		dl_pg_model_set_weights(r->model, job->inits[0]);
+	dl_pg_check(dl_blob_size(r->model->model, &r->state_size, &err), &err);
+	r->has_metric = r->model->compile.metric != DL_METRIC_NONE;
+	dl_pg_history_init(&r->history, dl_limits_metric_points(job->num_iterations, job->freq));
+
+	dl_pg_job_setup(job, &def, &setup);
+	setup.n_slots = job->nseg;	/* one slot per segment */
+	setup.slot_size = r->state_size;
+	dl_progress_begin("fit", dl_progress_relname(job->source), NULL, job->num_iterations, 1);
+	r->segs = dl_transport_start(&setup, cxt);
+	broadcast(r);
+}
+
+/* One command of kind for every segment, on its own slot. */
+static void
+run_all(FitRun *r, DlSegCommandKind kind, int it)
+{
+	DlSegCommand *cmds = palloc(sizeof(DlSegCommand) * r->job.nseg);	/* (nseg) */
+
+	for (int k = 0; k < r->job.nseg; k++)
 	{
-		memcpy(dl_seg_slot(segs, k), first, blob_size);
-		dl_seg_set_slot_len(segs, k, blob_size);
+		memset(&cmds[k], 0, sizeof(DlSegCommand));
+		cmds[k].kind = kind;
+		cmds[k].model = 0;
+		cmds[k].slot = k;
+		cmds[k].iteration = it;
+		cmds[k].catch_divergence = true;
 	}
+	dl_transport_run(r->segs, cmds);
+	pfree(cmds);
+}
+
+/*
+ * 3. Iteration it: train on every segment, average.  Returns false when
+ * training diverged (the model keeps the previous average).  *loss and
+ * *n get the training loss sum and samples of the iteration.
+ */
+static bool
+fit_iteration(FitRun *r, int it, double *loss, int64 *n)
+{
+	DlAllocator alloc = dl_pg_allocator(CurrentMemoryContext);
+	DlAverage	avg;
+	DlError		err;
+
+	run_all(r, DL_SEG_CMD_TRAIN, it);
+	*loss = 0;
+	*n = 0;
+	for (int k = 0; k < r->job.nseg; k++)
+	{
+		const DlSegStats *st = dl_transport_stats(r->segs, k);
+
+		if (st->diverged)
+		{
+			ereport(WARNING,
+					(errcode(ERRCODE_DATA_EXCEPTION),
+					 errmsg("training diverged in iteration %d on segment %d: %s", it, k, st->message),
+					 errdetail("fit stops and keeps the weights and metrics of iteration %d.", it - 1),
+					 errhint("Lower the learning rate, normalize the features, or clip gradients with clipnorm.")));
+			return false;
+		}
+		*loss += st->train_loss_sum;
+		*n += st->train_n;
+	}
+
+	/* the average of the segments' states, in segment order */
+	dl_error_clear(&err);
+	dl_pg_check(dl_avg_begin(&avg, r->model->model, &alloc, &err), &err);
+	for (int k = 0; k < r->job.nseg; k++)
+	{
+		CHECK_FOR_INTERRUPTS();
+		dl_pg_check(dl_avg_add(&avg, dl_transport_slot(r->segs, k),
+							   dl_transport_slot_len(r->segs, k), &err), &err);
+	}
+	dl_pg_check(dl_avg_finish(&avg, &err), &err);
+	dl_avg_end(&avg);
+	broadcast(r);
+	return true;
+}
+
+/* 3. A metrics point: every segment evaluates the average. */
+static void
+fit_evaluate(FitRun *r, int it)
+{
+	DlPgEvalSums sums;
+
+	memset(&sums, 0, sizeof(sums));
+	run_all(r, DL_SEG_CMD_EVAL, it);
+	for (int k = 0; k < r->job.nseg; k++)
+		dl_pg_eval_sums_add(&sums, dl_transport_stats(r->segs, k));
+	(void) dl_pg_history_add(&r->history, it, &sums, dl_pg_seconds_since(r->start));
+}
+
+/* The progress NOTICE of iteration it (point: a metrics point). */
+static void
+fit_notice(FitRun *r, int it, bool point, double loss, int64 n)
+{
+	const DlPgHistory *h = &r->history;
+	const char *metric = dl_metric_name(r->model->compile.metric);
+	bool		has_val = OidIsValid(r->job.validation);
+	double		now = dl_pg_seconds_since(r->start);
+	double		best = get_float8_nan();
+	StringInfoData msg;
+
+	initStringInfo(&msg);
+	if (point)
+	{
+		int			j = h->n - 1;
+
+		appendStringInfo(&msg, "training loss %.4f", h->train_loss[j]);
+		if (r->has_metric)
+			appendStringInfo(&msg, ", %s %.4f", metric, h->train_metric[j]);
+		if (has_val)
+		{
+			appendStringInfo(&msg, "; validation loss %.4f", h->val_loss[j]);
+			if (r->has_metric)
+				appendStringInfo(&msg, ", %s %.4f", metric, h->val_metric[j]);
+		}
+		if (r->has_metric)
+			best = has_val ? h->val_metric[j] : h->train_metric[j];
+	}
+	else if (n > 0)
+		appendStringInfo(&msg, "mean training loss during the iteration %.4f", dl_pg_ratio(loss, n));
+	else
+		appendStringInfoString(&msg, "trained on every segment");
+	dl_progress_update(it, 1, best, now, -1);
+	ereport(NOTICE,
+			(errmsg("iteration %d of %d: %s; %.2f s, about %.1f s left", it, r->job.num_iterations,
+					msg.data, now, dl_progress_eta(now, it, r->job.num_iterations))));
+}
+
+/* 4. The result row (madlib_dl._fit_result), in the caller's context. */
+static Datum
+fit_result(FitRun *r, FunctionCallInfo fcinfo)
+{
+	TupleDesc	tupdesc;
+	Datum		values[8];
+	bool		nulls[8];
+
+	if (get_call_result_type(fcinfo, NULL, &tupdesc) != TYPEFUNC_COMPOSITE || tupdesc->natts != 8)
+		elog(ERROR, "madlib_dl: _fit_run must return madlib_dl._fit_result");
+	values[0] = PointerGetDatum(dl_pg_model_get_weights(r->model));
+	nulls[0] = false;
+	dl_pg_history_columns(&r->history, r->has_metric, OidIsValid(r->job.validation),
+						  values + 1, nulls + 1);
+	values[7] = Int32GetDatum(r->launched);
+	nulls[7] = false;
+	tupdesc = BlessTupleDesc(tupdesc);
+	return HeapTupleGetDatum(heap_form_tuple(tupdesc, values, nulls));
 }
 
 PG_FUNCTION_INFO_V1(madlib_dl__fit_run);
 
 /*
- * madlib_dl._fit_run(source regclass, x_col text, y_col text,
- *     validation regclass, val_x_col text, val_y_col text,
- *     model_arch json, init_weights bytea, compile_params text,
- *     fit_params text, num_iterations int, metrics_compute_frequency int,
- *     num_segments int) RETURNS madlib_dl._fit_result
+ * madlib_dl._fit_run(job madlib_dl._train_job) RETURNS madlib_dl._fit_result
  *
- * The driver has validated every argument; this checks again only what
- * would otherwise crash or loop.
+ * The job has one model configuration.  Not STRICT: a NULL job is 22004.
  */
 Datum
 madlib_dl__fit_run(PG_FUNCTION_ARGS)
 {
-	Oid			source;
-	char	   *x_col;
-	char	   *y_col;
-	Oid			validation = InvalidOid;
-	char	   *val_x_col = NULL;
-	char	   *val_y_col = NULL;
-	char	   *arch;
-	char	   *compile;
-	char	   *fitp;
-	int32		num_iterations;
-	int32		freq;
-	int32		nseg;
+	MemoryContext caller = CurrentMemoryContext;
 	MemoryContext fcxt;
-	MemoryContext old;
-	DlPgModel  *master;
-	DlError		err;
-	size_t		blob_size;
-	size_t		P;
-	size_t		n_acc;
-	double	   *acc;
-	DlSegSetup	setup;
-	DlSegModelDef def;
-	DlSegments *segs;
-	DlSegCommand cmds[DL_SEG_MAX];
-	FitHistory	h;
-	instr_time	start;
-	bool		has_metric;
-	bool		has_val;
-	int64		n_points;
-	int			launched;
-	int			diverged_at;	/* iteration whose training diverged, 0 if none */
-	bytea	   *weights;
-	TupleDesc	tupdesc;
-	Datum		values[8];
-	bool		nulls[8];
-
-	for (int i = 0; i < 13; i++)
-		if (PG_ARGISNULL(i) && i != 3 && i != 4 && i != 5 && i != 7 && i != 9)
-			ereport(ERROR,
-					(errcode(ERRCODE_NULL_VALUE_NOT_ALLOWED),
-					 errmsg("argument %d of _fit_run must not be NULL", i + 1)));
-	source = PG_GETARG_OID(0);
-	x_col = dl_pg_text_arg(fcinfo, 1);
-	y_col = dl_pg_text_arg(fcinfo, 2);
-	if (!PG_ARGISNULL(3))
-	{
-		validation = PG_GETARG_OID(3);
-		val_x_col = dl_pg_text_arg(fcinfo, 4);
-		val_y_col = dl_pg_text_arg(fcinfo, 5);
-		if (val_x_col == NULL || val_y_col == NULL)
-			ereport(ERROR,
-					(errcode(ERRCODE_NULL_VALUE_NOT_ALLOWED),
-					 errmsg("validation column names must not be NULL")));
-	}
-	arch = dl_pg_text_arg(fcinfo, 6);
-	compile = dl_pg_text_arg(fcinfo, 8);
-	fitp = dl_pg_text_arg(fcinfo, 9);
-	num_iterations = PG_GETARG_INT32(10);
-	freq = PG_GETARG_INT32(11);
-	nseg = PG_GETARG_INT32(12);
-	if (num_iterations < 1)
-		ereport(ERROR,
-				(errcode(ERRCODE_INVALID_PARAMETER_VALUE),
-				 errmsg("num_iterations must be at least 1, got %d", num_iterations)));
-	if (freq < 1 || freq > num_iterations)
-		ereport(ERROR,
-				(errcode(ERRCODE_INVALID_PARAMETER_VALUE),
-				 errmsg("metrics_compute_frequency must be between 1 and %d, got %d", num_iterations, freq)));
-	if (get_call_result_type(fcinfo, NULL, &tupdesc) != TYPEFUNC_COMPOSITE)
-		elog(ERROR, "madlib_dl: _fit_run must return a composite type");
-
-	INSTR_TIME_SET_CURRENT(start);
-	dl_pg_set_blas_threads();
-
-	/* what the leader will hold, before anything is allocated */
-	{
-		DlPgJobModel jm = {arch, compile, fitp, "the model"};
-		DlPgJob		job = {DL_PG_JOB_FIT, 1, &jm, num_iterations, freq, nseg, 0};
-
-		(void) dl_limits_check_job(&job);
-	}
-	n_points = dl_limits_metric_points(num_iterations, freq);
-
-	fcxt = AllocSetContextCreate(CurrentMemoryContext, "madlib_dl fit", ALLOCSET_DEFAULT_SIZES);
-	old = MemoryContextSwitchTo(fcxt);
-	dl_error_clear(&err);
-
-	/* the master model: initial state, then the averages */
-	master = dl_pg_model_build(arch, strlen(arch), compile, fitp, DL_PG_MODEL_STATE, 0, fcxt);
-	dl_pg_check(dl_model_init_weights(master->model, master->fit.seed, &err), &err);
-	if (!PG_ARGISNULL(7))
-		dl_pg_model_set_weights(master, PG_GETARG_BYTEA_PP(7));
-	dl_pg_check(dl_blob_size(master->model, &blob_size, &err), &err);
-	P = dl_model_n_params(master->model);
-	n_acc = P;
-	if (dl_model_optim(master->model) != NULL)
-		n_acc = add_size(P, mul_size(P, (Size) dl_model_optim(master->model)->n_slots));
-	acc = MemoryContextAllocExtended(fcxt, mul_size(n_acc, sizeof(double)), MCXT_ALLOC_HUGE);
-	has_metric = master->compile.metric != DL_METRIC_NONE;
-	has_val = OidIsValid(validation);
-
-	/* one entry per metric point (the check above bounds their number) */
-	memset(&h, 0, sizeof(h));
-	h.train_loss = palloc0(sizeof(double) * n_points);
-	h.train_metric = palloc0(sizeof(double) * n_points);
-	h.val_loss = palloc0(sizeof(double) * n_points);
-	h.val_metric = palloc0(sizeof(double) * n_points);
-	h.iters = palloc0(sizeof(int32) * n_points);
-	h.elapsed = palloc0(sizeof(double) * n_points);
-
-	/* segments: one worker each, the leader covers the rest */
-	def.arch_json = arch;
-	def.compile_params = compile;
-	def.fit_params = fitp;
-	memset(&setup, 0, sizeof(setup));
-	setup.source = source;
-	setup.x_col = x_col;
-	setup.y_col = y_col;
-	setup.validation = validation;
-	setup.val_x_col = val_x_col;
-	setup.val_y_col = val_y_col;
-	setup.nseg = nseg;
-	setup.n_models = 1;
-	setup.models = &def;
-	setup.n_slots = nseg;
-	setup.slot_size = blob_size;
-	dl_progress_begin("fit", dl_progress_relname(source), NULL, num_iterations, 1);
-	segs = dl_seg_start(&setup, fcxt);
-	launched = dl_seg_workers_launched(segs);
-	broadcast_state(segs, nseg, master, blob_size);
-
-	diverged_at = 0;
-	for (int it = 1; it <= num_iterations; it++)
-	{
-		double		loss_sum = 0;
-		double		metric_sum = 0;
-		int64		n = 0;
-		bool		metric_point = (it % freq == 0) || it == num_iterations;
-		StringInfoData msg;
-
-		for (int k = 0; k < nseg; k++)
-		{
-			memset(&cmds[k], 0, sizeof(DlSegCommand));
-			cmds[k].kind = DL_SEG_CMD_TRAIN;
-			cmds[k].model = 0;
-			cmds[k].slot = k;
-			cmds[k].iteration = it;
-			cmds[k].catch_divergence = true;
-		}
-		dl_seg_run(segs, cmds);
-		for (int k = 0; k < nseg; k++)
-		{
-			const DlSegStats *st = dl_seg_stats(segs, k);
-
-			if (st->diverged)
-			{
-				/*
-				 * Stop here: master still holds the average of the last
-				 * finite iteration, and the metric history so far is kept.
-				 */
-				ereport(WARNING,
-						(errcode(ERRCODE_DATA_EXCEPTION),
-						 errmsg("training diverged in iteration %d on segment %d: %s", it, k, st->message),
-						 errdetail("fit stops and keeps the weights and metrics of iteration %d.", it - 1),
-						 errhint("Lower the learning rate, normalize the features, or clip gradients with clipnorm.")));
-				diverged_at = it;
-				break;
-			}
-			loss_sum += st->train_loss_sum;
-			n += st->train_n;
-		}
-		if (diverged_at > 0)
-			break;
-		average_states(segs, nseg, master, acc);
-		broadcast_state(segs, nseg, master, blob_size);
-
-		initStringInfo(&msg);
-		if (metric_point)
-		{
-			double		vl = 0;
-			double		vm = 0;
-			int64		vn = 0;
-			int			j = h.n++;
-
-			if (j >= n_points)
-				elog(ERROR, "madlib_dl: more metric points than " INT64_FORMAT, n_points);
-
-			for (int k = 0; k < nseg; k++)
-				cmds[k].kind = DL_SEG_CMD_EVAL;
-			dl_seg_run(segs, cmds);
-			loss_sum = 0;
-			n = 0;
-			for (int k = 0; k < nseg; k++)
-			{
-				const DlSegStats *st = dl_seg_stats(segs, k);
-
-				loss_sum += st->train_loss_sum;
-				metric_sum += st->train_metric_sum;
-				n += st->train_n;
-				vl += st->val_loss_sum;
-				vm += st->val_metric_sum;
-				vn += st->val_n;
-			}
-			h.iters[j] = it;
-			h.train_loss[j] = dl_pg_ratio(loss_sum, n);
-			h.train_metric[j] = dl_pg_ratio(metric_sum, n);
-			h.val_loss[j] = dl_pg_ratio(vl, vn);
-			h.val_metric[j] = dl_pg_ratio(vm, vn);
-			h.elapsed[j] = dl_pg_seconds_since(start);
-			appendStringInfo(&msg, "training loss %.4f", h.train_loss[j]);
-			if (has_metric)
-				appendStringInfo(&msg, ", %s %.4f",
-								 dl_metric_name(master->compile.metric), h.train_metric[j]);
-			if (has_val)
-			{
-				appendStringInfo(&msg, "; validation loss %.4f", h.val_loss[j]);
-				if (has_metric)
-					appendStringInfo(&msg, ", %s %.4f",
-									 dl_metric_name(master->compile.metric), h.val_metric[j]);
-			}
-		}
-		else
-			appendStringInfo(&msg, "mean training loss during the iteration %.4f", dl_pg_ratio(loss_sum, n));
-		dl_progress_update(it, 1, has_metric && metric_point ? (has_val ? h.val_metric[h.n - 1] : h.train_metric[h.n - 1]) : get_float8_nan(), dl_pg_seconds_since(start), -1);
-		ereport(NOTICE,
-				(errmsg("iteration %d of %d: %s; %.2f s, about %.1f s left", it, num_iterations, msg.data,
-						dl_pg_seconds_since(start), dl_progress_eta(dl_pg_seconds_since(start), it, num_iterations))));
-	}
-
-	dl_seg_finish(segs);
-	dl_progress_end();
-
-	MemoryContextSwitchTo(old);
-	weights = dl_pg_model_get_weights(master);
-	memset(nulls, 0, sizeof(nulls));
-	values[0] = PointerGetDatum(weights);
-	values[1] = PointerGetDatum(dl_pg_float8_array(h.train_loss, h.n));
-	if (has_metric)
-		values[2] = PointerGetDatum(dl_pg_float8_array(h.train_metric, h.n));
-	else
-		nulls[2] = true;
-	if (has_val)
-	{
-		values[3] = PointerGetDatum(dl_pg_float8_array(h.val_loss, h.n));
-		if (has_metric)
-			values[4] = PointerGetDatum(dl_pg_float8_array(h.val_metric, h.n));
-		else
-			nulls[4] = true;
-	}
-	else
-		nulls[3] = nulls[4] = true;
-	values[5] = PointerGetDatum(dl_pg_int4_array(h.iters, NULL, h.n));
-	values[6] = PointerGetDatum(dl_pg_float8_array(h.elapsed, h.n));
-	values[7] = Int32GetDatum(launched);
-	MemoryContextDelete(fcxt);
-
-	tupdesc = BlessTupleDesc(tupdesc);
-	PG_RETURN_DATUM(HeapTupleGetDatum(heap_form_tuple(tupdesc, values, nulls)));
-}
-
-PG_FUNCTION_INFO_V1(madlib_dl__check_params);
-
-/*
- * madlib_dl._check_params(compile_params text, fit_params text,
- *     OUT loss_type text, OUT metrics_type text[], OUT seed bigint,
- *     OUT epochs int, OUT batch_size bigint)
- *
- * Parse both strings with the engine (ERROR with its message otherwise)
- * and return what the summary tables record.  metrics_type is NULL when
- * compile_params has no metric.
- */
-Datum
-madlib_dl__check_params(PG_FUNCTION_ARGS)
-{
-	DlCompileParams cp;
-	DlFitParams fp;
-	DlError		err;
-	TupleDesc	tupdesc;
-	Datum		values[5];
-	bool		nulls[5] = {false, false, false, false, false};
-	char	   *compile;
-	char	   *fitp;
+	FitRun		r;
+	Datum		result;
 
 	if (PG_ARGISNULL(0))
 		ereport(ERROR,
 				(errcode(ERRCODE_NULL_VALUE_NOT_ALLOWED),
-				 errmsg("compile_params must not be NULL"),
-				 errhint("Give at least loss and optimizer, e.g. 'loss=''categorical_crossentropy'', optimizer=''Adam(lr=0.001)''.")));
-	compile = text_to_cstring(PG_GETARG_TEXT_PP(0));
-	fitp = PG_ARGISNULL(1) ? NULL : text_to_cstring(PG_GETARG_TEXT_PP(1));
-	dl_error_clear(&err);
-	dl_pg_check(dl_compile_params_parse(compile, &cp, &err), &err);
-	dl_pg_check(dl_fit_params_parse(fitp, &fp, &err), &err);
-	if (get_call_result_type(fcinfo, NULL, &tupdesc) != TYPEFUNC_COMPOSITE)
-		elog(ERROR, "madlib_dl: _check_params must return a composite type");
+				 errmsg("the training job must not be NULL"),
+				 errhint("Call fit, which fills the job.")));
+	memset(&r, 0, sizeof(r));
+	dl_pg_job_read(PG_GETARG_HEAPTUPLEHEADER(0), 1, &r.job);
+	dl_pg_job_check_memory(&r.job, DL_PG_JOB_FIT);
+	INSTR_TIME_SET_CURRENT(r.start);
+	dl_pg_set_blas_threads();
 
-	values[0] = CStringGetTextDatum(dl_loss_name(cp.loss));
-	if (cp.metric != DL_METRIC_NONE)
+	fcxt = AllocSetContextCreate(caller, "madlib_dl fit", ALLOCSET_DEFAULT_SIZES);
+	MemoryContextSwitchTo(fcxt);
+	fit_build(&r, fcxt);
+	for (int it = 1; it <= r.job.num_iterations; it++)
 	{
-		Datum		m = CStringGetTextDatum(dl_metric_name(cp.metric));
+		bool		point = it % r.job.freq == 0 || it == r.job.num_iterations;
+		double		loss;
+		int64		n;
 
-		values[1] = PointerGetDatum(construct_array(&m, 1, TEXTOID, -1, false, TYPALIGN_INT));
+		if (!fit_iteration(&r, it, &loss, &n))
+			break;
+		if (point)
+			fit_evaluate(&r, it);
+		fit_notice(&r, it, point, loss, n);
 	}
-	else
-		nulls[1] = true;
-	values[2] = Int64GetDatum((int64) fp.seed);
-	values[3] = Int32GetDatum(fp.epochs);
-	values[4] = Int64GetDatum(fp.batch_size);
-	tupdesc = BlessTupleDesc(tupdesc);
-	PG_RETURN_DATUM(HeapTupleGetDatum(heap_form_tuple(tupdesc, values, nulls)));
-}
+	r.launched = r.segs->n_own;
+	dl_transport_finish(r.segs);
+	dl_progress_end();
 
-PG_FUNCTION_INFO_V1(madlib_dl__check_input_shape);
-
-/*
- * madlib_dl._check_input_shape(model_arch json, x_shape int[], y_shape int[])
- * RETURNS void: dl_pg_model_check_input for the SQL drivers, on the
- * parsed architecture (no model is built).  y_shape may be NULL.
- */
-Datum
-madlib_dl__check_input_shape(PG_FUNCTION_ARGS)
-{
-	char	   *arch;
-	DlPgModel  *m;
-
-	if (PG_ARGISNULL(0) || PG_ARGISNULL(1))
-		ereport(ERROR,
-				(errcode(ERRCODE_NULL_VALUE_NOT_ALLOWED),
-				 errmsg("model_arch and the input shape must not be NULL")));
-	arch = text_to_cstring(PG_GETARG_TEXT_PP(0));
-	/* the shapes come from the spec: no model is built */
-	m = dl_pg_model_parse(arch, strlen(arch), NULL, NULL, CurrentMemoryContext);
-	dl_pg_model_check_input(m, PG_GETARG_ARRAYTYPE_P(1),
-							PG_ARGISNULL(2) ? NULL : PG_GETARG_ARRAYTYPE_P(2));
-	dl_pg_model_free(m);
-	PG_RETURN_VOID();
+	MemoryContextSwitchTo(caller);
+	result = fit_result(&r, fcinfo);
+	MemoryContextDelete(fcxt);
+	PG_RETURN_DATUM(result);
 }

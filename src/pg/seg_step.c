@@ -22,6 +22,7 @@
 #include "utils/memutils.h"
 
 #include "madlib_dl/dl_blob.h"
+#include "madlib_dl/dl_rng.h"
 
 #include "pg_glue.h"
 #include "pg_model.h"
@@ -91,7 +92,7 @@ dl_seg_train_step(DlPgModel *m, uint8 *state, Size state_len, Size state_cap,
 		return true;			/* nothing to learn from: state unchanged */
 
 	y = partition_y(p, &cfg, cxt);
-	dl_model_seed_rng(m->model, dl_seg_shuffle_seed(m->fit.seed, iteration, segment));
+	dl_model_seed_rng(m->model, dl_rng_hash_seed(m->fit.seed, iteration, segment));
 	for (int e = 0; e < m->fit.epochs; e++)
 	{
 		DlStatus	rc = dl_model_train_epoch(m->model, &cfg, p->x, y, p->n, &bs, &err);

@@ -78,16 +78,11 @@
 #include "pg_model.h"
 #include "pg_util.h"
 #include "segments.h"
+#include "transport.h"
 
 /* ---------------------------------------------------------------------
  * Small helpers (every server, Greenplum included)
  * --------------------------------------------------------------------- */
-
-uint64
-dl_seg_shuffle_seed(uint64 seed, int64 iteration, int segment)
-{
-	return dl_rng_hash_seed(seed, iteration, segment);
-}
 
 int
 dl_seg_default_count(void)
@@ -191,8 +186,11 @@ typedef struct DlSegLocal
 	DlSegPartition val[DL_SEG_MAX];
 } DlSegLocal;
 
+typedef struct DlSegments DlSegments;
+
 struct DlSegments
 {
+	DlTransport base;			/* first: a DlSegments is a DlTransport */
 	ParallelContext *pcxt;
 	DlSegLocal	local;
 	int			nlaunched;
@@ -719,8 +717,29 @@ text_need(const char *s)
 	return s == NULL ? 0 : strlen(s) + 1;
 }
 
-DlSegments *
-dl_seg_start(const DlSegSetup *setup, MemoryContext cxt)
+static uint8 *workers_slot(DlTransport *t, int slot);
+static Size workers_slot_len(const DlTransport *t, int slot);
+static Size workers_slot_cap(const DlTransport *t, int slot);
+static void workers_set_slot_len(DlTransport *t, int slot, Size len);
+static void workers_submit(DlTransport *t, int seg, const DlSegCommand *cmd);
+static int	workers_wait_any(DlTransport *t);
+static const DlSegStats *workers_stats(const DlTransport *t, int seg);
+static void workers_finish(DlTransport *t);
+
+static const DlTransportOps workers_ops = {
+	.name = "workers",
+	.slot = workers_slot,
+	.slot_len = workers_slot_len,
+	.slot_cap = workers_slot_cap,
+	.set_slot_len = workers_set_slot_len,
+	.submit = workers_submit,
+	.wait_any = workers_wait_any,
+	.stats = workers_stats,
+	.finish = workers_finish,
+};
+
+DlTransport *
+dl_transport_workers_start(const DlSegSetup *setup, MemoryContext cxt)
 {
 	MemoryContext scxt;
 	MemoryContext old;
@@ -848,57 +867,59 @@ dl_seg_start(const DlSegSetup *setup, MemoryContext cxt)
 		local_load(&s->local, k);
 
 	MemoryContextSwitchTo(old);
-	return s;
+	s->base.ops = &workers_ops;
+	s->base.nseg = setup->nseg;
+	s->base.n_slots = setup->n_slots;
+	s->base.n_own = s->nlaunched;
+	return &s->base;
 }
 
-int
-dl_seg_workers_launched(const DlSegments *s)
+static uint8 *
+workers_slot(DlTransport *t, int slot)
 {
-	return s->nlaunched;
-}
+	DlSegments *s = (DlSegments *) t;
 
-uint8 *
-dl_seg_slot(DlSegments *s, int slot)
-{
 	if (slot < 0 || slot >= s->local.ctl->n_slots)
 		elog(ERROR, "madlib_dl: slot %d out of range", slot);
 	return s->local.slots + s->local.slot[slot].offset;
 }
 
-Size
-dl_seg_slot_len(const DlSegments *s, int slot)
+static Size
+workers_slot_len(const DlTransport *t, int slot)
 {
+	const DlSegments *s = (const DlSegments *) t;
+
 	if (slot < 0 || slot >= s->local.ctl->n_slots)
 		elog(ERROR, "madlib_dl: slot %d out of range", slot);
 	return s->local.slot[slot].len;
 }
 
-Size
-dl_seg_slot_cap(const DlSegments *s, int slot)
+static Size
+workers_slot_cap(const DlTransport *t, int slot)
 {
+	const DlSegments *s = (const DlSegments *) t;
+
 	if (slot < 0 || slot >= s->local.ctl->n_slots)
 		elog(ERROR, "madlib_dl: slot %d out of range", slot);
 	return s->local.slot[slot].cap;
 }
 
-void
-dl_seg_set_slot_len(DlSegments *s, int slot, Size len)
+static void
+workers_set_slot_len(DlTransport *t, int slot, Size len)
 {
+	DlSegments *s = (DlSegments *) t;
+
 	if (slot < 0 || slot >= s->local.ctl->n_slots || len > s->local.slot[slot].cap)
 		elog(ERROR, "madlib_dl: bad slot %d or length %zu", slot, len);
 	s->local.slot[slot].len = len;
 }
 
-const DlSegStats *
-dl_seg_stats(const DlSegments *s, int seg)
+static const DlSegStats *
+workers_stats(const DlTransport *t, int seg)
 {
-	return &s->local.ctl->stats[seg];
-}
+	const DlSegments *s = (const DlSegments *) t;
 
-int64
-dl_seg_partition_rows(const DlSegments *s, int seg)
-{
-	return s->local.ctl->part_rows[seg];
+	return &s->local.ctl->stats[seg];
 }
 
 /*
@@ -939,9 +960,11 @@ check_workers_alive(DlSegments *s)
 	}
 }
 
-void
-dl_seg_submit(DlSegments *s, int seg, const DlSegCommand *cmd)
+static void
+workers_submit(DlTransport *t, int seg, const DlSegCommand *cmd)
 {
+	DlSegments *s = (DlSegments *) t;
+
 	DlSegControl *ctl = s->local.ctl;
 	uint64		gen;
 
@@ -966,9 +989,11 @@ dl_seg_submit(DlSegments *s, int seg, const DlSegCommand *cmd)
 	}
 }
 
-int
-dl_seg_wait_any(DlSegments *s)
+static int
+workers_wait_any(DlTransport *t)
 {
+	DlSegments *s = (DlSegments *) t;
+
 	DlSegControl *ctl = s->local.ctl;
 	bool		any = false;
 	bool		slept = false;
@@ -1003,24 +1028,11 @@ dl_seg_wait_any(DlSegments *s)
 	return found;
 }
 
-void
-dl_seg_run(DlSegments *s, const DlSegCommand *cmds)
+static void
+workers_finish(DlTransport *t)
 {
-	DlSegControl *ctl = s->local.ctl;
+	DlSegments *s = (DlSegments *) t;
 
-	/* the workers' segments first, so they run while the leader runs its own */
-	for (int k = 0; k < ctl->nseg; k++)
-		if (k < s->nlaunched)
-			dl_seg_submit(s, k, &cmds[k]);
-	for (int k = s->nlaunched; k < ctl->nseg; k++)
-		dl_seg_submit(s, k, &cmds[k]);
-	while (dl_seg_wait_any(s) >= 0)
-		;
-}
-
-void
-dl_seg_finish(DlSegments *s)
-{
 	DlSegControl *ctl = s->local.ctl;
 
 	SpinLockAcquire(&ctl->mutex);
@@ -1043,98 +1055,20 @@ dl_seg_finish(DlSegments *s)
 
 #else							/* GP_VERSION_NUM */
 
-static void
-dl_seg_not_on_greenplum(void)
+DlTransport *
+dl_transport_workers_start(const DlSegSetup *setup, MemoryContext cxt)
 {
 	ereport(ERROR,
 			(errcode(ERRCODE_FEATURE_NOT_SUPPORTED),
 			 errmsg("virtual segments (parallel workers) are not used on Greenplum"),
 			 errhint("On Greenplum and Cloudberry, fit and fit_multiple run over the real segments.")));
-}
-
-DlSegments *
-dl_seg_start(const DlSegSetup *setup, MemoryContext cxt)
-{
-	dl_seg_not_on_greenplum();
 	return NULL;
-}
-
-int
-dl_seg_workers_launched(const DlSegments *s)
-{
-	dl_seg_not_on_greenplum();
-	return 0;
-}
-
-uint8 *
-dl_seg_slot(DlSegments *s, int slot)
-{
-	dl_seg_not_on_greenplum();
-	return NULL;
-}
-
-Size
-dl_seg_slot_len(const DlSegments *s, int slot)
-{
-	dl_seg_not_on_greenplum();
-	return 0;
-}
-
-Size
-dl_seg_slot_cap(const DlSegments *s, int slot)
-{
-	dl_seg_not_on_greenplum();
-	return 0;
-}
-
-void
-dl_seg_set_slot_len(DlSegments *s, int slot, Size len)
-{
-	dl_seg_not_on_greenplum();
-}
-
-void
-dl_seg_run(DlSegments *s, const DlSegCommand *cmds)
-{
-	dl_seg_not_on_greenplum();
-}
-
-void
-dl_seg_submit(DlSegments *s, int seg, const DlSegCommand *cmd)
-{
-	dl_seg_not_on_greenplum();
-}
-
-int
-dl_seg_wait_any(DlSegments *s)
-{
-	dl_seg_not_on_greenplum();
-	return -1;
-}
-
-const DlSegStats *
-dl_seg_stats(const DlSegments *s, int seg)
-{
-	dl_seg_not_on_greenplum();
-	return NULL;
-}
-
-int64
-dl_seg_partition_rows(const DlSegments *s, int seg)
-{
-	dl_seg_not_on_greenplum();
-	return 0;
-}
-
-void
-dl_seg_finish(DlSegments *s)
-{
 }
 
 void
 dl_segment_worker_main(dsm_segment *seg, shm_toc *toc)
 {
-	dl_seg_not_on_greenplum();
+	elog(ERROR, "madlib_dl: no parallel workers on Greenplum");
 }
 
 #endif							/* GP_VERSION_NUM */

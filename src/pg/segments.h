@@ -116,8 +116,18 @@ typedef struct DlSegModelDef
 	const char *fit_params;		/* MADlib fit_params, may be NULL */
 } DlSegModelDef;
 
+/* The transports (transport.h). */
+typedef enum DlTransportKind
+{
+	DL_TRANSPORT_WORKERS = 0,	/* parallel workers on this server */
+	DL_TRANSPORT_GREENPLUM,		/* aggregates over Greenplum's segments */
+	DL_TRANSPORT_PLPROXY		/* a PL/Proxy cluster */
+} DlTransportKind;
+
 typedef struct DlSegSetup
 {
+	DlTransportKind transport;
+	const char *cluster;		/* PLPROXY: the cluster's name */
 	Oid			source;			/* packed training table */
 	const char *x_col;			/* independent column; <x_col>_shape holds shapes */
 	const char *y_col;			/* dependent column; <y_col>_shape */
@@ -161,7 +171,7 @@ typedef struct DlSegPartition
  *	 1. load the state in state[0..state_len) (a dl_blob: weights,
  *	    optimizer state, rng) into m;
  *	 2. reseed m's shuffle/dropout generator with
- *	    dl_seg_shuffle_seed(m->fit.seed, iteration, segment);
+ *	    dl_rng_hash_seed(m->fit.seed, iteration, segment);
  *	 3. run m->fit.epochs passes over p (mini-batches of m->fit.batch_size,
  *	    shuffled when m->fit.shuffle);
  *	 4. write the new state back into state (capacity state_cap bytes) with
@@ -194,67 +204,6 @@ void		dl_seg_eval_step(DlPgModel *m, const uint8 *state, Size state_len,
 /* ERROR 22000 when partition p's sample sizes do not fit model m; what names p. */
 void		dl_seg_check_partition(const DlPgModel *m, const DlSegPartition *p, const char *what);
 
-
-typedef struct DlSegments DlSegments;
-
-/*
- * Enter parallel mode, launch up to nseg workers and load the leader's
- * partitions.  The caller must be a PARALLEL UNSAFE function, must not
- * write to the database until dl_seg_finish, and must call dl_seg_finish
- * on success (an ERROR cleans up by itself with the transaction).
- * Allocations live under cxt.
- */
-DlSegments *dl_seg_start(const DlSegSetup *setup, MemoryContext cxt);
-
-/* Number of workers PostgreSQL actually launched (0..nseg). */
-int			dl_seg_workers_launched(const DlSegments *s);
-
-/* Slot i's bytes (its capacity: dl_seg_slot_cap) and its current length. */
-uint8	   *dl_seg_slot(DlSegments *s, int slot);
-Size		dl_seg_slot_len(const DlSegments *s, int slot);
-Size		dl_seg_slot_cap(const DlSegments *s, int slot);
-void		dl_seg_set_slot_len(DlSegments *s, int slot, Size len);
-
-/*
- * Run one round: cmds[k] is segment k's command (nseg of them; NONE
- * idles).  The leader runs its own segments while the workers run theirs,
- * then waits for all of them.  No command may be outstanding from
- * dl_seg_submit.  Two segments must not write the same slot.
- */
-void		dl_seg_run(DlSegments *s, const DlSegCommand *cmds);
-
-/*
- * Give segment seg a command without waiting for the others: a worker
- * starts it at once; a segment no worker took is run by the leader before
- * this returns.  The segment must be idle (no command submitted and not
- * yet reported by dl_seg_wait_any).  Two segments must not write the same
- * slot at the same time.
- */
-void		dl_seg_submit(DlSegments *s, int seg, const DlSegCommand *cmd);
-
-/*
- * Wait until a submitted command has finished and return its segment (the
- * lowest-numbered one when several have); its statistics are then in
- * dl_seg_stats.  -1 when no command is outstanding.  Worker ERRORs are
- * re-thrown here.
- */
-int			dl_seg_wait_any(DlSegments *s);
-
-/* Statistics segment k reported for its last command. */
-const DlSegStats *dl_seg_stats(const DlSegments *s, int seg);
-
-/* Rows in segment k's training partition (known after dl_seg_run). */
-int64		dl_seg_partition_rows(const DlSegments *s, int seg);
-
-/* Tell the workers to exit, wait for them and leave parallel mode. */
-void		dl_seg_finish(DlSegments *s);
-
-/*
- * Seed of the shuffle and dropout generator of one segment in one
- * iteration: a hash of the job seed, the iteration and the segment, so
- * it does not depend on which process runs the segment.
- */
-uint64		dl_seg_shuffle_seed(uint64 seed, int64 iteration, int segment);
 
 /* The default number of virtual segments: max(1, min(online CPUs, max_parallel_workers)). */
 int			dl_seg_default_count(void);

@@ -40,14 +40,98 @@ CREATE TYPE madlib_dl._fit_result AS (
     workers_launched     integer
 );
 
--- The whole training run, in one call: parallel workers, one per virtual
--- segment, model averaging every iteration.  init_weights NULL: random
--- initialisation from the seed.  Writes nothing; the driver writes the
--- tables.  PARALLEL UNSAFE: it starts its own parallel workers.
-CREATE FUNCTION madlib_dl._fit_run(source regclass, x_col text, y_col text,
-    validation regclass, val_x_col text, val_y_col text,
-    model_arch json, init_weights bytea, compile_params text, fit_params text,
-    num_iterations integer, metrics_compute_frequency integer, num_segments integer)
+-- A training job: everything _fit_run and _fit_multiple_run are asked to
+-- do, in one value (src/pg/job.c reads and checks it).  One model
+-- configuration per element of the arrays (fit: one); init_weights and
+-- fit_params elements may be NULL (random start, defaults).  transport:
+-- 'workers' (parallel workers on this server), 'greenplum' (aggregates
+-- over Greenplum's segments) or 'plproxy' (the PL/Proxy cluster named by
+-- cluster).  num_segments: the job's segments (virtual ones, Greenplum's
+-- segment keys, or the cluster's partitions).
+CREATE TYPE madlib_dl._train_job AS (
+    source                    regclass,
+    x_col                     text,
+    y_col                     text,
+    validation                regclass,
+    val_x_col                 text,
+    val_y_col                 text,
+    mst_keys                  integer[],
+    model_archs               text[],
+    init_weights              bytea[],
+    compile_params            text[],
+    fit_params                text[],
+    num_iterations            integer,
+    metrics_compute_frequency integer,
+    num_segments              integer,
+    schedule_seed             bigint,
+    transport                 text,
+    cluster                   text
+);
+
+-- How a packed table's job runs: on Greenplum over its real segments
+-- (one per segment key), over the PL/Proxy cluster it was distributed to
+-- (one per partition), else on parallel workers (num_segments NULL: the
+-- table's own count, _fit_num_segments).
+CREATE FUNCTION madlib_dl._job_transport(src regclass, OUT transport text, OUT cluster text,
+                                         OUT num_segments integer)
+LANGUAGE plpgsql STABLE
+SET search_path = pg_catalog, pg_temp
+AS $$
+BEGIN
+    IF madlib_dl._is_greenplum() THEN
+        transport := 'greenplum';
+        num_segments := array_length(madlib_dl._gp_table_keys(src), 1);
+        RETURN;
+    END IF;
+    cluster := madlib_dl._px_cluster_of(src);
+    IF cluster IS NOT NULL THEN
+        transport := 'plproxy';
+        SELECT p.n_seg INTO num_segments FROM madlib_dl._px_table_segments(cluster, src) p;
+        RETURN;
+    END IF;
+    transport := 'workers';
+END
+$$;
+
+-- A job value with defaults, for the drivers and tests: one model
+-- configuration per element of model_archs; mst_keys 1..K, no initial
+-- weights, default fit_params, metrics at the last iteration, the
+-- transport and segments of _job_transport (workers: num_segments is
+-- required).
+CREATE FUNCTION madlib_dl._make_train_job(source regclass, x_col text, y_col text,
+    model_archs text[], compile_params text[], num_iterations integer,
+    fit_params text[] DEFAULT NULL, init_weights bytea[] DEFAULT NULL, mst_keys integer[] DEFAULT NULL,
+    validation regclass DEFAULT NULL, val_x_col text DEFAULT NULL, val_y_col text DEFAULT NULL,
+    metrics_compute_frequency integer DEFAULT NULL, num_segments integer DEFAULT NULL,
+    schedule_seed bigint DEFAULT 1, transport text DEFAULT NULL, cluster text DEFAULT NULL)
+RETURNS madlib_dl._train_job
+LANGUAGE plpgsql STABLE
+SET search_path = pg_catalog, pg_temp
+AS $$
+DECLARE
+    k integer := coalesce(cardinality(model_archs), 0);
+    tr record;
+BEGIN
+    IF transport IS NULL THEN
+        tr := madlib_dl._job_transport(source);
+        transport := tr.transport;
+        cluster := tr.cluster;
+        num_segments := coalesce(num_segments, tr.num_segments);
+    END IF;
+    RETURN ROW(source, x_col, y_col, validation, val_x_col, val_y_col,
+               coalesce(mst_keys, ARRAY(SELECT g FROM generate_series(1, k) g)), model_archs,
+               coalesce(init_weights, array_fill(NULL::bytea, ARRAY[k])), compile_params,
+               coalesce(fit_params, array_fill(NULL::text, ARRAY[k])),
+               num_iterations, metrics_compute_frequency, num_segments, schedule_seed,
+               transport, cluster)::madlib_dl._train_job;
+END
+$$;
+
+-- The whole training run of one model, in one call: every segment trains
+-- a copy, averaged every iteration (src/pg/fit.c).  Writes nothing; the
+-- driver writes the tables.  PARALLEL UNSAFE: it starts its own parallel
+-- workers.
+CREATE FUNCTION madlib_dl._fit_run(job madlib_dl._train_job)
 RETURNS madlib_dl._fit_result
 AS 'MODULE_PATHNAME', 'madlib_dl__fit_run'
 LANGUAGE C VOLATILE PARALLEL UNSAFE;
@@ -125,26 +209,8 @@ $$;
 CREATE FUNCTION madlib_dl._fit_check_iterations(num_iterations integer,
                                                 metrics_compute_frequency integer)
 RETURNS integer
-LANGUAGE plpgsql IMMUTABLE SECURITY INVOKER
-SET search_path = pg_catalog, pg_temp
-AS $$
-DECLARE
-    freq integer;
-BEGIN
-    IF num_iterations < 1 THEN
-        RAISE EXCEPTION 'num_iterations must be at least 1, got %', num_iterations
-            USING ERRCODE = 'invalid_parameter_value',
-                  HINT = 'Give the number of iterations to train, 1 or more.';
-    END IF;
-    freq := coalesce(metrics_compute_frequency, num_iterations);
-    IF freq < 1 OR freq > num_iterations THEN
-        RAISE EXCEPTION 'metrics_compute_frequency must be between 1 and %, got %', num_iterations, freq
-            USING ERRCODE = 'invalid_parameter_value',
-                  HINT = 'Give a frequency between 1 and num_iterations, or NULL to compute metrics at the last iteration only.';
-    END IF;
-    RETURN freq;
-END
-$$;
+AS 'MODULE_PATHNAME', 'madlib_dl__check_iterations'
+LANGUAGE C IMMUTABLE PARALLEL SAFE;
 
 -- The number of segments of a packed table: its summary's num_segments
 -- (psum, from _fit_packed_summary), else max(__dist_key__) + 1, else 1.
@@ -217,6 +283,7 @@ DECLARE
     params record;
     freq integer;
     nseg integer;
+    tr record;                  -- _job_transport: how the job runs
     cv_col text;
     cv_type text;
     t_start timestamp;
@@ -270,18 +337,12 @@ BEGIN
 
     -- 3. memory: what one process will hold, from the architecture, before
     --    any data is read or any model is built (54000 when over the limit)
-    IF madlib_dl._is_greenplum() OR madlib_dl._px_cluster_of(src_rel) IS NOT NULL THEN
-        PERFORM madlib_dl._check_model_memory('distributed', ARRAY[arch::text],
-            ARRAY[compile_params::text], ARRAY[fit_params::text], ARRAY[format('model_id %s', model_id)],
-            num_iterations => num_iterations, metrics_compute_frequency => freq);
-    ELSE
-        -- the packed table's segment count, else derived from its keys
-        nseg := madlib_dl._fit_num_segments(source, src_rel, psum);
-        PERFORM madlib_dl._check_model_memory('fit', ARRAY[arch::text],
-            ARRAY[compile_params::text], ARRAY[fit_params::text], ARRAY[format('model_id %s', model_id)],
-            num_iterations => num_iterations, metrics_compute_frequency => freq,
-            num_segments => nseg);
-    END IF;
+    tr := madlib_dl._job_transport(src_rel);
+    nseg := coalesce(tr.num_segments, madlib_dl._fit_num_segments(source, src_rel, psum));
+    PERFORM madlib_dl._check_model_memory(CASE WHEN tr.transport = 'workers' THEN 'fit' ELSE 'distributed' END,
+        ARRAY[arch::text], ARRAY[compile_params::text], ARRAY[fit_params::text],
+        ARRAY[format('model_id %s', model_id)],
+        num_iterations => num_iterations, metrics_compute_frequency => freq, num_segments => nseg);
 
     PERFORM madlib_dl._fit_check_packed(source, 'source_table', x_col, y_col, arch);
     IF validation IS NOT NULL THEN
@@ -325,24 +386,14 @@ BEGIN
         PERFORM madlib_dl._validate_arch(arch, init_weights);
     END IF;
 
-    IF madlib_dl._is_greenplum() THEN   -- Greenplum/Cloudberry: aggregates over the real segments (90_greenplum.sql)
-        t_start := clock_timestamp();
-        r := madlib_dl._gp_fit_run(src_rel, x_col, y_col, val_rel, vx_col, vy_col, arch, init_weights,
-                                   compile_params, fit_params, num_iterations, freq);
-        t_end := clock_timestamp();
-    ELSIF madlib_dl._px_cluster_of(src_rel) IS NOT NULL THEN  -- distributed over a PL/Proxy cluster (80_plproxy.sql)
-        t_start := clock_timestamp();
-        r := madlib_dl._px_fit_run(src_rel, x_col, y_col, val_rel, vx_col, vy_col, arch, init_weights,
-                                   compile_params, fit_params, num_iterations, freq);
-        t_end := clock_timestamp();
-    ELSE
-    -- 5. train (no table is written before this returns)
+    -- 5. train over the transport (no table is written before this returns)
     PERFORM madlib_dl._progress_label(model);
     t_start := clock_timestamp();
-    r := madlib_dl._fit_run(src_rel, x_col, y_col, val_rel, vx_col, vy_col, arch, init_weights,
-                            compile_params, fit_params, num_iterations, freq, nseg);
+    r := madlib_dl._fit_run(ROW(src_rel, x_col, y_col, val_rel, vx_col, vy_col, ARRAY[model_id],
+                                ARRAY[arch::text], ARRAY[init_weights], ARRAY[compile_params::text],
+                                ARRAY[fit_params::text], num_iterations, freq, nseg, 1,
+                                tr.transport, tr.cluster)::madlib_dl._train_job);
     t_end := clock_timestamp();
-    END IF;
 
     -- 6. output tables, in this transaction
     IF warm_start THEN

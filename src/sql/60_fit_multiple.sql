@@ -18,20 +18,17 @@ CREATE TYPE madlib_dl._fit_multiple_result AS (
     metrics_iters        integer[],
     metrics_elapsed_time double precision[],
     schedule             integer[],
-    workers_launched     integer
+    workers_launched     integer,
+    training_seconds     double precision,    -- the model's own steps, on whichever segment
+    waiting_seconds      double precision     -- the rest of its run, waiting for a free segment
 );
 
--- The whole model selection run, in one call: parallel workers, one per
--- virtual segment, holding their partitions in memory; the models hop
--- between segments through shared memory.  One row per model, in the
--- order of mst_keys.  init_weights elements NULL: random initialisation
--- from the model's seed.  Writes nothing; the driver writes the tables.
+-- The whole model selection run, in one call: the models hop between the
+-- segments of the job's transport (src/pg/fit_multiple.c, with the
+-- hopper of src/engine/hopper.c).  One row per model, in the order of the
+-- job's mst_keys.  Writes nothing; the driver writes the tables.
 -- PARALLEL UNSAFE: it starts its own parallel workers.
-CREATE FUNCTION madlib_dl._fit_multiple_run(source regclass, x_col text, y_col text,
-    validation regclass, val_x_col text, val_y_col text,
-    mst_keys integer[], model_archs text[], init_weights bytea[],
-    compile_params text[], fit_params text[], num_iterations integer,
-    metrics_compute_frequency integer, num_segments integer, schedule_seed bigint)
+CREATE FUNCTION madlib_dl._fit_multiple_run(job madlib_dl._train_job)
 RETURNS SETOF madlib_dl._fit_multiple_result
 AS 'MODULE_PATHNAME', 'madlib_dl__fit_multiple_run'
 LANGUAGE C VOLATILE PARALLEL UNSAFE ROWS 10;
@@ -87,6 +84,7 @@ DECLARE
     old_arch json;
     freq integer;
     nseg integer;
+    tr record;                  -- _job_transport: how the job runs
     nt bigint;
     i integer;
     cv_col text;
@@ -246,18 +244,11 @@ BEGIN
 
     -- memory: what one process will hold, from the architectures, before
     -- any model is built (54000 naming the configuration, or the whole)
-    IF madlib_dl._is_greenplum() OR madlib_dl._px_cluster_of(src_rel) IS NOT NULL THEN
-        PERFORM madlib_dl._check_model_memory('distributed', archs, compiles, fits,
-            ARRAY(SELECT format('mst_key %s', k) FROM unnest(keys) k),
-            num_iterations => num_iterations, metrics_compute_frequency => freq);
-    ELSE
-        -- the packed table's segment count, else derived from its keys
-        nseg := madlib_dl._fit_num_segments(source, src_rel, psum);
-        PERFORM madlib_dl._check_model_memory('fit_multiple', archs, compiles, fits,
-            ARRAY(SELECT format('mst_key %s', k) FROM unnest(keys) k),
-            num_iterations => num_iterations, metrics_compute_frequency => freq,
-            num_segments => nseg);
-    END IF;
+    tr := madlib_dl._job_transport(src_rel);
+    nseg := coalesce(tr.num_segments, madlib_dl._fit_num_segments(source, src_rel, psum));
+    PERFORM madlib_dl._check_model_memory(CASE WHEN tr.transport = 'workers' THEN 'fit_multiple' ELSE 'distributed' END,
+        archs, compiles, fits, ARRAY(SELECT format('mst_key %s', k) FROM unnest(keys) k),
+        num_iterations => num_iterations, metrics_compute_frequency => freq, num_segments => nseg);
 
     -- 5. warm start: keys in the model table continue from their weights
     IF warm_start THEN
@@ -290,26 +281,14 @@ BEGIN
         END IF;
     END LOOP;
 
-    IF madlib_dl._is_greenplum() THEN   -- Greenplum/Cloudberry: schedule table rotated each hop (90_greenplum.sql)
-        t_start := clock_timestamp();
-        results := ARRAY(SELECT r FROM madlib_dl._gp_fit_multiple_run(src_rel, x_col, y_col, val_rel, vx_col, vy_col,
-                          keys, archs, inits, compiles, fits, num_iterations, freq, NULL, schedule_seed) r);
-        t_end := clock_timestamp();
-    ELSIF madlib_dl._px_cluster_of(src_rel) IS NOT NULL THEN  -- distributed over a PL/Proxy cluster (80_plproxy.sql)
-        t_start := clock_timestamp();
-        results := ARRAY(SELECT r FROM madlib_dl._px_fit_multiple_run(src_rel, x_col, y_col, val_rel, vx_col, vy_col,
-                          keys, archs, inits, compiles, fits, num_iterations, freq, NULL, schedule_seed) r);
-        t_end := clock_timestamp();
-    ELSE
-    -- 7. train (no table is written before this returns)
+    -- 7. train over the transport (no table is written before this returns)
     PERFORM madlib_dl._progress_label(model);
     t_start := clock_timestamp();
     results := ARRAY(
-        SELECT r FROM madlib_dl._fit_multiple_run(src_rel, x_col, y_col, val_rel, vx_col, vy_col,
+        SELECT r FROM madlib_dl._fit_multiple_run(ROW(src_rel, x_col, y_col, val_rel, vx_col, vy_col,
                           keys, archs, inits, compiles, fits, num_iterations, freq, nseg,
-                          schedule_seed) r);
+                          schedule_seed, tr.transport, tr.cluster)::madlib_dl._train_job) r);
     t_end := clock_timestamp();
-    END IF;
     sched := (results[1]).schedule;
     SELECT array_agg(g ORDER BY g) INTO planned_iters
       FROM generate_series(1, num_iterations) g
@@ -338,7 +317,8 @@ BEGIN
         '  training_metrics double precision[], training_loss double precision[],'
         '  validation_metrics_final double precision, validation_loss_final double precision,'
         '  validation_metrics double precision[], validation_loss double precision[],'
-        '  metrics_iters integer[], status text)', madlib_dl._table_sql(info_tbl));
+        '  metrics_iters integer[], status text, training_seconds double precision,'
+        '  waiting_seconds double precision)', madlib_dl._table_sql(info_tbl));
     EXECUTE format(
         'INSERT INTO %s'
         ' SELECT r.mst_key, k.id, k.c, k.f, ''madlib_keras'', octet_length(r.model_weights) / 1024.0,'
@@ -348,7 +328,8 @@ BEGIN
         '        r.training_metrics, r.training_loss,'
         '        r.validation_metrics[array_upper(r.validation_metrics, 1)],'
         '        r.validation_loss[array_upper(r.validation_loss, 1)],'
-        '        r.validation_metrics, r.validation_loss, r.metrics_iters, r.status'
+        '        r.validation_metrics, r.validation_loss, r.metrics_iters, r.status,'
+        '        r.training_seconds, r.waiting_seconds'
         '   FROM unnest($1) r'
         '   JOIN unnest($2, $3, $4, $5, $6, $7) AS k(key, id, c, f, l, m) ON k.key = r.mst_key'
         '  ORDER BY r.mst_key', madlib_dl._table_sql(info_tbl))
