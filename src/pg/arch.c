@@ -29,6 +29,7 @@
 
 #include "catalog/pg_type.h"
 #include "fmgr.h"
+#include "miscadmin.h"
 #include "funcapi.h"
 #include "utils/array.h"
 #include "utils/builtins.h"
@@ -296,7 +297,11 @@ madlib_dl_weights_to_array(PG_FUNCTION_ARGS)
 	/* n < 2^28 because a bytea is below 1 GB, so the palloc size is safe */
 	elems = palloc(n * sizeof(Datum));
 	for (size_t k = 0; k < n; k++)
+	{
+		if ((k & 0xFFFFF) == 0)
+			CHECK_FOR_INTERRUPTS();
 		elems[k] = Float4GetDatum(read_le_float(buf, k));
+	}
 	PG_RETURN_ARRAYTYPE_P(construct_array(elems, (int) n, FLOAT4OID, sizeof(float4),
 										  true, TYPALIGN_INT));
 }
@@ -330,6 +335,8 @@ madlib_dl_weights_from_array(PG_FUNCTION_ARGS)
 	SET_VARSIZE(out, bytes + VARHDRSZ);
 	for (int k = 0; k < n; k++)
 	{
+		if ((k & 0xFFFFF) == 0)
+			CHECK_FOR_INTERRUPTS();
 		if (nulls[k])
 			ereport(ERROR,
 					(errcode(ERRCODE_NULL_VALUE_NOT_ALLOWED),
