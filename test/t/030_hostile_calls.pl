@@ -39,12 +39,15 @@ use MadlibDLTest;
 use PostgreSQL::Test::Cluster;
 use PostgreSQL::Test::Utils;
 use Test::More;
+use POSIX ();
+use Time::HiRes qw(usleep);
 
 my $budget1 = $ENV{MADLIB_DL_HOSTILE_CALLS} // 12000;
 my $budget2 = $ENV{MADLIB_DL_HOSTILE_CALLS2} // 2000;
 my $seed = $ENV{MADLIB_DL_HOSTILE_SEED} // 20261201;
 my $skip = $ENV{MADLIB_DL_HOSTILE_SKIP};
 my $timeout = '2s';
+my $logoff = 0;
 
 # The server restarts itself after a crash, so that one run lists every
 # crash; ERRORs (expected by the thousand) stay out of the log.
@@ -76,6 +79,44 @@ is( $node->safe_psql('postgres',
 		"SELECT count(*) FROM pg_proc WHERE pronamespace = 'madlib_dl'::regnamespace "
 		  . "AND NOT has_function_privilege('hostile2', oid, 'EXECUTE')"),
 	'0', 'pass 2 role may execute every function');
+
+# The runner itself can fail: a backend killed by SIGSEGV during a call
+# (as a crash would), a call that ignores its statement_timeout and a
+# session that loses its connection are each found and named, and the
+# calls after them are made.
+{
+	my @calls = (
+		{ fn => 'ok', label => '', sql => 'SELECT 1' },
+		{ fn => 'segv', label => '', sql => 'SELECT pg_sleep(20)' },
+		{ fn => 'hang', label => '', sql => 'SET LOCAL statement_timeout = 0; SELECT pg_sleep(60)' },
+		{ fn => 'lost', label => '', sql => 'SELECT pg_terminate_backend(pg_backend_pid())' },
+		{ fn => 'error', label => '', sql => 'SELECT 1 / 0' },);
+	my $child = fork();
+	if ($child == 0)
+	{
+		# Kill the backend while it runs the 'segv' call.
+		for (1 .. 200)
+		{
+			my $pid = $node->safe_psql('postgres',
+				"SELECT pid FROM pg_stat_activity WHERE usename = 'hostile' AND query LIKE '%pg_sleep(20)%'");
+			if ($pid)
+			{
+				kill 'SEGV', $pid;
+				last;
+			}
+			usleep(100_000);
+		}
+		POSIX::_exit(0);
+	}
+	my $r = hostile_run($node, 'hostile', \@calls, timeout => '30s', hang_s => 5);
+	waitpid($child, 0);
+	is( join(',', map { $_->{fn} } @{ $r->{crashes} }) . ' / '
+		  . join(',', map { $_->{fn} } @{ $r->{hangs} }) . ' / '
+		  . join(',', map { $_->{fn} } @{ $r->{lost} }) . " / $r->{calls}",
+		'segv / hang / lost / 5', 'self-check: the runner names a crash, a hang and a lost connection, and goes on');
+	# The self-check's crash is in the log: look only after it.
+	$logoff = -s $node->logfile;
+}
 
 my @passes = (
 	[ 'hostile', $budget1, $seed ],
@@ -125,7 +166,7 @@ for my $c (@crashes[ 0 .. ($#crashes < 49 ? $#crashes : 49) ])
 }
 
 is($node->safe_psql('postgres', 'SELECT 1'), '1', 'the server serves after the calls');
-my @log = hostile_log_crashes(slurp_file($node->logfile));
+my @log = hostile_log_crashes(substr(slurp_file($node->logfile), $logoff));
 my $list = sub {
 	my ($what, @l) = @_;
 	return join '', map {

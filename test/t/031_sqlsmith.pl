@@ -21,7 +21,7 @@
 #	  on them fail.
 #
 #	  Environment (optional):
-#	    MADLIB_DL_SQLSMITH_QUERIES  number of queries (default 20000)
+#	    MADLIB_DL_SQLSMITH_QUERIES  number of queries (default 10000)
 #	    MADLIB_DL_SQLSMITH_SEED     sqlsmith's seed (default 20261201)
 #	  docs/fuzzing.md has a longer run.  Skipped when sqlsmith is not
 #	  installed.
@@ -43,7 +43,7 @@ use PostgreSQL::Test::Utils;
 use Test::More;
 use Time::HiRes qw(time);
 
-my $queries = $ENV{MADLIB_DL_SQLSMITH_QUERIES} // 20000;
+my $queries = $ENV{MADLIB_DL_SQLSMITH_QUERIES} // 10000;
 my $seed = $ENV{MADLIB_DL_SQLSMITH_SEED} // 20261201;
 
 if (system('sqlsmith --version >/dev/null 2>&1') != 0)
