@@ -20,12 +20,15 @@
 #	  come from the parameter's type and, for the good value and the
 #	  table decoys, from its name.
 #
-#	  hostile_run: runs a call list through psql as a role, each call in
-#	  its own transaction (rolled back) under statement_timeout; a lost
-#	  connection is a crash when the server log says so: the call is
-#	  recorded, the run waits for the restarted server and goes on, so one
-#	  run lists every crash.  A call still running long after its
-#	  statement_timeout is recorded as a hang and terminated.
+#	  hostile_run: runs a call list through one psql session as a role,
+#	  each call in its own transaction (rolled back) under
+#	  statement_timeout.  psql stops at a lost connection, so every call
+#	  it goes on to is proof that the session survived the one before; a
+#	  SELECT 1 ends the list.  A lost connection is a crash when the
+#	  server log says so: the call is recorded, the run waits for the
+#	  restarted server and goes on with a new session, so one run lists
+#	  every crash.  A call still running long after its statement_timeout
+#	  is recorded as a hang and terminated.
 #
 # IDENTIFICATION
 #	  test/perl/MadlibDLHostile.pm
@@ -189,9 +192,19 @@ sub decoy_sql
 		{
 			my ($col, $type) = @$c;
 			my ($t, $e);
-			if ($v eq 'wi') { ($t, $e) = ('integer', $type =~ /^(integer|bigint|real|double precision|boolean)$/ ? "%s::integer" : '1'); }
-			elsif ($v eq 'wt') { ($t, $e) = ('text', '%s::text'); }
-			else { ($t, $e) = @{ $CLOSE{$type} // [ 'text', '%s::text' ] }; }
+			if ($v eq 'wi')
+			{
+				$t = 'integer';
+				$e = $type =~ /^(integer|bigint|real|double precision|boolean)$/ ? '%s::integer' : '1';
+			}
+			elsif ($v eq 'wt')
+			{
+				($t, $e) = ('text', '%s::text');
+			}
+			else
+			{
+				($t, $e) = @{ $CLOSE{$type} // [ 'text', '%s::text' ] };
+			}
 			push @defs, qq{"$col" $t};
 			push @vals, $e =~ /%s/ ? sprintf($e, qq{"$col"}) : $e;
 		}
@@ -252,10 +265,13 @@ sub decoy_sql
 			if ($v eq 'wi' || $v eq 'wt')
 			{
 				my $t = $v eq 'wi' ? 'integer' : 'text';
+				my @vals = map {
+					$v eq 'wt' ? qq{"$_->[0]"::text}
+					  : $_->[1] =~ /^(integer|bigint|real|double precision)$/ ? qq{"$_->[0]"::integer}
+					  : '1'
+				} @$ccols;
 				push @sql, "CREATE TABLE $cn (" . join(', ', map { qq{"$_->[0]" $t} } @$ccols) . ");",
-				  "INSERT INTO $cn SELECT "
-				  . join(', ', map { $v eq 'wt' ? qq{"$_->[0]"::text} : ($_->[1] =~ /^(integer|bigint|real|double precision)$/ ? qq{"$_->[0]"::integer} : '1') } @$ccols)
-				  . " FROM ${m}_$c;";
+				  "INSERT INTO $cn SELECT " . join(', ', @vals) . " FROM ${m}_$c;";
 			}
 			elsif ($v eq 'n')
 			{
@@ -408,7 +424,9 @@ sub table_names
 	push @t, [ "secret.$main", 'secret', $main ], [ "private.$main", 'private', $main ]
 	  if $main =~ /^(packed|model|arch|mst)$/;
 	# Other fixtures in its place.
-	push @t, [ $_, $FS, $_ ] for grep { $_ ne $main } qw(packed vpacked model arch mst fm fm_info iris_data packed_summary model_summary);
+	push @t, [ $_, $FS, $_ ]
+	  for grep { $_ ne $main }
+	  qw(packed vpacked model arch mst fm fm_info iris_data packed_summary model_summary);
 	# Names that are no table.
 	push @t,
 	  [ 'no_such_table', $FS, 'no_such_table' ],
@@ -693,7 +711,10 @@ sub good_value
 	{
 		return render_table([ $1, $FS, $1 ], $type);
 	}
-	return $arr ? "ARRAY[current_user::text, 'hostile_out']" : q{'hostile_out'} if $role eq 'out' && $type =~ /\[\]$|text|character/;
+	if ($role eq 'out' && $type =~ /\[\]$|text|character/)
+	{
+		return $arr ? "ARRAY[current_user::text, 'hostile_out']" : q{'hostile_out'};
+	}
 	return ($type =~ /^any/ ? 'NULL::integer' : 'NULL') if $role eq 'null';
 	return ($arr ? 'ARRAY[' . lit($1) . ']' : lit($1)) if $role =~ /^col:(.*)/;
 	return ($arr ? 'ARRAY[' . lit($COMPILE) . ']' : lit($COMPILE)) if $role eq 'compile';
@@ -1010,7 +1031,9 @@ sub hostile_calls
 			my $j = int(rand($i + 1));
 			@s[ $i, $j ] = @s[ $j, $i ];
 		}
-		push @calls, map { { fn => $f->{sig}, label => $_->{label}, sql => call_sql($f, @{ $_->{args} }) } } @s[ 0 .. $ns - 1 ];
+		push @calls,
+		  map { { fn => $f->{sig}, label => $_->{label}, sql => call_sql($f, @{ $_->{args} }) } }
+		  @s[ 0 .. $ns - 1 ];
 		for (1 .. $nm)
 		{
 			my (@args, @lab);
@@ -1172,14 +1195,14 @@ sub hostile_run
 		if ($end)
 		{
 			# Lost after the last call: the final SELECT 1 failed.
-			push @{ $r{lost} }, { call => 'end', fn => '', label => 'SELECT 1 after the last call', sql => '', log => join("\n", @crash) };
+			push @{ $r{lost} }, { call => 'end', fn => '', label => 'SELECT 1 after the last call',
+				sql => '', log => join("\n", @crash) };
 			last;
 		}
 		my $k = $mark =~ /^\d+$/ ? $mark : $i;
 		$k = $i if $k < $i;
 		if (@crash)
 		{
-			my ($detail) = $newlog =~ /Failed process was running: (.{0,300})/;
 			push @{ $r{crashes} }, { call => $k, %{ $calls->[$k] }, log => join("\n", @crash) };
 			note "crash at call $k ($calls->[$k]{fn}, $calls->[$k]{label}): $crash[0]";
 		}
