@@ -9,6 +9,7 @@ PKGS=(
   libipc-run-perl postgresql-15-plproxy
   clang libclang-rt-dev
   dataset-fashion-mnist python3
+  sqlsmith
   python3-psycopg2 python3-pandas python3-matplotlib
   python3-nbclient python3-nbformat python3-ipykernel
 )

@@ -24,9 +24,11 @@
 #   regress     pg_regress (make installcheck) inside pg_virtualenv, a
 #               temporary cluster; regression.diffs is printed on failure
 #   notebook    docs/examples' notebook, executed headless (scripts/run_notebook.sh)
-#   tap         make prove_installcheck (test/t/*.pl); initdb refuses to
-#               run as root, so as root it runs as the user madlib_dl_test
-#               (created when missing) in a copy of the tree
+#   tap         make prove_installcheck (test/t/*.pl), among them the
+#               hostile calls of every function and a sqlsmith run
+#               (docs/fuzzing.md); initdb refuses to run as root, so as
+#               root it runs as the user madlib_dl_test (created when
+#               missing) in a copy of the tree
 set -uo pipefail
 cd "$(dirname "$0")/.."
 ROOT="$(pwd)"
@@ -35,7 +37,7 @@ QUICK=0
 for arg in "$@"; do
   case "$arg" in
     --quick) QUICK=1 ;;
-    -h|--help) sed -n '2,23p' "$0" | sed 's/^# \{0,1\}//'; exit 0 ;;
+    -h|--help) sed -n '2,30p' "$0" | sed 's/^# \{0,1\}//'; exit 0 ;;
     *) echo "test.sh: unknown argument $arg (try --help)" >&2; exit 2 ;;
   esac
 done
