@@ -623,6 +623,10 @@ my @ROLES = (
 	[ qr/^_pp_pack$/, qr/^dims$/, q{sql:'{4}'} ],
 	[ qr/^_pp_first_dims$/, qr/^coltype$/, q{sql:'double precision[]'} ],
 	[ qr/^_pp_first_dims$/, qr/^elemtype$/, q{sql:'double precision'} ],
+	[ qr/^_check_model_memory$/, qr/^job$/, q{sql:'fit'} ],
+	[ qr/^_assert_warm_start_outputs$/, qr/^cols$/, q{sql:ARRAY['model_weights', 'model_arch']} ],
+	[ qr/^_assert_warm_start_outputs$/, qr/^types$/, q{sql:ARRAY['bytea', 'json']} ],
+	[ qr/^_assert_warm_start_outputs$/, qr/^summary$/, 'table:model_summary' ],
 	[ qr/^_assert_columns$/, qr/^cols$/, q{sql:ARRAY['attributes']} ],
 	[ qr/^_assert_columns$/, qr/^types$/, q{sql:ARRAY['bytea']} ],
 	[ qr/^_px_node_prepare$/, qr/^colnames$/, q{sql:ARRAY['attributes']} ],
@@ -632,6 +636,8 @@ my @ROLES = (
 	[ qr/byom/, qr/^model_id$/, 'sql:2' ],
 	[ qr/gpu/, qr/^source$/, q{sql:'tensorflow'} ],
 	[ qr/./, qr/^(kind)$/, q{sql:'response'} ],
+	[ qr/./, qr/^transport$/, q{sql:'workers'} ],
+	[ qr/./, qr/^cluster$/, 'null' ],
 	[ qr/fit/, qr/^model$/, 'out' ],
 	[ qr/preprocessor|^_pp_|^_ep_/, qr/^(source_table|source|src|rel)$/, 'table:iris_data' ],
 	[ qr/./, qr/^sql_table$/, 'table:iris_data' ],
@@ -700,11 +706,22 @@ sub render_table
 	return lit($given);
 }
 
+# The composite types of schema madlib_dl: type => [[attribute, type], ...]
+# (catalog_functions fills it).  A parameter of such a type is a value
+# built field by field: its good value has every field good, and its
+# hostile values make one field hostile at a time.
+my %COMPOSITE;
+
 # The good value of a parameter, as an SQL expression (uncast).
 sub good_value
 {
 	my ($fname, $pname, $type) = @_;
 	my $role = role_of($fname, $pname);
+	if ($COMPOSITE{$type})
+	{
+		return "ROW(" . join(', ', map { "(" . good_value($fname, $_->[0], $_->[1]) . ")::$_->[1]" }
+			  @{ $COMPOSITE{$type} }) . ")";
+	}
 	my $arr = $type =~ /\[\]$/;
 	return $1 if $role =~ /^sql:(.*)/s;
 	if ($role =~ /^table:(.*)/)
@@ -760,6 +777,25 @@ sub hostile_values
 	my $arr = $type =~ /\[\]$/;
 	my $base = $type =~ s/\[\]$//r;
 	my @v;
+	if ($COMPOSITE{$type})
+	{
+		# NULL, then each field hostile in turn (its first values), the
+		# others good
+		my @attrs = @{ $COMPOSITE{$type} };
+		my @good = map { "(" . good_value($fname, $_->[0], $_->[1]) . ")::$_->[1]" } @attrs;
+		push @v, v('NULL', 'NULL');
+		for my $i (0 .. $#attrs)
+		{
+			my $pool = hostile_values($fx, $fname, $attrs[$i][0], $attrs[$i][1]);
+			for my $hv (@$pool[ 0 .. ($#$pool < 7 ? $#$pool : 7) ])
+			{
+				my @row = @good;
+				$row[$i] = "($hv->[1])::$attrs[$i][1]";
+				push @v, [ "$attrs[$i][0] = $hv->[0]", "ROW(" . join(', ', @row) . ")" ];
+			}
+		}
+		return \@v;
+	}
 	return \@ANYARRAYS if $type eq 'anyarray';
 	return \@ANYELEMENTS if $type eq 'anyelement';
 	return \@ANYCOMPATIBLES if $type eq 'anycompatible';
@@ -867,6 +903,18 @@ sub catalog_functions
 		  FROM pg_proc p JOIN pg_language l ON l.oid = p.prolang
 		 WHERE p.pronamespace = 'madlib_dl'::regnamespace
 		 ORDER BY 1});
+	my $comp = $node->safe_psql('postgres', q{
+		SELECT format_type(t.oid, NULL), a.attname, format_type(a.atttypid, a.atttypmod)
+		  FROM pg_type t JOIN pg_attribute a ON a.attrelid = t.typrelid
+		 WHERE t.typtype = 'c' AND t.typnamespace = 'madlib_dl'::regnamespace
+		   AND a.attnum > 0 AND NOT a.attisdropped
+		 ORDER BY 1, a.attnum});
+	%COMPOSITE = ();
+	for my $line (split /\n/, $comp)
+	{
+		my ($type, $attr, $atype) = split /\|/, $line;
+		push @{ $COMPOSITE{$type} }, [ $attr, $atype ];
+	}
 	my @f;
 	for my $line (split /\n/, $out)
 	{
