@@ -299,58 +299,59 @@ decode_x_into(float *out, Datum d, int64 n, int64 width)
 	}
 }
 
-/*
- * Read one segment's buffers of rel, in buffer_id order, into p (memory in
- * cxt).  Two read-only passes under the same snapshot: shapes first, to
- * size the arrays exactly, then the data.  by_dist_key selects rows by
- * __dist_key__ = seg, otherwise by buffer_id % nseg = seg.  Plans are not
- * parallel (cursor options 0), so the leader, already in parallel mode,
- * starts no nested workers.
- */
-static void
-load_partition(DlSegPartition *p, Oid rel, const char *x_col, const char *y_col,
-			   bool by_dist_key, int seg, int nseg, MemoryContext cxt)
+/* One segment's share of a packed table, and the reading of it. */
+typedef struct PartitionQuery
 {
-	StringInfoData shapes_sql;
-	StringInfoData data_sql;
-	char	   *relsql = dl_pg_relation_sql_name(rel);
-	char	   *xs = psprintf("%s_shape", x_col);
-	char	   *ys = psprintf("%s_shape", y_col);
-	const char *where = by_dist_key ? "__dist_key__ = $1" : "buffer_id % $2 = $1";
-	Oid			argtypes[2] = {INT4OID, INT4OID};
-	Datum		args[2] = {Int32GetDatum(seg), Int32GetDatum(nseg)};
-	LoadContext lc;
-	ErrorContextCallback errcb;
-	Portal		portal;
+	const char *relsql;			/* the table, quoted */
+	const char *x_col;
+	const char *y_col;
+	char	   *xs;				/* <x_col>_shape */
+	char	   *ys;				/* <y_col>_shape */
+	const char *where;			/* the segment's rows: $1 segment, $2 nseg */
+	Oid			argtypes[2];
+	Datum		args[2];
+	LoadContext lc;				/* names the buffer in error messages */
+} PartitionQuery;
+
+/* Column col (1-based) of the current row; ERROR 22004 naming it when NULL. */
+static Datum
+row_value(HeapTuple tup, TupleDesc desc, int col, const char *name)
+{
+	bool		isnull;
+	Datum		d = SPI_getbinval(tup, desc, col, &isnull);
+
+	if (isnull)
+		ereport(ERROR, (errcode(ERRCODE_NULL_VALUE_NOT_ALLOWED),
+						errmsg("column \"%s\" is NULL", name),
+						errhint("Preprocess the data again with training_preprocessor_dl.")));
+	return d;
+}
+
+/* Open a read-only cursor over the segment's rows with the columns cols, in buffer_id order. */
+static Portal
+partition_cursor(PartitionQuery *q, const char *cols)
+{
+	char	   *sql = psprintf("SELECT %s, buffer_id FROM %s WHERE %s ORDER BY buffer_id",
+							   cols, q->relsql, q->where);
+
+	/* not parallel (options 0): the leader, in parallel mode, starts no nested workers */
+	return SPI_cursor_open_with_args(NULL, sql, 2, q->argtypes, q->args, NULL, true, 0);
+}
+
+/*
+ * Pass 1: the shapes of the segment's buffers; returns its samples and
+ * sets their widths (-1 without buffers).  Every buffer must agree.
+ */
+static int64
+partition_sizes(PartitionQuery *q, int64 *x_width, int64 *y_width)
+{
+	Portal		portal = partition_cursor(q, psprintf("%s, %s", quote_identifier(q->xs),
+													   quote_identifier(q->ys)));
 	int64		total = 0;
-	int64		x_width = -1;
-	int64		y_width = -1;
-	int64		offset;
 
-	lc.relname = relsql;
-	lc.seg = seg;
-	lc.buffer_id = -1;
-	errcb.callback = load_error_callback;
-	errcb.arg = &lc;
-	errcb.previous = error_context_stack;
-	error_context_stack = &errcb;
-
-	initStringInfo(&shapes_sql);
-	appendStringInfo(&shapes_sql, "SELECT %s, %s, buffer_id FROM %s WHERE %s ORDER BY buffer_id",
-					 quote_identifier(xs), quote_identifier(ys), relsql, where);
-	initStringInfo(&data_sql);
-	appendStringInfo(&data_sql, "SELECT %s, %s, %s, %s, buffer_id FROM %s WHERE %s ORDER BY buffer_id",
-					 quote_identifier(x_col), quote_identifier(y_col),
-					 quote_identifier(xs), quote_identifier(ys), relsql, where);
-
-	if (SPI_connect() != SPI_OK_CONNECT)
-		elog(ERROR, "madlib_dl: SPI_connect failed");
-
-	/* pass 1: shapes */
-	portal = SPI_cursor_open_with_args(NULL, shapes_sql.data, 2, argtypes, args, NULL, true, 0);
+	*x_width = *y_width = -1;
 	for (;;)
 	{
-		bool		isnull;
 		int64		xd[DL_MAX_RANK + 1];
 		int64		yd[2];
 		int			nx;
@@ -365,41 +366,27 @@ load_partition(DlSegPartition *p, Oid rel, const char *x_col, const char *y_col,
 			break;
 		tup = SPI_tuptable->vals[0];
 		desc = SPI_tuptable->tupdesc;
-		lc.buffer_id = DatumGetInt32(SPI_getbinval(tup, desc, 3, &isnull));
-		if (isnull)
-			ereport(ERROR, (errcode(ERRCODE_NULL_VALUE_NOT_ALLOWED),
-							errmsg("buffer_id is NULL")));
-		{
-			Datum		d = SPI_getbinval(tup, desc, 1, &isnull);
-
-			if (isnull)
-				ereport(ERROR, (errcode(ERRCODE_NULL_VALUE_NOT_ALLOWED),
-								errmsg("column \"%s\" is NULL", xs)));
-			nx = dl_pg_read_shape(DatumGetArrayTypeP(d), xd, DL_MAX_RANK + 1, xs);
-			d = SPI_getbinval(tup, desc, 2, &isnull);
-			if (isnull)
-				ereport(ERROR, (errcode(ERRCODE_NULL_VALUE_NOT_ALLOWED),
-								errmsg("column \"%s\" is NULL", ys)));
-			ny = dl_pg_read_shape(DatumGetArrayTypeP(d), yd, 2, ys);
-		}
+		q->lc.buffer_id = DatumGetInt32(row_value(tup, desc, 3, "buffer_id"));
+		nx = dl_pg_read_shape(DatumGetArrayTypeP(row_value(tup, desc, 1, q->xs)), xd, DL_MAX_RANK + 1, q->xs);
+		ny = dl_pg_read_shape(DatumGetArrayTypeP(row_value(tup, desc, 2, q->ys)), yd, 2, q->ys);
 		if (nx < 2 || ny != 2 || xd[0] != yd[0])
 			ereport(ERROR,
 					(errcode(ERRCODE_DATA_EXCEPTION),
 					 errmsg("buffer shapes do not match: %s has %d values and %s has %d, with " INT64_FORMAT " and " INT64_FORMAT " rows",
-							xs, nx, ys, ny, xd[0], ny > 0 ? yd[0] : (int64) 0),
+							q->xs, nx, q->ys, ny, xd[0], ny > 0 ? yd[0] : (int64) 0),
 					 errhint("Preprocess the data again with training_preprocessor_dl.")));
 		for (int i = 1; i < nx; i++)
 			w = checked_mul(w, xd[i], "sample size");
-		if (x_width < 0)
+		if (*x_width < 0)
 		{
-			x_width = w;
-			y_width = yd[1];
+			*x_width = w;
+			*y_width = yd[1];
 		}
-		else if (w != x_width || yd[1] != y_width)
+		else if (w != *x_width || yd[1] != *y_width)
 			ereport(ERROR,
 					(errcode(ERRCODE_DATA_EXCEPTION),
 					 errmsg("buffers have different sample sizes: " INT64_FORMAT " and " INT64_FORMAT " values, " INT64_FORMAT " and " INT64_FORMAT " classes",
-							x_width, w, y_width, yd[1]),
+							*x_width, w, *y_width, yd[1]),
 					 errhint("Preprocess the data again with training_preprocessor_dl.")));
 		if (pg_add_s64_overflow(total, xd[0], &total))
 			ereport(ERROR, (errcode(ERRCODE_PROGRAM_LIMIT_EXCEEDED),
@@ -407,17 +394,107 @@ load_partition(DlSegPartition *p, Oid rel, const char *x_col, const char *y_col,
 		SPI_freetuptable(SPI_tuptable);
 	}
 	SPI_cursor_close(portal);
-	lc.buffer_id = -1;
+	q->lc.buffer_id = -1;
+	return total;
+}
 
+/* Pass 2: the data into p (sized by pass 1), same snapshot and order. */
+static void
+partition_fill(PartitionQuery *q, DlSegPartition *p)
+{
+	Portal		portal = partition_cursor(q, psprintf("%s, %s, %s", quote_identifier(q->x_col),
+													   quote_identifier(q->y_col),
+													   quote_identifier(q->xs)));
+	int64		offset = 0;
+
+	for (;;)
+	{
+		HeapTuple	tup;
+		TupleDesc	desc;
+		Datum		xv;
+		Datum		yv;
+		bytea	   *yb;
+		int64		xd[DL_MAX_RANK + 1];
+		int64		n;
+
+		CHECK_FOR_INTERRUPTS();
+		SPI_cursor_fetch(portal, true, 1);
+		if (SPI_processed == 0)
+			break;
+		tup = SPI_tuptable->vals[0];
+		desc = SPI_tuptable->tupdesc;
+		q->lc.buffer_id = DatumGetInt32(row_value(tup, desc, 4, "buffer_id"));
+		(void) dl_pg_read_shape(DatumGetArrayTypeP(row_value(tup, desc, 3, q->xs)), xd, DL_MAX_RANK + 1, q->xs);
+		n = xd[0];
+		if (offset + n > p->n)
+			elog(ERROR, "madlib_dl: partition grew between two reads of one snapshot");
+		xv = row_value(tup, desc, 1, q->x_col);
+		yv = row_value(tup, desc, 2, q->y_col);
+		yb = DatumGetByteaPP(yv);
+		if (n > 0)
+		{
+			float	   *fy = dl_pg_decode_y(yb, n, p->y_width, CurrentMemoryContext);
+
+			/* x straight into the partition: no second copy of the buffer */
+			decode_x_into(p->x + offset * p->x_width, xv, n, p->x_width);
+			memcpy(p->y + offset * p->y_width, fy, (Size) (n * p->y_width) * sizeof(float));
+			pfree(fy);
+		}
+		if ((Pointer) yb != DatumGetPointer(yv))
+			pfree(yb);
+		offset += n;
+		SPI_freetuptable(SPI_tuptable);
+	}
+	SPI_cursor_close(portal);
+	if (offset != p->n)
+		elog(ERROR, "madlib_dl: partition shrank between two reads of one snapshot");
+}
+
+/*
+ * Read one segment's buffers of rel, in buffer_id order, into p (memory in
+ * cxt).  Two read-only passes under the same snapshot: shapes first, to
+ * size the arrays exactly, then the data.  by_dist_key selects rows by
+ * __dist_key__ = seg, otherwise by buffer_id % nseg = seg.  The leader
+ * checked the table's column types (dl_pg_require_packed_table) and holds
+ * a lock on it.
+ */
+static void
+load_partition(DlSegPartition *p, Oid rel, const char *x_col, const char *y_col,
+			   bool by_dist_key, int seg, int nseg, MemoryContext cxt)
+{
+	PartitionQuery q;
+	ErrorContextCallback errcb;
+	int64		x_width;
+	int64		y_width;
+
+	q.relsql = dl_pg_relation_sql_name(rel);
+	q.x_col = x_col;
+	q.y_col = y_col;
+	q.xs = psprintf("%s_shape", x_col);
+	q.ys = psprintf("%s_shape", y_col);
+	q.where = by_dist_key ? "__dist_key__ = $1" : "buffer_id % $2 = $1";
+	q.argtypes[0] = q.argtypes[1] = INT4OID;
+	q.args[0] = Int32GetDatum(seg);
+	q.args[1] = Int32GetDatum(nseg);
+	q.lc.relname = q.relsql;
+	q.lc.seg = seg;
+	q.lc.buffer_id = -1;
+	errcb.callback = load_error_callback;
+	errcb.arg = &q.lc;
+	errcb.previous = error_context_stack;
+	error_context_stack = &errcb;
+
+	if (SPI_connect() != SPI_OK_CONNECT)
+		elog(ERROR, "madlib_dl: SPI_connect failed");
 	memset(p, 0, sizeof(*p));
 	p->loaded = true;
-	p->n = total;
+	p->n = partition_sizes(&q, &x_width, &y_width);
 	p->x_width = Max(x_width, 0);
 	p->y_width = Max(y_width, 0);
-	if (total > 0)
+	if (p->n > 0)
 	{
-		int64		xbytes = checked_mul(checked_mul(total, x_width, "partition"), sizeof(float), "partition");
-		int64		ybytes = checked_mul(checked_mul(total, y_width, "partition"), sizeof(float), "partition");
+		int64		xbytes = checked_mul(checked_mul(p->n, x_width, "partition"), sizeof(float), "partition");
+		int64		ybytes = checked_mul(checked_mul(p->n, y_width, "partition"), sizeof(float), "partition");
 
 		if ((uint64) xbytes > MaxAllocHugeSize || (uint64) ybytes > MaxAllocHugeSize)
 			ereport(ERROR, (errcode(ERRCODE_PROGRAM_LIMIT_EXCEEDED),
@@ -426,61 +503,8 @@ load_partition(DlSegPartition *p, Oid rel, const char *x_col, const char *y_col,
 		p->x = MemoryContextAllocExtended(cxt, xbytes, MCXT_ALLOC_HUGE);
 		p->y = MemoryContextAllocExtended(cxt, ybytes, MCXT_ALLOC_HUGE);
 	}
-
-	/* pass 2: data, same snapshot and order */
-	offset = 0;
-	portal = SPI_cursor_open_with_args(NULL, data_sql.data, 2, argtypes, args, NULL, true, 0);
-	for (;;)
-	{
-		bool		isnull;
-		HeapTuple	tup;
-		TupleDesc	desc;
-		Datum		d;
-		Datum		xd_datum;
-		bytea	   *yb;
-		int64		xd[DL_MAX_RANK + 1];
-		int64		n;
-		float	   *fy;
-
-		CHECK_FOR_INTERRUPTS();
-		SPI_cursor_fetch(portal, true, 1);
-		if (SPI_processed == 0)
-			break;
-		tup = SPI_tuptable->vals[0];
-		desc = SPI_tuptable->tupdesc;
-		lc.buffer_id = DatumGetInt32(SPI_getbinval(tup, desc, 5, &isnull));
-		d = SPI_getbinval(tup, desc, 3, &isnull);
-		(void) dl_pg_read_shape(DatumGetArrayTypeP(d), xd, DL_MAX_RANK + 1, xs);
-		n = xd[0];
-		if (offset + n > total)
-			elog(ERROR, "madlib_dl: partition grew between two reads of one snapshot");
-		xd_datum = SPI_getbinval(tup, desc, 1, &isnull);
-		if (isnull)
-			ereport(ERROR, (errcode(ERRCODE_NULL_VALUE_NOT_ALLOWED),
-							errmsg("column \"%s\" is NULL", x_col)));
-		d = SPI_getbinval(tup, desc, 2, &isnull);
-		if (isnull)
-			ereport(ERROR, (errcode(ERRCODE_NULL_VALUE_NOT_ALLOWED),
-							errmsg("column \"%s\" is NULL", y_col)));
-		yb = DatumGetByteaPP(d);
-		if (n > 0)
-		{
-			/* x straight into the partition: no second copy of the buffer */
-			decode_x_into(p->x + offset * x_width, xd_datum, n, x_width);
-			fy = dl_pg_decode_y(yb, n, y_width, CurrentMemoryContext);
-			memcpy(p->y + offset * y_width, fy, (Size) (n * y_width) * sizeof(float));
-			pfree(fy);
-		}
-		if ((Pointer) yb != DatumGetPointer(d))
-			pfree(yb);
-		offset += n;
-		SPI_freetuptable(SPI_tuptable);
-	}
-	SPI_cursor_close(portal);
-	if (offset != total)
-		elog(ERROR, "madlib_dl: partition shrank between two reads of one snapshot");
+	partition_fill(&q, p);
 	SPI_finish();
-
 	error_context_stack = errcb.previous;
 }
 
