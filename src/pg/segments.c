@@ -307,9 +307,9 @@ decode_x_into(float *out, Datum d, int64 n, int64 width)
  * parallel (cursor options 0), so the leader, already in parallel mode,
  * starts no nested workers.
  */
-static void
-load_partition(DlSegPartition *p, Oid rel, const char *x_col, const char *y_col,
-			   bool by_dist_key, int seg, int nseg, MemoryContext cxt)
+void
+dl_seg_load_partition(DlSegPartition *p, Oid rel, const char *x_col, const char *y_col,
+					  bool by_dist_key, int seg, int nseg, MemoryContext cxt)
 {
 	StringInfoData shapes_sql;
 	StringInfoData data_sql;
@@ -611,11 +611,11 @@ local_load(DlSegLocal *l, int seg)
 
 	INSTR_TIME_SET_CURRENT(start);
 
-	load_partition(&l->train[seg], ctl->source, text_at(l, ctl->x_col), text_at(l, ctl->y_col),
-				   ctl->by_dist_key, seg, ctl->nseg, l->cxt);
+	dl_seg_load_partition(&l->train[seg], ctl->source, text_at(l, ctl->x_col),
+						  text_at(l, ctl->y_col), ctl->by_dist_key, seg, ctl->nseg, l->cxt);
 	if (OidIsValid(ctl->validation))
-		load_partition(&l->val[seg], ctl->validation, text_at(l, ctl->val_x_col),
-					   text_at(l, ctl->val_y_col), false, seg, ctl->nseg, l->cxt);
+		dl_seg_load_partition(&l->val[seg], ctl->validation, text_at(l, ctl->val_x_col),
+							  text_at(l, ctl->val_y_col), false, seg, ctl->nseg, l->cxt);
 	ctl->part_rows[seg] = l->train[seg].n;
 	INSTR_TIME_SET_CURRENT(dur);
 	INSTR_TIME_SUBTRACT(dur, start);
