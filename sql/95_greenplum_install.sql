@@ -147,16 +147,18 @@ SELECT 'empty segment' AS fit_multiple, * FROM mop_pair('p3e', 'v3', 2, 2, 3, :'
 COMMIT;
 RESET client_min_messages;
 
--- 5. divergence on one segment: one row of segment 1 has a feature of
--- 1e30, so a softmax regression with plain SGD diverges there (its
--- weights grow to 1e28 in the first epoch, the logits overflow in the
--- second).  fit stops with a WARNING naming the segment and keeps the
+-- 5. divergence on one segment: in a buffer of segment 1 every row's
+-- first feature is 1e30, so a softmax regression with plain SGD diverges
+-- there (its weights grow to about 1e28 in the first batch, the logits
+-- overflow in the next).  fit stops with a WARNING naming the segment and keeps the
 -- last finite average; in fit_multiple that model stops on its first
 -- visit there, with the state it had before, and the other goes on; the
 -- same on both transports
 CREATE TABLE p3d AS SELECT * FROM p3;
 CREATE TABLE p3d_summary AS SELECT * FROM p3_summary;
-UPDATE p3d SET attributes = overlay(attributes PLACING '\xcaf24971'::bytea FROM 1)
+UPDATE p3d SET attributes = (SELECT string_agg(CASE WHEN i % 16 = 0 THEN '\xcaf24971'::bytea
+                                                   ELSE substr(attributes, i + 1, 4) END, ''::bytea ORDER BY i)
+                               FROM generate_series(0, length(attributes) - 1, 4) i)
  WHERE buffer_id = (SELECT min(buffer_id) FROM p3 WHERE __dist_key__ = 1);
 \set sgd '$$loss=''categorical_crossentropy'', optimizer=''SGD(lr=0.1)'', metrics=[''accuracy'']$$'
 \set linear '{"class_name": "Sequential", "config": {"layers": [{"class_name": "InputLayer", "config": {"batch_input_shape": [null, 4]}}, {"class_name": "Dense", "config": {"units": 3, "activation": "softmax"}}]}}'
