@@ -11,6 +11,7 @@
 --     with K < N, K = N and K > N, a segment without rows, and training
 --     that diverges on one segment; the metrics are the same values;
 --   * it leaves no temporary table, and never touches the user's own;
+--     the memory check counts its slots in the coordinator's memory;
 --   * the aggregates refuse what a caller may pass them: NULLs, bad
 --     shapes, a corrupt state, a call outside an aggregate.
 -- Only md5s and comparisons are printed: values depend on the CPU's
@@ -202,6 +203,15 @@ SELECT * FROM madlib_dl_gp_round_1;
 SELECT count(*) AS round_tables_left FROM pg_class
  WHERE relname LIKE 'madlib\_dl\_gp\_round%' AND relpersistence = 't' AND relname <> 'madlib_dl_gp_round_1';
 DROP TABLE madlib_dl_gp_round_1;
+
+-- the memory check of a distributed fit counts the coordinator's slots:
+-- one state per segment (and a round's states sent), so 64 segments need
+-- 2 x 63 states more than one
+SELECT (madlib_dl._check_model_memory('distributed', ARRAY[:'arch'], ARRAY[:cp], ARRAY[:fp], NULL,
+                                      num_segments => 64)
+        - madlib_dl._check_model_memory('distributed', ARRAY[:'arch'], ARRAY[:cp], ARRAY[:fp], NULL,
+                                        num_segments => 1))
+       / (96 + 12 * (madlib_dl._arch_info(:'arch')).n_params) AS extra_states;
 
 -- 7. errors
 -- more segment keys than segments in the job

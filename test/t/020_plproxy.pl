@@ -258,14 +258,6 @@ is(join(',', node_rows(0, 'alice.pa'), node_rows(1, 'alice.pa')), join(',', @pa_
 	'... and no node\'s rows changed');
 $nodes[1]->safe_psql('postgres', 'GRANT INSERT ON alice.pa TO alice');
 
-# --- fit_multiple over the cluster vs one server -----------------------
-$coord->safe_psql('postgres', qq{
-	SELECT madlib_dl.load_model_selection_table('arch', 'mst', ARRAY[1],
-		ARRAY[\$\$$COMPILE\$\$, \$\$loss='categorical_crossentropy', optimizer='SGD(lr=0.1)', metrics=['accuracy']\$\$],
-		ARRAY['batch_size=16, epochs=2', 'batch_size=8, epochs=1']);
-});
-is($coord->safe_psql('postgres', 'SELECT count(*) FROM mst'), '4', '4 model configurations');
-
 # A training job on $tbl: transport 'workers' (on the coordinator's copy,
 # $nseg segments) or undef (what fit chooses: the cluster the table was
 # distributed over); $val: with the validation table v; the models of mst
