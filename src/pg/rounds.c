@@ -282,7 +282,7 @@ dl_rounds_read_result(Datum d, bool isnull, DlStepResult *out)
 	if (HeapTupleHeaderGetNatts(t) != 6)
 		elog(ERROR, "madlib_dl: a step result must be a madlib_dl._step_result");
 	v = result_field(t, 1, &null);
-	out->state = null ? NULL : DatumGetByteaPCopy(v);
+	out->state = null ? NULL : DatumGetByteaPP(v);
 	v = result_field(t, 2, &null);
 	out->loss_sum = null ? 0 : DatumGetFloat8(v);
 	v = result_field(t, 3, &null);

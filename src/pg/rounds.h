@@ -91,7 +91,8 @@ const DlSegModelDef *dl_rounds_model(const DlRounds *r, int model);
 
 /*
  * Read a madlib_dl._step_result value d (isnull: none, as a group without
- * rows) into out; its strings and state in CurrentMemoryContext.
+ * rows) into out.  out->state points into d when d holds it plainly (use
+ * it while d is valid), else into a copy in CurrentMemoryContext.
  */
 void		dl_rounds_read_result(Datum d, bool isnull, DlStepResult *out);
 
