@@ -75,26 +75,28 @@ q 0 "SELECT madlib_dl.plproxy_create_cluster('two', ARRAY['$(nodeconn 1)', '$(no
 ARGS="(SELECT array_agg(m.mst_key ORDER BY m.mst_key) k, array_agg(a.model_arch::text ORDER BY m.mst_key) ar,
         array_agg(a.model_weights ORDER BY m.mst_key) w, array_agg(m.compile_params::text ORDER BY m.mst_key) c,
         array_agg(m.fit_params::text ORDER BY m.mst_key) f FROM mst m JOIN arch a USING (model_id)) x"
-run() { # $1: function; prints seconds
+run() { # $1: the job's transport ('workers', or NULL: the cluster p4 is distributed over); prints seconds
   q 0 "CREATE TEMPORARY TABLE t0 AS SELECT clock_timestamp() AS t;
        CREATE TEMPORARY TABLE r AS SELECT r.* FROM $ARGS,
-         madlib_dl.$1('p4', 'attributes', 'class_text', NULL, NULL, NULL, x.k, x.ar, x.w, x.c, x.f,
-                      $ITER, $ITER, 4, 1) r;
+         madlib_dl._fit_multiple_run(madlib_dl._make_train_job('p4', 'attributes', 'class_text', x.ar, x.c,
+             $ITER, fit_params => x.f, init_weights => x.w, mst_keys => x.k,
+             metrics_compute_frequency => $ITER, num_segments => 4, transport => $1)) r;
        SELECT round(extract(epoch FROM clock_timestamp() - t)::numeric, 3) || ' ' || string_agg(md5(r.model_weights), ',' ORDER BY r.mst_key)
          FROM t0, r GROUP BY t"
 }
 K=$(q 0 "SELECT count(*) FROM mst")
 HOPS=$((ITER * (K > 4 ? K : 4)))
-STATE=$(q 0 "SELECT octet_length(madlib_dl._gp_initial_state(model_arch, NULL, \$\$loss='categorical_crossentropy', optimizer='Adam(lr=0.01)'\$\$, NULL)) FROM arch")
+# an Adam state: the 96-byte header (dl_blob.h), the float32 weights and two moment arrays of their size
+STATE=$(q 0 "SELECT 96 + 12 * (madlib_dl._arch_info(model_arch)).n_params FROM arch")
 SENT=$(q 0 "SELECT sum(octet_length(a.model_arch::text) + octet_length(m.compile_params) + coalesce(octet_length(m.fit_params), 0))
               FROM mst m JOIN arch a USING (model_id)")
 echo "K=$K models, N=4 segments, $ITER iterations = $HOPS hops; $(q 0 'SELECT count(*) FROM p4') buffers of $(q 0 'SELECT count(*) FROM iris_big') rows"
 echo "state size (Adam, 4-32-3 MLP): $STATE bytes"
-read -r s1 md1 <<<"$(run _fit_multiple_run)"
+read -r s1 md1 <<<"$(run "'workers'")"
 echo "one server (4 virtual segments, parallel workers): ${s1} s, $(echo "$s1 * 1000 / $HOPS" | bc -l | xargs printf '%.1f') ms per hop"
 for c in two one; do
   q 0 "SELECT madlib_dl.plproxy_distribute('p4', '$c')" >/dev/null
-  read -r s md <<<"$(run _px_fit_multiple_run)"
+  read -r s md <<<"$(run NULL)"
   same=$([ "$md" = "$md1" ] && echo "byte-identical to one server" || echo "DIFFERENT weights")
   echo "PL/Proxy, $([ $c = two ] && echo 2 data nodes || echo 1 data node) (4 partitions): ${s} s, $(echo "$s * 1000 / $HOPS" | bc -l | xargs printf '%.1f') ms per hop; $same"
 done

@@ -98,14 +98,18 @@ SELECT (SELECT md5(model_weights) FROM iris_again) = (SELECT md5(model_weights) 
 -- the C runner reports how many workers PostgreSQL launched
 SET client_min_messages = warning;
 SELECT r.workers_launched, md5(r.model_weights) = (SELECT md5(model_weights) FROM iris_model) AS same_weights
-  FROM madlib_dl._fit_run('iris_train_packed', 'attributes', 'class_text', 'iris_test_packed',
-           'attributes', 'class_text', :'iris_tf2', NULL,
-           $$loss='categorical_crossentropy', optimizer='Adam(lr=0.01)', metrics=['accuracy']$$, 'batch_size=16, epochs=2', 10, 3, 2) r;
+  FROM madlib_dl._fit_run(madlib_dl._make_train_job('iris_train_packed', 'attributes', 'class_text',
+           ARRAY[:'iris_tf2'], ARRAY[$$loss='categorical_crossentropy', optimizer='Adam(lr=0.01)', metrics=['accuracy']$$],
+           10, fit_params => ARRAY['batch_size=16, epochs=2'], validation => 'iris_test_packed',
+           val_x_col => 'attributes', val_y_col => 'class_text', metrics_compute_frequency => 3,
+           num_segments => 2)) r;
 SET max_parallel_workers = 0;
 SELECT r.workers_launched, md5(r.model_weights) = (SELECT md5(model_weights) FROM iris_model) AS same_weights
-  FROM madlib_dl._fit_run('iris_train_packed', 'attributes', 'class_text', 'iris_test_packed',
-           'attributes', 'class_text', :'iris_tf2', NULL,
-           $$loss='categorical_crossentropy', optimizer='Adam(lr=0.01)', metrics=['accuracy']$$, 'batch_size=16, epochs=2', 10, 3, 2) r;
+  FROM madlib_dl._fit_run(madlib_dl._make_train_job('iris_train_packed', 'attributes', 'class_text',
+           ARRAY[:'iris_tf2'], ARRAY[$$loss='categorical_crossentropy', optimizer='Adam(lr=0.01)', metrics=['accuracy']$$],
+           10, fit_params => ARRAY['batch_size=16, epochs=2'], validation => 'iris_test_packed',
+           val_x_col => 'attributes', val_y_col => 'class_text', metrics_compute_frequency => 3,
+           num_segments => 2)) r;
 RESET max_parallel_workers;
 RESET client_min_messages;
 

@@ -134,10 +134,10 @@ SELECT (SELECT array_agg(md5(model_weights) ORDER BY mst_key) FROM multi5_w1)
 SET client_min_messages = warning;
 SET max_parallel_workers = 0;
 SELECT count(*) AS n_models, min(r.workers_launched) AS workers_launched
-  FROM madlib_dl._fit_multiple_run('iris_p3', 'attributes', 'class_text', NULL, NULL, NULL,
-       ARRAY[1, 2], ARRAY[:'iris_tf2', :'iris_tf2'], NULL,
+  FROM madlib_dl._fit_multiple_run(madlib_dl._make_train_job('iris_p3', 'attributes', 'class_text',
+       ARRAY[:'iris_tf2', :'iris_tf2'],
        ARRAY[$$loss='categorical_crossentropy', optimizer='Adam(lr=0.01)'$$, $$loss='categorical_crossentropy', optimizer='SGD(lr=0.1)'$$],
-       ARRAY['batch_size=16', NULL], 1, 1, 3, 1) r;
+       1, fit_params => ARRAY['batch_size=16', NULL], num_segments => 3)) r;
 RESET max_parallel_workers;
 RESET client_min_messages;
 

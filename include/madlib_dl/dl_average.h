@@ -4,8 +4,8 @@
  *	  Model averaging: the mean of model states weighted by the samples
  *	  each one trained on, for fit (Su & Chen 2015, FedAvg).
  *
- * Every transport averages with these functions: the parallel-worker
- * fit, the Greenplum aggregate _avg_states and PL/Proxy.  The sums are
+ * fit averages with these functions on every transport (src/pg/fit.c:
+ * the states in the transport's slots, in segment order).  The sums are
  * kept in double, in the order the states are added, so the same states
  * added in the same order give the same bytes on every path.
  *

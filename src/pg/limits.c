@@ -344,13 +344,20 @@ job_parts(const DlPgJob *job, JobModelInfo **ms, int n, JobParts *p)
 			est_add(&p->models, &max_train->train);
 			est_add(&p->models, &max_state->state);
 			p->averaging = max_state->averaging;
-			/* every state, and the one being trained, averaged and written */
+			/*
+			 * the transport's slots in the coordinator's memory (rounds.c):
+			 * one per model, and fit (one model) one per segment; a round's
+			 * states sent as bytea values; the one being trained, averaged
+			 * and written
+			 */
 			for (int i = 0; i < n; i++)
 			{
 				p->slots += ms[i]->state.state_blob;
 				p->weights += ms[i]->state.weights;
 			}
-			p->slots += 3 * max_blob;
+			if (n == 1)
+				p->slots += (double) (job->nseg - 1) * max_blob;
+			p->slots += (double) job->nseg * max_blob + 3 * max_blob;
 			p->history = n * points * HISTORY_BYTES_PER_POINT;
 			break;
 		case DL_PG_JOB_EVALUATE:

@@ -71,8 +71,10 @@ typedef struct DlPgJob
  *	 FIT_MULTIPLE  the leader: the DL_SEG_MODEL_CACHE largest training
  *	               models, one state model, every model's state in shared
  *	               memory, histories and schedule arrays, returned weights;
- *	 DISTRIBUTED   a training model, the averaging buffer, the states as
- *	               bytea values, the histories;
+ *	 DISTRIBUTED   a training model, the averaging buffer, the states in
+ *	               the coordinator's slots (one per model; fit: one per
+ *	               segment) and a round's states as bytea values, the
+ *	               histories;
  *	 EVALUATE      an inference model for batch_size rows;
  *	 PREDICT       the same, and the batch's inputs and outputs.
  * ERROR 54000 naming the model, the total and its parts when a model

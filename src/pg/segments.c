@@ -458,9 +458,9 @@ partition_fill(PartitionQuery *q, DlSegPartition *p)
  * checked the table's column types (dl_pg_require_packed_table) and holds
  * a lock on it.
  */
-static void
-load_partition(DlSegPartition *p, Oid rel, const char *x_col, const char *y_col,
-			   bool by_dist_key, int seg, int nseg, MemoryContext cxt)
+void
+dl_seg_load_partition(DlSegPartition *p, Oid rel, const char *x_col, const char *y_col,
+					  bool by_dist_key, int seg, int nseg, MemoryContext cxt)
 {
 	PartitionQuery q;
 	ErrorContextCallback errcb;
@@ -635,11 +635,11 @@ local_load(DlSegLocal *l, int seg)
 
 	INSTR_TIME_SET_CURRENT(start);
 
-	load_partition(&l->train[seg], ctl->source, text_at(l, ctl->x_col), text_at(l, ctl->y_col),
-				   ctl->by_dist_key, seg, ctl->nseg, l->cxt);
+	dl_seg_load_partition(&l->train[seg], ctl->source, text_at(l, ctl->x_col),
+						  text_at(l, ctl->y_col), ctl->by_dist_key, seg, ctl->nseg, l->cxt);
 	if (OidIsValid(ctl->validation))
-		load_partition(&l->val[seg], ctl->validation, text_at(l, ctl->val_x_col),
-					   text_at(l, ctl->val_y_col), false, seg, ctl->nseg, l->cxt);
+		dl_seg_load_partition(&l->val[seg], ctl->validation, text_at(l, ctl->val_x_col),
+							  text_at(l, ctl->val_y_col), false, seg, ctl->nseg, l->cxt);
 	ctl->part_rows[seg] = l->train[seg].n;
 	INSTR_TIME_SET_CURRENT(dur);
 	INSTR_TIME_SUBTRACT(dur, start);

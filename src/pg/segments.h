@@ -205,6 +205,16 @@ void		dl_seg_eval_step(DlPgModel *m, const uint8 *state, Size state_len,
 void		dl_seg_check_partition(const DlPgModel *m, const DlSegPartition *p, const char *what);
 
 
+/*
+ * Read segment seg's buffers of packed table rel (columns x_col, y_col and
+ * their _shape columns), in buffer_id order, into p (memory in cxt): the
+ * rows with __dist_key__ = seg when by_dist_key, else buffer_id % nseg =
+ * seg.  PostgreSQL only (segments.c); the plproxy transport reads the
+ * validation shares with it.
+ */
+void		dl_seg_load_partition(DlSegPartition *p, Oid rel, const char *x_col, const char *y_col,
+								  bool by_dist_key, int seg, int nseg, MemoryContext cxt);
+
 /* The default number of virtual segments: max(1, min(online CPUs, max_parallel_workers)). */
 int			dl_seg_default_count(void);
 

@@ -1,5 +1,5 @@
--- 80_plproxy.sql: fit_multiple across several PostgreSQL servers with
--- PL/Proxy (docs/plproxy.md).
+-- 80_plproxy.sql: fit and fit_multiple across several PostgreSQL servers
+-- with PL/Proxy (docs/plproxy.md).
 --
 -- A cluster is a PL/Proxy SQL/MED server on the coordinator with one
 -- partition per segment: partition k (option pk) is a connection to the
@@ -9,25 +9,28 @@
 -- application_name, so that two segments of one node get two connections
 -- and run at the same time.
 --
--- Each hop of fit_multiple is one proxy call (_px_train): SPLIT the
--- (segment, model state) pairs, RUN ON the segments; each node runs the
--- per-segment step (_gp_fit_segment, the aggregate of the Greenplum
--- path) on its rows of that segment and returns the new state.  The
--- schedule is the one of the single-server path (_gp_visit_order, the
--- same rotation), so the weights are byte-identical to a single-server
--- fit_multiple on the same packed table.  Only model states move.
+-- fit and fit_multiple on a table distributed over a cluster use the
+-- plproxy transport (src/pg/px_transport.c) under the drivers of every
+-- path (fit.c, fit_multiple.c).  Each round of steps is one proxy call
+-- (_px_round -> _px_step): SPLIT the (segment, model state, model,
+-- iteration) lists, RUN ON the segments; each node runs the step
+-- aggregate (_gp_fit_segment or _gp_eval_segment, 75_step.sql) on its
+-- rows of that segment and returns the result.  The steps and the
+-- schedule are those of every transport, so the weights are
+-- byte-identical to training on one server on the same packed table.
+-- Only model states move.
 --
 -- What is created where:
 --   * always (no PL/Proxy needed): the catalog madlib_dl.plproxy_tables
 --     (with its row security and the event trigger that forgets dropped
 --     tables), the node-side functions _px_node_*, the coordinator
---     drivers, and plproxy_setup / plproxy_create_cluster /
---     plproxy_distribute;
+--     helpers (_px_round, _px_rethrow, _px_table_segments), and
+--     plproxy_setup / plproxy_create_cluster / plproxy_distribute;
 --   * only where the plproxy extension exists: the proxy functions
---     (LANGUAGE plproxy) _px_prepare, _px_insert, _px_publish, _px_train,
---     _px_eval, _px_ping, made by madlib_dl.plproxy_setup(): at install
---     time when plproxy is already there, else call it after
---     CREATE EXTENSION plproxy.
+--     (LANGUAGE plproxy) _px_prepare, _px_insert, _px_publish, _px_step,
+--     _px_ping, made by madlib_dl.plproxy_setup(): at install time when
+--     plproxy is already there, else call it after CREATE EXTENSION
+--     plproxy.
 --
 -- Security (docs/plproxy.md, "Users and passwords"):
 --   * PL/Proxy connects to the nodes as the session user, with that
@@ -358,56 +361,41 @@ BEGIN
 END
 $$;
 
--- One hop on this node: for each i, train states[i] (model archs[i],
--- compiles[i], fits[i]) on segment segs[i] of source for one visit.
--- state NULL: training diverged; empty: the segment has no rows here
--- (state is the input state).
-CREATE FUNCTION madlib_dl._px_node_train(cluster text, source text[], x_col text, y_col text,
-    segs integer[], states bytea[], archs text[], compiles text[], fits text[], iteration integer,
-    OUT seg integer, OUT state bytea, OUT empty boolean)
+-- The steps of one round on this node: for each i, the step aggregate
+-- (_gp_fit_segment when train, else _gp_eval_segment) with the step
+-- (states[i], archs[i], compiles[i], fits[i], iterations[i], segs[i]) on
+-- segment segs[i] of table source; its madlib_dl._step_result as columns
+-- (state NULL: unchanged, as for a segment without rows here).
+CREATE FUNCTION madlib_dl._px_node_step(cluster text, source text[], x_col text, y_col text,
+    train boolean, segs integer[], states bytea[], archs text[], compiles text[], fits text[],
+    iterations integer[],
+    OUT seg integer, OUT state bytea, OUT loss_sum double precision, OUT metric_sum double precision,
+    OUT n bigint, OUT seconds double precision, OUT diverged text)
 RETURNS SETOF record
 LANGUAGE plpgsql VOLATILE SECURITY INVOKER
 SET search_path = pg_catalog, pg_temp
 AS $$
 DECLARE
     q text;
-    n bigint;
+    k integer := coalesce(cardinality(segs), 0);
 BEGIN
-    q := format('SELECT madlib_dl._gp_fit_segment(s.%1$I, s.%2$I, s.%3$I, s.%4$I, $1, $2::json, $3, $4,'
-                '           $5, $6 ORDER BY s.buffer_id), count(*)'
-                '  FROM %5$s s WHERE s.__dist_key__ = $6',
+    IF train IS NULL OR x_col IS NULL OR y_col IS NULL
+       OR ARRAY[cardinality(states), cardinality(archs), cardinality(compiles), cardinality(fits),
+                cardinality(iterations)] <> array_fill(k, ARRAY[5]) THEN
+        RAISE EXCEPTION 'a round of steps needs train, x_col, y_col and % elements in every list', k
+            USING ERRCODE = 'invalid_parameter_value',
+                  HINT = 'Call fit or fit_multiple, which run the rounds.';
+    END IF;
+    q := format('SELECT (a.r).* FROM (SELECT madlib_dl.%s($1) WITHIN GROUP'
+                ' (ORDER BY s.buffer_id, s.%I, s.%I, s.%I, s.%I) AS r'
+                '  FROM %s s WHERE s.__dist_key__ = $2) a',
+                CASE WHEN train THEN '_gp_fit_segment' ELSE '_gp_eval_segment' END,
                 y_col, x_col, y_col || '_shape', x_col || '_shape', madlib_dl._px_node_table(source));
-    FOR i IN 1 .. coalesce(array_length(segs, 1), 0) LOOP
+    FOR i IN 1 .. k LOOP
         seg := segs[i];
-        EXECUTE q INTO state, n USING states[i], archs[i], compiles[i], fits[i], iteration, segs[i];
-        empty := n = 0;
-        IF empty THEN
-            state := states[i];
-        END IF;
-        RETURN NEXT;
-    END LOOP;
-END
-$$;
-
--- Evaluate states[i] on segment segs[i]: e = {loss_sum, metric_sum, n}.
-CREATE FUNCTION madlib_dl._px_node_eval(cluster text, source text[], x_col text, y_col text,
-    segs integer[], msts integer[], states bytea[], archs text[], compiles text[], fits text[],
-    OUT seg integer, OUT mst_key integer, OUT e double precision[])
-RETURNS SETOF record
-LANGUAGE plpgsql VOLATILE SECURITY INVOKER
-SET search_path = pg_catalog, pg_temp
-AS $$
-DECLARE
-    q text;
-BEGIN
-    q := format('SELECT madlib_dl._gp_eval_segment(s.%1$I, s.%2$I, s.%3$I, s.%4$I, $1, $2::json, $3, $4'
-                '           ORDER BY s.buffer_id)'
-                '  FROM %5$s s WHERE s.__dist_key__ = $5',
-                y_col, x_col, y_col || '_shape', x_col || '_shape', madlib_dl._px_node_table(source));
-    FOR i IN 1 .. coalesce(array_length(segs, 1), 0) LOOP
-        seg := segs[i];
-        mst_key := msts[i];
-        EXECUTE q INTO e USING states[i], archs[i], compiles[i], fits[i], segs[i];
+        EXECUTE q INTO state, loss_sum, metric_sum, n, seconds, diverged
+          USING ROW(states[i], archs[i], compiles[i], fits[i], iterations[i], segs[i])::madlib_dl._step,
+                segs[i];
         RETURN NEXT;
     END LOOP;
 END
@@ -470,25 +458,16 @@ BEGIN
     $p$ LANGUAGE plproxy
     $f$;
     EXECUTE $f$
-    CREATE OR REPLACE FUNCTION madlib_dl._px_train(cluster text, source text[], x_col text, y_col text,
-        segs integer[], states bytea[], archs text[], compiles text[], fits text[], iteration integer,
-        OUT seg integer, OUT state bytea, OUT empty boolean)
+    CREATE OR REPLACE FUNCTION madlib_dl._px_step(cluster text, source text[], x_col text, y_col text,
+        train boolean, segs integer[], states bytea[], archs text[], compiles text[], fits text[],
+        iterations integer[],
+        OUT seg integer, OUT state bytea, OUT loss_sum double precision, OUT metric_sum double precision,
+        OUT n bigint, OUT seconds double precision, OUT diverged text)
     RETURNS SETOF record AS $p$
         CLUSTER madlib_dl._px_cluster_name(cluster);
-        SPLIT segs, states, archs, compiles, fits;
+        SPLIT segs, states, archs, compiles, fits, iterations;
         RUN ON segs;
-        TARGET madlib_dl._px_node_train;
-    $p$ LANGUAGE plproxy
-    $f$;
-    EXECUTE $f$
-    CREATE OR REPLACE FUNCTION madlib_dl._px_eval(cluster text, source text[], x_col text, y_col text,
-        segs integer[], msts integer[], states bytea[], archs text[], compiles text[], fits text[],
-        OUT seg integer, OUT mst_key integer, OUT e double precision[])
-    RETURNS SETOF record AS $p$
-        CLUSTER madlib_dl._px_cluster_name(cluster);
-        SPLIT segs, msts, states, archs, compiles, fits;
-        RUN ON segs;
-        TARGET madlib_dl._px_node_eval;
+        TARGET madlib_dl._px_node_step;
     $p$ LANGUAGE plproxy
     $f$;
     EXECUTE $f$
@@ -501,7 +480,7 @@ BEGIN
     $f$;
     -- members of the extension, so that DROP EXTENSION drops them too
     IF EXISTS (SELECT 1 FROM pg_extension WHERE extname = 'madlib_dl') THEN
-        FOREACH f IN ARRAY ARRAY['_px_prepare', '_px_insert', '_px_publish', '_px_train', '_px_eval', '_px_ping'] LOOP
+        FOREACH f IN ARRAY ARRAY['_px_prepare', '_px_insert', '_px_publish', '_px_step', '_px_ping'] LOOP
             SELECT p.oid::regprocedure::text INTO sig FROM pg_proc p
              WHERE p.proname = f AND p.pronamespace = 'madlib_dl'::regnamespace;
             IF NOT EXISTS (SELECT 1 FROM pg_depend d
@@ -549,6 +528,36 @@ BEGIN
     END IF;
     RAISE EXCEPTION USING ERRCODE = state, MESSAGE = format('PL/Proxy cluster "%s": %s', cluster, msg),
                           DETAIL = coalesce(detail, ''), HINT = coalesce(hint, '');
+END
+$$;
+
+-- One round of the plproxy transport (src/pg/px_transport.c): the proxy
+-- call _px_step with these lists, each segment's result as a
+-- madlib_dl._step_result (NULL for a segment without rows).  An error of
+-- the call is raised again by _px_rethrow, naming the nodes that fail.
+CREATE FUNCTION madlib_dl._px_round(cluster text, source text[], x_col text, y_col text,
+    train boolean, segs integer[], states bytea[], archs text[], compiles text[], fits text[],
+    iterations integer[])
+RETURNS TABLE (seg integer, result madlib_dl._step_result)
+LANGUAGE plpgsql VOLATILE SECURITY INVOKER
+SET search_path = pg_catalog, pg_temp
+AS $$
+DECLARE
+    e_state text;
+    e_msg text;
+    e_detail text;
+    e_hint text;
+BEGIN
+    RETURN QUERY
+        SELECT t.seg, CASE WHEN t.n IS NOT NULL THEN
+                   ROW(t.state, t.loss_sum, t.metric_sum, t.n, t.seconds, t.diverged)::madlib_dl._step_result
+               END
+          FROM madlib_dl._px_step(cluster, source, x_col, y_col, train, segs, states, archs, compiles,
+                                  fits, iterations) t;
+EXCEPTION WHEN OTHERS THEN
+    GET STACKED DIAGNOSTICS e_state = RETURNED_SQLSTATE, e_msg = MESSAGE_TEXT,
+                            e_detail = PG_EXCEPTION_DETAIL, e_hint = PG_EXCEPTION_HINT;
+    PERFORM madlib_dl._px_rethrow(cluster, e_state, e_msg, e_detail, e_hint);
 END
 $$;
 
@@ -764,7 +773,7 @@ LANGUAGE sql VOLATILE SECURITY INVOKER
 AS $$ SELECT madlib_dl._px_distribute(madlib_dl._resolve_table($1, 'packed_table'), $2, $3) $$;
 
 -- ---------------------------------------------------------------------
--- Coordinator: fit_multiple over the cluster
+-- Coordinator: training over the cluster
 -- ---------------------------------------------------------------------
 
 -- The name on the data nodes of packed table source, distributed over
@@ -787,294 +796,6 @@ BEGIN
             USING ERRCODE = 'data_exception',
                   HINT = 'Distribute the table again with madlib_dl.plproxy_distribute.';
     END IF;
-END
-$$;
-
--- Same arguments and result rows as _fit_multiple_run (60_fit_multiple.sql);
--- source must be in madlib_dl.plproxy_tables (num_segments is taken from
--- there: the cluster's partitions).  With K models and N segments there
--- are M = max(K, N) places; place q starts with model sched[q + 1] of
--- _gp_visit_order and at hop h segment s trains the model of place
--- (s + h) mod M: the order of the single-server path.  One _px_train
--- call per hop sends each (segment, state) pair to its node.  The
--- validation table is evaluated on the coordinator (it is not
--- distributed).  Writes nothing.
-CREATE FUNCTION madlib_dl._px_fit_multiple_run(source regclass, x_col text, y_col text,
-    validation regclass, val_x_col text, val_y_col text,
-    mst_keys integer[], model_archs text[], init_weights bytea[],
-    compile_params text[], fit_params text[], num_iterations integer,
-    metrics_compute_frequency integer, num_segments integer, schedule_seed bigint)
-RETURNS SETOF madlib_dl._fit_multiple_result
-LANGUAGE plpgsql VOLATILE SECURITY INVOKER
-SET search_path = pg_catalog, pg_temp
-AS $$
-DECLARE
-    cluster text := madlib_dl._px_cluster_of(source);
-    src text[];
-    n_seg integer;
-    k_models integer := coalesce(array_length(mst_keys, 1), 0);
-    m_places integer;
-    costs double precision[];
-    has_metric boolean[];
-    metric_names text[];
-    sched integer[];
-    pos integer[];          -- (M) model index (1-based) at each place, NULL: empty
-    states bytea[];         -- (K) current state of each model
-    diverged boolean[];     -- (K)
-    fits text[] := coalesce(fit_params, array_fill(NULL::text, ARRAY[k_models]));
-    freq integer := metrics_compute_frequency;
-    t0 timestamptz := clock_timestamp();
-    segs integer[];
-    idx integer[];
-    r record;
-    m integer;
-    ve double precision[];
-    e_state text;
-    e_msg text;
-    e_detail text;
-    e_hint text;
-    res madlib_dl._fit_multiple_result;
-BEGIN
-    IF cluster IS NULL THEN
-        RAISE EXCEPTION 'table "%" is not distributed over a PL/Proxy cluster', source::text
-            USING ERRCODE = 'undefined_object',
-                  HINT = 'Distribute it with madlib_dl.plproxy_distribute.';
-    END IF;
-    IF k_models < 1 OR array_length(model_archs, 1) IS DISTINCT FROM k_models
-       OR array_length(compile_params, 1) IS DISTINCT FROM k_models
-       OR array_length(fits, 1) <> k_models
-       OR coalesce(array_length(init_weights, 1), k_models) <> k_models THEN
-        RAISE EXCEPTION 'mst_keys, model_archs, compile_params, fit_params and init_weights must have the same length'
-            USING ERRCODE = 'invalid_parameter_value';
-    END IF;
-    PERFORM madlib_dl._gp_check_iterations(num_iterations, freq);
-    SELECT p.src, p.n_seg INTO src, n_seg FROM madlib_dl._px_table_segments(cluster, source) p;
-
-    m_places := greatest(k_models, n_seg);
-    SELECT array_agg((madlib_dl._arch_info(a.arch::json)).n_params::double precision
-                     * (madlib_dl._check_params(a.cp, a.fp)).epochs ORDER BY a.i),
-           array_agg((madlib_dl._check_params(a.cp, a.fp)).metrics_type IS NOT NULL ORDER BY a.i),
-           array_agg((madlib_dl._check_params(a.cp, a.fp)).metrics_type[1] ORDER BY a.i)
-      INTO costs, has_metric, metric_names
-      FROM unnest(model_archs, compile_params, fits) WITH ORDINALITY AS a(arch, cp, fp, i);
-    sched := madlib_dl._gp_visit_order(mst_keys, costs, schedule_seed, m_places);
-    pos := ARRAY(SELECT array_position(mst_keys, s) FROM unnest(sched) s);
-    FOR i IN 1 .. k_models LOOP
-        states[i] := madlib_dl._gp_initial_state(model_archs[i]::json, init_weights[i],
-                                                  compile_params[i], fits[i]);
-        diverged[i] := false;
-    END LOOP;
-    CREATE TEMPORARY TABLE IF NOT EXISTS madlib_dl_px_hist (mst_key integer, it integer,
-        tl double precision, tm double precision, vl double precision, vm double precision,
-        el double precision) ON COMMIT DROP;
-    DELETE FROM pg_temp.madlib_dl_px_hist;
-
-    BEGIN
-    FOR iter IN 1 .. num_iterations LOOP
-        FOR hop IN 0 .. m_places - 1 LOOP
-            segs := '{}';
-            idx := '{}';
-            FOR s IN 0 .. n_seg - 1 LOOP
-                m := pos[(s + hop) % m_places + 1];
-                IF m IS NOT NULL AND NOT diverged[m] THEN
-                    segs := segs || s;
-                    idx := idx || m;
-                END IF;
-            END LOOP;
-            CONTINUE WHEN cardinality(segs) = 0;
-            FOR r IN SELECT t.seg, t.state, t.empty
-                       FROM madlib_dl._px_train(cluster, src, x_col, y_col, segs,
-                                ARRAY(SELECT states[i] FROM unnest(idx) i),
-                                ARRAY(SELECT model_archs[i] FROM unnest(idx) i),
-                                ARRAY(SELECT compile_params[i] FROM unnest(idx) i),
-                                ARRAY(SELECT fits[i] FROM unnest(idx) i), iter) t
-                      ORDER BY t.seg LOOP
-                m := idx[array_position(segs, r.seg)];
-                IF r.state IS NULL THEN
-                    diverged[m] := true;
-                    RAISE NOTICE 'model mst_key % diverged in iteration % on segment % and stops',
-                                 mst_keys[m], iter, r.seg;
-                ELSE
-                    states[m] := r.state;
-                END IF;
-            END LOOP;
-        END LOOP;
-
-        IF iter % freq = 0 OR iter = num_iterations THEN
-            -- training loss/metric: every live model on every segment, one call
-            INSERT INTO pg_temp.madlib_dl_px_hist
-            SELECT t.mst_key, iter, madlib_dl._gp_ratio(sum(t.e[1] ORDER BY t.seg), sum(t.e[3])),
-                   madlib_dl._gp_ratio(sum(t.e[2] ORDER BY t.seg), sum(t.e[3])), NULL, NULL,
-                   extract(epoch FROM clock_timestamp() - t0)::double precision
-              FROM madlib_dl._px_eval(cluster, src, x_col, y_col,
-                       ARRAY(SELECT s FROM unnest(mst_keys) WITH ORDINALITY k(key, i), generate_series(0, n_seg - 1) s
-                              WHERE NOT diverged[k.i] ORDER BY k.i, s),
-                       ARRAY(SELECT k.key FROM unnest(mst_keys) WITH ORDINALITY k(key, i), generate_series(0, n_seg - 1) s
-                              WHERE NOT diverged[k.i] ORDER BY k.i, s),
-                       ARRAY(SELECT states[k.i] FROM unnest(mst_keys) WITH ORDINALITY k(key, i), generate_series(0, n_seg - 1) s
-                              WHERE NOT diverged[k.i] ORDER BY k.i, s),
-                       ARRAY(SELECT model_archs[k.i] FROM unnest(mst_keys) WITH ORDINALITY k(key, i), generate_series(0, n_seg - 1) s
-                              WHERE NOT diverged[k.i] ORDER BY k.i, s),
-                       ARRAY(SELECT compile_params[k.i] FROM unnest(mst_keys) WITH ORDINALITY k(key, i), generate_series(0, n_seg - 1) s
-                              WHERE NOT diverged[k.i] ORDER BY k.i, s),
-                       ARRAY(SELECT fits[k.i] FROM unnest(mst_keys) WITH ORDINALITY k(key, i), generate_series(0, n_seg - 1) s
-                              WHERE NOT diverged[k.i] ORDER BY k.i, s)) t
-             GROUP BY t.mst_key;
-            IF validation IS NOT NULL THEN
-                FOR i IN 1 .. k_models LOOP
-                    CONTINUE WHEN diverged[i];
-                    EXECUTE format('SELECT madlib_dl._gp_eval_segment(s.%1$I, s.%2$I, s.%3$I, s.%4$I, $1, $2::json, $3, $4)'
-                                   '  FROM %5$s s', val_y_col, val_x_col, val_y_col || '_shape',
-                                   val_x_col || '_shape', validation)
-                       INTO ve USING states[i], model_archs[i], compile_params[i], fits[i];
-                    UPDATE pg_temp.madlib_dl_px_hist h
-                       SET vl = madlib_dl._gp_ratio(ve[1], ve[3]), vm = madlib_dl._gp_ratio(ve[2], ve[3])
-                     WHERE h.mst_key = mst_keys[i] AND h.it = iter;
-                END LOOP;
-            END IF;
-        END IF;
-        RAISE NOTICE 'iteration % of %: % hops over PL/Proxy cluster %; % s', iter, num_iterations,
-                     m_places, cluster, round(extract(epoch FROM clock_timestamp() - t0)::numeric, 2);
-    END LOOP;
-    EXCEPTION WHEN OTHERS THEN
-        GET STACKED DIAGNOSTICS e_state = RETURNED_SQLSTATE, e_msg = MESSAGE_TEXT,
-                                e_detail = PG_EXCEPTION_DETAIL, e_hint = PG_EXCEPTION_HINT;
-        PERFORM madlib_dl._px_rethrow(cluster, e_state, e_msg, e_detail, e_hint);
-    END;
-
-    FOR i IN 1 .. k_models LOOP
-        res := NULL;
-        res.mst_key := mst_keys[i];
-        res.model_weights := madlib_dl._gp_state_weights(states[i], model_archs[i]::json);
-        res.status := CASE WHEN diverged[i] THEN 'diverged' ELSE 'completed' END;
-        SELECT coalesce(array_agg(h.tl ORDER BY h.it), '{}'), coalesce(array_agg(h.tm ORDER BY h.it), '{}'),
-               coalesce(array_agg(h.vl ORDER BY h.it), '{}'), coalesce(array_agg(h.vm ORDER BY h.it), '{}'),
-               coalesce(array_agg(h.it ORDER BY h.it), '{}'), coalesce(array_agg(h.el ORDER BY h.it), '{}')
-          INTO res.training_loss, res.training_metrics, res.validation_loss, res.validation_metrics,
-               res.metrics_iters, res.metrics_elapsed_time
-          FROM pg_temp.madlib_dl_px_hist h WHERE h.mst_key = mst_keys[i];
-        IF NOT has_metric[i] THEN
-            res.training_metrics := NULL;
-        END IF;
-        IF validation IS NULL THEN
-            res.validation_loss := NULL;
-            res.validation_metrics := NULL;
-        ELSIF NOT has_metric[i] THEN
-            res.validation_metrics := NULL;
-        END IF;
-        res.schedule := sched;
-        res.workers_launched := n_seg;
-        RETURN NEXT res;
-    END LOOP;
-END
-$$;
-
--- ---------------------------------------------------------------------
--- Coordinator: fit (model averaging) over the cluster
--- ---------------------------------------------------------------------
-
--- Same arguments (less num_segments: the cluster's partitions) and
--- result as _gp_fit_run / _fit_run.  Per iteration one _px_train call
--- trains the current state on every segment at once (each node on its
--- own rows), then the coordinator averages the returned states with
--- _avg_states(... ORDER BY segment), leaving out empty segments: the
--- bytes of the single-server model averaging.  Writes nothing.
-CREATE FUNCTION madlib_dl._px_fit_run(source regclass, x_col text, y_col text,
-    validation regclass, val_x_col text, val_y_col text,
-    model_arch json, init_weights bytea, compile_params text, fit_params text,
-    num_iterations integer, metrics_compute_frequency integer)
-RETURNS madlib_dl._fit_result
-LANGUAGE plpgsql VOLATILE SECURITY INVOKER
-SET search_path = pg_catalog, pg_temp
-AS $$
-DECLARE
-    cluster text := madlib_dl._px_cluster_of(source);
-    params record := madlib_dl._check_params(compile_params, fit_params);
-    metric text := params.metrics_type[1];
-    freq integer := metrics_compute_frequency;
-    src text[];
-    n_seg integer;
-    segs integer[];
-    state bytea;
-    nstate bytea;
-    ndiverged bigint;
-    ntrained bigint;
-    ev double precision[];
-    vev double precision[];
-    tl double precision[] := '{}';
-    tm double precision[] := '{}';
-    vl double precision[] := '{}';
-    vm double precision[] := '{}';
-    iters integer[] := '{}';
-    el double precision[] := '{}';
-    t0 timestamptz := clock_timestamp();
-    e_state text;
-    e_msg text;
-    e_detail text;
-    e_hint text;
-BEGIN
-    IF cluster IS NULL THEN
-        RAISE EXCEPTION 'table "%" is not distributed over a PL/Proxy cluster', source::text
-            USING ERRCODE = 'undefined_object',
-                  HINT = 'Distribute it with madlib_dl.plproxy_distribute.';
-    END IF;
-    PERFORM madlib_dl._gp_check_iterations(num_iterations, freq);
-    SELECT p.src, p.n_seg INTO src, n_seg FROM madlib_dl._px_table_segments(cluster, source) p;
-    segs := ARRAY(SELECT generate_series(0, n_seg - 1));
-
-    state := madlib_dl._gp_initial_state(model_arch, init_weights, compile_params, fit_params);
-    BEGIN
-    FOR it IN 1 .. num_iterations LOOP
-        SELECT madlib_dl._avg_states(t.state, model_arch, compile_params ORDER BY t.seg)
-                   FILTER (WHERE NOT t.empty),
-               count(*) FILTER (WHERE t.state IS NULL), count(*) FILTER (WHERE NOT t.empty)
-          INTO nstate, ndiverged, ntrained
-          FROM madlib_dl._px_train(cluster, src, x_col, y_col, segs, array_fill(state, ARRAY[n_seg]),
-                   array_fill(model_arch::text, ARRAY[n_seg]), array_fill(compile_params, ARRAY[n_seg]),
-                   array_fill(fit_params, ARRAY[n_seg]), it) t;
-        IF ndiverged > 0 THEN
-            RAISE EXCEPTION 'training diverged in iteration % on % of % segments', it, ndiverged, n_seg
-                USING ERRCODE = 'data_exception',
-                      HINT = 'Lower the learning rate, or normalize the input (normalizing_const).';
-        END IF;
-        IF ntrained = 0 OR nstate IS NULL THEN
-            RAISE EXCEPTION 'no segment has training data'
-                USING ERRCODE = 'data_exception',
-                      HINT = 'The source table is empty; preprocess a table with rows.';
-        END IF;
-        state := nstate;
-        IF it % freq = 0 OR it = num_iterations THEN
-            SELECT ARRAY[sum(t.e[1] ORDER BY t.seg), sum(t.e[2] ORDER BY t.seg), sum(t.e[3])] INTO ev
-              FROM madlib_dl._px_eval(cluster, src, x_col, y_col, segs, array_fill(0, ARRAY[n_seg]),
-                       array_fill(state, ARRAY[n_seg]), array_fill(model_arch::text, ARRAY[n_seg]),
-                       array_fill(compile_params, ARRAY[n_seg]), array_fill(fit_params, ARRAY[n_seg])) t;
-            tl := tl || madlib_dl._gp_ratio(ev[1], ev[3]);
-            tm := tm || madlib_dl._gp_ratio(ev[2], ev[3]);
-            IF validation IS NOT NULL THEN
-                EXECUTE format('SELECT madlib_dl._gp_eval_segment(s.%1$I, s.%2$I, s.%3$I, s.%4$I, $1, $2, $3, $4)'
-                               '  FROM %5$s s', val_y_col, val_x_col, val_y_col || '_shape',
-                               val_x_col || '_shape', validation)
-                   INTO vev USING state, model_arch, compile_params, fit_params;
-                vl := vl || madlib_dl._gp_ratio(vev[1], vev[3]);
-                vm := vm || madlib_dl._gp_ratio(vev[2], vev[3]);
-            END IF;
-            iters := iters || it;
-            el := el || extract(epoch FROM clock_timestamp() - t0)::double precision;
-        END IF;
-        RAISE NOTICE 'iteration % of %: trained on % segments of PL/Proxy cluster %; % s', it, num_iterations,
-                     ntrained, cluster, round(extract(epoch FROM clock_timestamp() - t0)::numeric, 2);
-    END LOOP;
-    EXCEPTION WHEN OTHERS THEN
-        GET STACKED DIAGNOSTICS e_state = RETURNED_SQLSTATE, e_msg = MESSAGE_TEXT,
-                                e_detail = PG_EXCEPTION_DETAIL, e_hint = PG_EXCEPTION_HINT;
-        IF e_state = '22000' THEN   -- divergence, no data: ours, as they are
-            RAISE EXCEPTION USING ERRCODE = e_state, MESSAGE = e_msg, HINT = coalesce(e_hint, '');
-        END IF;
-        PERFORM madlib_dl._px_rethrow(cluster, e_state, e_msg, e_detail, e_hint);
-    END;
-
-    RETURN madlib_dl._gp_fit_result(state, model_arch, metric IS NOT NULL, validation IS NOT NULL,
-                                    tl, tm, vl, vm, iters, el, n_seg);
 END
 $$;
 

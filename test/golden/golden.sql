@@ -4,7 +4,7 @@
 -- never across machines.
 --   fit          model averaging, 1, 2 and 3 segments, SGD+Nesterov, Dropout
 --   fit_multiple K > N, K = N, K < N, with and without validation
---   gp_*         the Greenplum aggregates, run on PostgreSQL
+--   gp_*         the greenplum transport (the step aggregates), run on PostgreSQL
 --   px_*         PL/Proxy: a cluster of two databases of this server
 -- Needs: superuser, plproxy installed (the px_ lines are skipped otherwise,
 -- and say so), psql variables node1 and node2 (conninfos of the nodes).
@@ -89,20 +89,24 @@ SELECT 'fit_multiple ' || t || ' schedule', md5(schedule::text)
   FROM (SELECT 'K>N p2' AS t, schedule FROM m2_summary UNION ALL SELECT 'K=N p3 validation', schedule FROM m3_summary
         UNION ALL SELECT 'K<N p4', schedule FROM m4_summary) u;
 
--- the Greenplum aggregates, on PostgreSQL
+-- the greenplum transport (the step aggregates), on PostgreSQL
 INSERT INTO golden_md5
-SELECT 'gp fit p3 validation', md5((r).model_weights)
-  FROM (SELECT madlib_dl._gp_fit_run('p3', 'attributes', 'class_text', 'v3', 'attributes', 'class_text',
-               (SELECT model_arch FROM arch WHERE model_id = 1), NULL, :adam, :fp, 3, 1) AS r) s;
+SELECT 'gp fit p3 validation', md5(r.model_weights)
+  FROM madlib_dl._fit_run(madlib_dl._make_train_job('p3', 'attributes', 'class_text',
+           ARRAY[(SELECT model_arch::text FROM arch WHERE model_id = 1)], ARRAY[:adam], 3,
+           fit_params => ARRAY[:fp], validation => 'v3', val_x_col => 'attributes',
+           val_y_col => 'class_text', metrics_compute_frequency => 1,
+           transport => 'greenplum', num_segments => 3)) r;
 INSERT INTO golden_md5
 SELECT format('gp fit_multiple %s mst_key %s', t, r.mst_key), md5(r.model_weights)
   FROM (VALUES ('p2'::regclass, 2, 'K>N p2'), ('p4'::regclass, 4, 'K<N p4')) v(tbl, nseg, t),
-       LATERAL madlib_dl._gp_fit_multiple_run(v.tbl, 'attributes', 'class_text', NULL, NULL, NULL,
-           (SELECT array_agg(mst_key ORDER BY mst_key) FROM mst),
+       LATERAL madlib_dl._fit_multiple_run(madlib_dl._make_train_job(v.tbl, 'attributes', 'class_text',
            (SELECT array_agg(a.model_arch::text ORDER BY m.mst_key) FROM mst m JOIN arch a USING (model_id)),
-           array_fill(NULL::bytea, ARRAY[3]),
-           (SELECT array_agg(compile_params::text ORDER BY mst_key) FROM mst),
-           (SELECT array_agg(fit_params::text ORDER BY mst_key) FROM mst), 3, 1, v.nseg, 1) r;
+           (SELECT array_agg(compile_params::text ORDER BY mst_key) FROM mst), 3,
+           fit_params => (SELECT array_agg(fit_params::text ORDER BY mst_key) FROM mst),
+           mst_keys => (SELECT array_agg(mst_key ORDER BY mst_key) FROM mst),
+           metrics_compute_frequency => 1, schedule_seed => 1,
+           transport => 'greenplum', num_segments => v.nseg)) r;
 
 -- PL/Proxy: 4 segments on two databases of this server
 SELECT count(*) > 0 AS have_plproxy FROM pg_available_extensions WHERE name = 'plproxy' \gset

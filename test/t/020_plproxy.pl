@@ -1,13 +1,16 @@
 #-------------------------------------------------------------------------
 #
 # 020_plproxy.pl
-#	  fit_multiple across three PostgreSQL servers with PL/Proxy: a
-#	  coordinator and two data nodes on localhost.  The iris table is
+#	  fit and fit_multiple across three PostgreSQL servers with PL/Proxy:
+#	  a coordinator and two data nodes on localhost.  The iris table is
 #	  preprocessed on the coordinator with 4 and with 2 segments,
 #	  distributed to the nodes (segment k on node k % 2), and trained over
-#	  the cluster with K = 3 models (K < N = 4 and K > N = 2).  The weights
-#	  must be byte-identical to the single-server fit_multiple on the same
-#	  packed table.  Then a data node is stopped in the middle of a run:
+#	  the cluster (the plproxy transport): fit, and fit_multiple with K = 3
+#	  models (K < N = 4 and K > N = 2), also with a segment without rows
+#	  and with training that diverges on one segment.  Each is compared
+#	  with a job that differs only in its transport (workers, on the
+#	  coordinator's copy of the table): byte-identical weights and the
+#	  same metrics.  Then a data node is stopped in the middle of a run:
 #	  the coordinator gets an error naming the node and writes nothing.
 #	  Security: a hostile cluster name cannot add conninfo keywords, nodes'
 #	  conninfos may not carry credentials, error reports strip quoted
@@ -43,12 +46,12 @@ my @nodes = (new_node('px_node1'), new_node('px_node2'));
 
 # Without plproxy the proxy functions are absent; plproxy_setup makes them.
 is($coord->safe_psql('postgres',
-		"SELECT count(*) FROM pg_proc WHERE proname = '_px_train'"), '0',
+		"SELECT count(*) FROM pg_proc WHERE proname = '_px_step'"), '0',
 	'no proxy functions before plproxy is installed');
 $coord->safe_psql('postgres', 'CREATE EXTENSION plproxy; SELECT madlib_dl.plproxy_setup();');
 is($coord->safe_psql('postgres',
 		"SELECT count(*) FROM pg_proc p JOIN pg_depend d ON d.objid = p.oid AND d.deptype = 'e' "
-		  . "WHERE p.proname IN ('_px_prepare', '_px_insert', '_px_publish', '_px_train', '_px_eval')"), '5',
+		  . "WHERE p.proname IN ('_px_prepare', '_px_insert', '_px_publish', '_px_step', '_px_ping')"), '5',
 	'plproxy_setup makes the 5 proxy functions, members of the extension');
 
 my $conns = join(', ',
@@ -255,6 +258,59 @@ is(join(',', node_rows(0, 'alice.pa'), node_rows(1, 'alice.pa')), join(',', @pa_
 	'... and no node\'s rows changed');
 $nodes[1]->safe_psql('postgres', 'GRANT INSERT ON alice.pa TO alice');
 
+# A training job on $tbl: transport 'workers' (on the coordinator's copy,
+# $nseg segments) or undef (what fit chooses: the cluster the table was
+# distributed over); $val: with the validation table v; the models of mst
+# with mst_key <= $maxkey (default 3), or for fit the architecture
+# $model_id with $compile.
+sub job_sql
+{
+	my (%a) = @_;
+	my $tr = $a{transport} ? "'$a{transport}'" : 'NULL';
+	my $n = $a{nseg} // 'NULL';
+	my $v = $a{val}
+	  ? "validation => 'v', val_x_col => 'attributes', val_y_col => 'class_text',"
+	  : '';
+	my $models = defined $a{model_id}
+	  ? "ARRAY[(SELECT model_arch::text FROM arch WHERE model_id = $a{model_id})], ARRAY[\$\$$a{compile}\$\$],"
+	  . " $a{iters}, fit_params => ARRAY['batch_size=16, epochs=2'],"
+	  : "x.ar, x.c, $a{iters}, fit_params => x.f, init_weights => x.w, mst_keys => x.k,";
+	return "madlib_dl._make_train_job('$a{tbl}', 'attributes', 'class_text', $models $v"
+	  . " metrics_compute_frequency => 1, num_segments => $n, transport => $tr)";
+}
+
+# fit_multiple of the models of mst (mst_key <= $maxkey) as job_sql.
+sub mop_sql
+{
+	my (%a) = @_;
+	my $maxkey = $a{maxkey} // 3;
+	return "SELECT r.* FROM (SELECT array_agg(m.mst_key ORDER BY m.mst_key) AS k,"
+	  . " array_agg(a.model_arch::text ORDER BY m.mst_key) AS ar,"
+	  . " array_agg(a.model_weights ORDER BY m.mst_key) AS w,"
+	  . " array_agg(m.compile_params::text ORDER BY m.mst_key) AS c,"
+	  . " array_agg(m.fit_params::text ORDER BY m.mst_key) AS f"
+	  . " FROM mst m JOIN arch a ON a.model_id = m.model_id WHERE m.mst_key <= $maxkey) x,"
+	  . " madlib_dl._fit_multiple_run(" . job_sql(%a) . ") r";
+}
+
+# Compare fit_multiple over the cluster with the workers transport on
+# $tbl ($n segments): weights, status, schedule and every metric equal.
+sub mop_compare
+{
+	my ($tbl, $n, $what, %a) = @_;
+	my $cols = 'mst_key, md5(model_weights), status, schedule, metrics_iters, training_loss, '
+	  . 'training_metrics, validation_loss, validation_metrics';
+	my $one = $coord->safe_psql('postgres',
+		"SET client_min_messages = warning; SELECT $cols FROM ("
+		  . mop_sql(tbl => $tbl, nseg => $n, transport => 'workers', %a) . ") s ORDER BY 1");
+	my $px = $coord->safe_psql('postgres',
+		"SET client_min_messages = warning; SELECT $cols FROM ("
+		  . mop_sql(tbl => $tbl, %a) . ") s ORDER BY 1");
+	is(scalar(split /\n/, $px), $a{maxkey} // 3, "$tbl ($what): every model trained over the cluster");
+	is($px, $one, "$tbl ($what): weights and metrics identical to the workers transport ($n segments)");
+	return $px;
+}
+
 # --- fit_multiple over the cluster vs one server -----------------------
 $coord->safe_psql('postgres', qq{
 	SELECT madlib_dl.load_model_selection_table('arch', 'mst', ARRAY[1],
@@ -262,102 +318,109 @@ $coord->safe_psql('postgres', qq{
 		ARRAY['batch_size=16, epochs=2', 'batch_size=8, epochs=1']);
 });
 is($coord->safe_psql('postgres', 'SELECT count(*) FROM mst'), '4', '4 model configurations');
+is($coord->safe_psql('postgres', "SELECT (madlib_dl._job_transport('p4')).*"), 'plproxy|c4|4',
+	'a distributed table trains over its cluster, one segment per partition');
 
-# The arguments of _fit_multiple_run / _px_fit_multiple_run for $tbl.
-sub run_call
-{
-	my ($fn, $tbl, $nseg, $iters, $val, $maxkey) = @_;
-	$maxkey //= 3;
-	my $v = $val ? "'v', 'attributes', 'class_text'" : 'NULL, NULL, NULL';
-	return "SELECT r.* FROM (SELECT array_agg(m.mst_key ORDER BY m.mst_key) AS k,"
-	  . " array_agg(a.model_arch::text ORDER BY m.mst_key) AS ar,"
-	  . " array_agg(a.model_weights ORDER BY m.mst_key) AS w,"
-	  . " array_agg(m.compile_params::text ORDER BY m.mst_key) AS c,"
-	  . " array_agg(m.fit_params::text ORDER BY m.mst_key) AS f"
-	  . " FROM mst m JOIN arch a ON a.model_id = m.model_id WHERE m.mst_key <= $maxkey) x,"
-	  . " madlib_dl.$fn('$tbl', 'attributes', 'class_text', $v, x.k, x.ar, x.w, x.c, x.f,"
-	  . " $iters, 1, $nseg, 1) r";
-}
-
-for my $case (['p4', 4, 'K < N'], ['p2', 2, 'K > N'])
-{
-	my ($t, $n, $what) = @$case;
-	my $cols = 'mst_key, md5(model_weights), status, schedule, metrics_iters';
-	my $one = $coord->safe_psql('postgres',
-		"SET client_min_messages = warning; SELECT $cols FROM ("
-		  . run_call('_fit_multiple_run', $t, $n, 2, 1) . ") s ORDER BY 1");
-	my $px = $coord->safe_psql('postgres',
-		"SET client_min_messages = warning; CREATE TABLE px_$t AS "
-		  . run_call('_px_fit_multiple_run', $t, $n, 2, 1)
-		  . "; SELECT $cols FROM px_$t ORDER BY 1");
-	is(scalar(split /\n/, $px), 3, "$t ($what): 3 models trained over the cluster");
-	is($px, $one, "$t ($what): weights byte-identical to one server (3 models, $n segments)");
-	# the metrics: same values (sums over segments, to rounding)
-	is($coord->safe_psql('postgres', qq{
-		SET client_min_messages = warning;
-		SELECT bool_and(abs(a.training_loss[2] - b.training_loss[2]) < 1e-6
-		            AND abs(a.training_metrics[2] - b.training_metrics[2]) < 1e-6
-		            AND abs(a.validation_loss[2] - b.validation_loss[2]) < 1e-6
-		            AND a.training_loss[2] > 0)
-		  FROM px_$t a JOIN (} . run_call('_fit_multiple_run', $t, $n, 2, 1) . qq{) b USING (mst_key)}),
-		't', "$t ($what): training and validation loss/metric as on one server");
-	# every visit ran on its node: each node's segments served the hops
-}
+mop_compare('p4', 4, 'K < N', iters => 2, val => 1);
+mop_compare('p2', 2, 'K > N', iters => 2, val => 1);
 
 # --- fit (model averaging) over the cluster vs one server --------------
 for my $case (['p4', 4], ['p2', 2])
 {
 	my ($t, $n) = @$case;
-	my $args = "'$t', 'attributes', 'class_text', 'v', 'attributes', 'class_text', "
-	  . "(SELECT model_arch FROM arch WHERE model_id = 1), NULL, \$\$$COMPILE\$\$, "
-	  . "'batch_size=16, epochs=2', 3, 1";
-	my $cols = 'md5(r.model_weights), r.metrics_iters';
-	my $one = $coord->safe_psql('postgres',
-		"SET client_min_messages = warning; SELECT $cols FROM madlib_dl._fit_run($args, $n) r");
-	my $px = $coord->safe_psql('postgres',
-		"SET client_min_messages = warning; SELECT $cols FROM madlib_dl._px_fit_run($args) r");
-	like($px, qr/^[0-9a-f]{32}\|\{1,2,3\}$/, "$t: fit over the cluster returns weights");
-	is($px, $one, "$t: fit over the cluster is byte-identical to one server ($n segments)");
-	is($coord->safe_psql('postgres', qq{
-		SET client_min_messages = warning;
-		SELECT abs(a.training_loss[3] - b.training_loss[3]) < 1e-6
-		   AND abs(a.validation_metrics[3] - b.validation_metrics[3]) < 1e-6
-		  FROM madlib_dl._px_fit_run($args) a, madlib_dl._fit_run($args, $n) b}),
-		't', "$t: fit's losses and metrics as on one server");
+	my %f = (tbl => $t, model_id => 1, compile => $COMPILE, iters => 3, val => 1);
+	my $cols = 'md5(r.model_weights), r.metrics_iters, r.training_loss, r.training_metrics, '
+	  . 'r.validation_loss, r.validation_metrics, r.workers_launched';
+	my $one = $coord->safe_psql('postgres', "SET client_min_messages = warning; SELECT $cols FROM "
+		  . "madlib_dl._fit_run(" . job_sql(%f, transport => 'workers', nseg => $n) . ") r");
+	my $px = $coord->safe_psql('postgres', "SET client_min_messages = warning; SELECT $cols FROM "
+		  . "madlib_dl._fit_run(" . job_sql(%f) . ") r");
+	like($px, qr/^[0-9a-f]{32}\|\{1,2,3\}\|/, "$t: fit over the cluster returns weights");
+	is($px, $one, "$t: fit over the cluster: weights and metrics identical to the workers transport ($n segments)");
 }
 
-# --- the public API, when fit / fit_multiple dispatch to this path -----
-my $dispatch = $coord->safe_psql('postgres',
-	"SELECT count(*) FROM pg_proc WHERE proname = '_fit_multiple' "
-	  . "AND prosrc LIKE '%_px_fit_multiple_run%'");
-SKIP:
-{
-	skip 'fit_multiple does not dispatch to the PL/Proxy path yet', 2 if $dispatch eq '0';
+# --- the public API on a distributed table -------------------------------
+$coord->safe_psql('postgres', "SET client_min_messages = warning; "
+	  . "SELECT madlib_dl.fit_multiple('p4', 'api_out', 'mst', 2, FALSE, 'v', 1)");
+is($coord->safe_psql('postgres', 'SELECT count(*) FROM api_out'), '4',
+	'fit_multiple on a distributed table writes one row per model');
+is($coord->safe_psql('postgres',
+		"SELECT string_agg(md5(model_weights), ',' ORDER BY mst_key) FROM api_out"),
+	$coord->safe_psql('postgres',
+		"SET client_min_messages = warning; SELECT string_agg(md5(model_weights), ',' ORDER BY mst_key) FROM ("
+		  . mop_sql(tbl => 'p4', nseg => 4, transport => 'workers', iters => 2, val => 1, maxkey => 4)
+		  . ") r"),
+	'fit_multiple on a distributed table: byte-identical to the workers transport');
+$coord->safe_psql('postgres', "SET client_min_messages = warning; "
+	  . "SELECT madlib_dl.fit('p2', 'api_fit', 'arch', 1, \$\$$COMPILE\$\$, "
+	  . "'batch_size=16, epochs=2', 3, FALSE, 'v', 1)");
+is($coord->safe_psql('postgres', 'SELECT md5(model_weights) FROM api_fit'),
 	$coord->safe_psql('postgres', "SET client_min_messages = warning; "
-		  . "SELECT madlib_dl.fit_multiple('p4', 'api_out', 'mst', 2, FALSE, 'v', 1)");
-	is($coord->safe_psql('postgres', 'SELECT count(*) FROM api_out'), '4',
-		'fit_multiple on a distributed table writes one row per model');
-	is($coord->safe_psql('postgres',
-			"SELECT string_agg(md5(model_weights), ',' ORDER BY mst_key) FROM api_out"),
-		$coord->safe_psql('postgres',
-			"SET client_min_messages = warning; SELECT string_agg(md5(model_weights), ',' ORDER BY mst_key) FROM ("
-			  . run_call('_fit_multiple_run', 'p4', 4, 2, 1, 4) . ") r"),
-		'fit_multiple on a distributed table: byte-identical to one server');
+		  . "SELECT md5(r.model_weights) FROM madlib_dl._fit_run("
+		  . job_sql(tbl => 'p2', model_id => 1, compile => $COMPILE, iters => 3, val => 1,
+			transport => 'workers', nseg => 2) . ") r"),
+	'fit on a distributed table: byte-identical to the workers transport');
+
+# --- a segment without rows ------------------------------------------------
+# p4 less its segment 3: segment 3 is empty on node 2.
+$coord->safe_psql('postgres', q{
+	CREATE TABLE p4e AS SELECT * FROM p4 WHERE __dist_key__ <> 3;
+	CREATE TABLE p4e_summary AS SELECT * FROM p4_summary;
+});
+is($coord->safe_psql('postgres', 'SELECT array_agg(DISTINCT __dist_key__ ORDER BY __dist_key__) FROM p4e'),
+	'{0,1,2}', 'p4e: segment 3 has no rows');
+$coord->safe_psql('postgres', "SELECT madlib_dl.plproxy_distribute('p4e', 'c4')");
+mop_compare('p4e', 4, 'an empty segment', iters => 2, val => 1);
+{
+	my %f = (tbl => 'p4e', model_id => 1, compile => $COMPILE, iters => 2, val => 1);
+	my $cols = 'md5(r.model_weights), r.training_loss, r.validation_loss';
+	is($coord->safe_psql('postgres', "SET client_min_messages = warning; SELECT $cols FROM "
+			  . "madlib_dl._fit_run(" . job_sql(%f) . ") r"),
+		$coord->safe_psql('postgres', "SET client_min_messages = warning; SELECT $cols FROM "
+			  . "madlib_dl._fit_run(" . job_sql(%f, transport => 'workers', nseg => 4) . ") r"),
+		'p4e (an empty segment): fit identical to the workers transport');
 }
-my $fit_dispatch = $coord->safe_psql('postgres',
-	"SELECT count(*) FROM pg_proc WHERE proname = '_fit' AND prosrc LIKE '%_px_fit_run%'");
-SKIP:
+
+# --- divergence on one segment ---------------------------------------------
+# In a buffer of segment 1 every row's first feature is 1e30: a softmax
+# regression with plain SGD diverges there.  fit stops with a WARNING naming segment 1; in
+# fit_multiple that model stops, the other goes on: as on the workers
+# transport.
+$coord->safe_psql('postgres', q{
+	SELECT madlib_dl.load_keras_model('arch', '{"class_name": "Sequential", "config": {"layers": [
+		{"class_name": "InputLayer", "config": {"batch_input_shape": [null, 4]}},
+		{"class_name": "Dense", "config": {"units": 3, "activation": "softmax"}}]}}');
+	CREATE TABLE p4d AS SELECT * FROM p4;
+	CREATE TABLE p4d_summary AS SELECT * FROM p4_summary;
+	UPDATE p4d SET attributes = (SELECT string_agg(CASE WHEN i % 16 = 0 THEN '\xcaf24971'::bytea
+	                                                   ELSE substr(attributes, i + 1, 4) END, ''::bytea ORDER BY i)
+	                               FROM generate_series(0, length(attributes) - 1, 4) i)
+	 WHERE buffer_id = (SELECT min(buffer_id) FROM p4 WHERE __dist_key__ = 1);
+	SELECT madlib_dl.plproxy_distribute('p4d', 'c4');
+	INSERT INTO mst (mst_key, model_id, compile_params, fit_params)
+	VALUES (11, 2, $$loss='categorical_crossentropy', optimizer='SGD(lr=0.1)'$$, 'batch_size=8, epochs=2'),
+	       (12, 1, $$loss='categorical_crossentropy', optimizer='Adam(lr=0.01)'$$, 'batch_size=8, epochs=2');
+});
 {
-	skip 'fit does not dispatch to the PL/Proxy path yet', 1 if $fit_dispatch eq '0';
-	$coord->safe_psql('postgres', "SET client_min_messages = warning; "
-		  . "SELECT madlib_dl.fit('p2', 'api_fit', 'arch', 1, \$\$$COMPILE\$\$, "
-		  . "'batch_size=16, epochs=2', 3, FALSE, 'v', 1)");
-	is($coord->safe_psql('postgres', 'SELECT md5(model_weights) FROM api_fit'),
-		$coord->safe_psql('postgres', "SET client_min_messages = warning; "
-			  . "SELECT md5(r.model_weights) FROM madlib_dl._fit_run('p2', 'attributes', 'class_text', "
-			  . "'v', 'attributes', 'class_text', (SELECT model_arch FROM arch WHERE model_id = 1), NULL, "
-			  . "\$\$$COMPILE\$\$, 'batch_size=16, epochs=2', 3, 1, 2) r"),
-		'fit on a distributed table: byte-identical to one server');
+	my $sgd = q{loss='categorical_crossentropy', optimizer='SGD(lr=0.1)'};
+	my %f = (tbl => 'p4d', model_id => 2, compile => $sgd, iters => 2);
+	my ($o1, $e1, $o2, $e2);
+	my $q = "SET client_min_messages = warning; SELECT md5(r.model_weights), r.metrics_iters FROM madlib_dl._fit_run(";
+	$coord->psql('postgres', $q . job_sql(%f) . ") r", stdout => \$o1, stderr => \$e1);
+	$coord->psql('postgres', $q . job_sql(%f, transport => 'workers', nseg => 4) . ") r",
+		stdout => \$o2, stderr => \$e2);
+	like($e1, qr/WARNING:  training diverged in iteration 1 on segment 1: /,
+		'p4d: fit over the cluster stops with a WARNING naming the segment');
+	is("$o1\n$e1", "$o2\n$e2", 'p4d: fit diverges as on the workers transport (weights, history, WARNING)');
+	my $cols = 'mst_key, status, md5(model_weights), metrics_iters, training_loss';
+	my $px = $coord->safe_psql('postgres', "SET client_min_messages = warning; SELECT $cols FROM ("
+		  . mop_sql(tbl => 'p4d', iters => 2) =~ s/m\.mst_key <= 3/m.mst_key > 10/r . ") s ORDER BY 1");
+	like($px, qr/^11\|diverged\|.*\n12\|completed\|/, 'p4d: in fit_multiple the model that diverges stops, the other goes on');
+	is($px, $coord->safe_psql('postgres', "SET client_min_messages = warning; SELECT $cols FROM ("
+		  . mop_sql(tbl => 'p4d', iters => 2, nseg => 4, transport => 'workers') =~ s/m\.mst_key <= 3/m.mst_key > 10/r
+		  . ") s ORDER BY 1"),
+		'p4d: fit_multiple diverges as on the workers transport');
+	$coord->safe_psql('postgres', 'DELETE FROM mst WHERE mst_key > 10');
 }
 
 # --- the catalog follows the table, not its name -------------------------
@@ -372,7 +435,7 @@ is($coord->safe_psql('postgres',
 	'-,c2', 'a renamed table stays distributed; a new table of its old name is not');
 is($coord->safe_psql('postgres',
 		"SET client_min_messages = warning; SELECT count(*) FROM ("
-		  . run_call('_px_fit_multiple_run', 'p2_old', 2, 1, 0) . ") r"), '3',
+		  . mop_sql(tbl => 'p2_old', iters => 1) . ") r"), '3',
 	'the renamed table trains over the cluster (on its rows under the old name)');
 ($rc, $out, $err) = $coord->psql('postgres', "SELECT madlib_dl.plproxy_distribute('p2', 'c2')");
 like($err, qr/the data nodes already hold "public\.p2" for table "public\.p2_old"/,
@@ -407,23 +470,23 @@ is($coord->safe_psql('postgres',
 	'0', 'no stale row is left');
 
 # A table not distributed, and a cluster of the wrong size.
-($rc, $out, $err) = $coord->psql('postgres', run_call('_px_fit_multiple_run', 'v', 4, 1, 0));
-like($err, qr/is not distributed over a PL\/Proxy cluster/, 'a local table is refused');
+($rc, $out, $err) = $coord->psql('postgres',
+	mop_sql(tbl => 'v', iters => 1) =~ s/transport => NULL/transport => 'plproxy', cluster => 'c4'/r
+	  =~ s/num_segments => NULL/num_segments => 4/r);
+like($err, qr/ERROR:  table "v" is not distributed over a PL\/Proxy cluster named "c4"/,
+	'a plproxy job on a local table is refused');
 
 # A node that lost its share: the remote error names the node.
 $nodes[0]->safe_psql('postgres', 'ALTER TABLE p2 RENAME TO p2_away');
-($rc, $out, $err) = $coord->psql('postgres', run_call('_px_fit_multiple_run', 'p2', 2, 1, 0));
+($rc, $out, $err) = $coord->psql('postgres', mop_sql(tbl => 'p2', iters => 1));
 like($err, qr/ERROR:  PL\/Proxy cluster "c2": .*REMOTE ERROR: table "public.p2" does not exist on data node px_node1/,
 	'a node without the table: error naming the node');
 $nodes[0]->safe_psql('postgres', 'ALTER TABLE p2_away RENAME TO p2');
 
 # --- a data node fails in the middle of a run --------------------------
-# Through fit_multiple when it dispatches here (no model, _info or
-# _summary table may be left), else through the driver in a CTAS.
+# Through fit_multiple: no model, _info or _summary table may be left.
 my $s = bg_session($coord);
-bg_send($s, $dispatch eq '0'
-	? 'CREATE TABLE px_fail AS ' . run_call('_px_fit_multiple_run', 'p4', 4, 2000, 0) . ';'
-	: "SELECT madlib_dl.fit_multiple('p4', 'px_fail', 'mst', 2000, FALSE, NULL, 1);");
+bg_send($s, "SELECT madlib_dl.fit_multiple('p4', 'px_fail', 'mst', 2000, FALSE, NULL, 1);");
 ok(bg_wait_stderr($s, qr/iteration 2 of 2000/, 60), 'a long run is under way');
 $nodes[1]->stop('immediate');
 my ($o, $e) = bg_finish($s, 60);
@@ -441,7 +504,7 @@ $s->quit;
 $nodes[1]->start;
 is($coord->safe_psql('postgres',
 		"SET client_min_messages = warning; SELECT count(*) FROM ("
-		  . run_call('_px_fit_multiple_run', 'p4', 4, 1, 0) . ") r"), '3',
+		  . mop_sql(tbl => 'p4', iters => 1) . ") r"), '3',
 	'after the node restarts, training over the cluster works again');
 
 # DROP EXTENSION takes the proxy functions and the catalog with it.
@@ -460,7 +523,7 @@ $coord->safe_psql('postgres', 'CREATE EXTENSION madlib_dl');
 is($coord->safe_psql('postgres',
 		"SELECT count(*) FROM pg_proc p JOIN pg_language l ON l.oid = p.prolang AND l.lanname = 'plproxy' "
 		  . "JOIN pg_depend d ON d.objid = p.oid AND d.deptype = 'e' WHERE p.proname LIKE '\\_px\\_%'"),
-	'6', 'CREATE EXTENSION after plproxy makes the 6 proxy functions');
+	'5', 'CREATE EXTENSION after plproxy makes the 5 proxy functions');
 
 $_->stop for ($coord, @nodes);
 done_testing();
