@@ -14,7 +14,7 @@ MODULE_big = madlib_dl
 PGFILEDESC = "madlib_dl - deep learning in the database"
 
 ENGINE_SRCS = $(sort $(wildcard src/engine/*.c))
-PG_SRCS = $(sort $(wildcard src/pg/*.c))
+PG_SRCS = $(sort $(wildcard src/pg/*.c src/pg/*/*.c))
 OBJS = $(ENGINE_SRCS:.c=.o) $(PG_SRCS:.c=.o)
 
 # The install script is assembled from the pieces in src/sql/, in order.
@@ -35,7 +35,7 @@ TAP_TESTS = 1
 PROVE_TESTS = $(sort $(wildcard test/t/*.pl))
 endif
 
-PG_CPPFLAGS = -Iinclude -Isrc/engine
+PG_CPPFLAGS = -Iinclude -Isrc/engine -Isrc/pg -Isrc/pg/api -Isrc/pg/runtime -Isrc/pg/transport
 PG_CFLAGS = -std=gnu11 -fvect-cost-model=dynamic -fno-math-errno -Wall -Wextra -Wno-unused-parameter -Wno-missing-field-initializers
 SHLIB_LINK = -lopenblas -ljson-c -lm
 

@@ -4,7 +4,7 @@
  *	  Model averaging: the mean of model states weighted by the samples
  *	  each one trained on, for fit (Su & Chen 2015, FedAvg).
  *
- * fit averages with these functions on every transport (src/pg/fit.c:
+ * fit averages with these functions on every transport (src/pg/api/fit.c:
  * the states in the transport's slots, in segment order).  The sums are
  * kept in double, in the order the states are added, so the same states
  * added in the same order give the same bytes on every path.

@@ -8,7 +8,7 @@
  *	 y  n * k int16 values, little-endian (n, k), usually one-hot.
  * These functions check the byte length against the shape and decode on
  * any host byte order.  They are the server-independent core of the
- * PostgreSQL glue (src/pg/pg_buffer.c) and are fuzzed on their own
+ * PostgreSQL glue (src/pg/runtime/pg_buffer.c) and are fuzzed on their own
  * (test/fuzz/fuzz_buffer.c).
  *
  * IDENTIFICATION

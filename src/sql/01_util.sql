@@ -31,7 +31,7 @@
 --   42703 undefined_column        a table lacks a required column
 --   42804 datatype_mismatch       a required column has the wrong type
 
--- _resolve_table(name, param): see src/pg/names.c.  Returns {schema, table}.
+-- _resolve_table(name, param): see src/pg/api/names.c.  Returns {schema, table}.
 -- Must be called where the caller's search_path is in effect (a LANGUAGE
 -- sql wrapper), never from inside a function with a pinned search_path.
 CREATE FUNCTION madlib_dl._resolve_table(name text, param text DEFAULT 'table')

@@ -1,7 +1,7 @@
 -- 20_preprocess.sql: the deep-learning preprocessors, as in MADlib
 -- (input_data_preprocessor): training_preprocessor_dl and
 -- validation_preprocessor_dl, their help overloads, and the packing
--- aggregates of src/pg/preprocess.c.
+-- aggregates of src/pg/api/preprocess.c.
 --
 -- A preprocessed ("packed") table <out> has one row per buffer:
 --   <y>            bytea    int16 little-endian one-hot, (n, num_classes)
@@ -23,7 +23,7 @@
 -- no ordering and the wide arrays are never sorted: only (ctid, rn) is.
 
 -- ---------------------------------------------------------------------
--- C functions and aggregates (src/pg/preprocess.c)
+-- C functions and aggregates (src/pg/api/preprocess.c)
 -- ---------------------------------------------------------------------
 
 CREATE FUNCTION madlib_dl._pack_final(internal)

@@ -1,6 +1,6 @@
 -- 30_fit.sql: madlib_keras_fit / fit, as in MADlib (madlib_keras.sql_in),
--- trained by model averaging over the virtual segments (src/pg/fit.c,
--- src/pg/segments.c).  docs/fit.md is the user page.
+-- trained by model averaging over the virtual segments (src/pg/api/fit.c,
+-- src/pg/transport/workers.c).  docs/fit.md is the user page.
 
 -- ---------------------------------------------------------------------
 -- C functions
@@ -41,7 +41,7 @@ CREATE TYPE madlib_dl._fit_result AS (
 );
 
 -- A training job: everything _fit_run and _fit_multiple_run are asked to
--- do, in one value (src/pg/job.c reads and checks it).  One model
+-- do, in one value (src/pg/api/job.c reads and checks it).  One model
 -- configuration per element of the arrays (fit: one); init_weights and
 -- fit_params elements may be NULL (random start, defaults).  transport:
 -- 'workers' (parallel workers on this server), 'greenplum' (aggregates
@@ -128,7 +128,7 @@ END
 $$;
 
 -- The whole training run of one model, in one call: every segment trains
--- a copy, averaged every iteration (src/pg/fit.c).  Writes nothing; the
+-- a copy, averaged every iteration (src/pg/api/fit.c).  Writes nothing; the
 -- driver writes the tables.  PARALLEL UNSAFE: it starts its own parallel
 -- workers.
 CREATE FUNCTION madlib_dl._fit_run(job madlib_dl._train_job)

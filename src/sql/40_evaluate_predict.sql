@@ -7,8 +7,8 @@
 --                 normalized with the training normalizing_const
 --   predict_byom  the same for weights stored in an architecture table
 --
--- The numbers come from two C functions (src/pg/evaluate.c,
--- src/pg/predict.c); the PL/pgSQL drivers here check the arguments and
+-- The numbers come from two C functions (src/pg/api/evaluate.c,
+-- src/pg/api/predict.c); the PL/pgSQL drivers here check the arguments and
 -- tables first and write the output table in one statement, so it appears
 -- complete or not at all.  User-facing page: docs/evaluate-predict.md.
 

@@ -1,7 +1,7 @@
 -- 60_fit_multiple.sql: madlib_keras_fit_multiple_model / fit_multiple, as
 -- in MADlib (madlib_keras_fit_multiple_model.sql_in), trained by model
--- hopper parallelism over the virtual segments (src/pg/fit_multiple.c,
--- src/pg/segments.c).  docs/fit-multiple.md is the user page.
+-- hopper parallelism over the virtual segments (src/pg/api/fit_multiple.c,
+-- src/pg/transport/workers.c).  docs/fit-multiple.md is the user page.
 
 -- ---------------------------------------------------------------------
 -- C function
@@ -24,7 +24,7 @@ CREATE TYPE madlib_dl._fit_multiple_result AS (
 );
 
 -- The whole model selection run, in one call: the models hop between the
--- segments of the job's transport (src/pg/fit_multiple.c, with the
+-- segments of the job's transport (src/pg/api/fit_multiple.c, with the
 -- hopper of src/engine/hopper.c).  One row per model, in the order of the
 -- job's mst_keys.  Writes nothing; the driver writes the tables.
 -- PARALLEL UNSAFE: it starts its own parallel workers.

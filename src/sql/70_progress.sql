@@ -1,4 +1,4 @@
--- 70_progress.sql: live progress of fit and fit_multiple (src/pg/progress.c).
+-- 70_progress.sql: live progress of fit and fit_multiple (src/pg/api/progress.c).
 -- The view madlib_dl.fit_progress reads slots in shared memory that the
 -- running fit / fit_multiple rewrites after every iteration, so another
 -- session sees each iteration as it ends (nothing is written to tables).

@@ -1,8 +1,8 @@
 -- 75_step.sql: one segment's step as an SQL aggregate over the segment's
--- rows (src/pg/gp_agg.c), for the transports that reach their segments
--- through SQL: greenplum (src/pg/gp_transport.c) and plproxy (src/pg/
--- px_transport.c, on the data nodes).  The step is the one a parallel
--- worker runs (src/pg/seg_step.c), so every transport gives the same
+-- rows (src/pg/runtime/gp_agg.c), for the transports that reach their segments
+-- through SQL: greenplum (src/pg/transport/greenplum.c) and plproxy (src/pg/
+-- transport/plproxy.c, on the data nodes).  The step is the one a parallel
+-- worker runs (src/pg/runtime/step.c), so every transport gives the same
 -- bytes.
 --
 --   _gp_fit_segment(step) WITHIN GROUP (ORDER BY buffer_id, dep, indep,

@@ -10,7 +10,7 @@
 -- and run at the same time.
 --
 -- fit and fit_multiple on a table distributed over a cluster use the
--- plproxy transport (src/pg/px_transport.c) under the drivers of every
+-- plproxy transport (src/pg/transport/plproxy.c) under the drivers of every
 -- path (fit.c, fit_multiple.c).  Each round of steps is one proxy call
 -- (_px_round -> _px_step): SPLIT the (segment, model state, model,
 -- iteration) lists, RUN ON the segments; each node runs the step
@@ -531,7 +531,7 @@ BEGIN
 END
 $$;
 
--- One round of the plproxy transport (src/pg/px_transport.c): the proxy
+-- One round of the plproxy transport (src/pg/transport/plproxy.c): the proxy
 -- call _px_step with these lists, each segment's result as a
 -- madlib_dl._step_result (NULL for a segment without rows).  An error of
 -- the call is raised again by _px_rethrow, naming the nodes that fail.

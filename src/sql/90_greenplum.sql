@@ -2,7 +2,7 @@
 --
 -- On Greenplum there are no virtual segments (no ParallelContext): fit
 -- and fit_multiple run their steps over the real segments through the
--- greenplum transport (src/pg/gp_transport.c), a round of steps per query
+-- greenplum transport (src/pg/transport/greenplum.c), a round of steps per query
 -- of the step aggregates (75_step.sql) grouped by __dist_key__.
 --
 -- What is created where:

@@ -1,0 +1,348 @@
+/*-------------------------------------------------------------------------
+ *
+ * arch.c
+ *	  SQL functions over Keras architectures and flat model weights.
+ *
+ * The JSON is parsed by the engine (dl_keras_parse); this file only turns
+ * the resulting DlModelSpec into SQL values and engine errors into
+ * ereports.  Every function here allocates in CurrentMemoryContext, so an
+ * ERROR frees everything.
+ *
+ *	 _validate_arch(json, bytea)    parse, check weights, return P
+ *	 _arch_info(json)               input/output shapes, P, fingerprint
+ *	 keras_model_summary(json)      one row per layer, like model.summary()
+ *	 weights_to_array(bytea)        flat little-endian float32 -> real[]
+ *	 weights_from_array(real[])     real[] -> flat little-endian float32
+ *
+ * The weights format is MADlib's model_weights: the float32 concatenation
+ * of Keras get_weights(), little-endian, no header (include/madlib_dl/dl_blob.h).
+ *
+ * IDENTIFICATION
+ *	  src/pg/api/arch.c
+ *
+ *-------------------------------------------------------------------------
+ */
+#include "pg_glue.h"
+
+#include <math.h>
+#include <string.h>
+
+#include "catalog/pg_type.h"
+#include "fmgr.h"
+#include "miscadmin.h"
+#include "funcapi.h"
+#include "utils/array.h"
+#include "utils/builtins.h"
+#include "utils/tuplestore.h"
+
+#include "madlib_dl/dl_keras.h"
+#include "madlib_dl/dl_spec.h"
+
+#include "pg_limits.h"
+
+#define WEIGHTS_HINT "model_weights must be the little-endian float32 concatenation of Keras " \
+	"get_weights() in layer order, e.g. numpy.concatenate([w.ravel() for w in " \
+	"model.get_weights()]).astype('<f4').tobytes()."
+
+/*
+ * Parse the json datum arch into a finalized spec allocated in
+ * CurrentMemoryContext.  Raises ERROR (with the engine's SQLSTATE, message
+ * and hint) when the architecture is malformed or unsupported.
+ */
+static DlModelSpec *
+parse_arch(text *arch, DlAllocator *alloc)
+{
+	DlModelSpec *spec = NULL;
+	DlError		err;
+	DlStatus	st;
+
+	dl_error_clear(&err);
+	st = dl_keras_parse(VARDATA_ANY(arch), VARSIZE_ANY_EXHDR(arch), alloc, &spec, &err);
+	dl_pg_check(st, &err);
+	if (spec == NULL)
+		elog(ERROR, "dl_keras_parse returned DL_OK without a spec");
+	return spec;
+}
+
+/* Read the i-th little-endian float32 of buf (4*(i+1) bytes at least). */
+static float
+read_le_float(const uint8 *buf, size_t i)
+{
+	const uint8 *p = buf + 4 * i;
+	uint32		u = (uint32) p[0] | ((uint32) p[1] << 8) |
+		((uint32) p[2] << 16) | ((uint32) p[3] << 24);
+	float		f;
+
+	memcpy(&f, &u, sizeof(f));
+	return f;
+}
+
+/* Write f as little-endian float32 at buf + 4*i. */
+static void
+write_le_float(uint8 *buf, size_t i, float f)
+{
+	uint8	   *p = buf + 4 * i;
+	uint32		u;
+
+	memcpy(&u, &f, sizeof(u));
+	p[0] = (uint8) (u & 0xff);
+	p[1] = (uint8) ((u >> 8) & 0xff);
+	p[2] = (uint8) ((u >> 16) & 0xff);
+	p[3] = (uint8) ((u >> 24) & 0xff);
+}
+
+/* Name of the layer owning parameter index k (0-based), for messages. */
+static const char *
+layer_of_param(const DlModelSpec *spec, size_t k)
+{
+	for (int i = 0; i < spec->n_layers; i++)
+	{
+		const DlLayer *l = &spec->layers[i];
+
+		if (k >= l->param_offset && k - l->param_offset < l->n_params)
+			return l->name;
+	}
+	return "?";
+}
+
+/*
+ * Check that weights (a bytea) fits spec: exactly 4*P bytes, all values
+ * finite.  Raises DATA_EXCEPTION naming the counts or the first bad value.
+ */
+static void
+check_weights(const DlModelSpec *spec, bytea *weights)
+{
+	size_t		len = VARSIZE_ANY_EXHDR(weights);
+	const uint8 *buf = (const uint8 *) VARDATA_ANY(weights);
+	size_t		n = len / 4;
+
+	if (len % 4 != 0)
+		ereport(ERROR,
+				(errcode(ERRCODE_DATA_EXCEPTION),
+				 errmsg("model_weights has %zu bytes, not a whole number of float32 values", len),
+				 errhint(WEIGHTS_HINT)));
+	if (n != spec->n_params)
+		ereport(ERROR,
+				(errcode(ERRCODE_DATA_EXCEPTION),
+				 errmsg("model_weights has %zu float32 values but the architecture needs %zu",
+						n, spec->n_params),
+				 errhint(WEIGHTS_HINT)));
+	for (size_t k = 0; k < n; k++)
+	{
+		float		f = read_le_float(buf, k);
+
+		if (!isfinite(f))
+			ereport(ERROR,
+					(errcode(ERRCODE_DATA_EXCEPTION),
+					 errmsg("model_weights value %zu (layer \"%s\") is %s",
+							k + 1, layer_of_param(spec, k), isnan(f) ? "NaN" : "infinite"),
+					 errhint("Load finite weights, or leave model_weights NULL so that training initializes them.")));
+	}
+}
+
+/* A DlShape as an int[]; ERROR if a dimension does not fit in int4. */
+static ArrayType *
+shape_to_array(const DlShape *s)
+{
+	Datum		elems[DL_MAX_RANK];
+
+	for (int i = 0; i < s->rank; i++)
+	{
+		if (s->dims[i] > PG_INT32_MAX || s->dims[i] < 0)
+			ereport(ERROR,
+					(errcode(ERRCODE_PROGRAM_LIMIT_EXCEEDED),
+					 errmsg("dimension %lld does not fit in an integer", (long long) s->dims[i])));
+		elems[i] = Int32GetDatum((int32) s->dims[i]);
+	}
+	return construct_array(elems, s->rank, INT4OID, sizeof(int32), true, TYPALIGN_INT);
+}
+
+/* size_t parameter count as int8; P is bounded by 2^40 in spec.c. */
+static int64
+count_to_int64(size_t n)
+{
+	if (n > (size_t) PG_INT64_MAX)
+		elog(ERROR, "parameter count %zu does not fit in bigint", n);
+	return (int64) n;
+}
+
+/*
+ * _validate_arch(model_arch json, model_weights bytea) RETURNS bigint
+ *
+ * Parse model_arch (ERROR if NULL, malformed or unsupported, or 54000 if
+ * its P weights cannot fit in one model_weights value) and, when
+ * model_weights is not NULL, check it has exactly P finite float32 values.
+ * Returns P, the number of parameters.
+ */
+PG_FUNCTION_INFO_V1(madlib_dl__validate_arch);
+Datum
+madlib_dl__validate_arch(PG_FUNCTION_ARGS)
+{
+	DlAllocator alloc = dl_pg_allocator(CurrentMemoryContext);
+	DlModelSpec *spec;
+	int64		n_params;
+
+	if (PG_ARGISNULL(0))
+		ereport(ERROR,
+				(errcode(ERRCODE_NULL_VALUE_NOT_ALLOWED),
+				 errmsg("model_arch must not be NULL"),
+				 errhint("Pass the JSON of Keras model.to_json().")));
+	spec = parse_arch(PG_GETARG_TEXT_PP(0), &alloc);
+	/* an architecture whose weights cannot be stored is refused now, not after training */
+	dl_limits_check_weights(spec->n_params, "the model architecture");
+	if (!PG_ARGISNULL(1))
+		check_weights(spec, PG_GETARG_BYTEA_PP(1));
+	n_params = count_to_int64(spec->n_params);
+	dl_model_spec_free(spec, &alloc);
+	PG_RETURN_INT64(n_params);
+}
+
+/*
+ * _arch_info(model_arch json, OUT input_shape int[], OUT output_shape int[],
+ *            OUT n_params bigint, OUT n_trainable bigint, OUT n_layers int,
+ *            OUT fingerprint bigint)
+ *
+ * Facts about an architecture that the SQL drivers check data against.
+ * fingerprint is dl_model_spec_fingerprint() as a signed bigint: two
+ * architectures with equal fingerprints accept each other's weights.
+ * STRICT in SQL.
+ */
+PG_FUNCTION_INFO_V1(madlib_dl__arch_info);
+Datum
+madlib_dl__arch_info(PG_FUNCTION_ARGS)
+{
+	DlAllocator alloc = dl_pg_allocator(CurrentMemoryContext);
+	DlModelSpec *spec;
+	TupleDesc	tupdesc;
+	Datum		values[6];
+	bool		nulls[6] = {false, false, false, false, false, false};
+
+	if (get_call_result_type(fcinfo, NULL, &tupdesc) != TYPEFUNC_COMPOSITE)
+		elog(ERROR, "_arch_info must be declared to return a record");
+	tupdesc = BlessTupleDesc(tupdesc);
+	if (tupdesc->natts != 6)
+		elog(ERROR, "_arch_info must return 6 columns, is declared with %d", tupdesc->natts);
+
+	spec = parse_arch(PG_GETARG_TEXT_PP(0), &alloc);
+	values[0] = PointerGetDatum(shape_to_array(&spec->input_shape));
+	values[1] = PointerGetDatum(shape_to_array(&spec->output_shape));
+	values[2] = Int64GetDatum(count_to_int64(spec->n_params));
+	values[3] = Int64GetDatum(count_to_int64(spec->n_trainable));
+	values[4] = Int32GetDatum(spec->n_layers);
+	values[5] = Int64GetDatum((int64) dl_model_spec_fingerprint(spec));
+	dl_model_spec_free(spec, &alloc);
+	PG_RETURN_DATUM(HeapTupleGetDatum(heap_form_tuple(tupdesc, values, nulls)));
+}
+
+/*
+ * keras_model_summary(model_arch json)
+ *	 RETURNS TABLE (layer_name text, layer_type text, output_shape int[], n_params bigint)
+ *
+ * One row per layer in model order (the InputLayer is not a layer here;
+ * its shape is the input shape).  STRICT in SQL.
+ */
+PG_FUNCTION_INFO_V1(madlib_dl_keras_model_summary);
+Datum
+madlib_dl_keras_model_summary(PG_FUNCTION_ARGS)
+{
+	ReturnSetInfo *rsinfo = (ReturnSetInfo *) fcinfo->resultinfo;
+	DlAllocator alloc = dl_pg_allocator(CurrentMemoryContext);
+	DlModelSpec *spec;
+
+	InitMaterializedSRF(fcinfo, 0);
+	if (rsinfo->setDesc->natts != 4)
+		elog(ERROR, "keras_model_summary must return 4 columns, is declared with %d",
+			 rsinfo->setDesc->natts);
+
+	spec = parse_arch(PG_GETARG_TEXT_PP(0), &alloc);
+	for (int i = 0; i < spec->n_layers; i++)
+	{
+		const DlLayer *l = &spec->layers[i];
+		Datum		values[4];
+		bool		nulls[4] = {false, false, false, false};
+
+		values[0] = CStringGetTextDatum(l->name);
+		values[1] = CStringGetTextDatum(dl_layer_kind_name(l->kind));
+		values[2] = PointerGetDatum(shape_to_array(&l->out_shape));
+		values[3] = Int64GetDatum(count_to_int64(l->n_params));
+		tuplestore_putvalues(rsinfo->setResult, rsinfo->setDesc, values, nulls);
+	}
+	dl_model_spec_free(spec, &alloc);
+	return (Datum) 0;
+}
+
+/*
+ * weights_to_array(model_weights bytea) RETURNS real[]
+ *
+ * The flat little-endian float32 weights as a one-dimensional real[].
+ * STRICT in SQL.
+ */
+PG_FUNCTION_INFO_V1(madlib_dl_weights_to_array);
+Datum
+madlib_dl_weights_to_array(PG_FUNCTION_ARGS)
+{
+	bytea	   *weights = PG_GETARG_BYTEA_PP(0);
+	size_t		len = VARSIZE_ANY_EXHDR(weights);
+	const uint8 *buf = (const uint8 *) VARDATA_ANY(weights);
+	size_t		n = len / 4;
+	Datum	   *elems;
+
+	if (len % 4 != 0)
+		ereport(ERROR,
+				(errcode(ERRCODE_DATA_EXCEPTION),
+				 errmsg("model_weights has %zu bytes, not a whole number of float32 values", len),
+				 errhint(WEIGHTS_HINT)));
+	if (n == 0)
+		PG_RETURN_ARRAYTYPE_P(construct_empty_array(FLOAT4OID));
+	/* n < 2^28 because a bytea is below 1 GB, so the palloc size is safe */
+	elems = palloc(n * sizeof(Datum));
+	for (size_t k = 0; k < n; k++)
+	{
+		if ((k & 0xFFFFF) == 0)
+			CHECK_FOR_INTERRUPTS();
+		elems[k] = Float4GetDatum(read_le_float(buf, k));
+	}
+	PG_RETURN_ARRAYTYPE_P(construct_array(elems, (int) n, FLOAT4OID, sizeof(float4),
+										  true, TYPALIGN_INT));
+}
+
+/*
+ * weights_from_array(weights real[]) RETURNS bytea
+ *
+ * Any-dimensional real[] (read in storage order) as flat little-endian
+ * float32.  NULL elements are refused.  STRICT in SQL.
+ */
+PG_FUNCTION_INFO_V1(madlib_dl_weights_from_array);
+Datum
+madlib_dl_weights_from_array(PG_FUNCTION_ARGS)
+{
+	ArrayType  *arr = PG_GETARG_ARRAYTYPE_P(0);
+	Datum	   *elems;
+	bool	   *nulls;
+	int			n;
+	size_t		bytes;
+	bytea	   *out;
+
+	deconstruct_array(arr, FLOAT4OID, sizeof(float4), true, TYPALIGN_INT,
+					  &elems, &nulls, &n);
+	if (!dl_size_mul((size_t) n, 4, &bytes) || bytes > MaxAllocSize - VARHDRSZ)
+		ereport(ERROR,
+				(errcode(ERRCODE_PROGRAM_LIMIT_EXCEEDED),
+				 errmsg("array of %d weights is too large for a bytea", n),
+				 errhint("A model_weights value holds at most %zu float32 values (1 GB).",
+						 (size_t) ((MaxAllocSize - VARHDRSZ) / 4))));
+	out = palloc(bytes + VARHDRSZ);
+	SET_VARSIZE(out, bytes + VARHDRSZ);
+	for (int k = 0; k < n; k++)
+	{
+		if ((k & 0xFFFFF) == 0)
+			CHECK_FOR_INTERRUPTS();
+		if (nulls[k])
+			ereport(ERROR,
+					(errcode(ERRCODE_NULL_VALUE_NOT_ALLOWED),
+					 errmsg("weights element %d is NULL", k + 1),
+					 errhint("Every weight must be a number.")));
+		write_le_float((uint8 *) VARDATA(out), (size_t) k, DatumGetFloat4(elems[k]));
+	}
+	PG_RETURN_BYTEA_P(out);
+}

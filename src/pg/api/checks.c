@@ -1,0 +1,104 @@
+/*-------------------------------------------------------------------------
+ *
+ * checks.c
+ *	  SQL-callable checks the drivers make before any work:
+ *	  madlib_dl._check_params (compile_params and fit_params, parsed by the
+ *	  engine) and madlib_dl._check_input_shape (data shapes against an
+ *	  architecture, from its spec: no model is built).
+ *
+ * IDENTIFICATION
+ *	  src/pg/api/checks.c
+ *
+ *-------------------------------------------------------------------------
+ */
+#include "postgres.h"
+
+#include "access/htup_details.h"
+#include "catalog/pg_type.h"
+#include "fmgr.h"
+#include "funcapi.h"
+#include "utils/array.h"
+#include "utils/builtins.h"
+
+#include "madlib_dl/dl_params.h"
+
+#include "pg_glue.h"
+#include "pg_model.h"
+
+PG_FUNCTION_INFO_V1(madlib_dl__check_params);
+
+/*
+ * madlib_dl._check_params(compile_params text, fit_params text,
+ *     OUT loss_type text, OUT metrics_type text[], OUT seed bigint,
+ *     OUT epochs int, OUT batch_size bigint)
+ *
+ * Parse both strings with the engine (ERROR with its message otherwise)
+ * and return what the summary tables record.  metrics_type is NULL when
+ * compile_params has no metric.
+ */
+Datum
+madlib_dl__check_params(PG_FUNCTION_ARGS)
+{
+	DlCompileParams cp;
+	DlFitParams fp;
+	DlError		err;
+	TupleDesc	tupdesc;
+	Datum		values[5];
+	bool		nulls[5] = {false, false, false, false, false};
+	char	   *compile;
+	char	   *fitp;
+
+	if (PG_ARGISNULL(0))
+		ereport(ERROR,
+				(errcode(ERRCODE_NULL_VALUE_NOT_ALLOWED),
+				 errmsg("compile_params must not be NULL"),
+				 errhint("Give at least loss and optimizer, e.g. 'loss=''categorical_crossentropy'', optimizer=''Adam(lr=0.001)''.")));
+	compile = text_to_cstring(PG_GETARG_TEXT_PP(0));
+	fitp = PG_ARGISNULL(1) ? NULL : text_to_cstring(PG_GETARG_TEXT_PP(1));
+	dl_error_clear(&err);
+	dl_pg_check(dl_compile_params_parse(compile, &cp, &err), &err);
+	dl_pg_check(dl_fit_params_parse(fitp, &fp, &err), &err);
+	if (get_call_result_type(fcinfo, NULL, &tupdesc) != TYPEFUNC_COMPOSITE)
+		elog(ERROR, "madlib_dl: _check_params must return a composite type");
+
+	values[0] = CStringGetTextDatum(dl_loss_name(cp.loss));
+	if (cp.metric != DL_METRIC_NONE)
+	{
+		Datum		m = CStringGetTextDatum(dl_metric_name(cp.metric));
+
+		values[1] = PointerGetDatum(construct_array(&m, 1, TEXTOID, -1, false, TYPALIGN_INT));
+	}
+	else
+		nulls[1] = true;
+	values[2] = Int64GetDatum((int64) fp.seed);
+	values[3] = Int32GetDatum(fp.epochs);
+	values[4] = Int64GetDatum(fp.batch_size);
+	tupdesc = BlessTupleDesc(tupdesc);
+	PG_RETURN_DATUM(HeapTupleGetDatum(heap_form_tuple(tupdesc, values, nulls)));
+}
+
+PG_FUNCTION_INFO_V1(madlib_dl__check_input_shape);
+
+/*
+ * madlib_dl._check_input_shape(model_arch json, x_shape int[], y_shape int[])
+ * RETURNS void: dl_pg_model_check_input for the SQL drivers, on the
+ * parsed architecture (no model is built).  y_shape may be NULL.
+ */
+Datum
+madlib_dl__check_input_shape(PG_FUNCTION_ARGS)
+{
+	char	   *arch;
+	DlPgModel  *m;
+
+	if (PG_ARGISNULL(0) || PG_ARGISNULL(1))
+		ereport(ERROR,
+				(errcode(ERRCODE_NULL_VALUE_NOT_ALLOWED),
+				 errmsg("model_arch and the input shape must not be NULL")));
+	arch = text_to_cstring(PG_GETARG_TEXT_PP(0));
+	/* the shapes come from the spec: no model is built */
+	m = dl_pg_model_parse(arch, strlen(arch), NULL, NULL, CurrentMemoryContext);
+	dl_pg_model_check_input(m, PG_GETARG_ARRAYTYPE_P(1),
+							PG_ARGISNULL(2) ? NULL : PG_GETARG_ARRAYTYPE_P(2));
+	dl_pg_model_free(m);
+	PG_RETURN_VOID();
+}

@@ -1,0 +1,585 @@
+/*-------------------------------------------------------------------------
+ *
+ * fit_multiple.c
+ *	  madlib_dl._fit_multiple_run: train many model configurations at once
+ *	  by model hopper parallelism (MOP, as in Cerebro) over the segments.
+ *
+ * One call runs the whole job; the PL/pgSQL driver (src/sql/
+ * 60_fit_multiple.sql) validates the user's arguments before and writes
+ * the output tables after.  It reads top to bottom:
+ *
+ *	 1. parse and check the job (job.c), and its memory (limits.c);
+ *	 2. describe every model k from its parsed configuration (state size,
+ *	    cost = parameters x epochs, metric) and make the hopper
+ *	    (dl_hopper.h: the seeded visit order, the rotation);
+ *	 3. start the segments (the transport) with one state slot per model,
+ *	    and write each model's initial state (given weights, or random
+ *	    from its seed) into its slot;
+ *	 4. for each round of iterations up to the next metrics point:
+ *	      free segments take the model the hopper gives them, which trains
+ *	          its `epochs` passes over that segment's partition, reading
+ *	          and writing its own slot: the state moves without a copy and
+ *	          a model is never on two segments at once; no barrier per hop
+ *	          or per iteration;
+ *	      at the metrics point every live model is evaluated on every
+ *	          segment's training and validation partitions, sums in
+ *	          segment order, and a NOTICE names the best model so far;
+ *	 5. the result rows: each model's final weights (read from its slot),
+ *	    status, metric history, the schedule, and its own training and
+ *	    waiting seconds.
+ * A model whose training diverges (NaN/inf) keeps the state it had before
+ * that visit and stops; the others go on.
+ *
+ * The result of model k depends only on its definition, its initial state
+ * and the order of segments it visits (fixed by the hopper), never on
+ * timing or on which process or transport ran a step.  With one segment
+ * and one model this is exactly fit on one segment.
+ *
+ * IDENTIFICATION
+ *	  src/pg/api/fit_multiple.c
+ *
+ *-------------------------------------------------------------------------
+ */
+#include "postgres.h"
+
+#include <math.h>
+
+#include "fmgr.h"
+#include "funcapi.h"
+#include "lib/stringinfo.h"
+#include "miscadmin.h"
+#include "portability/instr_time.h"
+#include "utils/builtins.h"
+#include "utils/float.h"
+#include "utils/memutils.h"
+#include "utils/tuplestore.h"
+
+#include "madlib_dl/dl_blob.h"
+#include "madlib_dl/dl_hopper.h"
+
+#include "history.h"
+#include "job.h"
+#include "pg_glue.h"
+#include "pg_model.h"
+#include "pg_util.h"
+#include "progress.h"
+#include "transport.h"
+
+/* What the leader knows about one model configuration. */
+typedef struct FmModel
+{
+	int32		mst_key;
+	Size		state_size;		/* dl_blob_size */
+	double		cost;			/* parameters x epochs: the hopper's estimate */
+	DlMetricKind metric;
+	bool		has_metric;
+	bool		higher_is_better;	/* its metric is an accuracy */
+	bool		diverged;
+	DlPgHistory history;
+	double		train_seconds;	/* its steps' own time, on whichever segment */
+	double		finished_at;	/* seconds from the start to its last step */
+} FmModel;
+
+/* One fit_multiple in progress. */
+typedef struct FmRun
+{
+	DlPgTrainJob job;
+	int			K;
+	FmModel    *models;			/* (K) */
+	DlHopper   *hopper;
+	DlTransport *segs;
+	int			launched;		/* segments that run without the leader */
+	bool		has_val;
+	int		   *seg_model;		/* (nseg) model on each segment, -1 idle */
+	double	   *win_loss;		/* (K, W) training loss sums per iteration of a round */
+	int64	   *win_n;			/* (K, W) */
+	ArrayType  *schedule;		/* mst_key at each place, NULL for an empty one */
+	instr_time	start;
+} FmRun;
+
+/* 2. Every model's description, from its parsed configuration; the hopper. */
+static void
+fm_describe(FmRun *r, MemoryContext cxt)
+{
+	int			K = r->K;
+	double	   *cost = palloc(sizeof(double) * K);	/* (K) */
+	int64		n_points = dl_limits_metric_points(r->job.num_iterations, r->job.freq);
+	DlAllocator alloc = dl_pg_allocator(cxt);
+	DlHopperConfig hc;
+	DlError		err;
+
+	r->models = palloc0(sizeof(FmModel) * K);
+	for (int k = 0; k < K; k++)
+	{
+		FmModel    *fm = &r->models[k];
+		DlPgModel  *m;
+		DlMemoryEstimate est;
+
+		CHECK_FOR_INTERRUPTS();
+		fm->mst_key = r->job.mst_keys[k];
+		m = dl_pg_model_parse(r->job.archs[k], strlen(r->job.archs[k]), r->job.compiles[k],
+							  r->job.fits[k], cxt);
+		dl_pg_model_estimate(m, DL_PG_MODEL_STATE, 0, &est);
+		fm->state_size = (Size) est.state_blob;	/* the job's check bounded it */
+		fm->cost = cost[k] = (double) m->spec->n_params * (double) m->fit.epochs;
+		fm->metric = m->compile.metric;
+		fm->has_metric = m->compile.metric != DL_METRIC_NONE;
+		fm->higher_is_better = fm->has_metric && fm->metric != DL_METRIC_MAE &&
+			fm->metric != DL_METRIC_MSE;
+		dl_pg_model_free(m);
+		dl_pg_history_init(&fm->history, n_points);
+	}
+	hc.n_models = K;
+	hc.n_segments = r->job.nseg;
+	hc.cost = cost;
+	hc.seed = r->job.schedule_seed;
+	dl_error_clear(&err);
+	dl_pg_check(dl_hopper_create(&hc, &alloc, &r->hopper, &err), &err);
+	pfree(cost);
+}
+
+/* The schedule column: the mst_key at each place of the hopper, in caller. */
+static ArrayType *
+fm_schedule(FmRun *r, MemoryContext caller)
+{
+	int			M = dl_hopper_n_places(r->hopper);
+	int32	   *keys = palloc(sizeof(int32) * M);
+	bool	   *empty = palloc(sizeof(bool) * M);
+	MemoryContext old;
+	ArrayType  *a;
+
+	for (int p = 0; p < M; p++)
+	{
+		int			k = dl_hopper_place(r->hopper, p);
+
+		empty[p] = k < 0;
+		keys[p] = k < 0 ? 0 : r->models[k].mst_key;
+	}
+	old = MemoryContextSwitchTo(caller);
+	a = dl_pg_int4_array(keys, empty, M);
+	MemoryContextSwitchTo(old);
+	return a;
+}
+
+/* 3. The segments, one slot per model, and every model's initial state in its slot. */
+static void
+fm_start(FmRun *r, MemoryContext cxt)
+{
+	DlSegModelDef *defs = palloc(sizeof(DlSegModelDef) * r->K);
+	Size	   *sizes = palloc(sizeof(Size) * r->K);
+	DlSegSetup	setup;
+	DlError		err;
+
+	for (int k = 0; k < r->K; k++)
+		sizes[k] = r->models[k].state_size;
+	dl_pg_job_setup(&r->job, defs, &setup);
+	setup.n_slots = r->K;
+	setup.slot_sizes = sizes;
+	dl_progress_begin("fit_multiple", dl_progress_relname(r->job.source), NULL,
+					  r->job.num_iterations, r->K);
+	r->segs = dl_transport_start(&setup, cxt);
+	r->launched = r->segs->n_own;
+
+	/* build each model once, write its state straight into its slot, free it */
+	dl_error_clear(&err);
+	for (int k = 0; k < r->K; k++)
+	{
+		DlPgModel  *m;
+		size_t		size;
+
+		CHECK_FOR_INTERRUPTS();
+		m = dl_pg_model_build(r->job.archs[k], strlen(r->job.archs[k]), r->job.compiles[k],
+							  r->job.fits[k], DL_PG_MODEL_STATE, 0, cxt);
+		dl_pg_check(dl_model_init_weights(m->model, m->fit.seed, &err), &err);
+		if (r->job.inits[k] != NULL)
+			dl_pg_model_set_weights(m, r->job.inits[k]);
+		dl_pg_check(dl_blob_size(m->model, &size, &err), &err);
+		if (size != sizes[k])
+			elog(ERROR, "madlib_dl: state of mst_key %d has %zu bytes, %zu were estimated",
+				 r->models[k].mst_key, size, sizes[k]);
+		dl_pg_check(dl_blob_write(m->model, 0, dl_transport_slot(r->segs, k), size, &err), &err);
+		dl_transport_set_slot_len(r->segs, k, size);
+		dl_pg_model_free(m);
+	}
+	r->seg_model = palloc(sizeof(int) * r->job.nseg);
+	for (int sg = 0; sg < r->job.nseg; sg++)
+		r->seg_model[sg] = -1;
+}
+
+/* Is model a's latest score better than b's?  by_metric: compare metrics. */
+static bool
+better(const FmModel *a, const FmModel *b, bool use_val, bool by_metric)
+{
+	const DlPgHistory *ha = &a->history;
+	const DlPgHistory *hb = &b->history;
+	int			ia = ha->n - 1;
+	int			ib = hb->n - 1;
+	double		va;
+	double		vb;
+
+	if (by_metric)
+	{
+		va = use_val ? ha->val_metric[ia] : ha->train_metric[ia];
+		vb = use_val ? hb->val_metric[ib] : hb->train_metric[ib];
+		if (isnan(vb))
+			return !isnan(va);
+		return !isnan(va) && (a->higher_is_better ? va > vb : va < vb);
+	}
+	va = use_val ? ha->val_loss[ia] : ha->train_loss[ia];
+	vb = use_val ? hb->val_loss[ib] : hb->train_loss[ib];
+	if (isnan(vb))
+		return !isnan(va);
+	return !isnan(va) && va < vb;
+}
+
+/* The best model by its latest metrics point, -1 when none has one; *by_metric. */
+static int
+best_model(const FmRun *r, bool *by_metric)
+{
+	int			best = -1;
+	const FmModel *first = NULL;
+
+	*by_metric = true;
+	for (int k = 0; k < r->K; k++)
+	{
+		const FmModel *fm = &r->models[k];
+
+		if (fm->history.n == 0)
+			continue;
+		if (first == NULL)
+			first = fm;
+		if (!fm->has_metric || fm->metric != first->metric || fm->has_metric != first->has_metric)
+			*by_metric = false;
+	}
+	for (int k = 0; k < r->K; k++)
+		if (r->models[k].history.n > 0 &&
+			(best < 0 || better(&r->models[k], &r->models[best], r->has_val, *by_metric)))
+			best = k;
+	return best;
+}
+
+/*
+ * The progress NOTICE of iteration it.  Before the first metrics point it
+ * names the lowest mean training loss of the iteration: loss[k * stride]
+ * and n[k * stride] are model k's sums during it.
+ */
+static void
+fm_notice(FmRun *r, int it, const double *loss, const int64 *n, int stride)
+{
+	StringInfoData msg;
+	bool		by_metric;
+	int			best = best_model(r, &by_metric);
+	double		best_metric = get_float8_nan();
+	double		now = dl_pg_seconds_since(r->start);
+	int			n_div = 0;
+
+	initStringInfo(&msg);
+	if (best >= 0)
+	{
+		const FmModel *b = &r->models[best];
+		const DlPgHistory *h = &b->history;
+		int			j = h->n - 1;
+
+		appendStringInfo(&msg, "best so far mst_key %d (iteration %d): %s ",
+						 b->mst_key, h->iters[j], r->has_val ? "validation" : "training");
+		if (by_metric)
+		{
+			best_metric = r->has_val ? h->val_metric[j] : h->train_metric[j];
+			appendStringInfo(&msg, "%s %.4f, ", dl_metric_name(b->metric), best_metric);
+		}
+		appendStringInfo(&msg, "loss %.4f", r->has_val ? h->val_loss[j] : h->train_loss[j]);
+	}
+	else
+	{
+		double		bl = 0;
+
+		for (int k = 0; k < r->K; k++)
+		{
+			double		l = dl_pg_ratio(loss[k * stride], n[k * stride]);
+
+			if (!r->models[k].diverged && !isnan(l) && (best < 0 || l < bl))
+			{
+				best = k;
+				bl = l;
+			}
+		}
+		if (best >= 0)
+			appendStringInfo(&msg, "lowest mean training loss during the iteration: mst_key %d, %.4f",
+							 r->models[best].mst_key, bl);
+		else
+			appendStringInfoString(&msg, "no model trained");
+	}
+	for (int k = 0; k < r->K; k++)
+		n_div += r->models[k].diverged ? 1 : 0;
+	if (n_div > 0)
+		appendStringInfo(&msg, "; %d of %d models diverged", n_div, r->K);
+	dl_progress_update(it, r->K, best_metric, now, -1);
+	ereport(NOTICE,
+			(errmsg("iteration %d of %d: %s; %.2f s, about %.1f s left", it, r->job.num_iterations,
+					msg.data, now, dl_progress_eta(now, it, r->job.num_iterations))));
+}
+
+/* Give every idle segment the model the hopper has for it: the segments of their own first. */
+static void
+fm_offer(FmRun *r)
+{
+	for (int pass = 0; pass < 2; pass++)
+		for (int sg = 0; sg < r->job.nseg; sg++)
+		{
+			DlSegCommand cmd;
+			int64		it;
+			int			k;
+
+			if ((sg < r->launched) != (pass == 0) || r->seg_model[sg] >= 0)
+				continue;
+			k = dl_hopper_next(r->hopper, sg, &it);
+			if (k < 0)
+				continue;
+			memset(&cmd, 0, sizeof(cmd));
+			cmd.kind = DL_SEG_CMD_TRAIN;
+			cmd.model = cmd.slot = k;
+			cmd.iteration = it;
+			cmd.catch_divergence = true;
+			r->seg_model[sg] = k;
+			dl_transport_submit(r->segs, sg, &cmd);
+		}
+}
+
+/* Segment sg finished its TRAIN step; first..first+W-1 is the round. */
+static void
+fm_step_done(FmRun *r, int sg, int64 first, int W)
+{
+	const DlSegStats *st = dl_transport_stats(r->segs, sg);
+	int			k = r->seg_model[sg];
+	FmModel    *fm = &r->models[k];
+	int64		it = dl_hopper_iteration(r->hopper, k);
+
+	r->seg_model[sg] = -1;
+	fm->train_seconds += st->seconds;
+	fm->finished_at = dl_pg_seconds_since(r->start);
+	if (st->diverged)
+	{
+		fm->diverged = true;
+		ereport(NOTICE,
+				(errmsg("model mst_key %d diverged in iteration " INT64_FORMAT " on segment %d and stops: %s",
+						fm->mst_key, it, sg, st->message),
+				 errdetail("Its weights are the last finite ones and its metrics so far are kept; the other models go on."),
+				 errhint("Lower the learning rate of this configuration, or scale the input features.")));
+	}
+	else
+	{
+		/* added in the model's own visiting order: deterministic */
+		r->win_loss[k * W + (it - first)] += st->train_loss_sum;
+		r->win_n[k * W + (it - first)] += st->train_n;
+	}
+	dl_hopper_done(r->hopper, k, st->diverged);
+}
+
+/*
+ * 4. Train iterations first..target (target a metrics point): every live
+ * model visits every segment once per iteration, in the hopper's order,
+ * without a barrier; NOTICEs for the iterations before target that every
+ * live model has finished.
+ */
+static void
+fm_train_round(FmRun *r, int first, int target)
+{
+	int			W = target - first + 1;
+	int			noticed = first - 1;	/* iterations reported so far */
+	int			sg;
+
+	memset(r->win_loss, 0, sizeof(double) * r->K * W);
+	memset(r->win_n, 0, sizeof(int64) * r->K * W);
+	dl_hopper_begin_round(r->hopper, first, target);
+	for (;;)
+	{
+		int64		done_through;
+
+		fm_offer(r);
+		sg = dl_transport_wait_any(r->segs);
+		if (sg < 0)
+			break;				/* nothing running and nothing due: done */
+		fm_step_done(r, sg, first, W);
+		done_through = Min(dl_hopper_finished_through(r->hopper), target - 1);
+		while (noticed < done_through)
+		{
+			noticed++;
+			fm_notice(r, noticed, r->win_loss + (noticed - first), r->win_n + (noticed - first), W);
+		}
+	}
+	while (noticed < target - 1)	/* every model diverged */
+	{
+		noticed++;
+		fm_notice(r, noticed, r->win_loss + (noticed - first), r->win_n + (noticed - first), W);
+	}
+}
+
+/* Send segment sg an EVAL of model k (its slot, only read) for iteration it. */
+static void
+submit_eval(FmRun *r, int sg, int k, int it)
+{
+	DlSegCommand cmd;
+
+	memset(&cmd, 0, sizeof(cmd));
+	cmd.kind = DL_SEG_CMD_EVAL;
+	cmd.model = cmd.slot = k;
+	cmd.iteration = it;
+	r->seg_model[sg] = k;
+	dl_transport_submit(r->segs, sg, &cmd);
+}
+
+/*
+ * 4. The metrics point it: every live model on every segment.  Segment s
+ * evaluates alive[(s + i) mod na] for i = 0..na-1, each segment at its
+ * own pace (slots are only read, so two segments may read one at once);
+ * the sums are kept per (model, segment) and added in segment order.
+ */
+static void
+fm_evaluate(FmRun *r, int it)
+{
+	int			nseg = r->job.nseg;
+	int		   *alive = palloc(sizeof(int) * r->K);
+	DlSegStats *ev = palloc0(sizeof(DlSegStats) * r->K * nseg);	/* (K, nseg) */
+	int		   *next = palloc0(sizeof(int) * nseg);	/* (nseg) evaluations given */
+	int			na = 0;
+	int			sg;
+	double		now;
+
+	for (int k = 0; k < r->K; k++)
+		if (!r->models[k].diverged)
+			alive[na++] = k;
+	for (int pass = 0; pass < 2 && na > 0; pass++)
+		for (sg = 0; sg < nseg; sg++)
+			if ((sg < r->launched) == (pass == 0))
+				submit_eval(r, sg, alive[(sg + next[sg]++) % na], it);
+	while ((sg = dl_transport_wait_any(r->segs)) >= 0)
+	{
+		ev[r->seg_model[sg] * nseg + sg] = *dl_transport_stats(r->segs, sg);
+		r->seg_model[sg] = -1;
+		if (next[sg] < na)
+			submit_eval(r, sg, alive[(sg + next[sg]++) % na], it);
+	}
+	now = dl_pg_seconds_since(r->start);
+	for (int a = 0; a < na; a++)
+	{
+		DlPgEvalSums sums;
+
+		memset(&sums, 0, sizeof(sums));
+		for (sg = 0; sg < nseg; sg++)
+			dl_pg_eval_sums_add(&sums, &ev[alive[a] * nseg + sg]);
+		(void) dl_pg_history_add(&r->models[alive[a]].history, it, &sums, now);
+	}
+	pfree(ev);
+	pfree(next);
+	pfree(alive);
+}
+
+/* 5. Model k's final weights, straight from its state slot (no model is built). */
+static bytea *
+fm_final_weights(FmRun *r, int k)
+{
+	const uint8 *w;
+	size_t		n;
+	bytea	   *out;
+	DlError		err;
+
+	dl_error_clear(&err);
+	dl_pg_check(dl_blob_weights(dl_transport_slot(r->segs, k), dl_transport_slot_len(r->segs, k),
+								&w, &n, &err), &err);
+	out = palloc(VARHDRSZ + n);
+	SET_VARSIZE(out, VARHDRSZ + n);
+	memcpy(VARDATA(out), w, n);
+	return out;
+}
+
+/* 5. One result row per model, in the order of mst_keys. */
+static void
+fm_result_rows(FmRun *r, bytea **weights, ReturnSetInfo *rsinfo)
+{
+	for (int k = 0; k < r->K; k++)
+	{
+		FmModel    *fm = &r->models[k];
+		Datum		values[13];
+		bool		nulls[13];
+
+		memset(nulls, 0, sizeof(nulls));
+		values[0] = Int32GetDatum(fm->mst_key);
+		values[1] = PointerGetDatum(weights[k]);
+		values[2] = CStringGetTextDatum(fm->diverged ? "diverged" : "completed");
+		dl_pg_history_columns(&fm->history, fm->has_metric, r->has_val, values + 3, nulls + 3);
+		values[9] = PointerGetDatum(r->schedule);
+		values[10] = Int32GetDatum(r->launched);
+		values[11] = Float8GetDatum(fm->train_seconds);
+		values[12] = Float8GetDatum(Max(fm->finished_at - fm->train_seconds, 0.0));
+		tuplestore_putvalues(rsinfo->setResult, rsinfo->setDesc, values, nulls);
+	}
+}
+
+PG_FUNCTION_INFO_V1(madlib_dl__fit_multiple_run);
+
+/*
+ * madlib_dl._fit_multiple_run(job madlib_dl._train_job)
+ *	 RETURNS SETOF madlib_dl._fit_multiple_result
+ *
+ * One row per model, in the order of the job's mst_keys.  Not STRICT: a
+ * NULL job is 22004.
+ */
+Datum
+madlib_dl__fit_multiple_run(PG_FUNCTION_ARGS)
+{
+	ReturnSetInfo *rsinfo = (ReturnSetInfo *) fcinfo->resultinfo;
+	MemoryContext caller = CurrentMemoryContext;
+	MemoryContext fcxt;
+	FmRun		r;
+	bytea	  **weights;
+
+	if (PG_ARGISNULL(0))
+		ereport(ERROR,
+				(errcode(ERRCODE_NULL_VALUE_NOT_ALLOWED),
+				 errmsg("the training job must not be NULL"),
+				 errhint("Call fit_multiple, which fills the job.")));
+	memset(&r, 0, sizeof(r));
+	dl_pg_job_read(PG_GETARG_HEAPTUPLEHEADER(0), DL_SEG_MAX_MODELS, &r.job);
+	r.K = r.job.n_models;
+	r.has_val = OidIsValid(r.job.validation);
+	dl_pg_job_check_memory(&r.job, DL_PG_JOB_FIT_MULTIPLE);
+	InitMaterializedSRF(fcinfo, 0);
+	if (rsinfo->setDesc->natts != 13)
+		elog(ERROR, "madlib_dl: _fit_multiple_run must return madlib_dl._fit_multiple_result");
+	INSTR_TIME_SET_CURRENT(r.start);
+	dl_pg_set_blas_threads();
+
+	fcxt = AllocSetContextCreate(caller, "madlib_dl fit_multiple", ALLOCSET_DEFAULT_SIZES);
+	MemoryContextSwitchTo(fcxt);
+	fm_describe(&r, fcxt);
+	r.schedule = fm_schedule(&r, rsinfo->econtext->ecxt_per_query_memory);
+	fm_start(&r, fcxt);
+	r.win_loss = MemoryContextAllocHuge(fcxt, mul_size(sizeof(double), mul_size(r.K, r.job.freq)));
+	r.win_n = MemoryContextAllocHuge(fcxt, mul_size(sizeof(int64), mul_size(r.K, r.job.freq)));
+	for (int first = 1; first <= r.job.num_iterations;)
+	{
+		int			target = Min(((first + r.job.freq - 1) / r.job.freq) * r.job.freq,
+								 r.job.num_iterations);
+
+		fm_train_round(&r, first, target);
+		fm_evaluate(&r, target);
+		fm_notice(&r, target, r.win_loss + (target - first), r.win_n + (target - first),
+				  target - first + 1);
+		first = target + 1;
+	}
+
+	MemoryContextSwitchTo(rsinfo->econtext->ecxt_per_query_memory);
+	weights = palloc(sizeof(bytea *) * r.K);
+	for (int k = 0; k < r.K; k++)
+		weights[k] = fm_final_weights(&r, k);
+	MemoryContextSwitchTo(fcxt);
+	dl_transport_finish(r.segs);
+	dl_progress_end();
+
+	MemoryContextSwitchTo(rsinfo->econtext->ecxt_per_query_memory);
+	fm_result_rows(&r, weights, rsinfo);
+	MemoryContextSwitchTo(caller);
+	dl_hopper_free(r.hopper);
+	MemoryContextDelete(fcxt);
+	return (Datum) 0;
+}

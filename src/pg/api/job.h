@@ -1,0 +1,74 @@
+/*-------------------------------------------------------------------------
+ *
+ * job.h
+ *	  One training job: what _fit_run and _fit_multiple_run are asked to
+ *	  do, read from one madlib_dl._train_job value and checked once.
+ *
+ * The SQL drivers (_fit, _fit_multiple) validate the user's tables and
+ * parameters, then pass a madlib_dl._train_job composite (src/sql/
+ * 30_fit.sql has its fields).  The internal entry points are SQL-callable
+ * by anyone, so dl_pg_job_read checks every field again: whatever a
+ * caller passes, a job that reaches a driver is well-formed.
+ *
+ * IDENTIFICATION
+ *	  src/pg/api/job.h
+ *
+ *-------------------------------------------------------------------------
+ */
+#ifndef DL_PG_JOB_H
+#define DL_PG_JOB_H
+
+#include "postgres.h"
+
+#include "fmgr.h"
+
+#include "pg_limits.h"
+#include "segments.h"
+
+typedef struct DlPgTrainJob
+{
+	Oid			source;			/* packed training table */
+	char	   *x_col;
+	char	   *y_col;
+	Oid			validation;		/* packed validation table, or InvalidOid */
+	char	   *val_x_col;
+	char	   *val_y_col;
+	int			n_models;		/* K: 1 for fit */
+	int32	   *mst_keys;		/* (K) distinct */
+	char	  **archs;			/* (K) Keras JSON */
+	bytea	  **inits;			/* (K) initial weights, NULL: random */
+	char	  **compiles;		/* (K) compile_params */
+	char	  **fits;			/* (K) fit_params, NULL: defaults */
+	int			num_iterations; /* >= 1 */
+	int			freq;			/* metrics_compute_frequency, 1..num_iterations */
+	int			nseg;			/* segments, 1..DL_SEG_MAX */
+	uint64		schedule_seed;	/* fit_multiple's visit order */
+	DlTransportKind transport;
+	char	   *cluster;		/* PLPROXY: its cluster */
+} DlPgTrainJob;
+
+/*
+ * Read and check the _train_job value job (its memory in the current
+ * context).  max_models: 1 for fit, DL_SEG_MAX_MODELS for fit_multiple.
+ * ERROR 22004 for a missing field, 22023 (or 54000 for a limit) for a
+ * bad one, naming it.
+ */
+void		dl_pg_job_read(HeapTupleHeader job, int max_models, DlPgTrainJob *out);
+
+/*
+ * The rule for num_iterations and metrics_compute_frequency (NULL, i.e.
+ * freq_null, means num_iterations): ERROR 22023 unless num_iterations
+ * >= 1 and 1 <= freq <= num_iterations.  Returns freq.
+ */
+int			dl_pg_check_iterations(int num_iterations, bool freq_null, int freq);
+
+/* The segments' description of job: its tables, models and transport. */
+void		dl_pg_job_setup(const DlPgTrainJob *job, DlSegModelDef *defs, DlSegSetup *setup);
+
+/*
+ * The memory check of job (pg_limits.h) before anything is built: kind
+ * FIT or FIT_MULTIPLE, or DISTRIBUTED for the other transports.
+ */
+void		dl_pg_job_check_memory(const DlPgTrainJob *job, DlPgJobKind kind);
+
+#endif							/* DL_PG_JOB_H */

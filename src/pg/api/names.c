@@ -1,0 +1,186 @@
+/*-------------------------------------------------------------------------
+ *
+ * names.c
+ *	  Resolve a user-given table name to (schema, table), safely.
+ *
+ * The PL/pgSQL drivers run with search_path pinned to pg_catalog, pg_temp,
+ * so they cannot resolve an unqualified name the way the user expects.
+ * Each public entry point is therefore a thin LANGUAGE sql wrapper that
+ * calls _resolve_table() in the caller's own search_path and hands the
+ * result, two plain identifiers, to the pinned driver, which only ever
+ * builds SQL with format('%I.%I', ...).  The user's text never becomes SQL.
+ *
+ * Accepted syntax (as in SQL): name or schema.name, each part either an
+ * unquoted identifier (letters, digits, _ and $, not starting with a
+ * digit or $; folded to lower case) or a double-quoted one ("" for a
+ * quote); blanks around parts and dots are allowed.  Anything else
+ * (semicolons, a third part, empty names) is refused with 42602.
+ *
+ * IDENTIFICATION
+ *	  src/pg/api/names.c
+ *
+ *-------------------------------------------------------------------------
+ */
+#include "pg_glue.h"
+
+#include "catalog/namespace.h"
+#include "catalog/pg_type.h"
+#include "fmgr.h"
+#include "nodes/makefuncs.h"
+#include "parser/scansup.h"
+#include "utils/array.h"
+#include "utils/builtins.h"
+#include "utils/lsyscache.h"
+
+#define NAME_HINT "Give a table name or schema.table; write names with other characters " \
+	"in double quotes, e.g. '\"My Table\"'."
+
+static bool
+ident_start(unsigned char c)
+{
+	return (c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') || c == '_' || IS_HIGHBIT_SET(c);
+}
+
+static bool
+ident_cont(unsigned char c)
+{
+	return ident_start(c) || (c >= '0' && c <= '9') || c == '$';
+}
+
+static void
+invalid_name(const char *param, const char *raw)
+{
+	ereport(ERROR,
+			(errcode(ERRCODE_INVALID_NAME),
+			 errmsg("%s \"%s\" is not a valid table name", param, raw),
+			 errhint(NAME_HINT)));
+}
+
+/*
+ * Split raw into at most two identifiers, stored in parts[0..*nparts-1]
+ * (palloc'd, dequoted, folded and truncated to NAMEDATALEN-1 as the SQL
+ * parser does).  param names the argument in messages.
+ */
+static void
+split_name(const char *raw, const char *param, char *parts[2], int *nparts)
+{
+	const unsigned char *p = (const unsigned char *) raw;
+
+	*nparts = 0;
+	for (;;)
+	{
+		char	   *ident;
+
+		while (scanner_isspace(*p))
+			p++;
+		if (*p == '"')
+		{
+			StringInfoData buf;
+
+			initStringInfo(&buf);
+			p++;
+			for (;;)
+			{
+				if (*p == '\0')
+					invalid_name(param, raw);	/* unterminated quote */
+				if (*p == '"')
+				{
+					if (p[1] != '"')
+						break;
+					p++;
+				}
+				appendStringInfoChar(&buf, (char) *p);
+				p++;
+			}
+			p++;
+			if (buf.len == 0)
+				invalid_name(param, raw);	/* "" */
+			truncate_identifier(buf.data, buf.len, false);
+			ident = buf.data;
+		}
+		else if (ident_start(*p))
+		{
+			const unsigned char *start = p;
+
+			while (ident_cont(*p))
+				p++;
+			ident = downcase_truncate_identifier((const char *) start, (int) (p - start), false);
+		}
+		else
+			invalid_name(param, raw);
+
+		if (*nparts == 2)
+			ereport(ERROR,
+					(errcode(ERRCODE_INVALID_NAME),
+					 errmsg("%s \"%s\" has more than two dotted parts", param, raw),
+					 errhint("Give a table name or schema.table; other databases cannot be named.")));
+		parts[(*nparts)++] = ident;
+
+		while (scanner_isspace(*p))
+			p++;
+		if (*p == '\0')
+			return;
+		if (*p != '.')
+			invalid_name(param, raw);
+		p++;
+	}
+}
+
+static Datum
+text_pair(const char *a, const char *b)
+{
+	Datum		elems[2];
+
+	elems[0] = CStringGetTextDatum(a);
+	elems[1] = CStringGetTextDatum(b);
+	return PointerGetDatum(construct_array(elems, 2, TEXTOID, -1, false, TYPALIGN_INT));
+}
+
+/*
+ * _resolve_table(name text, param text) RETURNS text[]
+ *
+ * {schema, table} for the user-given name, resolved in the CALLER's
+ * search_path: call it only from an unpinned (LANGUAGE sql) wrapper.
+ *	 - schema.table: returned as given (the schema need not exist yet);
+ *	 - table that exists in the search_path: the schema it was found in;
+ *	 - table that does not exist: the schema CREATE TABLE would use
+ *	   (3F000 if the search_path names no existing schema).
+ * param ('keras_model_arch_table', 'output_table', ...) names the argument
+ * in messages.  NULL name: 22004.  Bad syntax or more than two parts: 42602.
+ * No lock is taken and no privilege is checked: the caller's later
+ * statements do both.
+ */
+PG_FUNCTION_INFO_V1(madlib_dl__resolve_table);
+Datum
+madlib_dl__resolve_table(PG_FUNCTION_ARGS)
+{
+	const char *param = PG_ARGISNULL(1) ? "table" : text_to_cstring(PG_GETARG_TEXT_PP(1));
+	char	   *raw;
+	char	   *parts[2];
+	int			nparts;
+	RangeVar   *rv;
+	Oid			relid;
+	Oid			nspid;
+	char	   *nspname;
+
+	if (PG_ARGISNULL(0))
+		ereport(ERROR,
+				(errcode(ERRCODE_NULL_VALUE_NOT_ALLOWED),
+				 errmsg("%s must not be NULL", param),
+				 errhint("Give a table name or schema.table.")));
+	raw = text_to_cstring(PG_GETARG_TEXT_PP(0));
+	split_name(raw, param, parts, &nparts);
+	if (nparts == 2)
+		PG_RETURN_DATUM(text_pair(parts[0], parts[1]));
+
+	rv = makeRangeVar(NULL, parts[0], -1);
+	relid = RangeVarGetRelid(rv, NoLock, true);
+	if (OidIsValid(relid))
+		nspid = get_rel_namespace(relid);
+	else
+		nspid = RangeVarGetCreationNamespace(rv);
+	nspname = get_namespace_name(nspid);
+	if (nspname == NULL)
+		elog(ERROR, "cache lookup failed for namespace %u", nspid);
+	PG_RETURN_DATUM(text_pair(nspname, parts[0]));
+}

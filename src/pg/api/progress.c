@@ -1,0 +1,529 @@
+/*-------------------------------------------------------------------------
+ *
+ * progress.c
+ *	  Live progress of fit and fit_multiple in shared memory (progress.h),
+ *	  and the SQL functions behind the view madlib_dl.fit_progress.
+ *
+ * Layout: one DlProgressShared in the main shared memory segment, made by
+ * the postmaster when madlib_dl is in shared_preload_libraries (PG15's
+ * shmem_request_hook reserves the space, shmem_startup_hook initialises
+ * it).  It holds DL_PROGRESS_SLOTS slots, each with its own spinlock:
+ *
+ *	  - a backend claims a free slot under the header's spinlock (which
+ *		also hands out run ids), then owns it: only it writes the slot,
+ *		under the slot's spinlock, until it frees it, again under the
+ *		header's spinlock;
+ *	  - a reader copies a whole slot under the slot's spinlock, so it never
+ *		sees half an update; spinlocks are held only for a memcpy.
+ *
+ * The owning backend frees its slot in dl_progress_end, and also when the
+ * (sub)transaction that claimed it aborts or ends (xact and subxact
+ * callbacks) and when the backend exits (before_shmem_exit), so an ERROR
+ * or a cancel leaves no stale slot.  A crash of any backend reinitialises
+ * shared memory, slots included.
+ *
+ * IDENTIFICATION
+ *	  src/pg/api/progress.c
+ *
+ *-------------------------------------------------------------------------
+ */
+#include "postgres.h"
+
+#include <math.h>
+
+#include "access/parallel.h"
+#include "access/xact.h"
+#include "catalog/namespace.h"
+#include "catalog/pg_authid.h"
+#include "catalog/pg_type.h"
+#include "commands/dbcommands.h"
+#include "fmgr.h"
+#include "funcapi.h"
+#include "mb/pg_wchar.h"
+#include "miscadmin.h"
+#include "storage/ipc.h"
+#include "storage/lwlock.h"
+#include "storage/shmem.h"
+#include "storage/spin.h"
+#include "utils/acl.h"
+#include "utils/array.h"
+#include "utils/builtins.h"
+#include "utils/float.h"
+#include "utils/lsyscache.h"
+#include "utils/memutils.h"
+#include "utils/timestamp.h"
+#include "utils/tuplestore.h"
+
+#include "progress.h"
+
+/* Longest function name ("fit_multiple" and room to spare). */
+#define DL_PROGRESS_FUNC_LEN 32
+
+typedef struct DlProgressSlot
+{
+	slock_t		mutex;			/* protects every field below */
+	bool		in_use;
+	int			pid;
+	int64		run_id;
+	Oid			dbid;
+	Oid			userid;
+	TimestampTz started;
+	TimestampTz updated;
+	char		function[DL_PROGRESS_FUNC_LEN];
+	char		source[DL_PROGRESS_NAME_LEN];
+	char		output[DL_PROGRESS_NAME_LEN];
+	int32		iteration;
+	int32		num_iterations;
+	int32		models_done;
+	int32		num_models;
+	double		best_metric;	/* NaN: none yet */
+	double		elapsed_s;
+	double		eta_s;			/* NaN: unknown */
+} DlProgressSlot;
+
+typedef struct DlProgressShared
+{
+	slock_t		mutex;			/* protects next_run_id and claiming/freeing */
+	int64		next_run_id;
+	DlProgressSlot slots[DL_PROGRESS_SLOTS];
+} DlProgressShared;
+
+/* NULL unless madlib_dl was preloaded. */
+static DlProgressShared *dl_progress = NULL;
+
+static shmem_request_hook_type prev_shmem_request_hook = NULL;
+static shmem_startup_hook_type prev_shmem_startup_hook = NULL;
+
+/* This backend's slot, or -1, and the subtransaction that claimed it. */
+static int	my_slot = -1;
+static SubTransactionId my_subid = InvalidSubTransactionId;
+static bool callbacks_registered = false;
+
+/* Output name from madlib_dl._progress_label, until the transaction ends. */
+static char pending_label[DL_PROGRESS_NAME_LEN];
+
+static Size
+progress_shmem_size(void)
+{
+	return sizeof(DlProgressShared);
+}
+
+static void
+progress_shmem_request(void)
+{
+	if (prev_shmem_request_hook)
+		prev_shmem_request_hook();
+	RequestAddinShmemSpace(progress_shmem_size());
+}
+
+static void
+progress_shmem_startup(void)
+{
+	bool		found;
+
+	if (prev_shmem_startup_hook)
+		prev_shmem_startup_hook();
+	LWLockAcquire(AddinShmemInitLock, LW_EXCLUSIVE);
+	dl_progress = ShmemInitStruct("madlib_dl progress", progress_shmem_size(), &found);
+	if (!found)
+	{
+		memset(dl_progress, 0, progress_shmem_size());
+		SpinLockInit(&dl_progress->mutex);
+		dl_progress->next_run_id = 1;
+		for (int i = 0; i < DL_PROGRESS_SLOTS; i++)
+			SpinLockInit(&dl_progress->slots[i].mutex);
+	}
+	LWLockRelease(AddinShmemInitLock);
+}
+
+void
+dl_progress_init(void)
+{
+	if (!process_shared_preload_libraries_in_progress)
+		return;
+	prev_shmem_request_hook = shmem_request_hook;
+	shmem_request_hook = progress_shmem_request;
+	prev_shmem_startup_hook = shmem_startup_hook;
+	shmem_startup_hook = progress_shmem_startup;
+}
+
+/* Free this backend's slot, if it has one.  Safe in any state. */
+static void
+progress_release(void)
+{
+	DlProgressSlot *s;
+
+	if (dl_progress == NULL || my_slot < 0)
+		return;
+	s = &dl_progress->slots[my_slot];
+	SpinLockAcquire(&dl_progress->mutex);
+	SpinLockAcquire(&s->mutex);
+	s->in_use = false;
+	s->pid = 0;
+	SpinLockRelease(&s->mutex);
+	SpinLockRelease(&dl_progress->mutex);
+	my_slot = -1;
+	my_subid = InvalidSubTransactionId;
+}
+
+static void
+progress_xact_callback(XactEvent event, void *arg)
+{
+	switch (event)
+	{
+		case XACT_EVENT_COMMIT:
+		case XACT_EVENT_ABORT:
+		case XACT_EVENT_PREPARE:
+		case XACT_EVENT_PARALLEL_COMMIT:
+		case XACT_EVENT_PARALLEL_ABORT:
+			progress_release();
+			pending_label[0] = '\0';
+			break;
+		default:
+			break;
+	}
+}
+
+static void
+progress_subxact_callback(SubXactEvent event, SubTransactionId mySubid,
+						  SubTransactionId parentSubid, void *arg)
+{
+	if (my_slot < 0 || mySubid != my_subid)
+		return;
+	if (event == SUBXACT_EVENT_ABORT_SUB)
+		progress_release();
+	else if (event == SUBXACT_EVENT_COMMIT_SUB)
+		my_subid = parentSubid;
+}
+
+static void
+progress_exit_callback(int code, Datum arg)
+{
+	progress_release();
+}
+
+/* Copy src into dst (size bytes), truncated at a character boundary. */
+static void
+copy_name(char *dst, const char *src, int size)
+{
+	int			len;
+
+	if (src == NULL)
+	{
+		dst[0] = '\0';
+		return;
+	}
+	len = strlen(src);
+	if (len >= size)
+		len = pg_mbcliplen(src, len, size - 1);
+	memcpy(dst, src, len);
+	dst[len] = '\0';
+}
+
+void
+dl_progress_begin(const char *function, const char *source, const char *output,
+				  int num_iterations, int num_models)
+{
+	DlProgressSlot *s;
+	int			slot = -1;
+	int64		run_id = 0;
+	TimestampTz now;
+	Oid			userid;
+
+	if (dl_progress == NULL || IsParallelWorker())
+		return;
+	now = GetCurrentTimestamp();
+	userid = GetUserId();
+	progress_release();
+	if (!callbacks_registered)
+	{
+		RegisterXactCallback(progress_xact_callback, NULL);
+		RegisterSubXactCallback(progress_subxact_callback, NULL);
+		before_shmem_exit(progress_exit_callback, (Datum) 0);
+		callbacks_registered = true;
+	}
+
+	SpinLockAcquire(&dl_progress->mutex);
+	for (int i = 0; i < DL_PROGRESS_SLOTS; i++)
+	{
+		s = &dl_progress->slots[i];
+		SpinLockAcquire(&s->mutex);
+		if (!s->in_use)
+		{
+			s->in_use = true;
+			s->pid = MyProcPid;
+			slot = i;
+			run_id = dl_progress->next_run_id++;
+		}
+		SpinLockRelease(&s->mutex);
+		if (slot >= 0)
+			break;
+	}
+	SpinLockRelease(&dl_progress->mutex);
+	if (slot < 0)
+		return;					/* all busy: this run is not shown */
+
+	my_slot = slot;
+	my_subid = GetCurrentSubTransactionId();
+	s = &dl_progress->slots[slot];
+	SpinLockAcquire(&s->mutex);
+	s->run_id = run_id;
+	s->dbid = MyDatabaseId;
+	s->userid = userid;
+	s->started = s->updated = now;
+	copy_name(s->function, function, DL_PROGRESS_FUNC_LEN);
+	copy_name(s->source, source, DL_PROGRESS_NAME_LEN);
+	copy_name(s->output, output != NULL ? output : pending_label, DL_PROGRESS_NAME_LEN);
+	s->iteration = 0;
+	s->num_iterations = num_iterations;
+	s->models_done = 0;
+	s->num_models = num_models;
+	s->best_metric = get_float8_nan();
+	s->elapsed_s = 0;
+	s->eta_s = get_float8_nan();
+	SpinLockRelease(&s->mutex);
+}
+
+void
+dl_progress_update(int iteration, int models_done, double best_metric,
+				   double elapsed_s, double eta_s)
+{
+	DlProgressSlot *s;
+	TimestampTz now;
+
+	if (dl_progress == NULL || my_slot < 0)
+		return;
+	now = GetCurrentTimestamp();
+	s = &dl_progress->slots[my_slot];
+	SpinLockAcquire(&s->mutex);
+	if (eta_s < 0)
+	{
+		/* work units: one per model and iteration */
+		double		total = (double) s->num_iterations * s->num_models;
+		double		done = (double) (iteration - 1) * s->num_models + models_done;
+
+		eta_s = dl_progress_eta(elapsed_s, done, total);
+	}
+	s->iteration = iteration;
+	s->models_done = models_done;
+	if (!isnan(best_metric))
+		s->best_metric = best_metric;
+	s->elapsed_s = elapsed_s;
+	s->eta_s = eta_s;
+	s->updated = now;
+	SpinLockRelease(&s->mutex);
+}
+
+void
+dl_progress_end(void)
+{
+	progress_release();
+}
+
+double
+dl_progress_eta(double elapsed_s, double done, double total)
+{
+	if (!(done > 0) || !(elapsed_s >= 0))
+		return get_float8_nan();
+	if (done >= total)
+		return 0;
+	return elapsed_s / done * (total - done);
+}
+
+char *
+dl_progress_relname(Oid rel)
+{
+	char	   *name = get_rel_name(rel);
+	char	   *nsp;
+	Oid			user = GetUserId();
+
+	if (name == NULL)
+		return NULL;
+	/* a table the caller cannot read is no label of its run */
+	if (pg_class_aclcheck(rel, user, ACL_SELECT) != ACLCHECK_OK &&
+		pg_attribute_aclcheck_all(rel, user, ACL_SELECT, ACLMASK_ANY) != ACLCHECK_OK)
+		return NULL;
+	nsp = get_namespace_name(get_rel_namespace(rel));
+	return nsp != NULL ? psprintf("%s.%s", nsp, name) : name;
+}
+
+PG_FUNCTION_INFO_V1(madlib_dl__progress_label);
+
+/*
+ * madlib_dl._progress_label(output text[]) RETURNS void: the output table
+ * {schema, table} that the next dl_progress_begin with a NULL output
+ * shows, for drivers whose C function is not told the output name.
+ * Forgotten at the end of the transaction.  NULL clears it.
+ *
+ * The label is what the run will write, so it is checked against the
+ * caller's rights to write it: CREATE on the schema, and ownership of the
+ * table when it exists already (warm start drops and re-creates it).  A
+ * role therefore cannot show its run under another role's table; and a
+ * fit that could not write its output fails here, before training.
+ */
+Datum
+madlib_dl__progress_label(PG_FUNCTION_ARGS)
+{
+	ArrayType  *arr;
+	Datum	   *elems = NULL;
+	bool	   *elem_nulls = NULL;
+	int			n = -1;
+	char	   *nspname;
+	char	   *relname;
+	char	   *label;
+	Oid			nspid;
+	Oid			relid;
+	Oid			user = GetUserId();
+	AclResult	acl;
+
+	if (PG_ARGISNULL(0))
+	{
+		pending_label[0] = '\0';
+		PG_RETURN_VOID();
+	}
+	arr = PG_GETARG_ARRAYTYPE_P(0);
+	if (ARR_NDIM(arr) == 1 && ARR_ELEMTYPE(arr) == TEXTOID)
+		deconstruct_array(arr, TEXTOID, -1, false, TYPALIGN_INT, &elems, &elem_nulls, &n);
+	if (n != 2 || elem_nulls[0] || elem_nulls[1])
+		ereport(ERROR,
+				(errcode(ERRCODE_INVALID_PARAMETER_VALUE),
+				 errmsg("progress label must be an array of two non-NULL names {schema, table}"),
+				 errhint("Pass the output table as madlib_dl._resolve_table returns it.")));
+	nspname = TextDatumGetCString(elems[0]);
+	relname = TextDatumGetCString(elems[1]);
+
+	/* USAGE on the schema is checked here too (42501) */
+	nspid = LookupExplicitNamespace(nspname, true);
+	if (!OidIsValid(nspid))
+		ereport(ERROR,
+				(errcode(ERRCODE_INVALID_SCHEMA_NAME),
+				 errmsg("schema \"%s\" does not exist", nspname),
+				 errhint("Create the schema first, or give a table in an existing schema.")));
+	relid = get_relname_relid(relname, nspid);
+	if (OidIsValid(relid) && !pg_class_ownercheck(relid, user))
+		ereport(ERROR,
+				(errcode(ERRCODE_INSUFFICIENT_PRIVILEGE),
+				 errmsg("must be owner of table \"%s.%s\" to replace it", nspname, relname),
+				 errhint("Warm start from a model table you own, or give a new output table name.")));
+	acl = pg_namespace_aclcheck(nspid, user, ACL_CREATE);
+	if (acl != ACLCHECK_OK)
+		ereport(ERROR,
+				(errcode(ERRCODE_INSUFFICIENT_PRIVILEGE),
+				 errmsg("permission denied to create output table \"%s.%s\": no CREATE privilege on schema \"%s\"",
+						nspname, relname, nspname),
+				 errhint("Write the output into a schema where you may create tables, or have CREATE on \"%s\" granted.",
+						 nspname)));
+
+	label = psprintf("%s.%s", nspname, relname);
+	copy_name(pending_label, label, DL_PROGRESS_NAME_LEN);
+	pfree(label);
+	if (!callbacks_registered && dl_progress != NULL)
+	{
+		RegisterXactCallback(progress_xact_callback, NULL);
+		RegisterSubXactCallback(progress_subxact_callback, NULL);
+		before_shmem_exit(progress_exit_callback, (Datum) 0);
+		callbacks_registered = true;
+	}
+	PG_RETURN_VOID();
+}
+
+PG_FUNCTION_INFO_V1(madlib_dl__progress_enabled);
+
+/* madlib_dl._progress_enabled() RETURNS boolean: is the library preloaded? */
+Datum
+madlib_dl__progress_enabled(PG_FUNCTION_ARGS)
+{
+	PG_RETURN_BOOL(dl_progress != NULL);
+}
+
+#define PROGRESS_COLS 16
+
+static Datum
+nan_or(double v, bool *isnull)
+{
+	*isnull = isnan(v);
+	return Float8GetDatum(v);
+}
+
+PG_FUNCTION_INFO_V1(madlib_dl__progress);
+
+/*
+ * madlib_dl._progress() RETURNS SETOF record: one row per tracked run (see
+ * the view madlib_dl.fit_progress in src/sql/70_progress.sql for the
+ * columns).  As pg_stat_activity does for another role's query, a run of
+ * a role whose privileges the caller does not have (and the caller is
+ * not in pg_read_all_stats) shows only run_id, pid, database and
+ * username; function reads '<insufficient privilege>' and every other
+ * column is NULL.  Empty when madlib_dl is not preloaded.
+ */
+Datum
+madlib_dl__progress(PG_FUNCTION_ARGS)
+{
+	ReturnSetInfo *rsinfo = (ReturnSetInfo *) fcinfo->resultinfo;
+
+	InitMaterializedSRF(fcinfo, 0);
+	if (dl_progress == NULL)
+		return (Datum) 0;
+
+	for (int i = 0; i < DL_PROGRESS_SLOTS; i++)
+	{
+		DlProgressSlot copy;
+		DlProgressSlot *s = &dl_progress->slots[i];
+		Datum		values[PROGRESS_COLS];
+		bool		nulls[PROGRESS_COLS];
+		bool		visible;
+		char	   *dbname;
+		char	   *username;
+
+		SpinLockAcquire(&s->mutex);
+		memcpy(&copy, s, sizeof(copy));
+		SpinLockRelease(&s->mutex);
+		if (!copy.in_use)
+			continue;
+
+		memset(nulls, 0, sizeof(nulls));
+		visible = has_privs_of_role(GetUserId(), copy.userid) ||
+			has_privs_of_role(GetUserId(), ROLE_PG_READ_ALL_STATS);
+		values[0] = Int64GetDatum(copy.run_id);
+		values[1] = Int32GetDatum(copy.pid);
+		dbname = get_database_name(copy.dbid);
+		if (dbname != NULL)
+			values[2] = CStringGetTextDatum(dbname);
+		else
+			nulls[2] = true;
+		username = GetUserNameFromId(copy.userid, true);
+		if (username != NULL)
+			values[3] = CStringGetTextDatum(username);
+		else
+			nulls[3] = true;
+		if (!visible)
+		{
+			/* another role's run: who and where only, as pg_stat_activity */
+			values[4] = CStringGetTextDatum("<insufficient privilege>");
+			for (int c = 5; c < PROGRESS_COLS; c++)
+				nulls[c] = true;
+			tuplestore_putvalues(rsinfo->setResult, rsinfo->setDesc, values, nulls);
+			continue;
+		}
+		values[4] = CStringGetTextDatum(copy.function);
+		if (copy.source[0] != '\0')
+			values[5] = CStringGetTextDatum(copy.source);
+		else
+			nulls[5] = true;
+		if (copy.output[0] != '\0')
+			values[6] = CStringGetTextDatum(copy.output);
+		else
+			nulls[6] = true;
+		values[7] = Int32GetDatum(copy.iteration);
+		values[8] = Int32GetDatum(copy.num_iterations);
+		values[9] = Int32GetDatum(copy.models_done);
+		values[10] = Int32GetDatum(copy.num_models);
+		values[11] = nan_or(copy.best_metric, &nulls[11]);
+		values[12] = nan_or(copy.elapsed_s, &nulls[12]);
+		values[13] = nan_or(copy.eta_s < 0 ? get_float8_nan() : copy.eta_s, &nulls[13]);
+		values[14] = TimestampTzGetDatum(copy.started);
+		values[15] = TimestampTzGetDatum(copy.updated);
+		tuplestore_putvalues(rsinfo->setResult, rsinfo->setDesc, values, nulls);
+	}
+	return (Datum) 0;
+}

@@ -1,0 +1,476 @@
+/*-------------------------------------------------------------------------
+ *
+ * gp_agg.c
+ *	  One segment's step as an SQL aggregate over the segment's rows: the
+ *	  way the greenplum and plproxy transports run a step (src/sql/
+ *	  75_step.sql has the SQL objects; docs/greenplum.md the whole path).
+ *
+ * On Greenplum a function running on a segment may not read user tables,
+ * so the per-segment work is an aggregate grouped by the distribution key
+ * (one group per segment, no data motion: the packed table is DISTRIBUTED
+ * BY (__dist_key__)).  Two ordered-set aggregates share one transition
+ * function:
+ *
+ *	 _gp_fit_segment(step) WITHIN GROUP (ORDER BY buffer_id, dep, indep,
+ *	                                     dep_shape, indep_shape)
+ *	 _gp_eval_segment(step) WITHIN GROUP (ORDER BY ...the same)
+ *
+ *	 transition: keep each buffer as it comes (a TOASTed value as its
+ *	     pointer, read only at the end) with its buffer_id and row count,
+ *	     checking the shapes;
+ *	 final: sort the buffers by buffer_id, decode them into one partition
+ *	     (DlSegPartition), then run the very step a parallel worker runs
+ *	     (runtime/step.c) on the direct argument step (madlib_dl._step: the
+ *	     state, the model definition, iteration and segment), evaluated
+ *	     once per group:
+ *	       fit:  dl_seg_train_step, divergence caught and reported in the
+ *	             result (state NULL, diverged = the engine's message);
+ *	       eval: dl_seg_eval_step on the partition.
+ *	     The result is a madlib_dl._step_result.  So one segment's result
+ *	     is byte-identical on every transport.
+ *
+ * An ordered-set aggregate is never split into partial aggregates; its
+ * transition function receives the rows in any order, and the final
+ * function sorts them.  Both functions check what a caller passes: NULL
+ * buffers, shapes, sizes (ERROR 22004, 22000, 54000); the step's fields
+ * are read once per group.
+ *
+ * IDENTIFICATION
+ *	  src/pg/runtime/gp_agg.c
+ *
+ *-------------------------------------------------------------------------
+ */
+#include "postgres.h"
+
+#include "common/int.h"
+#include "executor/executor.h"
+#include "fmgr.h"
+#include "funcapi.h"
+#include "miscadmin.h"
+#include "portability/instr_time.h"
+#include "utils/array.h"
+#include "utils/builtins.h"
+#include "utils/datum.h"
+#include "utils/memutils.h"
+
+#include "madlib_dl/dl_blob.h"
+
+#include "pg_buffer.h"
+#include "pg_glue.h"
+#include "pg_model.h"
+#include "segments.h"
+
+/* One buffer of the group, as it came. */
+typedef struct GpBuffer
+{
+	int32		buffer_id;
+	int32		arrival;		/* its place in the input: the tie-breaker */
+	int64		n;				/* rows */
+	Datum		x;				/* indep, a copy of the value given: a
+								 * TOASTed one stays a pointer until read */
+	Datum		y;				/* dep, likewise */
+} GpBuffer;
+
+/* The transition state: the group's buffers. */
+typedef struct GpStepState
+{
+	GpBuffer   *bufs;			/* (cap) */
+	int			nbufs;
+	int			cap;
+	int64		n;				/* rows of all buffers */
+	int64		x_width;		/* floats per sample; -1 before the first buffer */
+	int64		y_width;		/* classes */
+} GpStepState;
+
+/* The step's fields (madlib_dl._step). */
+typedef struct GpStep
+{
+	bytea	   *state;
+	char	   *arch;
+	char	   *compile;
+	char	   *fitp;			/* may be NULL */
+	int32		iteration;
+	int32		segment;
+} GpStep;
+
+/* ERROR unless called as an aggregate support function; returns its context. */
+static MemoryContext
+agg_context(FunctionCallInfo fcinfo, const char *fn)
+{
+	MemoryContext aggcxt;
+
+	if (!AggCheckCallContext(fcinfo, &aggcxt))
+		ereport(ERROR,
+				(errcode(ERRCODE_FEATURE_NOT_SUPPORTED),
+				 errmsg("%s must be called as an aggregate support function", fn),
+				 errhint("Call the aggregates _gp_fit_segment or _gp_eval_segment.")));
+	return aggcxt;
+}
+
+/* ERROR 22004 when argument i (named what) is NULL. */
+static void
+require_arg(FunctionCallInfo fcinfo, int i, const char *what)
+{
+	if (PG_ARGISNULL(i))
+		ereport(ERROR,
+				(errcode(ERRCODE_NULL_VALUE_NOT_ALLOWED),
+				 errmsg("%s must not be NULL", what),
+				 errhint("Pass the columns of a table made by training_preprocessor_dl.")));
+}
+
+/* a * b; ERROR 54000 on overflow or a negative product. */
+static int64
+checked_mul64(int64 a, int64 b)
+{
+	int64		r;
+
+	if (pg_mul_s64_overflow(a, b, &r) || r < 0)
+		ereport(ERROR,
+				(errcode(ERRCODE_PROGRAM_LIMIT_EXCEEDED),
+				 errmsg("segment data is too large: " INT64_FORMAT " x " INT64_FORMAT " values", a, b),
+				 errhint("Preprocess with more segments or a smaller buffer_size.")));
+	return r;
+}
+
+/* Bytes of n floats, checked against what one allocation may hold. */
+static Size
+float_bytes(int64 n)
+{
+	int64		b = checked_mul64(n, (int64) sizeof(float));
+
+	if ((uint64) b > MaxAllocHugeSize)
+		ereport(ERROR,
+				(errcode(ERRCODE_PROGRAM_LIMIT_EXCEEDED),
+				 errmsg("segment data of " INT64_FORMAT " bytes is more than one process can hold", b),
+				 errhint("Preprocess with more segments (distribution_rules).")));
+	return (Size) b;
+}
+
+/*
+ * A copy of varlena argument d in the current context that stays valid
+ * for the whole aggregation: a value TOASTed on disk stays its pointer
+ * (fetched by the final function, in the same query), any other is
+ * copied as it is.
+ */
+static Datum
+keep_varlena(Datum d)
+{
+	struct varlena *v = (struct varlena *) DatumGetPointer(d);
+
+	if (VARATT_IS_EXTERNAL(v) && !VARATT_IS_EXTERNAL_ONDISK(v))
+		return PointerGetDatum(pg_detoast_datum_copy(v));
+	return datumCopy(d, false, -1);
+}
+
+/*
+ * The rows and sample widths of one buffer, from its shapes {n, dims...}
+ * and {n, classes}; ERROR 22000 when they disagree or differ from the
+ * group's.
+ */
+static int64
+buffer_rows(GpStepState *st, ArrayType *dep_shape, ArrayType *indep_shape)
+{
+	int64		xd[DL_MAX_RANK + 1];
+	int64		yd[2];
+	int			nx = dl_pg_read_shape(indep_shape, xd, DL_MAX_RANK + 1, "independent variable shape");
+	int			ny = dl_pg_read_shape(dep_shape, yd, 2, "dependent variable shape");
+	int64		w = 1;
+
+	if (nx < 2 || ny != 2 || xd[0] != yd[0])
+		ereport(ERROR,
+				(errcode(ERRCODE_DATA_EXCEPTION),
+				 errmsg("buffer shapes do not match: the independent shape has %d values and the dependent shape %d, with " INT64_FORMAT " and " INT64_FORMAT " rows",
+						nx, ny, xd[0], ny > 0 ? yd[0] : (int64) 0),
+				 errhint("Preprocess the data again with training_preprocessor_dl.")));
+	for (int i = 1; i < nx; i++)
+		w = checked_mul64(w, xd[i]);
+	if (st->x_width < 0)
+	{
+		st->x_width = w;
+		st->y_width = yd[1];
+	}
+	else if (w != st->x_width || yd[1] != st->y_width)
+		ereport(ERROR,
+				(errcode(ERRCODE_DATA_EXCEPTION),
+				 errmsg("buffers have different sample sizes: " INT64_FORMAT " and " INT64_FORMAT " values, " INT64_FORMAT " and " INT64_FORMAT " classes",
+						st->x_width, w, st->y_width, yd[1]),
+				 errhint("Preprocess the data again with training_preprocessor_dl.")));
+	return xd[0];
+}
+
+PG_FUNCTION_INFO_V1(madlib_dl__gp_step_transition);
+
+/*
+ * madlib_dl._gp_step_transition(state internal, buffer_id int, dep bytea,
+ *     indep bytea, dep_shape int[], indep_shape int[]) RETURNS internal
+ * Keep one buffer.  No argument may be NULL.
+ */
+Datum
+madlib_dl__gp_step_transition(PG_FUNCTION_ARGS)
+{
+	MemoryContext aggcxt = agg_context(fcinfo, "_gp_step_transition");
+	GpStepState *st = PG_ARGISNULL(0) ? NULL : (GpStepState *) PG_GETARG_POINTER(0);
+	MemoryContext old;
+	GpBuffer   *b;
+	int64		n;
+
+	require_arg(fcinfo, 1, "buffer_id");
+	require_arg(fcinfo, 2, "dependent variable");
+	require_arg(fcinfo, 3, "independent variable");
+	require_arg(fcinfo, 4, "dependent variable shape");
+	require_arg(fcinfo, 5, "independent variable shape");
+	if (st == NULL)
+	{
+		st = MemoryContextAllocZero(aggcxt, sizeof(GpStepState));
+		st->x_width = -1;
+		st->y_width = -1;
+	}
+	n = buffer_rows(st, PG_GETARG_ARRAYTYPE_P(4), PG_GETARG_ARRAYTYPE_P(5));
+	if (pg_add_s64_overflow(st->n, n, &st->n) || st->nbufs >= (int) (MaxAllocSize / sizeof(GpBuffer)) - 1)
+		ereport(ERROR,
+				(errcode(ERRCODE_PROGRAM_LIMIT_EXCEEDED),
+				 errmsg("too many rows or buffers in one segment"),
+				 errhint("Preprocess with more segments (distribution_rules).")));
+	if (st->nbufs == st->cap)
+	{
+		int			cap = Min(Max(st->cap * 2, 16), (int) (MaxAllocSize / sizeof(GpBuffer)));
+
+		st->bufs = st->bufs == NULL ? MemoryContextAlloc(aggcxt, sizeof(GpBuffer) * cap)
+			: repalloc(st->bufs, sizeof(GpBuffer) * cap);
+		st->cap = cap;
+	}
+	old = MemoryContextSwitchTo(aggcxt);
+	b = &st->bufs[st->nbufs];
+	b->buffer_id = PG_GETARG_INT32(1);
+	b->arrival = st->nbufs;
+	b->n = n;
+	b->x = keep_varlena(PG_GETARG_DATUM(3));
+	b->y = keep_varlena(PG_GETARG_DATUM(2));
+	MemoryContextSwitchTo(old);
+	st->nbufs++;
+	PG_RETURN_POINTER(st);
+}
+
+/* The field name of the step, ERROR 22004 when it is NULL (unless null_ok). */
+static Datum
+step_field(HeapTupleHeader step, const char *name, bool null_ok, bool *isnull)
+{
+	Datum		d = GetAttributeByName(step, name, isnull);
+
+	if (*isnull && !null_ok)
+		ereport(ERROR,
+				(errcode(ERRCODE_NULL_VALUE_NOT_ALLOWED),
+				 errmsg("%s of the step must not be NULL", name),
+				 errhint("Give a model state, its architecture, compile_params, the iteration and the segment.")));
+	return d;
+}
+
+/* The direct argument step (argument 1) of a final function. */
+static void
+read_step(FunctionCallInfo fcinfo, GpStep *out)
+{
+	HeapTupleHeader step;
+	bool		isnull;
+	Datum		d;
+
+	if (PG_ARGISNULL(1))
+		ereport(ERROR,
+				(errcode(ERRCODE_NULL_VALUE_NOT_ALLOWED),
+				 errmsg("the step must not be NULL"),
+				 errhint("Give a madlib_dl._step value: the state, the model definition, the iteration and the segment.")));
+	step = PG_GETARG_HEAPTUPLEHEADER(1);
+	out->state = DatumGetByteaPP(step_field(step, "state", false, &isnull));
+	out->arch = TextDatumGetCString(step_field(step, "model_arch", false, &isnull));
+	out->compile = TextDatumGetCString(step_field(step, "compile_params", false, &isnull));
+	d = step_field(step, "fit_params", true, &isnull);
+	out->fitp = isnull ? NULL : TextDatumGetCString(d);
+	out->iteration = DatumGetInt32(step_field(step, "iteration", false, &isnull));
+	out->segment = DatumGetInt32(step_field(step, "segment", false, &isnull));
+}
+
+/* Buffer order: buffer_id, then arrival. */
+static int
+buffer_cmp(const void *a, const void *b)
+{
+	const GpBuffer *x = (const GpBuffer *) a;
+	const GpBuffer *y = (const GpBuffer *) b;
+
+	if (x->buffer_id != y->buffer_id)
+		return x->buffer_id < y->buffer_id ? -1 : 1;
+	return x->arrival < y->arrival ? -1 : (x->arrival > y->arrival ? 1 : 0);
+}
+
+/*
+ * The group's buffers (st may be NULL: no rows), sorted by buffer_id and
+ * decoded into partition p in cxt, one buffer at a time.
+ */
+static void
+build_partition(GpStepState *st, DlSegPartition *p, MemoryContext cxt)
+{
+	MemoryContext tmp;
+	int64		off = 0;
+
+	memset(p, 0, sizeof(*p));
+	p->loaded = true;
+	if (st == NULL || st->n == 0)
+		return;
+	p->n = st->n;
+	p->x_width = st->x_width;
+	p->y_width = st->y_width;
+	p->x = MemoryContextAllocHuge(cxt, Max(float_bytes(checked_mul64(st->n, st->x_width)), 1));
+	p->y = MemoryContextAllocHuge(cxt, Max(float_bytes(checked_mul64(st->n, st->y_width)), 1));
+	qsort(st->bufs, st->nbufs, sizeof(GpBuffer), buffer_cmp);
+	tmp = AllocSetContextCreate(cxt, "madlib_dl buffer", ALLOCSET_DEFAULT_SIZES);
+	for (int i = 0; i < st->nbufs; i++)
+	{
+		const GpBuffer *b = &st->bufs[i];
+		MemoryContext old = MemoryContextSwitchTo(tmp);
+		float	   *fx;
+		float	   *fy;
+
+		CHECK_FOR_INTERRUPTS();
+		fx = dl_pg_decode_x(DatumGetByteaPP(b->x), b->n, st->x_width, tmp);
+		fy = dl_pg_decode_y(DatumGetByteaPP(b->y), b->n, st->y_width, tmp);
+		memcpy(p->x + off * st->x_width, fx, float_bytes(checked_mul64(b->n, st->x_width)));
+		memcpy(p->y + off * st->y_width, fy, float_bytes(checked_mul64(b->n, st->y_width)));
+		off += b->n;
+		MemoryContextSwitchTo(old);
+		MemoryContextReset(tmp);
+	}
+	MemoryContextDelete(tmp);
+}
+
+/*
+ * The madlib_dl._step_result of a step: state (NULL: none), the sums of
+ * st (training ones), seconds, and diverged (NULL: did not).
+ */
+static Datum
+step_result(FunctionCallInfo fcinfo, bytea *state, const DlSegStats *st, double seconds,
+			const char *diverged)
+{
+	TupleDesc	tupdesc;
+	Datum		values[6];
+	bool		nulls[6] = {false, false, false, false, false, false};
+
+	if (get_call_result_type(fcinfo, NULL, &tupdesc) != TYPEFUNC_COMPOSITE || tupdesc->natts != 6)
+		elog(ERROR, "madlib_dl: a step's final function must return madlib_dl._step_result");
+	values[0] = PointerGetDatum(state);
+	nulls[0] = state == NULL;
+	values[1] = Float8GetDatum(st->train_loss_sum);
+	values[2] = Float8GetDatum(st->train_metric_sum);
+	values[3] = Int64GetDatum(st->train_n);
+	values[4] = Float8GetDatum(seconds);
+	values[5] = diverged != NULL ? CStringGetTextDatum(diverged) : (Datum) 0;
+	nulls[5] = diverged == NULL;
+	tupdesc = BlessTupleDesc(tupdesc);
+	return HeapTupleGetDatum(heap_form_tuple(tupdesc, values, nulls));
+}
+
+/* Seconds since start. */
+static double
+seconds_since(instr_time start)
+{
+	instr_time	now;
+
+	INSTR_TIME_SET_CURRENT(now);
+	INSTR_TIME_SUBTRACT(now, start);
+	return INSTR_TIME_GET_DOUBLE(now);
+}
+
+/*
+ * The final functions: train (or evaluate) the step's state on the
+ * group's partition.  A group without samples gives state NULL and n 0.
+ */
+static Datum
+step_final(FunctionCallInfo fcinfo, bool train)
+{
+	MemoryContext caller = CurrentMemoryContext;
+	MemoryContext cxt;
+	GpStepState *st;
+	GpStep		step;
+	DlSegPartition part;
+	DlSegStats	stats;
+	DlPgModel  *m;
+	instr_time	start;
+	double		seconds;
+	bytea	   *state = NULL;
+	Datum		result;
+
+	(void) agg_context(fcinfo, train ? "_gp_fit_final" : "_gp_eval_final");
+	st = PG_ARGISNULL(0) ? NULL : (GpStepState *) PG_GETARG_POINTER(0);
+	cxt = AllocSetContextCreate(caller, "madlib_dl step", ALLOCSET_DEFAULT_SIZES);
+	MemoryContextSwitchTo(cxt);
+	read_step(fcinfo, &step);
+	build_partition(st, &part, cxt);
+	memset(&stats, 0, sizeof(stats));
+	INSTR_TIME_SET_CURRENT(start);
+	if (part.n > 0)
+	{
+		dl_pg_set_blas_threads();
+		m = dl_pg_model_build(step.arch, strlen(step.arch), step.compile, step.fitp,
+							  DL_PG_MODEL_TRAIN, 0, cxt);
+		if (train)
+		{
+			Size		len = VARSIZE_ANY_EXHDR(step.state);
+			size_t		cap;
+			uint8	   *buf;
+			DlError		err;
+
+			dl_error_clear(&err);
+			dl_pg_check(dl_blob_size(m->model, &cap, &err), &err);
+			cap = Max(cap, len);
+			buf = MemoryContextAllocHuge(cxt, Max(cap, 1));
+			memcpy(buf, VARDATA_ANY(step.state), len);
+			if (dl_seg_train_step(m, buf, len, cap, &len, &part, cxt, step.iteration,
+								  step.segment, true, &stats))
+			{
+				if (len > MaxAllocSize - VARHDRSZ)
+					ereport(ERROR,
+							(errcode(ERRCODE_PROGRAM_LIMIT_EXCEEDED),
+							 errmsg("model state of %zu bytes is larger than a bytea can hold", len),
+							 errhint("Use a smaller model.")));
+				MemoryContextSwitchTo(caller);
+				state = palloc(VARHDRSZ + len);
+				SET_VARSIZE(state, VARHDRSZ + len);
+				memcpy(VARDATA(state), buf, len);
+			}
+		}
+		else
+			dl_seg_eval_step(m, (const uint8 *) VARDATA_ANY(step.state),
+							 VARSIZE_ANY_EXHDR(step.state), &part, NULL, cxt, &stats);
+	}
+	seconds = seconds_since(start);
+	MemoryContextSwitchTo(caller);
+	result = step_result(fcinfo, state, &stats, seconds, stats.diverged ? stats.message : NULL);
+	MemoryContextDelete(cxt);
+	PG_RETURN_DATUM(result);
+}
+
+PG_FUNCTION_INFO_V1(madlib_dl__gp_fit_final);
+
+/*
+ * madlib_dl._gp_fit_final(state internal, step madlib_dl._step)
+ *	 RETURNS madlib_dl._step_result
+ * dl_seg_train_step on the group's partition: the new state with its
+ * sample count, the training loss and metric sums over all epochs; when
+ * training diverged, state NULL and the engine's message in diverged.
+ */
+Datum
+madlib_dl__gp_fit_final(PG_FUNCTION_ARGS)
+{
+	return step_final(fcinfo, true);
+}
+
+PG_FUNCTION_INFO_V1(madlib_dl__gp_eval_final);
+
+/*
+ * madlib_dl._gp_eval_final(state internal, step madlib_dl._step)
+ *	 RETURNS madlib_dl._step_result
+ * dl_seg_eval_step on the group's partition: the loss and metric sums;
+ * state NULL.
+ */
+Datum
+madlib_dl__gp_eval_final(PG_FUNCTION_ARGS)
+{
+	return step_final(fcinfo, false);
+}

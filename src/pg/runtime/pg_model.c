@@ -1,0 +1,216 @@
+/*-------------------------------------------------------------------------
+ *
+ * pg_model.c
+ *	  Build engine models inside PostgreSQL (see pg_model.h).
+ *
+ * IDENTIFICATION
+ *	  src/pg/runtime/pg_model.c
+ *
+ *-------------------------------------------------------------------------
+ */
+#include "pg_model.h"
+
+#include "lib/stringinfo.h"
+#include "miscadmin.h"
+
+#include "madlib_dl/dl_blob.h"
+#include "madlib_dl/dl_keras.h"
+
+#include "pg_buffer.h"
+#include "pg_limits.h"
+
+DlPgModel *
+dl_pg_model_parse(const char *arch_json, size_t len,
+				  const char *compile_params, const char *fit_params,
+				  MemoryContext cxt)
+{
+	MemoryContext mcxt;
+	DlPgModel  *m;
+	DlError		err;
+
+	dl_error_clear(&err);
+	mcxt = AllocSetContextCreate(cxt, "madlib_dl model", ALLOCSET_DEFAULT_SIZES);
+	m = MemoryContextAllocZero(mcxt, sizeof(DlPgModel));
+	m->cxt = mcxt;
+	m->alloc = dl_pg_allocator(mcxt);
+
+	dl_pg_check(dl_keras_parse(arch_json, len, &m->alloc, &m->spec, &err), &err);
+	if (compile_params != NULL)
+	{
+		dl_pg_check(dl_compile_params_parse(compile_params, &m->compile, &err), &err);
+		m->has_compile = true;
+	}
+	dl_pg_check(dl_fit_params_parse(fit_params, &m->fit, &err), &err);
+	return m;
+}
+
+/* The optimizer a model for use gets (NULL: none). */
+static const DlOptimConfig *
+use_optim(const DlPgModel *m, DlPgModelUse use)
+{
+	return use != DL_PG_MODEL_INFER && m->has_compile ? &m->compile.optim : NULL;
+}
+
+void
+dl_pg_model_estimate(const DlPgModel *m, DlPgModelUse use, int64 infer_batch,
+					 DlMemoryEstimate *out)
+{
+	DlMemoryUse mu;
+	DlError		err;
+
+	dl_error_clear(&err);
+	mu.optim = use_optim(m, use);
+	mu.batch_size = use == DL_PG_MODEL_TRAIN ? m->fit.batch_size :
+		use == DL_PG_MODEL_INFER ? Max(infer_batch, 0) : 0;
+	dl_pg_check(dl_model_memory_estimate(m->spec, &mu, out, &err), &err);
+}
+
+void
+dl_pg_model_create(DlPgModel *m, DlPgModelUse use, int64 infer_batch)
+{
+	DlMemoryEstimate est;
+	DlError		err;
+
+	dl_error_clear(&err);
+	if (m->model != NULL)
+		elog(ERROR, "madlib_dl: model built twice");
+	if (use == DL_PG_MODEL_TRAIN && !m->has_compile)
+		elog(ERROR, "madlib_dl: a training model needs compile params");
+	/* every model built anywhere is checked first, however it was reached */
+	dl_pg_model_estimate(m, use, infer_batch, &est);
+	dl_limits_check_model(&est, use == DL_PG_MODEL_TRAIN ? m->fit.batch_size : infer_batch);
+	dl_pg_check(dl_model_create(m->spec, use_optim(m, use), &m->alloc, &m->model, &err), &err);
+}
+
+DlPgModel *
+dl_pg_model_build(const char *arch_json, size_t len,
+				  const char *compile_params, const char *fit_params,
+				  DlPgModelUse use, int64 infer_batch, MemoryContext cxt)
+{
+	DlPgModel  *m = dl_pg_model_parse(arch_json, len, compile_params, fit_params, cxt);
+
+	dl_pg_model_create(m, use, infer_batch);
+	return m;
+}
+
+void
+dl_pg_model_free(DlPgModel *m)
+{
+	if (m != NULL)
+		MemoryContextDelete(m->cxt);	/* m itself lives there */
+}
+
+void
+dl_pg_model_set_weights(DlPgModel *m, bytea *weights)
+{
+	DlError		err;
+
+	dl_error_clear(&err);
+	dl_pg_check(dl_weights_read(dl_model_params(m->model), dl_model_n_params(m->model),
+								(const uint8_t *) VARDATA_ANY(weights),
+								VARSIZE_ANY_EXHDR(weights), &err), &err);
+}
+
+bytea *
+dl_pg_model_get_weights(DlPgModel *m)
+{
+	size_t		P = dl_model_n_params(m->model);
+	size_t		bytes;
+	bytea	   *out;
+
+	if (!dl_size_mul(P, sizeof(float), &bytes) || bytes > MaxAllocSize - VARHDRSZ)
+		ereport(ERROR,
+				(errcode(ERRCODE_PROGRAM_LIMIT_EXCEEDED),
+				 errmsg("model has %zu parameters, more than a bytea value can hold", P),
+				 errhint("Use a smaller model (at most about 268 million parameters).")));
+	out = palloc(VARHDRSZ + bytes);
+	SET_VARSIZE(out, VARHDRSZ + bytes);
+	dl_weights_write((uint8_t *) VARDATA(out), dl_model_params(m->model), P);
+	return out;
+}
+
+int64
+dl_pg_model_output_width(const DlPgModel *m)
+{
+	return dl_shape_size(&m->spec->output_shape);
+}
+
+int64
+dl_pg_model_input_size(const DlPgModel *m)
+{
+	return dl_shape_size(&m->spec->input_shape);
+}
+
+/* Append "{a,b,c}" of dims to buf. */
+static void
+append_dims(StringInfo buf, const int64 *dims, int n)
+{
+	appendStringInfoChar(buf, '{');
+	for (int i = 0; i < n; i++)
+		appendStringInfo(buf, "%s" INT64_FORMAT, i > 0 ? "," : "", dims[i]);
+	appendStringInfoChar(buf, '}');
+}
+
+void
+dl_pg_model_check_input(const DlPgModel *m, ArrayType *x_shape, ArrayType *y_shape_or_null)
+{
+	int64		xd[DL_MAX_RANK + 1];
+	int			nx = dl_pg_read_shape(x_shape, xd, DL_MAX_RANK + 1, "independent variable shape");
+	const DlShape *in = &m->spec->input_shape;
+	bool		same = (nx - 1 == in->rank);
+
+	for (int i = 0; same && i < in->rank; i++)
+		same = (xd[i + 1] == in->dims[i]);
+	if (!same)
+	{
+		StringInfoData data;
+		StringInfoData arch;
+
+		initStringInfo(&data);
+		initStringInfo(&arch);
+		append_dims(&data, xd + 1, nx - 1);
+		append_dims(&arch, in->dims, in->rank);
+		ereport(ERROR,
+				(errcode(ERRCODE_DATA_EXCEPTION),
+				 errmsg("input shape %s in the data does not match the input shape %s of the model architecture",
+						data.data, arch.data),
+				 errhint("Use an architecture whose input layer has the shape of the data, or preprocess the data to that shape.")));
+	}
+	if (y_shape_or_null != NULL)
+	{
+		int64		yd[2];
+		int			ny = dl_pg_read_shape(y_shape_or_null, yd, 2, "dependent variable shape");
+		int64		K = dl_pg_model_output_width(m);
+
+		if (ny != 2 || yd[1] != K)
+			ereport(ERROR,
+					(errcode(ERRCODE_DATA_EXCEPTION),
+					 errmsg("the data has " INT64_FORMAT " classes but the model architecture has " INT64_FORMAT " outputs",
+							ny == 2 ? yd[1] : (int64) 0, K),
+					 errhint("Use an architecture whose last layer has one unit per class, or set num_classes in the preprocessor.")));
+	}
+}
+
+static void
+check_interrupts(void *arg)
+{
+	CHECK_FOR_INTERRUPTS();
+}
+
+void
+dl_pg_model_train_config(const DlPgModel *m, DlTrainConfig *cfg)
+{
+	int64		K = dl_pg_model_output_width(m);
+
+	if (!m->has_compile)
+		elog(ERROR, "madlib_dl: train config requested for a model without compile params");
+	memset(cfg, 0, sizeof(*cfg));
+	cfg->loss = m->compile.loss;
+	cfg->metric = m->compile.metric == DL_METRIC_NONE ? DL_METRIC_NONE :
+		dl_metric_resolve(m->compile.metric, m->compile.loss, K);
+	cfg->top_k = m->compile.top_k;
+	cfg->batch_size = m->fit.batch_size;
+	cfg->shuffle = m->fit.shuffle;
+	cfg->between_batches = check_interrupts;
+	cfg->between_batches_arg = NULL;
+}
