@@ -75,3 +75,12 @@ CREATE AGGREGATE madlib_dl._gp_eval_segment(step madlib_dl._step
     FINALFUNC = madlib_dl._gp_eval_final,
     PARALLEL = SAFE
 );
+
+-- The state a fit starts from (weights from fit_params' seed, or
+-- init_weights; fresh optimizer state; no samples): for calling the
+-- step aggregates by hand, in tests.
+CREATE FUNCTION madlib_dl._initial_state(model_arch json, init_weights bytea,
+                                         compile_params text, fit_params text)
+RETURNS bytea
+AS 'MODULE_PATHNAME', 'madlib_dl__initial_state'
+LANGUAGE C VOLATILE PARALLEL SAFE;

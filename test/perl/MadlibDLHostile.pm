@@ -406,7 +406,7 @@ my $HUGE = q{repeat('x', 1048576)};
 my %G = (
 	arch_json => "(SELECT model_arch FROM $FS.arch WHERE model_id = 1)",
 	weights => "(SELECT model_weights FROM $FS.model)",
-	state => "madlib_dl._gp_initial_state((SELECT model_arch FROM $FS.arch WHERE model_id = 1), "
+	state => "madlib_dl._initial_state((SELECT model_arch FROM $FS.arch WHERE model_id = 1), "
 	  . "(SELECT model_weights FROM $FS.model), " . lit($COMPILE) . ", " . lit($FIT) . ")",
 	xbuf => "(SELECT attributes FROM $FS.packed ORDER BY buffer_id LIMIT 1)",
 	ybuf => "(SELECT class_text FROM $FS.packed ORDER BY buffer_id LIMIT 1)",
@@ -627,6 +627,7 @@ my @ROLES = (
 	[ qr/^_assert_warm_start_outputs$/, qr/^cols$/, q{sql:ARRAY['model_weights', 'model_arch']} ],
 	[ qr/^_assert_warm_start_outputs$/, qr/^types$/, q{sql:ARRAY['bytea', 'json']} ],
 	[ qr/^_assert_warm_start_outputs$/, qr/^summary$/, 'table:model_summary' ],
+	[ qr/^_assert_warm_start_outputs$/, qr/^(companion|companion_col)$/, 'null' ],
 	[ qr/^_assert_columns$/, qr/^cols$/, q{sql:ARRAY['attributes']} ],
 	[ qr/^_assert_columns$/, qr/^types$/, q{sql:ARRAY['bytea']} ],
 	[ qr/^_px_node_prepare$/, qr/^colnames$/, q{sql:ARRAY['attributes']} ],
@@ -899,8 +900,9 @@ sub catalog_functions
 		                               array_fill('i'::text, ARRAY[coalesce(cardinality(p.proargnames), 0)])))
 		                        WITH ORDINALITY u(n, m, o)
 		                  WHERE m IN ('i', 'b', 'v')), ''),
-		       md5(p.prosrc)
+		       md5(p.prosrc), coalesce(a.aggkind::text, ''), coalesce(a.aggnumdirectargs, 0)
 		  FROM pg_proc p JOIN pg_language l ON l.oid = p.prolang
+		       LEFT JOIN pg_aggregate a ON a.aggfnoid = p.oid
 		 WHERE p.pronamespace = 'madlib_dl'::regnamespace
 		 ORDER BY 1});
 	my $comp = $node->safe_psql('postgres', q{
@@ -918,13 +920,13 @@ sub catalog_functions
 	my @f;
 	for my $line (split /\n/, $out)
 	{
-		my ($sig, $name, $kind, $retset, $lang, $types, $names, $body) = split /\|/, $line;
+		my ($sig, $name, $kind, $retset, $lang, $types, $names, $body, $aggkind, $ndirect) = split /\|/, $line;
 		my @types = length $types ? split(/;/, $types, -1) : ();
 		my @names = length $names ? split(/;/, $names, -1) : ();
 		push @f, {
 			sig => $sig, name => $name, kind => $kind, retset => $retset eq 't', lang => $lang,
 			types => \@types, names => [ map { ($names[$_] // '') eq '' ? '$' . ($_ + 1) : $names[$_] } 0 .. $#types ],
-			body => $body };
+			body => $body, ordered_set => $aggkind eq 'o', n_direct => $ndirect };
 	}
 	return \@f;
 }
@@ -943,6 +945,11 @@ sub call_sql
 		push @a, $t =~ /^any/ ? $args[$i] : "($args[$i])::$t";
 	}
 	my $call = "madlib_dl.$f->{name}(" . join(', ', @a) . ")";
+	# An ordered-set aggregate: its direct arguments, then WITHIN GROUP
+	# (ORDER BY the aggregated ones).
+	$call = "madlib_dl.$f->{name}(" . join(', ', @a[ 0 .. $f->{n_direct} - 1 ]) . ") WITHIN GROUP (ORDER BY "
+	  . join(', ', @a[ $f->{n_direct} .. $#a ]) . ")"
+	  if $f->{ordered_set};
 	return "SET LOCAL parallel_setup_cost = 0; SET LOCAL parallel_tuple_cost = 0; "
 	  . "SET LOCAL min_parallel_table_scan_size = 0; SET LOCAL max_parallel_workers_per_gather = 4; "
 	  . "SELECT $call FROM $FS.agg_rows AS r"

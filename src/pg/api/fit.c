@@ -94,11 +94,7 @@ fit_build(FitRun *r, MemoryContext cxt)
 	DlError		err;
 
 	dl_error_clear(&err);
-	r->model = dl_pg_model_build(job->archs[0], strlen(job->archs[0]), job->compiles[0],
-								 job->fits[0], DL_PG_MODEL_STATE, 0, cxt);
-	dl_pg_check(dl_model_init_weights(r->model->model, r->model->fit.seed, &err), &err);
-	if (job->inits[0] != NULL)
-		dl_pg_model_set_weights(r->model, job->inits[0]);
+	r->model = dl_pg_model_initial(job->archs[0], job->compiles[0], job->fits[0], job->inits[0], cxt);
 	dl_pg_check(dl_blob_size(r->model->model, &r->state_size, &err), &err);
 	r->has_metric = r->model->compile.metric != DL_METRIC_NONE;
 	dl_pg_history_init(&r->history, dl_limits_metric_points(job->num_iterations, job->freq));

@@ -188,11 +188,8 @@ fm_start(FmRun *r, MemoryContext cxt)
 		size_t		size;
 
 		CHECK_FOR_INTERRUPTS();
-		m = dl_pg_model_build(r->job.archs[k], strlen(r->job.archs[k]), r->job.compiles[k],
-							  r->job.fits[k], DL_PG_MODEL_STATE, 0, cxt);
-		dl_pg_check(dl_model_init_weights(m->model, m->fit.seed, &err), &err);
-		if (r->job.inits[k] != NULL)
-			dl_pg_model_set_weights(m, r->job.inits[k]);
+		m = dl_pg_model_initial(r->job.archs[k], r->job.compiles[k], r->job.fits[k],
+								r->job.inits[k], cxt);
 		dl_pg_check(dl_blob_size(m->model, &size, &err), &err);
 		if (size != sizes[k])
 			elog(ERROR, "madlib_dl: state of mst_key %d has %zu bytes, %zu were estimated",

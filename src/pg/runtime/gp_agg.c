@@ -474,3 +474,48 @@ madlib_dl__gp_eval_final(PG_FUNCTION_ARGS)
 {
 	return step_final(fcinfo, false);
 }
+
+PG_FUNCTION_INFO_V1(madlib_dl__initial_state);
+
+/*
+ * madlib_dl._initial_state(model_arch json, init_weights bytea,
+ *     compile_params text, fit_params text) RETURNS bytea
+ *
+ * The state a fit starts from (dl_pg_model_initial), as a dl_blob with
+ * no samples: the state to give _gp_fit_segment by hand, in tests.
+ * init_weights and fit_params may be NULL.
+ */
+Datum
+madlib_dl__initial_state(PG_FUNCTION_ARGS)
+{
+	MemoryContext cxt;
+	MemoryContext old;
+	DlPgModel  *m;
+	DlError		err;
+	size_t		size;
+	bytea	   *result;
+
+	if (PG_ARGISNULL(0) || PG_ARGISNULL(2))
+		ereport(ERROR,
+				(errcode(ERRCODE_NULL_VALUE_NOT_ALLOWED),
+				 errmsg("model_arch and compile_params must not be NULL"),
+				 errhint("Give the architecture and the compile_params of the model.")));
+	cxt = AllocSetContextCreate(CurrentMemoryContext, "madlib_dl _initial_state", ALLOCSET_DEFAULT_SIZES);
+	old = MemoryContextSwitchTo(cxt);
+	m = dl_pg_model_initial(text_to_cstring(PG_GETARG_TEXT_PP(0)), text_to_cstring(PG_GETARG_TEXT_PP(2)),
+							PG_ARGISNULL(3) ? NULL : text_to_cstring(PG_GETARG_TEXT_PP(3)),
+							PG_ARGISNULL(1) ? NULL : PG_GETARG_BYTEA_PP(1), cxt);
+	dl_error_clear(&err);
+	dl_pg_check(dl_blob_size(m->model, &size, &err), &err);
+	if (size > MaxAllocSize - VARHDRSZ)
+		ereport(ERROR,
+				(errcode(ERRCODE_PROGRAM_LIMIT_EXCEEDED),
+				 errmsg("model state of %zu bytes is larger than a bytea can hold", size),
+				 errhint("Use a smaller model.")));
+	MemoryContextSwitchTo(old);
+	result = palloc(VARHDRSZ + size);
+	SET_VARSIZE(result, VARHDRSZ + size);
+	dl_pg_check(dl_blob_write(m->model, 0, (uint8 *) VARDATA(result), size, &err), &err);
+	MemoryContextDelete(cxt);
+	PG_RETURN_BYTEA_P(result);
+}

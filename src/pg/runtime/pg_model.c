@@ -214,3 +214,18 @@ dl_pg_model_train_config(const DlPgModel *m, DlTrainConfig *cfg)
 	cfg->between_batches = check_interrupts;
 	cfg->between_batches_arg = NULL;
 }
+
+DlPgModel *
+dl_pg_model_initial(const char *arch_json, const char *compile_params, const char *fit_params,
+					bytea *init, MemoryContext cxt)
+{
+	DlPgModel  *m = dl_pg_model_build(arch_json, strlen(arch_json), compile_params, fit_params,
+									  DL_PG_MODEL_STATE, 0, cxt);
+	DlError		err;
+
+	dl_error_clear(&err);
+	dl_pg_check(dl_model_init_weights(m->model, m->fit.seed, &err), &err);
+	if (init != NULL)
+		dl_pg_model_set_weights(m, init);
+	return m;
+}

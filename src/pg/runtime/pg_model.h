@@ -89,6 +89,16 @@ DlPgModel  *dl_pg_model_build(const char *arch_json, size_t len,
 void		dl_pg_model_free(DlPgModel *m);
 
 /*
+ * The model a fit starts from: built for training (DL_PG_MODEL_STATE),
+ * its weights initialised from fit_params' seed, or set to init (flat
+ * weights) when not NULL, and its optimizer state fresh.  fit,
+ * fit_multiple and madlib_dl._initial_state make their first states
+ * with it.
+ */
+DlPgModel  *dl_pg_model_initial(const char *arch_json, const char *compile_params,
+								const char *fit_params, bytea *init, MemoryContext cxt);
+
+/*
  * Load flat little-endian float32 weights (MADlib's model_weights).
  * ERROR 22000 when the length is not 4 * P.  weights may be packed but
  * not toasted.
