@@ -1,38 +1,29 @@
 /*-------------------------------------------------------------------------
  *
  * segments.h
- *	  Virtual segments on PostgreSQL: persistent parallel workers that each
- *	  own one partition of a packed table and run commands on model states.
+ *	  What a segment is and does, for every transport: the commands and
+ *	  statistics of the transport interface (transport.h), the job's
+ *	  description, the partition in memory, and the per-segment steps.
  *
  * A job has nseg segments.  Segment k is the set of buffers of the packed
  * table with __dist_key__ = k (or buffer_id % nseg = k when the table has
  * no __dist_key__ column), in buffer_id order, and its share of the
- * validation table (buffer_id % nseg = k).  Parallel worker k owns segment
- * k: it reads its partition once into process memory, then runs one
- * command at a time until told to exit.  The leader launches nseg workers;
- * PostgreSQL may launch fewer (even none), and the leader itself runs every
- * segment no worker took, with the same code, so results do not depend on
- * how many workers were launched.
+ * validation table (buffer_id % nseg = k).  On PostgreSQL a segment is a
+ * parallel worker (transport/workers.c), on Greenplum a real segment
+ * (transport/greenplum.c), with PL/Proxy a partition of a cluster
+ * (transport/plproxy.c).
  *
- * Model states travel only through shared memory: n_slots state slots
- * (dl_blob format), each of a fixed capacity (one size for all, or one per
- * slot).  The leader gives a segment a command (kind, model, slot,
- * iteration) with dl_seg_submit, or every segment one with dl_seg_run;
- * the segment reads the state in its command's slot, works on its
- * partition, writes the state back (TRAIN) and its statistics, and
- * reports done (dl_seg_wait_any).  The leader waits with
- * CHECK_FOR_INTERRUPTS, so worker ERRORs are re-thrown in the leader, and
- * a worker that died without an ERROR is reported.  fit uses one model and
- * one slot per segment, in rounds; fit_multiple gives each model its own
- * slot and moves models between segments by naming their slots, each
- * segment at its own pace.
+ * Model states are dl_blob values in n_slots state slots.  The driver
+ * gives a segment a command (kind, model, slot, iteration); the segment
+ * reads the state in its command's slot, works on its partition, writes
+ * the state back (TRAIN) and reports its statistics.  fit uses one model
+ * and one slot per segment; fit_multiple gives each model its own slot
+ * and moves models between segments by naming their slots.
  *
  * The per-segment steps (dl_seg_train_step, dl_seg_eval_step, defined in
- * runtime/step.c) use no ParallelContext and no shared memory: they work on a
- * state buffer and a partition in process memory, so Greenplum can run
- * them inside an aggregate over its real segments.  The rest of this
- * header (dl_seg_start ... dl_seg_finish, transport/workers.c) is PostgreSQL-only
- * (ParallelContext).
+ * runtime/step.c) use no ParallelContext and no shared memory: they work
+ * on a state buffer and a partition in process memory, so a worker, the
+ * leader, a Greenplum segment and a PL/Proxy node run the very same code.
  *
  * IDENTIFICATION
  *	  src/pg/runtime/segments.h

@@ -16,16 +16,16 @@
  *	 slots          the state slots themselves (each MAXALIGNed; sizes may
  *	                differ, e.g. one slot per model sized by its state).
  *
- * A command (dl_seg_submit):
+ * A command (workers_submit):
  *	 leader: write cmd[k], cmd_gen[k] = ++generation, broadcast "work";
  *	         a segment no worker took is run by the leader right there.
  *	 worker: sleep on "work" until its cmd_gen changes; run its command;
  *	         set done_gen = cmd_gen; broadcast "done".
- *	 leader (dl_seg_wait_any): sleep on "done" until a submitted segment
+ *	 leader (workers_wait_any): sleep on "done" until a submitted segment
  *	         has done_gen == cmd_gen, re-throwing worker ERRORs
  *	         (CHECK_FOR_INTERRUPTS) and noticing dead workers.
- * A round (dl_seg_run) submits a command to every segment (workers' first,
- * then the leader's own) and waits for all of them.
+ * A round (dl_transport_run) submits a command to every segment (workers'
+ * first, then the leader's own) and waits for all of them.
  * Slot ownership: a slot is written only by the segment whose command
  * names it during a round, and by the leader between rounds.  The
  * spinlock around the generation and done_gen gives the memory barriers.
