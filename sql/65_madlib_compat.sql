@@ -444,6 +444,14 @@ SELECT delete_custom_function('custom_function_table', 1);
 SELECT delete_custom_function('custom_function_table', 'top_3_accuracy');
 \echo :LAST_ERROR_SQLSTATE
 SELECT count(*) AS functions_kept FROM custom_function_table;
+-- MADlib's AutoML is not implemented: refused as clearly
+SELECT madlib_keras_automl('iris_train_packed', 'automl_out', 'iris_model_arch', 'automl_mst', ARRAY[1],
+    $${'loss': ['categorical_crossentropy'], 'optimizer_params_list': [{'optimizer': ['Adam'], 'lr': [0.01]}], 'metrics': ['accuracy']}$$,
+    $${'batch_size': [16], 'epochs': [1]}$$, 'hyperband', 'R=6, eta=3, skip_last=0');
+\echo :LAST_ERROR_SQLSTATE
+SELECT hyperband_schedule('hb_schedule', 6, 3, 0);
+\echo :LAST_ERROR_SQLSTATE
+SELECT to_regclass('automl_out') IS NULL AND to_regclass('hb_schedule') IS NULL AS no_table_left;
 SELECT load_top_k_accuracy_function() LIKE 'load_top_k_accuracy_function:%' AS help;
 
 -- ---------------------------------------------------------------------

@@ -378,7 +378,8 @@ combination of model ids, compile params and fit params, for fit_multiple.
         model_id_list          INTEGER[],  -- model ids of model_arch_table
         compile_params_list    VARCHAR[],  -- compile_params strings
         fit_params_list        VARCHAR[],  -- fit_params strings
-        object_table           VARCHAR     -- optional; must be NULL
+        object_table           VARCHAR     -- optional: a table made by
+                                           -- load_top_k_accuracy_function
     );
 
 Every string is parsed when the row is created, so a bad one is an error
@@ -431,7 +432,7 @@ random search over MADlib's parameter grids, for fit_multiple.
                                            -- (any prefix, e.g. 'rand')
         num_configs            INTEGER,    -- random: how many to draw; grid: NULL
         random_state           INTEGER,    -- random: seed (NULL: from the clock)
-        object_table           VARCHAR     -- must be NULL
+        object_table           VARCHAR     -- optional: as for load_model_selection_table
     );
 
 Grids map parameter names to lists of values.  The compile grid may hold
