@@ -39,8 +39,11 @@ PG_CPPFLAGS = -Iinclude -Isrc/engine -Isrc/pg -Isrc/pg/api -Isrc/pg/runtime -Isr
 PG_CFLAGS = -std=gnu11 -fvect-cost-model=dynamic -fno-math-errno -Wall -Wextra -Wno-unused-parameter -Wno-missing-field-initializers
 SHLIB_LINK = -lopenblas -ljson-c -lm
 
-# Rebuild objects when headers change.
-autodepend = yes
+# Rebuild objects when headers change.  PGXS's Makefile.global assigns
+# autodepend from configure (empty unless --enable-depend), after this
+# file's own assignments: only override keeps it.  The .Po files go to
+# .deps/ under the top directory (no two sources share a base name).
+override autodepend = yes
 
 # Skip LLVM bitcode: the JIT gains nothing for these functions.
 override with_llvm = no

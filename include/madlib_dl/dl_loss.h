@@ -71,6 +71,43 @@ double		dl_loss_compute(DlLossKind kind, float *grad, const float *y_pred,
 							const float *y_true, int64_t B, int64_t K, double grad_scale);
 
 /*
+ * The class of one sample for Keras' class_weight: the label for the
+ * sparse loss (y_true (1)); for one output, 1 when y >= 0.5 else 0 (Keras
+ * rounds the label); else the index of the largest of the K values of
+ * y_true (the first of equal ones, as argmax).  -1 when the label is not a
+ * class: NaN, or a sparse label that is not an integer in [0, K).
+ */
+int64_t		dl_loss_sample_class(DlLossKind kind, const float *y_true_row, int64_t K);
+
+/*
+ * dl_loss_compute with Keras' class_weight: sample b's loss and gradient
+ * are scaled by w_b = class_weight[dl_loss_sample_class(b)], so the sum is
+ * sum_b w_b L_b (Keras' weighted loss is that sum divided by B).
+ * class_weight (n_class_weight) may be NULL: dl_loss_compute.  The caller
+ * has checked every sample's class has a weight
+ * (dl_loss_check_class_weights); a sample without one adds NaN.
+ */
+double		dl_loss_compute_weighted(DlLossKind kind, float *grad, const float *y_pred,
+									 const float *y_true, int64_t B, int64_t K, double grad_scale,
+									 const float *class_weight, int64_t n_class_weight);
+
+/*
+ * The weight of sample y_true_row (of width dl_loss_y_width) under
+ * class_weight: 1 when class_weight is NULL, NaN when its class has none.
+ */
+double		dl_loss_sample_weight(DlLossKind kind, const float *y_true_row, int64_t K,
+								  const float *class_weight, int64_t n_class_weight);
+
+/*
+ * Check that class_weight gives every sample of y_true (B, y width) a
+ * weight, as Keras and TensorFlow.js do: DL_ERR_DATA naming the first
+ * sample whose class it does not name.  DL_OK when class_weight is NULL.
+ */
+DlStatus	dl_loss_check_class_weights(DlLossKind kind, const float *y_true, int64_t B,
+										int64_t K, const float *class_weight,
+										int64_t n_class_weight, DlError *err);
+
+/*
  * Check y_true before training or evaluation: every value must be finite,
  * and for the sparse loss each label must be an integer in [0, K).
  * DL_ERR_DATA names the first bad value and its sample (0-based).

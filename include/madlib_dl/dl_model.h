@@ -48,6 +48,16 @@ typedef struct DlTrainConfig
 	bool		shuffle;		/* shuffle sample order each epoch (model rng) */
 
 	/*
+	 * Keras' class_weight, for training only (evaluation is unweighted, as
+	 * Keras' evaluate): class_weight[c] scales the loss and gradient of the
+	 * samples of class c (dl_loss_sample_class), c < n_class_weight.  NULL:
+	 * none.  Training stops with DL_ERR_DATA at a sample whose class has no
+	 * weight (NaN or beyond n_class_weight).
+	 */
+	const float *class_weight;
+	int64_t		n_class_weight;
+
+	/*
 	 * Called between mini-batches when not NULL.  Inside PostgreSQL it runs
 	 * CHECK_FOR_INTERRUPTS() and may not return (longjmp); the engine holds
 	 * nothing but allocator memory across this call.
@@ -152,7 +162,8 @@ DlStatus	dl_model_set_params(DlModel *m, const float *w, size_t n, DlError *err)
 /*
  * One optimizer step on a mini-batch of B samples.
  *	 x (B, input size)  y (B, y width, see dl_loss_y_width)
- * Adds the batch's loss and metric to stats when stats is not NULL.
+ * Adds the batch's loss (weighted by cfg's class_weight, the loss the step
+ * minimizes) and metric to stats when stats is not NULL.
  * DL_ERR_DIVERGED if the loss or any weight becomes NaN or infinite.
  */
 DlStatus	dl_model_train_batch(DlModel *m, const DlTrainConfig *cfg, const float *x,

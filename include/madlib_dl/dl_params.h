@@ -33,6 +33,9 @@ typedef struct DlCompileParams
 	DlLossKind	loss;
 	DlMetricKind metric;		/* DL_METRIC_NONE when metrics absent or [] */
 	int			top_k;			/* for top_k_categorical_accuracy, default 5 */
+	bool		top_k_named;	/* the metric was written top_<k>_accuracy, as
+								 * MADlib's load_top_k_accuracy_function names
+								 * it (metric is then TOP_K_CATEGORICAL) */
 	DlOptimConfig optim;
 } DlCompileParams;
 
@@ -40,14 +43,29 @@ typedef struct DlCompileParams
 #define DL_DEFAULT_BATCH_SIZE 32
 #define DL_DEFAULT_SEED 42
 
+/* class_weight may name the classes 0 .. DL_CLASS_WEIGHT_MAX - 1. */
+#define DL_CLASS_WEIGHT_MAX 1024
+
 typedef struct DlFitParams
 {
 	int64_t		batch_size;		/* >= 1 */
-	int			epochs;			/* >= 1 */
+	int			epochs;			/* passes over the data per call, >= 1: Keras'
+								 * epochs minus initial_epoch */
+	int			initial_epoch;	/* as given (default 0); epochs + initial_epoch
+								 * is the epochs= of the string */
 	bool		shuffle;
 	bool		has_seed;		/* seed= was given */
 	uint64_t	seed;			/* DL_DEFAULT_SEED when not given */
 	int			verbose;		/* accepted and ignored */
+
+	/*
+	 * Keras' class_weight: class_weight[c] scales the loss of the samples
+	 * of class c (dl_loss_sample_class), for c < n_class_weight; NaN for a
+	 * class the dict does not name.  n_class_weight 0: no class_weight
+	 * (None or {}).
+	 */
+	int			n_class_weight;
+	float		class_weight[DL_CLASS_WEIGHT_MAX];
 } DlFitParams;
 
 /*
@@ -60,11 +78,32 @@ DlStatus	dl_compile_params_parse(const char *s, DlCompileParams *out, DlError *e
 
 /*
  * Parse fit_params.  Accepted: batch_size, epochs, shuffle, seed, verbose
- * (ignored), initial_epoch=0, steps_per_epoch=None.  Rejected with a clear
- * error: validation_split, validation_data, sample_weight, callbacks, ...
- * NULL or empty string gives the defaults.
+ * (ignored), initial_epoch (less than epochs: each call trains epochs -
+ * initial_epoch passes, as Keras' fit does), steps_per_epoch=None,
+ * class_weight (None, {} or a dict {class: weight}, classes 0 ..
+ * DL_CLASS_WEIGHT_MAX - 1 at most once, weights finite and >= 0).
+ * Rejected with a clear error: validation_split, validation_data,
+ * sample_weight, callbacks, ...  NULL or empty string gives the defaults.
  */
 DlStatus	dl_fit_params_parse(const char *s, DlFitParams *out, DlError *err);
+
+/*
+ * Check class_weight against a model of K outputs trained with loss,
+ * before any data is read: it may name only the model's classes (0 ..
+ * K-1; 0 and 1 for one output, whose class is its rounded value, unless
+ * the loss is sparse) and must give every one of them a weight (Keras
+ * needs one for each class present in the data).  DL_ERR_INVALID_ARGUMENT
+ * naming the class otherwise.  DL_OK when there is no class_weight.
+ */
+DlStatus	dl_fit_params_check_classes(const DlFitParams *p, DlLossKind loss, int64_t K,
+										DlError *err);
+
+/*
+ * The metric's name for the summary tables, as compile_params spells it:
+ * "top_<k>_accuracy" (written into buf, len bytes) when the metric was
+ * written so, else dl_metric_name(p->metric).
+ */
+const char *dl_compile_params_metric_name(const DlCompileParams *p, char *buf, size_t len);
 
 /*
  * Write a canonical string that parses back to the same values, for
@@ -73,7 +112,10 @@ DlStatus	dl_fit_params_parse(const char *s, DlFitParams *out, DlError *err);
  *	 metrics=['mae']
  * The optimizer lists every argument its kind accepts; numbers use the
  * shortest of %.15g/%.17g that reads back exactly.  fit params give
- * "batch_size=32, epochs=1, shuffle=True[, seed=N]" (seed only when given).
+ * "batch_size=32, epochs=1, shuffle=True[, seed=N][, initial_epoch=N]
+ * [, class_weight={0: 1, 1: 5.5}]" (each only when given; epochs as
+ * written, initial_epoch included; weights in the shortest form that
+ * reads back as the same float).
  * DL_ERR_LIMIT when buf (len bytes) is too small; buf is always
  * NUL-terminated when len > 0.
  */

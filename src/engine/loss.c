@@ -241,98 +241,176 @@ cce_sample(float *g, const float *p, const float *y, int64_t K, double scale)
 	return loss;
 }
 
+/*
+ * The loss of one sample; writes its gradient row g (K) times scale when
+ * g is not NULL.  p (K), y (K), or (1) for the sparse loss.
+ */
+static double
+loss_sample(DlLossKind kind, float *g, const float *p, const float *y, int64_t K, double scale)
+{
+	switch (kind)
+	{
+		case DL_LOSS_CATEGORICAL_CROSSENTROPY:
+			return cce_sample(g, p, y, K, scale);
+
+		case DL_LOSS_SPARSE_CATEGORICAL_CROSSENTROPY:
+			{
+				/* tf.keras clips but does not renormalise here */
+				int64_t		t = sparse_label(y[0], K);
+
+				if (g != NULL)
+					memset(g, 0, sizeof(float) * (size_t) K);
+				if (t < 0)
+					return NAN;
+				if (g != NULL)
+					g[t] = (float) (scale * prob_clip_pass((double) p[t]) *
+									-1.0 / prob_clip((double) p[t]));
+				return -log(prob_clip((double) p[t]));
+			}
+
+		case DL_LOSS_BINARY_CROSSENTROPY:
+			{
+				double		s = 0;
+
+				for (int64_t k = 0; k < K; k++)
+				{
+					double		c = prob_clip((double) p[k]);
+					double		yk = (double) y[k];
+
+					s -= yk * log(c) + (1.0 - yk) * log(1.0 - c);
+					if (g != NULL)
+						g[k] = (float) (scale * prob_clip_pass((double) p[k]) *
+										-(yk / c - (1.0 - yk) / (1.0 - c)) / (double) K);
+				}
+				return s / (double) K;
+			}
+
+		case DL_LOSS_MEAN_SQUARED_ERROR:
+			{
+				double		s = 0;
+
+				for (int64_t k = 0; k < K; k++)
+				{
+					double		d = (double) p[k] - (double) y[k];
+
+					s += d * d;
+					if (g != NULL)
+						g[k] = (float) (scale * 2.0 * d / (double) K);
+				}
+				return s / (double) K;
+			}
+
+		case DL_LOSS_MEAN_ABSOLUTE_ERROR:
+			{
+				double		s = 0;
+
+				for (int64_t k = 0; k < K; k++)
+				{
+					double		d = (double) p[k] - (double) y[k];
+					double		sign = d > 0 ? 1.0 : (d < 0 ? -1.0 : 0.0);
+
+					s += fabs(d);
+					if (g != NULL)
+						g[k] = (float) (scale * sign / (double) K);
+				}
+				return s / (double) K;
+			}
+	}
+	return NAN;
+}
+
 double
 dl_loss_compute(DlLossKind kind, float *grad, const float *y_pred,
 				const float *y_true, int64_t B, int64_t K, double grad_scale)
 {
+	return dl_loss_compute_weighted(kind, grad, y_pred, y_true, B, K, grad_scale, NULL, 0);
+}
+
+/* numpy argmax: index of the first largest value.  v (K) */
+static int64_t
+argmax_first(const float *v, int64_t K)
+{
+	int64_t		best = 0;
+
+	for (int64_t k = 1; k < K; k++)
+		if (v[k] > v[best])
+			best = k;
+	return best;
+}
+
+int64_t
+dl_loss_sample_class(DlLossKind kind, const float *y_true_row, int64_t K)
+{
+	if (kind == DL_LOSS_SPARSE_CATEGORICAL_CROSSENTROPY)
+		return sparse_label(y_true_row[0], K);
+	for (int64_t k = 0; k < K; k++)
+		if (isnan(y_true_row[k]))
+			return -1;
+	if (K == 1)
+		return y_true_row[0] >= 0.5f ? 1 : 0;
+	return argmax_first(y_true_row, K);
+}
+
+double
+dl_loss_sample_weight(DlLossKind kind, const float *y_true_row, int64_t K,
+					  const float *class_weight, int64_t n_class_weight)
+{
+	int64_t		c;
+
+	if (class_weight == NULL)
+		return 1.0;
+	c = dl_loss_sample_class(kind, y_true_row, K);
+	if (c < 0 || c >= n_class_weight)
+		return NAN;
+	return (double) class_weight[c];
+}
+
+double
+dl_loss_compute_weighted(DlLossKind kind, float *grad, const float *y_pred,
+						 const float *y_true, int64_t B, int64_t K, double grad_scale,
+						 const float *class_weight, int64_t n_class_weight)
+{
+	int64_t		yw = dl_loss_y_width(kind, K);
 	double		total = 0;
 
 	for (int64_t b = 0; b < B; b++)
 	{
-		const float *p = y_pred + b * K;
-		float	   *g = grad != NULL ? grad + b * K : NULL;
+		const float *y = y_true + b * yw;
+		double		w = dl_loss_sample_weight(kind, y, K, class_weight, n_class_weight);
 
-		switch (kind)
-		{
-			case DL_LOSS_CATEGORICAL_CROSSENTROPY:
-				total += cce_sample(g, p, y_true + b * K, K, grad_scale);
-				break;
-
-			case DL_LOSS_SPARSE_CATEGORICAL_CROSSENTROPY:
-				{
-					/* tf.keras clips but does not renormalise here */
-					int64_t		t = sparse_label(y_true[b], K);
-
-					if (g != NULL)
-						memset(g, 0, sizeof(float) * (size_t) K);
-					if (t < 0)
-					{
-						total += NAN;
-						break;
-					}
-					total -= log(prob_clip((double) p[t]));
-					if (g != NULL)
-						g[t] = (float) (grad_scale * prob_clip_pass((double) p[t]) *
-										-1.0 / prob_clip((double) p[t]));
-				}
-				break;
-
-			case DL_LOSS_BINARY_CROSSENTROPY:
-				{
-					const float *y = y_true + b * K;
-					double		s = 0;
-
-					for (int64_t k = 0; k < K; k++)
-					{
-						double		c = prob_clip((double) p[k]);
-						double		yk = (double) y[k];
-
-						s -= yk * log(c) + (1.0 - yk) * log(1.0 - c);
-						if (g != NULL)
-							g[k] = (float) (grad_scale * prob_clip_pass((double) p[k]) *
-											-(yk / c - (1.0 - yk) / (1.0 - c)) / (double) K);
-					}
-					total += s / (double) K;
-				}
-				break;
-
-			case DL_LOSS_MEAN_SQUARED_ERROR:
-				{
-					const float *y = y_true + b * K;
-					double		s = 0;
-
-					for (int64_t k = 0; k < K; k++)
-					{
-						double		d = (double) p[k] - (double) y[k];
-
-						s += d * d;
-						if (g != NULL)
-							g[k] = (float) (grad_scale * 2.0 * d / (double) K);
-					}
-					total += s / (double) K;
-				}
-				break;
-
-			case DL_LOSS_MEAN_ABSOLUTE_ERROR:
-				{
-					const float *y = y_true + b * K;
-					double		s = 0;
-
-					for (int64_t k = 0; k < K; k++)
-					{
-						double		d = (double) p[k] - (double) y[k];
-						double		sign = d > 0 ? 1.0 : (d < 0 ? -1.0 : 0.0);
-
-						s += fabs(d);
-						if (g != NULL)
-							g[k] = (float) (grad_scale * sign / (double) K);
-					}
-					total += s / (double) K;
-				}
-				break;
-		}
+		total += w * loss_sample(kind, grad != NULL ? grad + b * K : NULL, y_pred + b * K, y, K,
+								 grad_scale * w);
 	}
 	return total;
+}
+
+DlStatus
+dl_loss_check_class_weights(DlLossKind kind, const float *y_true, int64_t B, int64_t K,
+							const float *class_weight, int64_t n_class_weight, DlError *err)
+{
+	int64_t		yw = dl_loss_y_width(kind, K);
+	DlError		scratch;
+
+	if (err == NULL)
+		err = &scratch;		/* so dl_error_hint returns the code */
+	if (class_weight == NULL)
+		return DL_OK;
+	for (int64_t b = 0; b < B; b++)
+	{
+		int64_t		c = dl_loss_sample_class(kind, y_true + b * yw, K);
+
+		if (c >= 0 && c < n_class_weight && !isnan(class_weight[c]))
+			continue;
+		if (c < 0)
+			dl_error_set(err, DL_ERR_DATA, "sample %lld has no class for class_weight", (long long) b);
+		else
+			dl_error_set(err, DL_ERR_DATA,
+						 "sample %lld is of class %lld, which class_weight gives no weight",
+						 (long long) b, (long long) c);
+		return dl_error_hint(err, "class_weight must give a weight to every class in the "
+							 "training data, for example class_weight={0: 1.0, 1: 5.0}.");
+	}
+	return DL_OK;
 }
 
 /*
@@ -392,17 +470,6 @@ dl_metric_resolve(DlMetricKind metric, DlLossKind loss, int64_t K)
 	return DL_METRIC_CATEGORICAL_ACCURACY;
 }
 
-/* numpy argmax: index of the first largest value.  v (K) */
-static int64_t
-argmax_first(const float *v, int64_t K)
-{
-	int64_t		best = 0;
-
-	for (int64_t k = 1; k < K; k++)
-		if (v[k] > v[best])
-			best = k;
-	return best;
-}
 
 double
 dl_metric_sum(DlMetricKind kind, int top_k, const float *y_pred,

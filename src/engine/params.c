@@ -25,6 +25,7 @@
  *
  *-------------------------------------------------------------------------
  */
+#include <float.h>
 #include <limits.h>
 #include <math.h>
 #include <stddef.h>
@@ -543,10 +544,43 @@ parse_loss(PCtx *c, size_t vb, size_t ve, DlLossKind *out)
 	return dl_loss_from_name(name, out, c->err);
 }
 
-/* metrics=None, [], ['name'], or a bare 'name'. */
-static DlStatus
-parse_metrics(PCtx *c, size_t vb, size_t ve, DlMetricKind *out)
+/*
+ * Is name MADlib's top_<k>_accuracy (load_top_k_accuracy_function), k a
+ * decimal 1 .. INT_MAX without a leading zero?  Then *k is k.
+ */
+static bool
+top_k_name(const char *name, int *k)
 {
+	const char *prefix = "top_";
+	const char *suffix = "_accuracy";
+	size_t		n = strlen(name);
+	size_t		np = strlen(prefix);
+	size_t		ns = strlen(suffix);
+	int64_t		v = 0;
+
+	if (n <= np + ns || strncmp(name, prefix, np) != 0 || strcmp(name + n - ns, suffix) != 0 ||
+		name[np] == '0')
+		return false;
+	for (size_t i = np; i < n - ns; i++)
+	{
+		if (name[i] < '0' || name[i] > '9')
+			return false;
+		v = v * 10 + (name[i] - '0');
+		if (v > INT_MAX)
+			return false;
+	}
+	*k = (int) v;
+	return true;
+}
+
+/*
+ * metrics=None, [], ['name'], or a bare 'name'.  MADlib's top_<k>_accuracy
+ * is top-k categorical accuracy with that k (p->top_k, p->top_k_named).
+ */
+static DlStatus
+parse_metrics(PCtx *c, size_t vb, size_t ve, DlCompileParams *p)
+{
+	DlMetricKind *out = &p->metric;
 	const char *s = c->s;
 	char		name[NAME_MAX_LEN];
 	size_t		pos,
@@ -558,6 +592,8 @@ parse_metrics(PCtx *c, size_t vb, size_t ve, DlMetricKind *out)
 				more;
 
 	*out = DL_METRIC_NONE;
+	p->top_k = 5;
+	p->top_k_named = false;
 	if (piece_eq(s, vb, ve, "None"))
 		return DL_OK;
 	if (s[vb] == '[' && scan_to(s, vb + 1, ve, ']') == ve - 1)
@@ -598,9 +634,28 @@ parse_metrics(PCtx *c, size_t vb, size_t ve, DlMetricKind *out)
 					 show_len(s, vb, ve), s + vb);
 		return dl_error_hint(c->err, "Supported metrics are accuracy (acc), categorical_accuracy, "
 							 "sparse_categorical_accuracy, binary_accuracy, "
-							 "top_k_categorical_accuracy, mae and mse.");
+							 "top_k_categorical_accuracy, top_<k>_accuracy, mae and mse.");
+	}
+	p->top_k = 5;
+	p->top_k_named = false;
+	if (top_k_name(name, &p->top_k))
+	{
+		p->top_k_named = true;
+		*out = DL_METRIC_TOP_K_CATEGORICAL_ACCURACY;
+		return DL_OK;
 	}
 	return dl_metric_from_name(name, out, c->err);
+}
+
+const char *
+dl_compile_params_metric_name(const DlCompileParams *p, char *buf, size_t len)
+{
+	if (p->metric == DL_METRIC_TOP_K_CATEGORICAL_ACCURACY && p->top_k_named && len > 0)
+	{
+		snprintf(buf, len, "top_%d_accuracy", p->top_k);
+		return buf;
+	}
+	return dl_metric_name(p->metric);
 }
 
 /*
@@ -677,7 +732,7 @@ dl_compile_params_parse(const char *s, DlCompileParams *out, DlError *err)
 			have_loss = true;
 		}
 		else if (piece_eq(c.s, kb, ke, "metrics"))
-			rc = parse_metrics(&c, vb, ve, &p.metric);
+			rc = parse_metrics(&c, vb, ve, &p);
 		else if (piece_eq(c.s, kb, ke, "loss_weights") ||
 				 piece_eq(c.s, kb, ke, "weighted_metrics"))
 			rc = DL_OK;			/* accepted for MADlib compatibility, ignored */
@@ -756,6 +811,113 @@ fit_int(PCtx *c, size_t kb, size_t ke, size_t vb, size_t ve, int64_t lo, int64_t
 }
 
 /*
+ * class_weight=None, {} or {class: weight, ...}, as Keras takes it:
+ * classes are integers 0 .. DL_CLASS_WEIGHT_MAX - 1, each at most once;
+ * weights are finite numbers >= 0 that fit a float.  Sets
+ * p->n_class_weight (0 for None and {}) and p->class_weight.
+ */
+static DlStatus
+parse_class_weight(PCtx *c, size_t kb, size_t ke, size_t vb, size_t ve, DlFitParams *p)
+{
+	const char *s = c->s;
+	size_t		pos,
+				ib,
+				ie;
+	int			more;
+
+	p->n_class_weight = 0;
+	if (piece_eq(s, vb, ve, "None"))
+		return DL_OK;
+	if (!(s[vb] == '{' && scan_to(s, vb + 1, ve, '}') == ve - 1))
+		return bad_value(c, "fit parameter", kb, ke, vb, ve,
+						 "None or a dict from class index to weight, for example "
+						 "class_weight={0: 1.0, 1: 5.0}");
+	pos = vb + 1;
+	while ((more = next_item(c, &pos, ve - 1, &ib, &ie)) == 1)
+	{
+		size_t		colon = scan_to(s, ib, ie, ':');
+		size_t		cb = ib,
+					ce = colon,
+					wb = colon + 1,
+					we = ie;
+		int64_t		cls;
+		double		w;
+
+		if (colon == ie)
+		{
+			dl_error_set(c->err, DL_ERR_PARSE,
+						 "class_weight entry \"%.*s\" at position %zu in %s is not written class: weight",
+						 show_len(s, ib, ie), s + ib, ib + 1, c->what);
+			return dl_error_hint(c->err, "Write class_weight as a dict, for example "
+								 "class_weight={0: 1.0, 1: 5.0}.");
+		}
+		trim(s, &cb, &ce);
+		trim(s, &wb, &we);
+		if (!parse_int64(s, cb, ce, &cls) || cls < 0 || cls >= DL_CLASS_WEIGHT_MAX)
+		{
+			dl_error_set(c->err, DL_ERR_INVALID_ARGUMENT,
+						 "class_weight key \"%.*s\" is not a class index from 0 to %d",
+						 show_len(s, cb, ce), s + cb, DL_CLASS_WEIGHT_MAX - 1);
+			return dl_error_hint(c->err, "The keys of class_weight are the classes' indexes: "
+								 "the position of each class in the dependent variable's "
+								 "class values, from 0.");
+		}
+		if (!parse_double(s, wb, we, &w) || w < 0.0 || w > FLT_MAX)
+		{
+			dl_error_set(c->err, DL_ERR_INVALID_ARGUMENT,
+						 "class_weight of class %lld is \"%.*s\", not a finite number >= 0",
+						 (long long) cls, show_len(s, wb, we), s + wb);
+			return dl_error_hint(c->err, "Give each class a weight such as 1.0 (unchanged), "
+								 "5.0 (five times the loss) or 0 (ignored).");
+		}
+		if (cls < p->n_class_weight && !isnan(p->class_weight[cls]))
+		{
+			dl_error_set(c->err, DL_ERR_INVALID_ARGUMENT, "class_weight gives class %lld twice",
+						 (long long) cls);
+			return dl_error_hint(c->err, "Give each class one weight.");
+		}
+		while (p->n_class_weight <= cls)
+			p->class_weight[p->n_class_weight++] = NAN;
+		p->class_weight[cls] = (float) w;
+	}
+	if (more < 0)
+		return c->err->code;
+	return DL_OK;
+}
+
+DlStatus
+dl_fit_params_check_classes(const DlFitParams *p, DlLossKind loss, int64_t K, DlError *err)
+{
+	int64_t		n = (K == 1 && loss != DL_LOSS_SPARSE_CATEGORICAL_CROSSENTROPY) ? 2 : K;
+	DlError		scratch;
+
+	if (err == NULL)
+		err = &scratch;		/* so dl_error_hint returns the code */
+	if (p->n_class_weight == 0)
+		return DL_OK;
+	if (p->n_class_weight > n)
+	{
+		dl_error_set(err, DL_ERR_INVALID_ARGUMENT,
+					 "class_weight names class %d, but the model has %lld classes (0 to %lld)",
+					 p->n_class_weight - 1, (long long) n, (long long) n - 1);
+		return dl_error_hint(err, "Give weights only for the classes 0 to %lld of the model.",
+							 (long long) n - 1);
+	}
+	for (int64_t cls = 0; cls < n; cls++)
+	{
+		if (cls < p->n_class_weight && !isnan(p->class_weight[cls]))
+			continue;
+		dl_error_set(err, DL_ERR_INVALID_ARGUMENT,
+					 "class_weight gives no weight for class %lld of the model's %lld classes",
+					 (long long) cls, (long long) n);
+		return dl_error_hint(err, "Give a weight for every class 0 to %lld (1.0 leaves a class "
+							 "as it is): Keras needs one for each class in the data.",
+							 (long long) n - 1);
+	}
+	return DL_OK;
+}
+
+/*
  * Parse fit_params into out; NULL, empty or blank gives the defaults.
  * out is fully written on success only.
  */
@@ -784,6 +946,8 @@ dl_fit_params_parse(const char *s, DlFitParams *out, DlError *err)
 	p.has_seed = false;
 	p.seed = DL_DEFAULT_SEED;
 	p.verbose = 0;
+	p.initial_epoch = 0;
+	p.n_class_weight = 0;
 
 	rc = check_balanced(&c, 0, c.len);
 	if (rc != DL_OK)
@@ -815,14 +979,18 @@ dl_fit_params_parse(const char *s, DlFitParams *out, DlError *err)
 			p.verbose = (int) v;
 		}
 		else if (piece_eq(c.s, kb, ke, "initial_epoch"))
-			rc = fit_int(&c, kb, ke, vb, ve, 0, 0, &v);
+		{
+			rc = fit_int(&c, kb, ke, vb, ve, 0, INT_MAX, &v);
+			p.initial_epoch = (int) v;
+		}
+		else if (piece_eq(c.s, kb, ke, "class_weight"))
+			rc = parse_class_weight(&c, kb, ke, vb, ve, &p);
 		else if (piece_eq(c.s, kb, ke, "shuffle"))
 		{
 			if (!parse_bool(c.s, vb, ve, &p.shuffle))
 				return bad_value(&c, "fit parameter", kb, ke, vb, ve, "True or False");
 		}
-		else if (piece_eq(c.s, kb, ke, "steps_per_epoch") ||
-				 piece_eq(c.s, kb, ke, "class_weight"))
+		else if (piece_eq(c.s, kb, ke, "steps_per_epoch"))
 		{
 			if (!piece_eq(c.s, vb, ve, "None"))
 			{
@@ -853,14 +1021,24 @@ dl_fit_params_parse(const char *s, DlFitParams *out, DlError *err)
 			dl_error_set(err, DL_ERR_INVALID_ARGUMENT, "fit parameter \"%.*s\" is not supported",
 						 show_len(c.s, kb, ke), c.s + kb);
 			return dl_error_hint(err, "Accepted fit parameters are batch_size, epochs, shuffle, "
-								 "seed, verbose, initial_epoch=0, steps_per_epoch=None and "
-								 "class_weight=None.");
+								 "seed, verbose, initial_epoch, class_weight and "
+								 "steps_per_epoch=None.");
 		}
 		if (rc != DL_OK)
 			return rc;
 	}
 	if (more < 0)
 		return c.err->code;
+	if (p.initial_epoch >= p.epochs)
+	{
+		dl_error_set(err, DL_ERR_INVALID_ARGUMENT,
+					 "initial_epoch %d is not less than epochs %d: no epoch would be trained",
+					 p.initial_epoch, p.epochs);
+		return dl_error_hint(err, "As in Keras' fit, each call trains epochs - initial_epoch "
+							 "passes over the data: give an initial_epoch below epochs, or leave "
+							 "it out.");
+	}
+	p.epochs -= p.initial_epoch;
 	*out = p;
 	return DL_OK;
 }
@@ -879,6 +1057,21 @@ sb_double(DlStrBuf *sb, double v)
 	snprintf(tmp, sizeof(tmp), "%.15g", v);
 	if (strtod(tmp, NULL) != v)
 		snprintf(tmp, sizeof(tmp), "%.17g", v);
+	dl_strbuf_puts(sb, tmp);
+}
+
+/* The shortest of %.6g .. %.9g that reads back as the float v. */
+static void
+sb_float(DlStrBuf *sb, float v)
+{
+	char		tmp[64];
+
+	for (int digits = 6; digits <= 9; digits++)
+	{
+		snprintf(tmp, sizeof(tmp), "%.*g", digits, (double) v);
+		if (strtof(tmp, NULL) == v)
+			break;
+	}
 	dl_strbuf_puts(sb, tmp);
 }
 
@@ -922,7 +1115,11 @@ dl_compile_params_format(const DlCompileParams *p, char *buf, size_t len, DlErro
 	}
 	dl_strbuf_printf(&sb, ")', metrics=[");
 	if (p->metric != DL_METRIC_NONE)
-		dl_strbuf_printf(&sb, "'%s'", dl_metric_name(p->metric));
+	{
+		char		name[32];
+
+		dl_strbuf_printf(&sb, "'%s'", dl_compile_params_metric_name(p, name, sizeof(name)));
+	}
 	dl_strbuf_printf(&sb, "]");
 	return sb_finish(&sb, err);
 }
@@ -934,9 +1131,26 @@ dl_fit_params_format(const DlFitParams *p, char *buf, size_t len, DlError *err)
 	DlStrBuf	sb;
 
 	dl_strbuf_init_fixed(&sb, buf, len);
-	dl_strbuf_printf(&sb, "batch_size=%lld, epochs=%d, shuffle=%s", (long long) p->batch_size,
-			  p->epochs, p->shuffle ? "True" : "False");
+	dl_strbuf_printf(&sb, "batch_size=%lld, epochs=%lld, shuffle=%s", (long long) p->batch_size,
+					 (long long) p->epochs + p->initial_epoch, p->shuffle ? "True" : "False");
 	if (p->has_seed)
 		dl_strbuf_printf(&sb, ", seed=%llu", (unsigned long long) p->seed);
+	if (p->initial_epoch > 0)
+		dl_strbuf_printf(&sb, ", initial_epoch=%d", p->initial_epoch);
+	if (p->n_class_weight > 0)
+	{
+		bool		first = true;
+
+		dl_strbuf_puts(&sb, ", class_weight={");
+		for (int cls = 0; cls < p->n_class_weight; cls++)
+		{
+			if (isnan(p->class_weight[cls]))
+				continue;
+			dl_strbuf_printf(&sb, "%s%d: ", first ? "" : ", ", cls);
+			sb_float(&sb, p->class_weight[cls]);
+			first = false;
+		}
+		dl_strbuf_puts(&sb, "}");
+	}
 	return sb_finish(&sb, err);
 }

@@ -7,7 +7,9 @@
  *	 1. zero the gradients
  *	 2. forward in training mode (Dropout on, BatchNormalization on batch
  *	    statistics, moving statistics updated)
- *	 3. loss and dL/d(output), scaled by 1/B (Keras means over the batch)
+ *	 3. loss and dL/d(output), scaled by 1/B (Keras means over the batch);
+ *	    with Keras' class_weight each sample's loss and gradient row are
+ *	    scaled by its class's weight first
  *	 4. backward
  *	 5. regularization gradients (trainable layers only)
  *	 6. optimizer step over the trainable ranges
@@ -70,17 +72,24 @@ loss_is_fused(const DlModelSpec *spec, DlLossKind loss)
 }
 
 /*
- * dz (B, K): gradient of the fused last op and loss, times scale.
+ * dz (B, K): gradient of the fused last op and loss, times scale and
+ * each sample's class weight (cfg's class_weight; 1 without one).
  *	 p (B, K) model output  y (B, K) or (B, 1) for the sparse loss
  */
 static void
-fused_gradient(float *dz, DlLossKind loss, const float *p, const float *y, int64_t B,
-			   int64_t K, double scale)
+fused_gradient(float *dz, const DlTrainConfig *cfg, const float *p, const float *y, int64_t B,
+			   int64_t K, double batch_scale)
 {
+	DlLossKind	loss = cfg->loss;
+	int64_t		yw = dl_loss_y_width(loss, K);
+
 	for (int64_t b = 0; b < B; b++)
 	{
 		const float *pb = p + b * K;
 		float	   *db = dz + b * K;
+		double		scale = batch_scale * dl_loss_sample_weight(loss, y + b * yw, K,
+																cfg->class_weight,
+																cfg->n_class_weight);
 
 		if (loss == DL_LOSS_SPARSE_CATEGORICAL_CROSSENTROPY)
 		{
@@ -166,6 +175,8 @@ gradients(DlModel *m, const DlTrainConfig *cfg, const float *x, const float *y, 
 	if ((st = check_trainable(m, err)) != DL_OK ||
 		(st = check_batch_size(B, err)) != DL_OK ||
 		(st = dl_loss_check_labels(cfg->loss, y, B, K, err)) != DL_OK ||
+		(st = dl_loss_check_class_weights(cfg->loss, y, B, K, cfg->class_weight,
+										  cfg->n_class_weight, err)) != DL_OK ||
 		(st = dl_model_workspace_reserve(m, B, err)) != DL_OK)
 		return st;
 
@@ -175,14 +186,16 @@ gradients(DlModel *m, const DlTrainConfig *cfg, const float *x, const float *y, 
 	/* 2. forward */
 	p = dl_model_forward(m, x, B, true);
 
-	/* 3. loss and its gradient */
+	/* 3. loss and its gradient (each sample's weighted by its class's weight) */
 	if (fused)
 	{
-		*loss_sum = dl_loss_compute(cfg->loss, NULL, p, y, B, K, 1.0);
-		fused_gradient(m->grad_a, cfg->loss, p, y, B, K, 1.0 / (double) B);
+		*loss_sum = dl_loss_compute_weighted(cfg->loss, NULL, p, y, B, K, 1.0,
+											 cfg->class_weight, cfg->n_class_weight);
+		fused_gradient(m->grad_a, cfg, p, y, B, K, 1.0 / (double) B);
 	}
 	else
-		*loss_sum = dl_loss_compute(cfg->loss, m->grad_a, p, y, B, K, 1.0 / (double) B);
+		*loss_sum = dl_loss_compute_weighted(cfg->loss, m->grad_a, p, y, B, K, 1.0 / (double) B,
+											 cfg->class_weight, cfg->n_class_weight);
 
 	/* 4. backward */
 	dl_model_backward(m, x, B, fused);

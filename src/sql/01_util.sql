@@ -6,8 +6,10 @@
 --   * The public function is a thin LANGUAGE sql wrapper WITHOUT a pinned
 --     search_path.  It resolves each user-given table name in the caller's
 --     own search_path with madlib_dl._resolve_table(name, 'param_name'),
---     which returns text[] {schema, table}, and calls the internal driver
---     with fully qualified madlib_dl.* names only:
+--     which returns text[] {schema, table, given}, and calls the internal
+--     driver with fully qualified madlib_dl.* names only.  given is the
+--     name as the user wrote it: summary tables record it (as MADlib
+--     does, madlib_dl._table_given), nothing looks it up again:
 --
 --       CREATE FUNCTION madlib_dl.fit(source_table varchar, ...) RETURNS void
 --       LANGUAGE sql VOLATILE SECURITY INVOKER AS $$
@@ -16,7 +18,7 @@
 --
 --   * The internal driver is PL/pgSQL, SECURITY INVOKER, with
 --     SET search_path = pg_catalog, pg_temp.  It receives tables as text[]
---     {schema, table} and builds SQL only with format('%I.%I', t[1], t[2])
+--     {schema, table[, given]} and builds SQL only with format('%I.%I', t[1], t[2])
 --     (or madlib_dl._table_sql(t)), with values passed by USING / %L.
 --     It checks its tables with the _assert_* helpers below, which raise
 --     clean errors: lowercase message naming the value, SQLSTATE, hint.
@@ -31,13 +33,64 @@
 --   42703 undefined_column        a table lacks a required column
 --   42804 datatype_mismatch       a required column has the wrong type
 
--- _resolve_table(name, param): see src/pg/api/names.c.  Returns {schema, table}.
--- Must be called where the caller's search_path is in effect (a LANGUAGE
--- sql wrapper), never from inside a function with a pinned search_path.
+-- _resolve_table(name, param): see src/pg/api/names.c.  Returns {schema,
+-- table, given}; pg_temp.x is resolved to the session's temporary schema
+-- (created on first use, as CREATE TEMPORARY TABLE does: hence PARALLEL
+-- RESTRICTED).  Must be called where the caller's search_path is in
+-- effect (a LANGUAGE sql wrapper), never from inside a function with a
+-- pinned search_path.
 CREATE FUNCTION madlib_dl._resolve_table(name text, param text DEFAULT 'table')
 RETURNS text[]
 AS 'MODULE_PATHNAME', 'madlib_dl__resolve_table'
+LANGUAGE C STABLE PARALLEL RESTRICTED;
+
+-- The parts of a name as SQL reads them, without resolving it: {table}
+-- or {schema, table} (pg_temp: the session's temporary schema, when it
+-- has one); NULL for NULL or an invalid name.  For comparing names that
+-- summary tables record with tables already resolved (src/pg/names.c).
+CREATE FUNCTION madlib_dl._table_name_parts(name text)
+RETURNS text[]
+AS 'MODULE_PATHNAME', 'madlib_dl__table_name_parts'
 LANGUAGE C STABLE PARALLEL SAFE;
+
+-- The name a summary table records for a resolved table: as the user gave
+-- it (tbl[3], from _resolve_table), as MADlib records it; schema.table
+-- when the table came some other way.  Never for building SQL.
+CREATE FUNCTION madlib_dl._table_given(tbl text[])
+RETURNS text
+LANGUAGE sql IMMUTABLE STRICT PARALLEL SAFE
+SET search_path = pg_catalog, pg_temp
+AS $$ SELECT coalesce(tbl[3], tbl[1] || '.' || tbl[2]) $$;
+
+-- The companion table {schema, table || suffix, given || suffix} of tbl
+-- (MADlib's add_postfix: a quoted given name gets suffix inside its
+-- closing quote), e.g. fit_multiple's <model>_info.
+CREATE FUNCTION madlib_dl._table_with_suffix(tbl text[], suffix text)
+RETURNS text[]
+LANGUAGE sql IMMUTABLE STRICT PARALLEL SAFE
+SET search_path = pg_catalog, pg_temp
+AS $$
+    SELECT CASE WHEN tbl[3] IS NULL THEN ARRAY[tbl[1], tbl[2] || suffix]
+                WHEN right(btrim(tbl[3]), 1) = '"'
+                THEN ARRAY[tbl[1], tbl[2] || suffix, left(btrim(tbl[3]), -1) || suffix || '"']
+                ELSE ARRAY[tbl[1], tbl[2] || suffix, btrim(tbl[3]) || suffix] END
+$$;
+
+-- Does the recorded name named (as _table_given wrote it, or as an older
+-- release wrote it: schema.table, quoted or not) name the resolved table
+-- tbl {schema, table}?  Read without any search_path: a bare name counts
+-- only because the record sits next to tbl, in tbl's schema.  Never NULL:
+-- false for NULL and for text that is not a name.
+CREATE FUNCTION madlib_dl._names_table(named text, tbl text[])
+RETURNS boolean
+LANGUAGE sql STABLE PARALLEL SAFE
+SET search_path = pg_catalog, pg_temp
+AS $$
+    SELECT coalesce(named IN (madlib_dl._table_label(tbl), madlib_dl._table_sql(tbl), tbl[2])
+                    OR (SELECT p[cardinality(p)] = tbl[2] AND (cardinality(p) = 1 OR p[1] = tbl[1])
+                          FROM madlib_dl._table_name_parts(named) p),
+                    false)
+$$;
 
 -- The qualified, quoted SQL name of a resolved table: "schema"."table" as
 -- format('%I.%I') writes it.  For building dynamic SQL with %s.
@@ -108,14 +161,16 @@ END
 $$;
 
 -- Raise 3F000 unless the schema of tbl {schema, table} exists.  Call it
--- before creating an output table, for a clean message.
+-- before creating an output table, for a clean message.  pg_temp, the
+-- alias of the session's temporary schema, always exists (CREATE TABLE
+-- makes it); _resolve_table gives its real name anyway.
 CREATE FUNCTION madlib_dl._assert_schema_exists(tbl text[])
 RETURNS void
 LANGUAGE plpgsql STABLE PARALLEL SAFE
 SET search_path = pg_catalog, pg_temp
 AS $$
 BEGIN
-    IF to_regnamespace(quote_ident(tbl[1])) IS NULL THEN
+    IF tbl[1] IS DISTINCT FROM 'pg_temp' AND to_regnamespace(quote_ident(tbl[1])) IS NULL THEN
         RAISE EXCEPTION 'schema "%" does not exist', tbl[1]
             USING ERRCODE = 'invalid_schema_name',
                   HINT = 'Create the schema first, or give a table in an existing schema.';
@@ -182,8 +237,9 @@ $$;
 --     types types (a model table of fn, and nothing else: an architecture
 --     table or a user's table has other columns);
 --   * summary {schema, table} is a table with a text column "model" and
---     one row, whose "model" names that table (as schema.table, or as the
---     bare or quoted table name MADlib writes);
+--     one row, whose "model" names that table (_names_table: as the user
+--     gave it, as MADlib records it, or as schema.table; read without any
+--     search_path, a bare name only because the summary sits next to it);
 --   * when companion {schema, table} is given and exists (fit_multiple's
 --     info table), the summary row's column companion_col names it too.
 -- 42P01 when a table is missing, 42809 when one is not such an output.
@@ -234,16 +290,13 @@ BEGIN
         EXECUTE format('SELECT count(*), min(model) FROM %s', madlib_dl._table_sql(summary))
            INTO n_rows, named;
     END IF;
-    IF n_rows <> 1 OR named IS NULL
-       OR named NOT IN (madlib_dl._table_label(model), madlib_dl._table_sql(model), model[2], quote_ident(model[2])) THEN
+    IF n_rows <> 1 OR NOT madlib_dl._names_table(named, model) THEN
         RAISE EXCEPTION 'summary table "%" does not name "%" as the model of an earlier %',
                         madlib_dl._table_label(summary), madlib_dl._table_label(model), fn
             USING ERRCODE = 'wrong_object_type', HINT = hint;
     END IF;
     IF companion IS NOT NULL AND madlib_dl._table_oid(companion) IS NOT NULL
-       AND (named_companion IS NULL
-            OR named_companion NOT IN (madlib_dl._table_label(companion), madlib_dl._table_sql(companion),
-                                       companion[2], quote_ident(companion[2]))) THEN
+       AND NOT madlib_dl._names_table(named_companion, companion) THEN
         RAISE EXCEPTION 'summary table "%" does not name "%" as the % of an earlier %',
                         madlib_dl._table_label(summary), madlib_dl._table_label(companion), companion_col, fn
             USING ERRCODE = 'wrong_object_type', HINT = hint;
@@ -286,3 +339,53 @@ BEGIN
     RETURN base || '_' || n;
 END
 $$;
+
+-- Temporary tables as training data.  A temporary table lives in this
+-- backend's local buffers, which parallel workers cannot read (PostgreSQL
+-- refuses: "cannot access temporary tables during a parallel operation").
+-- So when the source or validation table of a job on parallel workers is
+-- temporary, the job gets no worker: this backend trains every segment
+-- itself, one after the other (the segments and results are the same:
+-- docs/fit.md).  _leader_only_for_temp returns the max_parallel_workers
+-- to restore with _leader_only_end (NULL: nothing was changed); it
+-- raises 0A000 for a PL/Proxy job, whose nodes cannot see this session's
+-- tables.  Between the two calls max_parallel_workers is 0 for this
+-- transaction (an error rolls it back with the rest).
+--   saved := madlib_dl._leader_only_for_temp(ARRAY[src_rel, val_rel], tr.transport);
+--   r := madlib_dl._fit_run(...);
+--   PERFORM madlib_dl._leader_only_end(saved);
+CREATE FUNCTION madlib_dl._leader_only_for_temp(rels regclass[], transport text)
+RETURNS text
+LANGUAGE plpgsql VOLATILE PARALLEL UNSAFE
+SET search_path = pg_catalog, pg_temp
+AS $$
+DECLARE
+    temp_rel regclass;
+    saved text;
+BEGIN
+    SELECT r INTO temp_rel
+      FROM unnest(rels) AS r JOIN pg_class c ON c.oid = r
+     WHERE c.relpersistence = 't'
+     LIMIT 1;
+    IF temp_rel IS NULL OR transport = 'greenplum' THEN
+        RETURN NULL;            -- Greenplum's segments read temporary tables
+    END IF;
+    IF transport IS DISTINCT FROM 'workers' THEN
+        RAISE EXCEPTION 'table "%" is a temporary table, which the nodes of a PL/Proxy cluster cannot read',
+                        temp_rel::text
+            USING ERRCODE = 'feature_not_supported',
+                  HINT = 'Train from a permanent table distributed with plproxy_distribute.';
+    END IF;
+    saved := current_setting('max_parallel_workers');
+    RAISE NOTICE 'table "%" is a temporary table, which parallel workers cannot read: this backend trains every segment itself',
+                 temp_rel::text;
+    PERFORM set_config('max_parallel_workers', '0', true);
+    RETURN saved;
+END
+$$;
+
+CREATE FUNCTION madlib_dl._leader_only_end(saved text)
+RETURNS void
+LANGUAGE sql VOLATILE PARALLEL UNSAFE
+SET search_path = pg_catalog, pg_temp
+AS $$ SELECT set_config('max_parallel_workers', saved, true) WHERE saved IS NOT NULL $$;

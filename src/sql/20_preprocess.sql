@@ -100,24 +100,72 @@ LANGUAGE C STABLE PARALLEL SAFE;
 -- Helpers of the drivers (internal; search_path pinned)
 -- ---------------------------------------------------------------------
 
+-- Is distribution_rules the name of a table (of segment ids), rather
+-- than NULL, 'all_segments', 'gpu_segments' or a number?  The public
+-- wrappers resolve it then, in the caller's search_path.
+CREATE FUNCTION madlib_dl._pp_rules_is_table(distribution_rules text)
+RETURNS boolean
+LANGUAGE sql IMMUTABLE PARALLEL SAFE
+SET search_path = pg_catalog, pg_temp
+AS $$
+    SELECT distribution_rules IS NOT NULL
+       AND lower(btrim(distribution_rules)) NOT IN ('all_segments', 'gpu_segments')
+       AND btrim(distribution_rules) !~ '^[0-9]+$'
+$$;
+
 -- The number of virtual segments for distribution_rules, and the text
--- stored in the summary: NULL or 'all_segments' -> the default
--- (_default_num_segments() of the fit code when installed, else
--- _pp_default_segments()); '1' .. '64' -> that many.  Else 22023.
-CREATE FUNCTION madlib_dl._pp_segments(distribution_rules text, OUT nseg integer, OUT rules text)
+-- stored in the summary: NULL or 'all_segments' -> default_nseg when
+-- given, else the default (_default_num_segments() of the fit code when
+-- installed, else _pp_default_segments()); '1' .. '64' -> that many; the
+-- name of a table of segment ids (MADlib: a table with a dbid column),
+-- resolved by the wrapper into rules_tbl -> on PostgreSQL, with a NOTICE,
+-- the default as for 'all_segments' (there are no segments to choose:
+-- MADlib ignores it too); on Greenplum 0A000.  'gpu_segments': 0A000 (no
+-- GPU backend).  Anything else: 22023.
+CREATE FUNCTION madlib_dl._pp_segments(distribution_rules text, rules_tbl text[] DEFAULT NULL,
+                                       default_nseg integer DEFAULT NULL,
+                                       OUT nseg integer, OUT rules text)
 RETURNS record
 LANGUAGE plpgsql STABLE SECURITY INVOKER
 SET search_path = pg_catalog, pg_temp
 AS $$
+DECLARE
+    rel regclass;
 BEGIN
+    IF madlib_dl._pp_rules_is_table(distribution_rules) AND rules_tbl IS NOT NULL THEN
+        IF madlib_dl._is_greenplum() THEN
+            RAISE EXCEPTION 'distribution_rules naming a table of segments is not supported on Greenplum: "%"',
+                            distribution_rules
+                USING ERRCODE = 'feature_not_supported',
+                      HINT = 'Give NULL or ''all_segments'' to use every segment.';
+        END IF;
+        rel := madlib_dl._assert_table_exists(rules_tbl, 'distribution_rules');
+        PERFORM madlib_dl._assert_columns(rel, ARRAY['dbid'],
+            ARRAY[(SELECT format_type(a.atttypid, a.atttypmod) FROM pg_attribute a
+                    WHERE a.attrelid = rel AND a.attname = 'dbid' AND NOT a.attisdropped
+                      AND format_type(a.atttypid, NULL) IN ('smallint', 'integer', 'bigint'))],
+            'a table of segment ids (a dbid column), as MADlib takes it');
+        distribution_rules := NULL;
+    END IF;
     IF distribution_rules IS NULL OR lower(btrim(distribution_rules)) = 'all_segments' THEN
-        IF to_regprocedure('madlib_dl._default_num_segments()') IS NOT NULL THEN
+        IF default_nseg IS NOT NULL THEN
+            nseg := default_nseg;
+        ELSIF to_regprocedure('madlib_dl._default_num_segments()') IS NOT NULL THEN
             EXECUTE 'SELECT madlib_dl._default_num_segments()' INTO nseg;
         ELSE
             nseg := madlib_dl._pp_default_segments();
         END IF;
         rules := 'all_segments';
+        IF rel IS NOT NULL THEN
+            RAISE NOTICE 'distribution_rules "%" is ignored: PostgreSQL has no segments to choose, the data is spread over the virtual segments (num_segments in the summary)',
+                         rel::text;
+        END IF;
         RETURN;
+    END IF;
+    IF lower(btrim(distribution_rules)) = 'gpu_segments' THEN
+        RAISE EXCEPTION 'distribution_rules ''gpu_segments'' is not supported: this build of madlib_dl has no GPU backend'
+            USING ERRCODE = 'feature_not_supported',
+                  HINT = 'Give NULL or ''all_segments'': training runs on the CPU cores of all segments.';
     END IF;
     IF btrim(distribution_rules) ~ '^[0-9]{1,9}$' THEN
         nseg := btrim(distribution_rules)::integer;
@@ -129,7 +177,7 @@ BEGIN
     RAISE EXCEPTION 'distribution_rules "%" is not valid', distribution_rules
         USING ERRCODE = 'invalid_parameter_value',
               HINT = 'Give NULL or ''all_segments'' for the default number of segments, '
-                     'or a number of segments from 1 to 64 as text, e.g. ''2''.';
+                     'a number of segments from 1 to 64 as text, e.g. ''2'', or a table of segment ids.';
 END
 $$;
 
@@ -377,7 +425,8 @@ $$;
 
 CREATE FUNCTION madlib_dl._training_preprocessor_dl(src text[], dst text[],
         dependent_varname text, independent_varname text, buffer_size integer,
-        normalizing_const real, num_classes integer, distribution_rules text)
+        normalizing_const real, num_classes integer, distribution_rules text,
+        rules_tbl text[] DEFAULT NULL)
 RETURNS void
 LANGUAGE plpgsql VOLATILE SECURITY INVOKER
 SET search_path = pg_catalog, pg_temp
@@ -413,7 +462,7 @@ BEGIN
                   HINT = 'Give the class column and the feature array column.';
     END IF;
     PERFORM madlib_dl._pp_check_args(buffer_size, norm);
-    seg := madlib_dl._pp_segments(distribution_rules);
+    seg := madlib_dl._pp_segments(distribution_rules, rules_tbl);
 
     -- The kind of dependent variable.
     IF dep.elemtype IS NOT NULL THEN
@@ -462,7 +511,7 @@ BEGIN
                NULL::integer[] AS num_classes, $7::text AS distribution_rules,
                'all_segments'::text AS __internal_gpu_config__, $8::integer AS num_segments
         $q$, summ[1], summ[2], cv_expr, cv_col)
-    USING madlib_dl._table_label(src), madlib_dl._table_label(dst), dep.colname, indep.colname,
+    USING madlib_dl._table_given(src), madlib_dl._table_given(dst), dep.colname, indep.colname,
           dep.typname, norm, seg.rules, seg.nseg;
 
     IF dep_kind = 'class' THEN
@@ -513,7 +562,7 @@ $$;
 
 CREATE FUNCTION madlib_dl._validation_preprocessor_dl(src text[], dst text[],
         dependent_varname text, independent_varname text, train text[],
-        buffer_size integer, distribution_rules text)
+        buffer_size integer, distribution_rules text, rules_tbl text[] DEFAULT NULL)
 RETURNS void
 LANGUAGE plpgsql VOLATILE SECURITY INVOKER
 SET search_path = pg_catalog, pg_temp
@@ -569,7 +618,7 @@ BEGIN
     IF distribution_rules IS NULL THEN
         seg := madlib_dl._pp_segments(ts.num_segments::text);
     ELSE
-        seg := madlib_dl._pp_segments(distribution_rules);
+        seg := madlib_dl._pp_segments(distribution_rules, rules_tbl, ts.num_segments);
     END IF;
 
     -- The dependent variable must be of the training data's kind.
@@ -668,7 +717,7 @@ BEGIN
                ARRAY[$8]::integer[] AS num_classes, $9::text AS distribution_rules,
                'all_segments'::text AS __internal_gpu_config__, $10::integer AS num_segments
         $q$, summ[1], summ[2], cv_col, tsumm[1], tsumm[2], dep.colname || '_class_values')
-    USING madlib_dl._table_label(src), madlib_dl._table_label(dst), dep.colname, indep.colname,
+    USING madlib_dl._table_given(src), madlib_dl._table_given(dst), dep.colname, indep.colname,
           dep.typname, bs, ts.normalizing_const, ncls, seg.rules, seg.nseg;
 
     PERFORM madlib_dl._pp_pack(src, dst, summ, dep.colname || '_class_values', dep.colname, indep.colname,
@@ -698,7 +747,8 @@ LANGUAGE sql VOLATILE SECURITY INVOKER
 AS $$
     SELECT madlib_dl._training_preprocessor_dl(
         madlib_dl._resolve_table($1, 'source_table'), madlib_dl._resolve_table($2, 'output_table'),
-        $3, $4, $5, $6, madlib_dl._pp_num_classes($7), $8)
+        $3, $4, $5, $6, madlib_dl._pp_num_classes($7), $8,
+        CASE WHEN madlib_dl._pp_rules_is_table($8) THEN madlib_dl._resolve_table($8, 'distribution_rules') END)
 $$;
 
 CREATE FUNCTION madlib_dl.validation_preprocessor_dl(source_table varchar, output_table varchar,
@@ -710,7 +760,8 @@ LANGUAGE sql VOLATILE SECURITY INVOKER
 AS $$
     SELECT madlib_dl._validation_preprocessor_dl(
         madlib_dl._resolve_table($1, 'source_table'), madlib_dl._resolve_table($2, 'output_table'),
-        $3, $4, madlib_dl._resolve_table($5, 'training_preprocessor_table'), $6, $7)
+        $3, $4, madlib_dl._resolve_table($5, 'training_preprocessor_table'), $6, $7,
+        CASE WHEN madlib_dl._pp_rules_is_table($7) THEN madlib_dl._resolve_table($7, 'distribution_rules') END)
 $$;
 
 -- Help text, as MADlib's fn() and fn('usage').
@@ -736,7 +787,9 @@ features and one-hot int16 classes, spread over the segments.
         num_classes          INTEGER,  -- optional: pad the classes with NULL classes up to
                                        -- this number (also ARRAY[n])
         distribution_rules   TEXT      -- optional: 'all_segments' (default) or a number of
-                                       -- virtual segments, e.g. '2'
+                                       -- virtual segments, e.g. '2'; a table of segment
+                                       -- ids (dbid column) is accepted and ignored, with
+                                       -- a NOTICE: PostgreSQL has no segments to choose
     );
 
 Output table, one row per buffer:

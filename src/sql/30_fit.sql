@@ -284,6 +284,7 @@ DECLARE
     freq integer;
     nseg integer;
     tr record;                  -- _job_transport: how the job runs
+    saved_workers text;         -- _leader_only_for_temp
     cv_col text;
     cv_type text;
     t_start timestamp;
@@ -300,11 +301,8 @@ BEGIN
             USING ERRCODE = 'feature_not_supported',
                   HINT = 'Call fit with use_gpus => false; training runs on the CPU cores of all segments.';
     END IF;
-    IF object_table IS NOT NULL THEN
-        RAISE EXCEPTION 'object_table is not supported: custom loss and metric functions are not available'
-            USING ERRCODE = 'feature_not_supported',
-                  HINT = 'Pass object_table => NULL and use a built-in loss and metric.';
-    END IF;
+    -- object_table (MADlib's custom functions) was checked by the public
+    -- wrapper (_object_table_check); it is recorded in the summary
     freq := madlib_dl._fit_check_iterations(num_iterations, metrics_compute_frequency);
     params := madlib_dl._check_params(compile_params, fit_params);
 
@@ -386,6 +384,9 @@ BEGIN
         PERFORM madlib_dl._validate_arch(arch, init_weights);
     END IF;
 
+    -- temporary data: no parallel worker can read it (01_util.sql)
+    saved_workers := madlib_dl._leader_only_for_temp(ARRAY[src_rel, val_rel], tr.transport);
+
     -- 5. train over the transport (no table is written before this returns)
     PERFORM madlib_dl._progress_label(model);
     t_start := clock_timestamp();
@@ -396,6 +397,7 @@ BEGIN
     t_end := clock_timestamp();
 
     -- 6. output tables, in this transaction
+    PERFORM madlib_dl._leader_only_end(saved_workers);
     IF warm_start THEN
         -- both checked by _assert_warm_start_outputs above
         EXECUTE format('DROP TABLE %s', madlib_dl._table_sql(model));
@@ -431,16 +433,16 @@ BEGIN
              ELSE format('(SELECT s.%I::%s FROM %s s LIMIT 1)', cv_col, cv_type,
                          madlib_dl._table_sql(ARRAY[source[1], source[2] || '_summary'])) END)
     USING
-        madlib_dl._table_label(source),                               -- source_table
-        madlib_dl._table_label(model),                                -- model
+        madlib_dl._table_given(source),                               -- source_table, as given
+        madlib_dl._table_given(model),                                -- model
         ARRAY(SELECT jsonb_array_elements_text(psum->'dependent_varname')),
         ARRAY(SELECT jsonb_array_elements_text(psum->'independent_varname')),
-        madlib_dl._table_label(arch_tbl),                             -- model_arch_table
+        madlib_dl._table_given(arch_tbl),                             -- model_arch_table
         model_id,
         compile_params::text,
         fit_params::text,
         num_iterations,
-        CASE WHEN validation IS NULL THEN NULL ELSE madlib_dl._table_label(validation) END,
+        CASE WHEN validation IS NULL THEN NULL ELSE madlib_dl._table_given(validation) END,
         object_table::text,
         freq,
         name::text,
@@ -486,6 +488,9 @@ CREATE FUNCTION madlib_dl.madlib_keras_fit(source_table varchar, model varchar,
 RETURNS void
 LANGUAGE sql VOLATILE PARALLEL UNSAFE SECURITY INVOKER
 AS $$
+    -- object_table, in the caller's search_path: 55_custom_functions.sql
+    SELECT madlib_dl._object_table_check(madlib_dl._resolve_table($14, 'object_table'), ARRAY[$5::text])
+     WHERE $14 IS NOT NULL;
     SELECT madlib_dl._fit(
         madlib_dl._resolve_table($1, 'source_table'),
         madlib_dl._resolve_table($2, 'model'),
@@ -531,7 +536,9 @@ all virtual segments at once, by model averaging.
         warm_start                BOOLEAN,  -- DEFAULT false: continue from <model>
         name                      VARCHAR,  -- DEFAULT NULL, stored in the summary
         description               VARCHAR,  -- DEFAULT NULL, stored in the summary
-        object_table              VARCHAR   -- DEFAULT NULL; must be NULL (no custom functions)
+        object_table              VARCHAR   -- DEFAULT NULL; a table made by
+                                            --   load_top_k_accuracy_function, for
+                                            --   metrics=['top_<k>_accuracy']
     );
 
 Each iteration every segment trains a copy of the model for `epochs`

@@ -178,6 +178,48 @@ BEGIN
 END
 $$;
 
+-- predict_byom's class_values as one list: given as MADlib 1.x takes
+-- them (a one-dimensional array) or as MADlib 2.x documents them (a
+-- two-dimensional array, one row per model output; models have one
+-- output here, so one row).  22023 unless it holds one class value per
+-- model output (n_out); 0A000 for rows of several outputs; each error
+-- says what was wrong.
+CREATE FUNCTION madlib_dl._ep_byom_class_values(class_values text[], n_out integer)
+RETURNS text[]
+LANGUAGE plpgsql IMMUTABLE PARALLEL SAFE
+SET search_path = pg_catalog, pg_temp
+AS $$
+DECLARE
+    nd integer := coalesce(array_ndims(class_values), 0);
+    hint text := format('Give one class value per model output, in output order: '
+                        'ARRAY[''a'', ''b'', ...] or ARRAY[ARRAY[''a'', ''b'', ...]] (%s values), '
+                        'or NULL for 0..%s.', n_out, n_out - 1);
+BEGIN
+    IF nd = 0 THEN
+        RAISE EXCEPTION 'class_values is empty but the model has % outputs', n_out
+            USING ERRCODE = 'invalid_parameter_value', HINT = hint;
+    END IF;
+    IF nd > 2 THEN
+        RAISE EXCEPTION 'class_values has % dimensions: give a list, or a list of lists with one list per model output', nd
+            USING ERRCODE = 'invalid_parameter_value', HINT = hint;
+    END IF;
+    IF nd = 2 THEN
+        IF array_length(class_values, 1) > 1 THEN
+            RAISE EXCEPTION 'class_values has % lists of class values, one per output, but models with several outputs are not supported',
+                            array_length(class_values, 1)
+                USING ERRCODE = 'feature_not_supported', HINT = hint;
+        END IF;
+        class_values := ARRAY(SELECT unnest(class_values));   -- the one row, in order
+    END IF;
+    IF cardinality(class_values) <> n_out THEN
+        RAISE EXCEPTION 'class_values has % values but the model has % outputs',
+                        cardinality(class_values), n_out
+            USING ERRCODE = 'invalid_parameter_value', HINT = hint;
+    END IF;
+    RETURN class_values;
+END
+$$;
+
 -- Everything evaluate and predict need from a trained model table (fit's
 -- <model> + <model>_summary, or fit_multiple's <model> + <model>_info +
 -- <model>_summary, selected by mst_key).  Enforces the mst_key rules.
@@ -586,12 +628,8 @@ BEGIN
     IF class_values IS NULL THEN
         SELECT array_agg(i::text ORDER BY i) INTO class_values
           FROM generate_series(0, n_out - 1) AS i;
-    ELSIF array_ndims(class_values) <> 1 OR array_length(class_values, 1) <> n_out THEN
-        RAISE EXCEPTION 'class_values has % values but the model has % outputs',
-                        coalesce(cardinality(class_values), 0), n_out
-            USING ERRCODE = 'invalid_parameter_value',
-                  HINT = format('Give one class value per model output (%s), in output order, '
-                                'or NULL for 0..%s.', n_out, n_out - 1);
+    ELSE
+        class_values := madlib_dl._ep_byom_class_values(class_values, n_out);
     END IF;
 
     PERFORM madlib_dl._ep_write_predictions(trel, id_col, independent_varname, otbl,
@@ -948,7 +986,9 @@ model).
         output_table         VARCHAR,   -- table to create; must not exist
         pred_type            VARCHAR,   -- default 'prob'; as for predict
         use_gpus             BOOLEAN,   -- default false; true is not supported
-        class_values         TEXT[],    -- default NULL: '0' .. 'K-1'
+        class_values         TEXT[],    -- default NULL: '0' .. 'K-1'; a list, or
+                                        -- MADlib 2.x's list of lists (one
+                                        -- per output: here one)
         normalizing_const    FLOAT8,    -- default NULL: 1.0; features are
                                         -- divided by it
         dependent_count      INTEGER    -- default 1; only 1 is supported

@@ -7,8 +7,13 @@
 --     mst_key serial PRIMARY KEY, model_id integer, compile_params varchar,
 --     fit_params varchar, UNIQUE (model_id, compile_params, fit_params)
 -- and a companion <table>_summary (model_arch_table varchar,
--- object_table varchar) with one row.  Both functions append to an
--- existing table; rows it already holds are not added again.
+-- object_table varchar, model_arch_table_qualified varchar,
+-- object_table_qualified varchar) with one row: model_arch_table and
+-- object_table as the user gave them (as MADlib records them), the
+-- *_qualified columns the same tables as resolved then ("schema"."table"),
+-- which fit_multiple reads, so that no later search_path can make the
+-- names point elsewhere.  Both functions
+-- append to an existing table; rows it already holds are not added again.
 
 -- ---------------------------------------------------------------------
 -- C functions
@@ -87,10 +92,12 @@ $$;
 -- Create or check the model selection table mst and its summary, then
 -- append the rows (ids[k], compiles[k], fits[k]) in order, skipping rows
 -- the table already holds and repeats.  arch_raw is the model_arch_table
--- argument as the user wrote it (an existing summary may hold it).
--- Returns the number of rows added.
+-- argument as the user wrote it, obj the object_table argument resolved
+-- ({schema, table, given}; checked by the public wrapper), both recorded
+-- in a new summary.  Returns the number of rows added.
 CREATE FUNCTION madlib_dl._ms_store(mst text[], arch text[], arch_raw text,
-                                    ids integer[], compiles text[], fits text[])
+                                    ids integer[], compiles text[], fits text[],
+                                    obj text[] DEFAULT NULL)
 RETURNS bigint
 LANGUAGE plpgsql VOLATILE SECURITY INVOKER
 SET search_path = pg_catalog, pg_temp
@@ -104,6 +111,9 @@ DECLARE
     srel regclass;
     has_default boolean;
     has_object_col boolean;
+    has_qualified_col boolean;
+    has_obj_qualified_col boolean;
+    stored_tbl text[];
     col text;
     col_type text;
     stored text;
@@ -148,7 +158,8 @@ BEGIN
 
     -- the summary: one row naming the architecture table
     IF madlib_dl._table_oid(summ) IS NULL THEN
-        EXECUTE format('CREATE TABLE %I.%I (model_arch_table varchar, object_table varchar)',
+        EXECUTE format('CREATE TABLE %I.%I (model_arch_table varchar, object_table varchar,'
+                       ' model_arch_table_qualified varchar, object_table_qualified varchar)',
                        summ[1], summ[2]);
     END IF;
     srel := madlib_dl._assert_table_exists(summ, 'model selection summary table');
@@ -157,14 +168,27 @@ BEGIN
     has_object_col := EXISTS (SELECT 1 FROM pg_attribute a
                                WHERE a.attrelid = srel AND a.attname = 'object_table'
                                  AND a.attnum > 0 AND NOT a.attisdropped);
+    has_qualified_col := madlib_dl._ep_has_column(srel, 'model_arch_table_qualified');
+    has_obj_qualified_col := madlib_dl._ep_has_column(srel, 'object_table_qualified');
     -- no append may slip in between the checks and the insert
     EXECUTE format('LOCK TABLE %s IN SHARE ROW EXCLUSIVE MODE', madlib_dl._table_sql(mst));
     EXECUTE format('LOCK TABLE %s IN SHARE ROW EXCLUSIVE MODE', madlib_dl._table_sql(summ));
+    -- appending: the table stored must be the one given, compared as
+    -- fit_multiple finds it (the qualified name, else the recorded name in
+    -- the selection table's schema), never through the search_path
     nrows := 0;
-    FOR stored IN EXECUTE format('SELECT model_arch_table::text FROM %s', madlib_dl._table_sql(summ))
+    FOR stored IN EXECUTE format('SELECT %s::text FROM %s',
+                                CASE WHEN has_qualified_col
+                                     THEN 'coalesce(model_arch_table_qualified, model_arch_table)'
+                                     ELSE 'model_arch_table' END,
+                                madlib_dl._table_sql(summ))
     LOOP
         nrows := nrows + 1;
-        IF stored IS NULL OR stored NOT IN (arch_name, madlib_dl._table_label(arch), arch_raw) THEN
+        stored_tbl := madlib_dl._table_name_parts(stored);
+        IF cardinality(stored_tbl) = 1 THEN
+            stored_tbl := ARRAY[mst[1], stored_tbl[1]];
+        END IF;
+        IF stored_tbl IS NULL OR stored_tbl[1] <> arch[1] OR stored_tbl[2] <> arch[2] THEN
             RAISE EXCEPTION 'model_selection_table "%" was made for model_arch_table "%", not "%"',
                             madlib_dl._table_label(mst), stored, madlib_dl._table_label(arch)
                 USING ERRCODE = 'invalid_parameter_value',
@@ -173,13 +197,20 @@ BEGIN
         END IF;
     END LOOP;
     IF nrows = 0 THEN
-        IF has_object_col THEN
-            EXECUTE format('INSERT INTO %s (model_arch_table, object_table) VALUES ($1, NULL)',
-                           madlib_dl._table_sql(summ)) USING arch_name;
-        ELSE
-            EXECUTE format('INSERT INTO %s (model_arch_table) VALUES ($1)',
-                           madlib_dl._table_sql(summ)) USING arch_name;
-        END IF;
+        -- as the user gave them, as MADlib records them; a summary made by
+        -- hand without model_arch_table_qualified gets the qualified name
+        EXECUTE format('INSERT INTO %s (model_arch_table%s%s%s) VALUES ($1%s%s%s)',
+                       madlib_dl._table_sql(summ),
+                       CASE WHEN has_object_col THEN ', object_table' ELSE '' END,
+                       CASE WHEN has_qualified_col THEN ', model_arch_table_qualified' ELSE '' END,
+                       CASE WHEN has_obj_qualified_col THEN ', object_table_qualified' ELSE '' END,
+                       CASE WHEN has_object_col THEN ', $2' ELSE '' END,
+                       CASE WHEN has_qualified_col THEN ', $3' ELSE '' END,
+                       CASE WHEN has_obj_qualified_col THEN ', $4' ELSE '' END)
+        USING CASE WHEN has_qualified_col THEN arch_raw ELSE arch_name END,
+              CASE WHEN has_obj_qualified_col OR obj IS NULL THEN madlib_dl._table_given(obj)
+                   ELSE madlib_dl._table_sql(obj) END,
+              arch_name, madlib_dl._table_sql(obj);
     END IF;
 
     -- the rows, in order; repeats and rows already there are skipped
@@ -203,7 +234,7 @@ $$;
 -- compile params x fit params (model id slowest, fit params fastest).
 CREATE FUNCTION madlib_dl._load_model_selection_table(arch text[], mst text[], arch_raw text,
     model_id_list integer[], compile_params_list text[], fit_params_list text[],
-    object_table text)
+    object_table text[])
 RETURNS void
 LANGUAGE plpgsql VOLATILE SECURITY INVOKER
 SET search_path = pg_catalog, pg_temp
@@ -217,11 +248,7 @@ DECLARE
     all_fits text[];
     total bigint;
 BEGIN
-    IF object_table IS NOT NULL THEN
-        RAISE EXCEPTION 'object_table is not supported: custom loss and metric functions are not available'
-            USING ERRCODE = 'feature_not_supported',
-                  HINT = 'Pass object_table => NULL and use a built-in loss and metric.';
-    END IF;
+    -- object_table was checked by the public wrapper (_object_table_check)
     PERFORM madlib_dl._assert_not_null(compile_params_list, 'compile_params_list');
     PERFORM madlib_dl._assert_not_null(fit_params_list, 'fit_params_list');
     IF cardinality(compile_params_list) = 0 OR cardinality(fit_params_list) = 0 THEN
@@ -258,14 +285,14 @@ BEGIN
       FROM unnest(ids) WITH ORDINALITY AS a(m, mo),
            unnest(compiles) WITH ORDINALITY AS b(c, co),
            unnest(fits) WITH ORDINALITY AS c(f, fo);
-    PERFORM madlib_dl._ms_store(mst, arch, arch_raw, all_ids, all_compiles, all_fits);
+    PERFORM madlib_dl._ms_store(mst, arch, arch_raw, all_ids, all_compiles, all_fits, object_table);
 END
 $$;
 
 -- generate_model_configs: grid or random search over the grids.
 CREATE FUNCTION madlib_dl._generate_model_configs(arch text[], mst text[], arch_raw text,
     model_id_list integer[], compile_params_grid text, fit_params_grid text,
-    search_type text, num_configs integer, random_state integer, object_table text)
+    search_type text, num_configs integer, random_state integer, object_table text[])
 RETURNS void
 LANGUAGE plpgsql VOLATILE SECURITY INVOKER
 SET search_path = pg_catalog, pg_temp
@@ -276,11 +303,7 @@ DECLARE
     all_compiles text[];
     all_fits text[];
 BEGIN
-    IF object_table IS NOT NULL THEN
-        RAISE EXCEPTION 'object_table is not supported: custom loss and metric functions are not available'
-            USING ERRCODE = 'feature_not_supported',
-                  HINT = 'Pass object_table => NULL and use a built-in loss and metric.';
-    END IF;
+    -- object_table was checked by the public wrapper (_object_table_check)
     PERFORM madlib_dl._assert_not_null(compile_params_grid, 'compile_params_grid');
     PERFORM madlib_dl._assert_not_null(fit_params_grid, 'fit_params_grid');
     PERFORM madlib_dl._assert_not_null(search_type, 'search_type');
@@ -290,7 +313,7 @@ BEGIN
       INTO all_ids, all_compiles, all_fits
       FROM madlib_dl._model_configs(ids, compile_params_grid, fit_params_grid, search_type,
                                     num_configs, random_state) WITH ORDINALITY AS g(model_id, compile_params, fit_params, o);
-    PERFORM madlib_dl._ms_store(mst, arch, arch_raw, all_ids, all_compiles, all_fits);
+    PERFORM madlib_dl._ms_store(mst, arch, arch_raw, all_ids, all_compiles, all_fits, object_table);
 END
 $$;
 
@@ -308,10 +331,13 @@ CREATE FUNCTION madlib_dl.load_model_selection_table(model_arch_table varchar,
 RETURNS void
 LANGUAGE sql VOLATILE SECURITY INVOKER
 AS $$
+    SELECT madlib_dl._object_table_check(madlib_dl._resolve_table($6, 'object_table'), $4::text[])
+     WHERE $6 IS NOT NULL;
     SELECT madlib_dl._load_model_selection_table(
         madlib_dl._resolve_table($1, 'model_arch_table'),
         madlib_dl._resolve_table($2, 'model_selection_table'),
-        $1, $3, $4::text[], $5::text[], $6)
+        $1, $3, $4::text[], $5::text[],
+        CASE WHEN $6 IS NULL THEN NULL ELSE madlib_dl._resolve_table($6, 'object_table') END)
 $$;
 
 CREATE FUNCTION madlib_dl.generate_model_configs(model_arch_table varchar,
@@ -326,10 +352,13 @@ CREATE FUNCTION madlib_dl.generate_model_configs(model_arch_table varchar,
 RETURNS void
 LANGUAGE sql VOLATILE SECURITY INVOKER
 AS $$
+    SELECT madlib_dl._object_table_check(madlib_dl._resolve_table($9, 'object_table'), NULL)
+     WHERE $9 IS NOT NULL;
     SELECT madlib_dl._generate_model_configs(
         madlib_dl._resolve_table($1, 'model_arch_table'),
         madlib_dl._resolve_table($2, 'model_selection_table'),
-        $1, $3, $4, $5, $6, $7, $8, $9)
+        $1, $3, $4, $5, $6, $7, $8,
+        CASE WHEN $9 IS NULL THEN NULL ELSE madlib_dl._resolve_table($9, 'object_table') END)
 $$;
 
 -- Help text, as MADlib's fn() and fn('usage').
@@ -349,7 +378,8 @@ combination of model ids, compile params and fit params, for fit_multiple.
         model_id_list          INTEGER[],  -- model ids of model_arch_table
         compile_params_list    VARCHAR[],  -- compile_params strings
         fit_params_list        VARCHAR[],  -- fit_params strings
-        object_table           VARCHAR     -- optional; must be NULL
+        object_table           VARCHAR     -- optional: a table made by
+                                           -- load_top_k_accuracy_function
     );
 
 Every string is parsed when the row is created, so a bad one is an error
@@ -402,7 +432,7 @@ random search over MADlib's parameter grids, for fit_multiple.
                                            -- (any prefix, e.g. 'rand')
         num_configs            INTEGER,    -- random: how many to draw; grid: NULL
         random_state           INTEGER,    -- random: seed (NULL: from the clock)
-        object_table           VARCHAR     -- must be NULL
+        object_table           VARCHAR     -- optional: as for load_model_selection_table
     );
 
 Grids map parameter names to lists of values.  The compile grid may hold

@@ -46,7 +46,7 @@ LANGUAGE plpgsql VOLATILE SECURITY INVOKER
 SET search_path = pg_catalog, pg_temp
 AS $$
 DECLARE
-    info_tbl text[] := ARRAY[model[1], model[2] || '_info'];
+    info_tbl text[] := madlib_dl._table_with_suffix(model, '_info');
     summary_tbl text[] := ARRAY[model[1], model[2] || '_summary'];
     mst_summ text[] := ARRAY[mst[1], mst[2] || '_summary'];
     what constant text := 'a model selection table made by load_model_selection_table '
@@ -65,6 +65,10 @@ DECLARE
     vx_col text;
     vy_col text;
     arch_raw text;
+    arch_qualified text;
+    object_raw text;
+    object_qualified text;
+    object_tbl text[];
     arch_tbl text[];
     col text;
     col_type text;
@@ -85,6 +89,7 @@ DECLARE
     freq integer;
     nseg integer;
     tr record;                  -- _job_transport: how the job runs
+    saved_workers text;         -- _leader_only_for_temp
     nt bigint;
     i integer;
     cv_col text;
@@ -160,17 +165,23 @@ BEGIN
             USING ERRCODE = 'cardinality_violation',
                   HINT = format('Give %s.', what);
     END IF;
-    IF EXISTS (SELECT 1 FROM pg_attribute t WHERE t.attrelid = msum_rel AND t.attname = 'object_table'
-                  AND t.attnum > 0 AND NOT t.attisdropped) THEN
-        EXECUTE format('SELECT count(*) FROM %s WHERE object_table IS NOT NULL',
-                       madlib_dl._table_sql(mst_summ)) INTO nt;
-        IF nt > 0 THEN
-            RAISE EXCEPTION 'object_table is not supported: custom loss and metric functions are not available'
-                USING ERRCODE = 'feature_not_supported',
-                      HINT = 'Use a model selection table whose summary has object_table NULL.';
-        END IF;
+    -- object_table, as load_model_selection_table recorded it (copied to
+    -- the summary): checked after the configurations, below
+    IF madlib_dl._ep_has_column(msum_rel, 'object_table') THEN
+        EXECUTE format('SELECT min(object_table::text), min(%s) FROM %s',
+                       CASE WHEN madlib_dl._ep_has_column(msum_rel, 'object_table_qualified')
+                            THEN 'object_table_qualified::text' ELSE 'NULL::text' END,
+                       madlib_dl._table_sql(mst_summ))
+           INTO object_raw, object_qualified;
     END IF;
-    arch_tbl := parse_ident(arch_raw);
+    -- the architecture table as resolved when the summary was written
+    -- (model_arch_table holds the name as the user gave it), else the
+    -- recorded name in the selection table's schema, never the search_path
+    IF madlib_dl._ep_has_column(msum_rel, 'model_arch_table_qualified') THEN
+        EXECUTE format('SELECT min(model_arch_table_qualified::text) FROM %s', madlib_dl._table_sql(mst_summ))
+           INTO arch_qualified;
+    END IF;
+    arch_tbl := parse_ident(coalesce(arch_qualified, arch_raw));
     IF cardinality(arch_tbl) = 1 THEN
         arch_tbl := ARRAY[mst[1], arch_tbl[1]];
     ELSIF cardinality(arch_tbl) <> 2 THEN
@@ -242,6 +253,22 @@ BEGIN
         END IF;
     END LOOP;
 
+    -- the object table the selection table names (as for the architecture
+    -- table: as resolved then, else in the selection table's schema) must
+    -- hold the top_<k>_accuracy functions the configurations use
+    IF object_raw IS NOT NULL THEN
+        object_tbl := madlib_dl._table_name_parts(coalesce(object_qualified, object_raw));
+        IF cardinality(object_tbl) = 1 THEN
+            object_tbl := ARRAY[mst[1], object_tbl[1]];
+        ELSIF object_tbl IS NULL THEN
+            RAISE EXCEPTION 'object_table "%" in "%" is not a table name', object_raw,
+                            madlib_dl._table_label(mst_summ)
+                USING ERRCODE = 'invalid_name',
+                      HINT = 'Give schema.table or table.';
+        END IF;
+        PERFORM madlib_dl._object_table_check(object_tbl, compiles);
+    END IF;
+
     -- memory: what one process will hold, from the architectures, before
     -- any model is built (54000 naming the configuration, or the whole)
     tr := madlib_dl._job_transport(src_rel);
@@ -281,6 +308,9 @@ BEGIN
         END IF;
     END LOOP;
 
+    -- temporary data: no parallel worker can read it (01_util.sql)
+    saved_workers := madlib_dl._leader_only_for_temp(ARRAY[src_rel, val_rel], tr.transport);
+
     -- 7. train over the transport (no table is written before this returns)
     PERFORM madlib_dl._progress_label(model);
     t_start := clock_timestamp();
@@ -295,6 +325,7 @@ BEGIN
      WHERE g % freq = 0 OR g = num_iterations;
 
     -- 8. output tables, in this transaction
+    PERFORM madlib_dl._leader_only_end(saved_workers);
     IF warm_start THEN
         -- each checked by _assert_warm_start_outputs above
         EXECUTE format('DROP TABLE %s', madlib_dl._table_sql(model));
@@ -355,15 +386,15 @@ BEGIN
              ELSE format('(SELECT s.%I::%s FROM %s s LIMIT 1)', cv_col, cv_type,
                          madlib_dl._table_sql(ARRAY[source[1], source[2] || '_summary'])) END)
     USING
-        madlib_dl._table_label(source),
-        CASE WHEN validation IS NULL THEN NULL ELSE madlib_dl._table_label(validation) END,
-        madlib_dl._table_label(model),
-        madlib_dl._table_label(info_tbl),
+        madlib_dl._table_given(source),                               -- as the user gave them
+        CASE WHEN validation IS NULL THEN NULL ELSE madlib_dl._table_given(validation) END,
+        madlib_dl._table_given(model),
+        madlib_dl._table_given(info_tbl),
         ARRAY(SELECT jsonb_array_elements_text(psum->'dependent_varname')),
         ARRAY(SELECT jsonb_array_elements_text(psum->'independent_varname')),
-        madlib_dl._table_label(arch_tbl),
-        madlib_dl._table_label(mst),
-        NULL::text,                                                   -- object_table
+        arch_raw,                                                     -- as the selection table records it
+        madlib_dl._table_given(mst),
+        object_raw,                                                   -- object_table
         num_iterations,
         freq,
         warm_start,

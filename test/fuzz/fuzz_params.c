@@ -21,7 +21,7 @@
 #include "fuzz_util.h"
 #include "madlib_dl/dl_params.h"
 
-#define FMT_MAX 2048
+#define FMT_MAX 32768		/* a class_weight of 1024 classes needs about 23 kB */
 
 /* a and b equal, NaN equal to NaN (the parser should refuse NaN anyway) */
 static bool
@@ -37,7 +37,8 @@ check_compile_equal(const DlCompileParams *a, const DlCompileParams *b, const ch
 			   *y = &b->optim;
 
 	FUZZ_CHECK(a->loss == b->loss && a->metric == b->metric, "loss/metric differ after %s", text);
-	FUZZ_CHECK(a->metric != DL_METRIC_TOP_K_CATEGORICAL_ACCURACY || a->top_k == b->top_k,
+	FUZZ_CHECK(a->metric != DL_METRIC_TOP_K_CATEGORICAL_ACCURACY ||
+			   (a->top_k == b->top_k && a->top_k_named == b->top_k_named),
 			   "top_k differs after %s", text);
 	FUZZ_CHECK(x->kind == y->kind && x->nesterov == y->nesterov && x->amsgrad == y->amsgrad &&
 			   x->centered == y->centered, "optimizer flags differ after %s", text);
@@ -116,8 +117,13 @@ fuzz_fit(const char *s)
 	st = dl_fit_params_parse(buf, &q, &err);
 	FUZZ_CHECK(st == DL_OK, "canonical string \"%s\" does not parse: %s", buf, err.msg);
 	FUZZ_CHECK(p.batch_size == q.batch_size && p.epochs == q.epochs && p.shuffle == q.shuffle &&
-			   p.has_seed == q.has_seed && (!p.has_seed || p.seed == q.seed),
+			   p.has_seed == q.has_seed && (!p.has_seed || p.seed == q.seed) &&
+			   p.initial_epoch == q.initial_epoch && p.n_class_weight == q.n_class_weight,
 			   "fit values differ after \"%s\"", buf);
+	for (int c = 0; c < p.n_class_weight; c++)
+		FUZZ_CHECK(p.class_weight[c] == q.class_weight[c] ||
+				   (isnan(p.class_weight[c]) && isnan(q.class_weight[c])),
+				   "class_weight of class %d differs after \"%s\"", c, buf);
 	st = dl_fit_params_format(&q, buf2, sizeof(buf2), &err);
 	FUZZ_CHECK(st == DL_OK && strcmp(buf, buf2) == 0, "format not stable: \"%s\" vs \"%s\"",
 			   buf, buf2);

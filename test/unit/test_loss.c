@@ -348,6 +348,85 @@ test_metrics(void **state)
 	assert_close(dl_metric_sum(DL_METRIC_NONE, 5, bp, by, 2, 3), 0.0, 0, 0);
 }
 
+/*
+ * Keras' class_weight: sample b's loss and gradient are scaled by the
+ * weight of its class; the class is the argmax of a one-hot row, the
+ * sparse label, or the rounded value of a one-column label.
+ */
+static void
+test_class_weight(void **state)
+{
+	const float p[3 * 3] = {0.7f, 0.2f, 0.1f, 0.1f, 0.1f, 0.8f, 0.3f, 0.4f, 0.3f};
+	const float y[3 * 3] = {1, 0, 0, 0, 0, 1, 0, 1, 0};
+	const float idx[3] = {0, 2, 1};
+	const float cw[3] = {0.5f, 4.0f, 2.0f};
+	const float bp[3] = {0.8f, 0.3f, 0.6f};
+	const float by[3] = {1, 0, 1};
+	const float bw[2] = {3.0f, 0.5f};
+	float		g[9],
+				gw[9];
+	double		l[3];
+	DlError		err;
+
+	/* the classes */
+	assert_int_equal(dl_loss_sample_class(DL_LOSS_CATEGORICAL_CROSSENTROPY, y + 3, 3), 2);
+	assert_int_equal(dl_loss_sample_class(DL_LOSS_MEAN_SQUARED_ERROR, p + 6, 3), 1);
+	assert_int_equal(dl_loss_sample_class(DL_LOSS_SPARSE_CATEGORICAL_CROSSENTROPY, idx + 1, 3), 2);
+	assert_int_equal(dl_loss_sample_class(DL_LOSS_BINARY_CROSSENTROPY, by, 1), 1);
+	assert_int_equal(dl_loss_sample_class(DL_LOSS_BINARY_CROSSENTROPY, by + 1, 1), 0);
+	{
+		const float half[1] = {0.5f},
+					nan_row[2] = {NAN, 1},
+					bad[1] = {3};
+
+		assert_int_equal(dl_loss_sample_class(DL_LOSS_MEAN_SQUARED_ERROR, half, 1), 1);
+		assert_int_equal(dl_loss_sample_class(DL_LOSS_CATEGORICAL_CROSSENTROPY, nan_row, 2), -1);
+		assert_int_equal(dl_loss_sample_class(DL_LOSS_SPARSE_CATEGORICAL_CROSSENTROPY, bad, 3), -1);
+	}
+
+	/* the sum is sum_b w_b L_b, each sample's loss as the unweighted one */
+	for (int b = 0; b < 3; b++)
+		l[b] = dl_loss_compute(DL_LOSS_CATEGORICAL_CROSSENTROPY, NULL, p + 3 * b, y + 3 * b, 1, 3, 1.0);
+	assert_close(dl_loss_compute_weighted(DL_LOSS_CATEGORICAL_CROSSENTROPY, gw, p, y, 3, 3, 0.5, cw, 3),
+				 0.5 * l[0] + 2.0 * l[1] + 4.0 * l[2], 1e-12, 0);
+	assert_close(dl_loss_compute_weighted(DL_LOSS_SPARSE_CATEGORICAL_CROSSENTROPY, NULL, p, idx, 3, 3,
+										  1.0, cw, 3),
+				 0.5 * -log(0.7) + 2.0 * -log(0.8) + 4.0 * -log(0.4), 1e-6, 0);
+	/* each gradient row is the unweighted row times the weight */
+	dl_loss_compute(DL_LOSS_CATEGORICAL_CROSSENTROPY, g, p, y, 3, 3, 0.5);
+	for (int k = 0; k < 3; k++)
+	{
+		assert_close(gw[k], 0.5 * g[k], 1e-6, 0);
+		assert_close(gw[3 + k], 2.0 * g[3 + k], 1e-6, 0);
+		assert_close(gw[6 + k], 4.0 * g[6 + k], 1e-6, 0);
+	}
+	/* no class_weight: dl_loss_compute, bit for bit */
+	assert_true(dl_loss_compute_weighted(DL_LOSS_MEAN_SQUARED_ERROR, NULL, p, y, 3, 3, 1.0, NULL, 0) ==
+				dl_loss_compute(DL_LOSS_MEAN_SQUARED_ERROR, NULL, p, y, 3, 3, 1.0));
+	/* one sigmoid output: classes 0 and 1 */
+	assert_close(dl_loss_compute_weighted(DL_LOSS_BINARY_CROSSENTROPY, NULL, bp, by, 3, 1, 1.0, bw, 2),
+				 0.5 * -log(0.8) + 3.0 * -log(0.7) + 0.5 * -log(0.6), 1e-6, 0);
+	/* a class without a weight: NaN here, a clear error from the check */
+	{
+		const float cw2[2] = {1.0f, 1.0f};
+		const float cwnan[3] = {1.0f, NAN, 1.0f};
+
+		assert_true(isnan(dl_loss_compute_weighted(DL_LOSS_CATEGORICAL_CROSSENTROPY, NULL, p, y, 3, 3,
+												   1.0, cw2, 2)));
+		assert_int_equal(dl_loss_check_class_weights(DL_LOSS_CATEGORICAL_CROSSENTROPY, y, 3, 3, cw, 3,
+													  &err), DL_OK);
+		assert_int_equal(dl_loss_check_class_weights(DL_LOSS_CATEGORICAL_CROSSENTROPY, y, 3, 3, cw2, 2,
+													  &err), DL_ERR_DATA);
+		assert_non_null(strstr(err.msg, "sample 1 is of class 2, which class_weight gives no weight"));
+		assert_true(err.hint[0] != '\0');
+		assert_int_equal(dl_loss_check_class_weights(DL_LOSS_CATEGORICAL_CROSSENTROPY, y, 3, 3, cwnan, 3,
+													  &err), DL_ERR_DATA);
+		assert_non_null(strstr(err.msg, "sample 2 is of class 1"));
+		assert_int_equal(dl_loss_check_class_weights(DL_LOSS_CATEGORICAL_CROSSENTROPY, y, 3, 3, NULL, 0,
+													  &err), DL_OK);
+	}
+}
+
 int
 main(void)
 {
@@ -361,6 +440,7 @@ main(void)
 		cmocka_unit_test(test_names),
 		cmocka_unit_test(test_metric_resolve),
 		cmocka_unit_test(test_metrics),
+		cmocka_unit_test(test_class_weight),
 	};
 
 	return cmocka_run_group_tests_name("loss", tests, NULL, NULL);

@@ -217,7 +217,8 @@ central_difference(DlModel *m, const DlTrainConfig *cfg, const float *x, const f
 }
 
 static double
-gradcheck(const DlModelSpec *s, DlLossKind loss, int64_t B, uint64_t seed, int *n_kinks)
+gradcheck(const DlModelSpec *s, DlLossKind loss, int64_t B, uint64_t seed,
+		  const float *class_weight, int64_t n_class_weight, int *n_kinks)
 {
 	TestAllocCounter c;
 	DlAllocator a = test_allocator(&c);
@@ -242,6 +243,8 @@ gradcheck(const DlModelSpec *s, DlLossKind loss, int64_t B, uint64_t seed, int *
 	double		dummy;
 
 	*n_kinks = 0;
+	cfg.class_weight = class_weight;
+	cfg.n_class_weight = n_class_weight;
 	dl_optim_config_default(&o, DL_OPTIM_SGD);
 	m = new_model(s, &o, &a, seed);
 	dl_rng_seed(&r, seed + 100);
@@ -295,15 +298,22 @@ gradcheck(const DlModelSpec *s, DlLossKind loss, int64_t B, uint64_t seed, int *
 #define GRAD_TOL 5e-3
 
 static void
-expect_grad(const char *what, const DlModelSpec *s, DlLossKind loss, int64_t B)
+expect_grad_weighted(const char *what, const DlModelSpec *s, DlLossKind loss, int64_t B,
+					 const float *class_weight, int64_t n_class_weight)
 {
 	int			kinks;
-	double		e = gradcheck(s, loss, B, 7, &kinks);
+	double		e = gradcheck(s, loss, B, 7, class_weight, n_class_weight, &kinks);
 
 	print_message("gradient check %s: relative L2 error %.2e (%d floats at a kink skipped)\n",
 				  what, e, kinks);
 	if (!(e < GRAD_TOL))
 		fail_msg("%s: relative L2 gradient error %g >= %g", what, e, GRAD_TOL);
+}
+
+static void
+expect_grad(const char *what, const DlModelSpec *s, DlLossKind loss, int64_t B)
+{
+	expect_grad_weighted(what, s, loss, B, NULL, 0);
 }
 
 /* ---------------------------------------------------------------------
@@ -321,10 +331,27 @@ test_gradients_mlp(void **state)
 	expect_grad("mlp softmax cce", s, DL_LOSS_CATEGORICAL_CROSSENTROPY, 6);
 	expect_grad("mlp softmax sparse cce", s, DL_LOSS_SPARSE_CATEGORICAL_CROSSENTROPY, 6);
 	expect_grad("mlp softmax mse (unfused softmax backward)", s, DL_LOSS_MEAN_SQUARED_ERROR, 6);
+	/* Keras' class_weight scales each sample's loss: fused and unfused paths */
+	{
+		static const float cw3[] = {0.5f, 3.0f, 0.0f};
+
+		expect_grad_weighted("mlp softmax cce, class_weight", s, DL_LOSS_CATEGORICAL_CROSSENTROPY, 6,
+							 cw3, 3);
+		expect_grad_weighted("mlp softmax sparse cce, class_weight", s,
+							 DL_LOSS_SPARSE_CATEGORICAL_CROSSENTROPY, 6, cw3, 3);
+		expect_grad_weighted("mlp softmax mse, class_weight", s, DL_LOSS_MEAN_SQUARED_ERROR, 6,
+							 cw3, 3);
+	}
 	dl_model_spec_free(s, &a);
 
 	s = mlp_spec(&a, 4, 5, 3, DL_ACT_TANH, DL_ACT_SIGMOID);
 	expect_grad("mlp sigmoid bce", s, DL_LOSS_BINARY_CROSSENTROPY, 6);
+	{
+		static const float cw3[] = {2.0f, 0.25f, 1.5f};
+
+		expect_grad_weighted("mlp sigmoid bce, class_weight", s, DL_LOSS_BINARY_CROSSENTROPY, 6,
+							 cw3, 3);
+	}
 	dl_model_spec_free(s, &a);
 
 	s = mlp_spec(&a, 4, 5, 2, DL_ACT_RELU, DL_ACT_LINEAR);

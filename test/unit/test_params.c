@@ -319,6 +319,117 @@ test_fit(void **state)
 	p = fit_ok("seed=9223372036854775807, shuffle=false");
 	assert_int_equal(p.seed, INT64_MAX);
 	assert_false(p.shuffle);
+	assert_int_equal(p.initial_epoch, 0);
+	assert_int_equal(p.n_class_weight, 0);
+}
+
+/* initial_epoch as Keras' fit takes it: each call trains epochs - initial_epoch. */
+static void
+test_fit_initial_epoch(void **state)
+{
+	DlFitParams p = fit_ok("epochs=5, initial_epoch=2");
+
+	assert_int_equal(p.epochs, 3);
+	assert_int_equal(p.initial_epoch, 2);
+	p = fit_ok("initial_epoch=4, epochs=5");
+	assert_int_equal(p.epochs, 1);
+	p = fit_ok("initial_epoch=0");
+	assert_int_equal(p.epochs, 1);
+	assert_int_equal(p.initial_epoch, 0);
+}
+
+/* class_weight: a dict from class index to weight, as Keras takes it. */
+static void
+test_fit_class_weight(void **state)
+{
+	DlFitParams p = fit_ok("class_weight={0: 1, 1: 5.5}, batch_size=4");
+	DlError		err;
+
+	assert_int_equal(p.n_class_weight, 2);
+	assert_true(p.class_weight[0] == 1.0f && p.class_weight[1] == 5.5f);
+	assert_int_equal(p.batch_size, 4);
+
+	/* keys in any order, gaps allowed by the parser, a trailing comma */
+	p = fit_ok("class_weight = { 2 : 0.25 , 0:3, }");
+	assert_int_equal(p.n_class_weight, 3);
+	assert_true(p.class_weight[0] == 3.0f && isnan(p.class_weight[1]) && p.class_weight[2] == 0.25f);
+
+	/* None and {} are no class_weight; the last one given wins */
+	assert_int_equal(fit_ok("class_weight=None").n_class_weight, 0);
+	assert_int_equal(fit_ok("class_weight={}").n_class_weight, 0);
+	assert_int_equal(fit_ok("class_weight={0: 2}, class_weight=None").n_class_weight, 0);
+	p = fit_ok("class_weight={1023: 0}");
+	assert_int_equal(p.n_class_weight, 1024);
+	assert_true(p.class_weight[1023] == 0.0f);
+
+	/* against the model: every class named, none beyond */
+	p = fit_ok("class_weight={0: 1, 1: 2, 2: 3}");
+	assert_int_equal(dl_fit_params_check_classes(&p, DL_LOSS_CATEGORICAL_CROSSENTROPY, 3, &err), DL_OK);
+	assert_int_equal(dl_fit_params_check_classes(&p, DL_LOSS_CATEGORICAL_CROSSENTROPY, 2, &err),
+					 DL_ERR_INVALID_ARGUMENT);
+	assert_non_null(strstr(err.msg, "class_weight names class 2, but the model has 2 classes (0 to 1)"));
+	assert_true(err.hint[0] != '\0');
+	assert_int_equal(dl_fit_params_check_classes(&p, DL_LOSS_CATEGORICAL_CROSSENTROPY, 4, &err),
+					 DL_ERR_INVALID_ARGUMENT);
+	assert_non_null(strstr(err.msg, "class_weight gives no weight for class 3 of the model's 4 classes"));
+	p = fit_ok("class_weight={0: 1, 2: 3}");
+	assert_int_equal(dl_fit_params_check_classes(&p, DL_LOSS_SPARSE_CATEGORICAL_CROSSENTROPY, 3, &err),
+					 DL_ERR_INVALID_ARGUMENT);
+	assert_non_null(strstr(err.msg, "no weight for class 1"));
+	/* one output: classes 0 and 1, unless the loss is sparse */
+	p = fit_ok("class_weight={0: 1, 1: 4}");
+	assert_int_equal(dl_fit_params_check_classes(&p, DL_LOSS_BINARY_CROSSENTROPY, 1, &err), DL_OK);
+	assert_int_equal(dl_fit_params_check_classes(&p, DL_LOSS_SPARSE_CATEGORICAL_CROSSENTROPY, 1, &err),
+					 DL_ERR_INVALID_ARGUMENT);
+	p = fit_ok(NULL);
+	assert_int_equal(dl_fit_params_check_classes(&p, DL_LOSS_MEAN_SQUARED_ERROR, 7, &err), DL_OK);
+}
+
+/* MADlib's top_<k>_accuracy (load_top_k_accuracy_function) is top-k accuracy. */
+static void
+test_compile_top_k_names(void **state)
+{
+	static const int ks[] = {1, 3, 5, 12, 2147483647};
+	char		s[160];
+	char		name[32];
+
+	for (size_t i = 0; i < sizeof(ks) / sizeof(ks[0]); i++)
+	{
+		DlCompileParams p;
+
+		snprintf(s, sizeof(s), "optimizer=SGD, loss=categorical_crossentropy, metrics=['top_%d_accuracy']", ks[i]);
+		p = compile_ok(s);
+		assert_int_equal(p.metric, DL_METRIC_TOP_K_CATEGORICAL_ACCURACY);
+		assert_int_equal(p.top_k, ks[i]);
+		assert_true(p.top_k_named);
+		snprintf(s, sizeof(s), "top_%d_accuracy", ks[i]);
+		assert_string_equal(dl_compile_params_metric_name(&p, name, sizeof(name)), s);
+	}
+	{
+		DlCompileParams p = compile_ok("optimizer=SGD, loss=mse, metrics=['top_k_categorical_accuracy']");
+
+		assert_int_equal(p.top_k, 5);
+		assert_false(p.top_k_named);
+		assert_string_equal(dl_compile_params_metric_name(&p, name, sizeof(name)),
+							"top_k_categorical_accuracy");
+		/* a later metrics= replaces the k of an earlier one */
+		p = compile_ok("optimizer=SGD, loss=mse, metrics=['top_2_accuracy'], metrics=['mae']");
+		assert_int_equal(p.metric, DL_METRIC_MAE);
+		assert_false(p.top_k_named);
+		assert_int_equal(p.top_k, 5);
+	}
+	compile_bad("optimizer=SGD, loss=mse, metrics=['top_0_accuracy']", DL_ERR_INVALID_ARGUMENT,
+				"metric \"top_0_accuracy\" is not supported");
+	compile_bad("optimizer=SGD, loss=mse, metrics=['top_03_accuracy']", DL_ERR_INVALID_ARGUMENT,
+				"\"top_03_accuracy\"");
+	compile_bad("optimizer=SGD, loss=mse, metrics=['top_2147483648_accuracy']", DL_ERR_INVALID_ARGUMENT,
+				"\"top_2147483648_accuracy\"");
+	compile_bad("optimizer=SGD, loss=mse, metrics=['top__accuracy']", DL_ERR_INVALID_ARGUMENT,
+				"\"top__accuracy\"");
+	compile_bad("optimizer=SGD, loss=mse, metrics=['top_3x_accuracy']", DL_ERR_INVALID_ARGUMENT,
+				"\"top_3x_accuracy\"");
+	compile_bad("optimizer=SGD, loss=sparse_categorical_crossentropy, metrics=['top_3_accuracy']",
+				DL_ERR_INVALID_ARGUMENT, "cannot be used with loss");
 }
 
 static void
@@ -336,9 +447,23 @@ test_fit_errors(void **state)
 	fit_bad("shuffle='batch'", DL_ERR_INVALID_ARGUMENT, "invalid value \"'batch'\" for fit parameter \"shuffle\"");
 	fit_bad("shuffle=1", DL_ERR_INVALID_ARGUMENT, "\"shuffle\"");
 	fit_bad("seed=-1", DL_ERR_INVALID_ARGUMENT, "seed must be between 0 and");
-	fit_bad("initial_epoch=3", DL_ERR_INVALID_ARGUMENT, "initial_epoch must be 0, got 3");
+	fit_bad("initial_epoch=3", DL_ERR_INVALID_ARGUMENT,
+			"initial_epoch 3 is not less than epochs 1: no epoch would be trained");
+	fit_bad("epochs=4, initial_epoch=4", DL_ERR_INVALID_ARGUMENT, "initial_epoch 4 is not less than epochs 4");
+	fit_bad("initial_epoch=-1", DL_ERR_INVALID_ARGUMENT, "initial_epoch must be between 0 and");
 	fit_bad("steps_per_epoch=10", DL_ERR_UNSUPPORTED, "\"steps_per_epoch\" is only accepted as None, got \"10\"");
-	fit_bad("class_weight={0: 1, 1: 5}", DL_ERR_UNSUPPORTED, "{0: 1, 1: 5}");
+	fit_bad("class_weight=5", DL_ERR_INVALID_ARGUMENT, "invalid value \"5\" for fit parameter \"class_weight\"");
+	fit_bad("class_weight=[1, 5]", DL_ERR_INVALID_ARGUMENT, "\"[1, 5]\"");
+	fit_bad("class_weight={0: 1, 1}", DL_ERR_PARSE, "class_weight entry \"1\" at position 21");
+	fit_bad("class_weight={'a': 1}", DL_ERR_INVALID_ARGUMENT, "class_weight key \"'a'\" is not a class index from 0 to 1023");
+	fit_bad("class_weight={-1: 1}", DL_ERR_INVALID_ARGUMENT, "key \"-1\"");
+	fit_bad("class_weight={1024: 1}", DL_ERR_INVALID_ARGUMENT, "key \"1024\"");
+	fit_bad("class_weight={1.0: 1}", DL_ERR_INVALID_ARGUMENT, "key \"1.0\"");
+	fit_bad("class_weight={0: -2}", DL_ERR_INVALID_ARGUMENT, "class_weight of class 0 is \"-2\", not a finite number >= 0");
+	fit_bad("class_weight={0: 1e39}", DL_ERR_INVALID_ARGUMENT, "\"1e39\"");
+	fit_bad("class_weight={0: inf}", DL_ERR_INVALID_ARGUMENT, "\"inf\"");
+	fit_bad("class_weight={0: 'x'}", DL_ERR_INVALID_ARGUMENT, "\"'x'\"");
+	fit_bad("class_weight={0: 1, 2: 3, 0: 2}", DL_ERR_INVALID_ARGUMENT, "class_weight gives class 0 twice");
 	fit_bad("validation_split=0.1", DL_ERR_UNSUPPORTED, "fit parameter \"validation_split\" is not supported");
 	fit_bad("validation_data=(x, y)", DL_ERR_UNSUPPORTED, "\"validation_data\"");
 	fit_bad("validation_steps=2", DL_ERR_UNSUPPORTED, "\"validation_steps\"");
@@ -404,6 +529,7 @@ assert_compile_equal(const DlCompileParams *a, const DlCompileParams *b)
 	assert_int_equal(a->loss, b->loss);
 	assert_int_equal(a->metric, b->metric);
 	assert_int_equal(a->top_k, b->top_k);
+	assert_int_equal(a->top_k_named, b->top_k_named);
 	assert_int_equal(x->kind, y->kind);
 	assert_true(x->lr == y->lr && x->momentum == y->momentum && x->decay == y->decay);
 	assert_true(x->beta_1 == y->beta_1 && x->beta_2 == y->beta_2 && x->epsilon == y->epsilon);
@@ -428,6 +554,8 @@ test_format_round_trip(void **state)
 		"optimizer=Adadelta(lr=1.0), loss=mse, metrics=['top_k_categorical_accuracy']",
 		"optimizer=Adamax(beta_1=0.85), loss=mse",
 		"optimizer=Nadam(schedule_decay=0.01, lr=0.123456789012345678), loss=mse",
+		"optimizer=SGD, loss=categorical_crossentropy, metrics=['top_3_accuracy']",
+		"optimizer=SGD, loss=categorical_crossentropy, metrics=['top_5_accuracy']",
 	};
 	char		buf[512];
 	char		tiny[24];
@@ -463,6 +591,21 @@ test_format_round_trip(void **state)
 	assert_int_equal(dl_fit_params_format(&f, buf, sizeof(buf), &err), DL_OK);
 	assert_string_equal(buf, "batch_size=32, epochs=1, shuffle=True");
 	assert_int_equal(dl_fit_params_format(&f, tiny, 5, &err), DL_ERR_LIMIT);
+
+	/* initial_epoch and class_weight: written as given, read back the same */
+	f = fit_ok("class_weight={2: 0.1, 0: 3}, epochs=5, initial_epoch=2");
+	assert_int_equal(dl_fit_params_format(&f, buf, sizeof(buf), &err), DL_OK);
+	assert_string_equal(buf, "batch_size=32, epochs=5, shuffle=True, initial_epoch=2, "
+						"class_weight={0: 3, 2: 0.1}");
+	f2 = fit_ok(buf);
+	assert_true(f2.epochs == 3 && f2.initial_epoch == 2 && f2.n_class_weight == 3);
+	assert_true(f2.class_weight[0] == 3.0f && isnan(f2.class_weight[1]) && f2.class_weight[2] == 0.1f);
+	{
+		DlCompileParams a = compile_ok("optimizer=SGD, loss=categorical_crossentropy, metrics=['top_3_accuracy']");
+
+		assert_int_equal(dl_compile_params_format(&a, buf, sizeof(buf), &err), DL_OK);
+		assert_non_null(strstr(buf, "metrics=['top_3_accuracy']"));
+	}
 }
 
 int
@@ -474,6 +617,9 @@ main(void)
 		cmocka_unit_test(test_compile_errors),
 		cmocka_unit_test(test_fit),
 		cmocka_unit_test(test_fit_errors),
+		cmocka_unit_test(test_fit_initial_epoch),
+		cmocka_unit_test(test_fit_class_weight),
+		cmocka_unit_test(test_compile_top_k_names),
 		cmocka_unit_test(test_no_partial_output),
 		cmocka_unit_test(test_nesting_limit),
 		cmocka_unit_test(test_format_round_trip),

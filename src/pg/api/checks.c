@@ -34,7 +34,7 @@ PG_FUNCTION_INFO_V1(madlib_dl__check_params);
  *
  * Parse both strings with the engine (ERROR with its message otherwise)
  * and return what the summary tables record.  metrics_type is NULL when
- * compile_params has no metric.
+ * compile_params has no metric; MADlib's top_<k>_accuracy keeps its name.
  */
 Datum
 madlib_dl__check_params(PG_FUNCTION_ARGS)
@@ -64,7 +64,8 @@ madlib_dl__check_params(PG_FUNCTION_ARGS)
 	values[0] = CStringGetTextDatum(dl_loss_name(cp.loss));
 	if (cp.metric != DL_METRIC_NONE)
 	{
-		Datum		m = CStringGetTextDatum(dl_metric_name(cp.metric));
+		char		name[32];
+		Datum		m = CStringGetTextDatum(dl_compile_params_metric_name(&cp, name, sizeof(name)));
 
 		values[1] = PointerGetDatum(construct_array(&m, 1, TEXTOID, -1, false, TYPALIGN_INT));
 	}

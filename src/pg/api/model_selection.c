@@ -71,9 +71,12 @@ engine_check(const char *s, bool compile, const char *context, bool canon)
 	}
 	if (canon)
 	{
-		buf = palloc(MS_CANON_LEN);
-		st = compile ? dl_compile_params_format(&cp, buf, MS_CANON_LEN, &err)
-			: dl_fit_params_format(&fp, buf, MS_CANON_LEN, &err);
+		/* a class_weight entry takes at most "1023: 3.40282347e+38, " */
+		size_t		len = MS_CANON_LEN + (compile ? 0 : (size_t) fp.n_class_weight * 24);
+
+		buf = palloc(len);
+		st = compile ? dl_compile_params_format(&cp, buf, len, &err)
+			: dl_fit_params_format(&fp, buf, len, &err);
 		dl_pg_check(st, &err);
 	}
 	return buf;

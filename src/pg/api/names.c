@@ -16,6 +16,15 @@
  * quote); blanks around parts and dots are allowed.  Anything else
  * (semicolons, a third part, empty names) is refused with 42602.
  *
+ * The schema pg_temp is SQL's alias of the session's temporary schema: it
+ * is resolved to that schema's real name (pg_temp_N, created on first
+ * use as CREATE TEMPORARY TABLE would), so that every later check sees a
+ * schema that exists.
+ *
+ * _resolve_table also returns the name as the user gave it, only to be
+ * recorded in summary tables as MADlib records it; it is never looked up
+ * again and never becomes SQL.
+ *
  * IDENTIFICATION
  *	  src/pg/api/names.c
  *
@@ -56,13 +65,21 @@ invalid_name(const char *param, const char *raw)
 			 errhint(NAME_HINT)));
 }
 
+/* What split_parts found wrong with a name. */
+typedef enum NameProblem
+{
+	NAME_OK,
+	NAME_INVALID,				/* bad syntax, empty part, unterminated quote */
+	NAME_TOO_MANY_PARTS			/* a third dotted part */
+} NameProblem;
+
 /*
  * Split raw into at most two identifiers, stored in parts[0..*nparts-1]
  * (palloc'd, dequoted, folded and truncated to NAMEDATALEN-1 as the SQL
- * parser does).  param names the argument in messages.
+ * parser does).  Raises nothing: returns what is wrong.
  */
-static void
-split_name(const char *raw, const char *param, char *parts[2], int *nparts)
+static NameProblem
+split_parts(const char *raw, char *parts[2], int *nparts)
 {
 	const unsigned char *p = (const unsigned char *) raw;
 
@@ -82,7 +99,7 @@ split_name(const char *raw, const char *param, char *parts[2], int *nparts)
 			for (;;)
 			{
 				if (*p == '\0')
-					invalid_name(param, raw);	/* unterminated quote */
+					return NAME_INVALID;	/* unterminated quote */
 				if (*p == '"')
 				{
 					if (p[1] != '"')
@@ -94,7 +111,7 @@ split_name(const char *raw, const char *param, char *parts[2], int *nparts)
 			}
 			p++;
 			if (buf.len == 0)
-				invalid_name(param, raw);	/* "" */
+				return NAME_INVALID;	/* "" */
 			truncate_identifier(buf.data, buf.len, false);
 			ident = buf.data;
 		}
@@ -107,41 +124,71 @@ split_name(const char *raw, const char *param, char *parts[2], int *nparts)
 			ident = downcase_truncate_identifier((const char *) start, (int) (p - start), false);
 		}
 		else
-			invalid_name(param, raw);
+			return NAME_INVALID;
 
 		if (*nparts == 2)
-			ereport(ERROR,
-					(errcode(ERRCODE_INVALID_NAME),
-					 errmsg("%s \"%s\" has more than two dotted parts", param, raw),
-					 errhint("Give a table name or schema.table; other databases cannot be named.")));
+			return NAME_TOO_MANY_PARTS;
 		parts[(*nparts)++] = ident;
 
 		while (scanner_isspace(*p))
 			p++;
 		if (*p == '\0')
-			return;
+			return NAME_OK;
 		if (*p != '.')
-			invalid_name(param, raw);
+			return NAME_INVALID;
 		p++;
 	}
 }
 
-static Datum
-text_pair(const char *a, const char *b)
+/* split_parts, raising 42602 for a bad name; param names the argument. */
+static void
+split_name(const char *raw, const char *param, char *parts[2], int *nparts)
 {
-	Datum		elems[2];
+	switch (split_parts(raw, parts, nparts))
+	{
+		case NAME_OK:
+			return;
+		case NAME_INVALID:
+			invalid_name(param, raw);
+			break;
+		case NAME_TOO_MANY_PARTS:
+			ereport(ERROR,
+					(errcode(ERRCODE_INVALID_NAME),
+					 errmsg("%s \"%s\" has more than two dotted parts", param, raw),
+					 errhint("Give a table name or schema.table; other databases cannot be named.")));
+			break;
+	}
+}
+
+/* {a, b} or, when c is not NULL, {a, b, c}, as text[]. */
+static Datum
+text_array(const char *a, const char *b, const char *c)
+{
+	Datum		elems[3];
 
 	elems[0] = CStringGetTextDatum(a);
 	elems[1] = CStringGetTextDatum(b);
-	return PointerGetDatum(construct_array(elems, 2, TEXTOID, -1, false, TYPALIGN_INT));
+	if (c != NULL)
+		elems[2] = CStringGetTextDatum(c);
+	return PointerGetDatum(construct_array(elems, c != NULL ? 3 : 2, TEXTOID, -1, false,
+										   TYPALIGN_INT));
+}
+
+/* Is schema the pg_temp alias (as the parser folds and compares it)? */
+static bool
+is_temp_alias(const char *schema)
+{
+	return strcmp(schema, "pg_temp") == 0;
 }
 
 /*
  * _resolve_table(name text, param text) RETURNS text[]
  *
- * {schema, table} for the user-given name, resolved in the CALLER's
- * search_path: call it only from an unpinned (LANGUAGE sql) wrapper.
- *	 - schema.table: returned as given (the schema need not exist yet);
+ * {schema, table, given} for the user-given name, resolved in the
+ * CALLER's search_path: call it only from an unpinned (LANGUAGE sql)
+ * wrapper.  given is name itself, for summary tables only.
+ *	 - schema.table: returned as given (the schema need not exist yet),
+ *	   except pg_temp: the session's temporary schema, created if need be;
  *	 - table that exists in the search_path: the schema it was found in;
  *	 - table that does not exist: the schema CREATE TABLE would use
  *	   (3F000 if the search_path names no existing schema).
@@ -170,8 +217,16 @@ madlib_dl__resolve_table(PG_FUNCTION_ARGS)
 				 errhint("Give a table name or schema.table.")));
 	raw = text_to_cstring(PG_GETARG_TEXT_PP(0));
 	split_name(raw, param, parts, &nparts);
+	if (nparts == 2 && is_temp_alias(parts[0]))
+	{
+		/* 42501 without the TEMP privilege, as CREATE TEMPORARY TABLE */
+		nspname = get_namespace_name(LookupCreationNamespace(parts[0]));
+		if (nspname == NULL)
+			elog(ERROR, "madlib_dl: the temporary schema has no name");
+		PG_RETURN_DATUM(text_array(nspname, parts[1], raw));
+	}
 	if (nparts == 2)
-		PG_RETURN_DATUM(text_pair(parts[0], parts[1]));
+		PG_RETURN_DATUM(text_array(parts[0], parts[1], raw));
 
 	rv = makeRangeVar(NULL, parts[0], -1);
 	relid = RangeVarGetRelid(rv, NoLock, true);
@@ -182,5 +237,42 @@ madlib_dl__resolve_table(PG_FUNCTION_ARGS)
 	nspname = get_namespace_name(nspid);
 	if (nspname == NULL)
 		elog(ERROR, "cache lookup failed for namespace %u", nspid);
-	PG_RETURN_DATUM(text_pair(nspname, parts[0]));
+	PG_RETURN_DATUM(text_array(nspname, parts[0], raw));
+}
+
+PG_FUNCTION_INFO_V1(madlib_dl__table_name_parts);
+
+/*
+ * _table_name_parts(name text) RETURNS text[]
+ *
+ * The parts of a table name as SQL reads them, WITHOUT resolving it:
+ * {table} or {schema, table}, dequoted and folded; the pg_temp alias
+ * becomes the name of the session's temporary schema when it has one.
+ * NULL when name is NULL or not a valid name (no error): for comparing a
+ * name recorded in a summary table with a table already resolved.
+ */
+Datum
+madlib_dl__table_name_parts(PG_FUNCTION_ARGS)
+{
+	char	   *parts[2];
+	int			nparts;
+
+	if (PG_ARGISNULL(0) ||
+		split_parts(text_to_cstring(PG_GETARG_TEXT_PP(0)), parts, &nparts) != NAME_OK)
+		PG_RETURN_NULL();
+	if (nparts == 1)
+	{
+		Datum		table = CStringGetTextDatum(parts[0]);
+
+		PG_RETURN_DATUM(PointerGetDatum(construct_array(&table, 1, TEXTOID, -1, false, TYPALIGN_INT)));
+	}
+	if (is_temp_alias(parts[0]))
+	{
+		Oid			nsp = LookupExplicitNamespace(parts[0], true);
+		char	   *name = OidIsValid(nsp) ? get_namespace_name(nsp) : NULL;
+
+		if (name != NULL)
+			parts[0] = name;
+	}
+	PG_RETURN_DATUM(text_array(parts[0], parts[1], NULL));
 }

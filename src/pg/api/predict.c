@@ -28,6 +28,7 @@
 #include "executor/spi.h"
 #include "fmgr.h"
 #include "funcapi.h"
+#include "lib/stringinfo.h"
 #include "miscadmin.h"
 #include "utils/array.h"
 #include "utils/builtins.h"
@@ -53,21 +54,34 @@ id_label(Datum id, bool isnull)
 	return isnull ? "NULL" : TextDatumGetCString(id);
 }
 
+/* Append "[a,b,c]" of n dims to buf. */
+static void
+append_shape(StringInfo buf, const int *dims, int n)
+{
+	appendStringInfoChar(buf, '[');
+	for (int i = 0; i < n; i++)
+		appendStringInfo(buf, "%s%d", i > 0 ? "," : "", dims[i]);
+	appendStringInfoChar(buf, ']');
+}
+
 /*
  * Copy one row's feature array into x, dividing by nc.
  *	 x (in_size)
- * arr is the row's float8[] (any number of dimensions, read in storage
- * order).  ERROR naming the row's id and column when the array is NULL,
- * has another element count than in_size, or holds a NULL, NaN or
- * infinite value, or a value that is out of float32 range after division.
+ * arr is the row's float8[], read in storage order; its shape must be the
+ * model's input shape (in): the same element count in another shape, the
+ * usual mistake being channels first against channels last, is refused,
+ * never predicted.  ERROR naming the row's id and column when the array
+ * is NULL, has another shape, or holds a NULL, NaN or infinite value, or
+ * a value that is out of float32 range after division.
  */
 static void
-copy_features(float *x, Datum arr_datum, bool arr_null, int64 in_size, double nc,
-			  Datum id, bool id_null, const char *col)
+copy_features(float *x, Datum arr_datum, bool arr_null, const DlShape *in, int64 in_size,
+			  double nc, Datum id, bool id_null, const char *col)
 {
 	ArrayType  *arr;
 	int64		n;
 	const float8 *v;
+	bool		same;
 
 	if (arr_null)
 		ereport(ERROR,
@@ -76,13 +90,32 @@ copy_features(float *x, Datum arr_datum, bool arr_null, int64 in_size, double nc
 				 errhint("Every row needs its features; delete or fix the row.")));
 	arr = DatumGetArrayTypeP(arr_datum);
 	n = ArrayGetNItems(ARR_NDIM(arr), ARR_DIMS(arr));
-	if (n != in_size)
+	same = ARR_NDIM(arr) == in->rank;
+	for (int i = 0; same && i < in->rank; i++)
+		same = ARR_DIMS(arr)[i] == in->dims[i];
+	if (!same)
+	{
+		StringInfoData have;
+		StringInfoData want;
+		int			want_dims[DL_MAX_RANK] = {0};
+
+		for (int i = 0; i < in->rank && i < DL_MAX_RANK; i++)
+			want_dims[i] = (int) in->dims[i];
+		initStringInfo(&have);
+		initStringInfo(&want);
+		append_shape(&have, ARR_DIMS(arr), ARR_NDIM(arr));
+		append_shape(&want, want_dims, in->rank);
 		ereport(ERROR,
 				(errcode(ERRCODE_DATA_EXCEPTION),
-				 errmsg("%s of the row with id %s has " INT64_FORMAT " values but the model "
-						"takes " INT64_FORMAT, col, id_label(id, id_null), n, in_size),
-				 errhint("Every row's array must hold exactly the model's input size "
-						 "(the product of its input shape), in row-major order.")));
+				 errmsg("%s of the row with id %s has shape %s but the model's input shape is %s",
+						col, id_label(id, id_null), have.data, want.data),
+				 n == in_size ?
+				 errhint("The array has the right number of values in another layout (channels "
+						 "first against channels last?): give every row an array of exactly the "
+						 "model's input shape, in row-major order.") :
+				 errhint("Give every row an array of exactly the model's input shape %s "
+						 "(%lld values), in row-major order.", want.data, (long long) in_size)));
+	}
 	if (ARR_HASNULL(arr))
 	{
 		bits8	   *bitmap = ARR_NULLBITMAP(arr);
@@ -120,8 +153,8 @@ copy_features(float *x, Datum arr_datum, bool arr_null, int64 in_size, double nc
  *	 RETURNS TABLE (id text, probs float8[])
  *
  * One row per row of sql_table: id_col cast to text, and the model output
- * (K values, e.g. class probabilities) for indep_col (a numeric array
- * with exactly the model's input size) divided by normalizing_const.
+ * (K values, e.g. class probabilities) for indep_col (a numeric array of
+ * exactly the model's input shape) divided by normalizing_const.
  * Rows come in the table's scan order.  id_col and indep_col are column
  * names (quoted here, never spliced as SQL).  The caller needs SELECT on
  * the table.  Not STRICT: NULL arguments raise 22004.
@@ -238,7 +271,8 @@ madlib_dl__predict_rows(PG_FUNCTION_ARGS)
 			Datum		id = SPI_getbinval(tt->vals[i], tt->tupdesc, 1, &id_null);
 			Datum		arr = SPI_getbinval(tt->vals[i], tt->tupdesc, 2, &arr_null);
 
-			copy_features(x + i * in_size, arr, arr_null, in_size, nc, id, id_null, indep_col);
+			copy_features(x + i * in_size, arr, arr_null, &m->spec->input_shape, in_size, nc,
+						  id, id_null, indep_col);
 		}
 
 		dl_error_clear(&err);

@@ -384,7 +384,8 @@ madlib_dl__progress_label(PG_FUNCTION_ARGS)
 	arr = PG_GETARG_ARRAYTYPE_P(0);
 	if (ARR_NDIM(arr) == 1 && ARR_ELEMTYPE(arr) == TEXTOID)
 		deconstruct_array(arr, TEXTOID, -1, false, TYPALIGN_INT, &elems, &elem_nulls, &n);
-	if (n != 2 || elem_nulls[0] || elem_nulls[1])
+	/* a third element, the name as the user gave it, is not used here */
+	if (n < 2 || n > 3 || elem_nulls[0] || elem_nulls[1])
 		ereport(ERROR,
 				(errcode(ERRCODE_INVALID_PARAMETER_VALUE),
 				 errmsg("progress label must be an array of two non-NULL names {schema, table}"),

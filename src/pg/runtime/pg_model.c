@@ -41,6 +41,10 @@ dl_pg_model_parse(const char *arch_json, size_t len,
 		m->has_compile = true;
 	}
 	dl_pg_check(dl_fit_params_parse(fit_params, &m->fit, &err), &err);
+	/* class_weight names the model's classes, before any data is read */
+	dl_pg_check(dl_fit_params_check_classes(&m->fit, m->has_compile ? m->compile.loss :
+											DL_LOSS_CATEGORICAL_CROSSENTROPY,
+											dl_shape_size(&m->spec->output_shape), &err), &err);
 	return m;
 }
 
@@ -211,6 +215,8 @@ dl_pg_model_train_config(const DlPgModel *m, DlTrainConfig *cfg)
 	cfg->top_k = m->compile.top_k;
 	cfg->batch_size = m->fit.batch_size;
 	cfg->shuffle = m->fit.shuffle;
+	cfg->class_weight = m->fit.n_class_weight > 0 ? m->fit.class_weight : NULL;
+	cfg->n_class_weight = m->fit.n_class_weight;
 	cfg->between_batches = check_interrupts;
 	cfg->between_batches_arg = NULL;
 }

@@ -124,7 +124,8 @@ int64		dl_pg_model_input_size(const DlPgModel *m);
 
 /*
  * Fill cfg for training or evaluation from the compile and fit params:
- * loss, resolved metric, top_k, batch_size, shuffle, and a between-batch
+ * loss, resolved metric, top_k, batch_size, shuffle, class_weight (m's
+ * own array: valid while m is), and a between-batch
  * callback that runs CHECK_FOR_INTERRUPTS.  m must have compile params.
  */
 void		dl_pg_model_train_config(const DlPgModel *m, DlTrainConfig *cfg);
