@@ -47,7 +47,7 @@ LANGUAGE C STABLE PARALLEL RESTRICTED;
 -- The parts of a name as SQL reads them, without resolving it: {table}
 -- or {schema, table} (pg_temp: the session's temporary schema, when it
 -- has one); NULL for NULL or an invalid name.  For comparing names that
--- summary tables record with tables already resolved (src/pg/names.c).
+-- summary tables record with tables already resolved (src/pg/api/names.c).
 CREATE FUNCTION madlib_dl._table_name_parts(name text)
 RETURNS text[]
 AS 'MODULE_PATHNAME', 'madlib_dl__table_name_parts'
