@@ -200,7 +200,7 @@ SELECT madlib_dl.fit('iris_train_packed', 'bad_model', 'model_arch_library', 1, 
 SELECT madlib_dl.fit('iris_train_packed', 'bad_model', 'model_arch_library', 1, $$loss='categorical_crossentropy', optimizer='Adam(lr=0.01)', metrics=['accuracy']$$, NULL, 10,
     FALSE, NULL, 0);
 \echo :LAST_ERROR_SQLSTATE
--- no GPU backend, no custom functions
+-- no GPU backend; an object_table that does not exist
 SELECT madlib_dl.fit('iris_train_packed', 'bad_model', 'model_arch_library', 1, $$loss='categorical_crossentropy', optimizer='Adam(lr=0.01)', metrics=['accuracy']$$, NULL, 1, TRUE);
 \echo :LAST_ERROR_SQLSTATE
 SELECT madlib_dl.fit('iris_train_packed', 'bad_model', 'model_arch_library', 1, $$loss='categorical_crossentropy', optimizer='Adam(lr=0.01)', metrics=['accuracy']$$, NULL, 1,
