@@ -48,6 +48,7 @@
 
 #include "madlib_dl/dl_average.h"
 #include "madlib_dl/dl_blob.h"
+#include "madlib_dl/dl_params.h"
 
 #include "history.h"
 #include "job.h"
@@ -191,7 +192,9 @@ static void
 fit_notice(FitRun *r, int it, bool point, double loss, int64 n)
 {
 	const DlPgHistory *h = &r->history;
-	const char *metric = dl_metric_name(r->model->compile.metric);
+	char		metric_buf[64];
+	const char *metric = dl_compile_params_metric_name(&r->model->compile, metric_buf,
+														 sizeof(metric_buf));
 	bool		has_val = OidIsValid(r->job.validation);
 	double		now = dl_pg_seconds_since(r->start);
 	double		best = get_float8_nan();

@@ -56,6 +56,7 @@
 
 #include "madlib_dl/dl_blob.h"
 #include "madlib_dl/dl_hopper.h"
+#include "madlib_dl/dl_params.h"
 
 #include "history.h"
 #include "job.h"
@@ -72,6 +73,7 @@ typedef struct FmModel
 	Size		state_size;		/* dl_blob_size */
 	double		cost;			/* parameters x epochs: the hopper's estimate */
 	DlMetricKind metric;
+	char		metric_name[64];	/* as compile_params wrote it, e.g. top_3_accuracy */
 	bool		has_metric;
 	bool		higher_is_better;	/* its metric is an accuracy */
 	bool		diverged;
@@ -123,6 +125,7 @@ fm_describe(FmRun *r, MemoryContext cxt)
 		fm->state_size = (Size) est.state_blob;	/* the job's check bounded it */
 		fm->cost = cost[k] = (double) m->spec->n_params * (double) m->fit.epochs;
 		fm->metric = m->compile.metric;
+		(void) dl_compile_params_metric_name(&m->compile, fm->metric_name, sizeof(fm->metric_name));
 		fm->has_metric = m->compile.metric != DL_METRIC_NONE;
 		fm->higher_is_better = fm->has_metric && fm->metric != DL_METRIC_MAE &&
 			fm->metric != DL_METRIC_MSE;
@@ -282,7 +285,7 @@ fm_notice(FmRun *r, int it, const double *loss, const int64 *n, int stride)
 		if (by_metric)
 		{
 			best_metric = r->has_val ? h->val_metric[j] : h->train_metric[j];
-			appendStringInfo(&msg, "%s %.4f, ", dl_metric_name(b->metric), best_metric);
+			appendStringInfo(&msg, "%s %.4f, ", b->metric_name, best_metric);
 		}
 		appendStringInfo(&msg, "loss %.4f", r->has_val ? h->val_loss[j] : h->train_loss[j]);
 	}
