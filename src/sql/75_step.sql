@@ -81,6 +81,34 @@ CREATE AGGREGATE madlib_dl._gp_eval_segment(step madlib_dl._step, buffer_id inte
     PARALLEL = SAFE
 );
 
+-- The loss and metric sums of a model over the buffers of a packed table
+-- (src/pg/api/evaluate.c): madlib_keras_evaluate's aggregate, run per
+-- segment (grouped by __dist_key__) by _ep_evaluate (40_evaluate_predict.
+-- sql).  The model comes as arguments, the same in every row (query
+-- parameters); each buffer is evaluated as it comes, one at a time.  The
+-- result: loss_sum, metric_sum (NULL when compile_params name no metric),
+-- n and seconds of a madlib_dl._step_result.
+CREATE FUNCTION madlib_dl._evaluate_transition(state internal, model_arch json,
+    model_weights bytea, compile_params text, buffer_id integer, dep bytea, indep bytea,
+    dep_shape integer[], indep_shape integer[])
+RETURNS internal
+AS 'MODULE_PATHNAME', 'madlib_dl__evaluate_transition'
+LANGUAGE C VOLATILE PARALLEL SAFE;
+
+CREATE FUNCTION madlib_dl._evaluate_final(state internal)
+RETURNS madlib_dl._step_result
+AS 'MODULE_PATHNAME', 'madlib_dl__evaluate_final'
+LANGUAGE C VOLATILE PARALLEL SAFE;
+
+CREATE AGGREGATE madlib_dl._evaluate_segment(model_arch json, model_weights bytea,
+    compile_params text, buffer_id integer, dep bytea, indep bytea, dep_shape integer[],
+    indep_shape integer[]) (
+    SFUNC = madlib_dl._evaluate_transition,
+    STYPE = internal,
+    FINALFUNC = madlib_dl._evaluate_final,
+    PARALLEL = SAFE
+);
+
 -- The state a fit starts from (weights from fit_params' seed, or
 -- init_weights; fresh optimizer state; no samples): for calling the
 -- step aggregates by hand, in tests.
