@@ -176,6 +176,7 @@ typedef struct PredictState
 	Size		sizes[2];		/* of model_arch and model_weights as the first
 								 * row gave them: every row must give the same */
 	int32		batch_size;
+	int32		max_rank_given; /* max_rank as given (NULL: PG_INT32_MAX) */
 	TupleDesc	desc;			/* of the result rows, blessed */
 	bool		callback_set;	/* the rescan callback is registered */
 	/* the batch */
@@ -278,7 +279,7 @@ predict_state(FunctionCallInfo fcinfo)
 	if (ps != NULL)
 	{
 		if (memcmp(ps->sizes, sizes, sizeof(sizes)) != 0 || ps->nc != nc ||
-			ps->batch_size != batch_size)
+			ps->batch_size != batch_size || ps->max_rank_given != max_rank)
 			ereport(ERROR,
 					(errcode(ERRCODE_INVALID_PARAMETER_VALUE),
 					 errmsg("the rows of one prediction give different models"),
@@ -309,6 +310,7 @@ predict_state(FunctionCallInfo fcinfo)
 	ps->batch_cxt = AllocSetContextCreate(ps->cxt, "madlib_dl predict batch", ALLOCSET_DEFAULT_SIZES);
 	predict_model(ps, PG_GETARG_TEXT_PP(0), batch_size);
 	ps->max_rank = Min((int64) max_rank, ps->K);
+	ps->max_rank_given = max_rank;
 	ps->nc = nc;
 	ps->batch_size = batch_size;
 	memcpy(ps->sizes, sizes, sizeof(sizes));
