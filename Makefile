@@ -58,7 +58,9 @@ GP_VERSION := $(shell grep -s 'define GP_VERSION_NUM' $(shell $(PG_CONFIG) --inc
 endif
 ifneq ($(strip $(GP_VERSION)),)
 $(info madlib_dl: building for the Greenplum family ($(GP_VERSION)))
-REGRESS = 00_create_extension
+# The other tests' expected output is PostgreSQL's; 97_greenplum_cluster
+# checks the cluster (docs/greenplum.md, "Checklist").
+REGRESS = 00_create_extension 97_greenplum_cluster
 endif
 # oneDNN for the convolutions (docs/performance.md): built in when
 # Debian's libdnnl-dev is installed (scripts/install-deps.sh installs it);

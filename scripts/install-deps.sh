@@ -3,7 +3,7 @@
 # Safe to run again; does nothing when all packages are present.
 set -euo pipefail
 PKGS=(
-  build-essential pkg-config
+  build-essential pkg-config xz-utils
   postgresql-15 postgresql-server-dev-15 postgresql-contrib
   libopenblas-dev libcmocka-dev libjson-c-dev libdnnl-dev
   libipc-run-perl postgresql-15-plproxy

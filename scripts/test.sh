@@ -14,6 +14,12 @@
 #   tree        no tracked file over 5 MB and no core dump in the repository
 #   deps        scripts/install-deps.sh
 #   build       make (fails if the compiler prints "warning:")
+#   compat      scripts/check-pg-compat.sh: every file of src/pg compiled
+#               against the PostgreSQL 12 and 14 headers of test/pg-headers
+#               with GP_VERSION_NUM defined and Greenplum's -Werror flags
+#               (Greenplum 7, Cloudberry), no error and no warning; the
+#               control file and the install script checked for what
+#               PostgreSQL 12 lacks
 #   unit        make unit (cmocka)
 #   unit-asan   make unit SANITIZE=1 (ASan + UBSan, clang)
 #   fuzz        each libFuzzer target (test/fuzz) replays its saved corpus
@@ -178,6 +184,7 @@ do_tap() {
 step tree do_tree
 step deps do_deps
 step build do_build
+step compat scripts/check-pg-compat.sh
 step unit do_unit
 if [ "$QUICK" -eq 1 ]; then
   echo

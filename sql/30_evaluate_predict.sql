@@ -134,14 +134,15 @@ SELECT a.attnum, a.attname, format_type(a.atttypid, a.atttypmod)
 SELECT count(*) AS agree
   FROM iris_named n JOIN iris_response r ON n."Flower" = 'flower ' || r.id
  WHERE n.class_value = r.class_value AND abs(n.prob - r.prob) < 1e-6;
-SELECT count(*) AS n_values, count(DISTINCT p.id) AS n_ids,
-       bool_and(abs(u.prob - q.prob) < 1e-6) AS same_probs
-  FROM madlib_dl._predict_rows(:'iris_tf2', (SELECT model_weights FROM iris_model),
-                               'iris_test', 'id', 'attributes', 1.0, 7) p
-       CROSS JOIN LATERAL unnest(p.probs) WITH ORDINALITY AS u(prob, idx)
+SELECT count(*) AS n_values, count(DISTINCT (p.r).id) AS n_ids,
+       bool_and(abs((p.r).prob - q.prob) < 1e-6) AS same_probs
+  FROM (SELECT madlib_dl._predict_batch(:'iris_tf2', (SELECT model_weights FROM iris_model), 1.0, 7,
+                                        'attributes', NULL, s.id::text, s.attributes, s.flush) AS r
+          FROM (SELECT id, attributes, false AS flush FROM iris_test
+                UNION ALL SELECT NULL, NULL, true) s) p
        JOIN iris_prob q
-         ON q.id = p.id::integer
-        AND q.class_value = (ARRAY['Iris-setosa', 'Iris-versicolor', 'Iris-virginica'])[u.idx];
+         ON q.id = (p.r).id::integer
+        AND q.class_value = (ARRAY['Iris-setosa', 'Iris-versicolor', 'Iris-virginica'])[(p.r).class_index];
 
 -- the training normalizing_const is applied: a model whose summary says
 -- 10 gives, on data multiplied by 10, what the model gives on raw data

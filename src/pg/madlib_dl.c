@@ -117,7 +117,7 @@ _PG_init(void)
 							"At most the number of online CPU cores; only superusers can change it.",
 							&dl_pg_blas_threads,
 							DL_BLAS_THREADS_DEFAULT, 1, DL_BLAS_THREADS_MAX,
-							PGC_SUSET, 0,
+							PGC_SUSET, DL_GUC_SEGMENT_SYNC,
 							blas_threads_check, blas_threads_assign, NULL);
 	DefineCustomEnumVariable("madlib_dl.backend",
 							 "Kernels of madlib_dl's Conv2D and Dense layers: auto, openblas or onednn.",
@@ -125,7 +125,7 @@ _PG_init(void)
 							 "for convolutions). Results differ between the two in the last bits.",
 							 &dl_pg_backend,
 							 DL_BACKEND_AUTO, backend_options,
-							 PGC_USERSET, 0,
+							 PGC_USERSET, DL_GUC_SEGMENT_SYNC,
 							 backend_check, backend_assign, NULL);
 	dl_limits_init();
 	MarkGUCPrefixReserved("madlib_dl");

@@ -24,6 +24,8 @@
 #include "madlib_dl/dl_alloc.h"
 #include "madlib_dl/dl_status.h"
 
+#include "pg_compat.h"
+
 /* pg_alloc.c */
 
 /*
@@ -60,5 +62,18 @@ extern int	dl_pg_blas_threads;
 
 /* Apply madlib_dl.blas_threads to OpenBLAS in this process. */
 void		dl_pg_set_blas_threads(void);
+
+/*
+ * The GUC flag of the settings a segment's process reads
+ * (madlib_dl.backend, blas_threads and max_model_memory).  Greenplum
+ * gives a session's value of a setting to the segment processes it
+ * starts only when the setting has GUC_GPDB_NEED_SYNC (its utils/guc.h);
+ * elsewhere no flag is needed.
+ */
+#ifdef GP_VERSION_NUM
+#define DL_GUC_SEGMENT_SYNC GUC_GPDB_NEED_SYNC
+#else
+#define DL_GUC_SEGMENT_SYNC 0
+#endif
 
 #endif							/* PG_GLUE_H */

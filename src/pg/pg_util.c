@@ -2,7 +2,8 @@
  *
  * pg_util.c
  *	  Small helpers shared by the SQL-callable C functions (fit.c,
- *	  fit_multiple.c, evaluate.c, predict.c, gp_agg.c).
+ *	  fit_multiple.c, evaluate.c, predict.c, gp_agg.c), and the
+ *	  materialized-SRF shim of pg_compat.h for servers before PostgreSQL 15.
  *
  * IDENTIFICATION
  *	  src/pg/pg_util.c
@@ -14,12 +15,14 @@
 #include "catalog/pg_class.h"
 #include "catalog/pg_type.h"
 #include "executor/spi.h"
+#include "funcapi.h"
 #include "miscadmin.h"
 #include "storage/lmgr.h"
 #include "utils/acl.h"
 #include "utils/builtins.h"
 #include "utils/float.h"
 #include "utils/lsyscache.h"
+#include "utils/tuplestore.h"
 
 
 char *
@@ -168,3 +171,34 @@ dl_pg_spi_open_cursor(const char *query)
 			 SPI_result_code_string(SPI_result));
 	return SPI_cursor_open(NULL, plan, NULL, NULL, true);
 }
+
+#if PG_VERSION_NUM < 150000
+void
+dl_init_materialized_srf(FunctionCallInfo fcinfo, bits32 flags)
+{
+	ReturnSetInfo *rsinfo = (ReturnSetInfo *) fcinfo->resultinfo;
+	MemoryContext old;
+	TupleDesc	desc;
+
+	if (flags != 0)
+		elog(ERROR, "madlib_dl: dl_init_materialized_srf takes no flags");
+	if (rsinfo == NULL || !IsA(rsinfo, ReturnSetInfo))
+		ereport(ERROR,
+				(errcode(ERRCODE_FEATURE_NOT_SUPPORTED),
+				 errmsg("set-valued function called in context that cannot accept a set"),
+				 errhint("Call the function in the FROM clause.")));
+	if (!(rsinfo->allowedModes & SFRM_Materialize))
+		ereport(ERROR,
+				(errcode(ERRCODE_FEATURE_NOT_SUPPORTED),
+				 errmsg("materialize mode required, but it is not allowed in this context"),
+				 errhint("Call the function in the FROM clause.")));
+	old = MemoryContextSwitchTo(rsinfo->econtext->ecxt_per_query_memory);
+	if (get_call_result_type(fcinfo, NULL, &desc) != TYPEFUNC_COMPOSITE)
+		elog(ERROR, "madlib_dl: return type must be a row type");
+	rsinfo->returnMode = SFRM_Materialize;
+	rsinfo->setResult = tuplestore_begin_heap((rsinfo->allowedModes & SFRM_Materialize_Random) != 0,
+											  false, work_mem);
+	rsinfo->setDesc = desc;
+	MemoryContextSwitchTo(old);
+}
+#endif

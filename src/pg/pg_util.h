@@ -19,6 +19,8 @@
 #include "utils/array.h"
 #include "utils/portal.h"
 
+#include "pg_compat.h"
+
 /* Text argument i as a palloc'd C string, or NULL for SQL NULL. */
 char	   *dl_pg_text_arg(FunctionCallInfo fcinfo, int i);
 

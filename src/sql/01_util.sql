@@ -321,6 +321,21 @@ AS $$
      WHERE a.attrelid = summ AND a.attname = col AND a.attnum > 0 AND NOT a.attisdropped
 $$;
 
+-- The distribution clause of a small table with more than one unique
+-- constraint (a serial PRIMARY KEY and a UNIQUE): ' DISTRIBUTED
+-- REPLICATED' on Greenplum and Cloudberry, whose distributed tables need
+-- every unique constraint to hold the whole distribution key
+-- (cdbcat.c, index_check_policy_compatible), else ''.  greenplum: the
+-- server kind (NULL: this server's).  Append it to the CREATE TABLE.
+CREATE FUNCTION madlib_dl._replicated_clause(greenplum boolean DEFAULT NULL)
+RETURNS text
+LANGUAGE sql STABLE PARALLEL SAFE
+SET search_path = pg_catalog, pg_temp
+AS $$
+    SELECT CASE WHEN coalesce(greenplum, to_regclass('pg_catalog.gp_segment_configuration') IS NOT NULL)
+                THEN ' DISTRIBUTED REPLICATED' ELSE '' END
+$$;
+
 -- A name for a scratch temporary table: base_N, with the smallest N >= 1
 -- that names no relation in this session's pg_temp, so that a user's own
 -- temporary table is never dropped, filled or read by mistake.  Create

@@ -69,7 +69,7 @@ BEGIN
             '  model_weights bytea,'
             '  name text,'
             '  description text,'
-            '  __internal_madlib_id__ text UNIQUE)', tbl[1], tbl[2]);
+            '  __internal_madlib_id__ text UNIQUE)%s', tbl[1], tbl[2], madlib_dl._replicated_clause());
     END IF;
     rel := madlib_dl._assert_table_exists(tbl, 'keras_model_arch_table');
     PERFORM madlib_dl._assert_columns(rel,
@@ -82,7 +82,7 @@ BEGIN
         'INSERT INTO %I.%I (model_arch, model_weights, name, description, __internal_madlib_id__)'
         ' VALUES ($1, $2, $3, $4, $5)', tbl[1], tbl[2])
     USING model_arch, model_weights, name::text, description::text,
-          '__madlib_temp_' || replace(gen_random_uuid()::text, '-', '_');
+          '__madlib_temp_' || replace(md5(random()::text || clock_timestamp()::text)::uuid::text, '-', '_');
 END
 $$;
 

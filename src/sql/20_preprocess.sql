@@ -16,7 +16,8 @@
 -- How rows become buffers.  Rows get a rank rn: for training a
 -- deterministic shuffle (ORDER BY hashtidextended(ctid, 42), which depends
 -- only on where each row is stored, not on scan order or the session's
--- random() state); for validation the storage order (tableoid, ctid).  Buffer
+-- random() state); for validation the storage order (tableoid, ctid), and
+-- on Greenplum (gp_segment_id, tableoid, ctid) (_pp_row_identity).  Buffer
 -- buffer_id = rn / bs holds rows rn = buffer_id*bs .. , each at slot
 -- rn % bs.  One INSERT ... SELECT ... GROUP BY buffer_id builds every
 -- buffer; the C aggregates write each row at its slot, so grouping needs
@@ -349,6 +350,22 @@ BEGIN
 END
 $$;
 
+-- The system columns that identify a row of a source table while it is
+-- packed: (tableoid, ctid), which is unique also in a partitioned or
+-- inherited table, whose members' ctids collide; on Greenplum and
+-- Cloudberry gp_segment_id first, since every segment has its own heap
+-- and the same ctid is found on several segments.  greenplum: the server
+-- kind (NULL: this server's).
+CREATE FUNCTION madlib_dl._pp_row_identity(greenplum boolean DEFAULT NULL)
+RETURNS text[]
+LANGUAGE sql STABLE PARALLEL SAFE
+SET search_path = pg_catalog, pg_temp
+AS $$
+    SELECT CASE WHEN coalesce(greenplum, to_regclass('pg_catalog.gp_segment_configuration') IS NOT NULL)
+                THEN ARRAY['gp_segment_id', 'tableoid', 'ctid']
+                ELSE ARRAY['tableoid', 'ctid'] END
+$$;
+
 -- Create the output table and fill it with one INSERT ... SELECT.  The
 -- caller has checked everything: columns and types exist, the summary
 -- table summ exists and holds the class values in column cv_col.
@@ -368,7 +385,18 @@ DECLARE
     dep_agg text;
     ord text;                   -- the scratch table of row order
     nb text := 'least($1, $2 - o.buffer_id * $1)::integer';
+    ident text[] := madlib_dl._pp_row_identity();
+    ident_cols text;            -- s.<c> AS r<i>, ...: the order table's row identity
+    ident_order text;           -- s.<c>, ...
+    ident_join text;            -- s.<c> = o.r<i> AND ...
+    ident_keep text;            -- r.r<i>, ...
 BEGIN
+    SELECT string_agg(format('s.%I AS r%s', c, i), ', ' ORDER BY i),
+           string_agg(format('s.%I', c), ', ' ORDER BY i),
+           string_agg(format('s.%I = o.r%s', c, i), ' AND ' ORDER BY i),
+           string_agg(format('r.r%s', i), ', ' ORDER BY i)
+      INTO ident_cols, ident_order, ident_join, ident_keep
+      FROM unnest(ident) WITH ORDINALITY AS u(c, i);
     EXECUTE format('CREATE TABLE %I.%I (%I bytea, %I bytea, %I integer[], %I integer[], '
                    'buffer_id integer, __dist_key__ integer)',
                    dst[1], dst[2], dep_col, indep_col, dep_col || '_shape', indep_col || '_shape');
@@ -385,17 +413,18 @@ BEGIN
 
     -- Each row's buffer and slot, in a narrow temporary table: the join
     -- below then hashes this table, never the wide source rows.  Rows are
-    -- identified by (tableoid, ctid), unique also in a partitioned table.
+    -- identified by _pp_row_identity: (tableoid, ctid), and gp_segment_id
+    -- on Greenplum.
     ord := madlib_dl._temp_table_name('madlib_dl_pp_order');
     EXECUTE format($q$
         CREATE TEMPORARY TABLE %4$I ON COMMIT DROP AS
-        SELECT r.toid, r.tid, (r.rn / $1)::integer AS buffer_id, (r.rn %% $1)::integer AS slot
-          FROM (SELECT s.tableoid AS toid, s.ctid AS tid, row_number() OVER (ORDER BY %1$s) - 1 AS rn
+        SELECT %6$s, (r.rn / $1)::integer AS buffer_id, (r.rn %% $1)::integer AS slot
+          FROM (SELECT %5$s, row_number() OVER (ORDER BY %1$s) - 1 AS rn
                   FROM %2$I.%3$I s) r
         $q$,
-        CASE WHEN shuffle THEN 'hashtidextended(s.ctid, 42), s.tableoid, s.ctid'
-             ELSE 's.tableoid, s.ctid' END,
-        src[1], src[2], ord)
+        CASE WHEN shuffle THEN 'hashtidextended(s.ctid, 42), ' || ident_order
+             ELSE ident_order END,
+        src[1], src[2], ord, ident_cols, ident_keep)
     USING bs::bigint;
     EXECUTE format('ANALYZE pg_temp.%I', ord);
 
@@ -408,12 +437,12 @@ BEGIN
                o.buffer_id,
                o.buffer_id %% $6
           FROM %9$I.%10$I s
-          JOIN pg_temp.%14$I o ON s.ctid = o.tid AND s.tableoid = o.toid
+          JOIN pg_temp.%14$I o ON %15$s
          CROSS JOIN (SELECT %11$I AS cv FROM %12$I.%13$I) c
          GROUP BY o.buffer_id
         $q$,
         dst[1], dst[2], dep_col, indep_col, dep_col || '_shape', indep_col || '_shape',
-        dep_agg, nb, src[1], src[2], cv_col, summ[1], summ[2], ord)
+        dep_agg, nb, src[1], src[2], cv_col, summ[1], summ[2], ord, ident_join)
     USING bs::bigint, n_rows, normalizing_const::double precision, dims, ncls, nseg;
     EXECUTE format('DROP TABLE pg_temp.%I', ord);
 END

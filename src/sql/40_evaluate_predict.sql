@@ -7,35 +7,36 @@
 --                 normalized with the training normalizing_const
 --   predict_byom  the same for weights stored in an architecture table
 --
--- The numbers come from two C functions (src/pg/api/evaluate.c,
--- src/pg/api/predict.c); the PL/pgSQL drivers here check the arguments and
--- tables first and write the output table in one statement, so it appears
+-- The numbers come from two C functions that read no table themselves,
+-- so that they run on Greenplum's segments (where a function may not read
+-- a user table) as well as here: the aggregate _evaluate_segment over a
+-- packed table's buffers (src/pg/api/evaluate.c; its SQL objects are in
+-- 75_step.sql, next to the step aggregates whose result type it shares),
+-- and _predict_batch, which predicts the rows of a query a batch at a
+-- time (src/pg/api/predict.c).  The model goes to both as query
+-- parameters.  The PL/pgSQL drivers here check the arguments and tables
+-- first and write the output table in one statement, so it appears
 -- complete or not at all.  User-facing page: docs/evaluate-predict.md.
 
 -- ---------------------------------------------------------------------
 -- C functions
 -- ---------------------------------------------------------------------
 
--- {loss, metric} of the model over every buffer of the packed table test
--- (columns dep_col, indep_col, <dep_col>_shape, <indep_col>_shape, as the
--- preprocessors write them).  metric is NULL when compile_params has none.
-CREATE FUNCTION madlib_dl._evaluate_run(test regclass, dep_col text, indep_col text,
-                                        model_arch json, model_weights bytea,
-                                        compile_params text)
-RETURNS float8[]
-AS 'MODULE_PATHNAME', 'madlib_dl__evaluate_run'
-LANGUAGE C VOLATILE PARALLEL UNSAFE;
-
--- The model outputs for every row of sql_table: id_col as text and the
--- output vector for the array column indep_col divided by
--- normalizing_const.  Rows are read and predicted batch_size at a time.
-CREATE FUNCTION madlib_dl._predict_rows(model_arch json, model_weights bytea,
-                                        sql_table regclass, id_col text, indep_col text,
-                                        normalizing_const float8,
-                                        batch_size integer DEFAULT 1024)
-RETURNS TABLE (id text, probs float8[])
-AS 'MODULE_PATHNAME', 'madlib_dl__predict_rows'
-LANGUAGE C VOLATILE PARALLEL UNSAFE ROWS 1000;
+-- The model outputs for the rows of the query it is called in, in its
+-- SELECT list: each call brings one row (id_value, and the array
+-- features divided by normalizing_const); rows are kept and predicted
+-- batch_size at a time, when the batch is full or a row with flush = true
+-- comes (end the query's rows with one: _ep_write_predictions).  A batch
+-- gives each of its rows' outputs as rows (id, class_index 1..K, prob,
+-- rank 1..K by prob, ties by class_index), ranks over max_rank left out
+-- (NULL: none).  feature_col names the features in messages.
+CREATE FUNCTION madlib_dl._predict_batch(model_arch json, model_weights bytea,
+    normalizing_const float8, batch_size integer, feature_col text, max_rank integer,
+    id_value text, features float8[], flush boolean,
+    OUT id text, OUT class_index integer, OUT prob float8, OUT rank integer)
+RETURNS SETOF record
+AS 'MODULE_PATHNAME', 'madlib_dl__predict_batch'
+LANGUAGE C VOLATILE PARALLEL UNSAFE ROWS 3;
 
 -- ---------------------------------------------------------------------
 -- Internal helpers (names start with _ep_)
@@ -420,7 +421,11 @@ $$;
 
 -- Write the predictions for rel into otbl.  The id column keeps its
 -- name and type; class_value i is class_values[i] (NULL when the model
--- has more outputs than class values, as for padded classes).
+-- has more outputs than class values, as for padded classes).  The rows
+-- of rel, then one flush row per segment (Greenplum) or one (here), go
+-- through _predict_batch, which predicts them where they are read, 1024
+-- rows per forward pass; the output keeps their order, each row's
+-- classes by rank.
 CREATE FUNCTION madlib_dl._ep_write_predictions(rel regclass, id_col text, indep_col text,
     otbl text[], model_arch json, model_weights bytea, normalizing_const float8,
     class_name text, class_values text[], kind text, k integer, threshold float8)
@@ -430,14 +435,15 @@ SET search_path = pg_catalog, pg_temp
 AS $$
 DECLARE
     id_type text := madlib_dl._ep_id_type(rel, id_col);
-    cols text := 'q.rank';
+    cols text := ', (q.r).rank';
     filter text := '';
+    max_rank integer;
 BEGIN
     CASE kind
         WHEN 'prob' THEN NULL;
-        WHEN 'response' THEN cols := NULL; filter := 'WHERE q.rank = 1';
-        WHEN 'top_k' THEN filter := format('WHERE q.rank <= %s', k);
-        WHEN 'threshold' THEN filter := format('WHERE q.prob > %L::float8', threshold);
+        WHEN 'response' THEN cols := ''; max_rank := 1;
+        WHEN 'top_k' THEN max_rank := k;
+        WHEN 'threshold' THEN filter := format(' WHERE (q.r).prob > %L::float8', threshold);
         ELSE
             RAISE EXCEPTION 'pred_type kind % is not one of prob, response, top_k, threshold',
                             coalesce(quote_literal(kind), 'NULL')
@@ -447,20 +453,56 @@ BEGIN
 
     EXECUTE format(
         'CREATE TABLE %s AS'
-        ' SELECT q.id::%s AS %I, $1::text AS class_name, ($2::text[])[q.idx] AS class_value,'
-        '        q.prob%s'
-        '   FROM (SELECT r.id, r.row_no, u.prob, u.idx::integer AS idx,'
-        '                row_number() OVER (PARTITION BY r.row_no'
-        '                                   ORDER BY u.prob DESC, u.idx)::integer AS rank'
-        '           FROM madlib_dl._predict_rows($3, $4, $5, $6, $7, $8)'
-        '                WITH ORDINALITY AS r(id, probs, row_no)'
-        '                CROSS JOIN LATERAL unnest(r.probs) WITH ORDINALITY AS u(prob, idx)) q'
-        '  %s'
-        '  ORDER BY q.row_no, q.rank',
-        madlib_dl._table_sql(otbl), id_type, id_col,
-        CASE WHEN cols IS NULL THEN '' ELSE ', ' || cols END, filter)
-    USING class_name, class_values, model_arch, model_weights, rel, id_col, indep_col,
-          normalizing_const;
+        ' SELECT (q.r).id::%s AS %I, $1::text AS class_name,'
+        '        ($2::text[])[(q.r).class_index] AS class_value, (q.r).prob%s'
+        '   FROM (SELECT madlib_dl._predict_batch($3, $4, $5, 1024, $6, $7, s.i, s.x, s.flush) AS r'
+        '           FROM (SELECT (t.%I)::pg_catalog.text AS i, (t.%I)::pg_catalog.float8[] AS x,'
+        '                        false AS flush'
+        '                   FROM %s t'
+        '                 UNION ALL'
+        '                 SELECT NULL, NULL, true%s) s) q%s',
+        madlib_dl._table_sql(otbl), id_type, id_col, cols, id_col, indep_col, rel,
+        CASE WHEN madlib_dl._is_greenplum() THEN ' FROM gp_dist_random(''gp_id'')' ELSE '' END,
+        filter)
+    USING class_name, class_values, model_arch, model_weights, normalizing_const, indep_col, max_rank;
+END
+$$;
+
+-- {loss, metric}: the means over every example of the packed table test
+-- (columns dep_col, indep_col, <dep_col>_shape, <indep_col>_shape,
+-- buffer_id, as the preprocessors write them) of the loss and metric that
+-- compile_params name; metric NULL when they name none.  The aggregate
+-- _evaluate_segment runs on each segment, grouped by __dist_key__ (one
+-- group when the table has no such column); the groups' sums are added
+-- in key order.  22000 when the table has no example.
+CREATE FUNCTION madlib_dl._ep_evaluate(test regclass, dep_col text, indep_col text,
+                                       model_arch json, model_weights bytea, compile_params text)
+RETURNS float8[]
+LANGUAGE plpgsql VOLATILE SECURITY INVOKER
+SET search_path = pg_catalog, pg_temp
+AS $$
+DECLARE
+    grouped boolean := madlib_dl._ep_has_column(test, '__dist_key__');
+    loss_sum float8;
+    metric_sum float8;
+    n numeric;
+BEGIN
+    EXECUTE format('SELECT sum((g.r).loss_sum ORDER BY g.k), sum((g.r).metric_sum ORDER BY g.k),'
+                   '       sum((g.r).n)'
+                   '  FROM (SELECT %s AS k, madlib_dl._evaluate_segment($1, $2, $3, s.buffer_id,'
+                   '               s.%I, s.%I, s.%I, s.%I) AS r'
+                   '          FROM %s s%s) g',
+                   CASE WHEN grouped THEN 's.__dist_key__' ELSE '0' END,
+                   dep_col, indep_col, dep_col || '_shape', indep_col || '_shape', test,
+                   CASE WHEN grouped THEN ' GROUP BY s.__dist_key__' ELSE '' END)
+       INTO loss_sum, metric_sum, n
+      USING model_arch, model_weights, compile_params;
+    IF coalesce(n, 0) = 0 THEN
+        RAISE EXCEPTION 'test table % has no examples', test::text
+            USING ERRCODE = 'data_exception',
+                  HINT = 'Evaluate on a preprocessed table with at least one row.';
+    END IF;
+    RETURN ARRAY[loss_sum / n, metric_sum / n];
 END
 $$;
 
@@ -514,8 +556,7 @@ BEGIN
                          'validation_preprocessor_dl; predict takes raw rows.';
     END;
 
-    r := madlib_dl._evaluate_run(trel, dep, indep, m.model_arch, m.model_weights,
-                                 m.compile_params);
+    r := madlib_dl._ep_evaluate(trel, dep, indep, m.model_arch, m.model_weights, m.compile_params);
 
     EXECUTE format('CREATE TABLE %s (loss float8, metric float8, metrics_type text[], loss_type text)',
                    madlib_dl._table_sql(otbl));

@@ -129,7 +129,8 @@ BEGIN
             '  model_id integer,'
             '  compile_params varchar,'
             '  fit_params varchar,'
-            '  UNIQUE (model_id, compile_params, fit_params))', mst[1], mst[2]);
+            '  UNIQUE (model_id, compile_params, fit_params))%s', mst[1], mst[2],
+            madlib_dl._replicated_clause());
     END IF;
     rel := madlib_dl._assert_table_exists(mst, 'model_selection_table');
     PERFORM madlib_dl._assert_columns(rel, ARRAY['mst_key', 'model_id'],

@@ -5,17 +5,19 @@
 -- worker runs (src/pg/runtime/step.c), so every transport gives the same
 -- bytes.
 --
---   _gp_fit_segment(step) WITHIN GROUP (ORDER BY buffer_id, dep, indep,
---                                       dep_shape, indep_shape)
+--   _gp_fit_segment(step, buffer_id, dep, indep, dep_shape, indep_shape)
 --       train step.state on the group's buffers, in buffer_id order:
 --       reseed with (seed, step.iteration, step.segment), `epochs` passes;
---   _gp_eval_segment(step) WITHIN GROUP (ORDER BY ...the same)
+--   _gp_eval_segment(step, buffer_id, dep, indep, dep_shape, indep_shape)
 --       the loss and metric sums of step.state on the group's buffers.
--- Both are ordered-set aggregates: step is a direct argument, evaluated
--- once per group (never copied per row), and the buffers are kept as
--- they come (a TOASTed buffer as its pointer) until the final function
--- sorts them by buffer_id and decodes them into one partition.  Group by
--- the distribution key (on Greenplum: no data motion).
+-- Both are plain aggregates without ORDER BY: every row of a group passes
+-- the same step (a column of a table joined on the group key, or a
+-- parameter), which is kept from the first row and never sorted or
+-- copied per row; the buffers are kept as they come (a TOASTed buffer as
+-- its pointer) until the final function sorts them by buffer_id and
+-- decodes them into one partition.  No combine function: never split
+-- into partial aggregates.  Group by the distribution key (on Greenplum:
+-- one phase, no data motion).
 
 -- What one step is asked: the state to start from (dl_blob), the model
 -- definition, and the iteration and segment that seed the shuffle.
@@ -42,37 +44,68 @@ CREATE TYPE madlib_dl._step_result AS (
     diverged   text
 );
 
-CREATE FUNCTION madlib_dl._gp_step_transition(state internal, buffer_id integer, dep bytea,
-    indep bytea, dep_shape integer[], indep_shape integer[])
+CREATE FUNCTION madlib_dl._gp_step_transition(state internal, step madlib_dl._step,
+    buffer_id integer, dep bytea, indep bytea, dep_shape integer[], indep_shape integer[])
 RETURNS internal
 AS 'MODULE_PATHNAME', 'madlib_dl__gp_step_transition'
 LANGUAGE C VOLATILE PARALLEL SAFE;
 
-CREATE FUNCTION madlib_dl._gp_fit_final(state internal, step madlib_dl._step)
+CREATE FUNCTION madlib_dl._gp_fit_final(state internal)
 RETURNS madlib_dl._step_result
 AS 'MODULE_PATHNAME', 'madlib_dl__gp_fit_final'
 LANGUAGE C VOLATILE PARALLEL SAFE;
 
-CREATE FUNCTION madlib_dl._gp_eval_final(state internal, step madlib_dl._step)
+CREATE FUNCTION madlib_dl._gp_eval_final(state internal)
 RETURNS madlib_dl._step_result
 AS 'MODULE_PATHNAME', 'madlib_dl__gp_eval_final'
 LANGUAGE C VOLATILE PARALLEL SAFE;
 
--- One segment's training step.
-CREATE AGGREGATE madlib_dl._gp_fit_segment(step madlib_dl._step
-    ORDER BY buffer_id integer, dep bytea, indep bytea, dep_shape integer[], indep_shape integer[]) (
+-- One segment's training step.  (The final function sorts the kept
+-- buffers in place: READ_WRITE.)
+CREATE AGGREGATE madlib_dl._gp_fit_segment(step madlib_dl._step, buffer_id integer, dep bytea,
+                                           indep bytea, dep_shape integer[], indep_shape integer[]) (
     SFUNC = madlib_dl._gp_step_transition,
     STYPE = internal,
     FINALFUNC = madlib_dl._gp_fit_final,
+    FINALFUNC_MODIFY = READ_WRITE,
     PARALLEL = SAFE
 );
 
 -- One segment's evaluation.
-CREATE AGGREGATE madlib_dl._gp_eval_segment(step madlib_dl._step
-    ORDER BY buffer_id integer, dep bytea, indep bytea, dep_shape integer[], indep_shape integer[]) (
+CREATE AGGREGATE madlib_dl._gp_eval_segment(step madlib_dl._step, buffer_id integer, dep bytea,
+                                            indep bytea, dep_shape integer[], indep_shape integer[]) (
     SFUNC = madlib_dl._gp_step_transition,
     STYPE = internal,
     FINALFUNC = madlib_dl._gp_eval_final,
+    FINALFUNC_MODIFY = READ_WRITE,
+    PARALLEL = SAFE
+);
+
+-- The loss and metric sums of a model over the buffers of a packed table
+-- (src/pg/api/evaluate.c): madlib_keras_evaluate's aggregate, run per
+-- segment (grouped by __dist_key__) by _ep_evaluate (40_evaluate_predict.
+-- sql).  The model comes as arguments, the same in every row (query
+-- parameters); each buffer is evaluated as it comes, one at a time.  The
+-- result: loss_sum, metric_sum (NULL when compile_params name no metric),
+-- n and seconds of a madlib_dl._step_result.
+CREATE FUNCTION madlib_dl._evaluate_transition(state internal, model_arch json,
+    model_weights bytea, compile_params text, buffer_id integer, dep bytea, indep bytea,
+    dep_shape integer[], indep_shape integer[])
+RETURNS internal
+AS 'MODULE_PATHNAME', 'madlib_dl__evaluate_transition'
+LANGUAGE C VOLATILE PARALLEL SAFE;
+
+CREATE FUNCTION madlib_dl._evaluate_final(state internal)
+RETURNS madlib_dl._step_result
+AS 'MODULE_PATHNAME', 'madlib_dl__evaluate_final'
+LANGUAGE C VOLATILE PARALLEL SAFE;
+
+CREATE AGGREGATE madlib_dl._evaluate_segment(model_arch json, model_weights bytea,
+    compile_params text, buffer_id integer, dep bytea, indep bytea, dep_shape integer[],
+    indep_shape integer[]) (
+    SFUNC = madlib_dl._evaluate_transition,
+    STYPE = internal,
+    FINALFUNC = madlib_dl._evaluate_final,
     PARALLEL = SAFE
 );
 

@@ -56,15 +56,20 @@
 -- table_name are the table's name on the data nodes (its name when it was
 -- distributed).  The coordinator keeps the table itself (its rows are not
 -- read by training; they may be truncated) and its _summary.
-CREATE TABLE madlib_dl.plproxy_tables (
-    relid        regclass PRIMARY KEY,
-    schema_name  text NOT NULL,
-    table_name   text NOT NULL,
-    cluster      text NOT NULL,
-    num_segments integer NOT NULL CHECK (num_segments BETWEEN 1 AND 64),
-    distributed_at timestamptz NOT NULL DEFAULT now(),
-    UNIQUE (schema_name, table_name)
-);
+-- (Replicated on Greenplum: madlib_dl._replicated_clause.)
+DO $do$
+BEGIN
+    EXECUTE 'CREATE TABLE madlib_dl.plproxy_tables ('
+            '    relid        regclass PRIMARY KEY,'
+            '    schema_name  text NOT NULL,'
+            '    table_name   text NOT NULL,'
+            '    cluster      text NOT NULL,'
+            '    num_segments integer NOT NULL CHECK (num_segments BETWEEN 1 AND 64),'
+            '    distributed_at timestamptz NOT NULL DEFAULT now(),'
+            '    UNIQUE (schema_name, table_name)'
+            ')' || madlib_dl._replicated_clause();
+END
+$do$;
 -- Row security: everyone reads every row; a row may be written only for a
 -- table whose owner's privileges the writer has, and deleted also when its
 -- table no longer exists (the event trigger below, run by whoever drops
@@ -386,8 +391,7 @@ BEGIN
             USING ERRCODE = 'invalid_parameter_value',
                   HINT = 'Call fit or fit_multiple, which run the rounds.';
     END IF;
-    q := format('SELECT (a.r).* FROM (SELECT madlib_dl.%s($1) WITHIN GROUP'
-                ' (ORDER BY s.buffer_id, s.%I, s.%I, s.%I, s.%I) AS r'
+    q := format('SELECT (a.r).* FROM (SELECT madlib_dl.%s($1, s.buffer_id, s.%I, s.%I, s.%I, s.%I) AS r'
                 '  FROM %s s WHERE s.__dist_key__ = $2) a',
                 CASE WHEN train THEN '_gp_fit_segment' ELSE '_gp_eval_segment' END,
                 y_col, x_col, y_col || '_shape', x_col || '_shape', madlib_dl._px_node_table(source));

@@ -4,9 +4,10 @@
 # iris in a background session; a second session polls the view until the
 # run shows an iteration > 0, checks the row, cancels the fit and checks
 # that the cancelled run leaves no row behind.  Then a short fit that
-# completes must leave the view empty too.  Other roles see another
-# role's run as pg_stat_activity shows another role's query, and a role
-# cannot label its run with a table of another role.
+# completes must leave the view empty too.  A run on the greenplum
+# transport (Greenplum's path, run here) is shown as well.  Other roles
+# see another role's run as pg_stat_activity shows another role's query,
+# and a role cannot label its run with a table of another role.
 #
 # IDENTIFICATION
 #	  test/t/010_progress.pl
@@ -173,6 +174,35 @@ ok( $node->poll_query_until(
 		'postgres', 'SELECT count(*) = 0 FROM madlib_dl.fit_progress'),
 	'a cancelled fit_multiple leaves no row');
 $bg3->quit;
+
+# 5b. The greenplum transport (what fit and fit_multiple use on Greenplum,
+# run here on PostgreSQL) updates the view through the same drivers.
+my $bg4 = $node->background_psql('postgres', on_error_stop => 0);
+my $bg4_pid = $bg4->query_safe('SELECT pg_backend_pid()');
+$bg4->query_safe('SET client_min_messages = warning');
+$bg4->query_until(qr/started/, "\\echo started\n" . q{SELECT madlib_dl._fit_multiple_run(
+    madlib_dl._make_train_job('iris_packed', 'attributes', 'class_text',
+        ARRAY[(SELECT model_arch::text FROM model_arch_library WHERE model_id = 1)],
+        ARRAY[$$loss='categorical_crossentropy', optimizer='Adam(lr=0.01)', metrics=['accuracy']$$],
+        200000, fit_params => ARRAY['batch_size=16, epochs=1'], metrics_compute_frequency => 50,
+        num_segments => cardinality(madlib_dl._gp_table_keys('iris_packed')),
+        transport => 'greenplum'));
+});
+ok( $node->poll_query_until(
+		'postgres',
+		"SELECT count(*) > 0 FROM madlib_dl.fit_progress WHERE pid = $bg4_pid AND iteration > 1"),
+	'another session sees a run on the greenplum transport');
+is( $node->safe_psql(
+		'postgres',
+		"SELECT function, source_table, num_models, num_iterations
+		 FROM madlib_dl.fit_progress WHERE pid = $bg4_pid"),
+	'fit_multiple|public.iris_packed|1|200000',
+	'greenplum transport row: function, source, models and iterations');
+$node->safe_psql('postgres', "SELECT pg_cancel_backend($bg4_pid)");
+ok( $node->poll_query_until(
+		'postgres', 'SELECT count(*) = 0 FROM madlib_dl.fit_progress'),
+	'a cancelled run on the greenplum transport leaves no row');
+$bg4->quit;
 
 # 6. Other roles.  alice trains; carol (no privilege over alice) sees the
 # run as pg_stat_activity shows another role's query: who and where only;

@@ -1,16 +1,30 @@
 /*-------------------------------------------------------------------------
  *
  * evaluate.c
- *	  Loss and metric of a trained model over a preprocessed (packed) table.
+ *	  Loss and metric of a trained model over a preprocessed (packed)
+ *	  table: the aggregate madlib_keras_evaluate runs on every segment.
  *
- * _evaluate_run() is the numeric half of madlib_keras_evaluate; the
- * PL/pgSQL driver (src/sql/40_evaluate_predict.sql) checks the tables and
- * writes the output table.  It reads the packed table one buffer at a time
- * through an SPI cursor, in buffer_id order, decodes each buffer, and adds
- * its loss and metric sums with dl_model_evaluate (inference mode).  Only
- * one buffer is decoded at a time, so memory stays at one buffer plus the
- * model whatever the table's size.  The result is the mean over every
- * example: the same numbers fit reports as validation loss and metric.
+ *	  _evaluate_segment(model_arch, model_weights, compile_params,
+ *	                    buffer_id, dep, indep, dep_shape, indep_shape)
+ *
+ * is a plain aggregate over buffers, as MADlib's internal_keras_evaluate:
+ * the model arrives as arguments (query parameters: the same datum in
+ * every row), the buffers as the rows of the group.  It reads no table
+ * itself (Greenplum refuses that on a segment), so the PL/pgSQL driver
+ * (src/sql/40_evaluate_predict.sql) runs it grouped by __dist_key__, on
+ * the segment that holds each group, and adds the groups' sums in key
+ * order.
+ *
+ *	 transition, one buffer: the first row of the process builds the
+ *	     model (after the memory check) and loads the weights, kept in the
+ *	     function's per-query cache for every group; each buffer's shapes
+ *	     are checked against the model, the buffer is decoded and its loss
+ *	     and metric added with dl_model_evaluate (inference mode, mini-
+ *	     batches of EVAL_BATCH_SIZE).  Only one buffer is decoded at a
+ *	     time, so memory stays at one buffer plus the model whatever the
+ *	     table's size;
+ *	 final: the group's sums as a madlib_dl._step_result (state NULL,
+ *	     metric_sum NULL when compile_params has no metric).
  *
  * IDENTIFICATION
  *	  src/pg/api/evaluate.c
@@ -20,12 +34,12 @@
 #include "pg_glue.h"
 
 #include "catalog/pg_type.h"
-#include "executor/spi.h"
 #include "fmgr.h"
+#include "funcapi.h"
 #include "miscadmin.h"
+#include "portability/instr_time.h"
 #include "utils/array.h"
 #include "utils/builtins.h"
-#include "utils/lsyscache.h"
 
 #include "madlib_dl/dl_loss.h"
 #include "madlib_dl/dl_model.h"
@@ -38,10 +52,29 @@
 /* Mini-batch size of the forward passes; any value gives the same sums. */
 #define EVAL_BATCH_SIZE 1024
 
+/* The model, built once per process and query (the transition's fn_extra). */
+typedef struct EvalModel
+{
+	DlPgModel  *m;
+	DlTrainConfig cfg;
+	int64		K;
+	int64		in_size;
+	Size		sizes[3];		/* of the model arguments as the first row gave
+								 * them: every row must give the same */
+} EvalModel;
+
+/* The transition state: one group's sums. */
+typedef struct EvalState
+{
+	DlBatchStats stats;
+	double		seconds;
+	bool		has_metric;		/* compile_params name a metric */
+} EvalState;
+
 /*
  * Turn one-hot rows into class indexes for sparse_categorical_crossentropy:
  * the argmax of each row, the first one on ties, as fit does
- * (src/pg/transport/workers.c), so evaluate and fit agree on every table.
+ * (src/pg/runtime/step.c), so evaluate and fit agree on every table.
  *	 out (n)  y (n, K)
  */
 static void
@@ -60,162 +93,177 @@ one_hot_to_index(float *out, const float *y, int64 n, int64 K)
 }
 
 /*
- * _evaluate_run(test regclass, dep_col text, indep_col text, model_arch json,
- *               model_weights bytea, compile_params text) RETURNS float8[]
- *
- * {loss, metric}: the means over every example of the packed table test
- * (columns dep_col, indep_col, <dep_col>_shape, <indep_col>_shape,
- * buffer_id) of the loss and metric that compile_params names.  metric is
- * NULL when compile_params has no metric.  Every buffer's shapes are
- * checked against the architecture (ERROR 22000 naming both).  An empty
- * table is an ERROR.  Not STRICT: NULL arguments raise 22004.
+ * The model of the model arguments 1..3 (arch, weights, compile_params):
+ * built on the first call of the query in this process, after the memory
+ * check, in the function's per-query memory; later rows must pass the
+ * same (their sizes are compared).
  */
-PG_FUNCTION_INFO_V1(madlib_dl__evaluate_run);
-Datum
-madlib_dl__evaluate_run(PG_FUNCTION_ARGS)
+static EvalModel *
+eval_model(FunctionCallInfo fcinfo)
 {
-	MemoryContext caller_cxt = CurrentMemoryContext;
-	MemoryContext buf_cxt;
-	Oid			relid;
-	char	   *dep;
-	char	   *indep;
-	text	   *arch;
-	char	   *compile;
-	DlPgModel  *m;
-	DlTrainConfig cfg;
-	DlBatchStats stats = {0};
-	DlError		err;
-	int64		K;
-	int64		in_size;
-	StringInfoData query;
-	Portal		portal;
-	Datum		result[2];
-	bool		result_null[2] = {false, false};
-	int			dims[1] = {2};
-	int			lbs[1] = {1};
+	EvalModel  *em = (EvalModel *) fcinfo->flinfo->fn_extra;
+	static const char *const names[3] = {"model_arch", "model_weights", "compile_params"};
+	Size		sizes[3];
 
-	for (int i = 0; i < 6; i++)
-		if (PG_ARGISNULL(i))
+	for (int i = 0; i < 3; i++)
+	{
+		if (PG_ARGISNULL(i + 1))
 			ereport(ERROR,
 					(errcode(ERRCODE_NULL_VALUE_NOT_ALLOWED),
-					 errmsg("argument %d of _evaluate_run must not be NULL", i + 1),
+					 errmsg("%s must not be NULL", names[i]),
 					 errhint("Call madlib_keras_evaluate, which fills every argument.")));
-	relid = PG_GETARG_OID(0);
-	dep = text_to_cstring(PG_GETARG_TEXT_PP(1));
-	indep = text_to_cstring(PG_GETARG_TEXT_PP(2));
-	arch = PG_GETARG_TEXT_PP(3);
-	compile = text_to_cstring(PG_GETARG_TEXT_PP(5));
-	dl_pg_require_packed_table(relid, indep, dep);
-
-	/* the memory check, before the model is built: no optimizer state */
+		sizes[i] = VARSIZE_ANY(DatumGetPointer(PG_GETARG_DATUM(i + 1)));
+	}
+	if (em == NULL)
 	{
+		MemoryContext old = MemoryContextSwitchTo(fcinfo->flinfo->fn_mcxt);
+		text	   *arch = PG_GETARG_TEXT_PP(1);
 		char	   *arch_s = text_to_cstring(arch);
+		char	   *compile = text_to_cstring(PG_GETARG_TEXT_PP(3));
 		DlPgJobModel jm = {arch_s, compile, NULL, "the model"};
 		DlPgJob		job = {DL_PG_JOB_EVALUATE, 1, &jm, 0, 0, 0, EVAL_BATCH_SIZE};
 
+		/* the memory check, before the model is built: no optimizer state */
 		(void) dl_limits_check_job(&job);
-		pfree(arch_s);
-	}
-	m = dl_pg_model_build(VARDATA_ANY(arch), VARSIZE_ANY_EXHDR(arch), compile, NULL,
-						  DL_PG_MODEL_INFER, EVAL_BATCH_SIZE, caller_cxt);
-	dl_pg_model_set_weights(m, PG_GETARG_BYTEA_PP(4));
-	dl_pg_model_train_config(m, &cfg);
-	cfg.batch_size = EVAL_BATCH_SIZE;
-	cfg.shuffle = false;
-	K = dl_pg_model_output_width(m);
-	in_size = dl_pg_model_input_size(m);
-
-	/* The column names come from the summaries; quote them, never splice. */
-	initStringInfo(&query);
-	appendStringInfo(&query, "SELECT %s, %s, %s, %s, buffer_id FROM %s ORDER BY buffer_id",
-					 quote_identifier(dep), quote_identifier(indep),
-					 quote_identifier(psprintf("%s_shape", dep)),
-					 quote_identifier(psprintf("%s_shape", indep)),
-					 dl_pg_relation_sql_name(relid));
-
-	buf_cxt = AllocSetContextCreate(caller_cxt, "madlib_dl evaluate buffer",
-									ALLOCSET_DEFAULT_SIZES);
-	portal = dl_pg_spi_open_cursor(query.data);
-
-	for (;;)
-	{
-		HeapTuple	tup;
-		TupleDesc	desc;
-		Datum		d[5];
-		bool		isnull[5];
-		MemoryContext old;
-		int64		xd[DL_MAX_RANK + 1];
-		int64		yd[2];
-		int64		n;
-		int32		buffer_id;
-		float	   *x;			/* (n, in_size) */
-		float	   *y;			/* (n, K), or (n, 1) for the sparse loss */
-
-		CHECK_FOR_INTERRUPTS();
-		SPI_cursor_fetch(portal, true, 1);
-		if (SPI_processed == 0)
-			break;
-		tup = SPI_tuptable->vals[0];
-		desc = SPI_tuptable->tupdesc;
-		for (int i = 0; i < 5; i++)
-			d[i] = SPI_getbinval(tup, desc, i + 1, &isnull[i]);
-		buffer_id = isnull[4] ? -1 : DatumGetInt32(d[4]);
-		for (int i = 0; i < 4; i++)
-			if (isnull[i])
-				ereport(ERROR,
-						(errcode(ERRCODE_NULL_VALUE_NOT_ALLOWED),
-						 errmsg("buffer %d of the test table has a NULL %s", buffer_id,
-								SPI_fname(desc, i + 1)),
-						 errhint("Preprocess the test table again with validation_preprocessor_dl.")));
-
-		old = MemoryContextSwitchTo(buf_cxt);
-		dl_pg_model_check_input(m, DatumGetArrayTypeP(d[3]), DatumGetArrayTypeP(d[2]));
-		(void) dl_pg_read_shape(DatumGetArrayTypeP(d[3]), xd, DL_MAX_RANK + 1,
-								"independent variable shape");
-		(void) dl_pg_read_shape(DatumGetArrayTypeP(d[2]), yd, 2, "dependent variable shape");
-		n = xd[0];
-		if (yd[0] != n)
-			ereport(ERROR,
-					(errcode(ERRCODE_DATA_EXCEPTION),
-					 errmsg("buffer %d has " INT64_FORMAT " examples of the independent variable "
-							"but " INT64_FORMAT " of the dependent variable",
-							buffer_id, n, yd[0]),
-					 errhint("Preprocess the test table again with validation_preprocessor_dl.")));
-		x = dl_pg_decode_x(DatumGetByteaPP(d[1]), n, in_size, buf_cxt);
-		y = dl_pg_decode_y(DatumGetByteaPP(d[0]), n, K, buf_cxt);
-		if (dl_loss_y_width(cfg.loss, K) != K)
-		{
-			/* n * 4 bytes is below the y buffer's n * K * 2 bytes + 2 */
-			float	   *idx = palloc(sizeof(float) * (n > 0 ? n : 1));
-
-			one_hot_to_index(idx, y, n, K);
-			y = idx;
-		}
+		em = palloc0(sizeof(EvalModel));
+		em->m = dl_pg_model_build(VARDATA_ANY(arch), VARSIZE_ANY_EXHDR(arch), compile, NULL,
+								  DL_PG_MODEL_INFER, EVAL_BATCH_SIZE, fcinfo->flinfo->fn_mcxt);
+		dl_pg_model_set_weights(em->m, PG_GETARG_BYTEA_PP(2));
+		dl_pg_model_train_config(em->m, &em->cfg);
+		em->cfg.batch_size = EVAL_BATCH_SIZE;
+		em->cfg.shuffle = false;
+		em->K = dl_pg_model_output_width(em->m);
+		em->in_size = dl_pg_model_input_size(em->m);
+		memcpy(em->sizes, sizes, sizeof(sizes));
 		MemoryContextSwitchTo(old);
-
-		if (n > 0)
-		{
-			dl_error_clear(&err);
-			dl_pg_check(dl_model_evaluate(m->model, &cfg, x, y, n, &stats, &err), &err);
-		}
-		SPI_freetuptable(SPI_tuptable);
-		MemoryContextReset(buf_cxt);
+		fcinfo->flinfo->fn_extra = em;
 	}
-	SPI_cursor_close(portal);
-	SPI_finish();
-	MemoryContextDelete(buf_cxt);
-	dl_pg_model_free(m);
+	else if (memcmp(em->sizes, sizes, sizeof(sizes)) != 0)
+		ereport(ERROR,
+				(errcode(ERRCODE_INVALID_PARAMETER_VALUE),
+				 errmsg("the rows of one evaluation give different models"),
+				 errhint("Pass the model as query parameters, the same in every row.")));
+	return em;
+}
 
-	if (stats.n == 0)
+/*
+ * Add the loss and metric of buffer (arguments 4..8: buffer_id, dep,
+ * indep, dep_shape, indep_shape) to stats, decoded in the current memory
+ * context (the aggregate's per-row one).
+ */
+static void
+eval_buffer(FunctionCallInfo fcinfo, EvalModel *em, DlBatchStats *stats)
+{
+	static const char *const names[4] = {"dependent variable", "independent variable",
+	"dependent variable shape", "independent variable shape"};
+	int32		buffer_id = PG_ARGISNULL(4) ? -1 : PG_GETARG_INT32(4);
+	int64		xd[DL_MAX_RANK + 1];
+	int64		yd[2];
+	int64		n;
+	float	   *x;			/* (n, in_size) */
+	float	   *y;			/* (n, K), or (n, 1) for the sparse loss */
+	DlError		err;
+
+	for (int i = 0; i < 4; i++)
+		if (PG_ARGISNULL(5 + i))
+			ereport(ERROR,
+					(errcode(ERRCODE_NULL_VALUE_NOT_ALLOWED),
+					 errmsg("buffer %d of the test table has a NULL %s", buffer_id, names[i]),
+					 errhint("Preprocess the test table again with validation_preprocessor_dl.")));
+	dl_pg_model_check_input(em->m, PG_GETARG_ARRAYTYPE_P(8), PG_GETARG_ARRAYTYPE_P(7));
+	(void) dl_pg_read_shape(PG_GETARG_ARRAYTYPE_P(8), xd, DL_MAX_RANK + 1, "independent variable shape");
+	(void) dl_pg_read_shape(PG_GETARG_ARRAYTYPE_P(7), yd, 2, "dependent variable shape");
+	n = xd[0];
+	if (yd[0] != n)
 		ereport(ERROR,
 				(errcode(ERRCODE_DATA_EXCEPTION),
-				 errmsg("test table %s has no examples", dl_pg_relation_sql_name(relid)),
-				 errhint("Evaluate on a preprocessed table with at least one row.")));
-	result[0] = Float8GetDatum(stats.loss_sum / (double) stats.n);
-	if (cfg.metric == DL_METRIC_NONE)
-		result_null[1] = true;
-	else
-		result[1] = Float8GetDatum(stats.metric_sum / (double) stats.n);
-	PG_RETURN_ARRAYTYPE_P(construct_md_array(result, result_null, 1, dims, lbs, FLOAT8OID,
-											 sizeof(float8), FLOAT8PASSBYVAL, TYPALIGN_DOUBLE));
+				 errmsg("buffer %d has " INT64_FORMAT " examples of the independent variable "
+						"but " INT64_FORMAT " of the dependent variable",
+						buffer_id, n, yd[0]),
+				 errhint("Preprocess the test table again with validation_preprocessor_dl.")));
+	x = dl_pg_decode_x(PG_GETARG_BYTEA_PP(6), n, em->in_size, CurrentMemoryContext);
+	y = dl_pg_decode_y(PG_GETARG_BYTEA_PP(5), n, em->K, CurrentMemoryContext);
+	if (dl_loss_y_width(em->cfg.loss, em->K) != em->K)
+	{
+		/* n * 4 bytes is below the y buffer's n * K * 2 bytes + 2 */
+		float	   *idx = palloc(sizeof(float) * (n > 0 ? n : 1));
+
+		one_hot_to_index(idx, y, n, em->K);
+		y = idx;
+	}
+	if (n > 0)
+	{
+		dl_error_clear(&err);
+		dl_pg_check(dl_model_evaluate(em->m->model, &em->cfg, x, y, n, stats, &err), &err);
+	}
+}
+
+PG_FUNCTION_INFO_V1(madlib_dl__evaluate_transition);
+
+/*
+ * madlib_dl._evaluate_transition(state internal, model_arch json,
+ *     model_weights bytea, compile_params text, buffer_id int, dep bytea,
+ *     indep bytea, dep_shape int[], indep_shape int[]) RETURNS internal
+ *
+ * Add one buffer's loss and metric sums.  Every buffer's shapes are
+ * checked against the architecture (ERROR 22000 naming both); NULLs are
+ * ERROR 22004.
+ */
+Datum
+madlib_dl__evaluate_transition(PG_FUNCTION_ARGS)
+{
+	MemoryContext aggcxt;
+	EvalState  *st = PG_ARGISNULL(0) ? NULL : (EvalState *) PG_GETARG_POINTER(0);
+	EvalModel  *em;
+	instr_time	start;
+
+	if (!AggCheckCallContext(fcinfo, &aggcxt))
+		ereport(ERROR,
+				(errcode(ERRCODE_FEATURE_NOT_SUPPORTED),
+				 errmsg("_evaluate_transition must be called as an aggregate support function"),
+				 errhint("Call the aggregate _evaluate_segment.")));
+	CHECK_FOR_INTERRUPTS();
+	INSTR_TIME_SET_CURRENT(start);
+	em = eval_model(fcinfo);
+	if (st == NULL)
+	{
+		st = MemoryContextAllocZero(aggcxt, sizeof(EvalState));
+		st->has_metric = em->cfg.metric != DL_METRIC_NONE;
+	}
+	eval_buffer(fcinfo, em, &st->stats);
+	st->seconds += dl_pg_seconds_since(start);
+	PG_RETURN_POINTER(st);
+}
+
+PG_FUNCTION_INFO_V1(madlib_dl__evaluate_final);
+
+/*
+ * madlib_dl._evaluate_final(state internal) RETURNS madlib_dl._step_result
+ *
+ * The group's loss and metric sums over n examples (no rows: n 0), its
+ * seconds; state and diverged NULL, metric_sum NULL when the model's
+ * compile_params name no metric.
+ */
+Datum
+madlib_dl__evaluate_final(PG_FUNCTION_ARGS)
+{
+	EvalState  *st = PG_ARGISNULL(0) ? NULL : (EvalState *) PG_GETARG_POINTER(0);
+	TupleDesc	tupdesc;
+	Datum		values[6] = {0};
+	bool		nulls[6] = {true, false, false, false, false, true};
+
+	if (!AggCheckCallContext(fcinfo, NULL))
+		ereport(ERROR,
+				(errcode(ERRCODE_FEATURE_NOT_SUPPORTED),
+				 errmsg("_evaluate_final must be called as an aggregate support function"),
+				 errhint("Call the aggregate _evaluate_segment.")));
+	if (get_call_result_type(fcinfo, NULL, &tupdesc) != TYPEFUNC_COMPOSITE || tupdesc->natts != 6)
+		elog(ERROR, "madlib_dl: _evaluate_final must return madlib_dl._step_result");
+	values[1] = Float8GetDatum(st != NULL ? st->stats.loss_sum : 0.0);
+	values[2] = Float8GetDatum(st != NULL ? st->stats.metric_sum : 0.0);
+	values[3] = Int64GetDatum(st != NULL ? st->stats.n : 0);
+	values[4] = Float8GetDatum(st != NULL ? st->seconds : 0.0);
+	nulls[2] = st != NULL && !st->has_metric;
+	tupdesc = BlessTupleDesc(tupdesc);
+	PG_RETURN_DATUM(HeapTupleGetDatum(heap_form_tuple(tupdesc, values, nulls)));
 }

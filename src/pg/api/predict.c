@@ -1,19 +1,34 @@
 /*-------------------------------------------------------------------------
  *
  * predict.c
- *	  Model outputs for raw rows, a batch of rows per forward pass.
+ *	  Model outputs for raw rows, a batch of rows per forward pass, by a
+ *	  function that reads no table: the segment-side half of
+ *	  madlib_keras_predict and madlib_keras_predict_byom.
  *
- * _predict_rows() is the numeric half of madlib_keras_predict and
- * madlib_keras_predict_byom; the PL/pgSQL drivers
- * (src/sql/40_evaluate_predict.sql) check the arguments, then turn its
- * rows into MADlib's output table (class_name, class_value, prob, rank).
+ *	  _predict_batch(model_arch, model_weights, normalizing_const,
+ *	                 batch_size, feature_col, max_rank,
+ *	                 id_value, features, flush)
+ *	    RETURNS SETOF (id text, class_index int, prob float8, rank int)
  *
- * The model is built and its weights loaded once per call.  Rows are read
- * through a read-only SPI cursor, up to batch_size at a time (fewer when
+ * is a set-returning function in the SELECT list of a query over the
+ * test table (src/sql/40_evaluate_predict.sql, _ep_write_predictions).
+ * Each call brings one row; the function keeps it in a batch and returns
+ * nothing, until the batch is full or a row with flush = true comes:
+ * then one dl_model_predict call predicts the batch, and the function
+ * returns every row's outputs, a row per class (class_index 1..K, its
+ * probability, its rank 1..K by probability, ties by class index; ranks
+ * over max_rank left out).  The query ends its rows with a flush row: on
+ * PostgreSQL one, on Greenplum one per segment (gp_dist_random('gp_id')),
+ * so each segment's process predicts its own rows, and the model comes as
+ * query parameters: no SPI, which Greenplum refuses on a segment for a
+ * user table, as MADlib's internal_keras_predict.
+ *
+ * The model is built and its weights loaded once per query and process,
+ * after the memory check.  Batches hold up to batch_size rows (fewer when
  * the examples are large, so a batch's input stays near
- * PREDICT_BATCH_BYTES), and each batch is one dl_model_predict call.
- * Results go to a tuplestore (materialize mode), which spills to disk
- * beyond work_mem; memory therefore stays at one batch plus the model.
+ * PREDICT_BATCH_BYTES), as many as the SPI cursor of earlier versions
+ * fetched, so the numbers are those of earlier versions.  Memory stays at
+ * one batch plus the model.
  *
  * IDENTIFICATION
  *	  src/pg/api/predict.c
@@ -25,15 +40,13 @@
 #include <math.h>
 
 #include "catalog/pg_type.h"
-#include "executor/spi.h"
+#include "executor/executor.h"
 #include "fmgr.h"
 #include "funcapi.h"
 #include "lib/stringinfo.h"
 #include "miscadmin.h"
 #include "utils/array.h"
 #include "utils/builtins.h"
-#include "utils/lsyscache.h"
-#include "utils/tuplestore.h"
 
 #include "madlib_dl/dl_model.h"
 
@@ -41,8 +54,7 @@
 #include "pg_model.h"
 #include "pg_util.h"
 
-/* Default and upper bound of rows per forward pass. */
-#define PREDICT_BATCH_DEFAULT 1024
+/* Upper bound of rows per forward pass. */
 #define PREDICT_BATCH_MAX 65536
 /* Soft cap on one batch's input, in bytes (64 MB). */
 #define PREDICT_BATCH_BYTES ((int64) 64 * 1024 * 1024)
@@ -147,51 +159,133 @@ copy_features(float *x, Datum arr_datum, bool arr_null, const DlShape *in, int64
 }
 
 /*
- * _predict_rows(model_arch json, model_weights bytea, sql_table regclass,
- *               id_col text, indep_col text, normalizing_const float8,
- *               batch_size int DEFAULT 1024)
- *	 RETURNS TABLE (id text, probs float8[])
- *
- * One row per row of sql_table: id_col cast to text, and the model output
- * (K values, e.g. class probabilities) for indep_col (a numeric array of
- * exactly the model's input shape) divided by normalizing_const.
- * Rows come in the table's scan order.  id_col and indep_col are column
- * names (quoted here, never spliced as SQL).  The caller needs SELECT on
- * the table.  Not STRICT: NULL arguments raise 22004.
+ * The state of one call site of _predict_batch, for the whole query
+ * (fn_extra, in per-query memory).
  */
-PG_FUNCTION_INFO_V1(madlib_dl__predict_rows);
-Datum
-madlib_dl__predict_rows(PG_FUNCTION_ARGS)
+typedef struct PredictState
 {
-	ReturnSetInfo *rsinfo = (ReturnSetInfo *) fcinfo->resultinfo;
-	MemoryContext caller_cxt = CurrentMemoryContext;
-	MemoryContext batch_cxt;
-	text	   *arch;
-	Oid			relid;
-	char	   *id_col;
-	char	   *indep_col;
-	double		nc;
-	int64		batch_size = PREDICT_BATCH_DEFAULT;
+	MemoryContext cxt;			/* owns this, the model and the buffers */
+	MemoryContext batch_cxt;	/* the batch's ids */
 	DlPgModel  *m;
 	int64		in_size;
 	int64		K;
-	int64		rows_per_fetch;
-	StringInfoData query;
-	Portal		portal;
+	int64		max_rank;		/* ranks returned per row: 1..K */
+	int64		rows_per_batch;
+	double		nc;
+	char	   *feature_col;	/* for messages */
+	Size		sizes[2];		/* of model_arch and model_weights as the first
+								 * row gave them: every row must give the same */
+	int32		batch_size;
+	int32		max_rank_given; /* max_rank as given (NULL: PG_INT32_MAX) */
+	TupleDesc	desc;			/* of the result rows, blessed */
+	bool		callback_set;	/* the rescan callback is registered */
+	/* the batch */
+	float	   *x;				/* (rows_per_batch, in_size) */
+	char	  **ids;			/* (rows_per_batch); NULL for a NULL id */
+	int64		n;
+	/* its outputs, being returned */
+	float	   *out;			/* (rows_per_batch, K) */
+	int32	   *order;			/* (K) the classes of row emit_row, by rank */
+	bool		emitting;
+	int64		emit_row;
+	int64		emit_rank;
+} PredictState;
 
-	for (int i = 0; i < 6; i++)
+/* Rank order of classes: probability descending (NaN first), then index. */
+static int
+class_cmp(const void *a, const void *b, void *arg)
+{
+	const float *p = (const float *) arg;
+	int32		i = *(const int32 *) a;
+	int32		j = *(const int32 *) b;
+	bool		ni = isnan(p[i]);
+	bool		nj = isnan(p[j]);
+
+	if (ni != nj)
+		return ni ? -1 : 1;
+	if (!ni && p[i] != p[j])
+		return p[i] > p[j] ? -1 : 1;
+	return i < j ? -1 : (i > j ? 1 : 0);
+}
+
+/* Forget the batch (a rescan of the query, or its end). */
+static void
+predict_reset(Datum arg)
+{
+	PredictState *ps = (PredictState *) DatumGetPointer(arg);
+
+	ps->n = 0;
+	ps->emitting = false;
+	ps->callback_set = false;	/* the executor drops a callback it has run */
+	MemoryContextReset(ps->batch_cxt);
+}
+
+/*
+ * Parse the architecture arch, check the memory a batch of batch_size
+ * rows needs, and build the model for inference (into ps).
+ */
+static void
+predict_model(PredictState *ps, text *arch, int32 batch_size)
+{
+	char	   *arch_s = text_to_cstring(arch);
+	DlPgJobModel jm = {arch_s, NULL, NULL, "the model"};
+	DlPgJob		job = {DL_PG_JOB_PREDICT, 1, &jm, 0, 0, 0, 0};
+
+	ps->m = dl_pg_model_parse(VARDATA_ANY(arch), VARSIZE_ANY_EXHDR(arch), NULL, NULL, ps->cxt);
+	ps->in_size = dl_pg_model_input_size(ps->m);
+	ps->K = dl_pg_model_output_width(ps->m);
+	if (ps->in_size < 1 || ps->K < 1 || ps->K > (int64) (MaxAllocSize / sizeof(Datum)))
+		ereport(ERROR,
+				(errcode(ERRCODE_PROGRAM_LIMIT_EXCEEDED),
+				 errmsg("model has input size " INT64_FORMAT " and output width " INT64_FORMAT,
+						ps->in_size, ps->K),
+				 errhint("Predict with a model of at most %d outputs.",
+						 (int) (MaxAllocSize / sizeof(Datum)))));
+	/* in_size * 4 bytes fits easily: the engine bounds shapes far below 2^62 */
+	ps->rows_per_batch = Min((int64) batch_size, Max((int64) 1, PREDICT_BATCH_BYTES / (ps->in_size * 4)));
+	/* the memory check, before the model is built */
+	job.batch_size = ps->rows_per_batch;
+	(void) dl_limits_check_job(&job);
+	pfree(arch_s);
+	dl_pg_model_create(ps->m, DL_PG_MODEL_INFER, ps->rows_per_batch);
+}
+
+/*
+ * The state of this call site: on the first call, check the model
+ * arguments (0..5), run the memory check and build the model; later,
+ * check that they are the same.
+ */
+static PredictState *
+predict_state(FunctionCallInfo fcinfo)
+{
+	PredictState *ps = (PredictState *) fcinfo->flinfo->fn_extra;
+	Size		sizes[2];
+	int32		batch_size;
+	int32		max_rank;
+	double		nc;
+	MemoryContext old;
+
+	for (int i = 0; i < 5; i++)
 		if (PG_ARGISNULL(i))
 			ereport(ERROR,
 					(errcode(ERRCODE_NULL_VALUE_NOT_ALLOWED),
-					 errmsg("argument %d of _predict_rows must not be NULL", i + 1),
+					 errmsg("argument %d of _predict_batch must not be NULL", i + 1),
 					 errhint("Call madlib_keras_predict, which fills every argument.")));
-	arch = PG_GETARG_TEXT_PP(0);
-	relid = PG_GETARG_OID(2);
-	id_col = text_to_cstring(PG_GETARG_TEXT_PP(3));
-	indep_col = text_to_cstring(PG_GETARG_TEXT_PP(4));
-	nc = PG_GETARG_FLOAT8(5);
-	if (!PG_ARGISNULL(6))
-		batch_size = PG_GETARG_INT32(6);
+	sizes[0] = VARSIZE_ANY(DatumGetPointer(PG_GETARG_DATUM(0)));
+	sizes[1] = VARSIZE_ANY(DatumGetPointer(PG_GETARG_DATUM(1)));
+	nc = PG_GETARG_FLOAT8(2);
+	batch_size = PG_GETARG_INT32(3);
+	max_rank = PG_ARGISNULL(5) ? PG_INT32_MAX : PG_GETARG_INT32(5);
+	if (ps != NULL)
+	{
+		if (memcmp(ps->sizes, sizes, sizeof(sizes)) != 0 || ps->nc != nc ||
+			ps->batch_size != batch_size || ps->max_rank_given != max_rank)
+			ereport(ERROR,
+					(errcode(ERRCODE_INVALID_PARAMETER_VALUE),
+					 errmsg("the rows of one prediction give different models"),
+					 errhint("Pass the model as query parameters, the same in every row.")));
+		return ps;
+	}
 	if (!(nc > 0.0) || !isfinite(nc))
 		ereport(ERROR,
 				(errcode(ERRCODE_INVALID_PARAMETER_VALUE),
@@ -200,104 +294,153 @@ madlib_dl__predict_rows(PG_FUNCTION_ARGS)
 	if (batch_size < 1 || batch_size > PREDICT_BATCH_MAX)
 		ereport(ERROR,
 				(errcode(ERRCODE_INVALID_PARAMETER_VALUE),
-				 errmsg("batch_size " INT64_FORMAT " is out of range", batch_size),
+				 errmsg("batch_size %d is out of range", batch_size),
 				 errhint("Give a batch_size from 1 to %d.", PREDICT_BATCH_MAX)));
-
-	InitMaterializedSRF(fcinfo, 0);
-	if (rsinfo->setDesc->natts != 2)
-		elog(ERROR, "_predict_rows must return 2 columns, is declared with %d",
-			 rsinfo->setDesc->natts);
-
-	m = dl_pg_model_parse(VARDATA_ANY(arch), VARSIZE_ANY_EXHDR(arch), NULL, NULL, caller_cxt);
-	in_size = dl_pg_model_input_size(m);
-	K = dl_pg_model_output_width(m);
-	if (in_size < 1 || K < 1 || K > (int64) (MaxAllocSize / sizeof(Datum)))
+	if (max_rank < 1)
 		ereport(ERROR,
-				(errcode(ERRCODE_PROGRAM_LIMIT_EXCEEDED),
-				 errmsg("model has input size " INT64_FORMAT " and output width " INT64_FORMAT,
-						in_size, K),
-				 errhint("Predict with a model of at most %d outputs.",
-						 (int) (MaxAllocSize / sizeof(Datum)))));
-	/* in_size * 4 bytes fits easily: the engine bounds shapes far below 2^62 */
-	rows_per_fetch = Min(batch_size, Max((int64) 1, PREDICT_BATCH_BYTES / (in_size * 4)));
+				(errcode(ERRCODE_INVALID_PARAMETER_VALUE),
+				 errmsg("max_rank %d must be at least 1", max_rank),
+				 errhint("Give how many of each row's classes to return, or NULL for all.")));
 
-	/* the memory check, before the model is built */
+	old = MemoryContextSwitchTo(fcinfo->flinfo->fn_mcxt);
+	ps = palloc0(sizeof(PredictState));
+	ps->cxt = AllocSetContextCreate(fcinfo->flinfo->fn_mcxt, "madlib_dl predict",
+									ALLOCSET_DEFAULT_SIZES);
+	MemoryContextSwitchTo(ps->cxt);
+	ps->batch_cxt = AllocSetContextCreate(ps->cxt, "madlib_dl predict batch", ALLOCSET_DEFAULT_SIZES);
+	predict_model(ps, PG_GETARG_TEXT_PP(0), batch_size);
+	ps->max_rank = Min((int64) max_rank, ps->K);
+	ps->max_rank_given = max_rank;
+	ps->nc = nc;
+	ps->batch_size = batch_size;
+	memcpy(ps->sizes, sizes, sizeof(sizes));
+	ps->feature_col = text_to_cstring(PG_GETARG_TEXT_PP(4));
+	dl_pg_model_set_weights(ps->m, PG_GETARG_BYTEA_PP(1));
+	ps->x = MemoryContextAllocHuge(ps->cxt, (Size) ps->rows_per_batch * (Size) ps->in_size * sizeof(float));
+	ps->out = MemoryContextAllocHuge(ps->cxt, (Size) ps->rows_per_batch * (Size) ps->K * sizeof(float));
+	ps->ids = palloc0(sizeof(char *) * ps->rows_per_batch);
+	ps->order = palloc(sizeof(int32) * ps->K);
+	if (get_call_result_type(fcinfo, NULL, &ps->desc) != TYPEFUNC_COMPOSITE || ps->desc->natts != 4)
+		elog(ERROR, "madlib_dl: _predict_batch must return 4 columns");
+	ps->desc = BlessTupleDesc(ps->desc);
+	MemoryContextSwitchTo(old);
+	fcinfo->flinfo->fn_extra = ps;
+	return ps;
+}
+
+/* Predict the batch and start returning its outputs. */
+static void
+predict_run(PredictState *ps)
+{
+	DlError		err;
+
+	dl_error_clear(&err);
+	dl_pg_check(dl_model_predict(ps->m->model, ps->out, ps->x, ps->n, ps->rows_per_batch, &err), &err);
+	ps->emitting = true;
+	ps->emit_row = -1;
+	ps->emit_rank = ps->max_rank;	/* the next output moves to row 0 */
+}
+
+/* The next output row of the batch: (id, class_index, prob, rank). */
+static Datum
+predict_next(PredictState *ps)
+{
+	Datum		values[4];
+	bool		nulls[4] = {false, false, false, false};
+	const float *p;
+
+	if (ps->emit_rank >= ps->max_rank)
 	{
-		char	   *arch_s = text_to_cstring(arch);
-		DlPgJobModel jm = {arch_s, NULL, NULL, "the model"};
-		DlPgJob		job = {DL_PG_JOB_PREDICT, 1, &jm, 0, 0, 0, rows_per_fetch};
-
-		(void) dl_limits_check_job(&job);
-		pfree(arch_s);
+		ps->emit_row++;
+		ps->emit_rank = 0;
+		for (int32 k = 0; k < (int32) ps->K; k++)
+			ps->order[k] = k;
+		qsort_arg(ps->order, ps->K, sizeof(int32), class_cmp, ps->out + ps->emit_row * ps->K);
 	}
-	dl_pg_model_create(m, DL_PG_MODEL_INFER, rows_per_fetch);
-	dl_pg_model_set_weights(m, PG_GETARG_BYTEA_PP(1));
+	p = ps->out + ps->emit_row * ps->K;
+	nulls[0] = ps->ids[ps->emit_row] == NULL;
+	values[0] = nulls[0] ? (Datum) 0 : CStringGetTextDatum(ps->ids[ps->emit_row]);
+	values[1] = Int32GetDatum(ps->order[ps->emit_rank] + 1);
+	values[2] = Float8GetDatum((double) p[ps->order[ps->emit_rank]]);
+	values[3] = Int32GetDatum((int32) ps->emit_rank + 1);
+	ps->emit_rank++;
+	return HeapTupleGetDatum(heap_form_tuple(ps->desc, values, nulls));
+}
 
-	initStringInfo(&query);
-	appendStringInfo(&query, "SELECT (%s)::pg_catalog.text, (%s)::pg_catalog.float8[] FROM %s",
-					 quote_identifier(id_col), quote_identifier(indep_col),
-					 dl_pg_relation_sql_name(relid));
+/* Whether every output of the batch has been returned. */
+static bool
+predict_done(const PredictState *ps)
+{
+	return ps->emit_row >= ps->n - 1 && ps->emit_rank >= ps->max_rank;
+}
 
-	batch_cxt = AllocSetContextCreate(caller_cxt, "madlib_dl predict batch",
-									  ALLOCSET_DEFAULT_SIZES);
-	portal = dl_pg_spi_open_cursor(query.data);
+/* Add the row (arguments 6 and 7: id_value, features) to the batch. */
+static void
+predict_add_row(FunctionCallInfo fcinfo, PredictState *ps)
+{
+	bool		id_null = PG_ARGISNULL(6);
+	Datum		id = id_null ? (Datum) 0 : PG_GETARG_DATUM(6);
 
-	for (;;)
+	copy_features(ps->x + ps->n * ps->in_size, PG_ARGISNULL(7) ? (Datum) 0 : PG_GETARG_DATUM(7),
+				  PG_ARGISNULL(7), &ps->m->spec->input_shape, ps->in_size, ps->nc, id, id_null,
+				  ps->feature_col);
+	ps->ids[ps->n] = id_null ? NULL : MemoryContextStrdup(ps->batch_cxt, TextDatumGetCString(id));
+	ps->n++;
+}
+
+PG_FUNCTION_INFO_V1(madlib_dl__predict_batch);
+
+/*
+ * _predict_batch(model_arch json, model_weights bytea,
+ *     normalizing_const float8, batch_size int, feature_col text,
+ *     max_rank int, id_value text, features float8[], flush boolean)
+ *	 RETURNS SETOF record (id text, class_index int, prob float8, rank int)
+ *
+ * In the SELECT list of a query whose rows end with a flush row (see the
+ * header).  A row's features must be an array of exactly the model's
+ * input shape; they are divided by normalizing_const; feature_col names
+ * them in messages.  max_rank NULL: every class.  The model arguments
+ * (1..6) must be the same in every row.  Not STRICT: NULL model arguments
+ * raise 22004; flush NULL is false.
+ */
+Datum
+madlib_dl__predict_batch(PG_FUNCTION_ARGS)
+{
+	ReturnSetInfo *rsinfo = (ReturnSetInfo *) fcinfo->resultinfo;
+	PredictState *ps;
+
+	if (rsinfo == NULL || !IsA(rsinfo, ReturnSetInfo) || !(rsinfo->allowedModes & SFRM_ValuePerCall))
+		ereport(ERROR,
+				(errcode(ERRCODE_FEATURE_NOT_SUPPORTED),
+				 errmsg("_predict_batch must be called as a set-returning function"),
+				 errhint("Call madlib_keras_predict.")));
+	CHECK_FOR_INTERRUPTS();
+	ps = predict_state(fcinfo);
+	if (!ps->callback_set)
 	{
-		SPITupleTable *tt;
-		int64		n;
-		float	   *x;			/* (n, in_size) */
-		float	   *out;		/* (n, K) */
-		Datum	   *probs;		/* (K) */
-		MemoryContext old;
-		DlError		err;
-
-		CHECK_FOR_INTERRUPTS();
-		SPI_cursor_fetch(portal, true, (long) rows_per_fetch);
-		n = (int64) SPI_processed;
-		if (n == 0)
-			break;
-		tt = SPI_tuptable;
-
-		old = MemoryContextSwitchTo(batch_cxt);
-		/* n * in_size * 4 <= about PREDICT_BATCH_BYTES, or one row's array */
-		x = MemoryContextAllocHuge(batch_cxt, (Size) n * (Size) in_size * sizeof(float));
-		out = MemoryContextAllocHuge(batch_cxt, (Size) n * (Size) K * sizeof(float));
-		probs = palloc(sizeof(Datum) * K);
-		for (int64 i = 0; i < n; i++)
-		{
-			bool		id_null;
-			bool		arr_null;
-			Datum		id = SPI_getbinval(tt->vals[i], tt->tupdesc, 1, &id_null);
-			Datum		arr = SPI_getbinval(tt->vals[i], tt->tupdesc, 2, &arr_null);
-
-			copy_features(x + i * in_size, arr, arr_null, &m->spec->input_shape, in_size, nc,
-						  id, id_null, indep_col);
-		}
-
-		dl_error_clear(&err);
-		dl_pg_check(dl_model_predict(m->model, out, x, n, rows_per_fetch, &err), &err);
-
-		for (int64 i = 0; i < n; i++)
-		{
-			Datum		values[2];
-			bool		nulls[2] = {false, false};
-
-			values[0] = SPI_getbinval(tt->vals[i], tt->tupdesc, 1, &nulls[0]);
-			for (int64 k = 0; k < K; k++)
-				probs[k] = Float8GetDatum((double) out[i * K + k]);
-			values[1] = PointerGetDatum(construct_array(probs, (int) K, FLOAT8OID,
-														sizeof(float8), FLOAT8PASSBYVAL,
-														TYPALIGN_DOUBLE));
-			tuplestore_putvalues(rsinfo->setResult, rsinfo->setDesc, values, nulls);
-		}
-		MemoryContextSwitchTo(old);
-		SPI_freetuptable(tt);
-		MemoryContextReset(batch_cxt);
+		RegisterExprContextCallback(rsinfo->econtext, predict_reset, PointerGetDatum(ps));
+		ps->callback_set = true;
 	}
-	SPI_cursor_close(portal);
-	SPI_finish();
-	MemoryContextDelete(batch_cxt);
-	dl_pg_model_free(m);
-	return (Datum) 0;
+	rsinfo->returnMode = SFRM_ValuePerCall;
+	if (!ps->emitting)
+	{
+		/* a new row: into the batch, or a flush */
+		if (PG_ARGISNULL(8) || !PG_GETARG_BOOL(8))
+			predict_add_row(fcinfo, ps);
+		if (ps->n > 0 && (ps->n == ps->rows_per_batch || (!PG_ARGISNULL(8) && PG_GETARG_BOOL(8))))
+			predict_run(ps);
+	}
+	if (ps->emitting && !predict_done(ps))
+	{
+		rsinfo->isDone = ExprMultipleResult;
+		return predict_next(ps);
+	}
+	if (ps->emitting)
+	{
+		ps->n = 0;
+		ps->emitting = false;
+		MemoryContextReset(ps->batch_cxt);
+	}
+	rsinfo->isDone = ExprEndResult;
+	PG_RETURN_NULL();
 }

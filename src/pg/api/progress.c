@@ -5,9 +5,10 @@
  *	  and the SQL functions behind the view madlib_dl.fit_progress.
  *
  * Layout: one DlProgressShared in the main shared memory segment, made by
- * the postmaster when madlib_dl is in shared_preload_libraries (PG15's
- * shmem_request_hook reserves the space, shmem_startup_hook initialises
- * it).  It holds DL_PROGRESS_SLOTS slots, each with its own spinlock:
+ * the postmaster when madlib_dl is in shared_preload_libraries (from
+ * PostgreSQL 15 shmem_request_hook reserves the space, before it _PG_init
+ * does, as Greenplum 7 and Cloudberry need; shmem_startup_hook
+ * initialises it).  It holds DL_PROGRESS_SLOTS slots, each with its own spinlock:
  *
  *	  - a backend claims a free slot under the header's spinlock (which
  *		also hands out run ids), then owns it: only it writes the slot,
@@ -54,6 +55,7 @@
 #include "utils/timestamp.h"
 #include "utils/tuplestore.h"
 
+#include "pg_compat.h"
 #include "progress.h"
 
 /* Longest function name ("fit_multiple" and room to spare). */
@@ -91,7 +93,9 @@ typedef struct DlProgressShared
 /* NULL unless madlib_dl was preloaded. */
 static DlProgressShared *dl_progress = NULL;
 
+#ifdef PG_HAVE_SHMEM_REQUEST_HOOK
 static shmem_request_hook_type prev_shmem_request_hook = NULL;
+#endif
 static shmem_startup_hook_type prev_shmem_startup_hook = NULL;
 
 /* This backend's slot, or -1, and the subtransaction that claimed it. */
@@ -108,6 +112,7 @@ progress_shmem_size(void)
 	return sizeof(DlProgressShared);
 }
 
+#ifdef PG_HAVE_SHMEM_REQUEST_HOOK
 static void
 progress_shmem_request(void)
 {
@@ -115,6 +120,7 @@ progress_shmem_request(void)
 		prev_shmem_request_hook();
 	RequestAddinShmemSpace(progress_shmem_size());
 }
+#endif
 
 static void
 progress_shmem_startup(void)
@@ -141,8 +147,12 @@ dl_progress_init(void)
 {
 	if (!process_shared_preload_libraries_in_progress)
 		return;
+#ifdef PG_HAVE_SHMEM_REQUEST_HOOK
 	prev_shmem_request_hook = shmem_request_hook;
 	shmem_request_hook = progress_shmem_request;
+#else
+	RequestAddinShmemSpace(progress_shmem_size());
+#endif
 	prev_shmem_startup_hook = shmem_startup_hook;
 	shmem_startup_hook = progress_shmem_startup;
 }

@@ -8,32 +8,39 @@
  * On Greenplum a function running on a segment may not read user tables,
  * so the per-segment work is an aggregate grouped by the distribution key
  * (one group per segment, no data motion: the packed table is DISTRIBUTED
- * BY (__dist_key__)).  Two ordered-set aggregates share one transition
- * function:
+ * BY (__dist_key__)).  Two plain aggregates, without ORDER BY, share one
+ * transition function:
  *
- *	 _gp_fit_segment(step) WITHIN GROUP (ORDER BY buffer_id, dep, indep,
- *	                                     dep_shape, indep_shape)
- *	 _gp_eval_segment(step) WITHIN GROUP (ORDER BY ...the same)
+ *	 _gp_fit_segment(step, buffer_id, dep, indep, dep_shape, indep_shape)
+ *	 _gp_eval_segment(step, buffer_id, dep, indep, dep_shape, indep_shape)
  *
- *	 transition: keep each buffer as it comes (a TOASTed value as its
- *	     pointer, read only at the end) with its buffer_id and row count,
- *	     checking the shapes;
+ *	 transition: keep the step (madlib_dl._step: the state, the model
+ *	     definition, iteration and segment) of the group's first row, and
+ *	     each buffer as it comes (a TOASTed value as its pointer, read only
+ *	     at the end) with its buffer_id and row count, checking the shapes;
+ *	     every row must give the same step (its size, or its TOAST pointer,
+ *	     is compared: the callers pass one stored value or one parameter);
  *	 final: sort the buffers by buffer_id, decode them into one partition
  *	     (DlSegPartition), then run the very step a parallel worker runs
- *	     (runtime/step.c) on the direct argument step (madlib_dl._step: the
- *	     state, the model definition, iteration and segment), evaluated
- *	     once per group:
+ *	     (runtime/step.c):
  *	       fit:  dl_seg_train_step, divergence caught and reported in the
  *	             result (state NULL, diverged = the engine's message);
  *	       eval: dl_seg_eval_step on the partition.
  *	     The result is a madlib_dl._step_result.  So one segment's result
  *	     is byte-identical on every transport.
  *
- * An ordered-set aggregate is never split into partial aggregates; its
- * transition function receives the rows in any order, and the final
- * function sorts them.  Both functions check what a caller passes: NULL
- * buffers, shapes, sizes (ERROR 22004, 22000, 54000); the step's fields
- * are read once per group.
+ * Why a plain aggregate.  The step is an ordinary argument, but it is a
+ * column of the round table (or a query parameter): each row passes a
+ * pointer to the same value, which is never sorted or copied per row,
+ * because nothing is sorted: there is no ORDER BY, the final function
+ * orders the buffers itself.  (An ORDER BY inside a plain aggregate would
+ * make the executor sort every argument, the state included.)  An
+ * aggregate without a combine function is never split into partial
+ * aggregates: Greenplum runs it in one phase on the segment that holds
+ * the group, the shape of MADlib's fit aggregates there.
+ *
+ * Both functions check what a caller passes: NULL buffers, shapes, sizes
+ * (ERROR 22004, 22000, 54000); the step's fields are read once per group.
  *
  * IDENTIFICATION
  *	  src/pg/runtime/gp_agg.c
@@ -71,9 +78,26 @@ typedef struct GpBuffer
 	Datum		y;				/* dep, likewise */
 } GpBuffer;
 
-/* The transition state: the group's buffers. */
+/*
+ * What identifies a step as a row passes it: its TOAST pointer when it is
+ * stored out of line, else its size as given.  Every row of a group must
+ * give the same (cheap to compare, and enough for the callers, which pass
+ * one stored value or one parameter).
+ */
+typedef struct GpStepId
+{
+	bool		ondisk;
+	Oid			valueid;
+	Oid			toastrelid;
+	Size		size;
+} GpStepId;
+
+/* The transition state: the group's step and buffers. */
 typedef struct GpStepState
 {
+	Datum		step;			/* the first row's step (a TOASTed value as
+								 * its pointer) */
+	GpStepId	step_id;		/* what every row's step must match */
 	GpBuffer   *bufs;			/* (cap) */
 	int			nbufs;
 	int			cap;
@@ -198,12 +222,38 @@ buffer_rows(GpStepState *st, ArrayType *dep_shape, ArrayType *indep_shape)
 	return xd[0];
 }
 
+static GpStepId
+step_id(Datum d)
+{
+	struct varlena *v = (struct varlena *) DatumGetPointer(d);
+	GpStepId	id = {false, InvalidOid, InvalidOid, VARSIZE_ANY(v)};
+
+	if (VARATT_IS_EXTERNAL_ONDISK(v))
+	{
+		struct varatt_external e;
+
+		memcpy(&e, VARDATA_EXTERNAL(v), sizeof(e));	/* it may be unaligned */
+		id.ondisk = true;
+		id.valueid = e.va_valueid;
+		id.toastrelid = e.va_toastrelid;
+	}
+	return id;
+}
+
+static bool
+same_step_id(GpStepId a, GpStepId b)
+{
+	return a.ondisk == b.ondisk && a.size == b.size && a.valueid == b.valueid &&
+		a.toastrelid == b.toastrelid;
+}
+
 PG_FUNCTION_INFO_V1(madlib_dl__gp_step_transition);
 
 /*
- * madlib_dl._gp_step_transition(state internal, buffer_id int, dep bytea,
- *     indep bytea, dep_shape int[], indep_shape int[]) RETURNS internal
- * Keep one buffer.  No argument may be NULL.
+ * madlib_dl._gp_step_transition(state internal, step madlib_dl._step,
+ *     buffer_id int, dep bytea, indep bytea, dep_shape int[],
+ *     indep_shape int[]) RETURNS internal
+ * Keep the step (first row) and one buffer.  No argument may be NULL.
  */
 Datum
 madlib_dl__gp_step_transition(PG_FUNCTION_ARGS)
@@ -214,18 +264,32 @@ madlib_dl__gp_step_transition(PG_FUNCTION_ARGS)
 	GpBuffer   *b;
 	int64		n;
 
-	require_arg(fcinfo, 1, "buffer_id");
-	require_arg(fcinfo, 2, "dependent variable");
-	require_arg(fcinfo, 3, "independent variable");
-	require_arg(fcinfo, 4, "dependent variable shape");
-	require_arg(fcinfo, 5, "independent variable shape");
+	if (PG_ARGISNULL(1))
+		ereport(ERROR,
+				(errcode(ERRCODE_NULL_VALUE_NOT_ALLOWED),
+				 errmsg("the step must not be NULL"),
+				 errhint("Give a madlib_dl._step value: the state, the model definition, the iteration and the segment.")));
+	require_arg(fcinfo, 2, "buffer_id");
+	require_arg(fcinfo, 3, "dependent variable");
+	require_arg(fcinfo, 4, "independent variable");
+	require_arg(fcinfo, 5, "dependent variable shape");
+	require_arg(fcinfo, 6, "independent variable shape");
 	if (st == NULL)
 	{
 		st = MemoryContextAllocZero(aggcxt, sizeof(GpStepState));
 		st->x_width = -1;
 		st->y_width = -1;
+		old = MemoryContextSwitchTo(aggcxt);
+		st->step = keep_varlena(PG_GETARG_DATUM(1));
+		MemoryContextSwitchTo(old);
+		st->step_id = step_id(PG_GETARG_DATUM(1));
 	}
-	n = buffer_rows(st, PG_GETARG_ARRAYTYPE_P(4), PG_GETARG_ARRAYTYPE_P(5));
+	else if (!same_step_id(st->step_id, step_id(PG_GETARG_DATUM(1))))
+		ereport(ERROR,
+				(errcode(ERRCODE_INVALID_PARAMETER_VALUE),
+				 errmsg("the rows of one group give different steps"),
+				 errhint("Pass one madlib_dl._step per group, the same in every row, e.g. a column of a table joined on the group key.")));
+	n = buffer_rows(st, PG_GETARG_ARRAYTYPE_P(5), PG_GETARG_ARRAYTYPE_P(6));
 	if (pg_add_s64_overflow(st->n, n, &st->n) || st->nbufs >= (int) (MaxAllocSize / sizeof(GpBuffer)) - 1)
 		ereport(ERROR,
 				(errcode(ERRCODE_PROGRAM_LIMIT_EXCEEDED),
@@ -241,11 +305,11 @@ madlib_dl__gp_step_transition(PG_FUNCTION_ARGS)
 	}
 	old = MemoryContextSwitchTo(aggcxt);
 	b = &st->bufs[st->nbufs];
-	b->buffer_id = PG_GETARG_INT32(1);
+	b->buffer_id = PG_GETARG_INT32(2);
 	b->arrival = st->nbufs;
 	b->n = n;
-	b->x = keep_varlena(PG_GETARG_DATUM(3));
-	b->y = keep_varlena(PG_GETARG_DATUM(2));
+	b->x = keep_varlena(PG_GETARG_DATUM(4));
+	b->y = keep_varlena(PG_GETARG_DATUM(3));
 	MemoryContextSwitchTo(old);
 	st->nbufs++;
 	PG_RETURN_POINTER(st);
@@ -265,20 +329,14 @@ step_field(HeapTupleHeader step, const char *name, bool null_ok, bool *isnull)
 	return d;
 }
 
-/* The direct argument step (argument 1) of a final function. */
+/* The group's step, kept by the transition function. */
 static void
-read_step(FunctionCallInfo fcinfo, GpStep *out)
+read_step(const GpStepState *st, GpStep *out)
 {
-	HeapTupleHeader step;
+	HeapTupleHeader step = DatumGetHeapTupleHeader(st->step);
 	bool		isnull;
 	Datum		d;
 
-	if (PG_ARGISNULL(1))
-		ereport(ERROR,
-				(errcode(ERRCODE_NULL_VALUE_NOT_ALLOWED),
-				 errmsg("the step must not be NULL"),
-				 errhint("Give a madlib_dl._step value: the state, the model definition, the iteration and the segment.")));
-	step = PG_GETARG_HEAPTUPLEHEADER(1);
 	out->state = DatumGetByteaPP(step_field(step, "state", false, &isnull));
 	out->arch = TextDatumGetCString(step_field(step, "model_arch", false, &isnull));
 	out->compile = TextDatumGetCString(step_field(step, "compile_params", false, &isnull));
@@ -379,7 +437,8 @@ seconds_since(instr_time start)
 
 /*
  * The final functions: train (or evaluate) the step's state on the
- * group's partition.  A group without samples gives state NULL and n 0.
+ * group's partition.  A group without samples gives state NULL and n 0;
+ * so does an aggregate over no rows (no step).
  */
 static Datum
 step_final(FunctionCallInfo fcinfo, bool train)
@@ -400,7 +459,9 @@ step_final(FunctionCallInfo fcinfo, bool train)
 	st = PG_ARGISNULL(0) ? NULL : (GpStepState *) PG_GETARG_POINTER(0);
 	cxt = AllocSetContextCreate(caller, "madlib_dl step", ALLOCSET_DEFAULT_SIZES);
 	MemoryContextSwitchTo(cxt);
-	read_step(fcinfo, &step);
+	memset(&step, 0, sizeof(step));
+	if (st != NULL)
+		read_step(st, &step);
 	build_partition(st, &part, cxt);
 	memset(&stats, 0, sizeof(stats));
 	INSTR_TIME_SET_CURRENT(start);
@@ -449,8 +510,7 @@ step_final(FunctionCallInfo fcinfo, bool train)
 PG_FUNCTION_INFO_V1(madlib_dl__gp_fit_final);
 
 /*
- * madlib_dl._gp_fit_final(state internal, step madlib_dl._step)
- *	 RETURNS madlib_dl._step_result
+ * madlib_dl._gp_fit_final(state internal) RETURNS madlib_dl._step_result
  * dl_seg_train_step on the group's partition: the new state with its
  * sample count, the training loss and metric sums over all epochs; when
  * training diverged, state NULL and the engine's message in diverged.
@@ -464,8 +524,7 @@ madlib_dl__gp_fit_final(PG_FUNCTION_ARGS)
 PG_FUNCTION_INFO_V1(madlib_dl__gp_eval_final);
 
 /*
- * madlib_dl._gp_eval_final(state internal, step madlib_dl._step)
- *	 RETURNS madlib_dl._step_result
+ * madlib_dl._gp_eval_final(state internal) RETURNS madlib_dl._step_result
  * dl_seg_eval_step on the group's partition: the loss and metric sums;
  * state NULL.
  */

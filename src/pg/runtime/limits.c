@@ -78,7 +78,7 @@ dl_limits_init(void)
 							"SQLSTATE 54000. Only superusers can change it.",
 							&dl_pg_max_model_memory_kb,
 							DL_MAX_MODEL_MEMORY_DEFAULT, 64, INT_MAX,
-							PGC_SUSET, GUC_UNIT_KB,
+							PGC_SUSET, GUC_UNIT_KB | DL_GUC_SEGMENT_SYNC,
 							NULL, NULL, NULL);
 }
 

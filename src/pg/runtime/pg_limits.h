@@ -34,8 +34,8 @@ typedef enum DlPgJobKind
 	DL_PG_JOB_DISTRIBUTED,		/* fit or fit_multiple over Greenplum segments
 								 * or a PL/Proxy cluster: states travel as
 								 * bytea values */
-	DL_PG_JOB_EVALUATE,			/* _evaluate_run */
-	DL_PG_JOB_PREDICT			/* _predict_rows */
+	DL_PG_JOB_EVALUATE,			/* _evaluate_segment */
+	DL_PG_JOB_PREDICT			/* _predict_batch */
 } DlPgJobKind;
 
 /* One model configuration of a job. */

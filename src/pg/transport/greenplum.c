@@ -30,10 +30,11 @@
  *	    __dist_key__ (co-located: no data motion), one group per row of
  *	    the round table, the step aggregate (_gp_fit_segment or
  *	    _gp_eval_segment, gp_agg.c) over the group's buffers; for an EVAL,
- *	    UNION ALL the same over the validation table.  The step is the
- *	    aggregate's direct argument, read from the round table once per
- *	    group, so it is never copied per row (the column is stored out of
- *	    line).  Only the results come back to the coordinator: the new
+ *	    UNION ALL the same over the validation table.  Every row of a
+ *	    group passes the round table's step column, a pointer to one value
+ *	    (stored out of line): the aggregate keeps the first and sorts
+ *	    nothing but its buffers, so the step is never copied per row.
+ *	    Only the results come back to the coordinator: the new
  *	    states and the statistics, which go into the slots and stats; a
  *	    segment's validation sums are added in key order.
  * A segment whose key has no rows (or no key) gives no group: its state
@@ -184,10 +185,9 @@ create_round_table(GpTransport *g, MemoryContext cxt)
 	spi_run("SELECT madlib_dl._temp_table_name('madlib_dl_gp_round')", SPI_OK_SELECT);
 	name = TextDatumGetCString(SPI_getbinval(SPI_tuptable->vals[0], SPI_tuptable->tupdesc, 1, &isnull));
 	g->round_table = MemoryContextStrdup(cxt, psprintf("pg_temp.%s", quote_identifier(name)));
-	/* the primary key makes step a function of the GROUP BY columns */
 	spi_run(psprintf("CREATE TEMPORARY TABLE %s (__dist_key__ integer, seg integer, part integer,"
-					 " step madlib_dl._step, PRIMARY KEY (__dist_key__, seg, part))"
-					 " ON COMMIT DROP" GP_DISTRIBUTED, g->round_table), SPI_OK_UTILITY);
+					 " step madlib_dl._step) ON COMMIT DROP" GP_DISTRIBUTED, g->round_table),
+			SPI_OK_UTILITY);
 	/* states are not compressible: stored out of line as they are */
 	spi_run(psprintf("ALTER TABLE %s ALTER COLUMN step SET STORAGE EXTERNAL", g->round_table),
 			SPI_OK_UTILITY);
@@ -206,7 +206,7 @@ append_part(StringInfo q, const GpTransport *g, const char *agg, const char *rel
 	char	   *ys = psprintf("%s_shape", y);
 
 	appendStringInfo(q, "SELECT u.seg, u.part, u.__dist_key__,"
-					 " madlib_dl.%s(u.step) WITHIN GROUP (ORDER BY s.buffer_id, s.%s, s.%s, s.%s, s.%s)"
+					 " madlib_dl.%s(u.step, s.buffer_id, s.%s, s.%s, s.%s, s.%s)"
 					 " FROM %s u JOIN %s s ON s.__dist_key__ = u.__dist_key__%s"
 					 " WHERE u.part = %d GROUP BY u.__dist_key__, u.seg, u.part",
 					 agg, quote_identifier(y), quote_identifier(x), quote_identifier(ys),

@@ -44,8 +44,8 @@
 
 #include <unistd.h>
 
-#include "access/detoast.h"
 #ifndef GP_VERSION_NUM
+#include "access/detoast.h"
 #include "access/parallel.h"
 #endif
 #include "access/xact.h"
@@ -67,7 +67,9 @@
 #include "utils/builtins.h"
 #include "utils/lsyscache.h"
 #include "utils/memutils.h"
+#ifndef GP_VERSION_NUM
 #include "utils/wait_event.h"
+#endif
 
 #include "madlib_dl/dl_blob.h"
 #include "madlib_dl/dl_buffer.h"

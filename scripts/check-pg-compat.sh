@@ -1,0 +1,104 @@
+#!/usr/bin/env bash
+# check-pg-compat.sh: can madlib_dl build and install on Greenplum 7
+# (PostgreSQL 12) and Apache Cloudberry (PostgreSQL 14)?  What can be
+# checked without those servers (docs/greenplum.md, "Building"):
+#
+#   headers   the two include trees of test/pg-headers are what they say
+#             (PG_VERSION_NUM 12xxxx and 14xxxx), so the compiles below
+#             cannot silently use this machine's PostgreSQL 15 headers;
+#   compile   every file of src/pg, with what it includes from the engine,
+#             compiled (gcc -fsyntax-only) against each tree with
+#             GP_VERSION_NUM defined (70000 for Greenplum 7 on the 12
+#             tree, 20000 for Cloudberry 2.0 on the 14 tree) and the
+#             flags Greenplum builds extensions with,
+#             -Werror=implicit-function-declaration -Werror=uninitialized:
+#             no error and no warning;
+#   control   madlib_dl.control has only parameters PostgreSQL 12 knows
+#             (Greenplum 7's CREATE EXTENSION rejects any other);
+#   sql       the install script calls no built-in function that
+#             PostgreSQL 12 or 14 lacks: none of the functions this
+#             server's headers declare (utils/fmgrprotos.h) and the
+#             tree's do not, unless the tree's pg_proc.dat has its name.
+#
+# Run from anywhere; PG_CONFIG (default pg_config) names this server, for
+# its fmgrprotos.h; the install script is src/sql/*.sql in order, as the
+# Makefile assembles it.
+# Exit status 0 when every check passes.
+set -uo pipefail
+cd "$(dirname "$0")/.."
+PG_CONFIG="${PG_CONFIG:-pg_config}"
+CC="${CC:-gcc}"
+TMP="$(mktemp -d "${TMPDIR:-/tmp}/madlib_dl_compat.XXXXXX")"
+trap 'rm -rf "$TMP"' EXIT
+fail=0
+cat $(LC_ALL=C ls src/sql/*.sql) > "$TMP/install.sql"
+
+FLAGS=(-std=gnu11 -fsyntax-only -Wall -Wextra -Wno-unused-parameter -Wno-missing-field-initializers
+       -Werror=implicit-function-declaration -Werror=uninitialized
+       -DGUC_GPDB_NEED_SYNC=0x00400000
+       -Iinclude -Isrc/engine -Isrc/pg -Isrc/pg/api -Isrc/pg/runtime -Isrc/pg/transport)
+
+# TREE NAME MAJOR GP_VERSION_NUM, one line each
+TREES="postgresql-12.5-server-include.tar.xz 12 12 70000
+postgresql-14.13-server-include.tar.xz 14 14 20000"
+
+while read -r archive name major gpnum; do
+  dir="$TMP/$name"
+  mkdir -p "$dir"
+  if ! tar -C "$dir" -xJf "test/pg-headers/$archive"; then
+    echo "compat: cannot unpack test/pg-headers/$archive"; fail=1; continue
+  fi
+  # headers: the tree is the version it claims, and it is the one used
+  printf '#include "postgres.h"\n#if PG_VERSION_NUM / 10000 != %s\n#error not PostgreSQL %s\n#endif\n' \
+    "$major" "$major" > "$TMP/probe.c"
+  if ! "$CC" "${FLAGS[@]}" -I"$dir/include" "$TMP/probe.c"; then
+    echo "compat: $archive is not a PostgreSQL $major include tree"; fail=1; continue
+  fi
+  nfiles=0
+  for f in src/pg/*.c src/pg/*/*.c; do
+    out="$("$CC" "${FLAGS[@]}" -DGP_VERSION_NUM="$gpnum" -I"$dir/include" "$f" 2>&1)"
+    rc=$?
+    nfiles=$((nfiles + 1))
+    if [ $rc -ne 0 ] || printf '%s' "$out" | grep -q "warning:"; then
+      echo "compat: $f against PostgreSQL $major headers (GP_VERSION_NUM=$gpnum):"
+      echo "$out"
+      fail=1
+    fi
+  done
+  echo "compat: $nfiles files of src/pg compiled against PostgreSQL $major headers with GP_VERSION_NUM=$gpnum"
+
+  # sql: built-in functions this server has and PostgreSQL $major has not
+  missing="$(python3 - "$("$PG_CONFIG" --includedir-server)/utils/fmgrprotos.h" \
+                       "$dir/include/utils/fmgrprotos.h" "$dir/include/catalog/pg_proc.dat" \
+                       "$TMP/install.sql" <<'PY'
+import re, sys
+here, there, dat, script = sys.argv[1:5]
+def syms(p):
+    return set(re.findall(r"extern Datum (\w+)\(PG_FUNCTION_ARGS\)", open(p).read()))
+names = set(re.findall(r"proname => '([^']+)'", open(dat).read()))
+new = syms(here) - syms(there) - names
+sql = open(script).read()
+for n in sorted(new):
+    if re.search(r"(?<![\w.])" + re.escape(n) + r"\s*\(", sql, re.I):
+        print(n)
+PY
+)"
+  if [ -n "$missing" ]; then
+    echo "compat: the install script calls functions PostgreSQL $major does not have: $missing"
+    fail=1
+  else
+    echo "compat: the install script calls no built-in function PostgreSQL $major lacks"
+  fi
+done <<< "$TREES"
+
+# control: PostgreSQL 12's control file parameters (src/backend/commands/extension.c)
+bad="$(grep -vE '^\s*(#|$)' madlib_dl.control | sed -E 's/\s*=.*//' |
+       grep -vxE 'directory|default_version|module_pathname|comment|schema|relocatable|superuser|requires|encoding')"
+if [ -n "$bad" ]; then
+  echo "compat: madlib_dl.control has parameters PostgreSQL 12 rejects: $bad"
+  fail=1
+else
+  echo "compat: madlib_dl.control has only parameters PostgreSQL 12 knows"
+fi
+
+exit $fail
