@@ -144,7 +144,7 @@ params_syntax(DlAutomlMethod m, const char *text, size_t at, const char *problem
 	else
 		dl_error_set(err, DL_ERR_PARSE, "%s at position %zu of automl_params, near \"%.*s\"",
 					 problem, at + 1, show(strnlen(text + at, AM_SHOW)), text + at);
-	return dl_error_hint(err, method_hints[m]);
+	return dl_error_hint(err, "%s", method_hints[m]);
 }
 
 /* The value token tok of key k into p. */
@@ -181,7 +181,7 @@ set_param(DlAutomlMethod m, const char *text, const ParamKey *k, const DlPylitTo
 	{
 		dl_error_set(err, DL_ERR_INVALID_ARGUMENT, "%s in automl_params must be an integer, got %.*s",
 					 k->name, show(n), v);
-		return dl_error_hint(err, method_hints[m]);
+		return dl_error_hint(err, "%s", method_hints[m]);
 	}
 	*(int *) ((char *) p + k->offset) = (int) tok->i;
 	return DL_OK;
