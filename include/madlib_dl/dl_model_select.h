@@ -146,7 +146,7 @@ typedef struct DlSearchSpace DlSearchSpace;
  * Parse and check the grids (random search's rules: distributions are
  * allowed) and the model ids (at least one; sorted and de-duplicated
  * here) into *out, allocated through alloc.  The errors are
- * dl_model_configs_generate's.
+ * dl_model_configs_generate's.  The space keeps a copy of *alloc.
  */
 DlStatus	dl_search_space_create(const int32_t *model_ids, int n_model_ids,
 								   const char *compile_grid, const char *fit_grid,

@@ -1973,7 +1973,7 @@ dl_search_space_create(const int32_t *model_ids, int n_model_ids, const char *co
 	}
 	s->arena = arena;
 	s->err = err;
-	dl_strbuf_init(&s->buf, alloc);
+	dl_strbuf_init(&s->buf, &arena->alloc);	/* the arena's copy lives as long as s */
 	rc = read_grids(s, model_ids, n_model_ids, compile_grid, fit_grid, true);
 	if (rc != DL_OK)
 	{

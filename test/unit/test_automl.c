@@ -739,6 +739,43 @@ test_space(void **state)
 	assert_no_leaks(&c);
 }
 
+/*
+ * A space and a search keep copies of the caller's allocator: the caller
+ * may make them from an allocator on its stack and use them later.
+ */
+static void
+test_allocator_copied(void **state)
+{
+	TestAllocCounter c;
+	DlAllocator *a = malloc(sizeof(DlAllocator));
+	DlAllocator keep;
+	DlSearchSpace *s = NULL;
+	DlAutomlParams p = params_ok(DL_AUTOML_HYPERBAND, NULL);
+	DlAutoml   *am = NULL;
+	DlError		err;
+	double		pt[16];
+	int32_t		id;
+	char	   *cp,
+			   *fp;
+	Sim			sim;
+
+	assert_non_null(a);
+	*a = keep = test_allocator(&c);
+	dl_error_clear(&err);
+	assert_int_equal(dl_search_space_create(ids12, 2, CGRID, FGRID, a, &s, &err), DL_OK);
+	assert_int_equal(dl_automl_create(&p, s, 2, true, 1, 0, a, &am, &err), DL_OK);
+	memset(a, 0, sizeof(*a));	/* what a dangling pointer would find */
+	sim_run(am, &sim, sim_score);
+	dl_search_space_probe(s, 0, pt);
+	assert_int_equal(dl_search_space_config(s, pt, &id, &cp, &fp, &keep, &err), DL_OK);
+	dl_free(&keep, cp);
+	dl_free(&keep, fp);
+	dl_automl_free(am);
+	dl_search_space_free(s);
+	free(a);
+	assert_no_leaks(&c);
+}
+
 static void
 test_alloc_failures(void **state)
 {
@@ -797,6 +834,7 @@ main(void)
 		cmocka_unit_test(test_tpe),
 		cmocka_unit_test(test_hyperopt_tpe),
 		cmocka_unit_test(test_space),
+		cmocka_unit_test(test_allocator_copied),
 		cmocka_unit_test(test_alloc_failures),
 	};
 

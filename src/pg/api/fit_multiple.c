@@ -77,6 +77,7 @@ dl_fm_describe(FmRun *r, MemoryContext cxt, int64 n_points)
 		FmModel    *fm = &r->models[k];
 		DlPgModel  *m;
 		DlMemoryEstimate est;
+		char		name[64];
 
 		CHECK_FOR_INTERRUPTS();
 		fm->mst_key = r->job.mst_keys[k];
@@ -86,7 +87,8 @@ dl_fm_describe(FmRun *r, MemoryContext cxt, int64 n_points)
 		fm->state_size = (Size) est.state_blob;	/* the job's check bounded it */
 		fm->cost = (double) m->spec->n_params * (double) m->fit.epochs;
 		fm->metric = m->compile.metric;
-		(void) dl_compile_params_metric_name(&m->compile, fm->metric_name, sizeof(fm->metric_name));
+		strlcpy(fm->metric_name, dl_compile_params_metric_name(&m->compile, name, sizeof(name)),
+				sizeof(fm->metric_name));
 		fm->has_metric = m->compile.metric != DL_METRIC_NONE;
 		fm->higher_is_better = fm->has_metric && fm->metric != DL_METRIC_MAE &&
 			fm->metric != DL_METRIC_MSE;
