@@ -34,9 +34,9 @@
 /* Longest key or value quoted in a message. */
 #define AM_SHOW 40
 
-#define HB_HINT "Write automl_params as 'R=6, eta=3, skip_last=0'."
+#define HB_HINT "Write automl_params as 'R=6, eta=3, skip_last=0' (integers)."
 #define HO_HINT "Write automl_params as 'num_configs=20, num_iterations=5, algorithm=tpe'."
-#define ASHA_HINT "Write automl_params as 'R=6, eta=3, num_configs=20'."
+#define ASHA_HINT "Write automl_params as 'R=6, eta=3, num_configs=20' (integers)."
 
 /* ---------------------------------------------------------------------
  * Methods and parameters
@@ -213,8 +213,8 @@ read_params(DlAutomlMethod m, const char *text, DlAutomlParams *p, DlError *err)
 		{
 			dl_error_set(err, DL_ERR_INVALID_ARGUMENT, "%.*s is not a parameter of %s in automl_params",
 						 show(kn), text + kb, method_names[m]);
-			return dl_error_hint(err, "%s takes %s, %s and %s: %s", method_names[m], keys[0].name,
-								 keys[1].name, keys[2].name, method_hints[m]);
+			return dl_error_hint(err, "%s takes %s, %s and %s, for example '%s'.", method_names[m],
+								 keys[0].name, keys[1].name, keys[2].name, method_defaults[m]);
 		}
 		if (seen[k])
 		{

@@ -141,9 +141,14 @@ BEGIN
                   HINT = 'Call madlib_keras_automl with use_gpus => false; training runs on the CPU cores of all segments.';
     END IF;
     chk := madlib_dl._automl_check(coalesce(automl_method, 'hyperband'), automl_params);
-    IF metrics_compute_frequency IS NOT NULL THEN
-        freq := madlib_dl._fit_check_iterations(chk.max_iterations, metrics_compute_frequency);
+    IF metrics_compute_frequency IS NOT NULL
+       AND (metrics_compute_frequency < 1 OR metrics_compute_frequency > chk.max_iterations) THEN
+        RAISE EXCEPTION 'metrics_compute_frequency must be between 1 and % (the most iterations a configuration trains), got %',
+                        chk.max_iterations, metrics_compute_frequency
+            USING ERRCODE = 'invalid_parameter_value',
+                  HINT = 'Give a frequency in iterations of a configuration, or NULL for metrics at the end of each rung only.';
     END IF;
+    freq := metrics_compute_frequency;
     PERFORM madlib_dl._assert_not_null(compile_params_grid, 'compile_params_grid');
     PERFORM madlib_dl._assert_not_null(fit_params_grid, 'fit_params_grid');
 

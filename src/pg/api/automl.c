@@ -592,7 +592,7 @@ PG_FUNCTION_INFO_V1(madlib_dl__automl_check);
  *
  * The method's name as MADlib spells it, the params in force (as given,
  * or the method's defaults when NULL or blank), and the most iterations
- * a configuration trains.  ERROR (22023, 42601 for syntax, 54000 for a
+ * a configuration trains.  ERROR (22023, or 54000 for a
  * limit) naming the bad value.
  */
 Datum
