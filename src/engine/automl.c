@@ -68,11 +68,11 @@ word_equal(const char *s, size_t n, const char *word)
 	return true;
 }
 
-/* Bytes of s to show in a message (at most AM_SHOW). */
+/* Bytes of s[0, n) to show in a message: at most AM_SHOW, whole characters. */
 static int
-show(size_t n)
+show(const char *s, size_t n)
 {
-	return (int) (n < AM_SHOW ? n : AM_SHOW);
+	return (int) dl_text_clip(s, n, AM_SHOW);
 }
 
 DlStatus
@@ -86,7 +86,7 @@ dl_automl_method_from_name(const char *name, DlAutomlMethod *out, DlError *err)
 		}
 	dl_error_set(err, DL_ERR_INVALID_ARGUMENT,
 				 "automl_method must be 'hyperband', 'hyperopt' or 'asha', got '%.*s'",
-				 show(strlen(name)), name);
+				 show(name, strlen(name)), name);
 	return dl_error_hint(err, "Use 'hyperband' (MADlib's default), 'hyperopt' (TPE or random) "
 						 "or 'asha' (asynchronous successive halving).");
 }
@@ -143,7 +143,7 @@ params_syntax(DlAutomlMethod m, const char *text, size_t at, const char *problem
 		dl_error_set(err, DL_ERR_PARSE, "%s at the end of automl_params", problem);
 	else
 		dl_error_set(err, DL_ERR_PARSE, "%s at position %zu of automl_params, near \"%.*s\"",
-					 problem, at + 1, show(strnlen(text + at, AM_SHOW)), text + at);
+					 problem, at + 1, show(text + at, strlen(text + at)), text + at);
 	return dl_error_hint(err, "%s", method_hints[m]);
 }
 
@@ -171,7 +171,7 @@ set_param(DlAutomlMethod m, const char *text, const ParamKey *k, const DlPylitTo
 		else
 		{
 			dl_error_set(err, DL_ERR_INVALID_ARGUMENT,
-						 "algorithm in automl_params must be tpe or rand, got %.*s", show(n), v);
+						 "algorithm in automl_params must be tpe or rand, got %.*s", show(v, n), v);
 			return dl_error_hint(err, "Use algorithm=tpe (Tree-structured Parzen Estimator) or "
 								 "algorithm=rand (random search).");
 		}
@@ -179,8 +179,8 @@ set_param(DlAutomlMethod m, const char *text, const ParamKey *k, const DlPylitTo
 	}
 	if (tok->kind != DL_PYLIT_INT || tok->i < INT32_MIN || tok->i > INT32_MAX)
 	{
-		dl_error_set(err, DL_ERR_INVALID_ARGUMENT, "%s in automl_params must be an integer, got %.*s",
-					 k->name, show(n), v);
+		dl_error_set(err, DL_ERR_INVALID_ARGUMENT, "parameter %s of automl_params must be an integer, got %.*s",
+					 k->name, show(v, n), v);
 		return dl_error_hint(err, "%s", method_hints[m]);
 	}
 	*(int *) ((char *) p + k->offset) = (int) tok->i;
@@ -211,14 +211,14 @@ read_params(DlAutomlMethod m, const char *text, DlAutomlParams *p, DlError *err)
 			;
 		if (keys[k].name == NULL)
 		{
-			dl_error_set(err, DL_ERR_INVALID_ARGUMENT, "%.*s is not a parameter of %s in automl_params",
-						 show(kn), text + kb, method_names[m]);
+			dl_error_set(err, DL_ERR_INVALID_ARGUMENT, "unknown parameter \"%.*s\" of %s in automl_params",
+						 show(text + kb, kn), text + kb, method_names[m]);
 			return dl_error_hint(err, "%s takes %s, %s and %s, for example '%s'.", method_names[m],
 								 keys[0].name, keys[1].name, keys[2].name, method_defaults[m]);
 		}
 		if (seen[k])
 		{
-			dl_error_set(err, DL_ERR_INVALID_ARGUMENT, "%s is given twice in automl_params", keys[k].name);
+			dl_error_set(err, DL_ERR_INVALID_ARGUMENT, "parameter %s is given twice in automl_params", keys[k].name);
 			return dl_error_hint(err, "Give each parameter once.");
 		}
 		seen[k] = true;
@@ -289,13 +289,13 @@ check_r_eta(DlAutomlMethod m, int R, int eta, DlError *err)
 	}
 	if (R < eta)
 	{
-		dl_error_set(err, DL_ERR_INVALID_ARGUMENT, "R should not be less than eta, got R=%d and eta=%d", R, eta);
+		dl_error_set(err, DL_ERR_INVALID_ARGUMENT, "eta must not be greater than R, got R=%d and eta=%d", R, eta);
 		return dl_error_hint(err, "R is the most iterations one configuration trains; give R >= eta, "
 							 "for example %s.", method_defaults[m]);
 	}
 	if (R > DL_AUTOML_MAX_ITERATIONS)
 	{
-		dl_error_set(err, DL_ERR_LIMIT, "R must be at most %d, got %d", DL_AUTOML_MAX_ITERATIONS, R);
+		dl_error_set(err, DL_ERR_LIMIT, "most iterations R must be at most %d, got %d", DL_AUTOML_MAX_ITERATIONS, R);
 		return dl_error_hint(err, "Give fewer iterations; with more epochs in fit_params_grid each "
 							 "iteration does more.");
 	}
@@ -419,7 +419,7 @@ dl_hyperband_schedule(int R, int eta, int skip_last, DlHyperbandRound *rows, int
 		total += hb_n(s_max, eta, s);
 	if (total > DL_AUTOML_MAX_CONFIGS)
 	{
-		dl_error_set(err, DL_ERR_LIMIT, "Hyperband with R=%d and eta=%d tries %lld configurations, more than %d",
+		dl_error_set(err, DL_ERR_LIMIT, "hyperband with R=%d and eta=%d tries %lld configurations, more than %d",
 					 R, eta, (long long) total, DL_AUTOML_MAX_CONFIGS);
 		return dl_error_hint(err, "Give a smaller R, a larger eta or a larger skip_last.");
 	}

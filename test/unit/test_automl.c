@@ -114,19 +114,21 @@ test_params(void **state)
 
 	bad_params(DL_AUTOML_HYPERBAND, "eta=1", DL_ERR_INVALID_ARGUMENT, "eta must be greater than 1, got 1");
 	bad_params(DL_AUTOML_HYPERBAND, "R=2, eta=3", DL_ERR_INVALID_ARGUMENT,
-			   "R should not be less than eta, got R=2 and eta=3");
+			   "eta must not be greater than R, got R=2 and eta=3");
 	bad_params(DL_AUTOML_HYPERBAND, "skip_last=2", DL_ERR_INVALID_ARGUMENT,
 			   "skip_last must be non-negative and less than 2, got 2");
 	bad_params(DL_AUTOML_HYPERBAND, "skip_last=-1", DL_ERR_INVALID_ARGUMENT, "got -1");
 	bad_params(DL_AUTOML_HYPERBAND, "num_configs=3", DL_ERR_INVALID_ARGUMENT,
-			   "num_configs is not a parameter of hyperband in automl_params");
-	bad_params(DL_AUTOML_HYPERBAND, "R=6, R=9", DL_ERR_INVALID_ARGUMENT, "R is given twice");
-	bad_params(DL_AUTOML_HYPERBAND, "R=6.5", DL_ERR_INVALID_ARGUMENT, "R in automl_params must be an integer, got 6.5");
+			   "unknown parameter \"num_configs\" of hyperband in automl_params");
+	bad_params(DL_AUTOML_HYPERBAND, "R=6, R=9", DL_ERR_INVALID_ARGUMENT, "parameter R is given twice");
+	/* a message starts lowercase, whatever key the user wrote (found by fuzz_grid) */
+	bad_params(DL_AUTOML_HYPERBAND, "U=1", DL_ERR_INVALID_ARGUMENT, "unknown parameter \"U\" of hyperband");
+	bad_params(DL_AUTOML_HYPERBAND, "R=6.5", DL_ERR_INVALID_ARGUMENT, "parameter R of automl_params must be an integer, got 6.5");
 	bad_params(DL_AUTOML_HYPERBAND, "R 6", DL_ERR_PARSE, "expected \"=\" after the parameter name at position 3");
 	bad_params(DL_AUTOML_HYPERBAND, "R=", DL_ERR_PARSE, "expected a value at the end of automl_params");
 	bad_params(DL_AUTOML_HYPERBAND, "R=6 eta=3", DL_ERR_PARSE, "expected \",\" at position 5");
 	bad_params(DL_AUTOML_HYPERBAND, "=6", DL_ERR_PARSE, "expected a parameter name at position 1");
-	bad_params(DL_AUTOML_HYPERBAND, "R=200000", DL_ERR_LIMIT, "R must be at most 100000");
+	bad_params(DL_AUTOML_HYPERBAND, "R=200000", DL_ERR_LIMIT, "most iterations R must be at most 100000");
 	bad_params(DL_AUTOML_HYPERBAND, "R=100000, eta=2", DL_ERR_LIMIT, "more than 1024");
 	bad_params(DL_AUTOML_HYPEROPT, "algorithm=atpe", DL_ERR_INVALID_ARGUMENT,
 			   "algorithm in automl_params must be tpe or rand, got atpe");
@@ -135,8 +137,8 @@ test_params(void **state)
 	bad_params(DL_AUTOML_HYPEROPT, "num_iterations=0", DL_ERR_INVALID_ARGUMENT,
 			   "num_iterations in automl_params must be between 1 and 100000, got 0");
 	bad_params(DL_AUTOML_HYPEROPT, "num_configs=2000", DL_ERR_LIMIT, "at most 1024, got 2000");
-	bad_params(DL_AUTOML_HYPEROPT, "R=6", DL_ERR_INVALID_ARGUMENT, "R is not a parameter of hyperopt");
-	bad_params(DL_AUTOML_ASHA, "skip_last=1", DL_ERR_INVALID_ARGUMENT, "skip_last is not a parameter of asha");
+	bad_params(DL_AUTOML_HYPEROPT, "R=6", DL_ERR_INVALID_ARGUMENT, "unknown parameter \"R\" of hyperopt");
+	bad_params(DL_AUTOML_ASHA, "skip_last=1", DL_ERR_INVALID_ARGUMENT, "unknown parameter \"skip_last\" of asha");
 	bad_params(DL_AUTOML_ASHA, "eta=0", DL_ERR_INVALID_ARGUMENT, "eta must be greater than 1, got 0");
 }
 
