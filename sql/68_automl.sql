@@ -87,7 +87,8 @@ SELECT * FROM cols('hb_mst_summary');
 -- 15 configurations in MADlib's numbering: bracket 2 first; each went as
 -- far as the schedule allows (rounds = i + 1)
 SELECT count(*) AS configs, min(mst_key), max(mst_key) FROM hb_info;
-SELECT s, i, count(*) AS configs, min(mst_key) AS first_key FROM hb_info GROUP BY s, i ORDER BY s DESC, i;
+SELECT s, i, count(*) AS configs FROM hb_info GROUP BY s, i ORDER BY s DESC, i;
+SELECT s, min(mst_key) AS first_key, max(mst_key) AS last_key FROM hb_info GROUP BY s ORDER BY s DESC;
 SELECT s, i, n_i AS schedule_n_i,
        (SELECT count(*) FROM hb_info f WHERE f.s = h.s AND f.i >= h.i) AS trained_in_round
   FROM hb_sched h ORDER BY s DESC, i;
