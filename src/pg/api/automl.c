@@ -296,6 +296,8 @@ start_jobs(AmRun *a)
 	bool		fresh = false;
 	MemoryContext old;
 
+	if (n == 0)
+		return;					/* nothing may start now */
 	for (int i = 0; i < n; i++)
 		fresh = fresh || a->sess_of[jobs[i].config] < 0;
 	if (fresh)

@@ -28,7 +28,8 @@
  *	    status, metric history, the schedule, and its own training and
  *	    waiting seconds.
  * A model whose training diverges (NaN/inf) keeps the state it had before
- * that visit and stops; the others go on.
+ * that visit and stops; the others go on.  Steps 2 to 5 are also
+ * madlib_keras_automl's (automl.c), through fit_multiple.h.
  *
  * The result of model k depends only on its definition, its initial state
  * and the order of segments it visits (fixed by the hopper), never on
