@@ -6,8 +6,8 @@
 -- (computed here from the tables), that the configurations are random
 -- search's rows for the same random_state, reproducibility (same
 -- random_state: the same configurations, decisions and weights, with or
--- without parallel workers), and every bad input with its SQLSTATE and
--- hint.  Losses depend on the CPU's float kernels, so only relations
+-- without parallel workers, and over the greenplum transport), and every
+-- bad input with its SQLSTATE and hint.  Losses depend on the CPU's float kernels, so only relations
 -- between them are printed.
 --
 \set VERBOSITY terse
@@ -165,6 +165,26 @@ SELECT weights_md5('hb') = weights_md5('hb2') AS same_weights,
        AS same_decisions,
        (SELECT count(*) FROM hb_info a JOIN hb4_info b USING (mst_key) WHERE a.compile_params = b.compile_params)
        AS same_configs_other_seed;
+
+-- the same search over the greenplum transport (its step aggregates, run
+-- here on PostgreSQL): the same configurations, decisions and weights
+CREATE FUNCTION automl_run_md5(transport text, method text, params text, iters integer,
+                               cgrid text, fgrid text) RETURNS text
+LANGUAGE sql AS $$
+    SELECT md5(string_agg(r.mst_key || ':' || md5(r.model_weights) || ':' || r.rung_promoted::text
+                          || ':' || r.compile_params, ',' ORDER BY r.mst_key))
+      FROM madlib_dl._automl_run(madlib_dl._make_train_job('iris_p2', 'attributes', 'class_text',
+               (SELECT array_agg(model_arch::text ORDER BY model_id) FROM arch), ARRAY['', ''], iters,
+               validation => 'iris_v2', val_x_col => 'attributes', val_y_col => 'class_text',
+               mst_keys => ARRAY[1, 2], num_segments => 2, transport => transport),
+           method, params, cgrid, fgrid, 5) r
+$$;
+SET client_min_messages = warning;
+SELECT automl_run_md5('greenplum', 'hyperband', 'R=3, eta=3', 3, :'cgrid', :'fgrid') =
+       automl_run_md5('workers', 'hyperband', 'R=3, eta=3', 3, :'cgrid', :'fgrid') AS greenplum_hyperband,
+       automl_run_md5('greenplum', 'hyperopt', 'num_configs=3, num_iterations=1', 1, :'cgrid', :'fgrid') =
+       automl_run_md5('workers', 'hyperopt', 'num_configs=3, num_iterations=1', 1, :'cgrid', :'fgrid') AS greenplum_tpe;
+RESET client_min_messages;
 
 -- ---------------------------------------------------------------------
 -- Hyperopt: TPE and random, batches of 2 (the segments)
