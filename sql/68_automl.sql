@@ -7,8 +7,8 @@
 -- search's rows for the same random_state, reproducibility (same
 -- random_state: the same configurations, decisions and weights, with or
 -- without parallel workers, and over the greenplum transport), and every
--- bad input with its SQLSTATE and hint.  Losses depend on the CPU's float kernels, so only relations
--- between them are printed.
+-- bad input with its SQLSTATE and hint.  Losses depend on the CPU's
+-- float kernels, so only relations between them are printed.
 --
 \set VERBOSITY terse
 \set SHOW_CONTEXT never
