@@ -10,9 +10,10 @@
 #   AUTOML_BENCH_TEST    validation images      (default 10000, the test set)
 #   AUTOML_BENCH_SEEDS   random_states, spaced  (default "1 2 3")
 #
-# The search space: four architectures (MLPs with one, two and three
-# hidden layers of different widths, and a small CNN; the MLPs start with
-# Flatten, so all four read the 28x28x1 images), learning rate 'log' from
+# The search space: four architectures (MLPs 784-128-10, 784-256-128-10
+# and 784-512-256-128-10, and a small CNN: Conv2D 16 3x3, MaxPooling,
+# Conv2D 32 3x3, MaxPooling, Dense 10; the MLPs start with Flatten, so all
+# four read the 28x28x1 images), learning rate 'log' from
 # 1e-4 to 1e-1, batch size from [32, 64, 128, 256], optimizer SGD
 # (momentum 0.9), Adam or RMSprop; epochs=1, so an iteration is one pass
 # over the data.  On 2 segments, for each random_state:
@@ -59,12 +60,14 @@ sequential() {  # name layers...
   local IFS=,
   printf '{"class_name": "Sequential", "config": {"name": "%s", "layers": [%s]}}' "$name" "$*"
 }
-MLP1="$(sequential mlp_64 "$INPUT" "$FLAT" "$(dense d1 64 relu)" "$(dense out 10 softmax)")"
+MLP1="$(sequential mlp_128 "$INPUT" "$FLAT" "$(dense d1 128 relu)" "$(dense out 10 softmax)")"
 MLP2="$(sequential mlp_256_128 "$INPUT" "$FLAT" "$(dense d1 256 relu)" "$(dense d2 128 relu)" "$(dense out 10 softmax)")"
-MLP3="$(sequential mlp_128_128_64 "$INPUT" "$FLAT" "$(dense d1 128 relu)" "$(dense d2 128 relu)" "$(dense d3 64 relu)" "$(dense out 10 softmax)")"
+MLP3="$(sequential mlp_512_256_128 "$INPUT" "$FLAT" "$(dense d1 512 relu)" "$(dense d2 256 relu)" "$(dense d3 128 relu)" "$(dense out 10 softmax)")"
 CNN="$(sequential cnn "$INPUT" \
-  '{"class_name": "Conv2D", "config": {"name": "c1", "filters": 8, "kernel_size": [3, 3], "padding": "same", "activation": "relu"}}' \
+  '{"class_name": "Conv2D", "config": {"name": "c1", "filters": 16, "kernel_size": [3, 3], "activation": "relu"}}' \
   '{"class_name": "MaxPooling2D", "config": {"name": "p1", "pool_size": [2, 2]}}' \
+  '{"class_name": "Conv2D", "config": {"name": "c2", "filters": 32, "kernel_size": [3, 3], "activation": "relu"}}' \
+  '{"class_name": "MaxPooling2D", "config": {"name": "p2", "pool_size": [2, 2]}}' \
   "$FLAT" "$(dense out 10 softmax)")"
 CGRID="{'loss': ['categorical_crossentropy'], 'metrics': ['accuracy'], 'optimizer_params_list': [
   {'optimizer': ['SGD'], 'lr': [0.0001, 0.1, 'log'], 'momentum': [0.9]},
@@ -75,10 +78,10 @@ FGRID="{'batch_size': [32, 64, 128, 256], 'epochs': [1]}"
 psqlc -v mlp1="$MLP1" -v mlp2="$MLP2" -v mlp3="$MLP3" -v cnn="$CNN" >/dev/null <<'SQL'
 SET client_min_messages = warning;
 DROP TABLE IF EXISTS amb_arch, amb_train_p, amb_train_p_summary, amb_test_p, amb_test_p_summary;
-SELECT madlib_dl.load_keras_model('amb_arch', :'mlp1'::json, NULL, 'mlp 64');
+SELECT madlib_dl.load_keras_model('amb_arch', :'mlp1'::json, NULL, 'mlp 128');
 SELECT madlib_dl.load_keras_model('amb_arch', :'mlp2'::json, NULL, 'mlp 256-128');
-SELECT madlib_dl.load_keras_model('amb_arch', :'mlp3'::json, NULL, 'mlp 128-128-64');
-SELECT madlib_dl.load_keras_model('amb_arch', :'cnn'::json, NULL, 'cnn 8c3-p2');
+SELECT madlib_dl.load_keras_model('amb_arch', :'mlp3'::json, NULL, 'mlp 512-256-128');
+SELECT madlib_dl.load_keras_model('amb_arch', :'cnn'::json, NULL, 'cnn 16c3-p2-32c3-p2');
 SELECT madlib_dl.training_preprocessor_dl('amb_train', 'amb_train_p', 'y', 'x', NULL, 255.0, NULL, '2');
 SELECT madlib_dl.validation_preprocessor_dl('amb_test', 'amb_test_p', 'y', 'x', 'amb_train_p');
 SQL
