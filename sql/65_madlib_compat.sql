@@ -444,14 +444,17 @@ SELECT delete_custom_function('custom_function_table', 1);
 SELECT delete_custom_function('custom_function_table', 'top_3_accuracy');
 \echo :LAST_ERROR_SQLSTATE
 SELECT count(*) AS functions_kept FROM custom_function_table;
--- MADlib's AutoML is not implemented: refused as clearly
+-- MADlib's AutoML, called as MADlib scripts call it (docs/automl.md)
+SET client_min_messages = warning;
 SELECT madlib_keras_automl('iris_train_packed', 'automl_out', 'iris_model_arch', 'automl_mst', ARRAY[1],
-    $${'loss': ['categorical_crossentropy'], 'optimizer_params_list': [{'optimizer': ['Adam'], 'lr': [0.01]}], 'metrics': ['accuracy']}$$,
-    $${'batch_size': [16], 'epochs': [1]}$$, 'hyperband', 'R=6, eta=3, skip_last=0');
-\echo :LAST_ERROR_SQLSTATE
+    $${'loss': ['categorical_crossentropy'], 'optimizer_params_list': [{'optimizer': ['Adam'], 'lr': [0.001, 0.1, 'log']}], 'metrics': ['accuracy']}$$,
+    $${'batch_size': [16], 'epochs': [1]}$$, 'hyperband', 'R=3, eta=3, skip_last=0', 1);
+RESET client_min_messages;
+SELECT count(*) AS configs, count(*) FILTER (WHERE i = 1) AS second_round FROM automl_out_info;
+SELECT count(*) AS best FROM automl_mst;
 SELECT hyperband_schedule('hb_schedule', 6, 3, 0);
-\echo :LAST_ERROR_SQLSTATE
-SELECT to_regclass('automl_out') IS NULL AND to_regclass('hb_schedule') IS NULL AS no_table_left;
+SELECT * FROM hb_schedule ORDER BY s DESC, i;
+DROP TABLE automl_out, automl_out_info, automl_out_summary, automl_mst, automl_mst_summary, hb_schedule;
 SELECT load_top_k_accuracy_function() LIKE 'load_top_k_accuracy_function:%' AS help;
 
 -- ---------------------------------------------------------------------

@@ -1,4 +1,5 @@
-"""learning_curves.py: plots of a madlib_dl fit_multiple run, read over SQL.
+"""learning_curves.py: plots of a madlib_dl fit_multiple run (and of the
+rungs of a madlib_keras_automl run), read over SQL.
 
 Used by the notebook fit_multiple_fashion_mnist.ipynb and by
 scripts/demo.sh; also a command:
@@ -105,6 +106,57 @@ def plot_learning_curves(info, title=None, axes=None):
     axes[0][0].legend(fontsize=7, loc="upper right")
     if title:
         fig.suptitle(title)
+    fig.tight_layout()
+    return fig
+
+
+def read_automl_info(conn, model_table):
+    """The rows of <model_table>_info made by madlib_dl.madlib_keras_automl,
+    with each configuration's rungs (rung_iters, rung_losses, rung_metrics,
+    rung_promoted) and, for Hyperband, its bracket s."""
+    parts = model_table.split(".")
+    info = pgsql.Identifier(*parts[:-1], parts[-1] + "_info")
+    with conn.cursor() as cur:
+        cur.execute(pgsql.SQL("SELECT * FROM {} ORDER BY mst_key").format(info))
+        cols = [d[0] for d in cur.description]
+        return pd.DataFrame(cur.fetchall(), columns=cols)
+
+
+def plot_rungs(info, title=None, ax=None):
+    """The rungs of an AutoML run (read_automl_info): each configuration's
+    validation metric (training metric without a validation table) at the
+    end of every rung it trained, against its iterations; one colour per
+    Hyperband bracket (per configuration otherwise); a filled marker where
+    it went on to the next rung, a cross where it did not.  Returns the
+    figure."""
+    if ax is None:
+        fig, ax = plt.subplots(figsize=(10, 6))
+    else:
+        fig = ax.figure
+    cmap = plt.get_cmap("tab10")
+    groups = sorted(info["s"].unique(), reverse=True) if "s" in info else None
+    for i, row in info.reset_index(drop=True).iterrows():
+        color = cmap(groups.index(row["s"]) % 10) if groups is not None else cmap(i % 10)
+        x, y, promoted = row["rung_iters"], row["rung_metrics"], row["rung_promoted"]
+        if not x or y is None:
+            continue
+        ax.plot(x, y, "-", color=color, alpha=0.6, linewidth=1)
+        for xi, yi, p in zip(x, y, promoted):
+            ax.plot([xi], [yi], "o" if p else "x", color=color, markersize=7 if p else 6)
+        ax.annotate(str(row["mst_key"]), (x[-1], y[-1]), textcoords="offset points", xytext=(4, 2),
+                    fontsize=7, color=color)
+    if groups is not None:
+        for g in groups:
+            ax.plot([], [], "-o", color=cmap(groups.index(g) % 10), label="bracket s=%d" % g)
+    ax.plot([], [], "ko", label="went on")
+    ax.plot([], [], "kx", label="did not go on")
+    ax.set_xscale("log", base=3)
+    ax.set_xlabel("iterations trained (log scale)")
+    ax.set_ylabel("validation metric at the end of the rung")
+    ax.grid(True, alpha=0.3)
+    ax.legend(fontsize=8, loc="lower right")
+    if title:
+        ax.set_title(title)
     fig.tight_layout()
     return fig
 

@@ -138,6 +138,15 @@ def main():
         page(fn + ".md", fn, "model-selection.md",
              [("section", fn), ("section", "The tables"), ("section", "Errors")],
              aliases=[fn])
+    page("madlib_keras_automl.md", "madlib_keras_automl", "automl.md",
+         [("intro", None), ("section", "madlib_keras_automl"), ("section", "How the searches run"),
+          ("section", "Errors"), ("section", "Example (iris)"), ("section", "Differences from MADlib")],
+         aliases=["madlib_keras_automl"])
+    page("hyperband_schedule.md", "hyperband_schedule", "automl.md",
+         [("section", "hyperband_schedule"), ("section", "Errors"),
+          ("text", "Hyperband itself, and how it uses this schedule: "
+                   "[madlib_keras_automl.md](madlib_keras_automl.md).\n")],
+         aliases=["hyperband_schedule"])
 
 
 if __name__ == "__main__":

@@ -31,7 +31,7 @@ typedef struct HopModel
 
 struct DlHopper
 {
-	const DlAllocator *alloc;
+	DlAllocator alloc;			/* a copy: the caller's may go out of scope */
 	int			n_segments;		/* N */
 	int			n_models;		/* models so far */
 	int			cap_models;		/* room in models[] */
@@ -90,7 +90,7 @@ dl_hopper_create(const DlHopperConfig *cfg, const DlAllocator *alloc, DlHopper *
 	h = dl_alloc(alloc, sizeof(DlHopper), err);
 	if (h == NULL)
 		return DL_ERR_NO_MEMORY;
-	h->alloc = alloc;
+	h->alloc = *alloc;
 	h->n_segments = cfg->n_segments;
 	h->n_models = h->cap_models = K;
 	h->n_places = h->cap_places = K > cfg->n_segments ? K : cfg->n_segments;
@@ -122,11 +122,14 @@ dl_hopper_create(const DlHopperConfig *cfg, const DlAllocator *alloc, DlHopper *
 void
 dl_hopper_free(DlHopper *h)
 {
+	DlAllocator alloc;
+
 	if (h == NULL)
 		return;
-	dl_free(h->alloc, h->models);
-	dl_free(h->alloc, h->place);
-	dl_free(h->alloc, h);
+	alloc = h->alloc;
+	dl_free(&alloc, h->models);
+	dl_free(&alloc, h->place);
+	dl_free(&alloc, h);
 }
 
 int
@@ -279,9 +282,9 @@ dl_hopper_add_model(DlHopper *h, double cost, DlError *err)
 	}
 	for (p = 0; p < h->n_places && h->place[p] >= 0; p++)
 		;
-	if (!grow(h->alloc, (void **) &h->models, &h->cap_models, k + 1, sizeof(HopModel), err) ||
+	if (!grow(&h->alloc, (void **) &h->models, &h->cap_models, k + 1, sizeof(HopModel), err) ||
 		(p == h->n_places &&
-		 !grow(h->alloc, (void **) &h->place, &h->cap_places, p + 1, sizeof(int), err)))
+		 !grow(&h->alloc, (void **) &h->place, &h->cap_places, p + 1, sizeof(int), err)))
 		return -1;
 	if (p == h->n_places)
 		h->n_places++;

@@ -35,6 +35,11 @@
  * random_state first avoids that.)  Without random_state the generator
  * is seeded once from the caller's entropy.
  *
+ * SEARCH SPACES (dl_search_space_*) are the grids as random search reads
+ * them, one dimension per draw; random search draws its configurations
+ * through them, and the AutoML searches (automl.c, tpe.c) choose their
+ * points in them.
+ *
  * ROW STRINGS are built as MADlib's generate_row_string does: the
  * optimizer first, optimizer='Name(arg=value,...)', then the other keys
  * in the order of the grid, key=value joined by ",", strings quoted,
@@ -1177,19 +1182,37 @@ row_string(DlStrBuf *buf, const GridChoice *ch)
  * ---------------------------------------------------------------------
  */
 
-/* What the searches share. */
-typedef struct Search
+/* One dimension of a search space (dl_model_select.h). */
+typedef struct SpaceDim
 {
-	const DlModelSelectArgs *args;
+	DlSpaceDim	pub;
+	const PyVal *list;			/* its choices, or its distribution */
+	bool		compile;		/* of the compile grid (else the fit grid) */
+	int			key;			/* its key in the grid; -1: the model id */
+	int			okey;			/* its key in an optimizer entry, or -1 */
+} SpaceDim;
+
+/*
+ * What the searches share: the parsed grids and ids.  As a DlSearchSpace
+ * (random search's rules) it also has its dimensions.
+ */
+struct DlSearchSpace
+{
+	const DlModelSelectArgs *args;	/* dl_model_configs_generate only */
 	MsArena    *arena;
-	DlModelConfigs *out;
+	DlModelConfigs *out;		/* dl_model_configs_generate only */
 	const int32_t *ids;			/* sorted, unique */
 	int			nids;
 	GridChoice	compile;
 	GridChoice	fit;
 	DlStrBuf	buf;			/* row strings are built here */
 	DlError    *err;
-} Search;
+	int			n_dims;
+	SpaceDim   *dims;			/* (n_dims) */
+	PyVal	   *slots;			/* (n_dims) values drawn from ranges */
+};
+
+typedef struct DlSearchSpace Search;
 
 /* Room for n configurations in s->out. */
 static DlStatus
@@ -1363,70 +1386,336 @@ grid_search(Search *s)
 	return DL_OK;
 }
 
-/*
- * Sample one value from a list of choices (checked by check_choices):
- * from the distribution into *slot, or one item uniformly.
+/* ---------------------------------------------------------------------
+ * Search spaces: the dimensions, their draws and their points
+ * ---------------------------------------------------------------------
  */
-static const PyVal *
-sample_choice(DlRng *rng, const PyVal *list, PyVal *slot)
+
+/* Dimension d describes list: a CHOICE among its items, or its distribution. */
+static void
+dim_set(SpaceDim *d, const PyVal *list, bool compile, int key, int okey, const char *name)
 {
-	double		lo,
-				hi,
-				u;
-	const char *dist;
-
-	if (!is_distribution(list))
-		return list->items[dl_rng_below(rng, (uint64_t) list->n)];
-	lo = num_value(list->items[0]);
-	hi = num_value(list->items[1]);
-	dist = list->items[2]->s;
-	u = dl_rng_uniform(rng);
-	memset(slot, 0, sizeof(*slot));
-	slot->kind = PY_FLOAT;
-	slot->pos = list->pos;
-	if (strcmp(dist, "linear") == 0)
-		slot->f = lo + (hi - lo) * u;
-	else if (strcmp(dist, "log") == 0)
+	memset(d, 0, sizeof(*d));
+	d->list = list;
+	d->compile = compile;
+	d->key = key;
+	d->okey = okey;
+	d->pub.name = name;
+	d->pub.parent = -1;
+	if (list == NULL || !is_distribution(list))
 	{
-		double		a = log10(lo),
-					b = log10(hi);
+		d->pub.kind = DL_SPACE_CHOICE;
+		d->pub.n_choices = list != NULL ? list->n : 0;
+		return;
+	}
+	d->pub.low = num_value(list->items[0]);
+	d->pub.high = num_value(list->items[1]);
+	if (strcmp(list->items[2]->s, "linear") == 0)
+		d->pub.kind = DL_SPACE_LINEAR;
+	else if (strcmp(list->items[2]->s, "log") == 0)
+		d->pub.kind = DL_SPACE_LOG;
+	else
+		d->pub.kind = DL_SPACE_LOG_NEAR_ONE;
+}
 
-		slot->f = pow(10.0, a + (b - a) * u);
+/* The dimensions of one grid from *d on: each key, an optimizer entry's arguments after it. */
+static void
+grid_dims(Search *s, const GridChoice *ch, bool compile, int *d)
+{
+	for (int k = 0; k < ch->g->n; k++)
+	{
+		const PyVal *list = ch->g->items[k];
+		int			parent = *d;
+
+		dim_set(&s->dims[(*d)++], list, compile, k, -1, ch->g->keys[k]->s);
+		if (k != ch->opl)
+			continue;
+		for (int e = 0; e < list->n; e++)
+		{
+			const PyVal *entry = list->items[e];
+
+			for (int j = 0; j < entry->n; j++)
+			{
+				SpaceDim   *sd = &s->dims[(*d)++];
+
+				dim_set(sd, entry->items[j], compile, k, j, entry->keys[j]->s);
+				sd->pub.parent = parent;
+				sd->pub.parent_choice = e;
+			}
+		}
+	}
+}
+
+/* Dimensions of one grid: one per key, plus an optimizer entry's arguments. */
+static int
+grid_n_dims(const GridChoice *ch)
+{
+	int			n = ch->g->n;
+
+	if (ch->opl >= 0)
+		for (int e = 0; e < ch->g->items[ch->opl]->n; e++)
+			n += ch->g->items[ch->opl]->items[e]->n;
+	return n;
+}
+
+/* The dimensions of the checked grids of s (random search's rules). */
+static DlStatus
+space_dims(Search *s)
+{
+	int			d = 0;
+
+	s->n_dims = 1 + grid_n_dims(&s->compile) + grid_n_dims(&s->fit);
+	s->dims = arena_alloc(s->arena, sizeof(SpaceDim) * (size_t) s->n_dims, s->err);
+	s->slots = s->dims ? arena_alloc(s->arena, sizeof(PyVal) * (size_t) s->n_dims, s->err) : NULL;
+	if (s->slots == NULL)
+		return s->err->code;
+	dim_set(&s->dims[d++], NULL, false, -1, -1, "model_id");
+	s->dims[0].pub.n_choices = s->nids;
+	grid_dims(s, &s->compile, true, &d);
+	grid_dims(s, &s->fit, false, &d);
+	return DL_OK;
+}
+
+int
+dl_search_space_n_dims(const DlSearchSpace *s)
+{
+	return s->n_dims;
+}
+
+const DlSpaceDim *
+dl_search_space_dim(const DlSearchSpace *s, int d)
+{
+	return &s->dims[d].pub;
+}
+
+bool
+dl_search_space_active(const DlSearchSpace *s, const double *point, int d)
+{
+	const DlSpaceDim *dim = &s->dims[d].pub;
+
+	return dim->parent < 0 || point[dim->parent] == (double) dim->parent_choice;
+}
+
+double
+dl_space_coord(const DlSpaceDim *dim, double x)
+{
+	switch (dim->kind)
+	{
+		case DL_SPACE_LOG:
+			return log10(x);
+		case DL_SPACE_LOG_NEAR_ONE:
+			return log10(1.0 - x);
+		default:
+			return x;
+	}
+}
+
+double
+dl_space_value(const DlSpaceDim *dim, double t)
+{
+	switch (dim->kind)
+	{
+		case DL_SPACE_LOG:
+			return pow(10.0, t);
+		case DL_SPACE_LOG_NEAR_ONE:
+			return 1.0 - pow(10.0, t);
+		default:
+			return t;
+	}
+}
+
+void
+dl_space_coord_bounds(const DlSpaceDim *dim, double *lo, double *hi)
+{
+	if (dim->kind == DL_SPACE_LOG_NEAR_ONE)
+	{
+		/* decreasing: the high bound is the low coordinate */
+		*lo = log10(1.0 - dim->high);
+		*hi = log10(1.0 - dim->low);
 	}
 	else
 	{
-		/* log_near_one: 1 - 10^uniform(log10(1 - hi), log10(1 - lo)) */
-		double		a = log10(1.0 - hi),
-					b = log10(1.0 - lo);
-
-		slot->f = 1.0 - pow(10.0, a + (b - a) * u);
+		*lo = dl_space_coord(dim, dim->low);
+		*hi = dl_space_coord(dim, dim->high);
 	}
-	return slot;
 }
 
-/*
- * One grid's values for one random configuration, in MADlib's draw order;
- * slots and oslots hold the values drawn from distributions.
- */
-static void
-sample_grid(DlRng *rng, GridChoice *ch, PyVal *slots, PyVal *oslots)
+void
+dl_search_space_seed(DlRng *rng, int64_t random_state, int k)
 {
-	const PyVal *g = ch->g;
+	uint64_t	base;
 
-	for (int k = 0; k < g->n; k++)
+	dl_rng_seed(rng, (uint64_t) random_state);
+	base = dl_rng_next(rng);
+	dl_rng_seed(rng, base + (uint64_t) k);
+}
+
+void
+dl_search_space_sample(const DlSearchSpace *s, DlRng *rng, double *point)
+{
+	for (int d = 0; d < s->n_dims; d++)
 	{
-		if (k == ch->opl)
-		{
-			const PyVal *entries = g->items[k];
-			const PyVal *entry = entries->items[dl_rng_below(rng, (uint64_t) entries->n)];
+		const DlSpaceDim *dim = &s->dims[d].pub;
+		double		lo,
+					hi;
 
-			ch->entry = entry;
-			for (int j = 0; j < entry->n; j++)
-				ch->ovals[j] = sample_choice(rng, entry->items[j], &oslots[j]);
-		}
+		if (!dl_search_space_active(s, point, d))
+			point[d] = NAN;
+		else if (dim->kind == DL_SPACE_CHOICE)
+			point[d] = (double) dl_rng_below(rng, (uint64_t) dim->n_choices);
 		else
-			ch->vals[k] = sample_choice(rng, g->items[k], &slots[k]);
+		{
+			dl_space_coord_bounds(dim, &lo, &hi);
+			point[d] = dl_space_value(dim, lo + (hi - lo) * dl_rng_uniform(rng));
+		}
 	}
+}
+
+/* The number of probes dimension d adds: its other choices, or its high bound. */
+static int
+probes_of(const DlSpaceDim *dim)
+{
+	return dim->kind == DL_SPACE_CHOICE ? dim->n_choices - 1 : 1;
+}
+
+int
+dl_search_space_n_probes(const DlSearchSpace *s)
+{
+	int			n = 1;
+
+	for (int d = 0; d < s->n_dims; d++)
+		n += probes_of(&s->dims[d].pub);
+	return n;
+}
+
+void
+dl_search_space_probe(const DlSearchSpace *s, int i, double *point)
+{
+	int			target = -1;
+	int			alt = 0;
+
+	/* probe i > 0 is alternative `alt` of dimension `target` */
+	for (int d = 0, left = i - 1; i > 0 && d < s->n_dims; d++)
+	{
+		if (left < probes_of(&s->dims[d].pub))
+		{
+			target = d;
+			alt = left;
+			break;
+		}
+		left -= probes_of(&s->dims[d].pub);
+	}
+	for (int d = 0; d < s->n_dims; d++)
+	{
+		const DlSpaceDim *dim = &s->dims[d].pub;
+
+		if (!dl_search_space_active(s, point, d))
+			point[d] = NAN;
+		else if (d == target)
+			point[d] = dim->kind == DL_SPACE_CHOICE ? (double) (alt + 1) : dim->high;
+		else if (target >= 0 && d == s->dims[target].pub.parent)
+			point[d] = (double) s->dims[target].pub.parent_choice;
+		else
+			point[d] = dim->kind == DL_SPACE_CHOICE ? 0.0 : dim->low;
+	}
+}
+
+/* Is point in the space: choices in range, ranges finite, inactive ones NaN? */
+static bool
+point_valid(const Search *s, const double *point)
+{
+	for (int d = 0; d < s->n_dims; d++)
+	{
+		const DlSpaceDim *dim = &s->dims[d].pub;
+		double		v = point[d];
+
+		if (!dl_search_space_active(s, point, d))
+			continue;
+		if (dim->kind == DL_SPACE_CHOICE ? !(v >= 0 && v < dim->n_choices && v == floor(v))
+			: !isfinite(v))
+			return false;
+	}
+	return true;
+}
+
+/* Set the grids' choices (s->compile, s->fit) to those of a valid point. */
+static void
+space_choose(Search *s, const double *point)
+{
+	for (int d = 1; d < s->n_dims; d++)
+	{
+		SpaceDim   *sd = &s->dims[d];
+		GridChoice *ch = sd->compile ? &s->compile : &s->fit;
+		const PyVal *v;
+
+		if (!dl_search_space_active(s, point, d))
+			continue;
+		if (sd->pub.kind == DL_SPACE_CHOICE)
+			v = sd->list->items[(int) point[d]];
+		else
+		{
+			PyVal	   *slot = &s->slots[d];
+
+			memset(slot, 0, sizeof(*slot));
+			slot->kind = PY_FLOAT;
+			slot->pos = sd->list->pos;
+			slot->f = point[d];
+			v = slot;
+		}
+		if (sd->okey >= 0)
+			ch->ovals[sd->okey] = v;
+		else if (sd->key == ch->opl)
+			ch->entry = v;
+		else
+			ch->vals[sd->key] = v;
+	}
+}
+
+/* A copy of the row string in s->buf, through alloc. */
+static char *
+buf_copy(Search *s, const DlAllocator *alloc)
+{
+	char	   *p;
+
+	if (s->buf.failed)
+	{
+		dl_error_set(s->err, DL_ERR_NO_MEMORY, "out of memory building a configuration string");
+		return NULL;
+	}
+	p = dl_alloc(alloc, s->buf.len + 1, s->err);
+	if (p != NULL)
+	{
+		if (s->buf.len > 0)
+			memcpy(p, s->buf.data, s->buf.len);
+		p[s->buf.len] = '\0';
+	}
+	return p;
+}
+
+DlStatus
+dl_search_space_config(DlSearchSpace *s, const double *point, int32_t *model_id,
+					   char **compile_params, char **fit_params, const DlAllocator *alloc,
+					   DlError *err)
+{
+	*compile_params = *fit_params = NULL;
+	s->err = err;
+	if (!point_valid(s, point))
+		return dl_error_set(err, DL_ERR_INVALID_ARGUMENT, "a point outside the search space");
+	space_choose(s, point);
+	*model_id = s->ids[(int) point[0]];
+	row_string(&s->buf, &s->compile);
+	*compile_params = buf_copy(s, alloc);
+	if (*compile_params == NULL)
+		return err->code;
+	row_string(&s->buf, &s->fit);
+	*fit_params = buf_copy(s, alloc);
+	if (*fit_params == NULL)
+	{
+		dl_free(alloc, *compile_params);
+		*compile_params = NULL;
+		return err->code;
+	}
+	return DL_OK;
 }
 
 static DlStatus
@@ -1434,40 +1723,24 @@ random_search(Search *s)
 {
 	const DlModelSelectArgs *args = s->args;
 	DlRng		rng;
-	uint64_t	base = 0;
-	PyVal	   *cslots,
-			   *fslots,
-			   *oslots;
+	double	   *point = arena_alloc(s->arena, sizeof(double) * (size_t) s->n_dims, s->err);
 	DlStatus	rc;
 
-	cslots = arena_alloc(s->arena, sizeof(PyVal) * (size_t) (s->compile.g->n + 1), s->err);
-	fslots = cslots ? arena_alloc(s->arena, sizeof(PyVal) * (size_t) (s->fit.g->n + 1), s->err) : NULL;
-	oslots = fslots ? arena_alloc(s->arena, sizeof(PyVal) * (size_t) s->compile.maxopt, s->err) : NULL;
-	if (oslots == NULL)
+	if (point == NULL)
 		return s->err->code;
 	if ((rc = configs_alloc(s, args->num_configs)) != DL_OK)
 		return rc;
-
-	if (args->has_random_state)
-	{
-		dl_rng_seed(&rng, (uint64_t) args->random_state);
-		base = dl_rng_next(&rng);
-	}
-	else
+	if (!args->has_random_state)
 		dl_rng_seed(&rng, args->entropy);
-
 	for (int c = 0; c < args->num_configs; c++)
 	{
-		int32_t		id;
-
 		between_configs(s);
 		/* configuration c: reseed when random_state was given */
 		if (args->has_random_state)
-			dl_rng_seed(&rng, base + (uint64_t) c);
-		id = s->ids[dl_rng_below(&rng, (uint64_t) s->nids)];
-		sample_grid(&rng, &s->compile, cslots, oslots);
-		sample_grid(&rng, &s->fit, fslots, NULL);
-		if ((rc = config_add(s, id)) != DL_OK)
+			dl_search_space_seed(&rng, args->random_state, c);
+		dl_search_space_sample(s, &rng, point);
+		space_choose(s, point);
+		if ((rc = config_add(s, s->ids[(int) point[0]])) != DL_OK)
 			return rc;
 	}
 	return DL_OK;
@@ -1567,17 +1840,16 @@ cmp_int32(const void *a, const void *b)
 
 /* The model ids sorted and unique, in the arena. */
 static DlStatus
-unique_ids(Search *s)
+unique_ids(Search *s, const int32_t *model_ids, int n_model_ids)
 {
-	const DlModelSelectArgs *args = s->args;
-	int32_t    *ids = arena_alloc(s->arena, sizeof(int32_t) * (size_t) args->n_model_ids, s->err);
+	int32_t    *ids = arena_alloc(s->arena, sizeof(int32_t) * (size_t) n_model_ids, s->err);
 	int			n = 0;
 
 	if (ids == NULL)
 		return s->err->code;
-	memcpy(ids, args->model_ids, sizeof(int32_t) * (size_t) args->n_model_ids);
-	qsort(ids, (size_t) args->n_model_ids, sizeof(int32_t), cmp_int32);
-	for (int k = 0; k < args->n_model_ids; k++)
+	memcpy(ids, model_ids, sizeof(int32_t) * (size_t) n_model_ids);
+	qsort(ids, (size_t) n_model_ids, sizeof(int32_t), cmp_int32);
+	for (int k = 0; k < n_model_ids; k++)
 		if (n == 0 || ids[n - 1] != ids[k])
 			ids[n++] = ids[k];
 	s->ids = ids;
@@ -1603,6 +1875,33 @@ choice_arrays(Search *s, GridChoice *ch)
 	return ch->ovals != NULL ? DL_OK : s->err->code;
 }
 
+/*
+ * The ids and both grids of s (its arena and err set), parsed and checked
+ * by the rules of random or grid search; a random search's dimensions.
+ */
+static DlStatus
+read_grids(Search *s, const int32_t *model_ids, int n_model_ids, const char *compile_grid,
+		   const char *fit_grid, bool random)
+{
+	DlStatus	rc = unique_ids(s, model_ids, n_model_ids);
+
+	if (rc == DL_OK)
+		rc = parse_grid(compile_grid, "compile_params_grid", s->arena, &s->compile.g, s->err);
+	if (rc == DL_OK)
+		rc = parse_grid(fit_grid, "fit_params_grid", s->arena, &s->fit.g, s->err);
+	if (rc == DL_OK)
+		rc = check_grid(s->compile.g, "compile_params_grid", true, random, &s->compile.opl, s->err);
+	if (rc == DL_OK)
+		rc = check_grid(s->fit.g, "fit_params_grid", false, random, &s->fit.opl, s->err);
+	if (rc == DL_OK)
+		rc = choice_arrays(s, &s->compile);
+	if (rc == DL_OK)
+		rc = choice_arrays(s, &s->fit);
+	if (rc == DL_OK && random)
+		rc = space_dims(s);
+	return rc;
+}
+
 DlStatus
 dl_model_configs_generate(const DlModelSelectArgs *args, const DlAllocator *alloc,
 						  DlModelConfigs **out, DlError *err)
@@ -1626,19 +1925,8 @@ dl_model_configs_generate(const DlModelSelectArgs *args, const DlAllocator *allo
 		return err->code;
 	dl_strbuf_init(&s.buf, alloc);
 	s.out = arena_alloc(s.arena, sizeof(DlModelConfigs), err);
-	rc = s.out != NULL ? unique_ids(&s) : err->code;
-	if (rc == DL_OK)
-		rc = parse_grid(args->compile_grid, "compile_params_grid", s.arena, &s.compile.g, err);
-	if (rc == DL_OK)
-		rc = parse_grid(args->fit_grid, "fit_params_grid", s.arena, &s.fit.g, err);
-	if (rc == DL_OK)
-		rc = check_grid(s.compile.g, "compile_params_grid", true, random, &s.compile.opl, err);
-	if (rc == DL_OK)
-		rc = check_grid(s.fit.g, "fit_params_grid", false, random, &s.fit.opl, err);
-	if (rc == DL_OK)
-		rc = choice_arrays(&s, &s.compile);
-	if (rc == DL_OK)
-		rc = choice_arrays(&s, &s.fit);
+	rc = s.out != NULL ? read_grids(&s, args->model_ids, args->n_model_ids, args->compile_grid,
+									args->fit_grid, random) : err->code;
 	if (rc == DL_OK)
 		rc = random ? random_search(&s) : grid_search(&s);
 	dl_strbuf_free(&s.buf);
@@ -1657,4 +1945,50 @@ dl_model_configs_free(DlModelConfigs *c)
 {
 	if (c != NULL)
 		arena_free(c->arena);
+}
+
+DlStatus
+dl_search_space_create(const int32_t *model_ids, int n_model_ids, const char *compile_grid,
+					   const char *fit_grid, const DlAllocator *alloc, DlSearchSpace **out,
+					   DlError *err)
+{
+	MsArena    *arena;
+	Search	   *s;
+	DlStatus	rc;
+
+	*out = NULL;
+	if (n_model_ids < 1 || model_ids == NULL)
+	{
+		dl_error_set(err, DL_ERR_INVALID_ARGUMENT, "model_id_list is empty");
+		return dl_error_hint(err, "Give at least one model id of the model architecture table.");
+	}
+	arena = arena_create(alloc, err);
+	if (arena == NULL)
+		return err->code;
+	s = arena_alloc(arena, sizeof(Search), err);
+	if (s == NULL)
+	{
+		arena_free(arena);
+		return err->code;
+	}
+	s->arena = arena;
+	s->err = err;
+	dl_strbuf_init(&s->buf, &arena->alloc);	/* the arena's copy lives as long as s */
+	rc = read_grids(s, model_ids, n_model_ids, compile_grid, fit_grid, true);
+	if (rc != DL_OK)
+	{
+		dl_search_space_free(s);
+		return rc;
+	}
+	*out = s;
+	return DL_OK;
+}
+
+void
+dl_search_space_free(DlSearchSpace *s)
+{
+	if (s == NULL)
+		return;
+	dl_strbuf_free(&s->buf);
+	arena_free(s->arena);		/* s lives in it */
 }

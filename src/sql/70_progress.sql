@@ -1,4 +1,5 @@
--- 70_progress.sql: live progress of fit and fit_multiple (src/pg/api/progress.c).
+-- 70_progress.sql: live progress of fit, fit_multiple and madlib_keras_automl
+-- (src/pg/api/progress.c).
 -- The view madlib_dl.fit_progress reads slots in shared memory that the
 -- running fit / fit_multiple rewrites after every iteration, so another
 -- session sees each iteration as it ends (nothing is written to tables).
@@ -13,7 +14,8 @@ CREATE FUNCTION madlib_dl._progress(
     OUT models_done integer, OUT num_models integer,
     OUT best_metric double precision, OUT elapsed_seconds double precision,
     OUT seconds_left double precision,
-    OUT started_at timestamptz, OUT updated_at timestamptz)
+    OUT started_at timestamptz, OUT updated_at timestamptz,
+    OUT rung integer, OUT models_alive integer)
 RETURNS SETOF record
 AS 'MODULE_PATHNAME', 'madlib_dl__progress'
 LANGUAGE C VOLATILE PARALLEL RESTRICTED;
@@ -38,11 +40,11 @@ LANGUAGE C VOLATILE PARALLEL SAFE;
 CREATE VIEW madlib_dl.fit_progress AS
 SELECT run_id, pid, database, username, function, source_table, output_table,
        iteration, num_iterations, models_done, num_models, best_metric,
-       elapsed_seconds, seconds_left, started_at, updated_at
+       elapsed_seconds, seconds_left, started_at, updated_at, rung, models_alive
 FROM madlib_dl._progress();
 
 COMMENT ON VIEW madlib_dl.fit_progress IS
-'Runs of fit and fit_multiple in progress on this server, updated after every iteration '
+'Runs of fit, fit_multiple and madlib_keras_automl in progress on this server, updated after every iteration '
 'through shared memory. Needs shared_preload_libraries = ''madlib_dl'' (and a server restart); '
 'otherwise it is always empty. See docs/functions/fit_progress.md.';
 

@@ -17,7 +17,11 @@
  * 100000 configurations whose strings are valid UTF-8 when the input is;
  * random search must give the same rows again for the same random_state;
  * and with one allocation failing the call must give DL_ERR_NO_MEMORY
- * and leak nothing.
+ * and leak nothing.  A grid random search accepts is also a search space:
+ * a TPE search over it (scores from the configurations' strings) must
+ * propose only points whose strings can be written, and leak nothing.
+ * The text is also read as automl_params for each method: accepted, or
+ * refused with a well-formed error.
  *
  * IDENTIFICATION
  *	  test/fuzz/fuzz_grid.c
@@ -29,6 +33,7 @@
 #include <string.h>
 
 #include "fuzz_util.h"
+#include "madlib_dl/dl_automl.h"
 #include "madlib_dl/dl_model_select.h"
 #include "madlib_dl/dl_pylit.h"
 
@@ -152,7 +157,102 @@ fuzz_generate(const char *grid, uint8_t mode)
 	FUZZ_NO_LEAKS(&counter);
 }
 
+/* A score from a configuration's strings (FNV-1a), so that TPE has something to learn. */
+static double
+string_score(const char *a, const char *b)
+{
+	uint64_t	h = 1469598103934665603ULL;
+
+	for (const char *p = a; *p; p++)
+		h = (h ^ (uint8_t) *p) * 1099511628211ULL;
+	for (const char *p = b; *p; p++)
+		h = (h ^ (uint8_t) *p) * 1099511628211ULL;
+	return (double) (h % 1000) / 1000.0;
+}
+
+/* A random-search grid as a search space: a TPE search over it. */
+static void
+fuzz_search(const char *grid, uint8_t mode)
+{
+	static const int32_t ids[] = {3, 1, 3};
+	FuzzAllocCounter counter;
+	DlAllocator alloc = fuzz_allocator(&counter);
+	DlSearchSpace *s = NULL;
+	DlAutoml   *am = NULL;
+	DlAutomlParams p;
+	DlAutomlJob job;
+	DlError		err;
+	int			n = 0;
+
+	dl_error_clear(&err);
+	if (dl_search_space_create(ids, 3, (mode & 2) ? FIXED_COMPILE : grid, (mode & 2) ? grid : "{}",
+							   &alloc, &s, &err) != DL_OK)
+	{
+		FUZZ_CHECK(s == NULL, "a space after an error");
+		FUZZ_NO_LEAKS(&counter);
+		return;
+	}
+	FUZZ_CHECK(dl_automl_params_parse(DL_AUTOML_HYPEROPT, "num_configs=6, num_iterations=1", &p, &err) == DL_OK,
+			   "hyperopt params");
+	FUZZ_CHECK(dl_automl_create(&p, s, 2, true, mode, 0, &alloc, &am, &err) == DL_OK, "create: %s", err.msg);
+	for (;;)
+	{
+		int			started[2];
+		int			k = 0;
+
+		while (k < 2 && dl_automl_next(am, &job, &err))
+			started[k++] = job.config;
+		FUZZ_CHECK(err.code == DL_OK, "a proposal failed: %s", err.msg);
+		if (k == 0)
+			break;
+		for (int i = 0; i < k; i++)
+		{
+			int32_t		id;
+			char	   *cp,
+					   *fp;
+
+			FUZZ_CHECK(dl_search_space_config(s, dl_automl_point(am, started[i]), &id, &cp, &fp, &alloc,
+											  &err) == DL_OK, "a proposal outside the space: %s", err.msg);
+			FUZZ_CHECK(id == 1 || id == 3, "model id %d", id);
+			dl_automl_report(am, started[i], string_score(cp, fp));
+			dl_free(&alloc, cp);
+			dl_free(&alloc, fp);
+			n++;
+		}
+	}
+	FUZZ_CHECK(n == 6, "%d configurations of 6", n);
+	dl_automl_free(am);
+	dl_search_space_free(s);
+	FUZZ_NO_LEAKS(&counter);
+}
+
+/* The text as automl_params of each method. */
+static void
+fuzz_automl_params(const char *text)
+{
+	size_t		len = strlen(text);
+
+	for (int m = 0; m < 3; m++)
+	{
+		DlAutomlParams p;
+		DlError		err;
+		DlStatus	st;
+
+		dl_error_clear(&err);
+		st = dl_automl_params_parse((DlAutomlMethod) m, text, &p, &err);
+		if (st != DL_OK)
+		{
+			fuzz_check_error_in(st, &err, (const uint8_t *) text, len);
+			continue;
+		}
+		FUZZ_CHECK(dl_automl_max_configs(&p) >= 1 && dl_automl_max_configs(&p) <= DL_AUTOML_MAX_CONFIGS &&
+				   dl_automl_max_iterations(&p) >= 1 &&
+				   dl_automl_max_iterations(&p) <= DL_AUTOML_MAX_ITERATIONS, "params out of range");
+	}
+}
+
 int			LLVMFuzzerTestOneInput(const uint8_t *data, size_t size);
+
 
 int
 LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
@@ -169,6 +269,9 @@ LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 	fuzz_lexer(s, size - 1, DL_PYLIT_STRICT);
 	fuzz_lexer(s, size - 1, DL_PYLIT_LENIENT);
 	fuzz_generate(s, data[0]);
+	if (data[0] & 1)
+		fuzz_search(s, data[0]);
+	fuzz_automl_params(s);
 	free(s);
 	return 0;
 }

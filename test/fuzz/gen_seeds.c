@@ -79,7 +79,8 @@ string_seeds(const char *target, const char *const *seeds, size_t n)
 
 /*
  * Grids for fuzz_grid: the first byte picks the search ('0', '2' grid;
- * '1', '3' random) and the grid ('0', '1' compile; '2', '3' fit).
+ * '1', '3' random) and the grid ('0', '1' compile; '2', '3' fit); the
+ * last ones are automl_params.
  */
 static const char *const grid_seeds[] = {
 	("0{'loss': ['categorical_crossentropy'], 'optimizer_params_list': [ {'optimizer': ['SGD'], "
@@ -98,6 +99,10 @@ static const char *const grid_seeds[] = {
 	"2 {'batch_size': [[[[64]]]], 'x': [None, (1, 2)]} ",
 	"2{'batch_size': [64, 1x]}",
 	"2{}",
+	/* automl_params (every input is also read as them) */
+	"0R=9, eta=3, skip_last=1",
+	"0num_configs=8, num_iterations=2, algorithm='rand'",
+	"0r=6,ETA=3,num_configs=4,",
 };
 
 /* A blob of arch a with optimizer choice byte0 after a training step, and its weights. */

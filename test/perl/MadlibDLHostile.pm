@@ -678,6 +678,9 @@ my @ROLES = (
 	[ qr/./, qr/^(buffer_size|num_classes|ncls|n_classes)$/, 'null' ],
 	[ qr/./, qr/^(normalizing_const)$/, 'one' ],
 	[ qr/./, qr/^search_type$/, 'search' ],
+	[ qr/./, qr/^automl_method$/, 'automl' ],
+	[ qr/./, qr/^automl_params$/, 'automlp' ],
+	[ qr/./, qr/^schedule_table$/, 'out' ],
 	[ qr/./, qr/^pred_type$/, 'pred' ],
 	[ qr/./, qr/^distribution_rules$/, 'rules' ],
 	[ qr/./, qr/^(class_values)$/, 'classes' ],
@@ -753,6 +756,8 @@ sub good_value
 	return q{'{1}'} if $role eq 'ids' || ($role eq 'one' && $arr);
 	return '16' if $role eq 'batch';
 	return q{'grid'} if $role eq 'search';
+	return q{'hyperopt'} if $role eq 'automl';
+	return q{'num_configs=1, num_iterations=1'} if $role eq 'automlp';
 	return $type =~ /int/ ? '1' : $type =~ /double|real/ ? '0.5' : q{'response'} if $role eq 'pred';
 	return q{'2'} if $role eq 'rules';
 	return q{'{Iris-setosa,Iris-versicolor,Iris-virginica}'} if $role eq 'classes';
@@ -845,6 +850,13 @@ sub hostile_values
 		  if $role eq 'search';
 		@extra = (v('prob', q{'prob'}), v('response', q{'response'}), v('ref', q{'ref'}), v('prob_3', q{'prob_3'}))
 		  if $role eq 'pred';
+		@extra = (v('hyperband', q{'hyperband'}), v('asha', q{'asha'}), v('HYPEROPT', q{'HYPEROPT'}), v('bayes', q{'bayes'}))
+		  if $role eq 'automl';
+		@extra = (
+			v('R=100000,eta=2', q{'R=100000, eta=2'}), v('num_configs=1024', q{'num_configs=1024, num_iterations=100000'}),
+			v('R=2^31', q{'R=2147483648'}), v('trailing =', q{'R='}), v('eta=0', q{'eta=0'}), v('algorithm quote', q{'algorithm='''}),
+			v('R=3,eta=3', q{'R=3, eta=3'}), v('skip_last=-1', q{'skip_last=-1'}))
+		  if $role eq 'automlp';
 		@extra = (
 			v('all_segments', q{'all_segments'}), v('gpu_segments', q{'gpu_segments'}), v('{0}', q{'{0}'}),
 			v('-1', q{'-1'}), v('0', q{'0'}), v('2^31-1', q{'2147483647'}), v('1e9', q{'1e9'}), v('{1,2,3}', q{'{1,2,3}'}))

@@ -83,13 +83,17 @@ sub own_flow
 		  "SELECT madlib_dl.generate_model_configs('arch', 'mst_grid', ARRAY[1], \$\$$cgrid\$\$, \$\$$fgrid\$\$)",
 		'fit_multiple' =>
 		  "SELECT madlib_dl.madlib_keras_fit_multiple_model('packed', 'fm_model', 'mst', 2, FALSE, 'test_packed')",
+		'madlib_keras_automl' =>
+		  "SELECT madlib_dl.madlib_keras_automl('packed', 'am_model', 'arch', 'am_mst', ARRAY[1], \$\$$cgrid\$\$, \$\$$fgrid\$\$, 'hyperopt', 'num_configs=2, num_iterations=1', 1, NULL, FALSE, 'test_packed')",
+		'hyperband_schedule' => "SELECT madlib_dl.hyperband_schedule('hb_sched', 9)",
 		'delete_keras_model' => "SELECT madlib_dl.delete_keras_model('arch', 2)",
 		'keras_model_summary' => "SELECT count(*) FROM madlib_dl.keras_model_summary((SELECT model_arch FROM arch WHERE model_id = 1))",
 	);
 	my @order = (
 		'load_keras_model', 'training_preprocessor_dl', 'validation_preprocessor_dl', 'fit',
 		'fit (warm start)', 'evaluate', 'predict', 'predict_byom', 'load_model_selection_table',
-		'generate_model_configs', 'fit_multiple', 'delete_keras_model', 'keras_model_summary');
+		'generate_model_configs', 'fit_multiple', 'madlib_keras_automl', 'hyperband_schedule',
+		'delete_keras_model', 'keras_model_summary');
 	for my $step (@order)
 	{
 		SKIP:
@@ -159,6 +163,18 @@ my @denied = (
 		"SELECT madlib_dl.madlib_keras_fit_multiple_model('packed', 'x_fm', 'bob.mst', 1)" ],
 	[ 'fit_multiple reads bob.packed',
 		"SELECT madlib_dl.madlib_keras_fit_multiple_model('bob.packed', 'x_fm', 'mst', 1)" ],
+	[ 'madlib_keras_automl reads bob.packed',
+		"SELECT madlib_dl.madlib_keras_automl('bob.packed', 'x_am', 'arch', 'x_am_mst', ARRAY[1], \$\$$cgrid\$\$, \$\$$fgrid\$\$)" ],
+	[ 'madlib_keras_automl reads bob.arch',
+		"SELECT madlib_dl.madlib_keras_automl('packed', 'x_am', 'bob.arch', 'x_am_mst', ARRAY[1], \$\$$cgrid\$\$, \$\$$fgrid\$\$)" ],
+	[ 'madlib_keras_automl reads bob.test_packed (validation)',
+		"SELECT madlib_dl.madlib_keras_automl('packed', 'x_am', 'arch', 'x_am_mst', ARRAY[1], \$\$$cgrid\$\$, \$\$$fgrid\$\$, 'hyperband', NULL, NULL, NULL, FALSE, 'bob.test_packed')" ],
+	[ 'madlib_keras_automl creates a table in schema bob',
+		"SELECT madlib_dl.madlib_keras_automl('packed', 'bob.x_am', 'arch', 'x_am_mst', ARRAY[1], \$\$$cgrid\$\$, \$\$$fgrid\$\$)" ],
+	[ 'madlib_keras_automl creates its model selection table in schema bob',
+		"SELECT madlib_dl.madlib_keras_automl('packed', 'x_am', 'arch', 'bob.x_am_mst', ARRAY[1], \$\$$cgrid\$\$, \$\$$fgrid\$\$)" ],
+	[ 'hyperband_schedule creates a table in schema bob',
+		"SELECT madlib_dl.hyperband_schedule('bob.x_sched', 9)" ],
 );
 my $bob_before = $node->safe_psql('postgres',
 	"SELECT string_agg(c.relname || ':' || c.reltuples, ',' ORDER BY c.relname) FROM pg_class c "

@@ -324,6 +324,37 @@ is($coord->safe_psql('postgres', "SELECT (madlib_dl._job_transport('p4')).*"), '
 mop_compare('p4', 4, 'K < N', iters => 2, val => 1);
 mop_compare('p2', 2, 'K > N', iters => 2, val => 1);
 
+# --- madlib_keras_automl over the cluster vs one server ----------------
+# Hyperband (every configuration in one session) and TPE (a session per
+# batch): the same configurations, decisions and weights as on the workers
+# transport, whose 4 segments are the cluster's 4 partitions.
+my $am_cgrid = q|$${'loss': ['categorical_crossentropy'], 'metrics': ['accuracy'], |
+  . q|'optimizer_params_list': [{'optimizer': ['Adam'], 'lr': [0.001, 0.1, 'log']}]}$$|;
+my $am_fgrid = q|$${'batch_size': [8, 16], 'epochs': [1]}$$|;
+for my $m ([ 'hyperband', 'R=3, eta=3', 3 ], [ 'hyperopt', 'num_configs=3, num_iterations=2', 2 ])
+{
+	my ($method, $params, $iters) = @$m;
+	my $run = sub {
+		my ($tr) = @_;
+		my $how = $tr ? "num_segments => 4, transport => '$tr'" : 'transport => NULL';
+		return $coord->safe_psql('postgres',
+			"SET client_min_messages = warning; SELECT string_agg(r.mst_key || ':' || md5(r.model_weights) "
+			  . "|| ':' || r.rung_promoted::text || ':' || r.compile_params, ',' ORDER BY r.mst_key) "
+			  . "FROM madlib_dl._automl_run(madlib_dl._make_train_job('p4', 'attributes', 'class_text', "
+			  . "ARRAY[(SELECT model_arch::text FROM arch WHERE model_id = 1)], ARRAY[''], $iters, "
+			  . "validation => 'v', val_x_col => 'attributes', val_y_col => 'class_text', "
+			  . "mst_keys => ARRAY[1], $how), '$method', '$params', $am_cgrid, $am_fgrid, 7) r");
+	};
+	my $px = $run->(undef);
+	like($px, qr/^1:[0-9a-f]{32}:/, "automl $method over the cluster trains its configurations");
+	is($px, $run->('workers'), "automl $method over the cluster: identical to the workers transport");
+}
+$coord->safe_psql('postgres', "SET client_min_messages = warning; "
+	  . "SELECT madlib_dl.madlib_keras_automl('p4', 'api_automl', 'arch', 'api_automl_mst', ARRAY[1], "
+	  . "$am_cgrid, $am_fgrid, 'hyperband', 'R=3, eta=3', 7, NULL, FALSE, 'v')");
+is($coord->safe_psql('postgres', 'SELECT count(*) FROM api_automl_info'), '5',
+	'madlib_keras_automl on a distributed table writes its tables');
+
 # --- fit (model averaging) over the cluster vs one server --------------
 for my $case (['p4', 4], ['p2', 2])
 {

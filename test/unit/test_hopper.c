@@ -290,10 +290,37 @@ test_bad_config(void **state)
 	assert_no_leaks(&c);
 }
 
+/*
+ * The hopper keeps a copy of the caller's allocator: a driver that made it
+ * from an allocator on its stack adds models and frees it later.  Here
+ * the allocator given is overwritten right after the hopper is made.
+ */
+static void
+test_allocator_copied(void **state)
+{
+	TestAllocCounter c;
+	DlAllocator *a = malloc(sizeof(DlAllocator));
+	double		cost[2] = {1, 2};
+	DlHopperConfig cfg = {2, 2, cost, 7};
+	DlHopper   *h;
+	DlError		err;
+
+	assert_non_null(a);
+	*a = test_allocator(&c);
+	assert_int_equal(dl_hopper_create(&cfg, a, &h, &err), DL_OK);
+	memset(a, 0, sizeof(*a));	/* what a dangling pointer would find */
+	for (int k = 0; k < 40; k++)	/* enough to grow the arrays */
+		assert_int_equal(dl_hopper_add_model(h, 1.0, &err), 2 + k);
+	dl_hopper_free(h);
+	free(a);
+	assert_no_leaks(&c);
+}
+
 int
 main(void)
 {
 	const struct CMUnitTest tests[] = {
+		cmocka_unit_test(test_allocator_copied),
 		cmocka_unit_test(test_rotation),
 		cmocka_unit_test(test_visit_order),
 		cmocka_unit_test(test_divergence_and_changes),

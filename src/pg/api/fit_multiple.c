@@ -28,7 +28,8 @@
  *	    status, metric history, the schedule, and its own training and
  *	    waiting seconds.
  * A model whose training diverges (NaN/inf) keeps the state it had before
- * that visit and stops; the others go on.
+ * that visit and stops; the others go on.  Steps 2 to 5 are also
+ * madlib_keras_automl's (automl.c), through fit_multiple.h.
  *
  * The result of model k depends only on its definition, its initial state
  * and the order of segments it visits (fixed by the hopper), never on
@@ -58,6 +59,7 @@
 #include "madlib_dl/dl_hopper.h"
 #include "madlib_dl/dl_params.h"
 
+#include "fit_multiple.h"
 #include "history.h"
 #include "job.h"
 #include "pg_glue.h"
@@ -66,56 +68,17 @@
 #include "progress.h"
 #include "transport.h"
 
-/* What the leader knows about one model configuration. */
-typedef struct FmModel
+/* 2. Every model's description, from its parsed configuration. */
+void
+dl_fm_describe(FmRun *r, MemoryContext cxt, int64 n_points)
 {
-	int32		mst_key;
-	Size		state_size;		/* dl_blob_size */
-	double		cost;			/* parameters x epochs: the hopper's estimate */
-	DlMetricKind metric;
-	char		metric_name[64];	/* as compile_params wrote it, e.g. top_3_accuracy */
-	bool		has_metric;
-	bool		higher_is_better;	/* its metric is an accuracy */
-	bool		diverged;
-	DlPgHistory history;
-	double		train_seconds;	/* its steps' own time, on whichever segment */
-	double		finished_at;	/* seconds from the start to its last step */
-} FmModel;
-
-/* One fit_multiple in progress. */
-typedef struct FmRun
-{
-	DlPgTrainJob job;
-	int			K;
-	FmModel    *models;			/* (K) */
-	DlHopper   *hopper;
-	DlTransport *segs;
-	int			launched;		/* segments that run without the leader */
-	bool		has_val;
-	int		   *seg_model;		/* (nseg) model on each segment, -1 idle */
-	double	   *win_loss;		/* (K, W) training loss sums per iteration of a round */
-	int64	   *win_n;			/* (K, W) */
-	ArrayType  *schedule;		/* mst_key at each place, NULL for an empty one */
-	instr_time	start;
-} FmRun;
-
-/* 2. Every model's description, from its parsed configuration; the hopper. */
-static void
-fm_describe(FmRun *r, MemoryContext cxt)
-{
-	int			K = r->K;
-	double	   *cost = palloc(sizeof(double) * K);	/* (K) */
-	int64		n_points = dl_limits_metric_points(r->job.num_iterations, r->job.freq);
-	DlAllocator alloc = dl_pg_allocator(cxt);
-	DlHopperConfig hc;
-	DlError		err;
-
-	r->models = palloc0(sizeof(FmModel) * K);
-	for (int k = 0; k < K; k++)
+	r->models = palloc0(sizeof(FmModel) * r->K);
+	for (int k = 0; k < r->K; k++)
 	{
 		FmModel    *fm = &r->models[k];
 		DlPgModel  *m;
 		DlMemoryEstimate est;
+		char		name[64];
 
 		CHECK_FOR_INTERRUPTS();
 		fm->mst_key = r->job.mst_keys[k];
@@ -123,22 +86,68 @@ fm_describe(FmRun *r, MemoryContext cxt)
 							  r->job.fits[k], cxt);
 		dl_pg_model_estimate(m, DL_PG_MODEL_STATE, 0, &est);
 		fm->state_size = (Size) est.state_blob;	/* the job's check bounded it */
-		fm->cost = cost[k] = (double) m->spec->n_params * (double) m->fit.epochs;
+		fm->cost = (double) m->spec->n_params * (double) m->fit.epochs;
 		fm->metric = m->compile.metric;
-		(void) dl_compile_params_metric_name(&m->compile, fm->metric_name, sizeof(fm->metric_name));
+		strlcpy(fm->metric_name, dl_compile_params_metric_name(&m->compile, name, sizeof(name)),
+				sizeof(fm->metric_name));
 		fm->has_metric = m->compile.metric != DL_METRIC_NONE;
 		fm->higher_is_better = fm->has_metric && fm->metric != DL_METRIC_MAE &&
 			fm->metric != DL_METRIC_MSE;
 		dl_pg_model_free(m);
 		dl_pg_history_init(&fm->history, n_points);
 	}
-	hc.n_models = K;
+}
+
+/* 2. The hopper: the seeded visit order of the models, sorted by cost. */
+void
+dl_fm_make_hopper(FmRun *r, const int *models, const int64 *offsets, int n, MemoryContext cxt)
+{
+	double	   *cost = palloc(sizeof(double) * n);	/* (n) */
+	DlAllocator alloc = dl_pg_allocator(cxt);
+	DlHopperConfig hc;
+	DlError		err;
+
+	for (int h = 0; h < n; h++)
+		cost[h] = r->models[models != NULL ? models[h] : h].cost;
+	if (models != NULL)
+	{
+		r->hop_cap = Max(n, 16);
+		r->hop_model = palloc(sizeof(int) * r->hop_cap);
+		r->hop_offset = palloc(sizeof(int64) * r->hop_cap);
+		memcpy(r->hop_model, models, sizeof(int) * n);
+		for (int h = 0; h < n; h++)
+			r->hop_offset[h] = offsets != NULL ? offsets[h] : 0;
+	}
+	hc.n_models = n;
 	hc.n_segments = r->job.nseg;
 	hc.cost = cost;
 	hc.seed = r->job.schedule_seed;
 	dl_error_clear(&err);
 	dl_pg_check(dl_hopper_create(&hc, &alloc, &r->hopper, &err), &err);
 	pfree(cost);
+}
+
+int
+dl_fm_hop_add(FmRun *r, int k, int64 offset)
+{
+	DlError		err;
+	int			h;
+
+	if (r->hop_model == NULL)
+		elog(ERROR, "madlib_dl: this hopper takes no models between rounds");
+	dl_error_clear(&err);
+	h = dl_hopper_add_model(r->hopper, r->models[k].cost, &err);
+	if (h < 0)
+		dl_pg_report(&err);
+	if (h >= r->hop_cap)
+	{
+		r->hop_cap = Max(h + 1, r->hop_cap * 2);
+		r->hop_model = repalloc(r->hop_model, sizeof(int) * r->hop_cap);
+		r->hop_offset = repalloc(r->hop_offset, sizeof(int64) * r->hop_cap);
+	}
+	r->hop_model[h] = k;
+	r->hop_offset[h] = offset;
+	return h;
 }
 
 /* The schedule column: the mst_key at each place of the hopper, in caller. */
@@ -164,46 +173,46 @@ fm_schedule(FmRun *r, MemoryContext caller)
 	return a;
 }
 
-/* 3. The segments, one slot per model, and every model's initial state in its slot. */
-static void
-fm_start(FmRun *r, MemoryContext cxt)
+/* 3. The segments, one slot per model (sized by its state). */
+void
+dl_fm_start(FmRun *r, MemoryContext cxt)
 {
 	DlSegModelDef *defs = palloc(sizeof(DlSegModelDef) * r->K);
 	Size	   *sizes = palloc(sizeof(Size) * r->K);
 	DlSegSetup	setup;
-	DlError		err;
 
 	for (int k = 0; k < r->K; k++)
 		sizes[k] = r->models[k].state_size;
 	dl_pg_job_setup(&r->job, defs, &setup);
 	setup.n_slots = r->K;
 	setup.slot_sizes = sizes;
-	dl_progress_begin("fit_multiple", dl_progress_relname(r->job.source), NULL,
-					  r->job.num_iterations, r->K);
 	r->segs = dl_transport_start(&setup, cxt);
 	r->launched = r->segs->n_own;
-
-	/* build each model once, write its state straight into its slot, free it */
-	dl_error_clear(&err);
-	for (int k = 0; k < r->K; k++)
-	{
-		DlPgModel  *m;
-		size_t		size;
-
-		CHECK_FOR_INTERRUPTS();
-		m = dl_pg_model_initial(r->job.archs[k], r->job.compiles[k], r->job.fits[k],
-								r->job.inits[k], cxt);
-		dl_pg_check(dl_blob_size(m->model, &size, &err), &err);
-		if (size != sizes[k])
-			elog(ERROR, "madlib_dl: state of mst_key %d has %zu bytes, %zu were estimated",
-				 r->models[k].mst_key, size, sizes[k]);
-		dl_pg_check(dl_blob_write(m->model, 0, dl_transport_slot(r->segs, k), size, &err), &err);
-		dl_transport_set_slot_len(r->segs, k, size);
-		dl_pg_model_free(m);
-	}
 	r->seg_model = palloc(sizeof(int) * r->job.nseg);
+	r->seg_hop = palloc(sizeof(int) * r->job.nseg);
 	for (int sg = 0; sg < r->job.nseg; sg++)
-		r->seg_model[sg] = -1;
+		r->seg_model[sg] = r->seg_hop[sg] = -1;
+}
+
+/* 3. Build model k once, write its initial state straight into its slot, free it. */
+void
+dl_fm_init_state(FmRun *r, int k, MemoryContext cxt)
+{
+	DlPgModel  *m;
+	size_t		size;
+	DlError		err;
+
+	CHECK_FOR_INTERRUPTS();
+	dl_error_clear(&err);
+	m = dl_pg_model_initial(r->job.archs[k], r->job.compiles[k], r->job.fits[k],
+							r->job.inits[k], cxt);
+	dl_pg_check(dl_blob_size(m->model, &size, &err), &err);
+	if (size != r->models[k].state_size)
+		elog(ERROR, "madlib_dl: state of mst_key %d has %zu bytes, %zu were estimated",
+			 r->models[k].mst_key, size, r->models[k].state_size);
+	dl_pg_check(dl_blob_write(m->model, 0, dl_transport_slot(r->segs, k), size, &err), &err);
+	dl_transport_set_slot_len(r->segs, k, size);
+	dl_pg_model_free(m);
 }
 
 /* Is model a's latest score better than b's?  by_metric: compare metrics. */
@@ -328,19 +337,20 @@ fm_offer(FmRun *r)
 		{
 			DlSegCommand cmd;
 			int64		it;
-			int			k;
+			int			h;
 
 			if ((sg < r->launched) != (pass == 0) || r->seg_model[sg] >= 0)
 				continue;
-			k = dl_hopper_next(r->hopper, sg, &it);
-			if (k < 0)
+			h = dl_hopper_next(r->hopper, sg, &it);
+			if (h < 0)
 				continue;
 			memset(&cmd, 0, sizeof(cmd));
 			cmd.kind = DL_SEG_CMD_TRAIN;
-			cmd.model = cmd.slot = k;
-			cmd.iteration = it;
+			cmd.model = cmd.slot = dl_fm_hop_model(r, h);
+			cmd.iteration = it - (r->hop_offset != NULL ? r->hop_offset[h] : 0);
 			cmd.catch_divergence = true;
-			r->seg_model[sg] = k;
+			r->seg_model[sg] = cmd.model;
+			r->seg_hop[sg] = h;
 			dl_transport_submit(r->segs, sg, &cmd);
 		}
 }
@@ -351,10 +361,11 @@ fm_step_done(FmRun *r, int sg, int64 first, int W)
 {
 	const DlSegStats *st = dl_transport_stats(r->segs, sg);
 	int			k = r->seg_model[sg];
+	int			h = r->seg_hop[sg];
 	FmModel    *fm = &r->models[k];
-	int64		it = dl_hopper_iteration(r->hopper, k);
+	int64		it = dl_hopper_iteration(r->hopper, h);
 
-	r->seg_model[sg] = -1;
+	r->seg_model[sg] = r->seg_hop[sg] = -1;
 	fm->train_seconds += st->seconds;
 	fm->finished_at = dl_pg_seconds_since(r->start);
 	if (st->diverged)
@@ -362,34 +373,37 @@ fm_step_done(FmRun *r, int sg, int64 first, int W)
 		fm->diverged = true;
 		ereport(NOTICE,
 				(errmsg("model mst_key %d diverged in iteration " INT64_FORMAT " on segment %d and stops: %s",
-						fm->mst_key, it, sg, st->message),
+						fm->mst_key, it - (r->hop_offset != NULL ? r->hop_offset[h] : 0), sg, st->message),
 				 errdetail("Its weights are the last finite ones and its metrics so far are kept; the other models go on."),
 				 errhint("Lower the learning rate of this configuration, or scale the input features.")));
 	}
-	else
+	else if (r->win_loss != NULL)
 	{
 		/* added in the model's own visiting order: deterministic */
 		r->win_loss[k * W + (it - first)] += st->train_loss_sum;
 		r->win_n[k * W + (it - first)] += st->train_n;
 	}
-	dl_hopper_done(r->hopper, k, st->diverged);
+	dl_hopper_done(r->hopper, h, st->diverged);
 }
 
 /*
  * 4. Train iterations first..target (target a metrics point): every live
- * model visits every segment once per iteration, in the hopper's order,
- * without a barrier; NOTICEs for the iterations before target that every
- * live model has finished.
+ * hopper model visits every segment once per iteration, in the hopper's
+ * order, without a barrier; with win_loss, NOTICEs for the iterations
+ * before target that every live model has finished.
  */
-static void
-fm_train_round(FmRun *r, int first, int target)
+void
+dl_fm_train_round(FmRun *r, int first, int target)
 {
 	int			W = target - first + 1;
-	int			noticed = first - 1;	/* iterations reported so far */
+	int			noticed = r->win_loss != NULL ? first - 1 : target;	/* iterations reported so far */
 	int			sg;
 
-	memset(r->win_loss, 0, sizeof(double) * r->K * W);
-	memset(r->win_n, 0, sizeof(int64) * r->K * W);
+	if (r->win_loss != NULL)
+	{
+		memset(r->win_loss, 0, sizeof(double) * r->K * W);
+		memset(r->win_n, 0, sizeof(int64) * r->K * W);
+	}
 	dl_hopper_begin_round(r->hopper, first, target);
 	for (;;)
 	{
@@ -429,25 +443,30 @@ submit_eval(FmRun *r, int sg, int k, int it)
 }
 
 /*
- * 4. The metrics point it: every live model on every segment.  Segment s
- * evaluates alive[(s + i) mod na] for i = 0..na-1, each segment at its
- * own pace (slots are only read, so two segments may read one at once);
- * the sums are kept per (model, segment) and added in segment order.
+ * 4. The metrics point it of models[0..n-1] (na of them not diverged) on
+ * every segment.  Segment s evaluates alive[(s + i) mod na] for i =
+ * 0..na-1, each segment at its own pace (slots are only read, so two
+ * segments may read one at once); the sums are kept per (model, segment)
+ * and added in segment order.
  */
-static void
-fm_evaluate(FmRun *r, int it)
+void
+dl_fm_evaluate(FmRun *r, int it, const int *models, const int *iters, int n)
 {
 	int			nseg = r->job.nseg;
-	int		   *alive = palloc(sizeof(int) * r->K);
+	int		   *alive = palloc(sizeof(int) * Max(n, 1));
+	int		   *alive_it = palloc(sizeof(int) * Max(n, 1));
 	DlSegStats *ev = palloc0(sizeof(DlSegStats) * r->K * nseg);	/* (K, nseg) */
 	int		   *next = palloc0(sizeof(int) * nseg);	/* (nseg) evaluations given */
 	int			na = 0;
 	int			sg;
 	double		now;
 
-	for (int k = 0; k < r->K; k++)
-		if (!r->models[k].diverged)
-			alive[na++] = k;
+	for (int i = 0; i < n; i++)
+		if (!r->models[models[i]].diverged)
+		{
+			alive_it[na] = iters != NULL ? iters[i] : it;
+			alive[na++] = models[i];
+		}
 	for (int pass = 0; pass < 2 && na > 0; pass++)
 		for (sg = 0; sg < nseg; sg++)
 			if ((sg < r->launched) == (pass == 0))
@@ -467,16 +486,17 @@ fm_evaluate(FmRun *r, int it)
 		memset(&sums, 0, sizeof(sums));
 		for (sg = 0; sg < nseg; sg++)
 			dl_pg_eval_sums_add(&sums, &ev[alive[a] * nseg + sg]);
-		(void) dl_pg_history_add(&r->models[alive[a]].history, it, &sums, now);
+		(void) dl_pg_history_add(&r->models[alive[a]].history, alive_it[a], &sums, now);
 	}
 	pfree(ev);
 	pfree(next);
+	pfree(alive_it);
 	pfree(alive);
 }
 
 /* 5. Model k's final weights, straight from its state slot (no model is built). */
-static bytea *
-fm_final_weights(FmRun *r, int k)
+bytea *
+dl_fm_final_weights(FmRun *r, int k)
 {
 	const uint8 *w;
 	size_t		n;
@@ -532,6 +552,7 @@ madlib_dl__fit_multiple_run(PG_FUNCTION_ARGS)
 	MemoryContext fcxt;
 	FmRun		r;
 	bytea	  **weights;
+	int		   *alive;
 
 	if (PG_ARGISNULL(0))
 		ereport(ERROR,
@@ -551,18 +572,28 @@ madlib_dl__fit_multiple_run(PG_FUNCTION_ARGS)
 
 	fcxt = AllocSetContextCreate(caller, "madlib_dl fit_multiple", ALLOCSET_DEFAULT_SIZES);
 	MemoryContextSwitchTo(fcxt);
-	fm_describe(&r, fcxt);
+	dl_fm_describe(&r, fcxt, dl_limits_metric_points(r.job.num_iterations, r.job.freq));
+	dl_fm_make_hopper(&r, NULL, NULL, r.K, fcxt);
 	r.schedule = fm_schedule(&r, rsinfo->econtext->ecxt_per_query_memory);
-	fm_start(&r, fcxt);
+	dl_progress_begin("fit_multiple", dl_progress_relname(r.job.source), NULL,
+					  r.job.num_iterations, r.K);
+	dl_fm_start(&r, fcxt);
+	for (int k = 0; k < r.K; k++)
+		dl_fm_init_state(&r, k, fcxt);
 	r.win_loss = MemoryContextAllocHuge(fcxt, mul_size(sizeof(double), mul_size(r.K, r.job.freq)));
 	r.win_n = MemoryContextAllocHuge(fcxt, mul_size(sizeof(int64), mul_size(r.K, r.job.freq)));
+	alive = palloc(sizeof(int) * r.K);
 	for (int first = 1; first <= r.job.num_iterations;)
 	{
 		int			target = Min(((first + r.job.freq - 1) / r.job.freq) * r.job.freq,
 								 r.job.num_iterations);
+		int			na = 0;
 
-		fm_train_round(&r, first, target);
-		fm_evaluate(&r, target);
+		dl_fm_train_round(&r, first, target);
+		for (int k = 0; k < r.K; k++)
+			if (!r.models[k].diverged)
+				alive[na++] = k;
+		dl_fm_evaluate(&r, target, alive, NULL, na);
 		fm_notice(&r, target, r.win_loss + (target - first), r.win_n + (target - first),
 				  target - first + 1);
 		first = target + 1;
@@ -571,7 +602,7 @@ madlib_dl__fit_multiple_run(PG_FUNCTION_ARGS)
 	MemoryContextSwitchTo(rsinfo->econtext->ecxt_per_query_memory);
 	weights = palloc(sizeof(bytea *) * r.K);
 	for (int k = 0; k < r.K; k++)
-		weights[k] = fm_final_weights(&r, k);
+		weights[k] = dl_fm_final_weights(&r, k);
 	MemoryContextSwitchTo(fcxt);
 	dl_transport_finish(r.segs);
 	dl_progress_end();

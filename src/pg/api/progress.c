@@ -1,7 +1,8 @@
 /*-------------------------------------------------------------------------
  *
  * progress.c
- *	  Live progress of fit and fit_multiple in shared memory (progress.h),
+ *	  Live progress of fit, fit_multiple and madlib_keras_automl in shared
+ *	  memory (progress.h),
  *	  and the SQL functions behind the view madlib_dl.fit_progress.
  *
  * Layout: one DlProgressShared in the main shared memory segment, made by
@@ -81,6 +82,8 @@ typedef struct DlProgressSlot
 	double		best_metric;	/* NaN: none yet */
 	double		elapsed_s;
 	double		eta_s;			/* NaN: unknown */
+	int32		rung;			/* AutoML: the highest rung training; -1: none */
+	int32		models_alive;	/* AutoML: configurations training; -1: none */
 } DlProgressSlot;
 
 typedef struct DlProgressShared
@@ -291,6 +294,7 @@ dl_progress_begin(const char *function, const char *source, const char *output,
 	s->best_metric = get_float8_nan();
 	s->elapsed_s = 0;
 	s->eta_s = get_float8_nan();
+	s->rung = s->models_alive = -1;
 	SpinLockRelease(&s->mutex);
 }
 
@@ -321,6 +325,20 @@ dl_progress_update(int iteration, int models_done, double best_metric,
 	s->elapsed_s = elapsed_s;
 	s->eta_s = eta_s;
 	s->updated = now;
+	SpinLockRelease(&s->mutex);
+}
+
+void
+dl_progress_set_stage(int rung, int models_alive)
+{
+	DlProgressSlot *s;
+
+	if (dl_progress == NULL || my_slot < 0)
+		return;
+	s = &dl_progress->slots[my_slot];
+	SpinLockAcquire(&s->mutex);
+	s->rung = rung;
+	s->models_alive = models_alive;
 	SpinLockRelease(&s->mutex);
 }
 
@@ -447,7 +465,7 @@ madlib_dl__progress_enabled(PG_FUNCTION_ARGS)
 	PG_RETURN_BOOL(dl_progress != NULL);
 }
 
-#define PROGRESS_COLS 16
+#define PROGRESS_COLS 18
 
 static Datum
 nan_or(double v, bool *isnull)
@@ -534,6 +552,10 @@ madlib_dl__progress(PG_FUNCTION_ARGS)
 		values[13] = nan_or(copy.eta_s < 0 ? get_float8_nan() : copy.eta_s, &nulls[13]);
 		values[14] = TimestampTzGetDatum(copy.started);
 		values[15] = TimestampTzGetDatum(copy.updated);
+		values[16] = Int32GetDatum(copy.rung);
+		nulls[16] = copy.rung < 0;
+		values[17] = Int32GetDatum(copy.models_alive);
+		nulls[17] = copy.models_alive < 0;
 		tuplestore_putvalues(rsinfo->setResult, rsinfo->setDesc, values, nulls);
 	}
 	return (Datum) 0;

@@ -53,8 +53,8 @@
 void		dl_progress_init(void);
 
 /*
- * Start tracking a run in this backend.  function: "fit" or
- * "fit_multiple"; source and output: table names as the user should read
+ * Start tracking a run in this backend.  function: "fit",
+ * "fit_multiple" or "madlib_keras_automl"; source and output: table names as the user should read
  * them (may be NULL; a NULL output takes the name last given to
  * madlib_dl._progress_label in this transaction, if any: a table the
  * caller may create or replace).  num_iterations
@@ -79,6 +79,14 @@ void		dl_progress_begin(const char *function, const char *source,
  */
 void		dl_progress_update(int iteration, int models_done, double best_metric,
 							   double elapsed_s, double eta_s);
+
+/*
+ * AutoML: the highest rung (or Hyperband round) a configuration trains in
+ * now, and how many configurations train (the view's rung and
+ * models_alive; NULL for the other functions).  No-op when no run is
+ * tracked.
+ */
+void		dl_progress_set_stage(int rung, int models_alive);
 
 /* Stop tracking the run (frees its slot).  No-op when none is tracked. */
 void		dl_progress_end(void);
