@@ -14,8 +14,10 @@
 -- path (fit.c, fit_multiple.c).  Each round of steps is one proxy call
 -- (_px_round -> _px_step): SPLIT the (segment, model state, model,
 -- iteration) lists, RUN ON the segments; each node runs the step
--- aggregate (_gp_fit_segment or _gp_eval_segment, 75_step.sql) on its
--- rows of that segment and returns the result.  The steps and the
+-- (_px_node_run, src/pg/runtime/node.c) on its rows of that segment and
+-- returns the result, keeping the partition in its backend for the
+-- call's next hops when it fits the node's madlib_dl.partition_memory;
+-- the call's end (_px_release) drops it.  The steps and the
 -- schedule are those of every transport, so the weights are
 -- byte-identical to training on one server on the same packed table.
 -- Only model states move.
@@ -28,7 +30,7 @@
 --     plproxy_setup / plproxy_create_cluster / plproxy_distribute;
 --   * only where the plproxy extension exists: the proxy functions
 --     (LANGUAGE plproxy) _px_prepare, _px_insert, _px_publish, _px_step,
---     _px_ping, made by madlib_dl.plproxy_setup(): at install time when
+--     _px_release, _px_ping, made by madlib_dl.plproxy_setup(): at install time when
 --     plproxy is already there, else call it after CREATE EXTENSION
 --     plproxy.
 --
@@ -361,14 +363,16 @@ BEGIN
 END
 $$;
 
--- The steps of one round on this node: for each i, the step aggregate
--- (_gp_fit_segment when train, else _gp_eval_segment) with the step
--- (states[i], archs[i], compiles[i], fits[i], iterations[i], segs[i]) on
--- segment segs[i] of table source; its madlib_dl._step_result as columns
--- (state NULL: unchanged, as for a segment without rows here).
+-- The steps of one round on this node: for each i, the step (_px_node_run,
+-- src/pg/runtime/node.c: training when train, else evaluation) with
+-- (states[i], archs[i], compiles[i], fits[i], iterations[i], segs[i],
+-- use_caching) on segment segs[i] of table source; its
+-- madlib_dl._step_result as columns (state NULL: unchanged, as for a
+-- segment without rows here).  call_id names the fit or fit_multiple call:
+-- a partition cached on its first hop serves the call's next hops.
 CREATE FUNCTION madlib_dl._px_node_step(cluster text, source text[], x_col text, y_col text,
     train boolean, segs integer[], states bytea[], archs text[], compiles text[], fits text[],
-    iterations integer[],
+    iterations integer[], call_id bigint, use_caching boolean,
     OUT seg integer, OUT state bytea, OUT loss_sum double precision, OUT metric_sum double precision,
     OUT n bigint, OUT seconds double precision, OUT diverged text)
 RETURNS SETOF record
@@ -376,30 +380,55 @@ LANGUAGE plpgsql VOLATILE SECURITY INVOKER
 SET search_path = pg_catalog, pg_temp
 AS $$
 DECLARE
-    q text;
     k integer := coalesce(cardinality(segs), 0);
+    rel regclass;
 BEGIN
-    IF train IS NULL OR x_col IS NULL OR y_col IS NULL
+    IF train IS NULL OR x_col IS NULL OR y_col IS NULL OR call_id IS NULL
        OR ARRAY[cardinality(states), cardinality(archs), cardinality(compiles), cardinality(fits),
                 cardinality(iterations)] <> array_fill(k, ARRAY[5]) THEN
-        RAISE EXCEPTION 'a round of steps needs train, x_col, y_col and % elements in every list', k
+        RAISE EXCEPTION 'a round of steps needs train, x_col, y_col, call_id and % elements in every list', k
             USING ERRCODE = 'invalid_parameter_value',
                   HINT = 'Call fit or fit_multiple, which run the rounds.';
     END IF;
-    q := format('SELECT (a.r).* FROM (SELECT madlib_dl.%s($1) WITHIN GROUP'
-                ' (ORDER BY s.buffer_id, s.%I, s.%I, s.%I, s.%I) AS r'
-                '  FROM %s s WHERE s.__dist_key__ = $2) a',
-                CASE WHEN train THEN '_gp_fit_segment' ELSE '_gp_eval_segment' END,
-                y_col, x_col, y_col || '_shape', x_col || '_shape', madlib_dl._px_node_table(source));
+    rel := madlib_dl._px_node_table(source);
     FOR i IN 1 .. k LOOP
         seg := segs[i];
-        EXECUTE q INTO state, loss_sum, metric_sum, n, seconds, diverged
-          USING ROW(states[i], archs[i], compiles[i], fits[i], iterations[i], segs[i])::madlib_dl._step,
-                segs[i];
+        SELECT (r).state, (r).loss_sum, (r).metric_sum, (r).n, (r).seconds, (r).diverged
+          INTO state, loss_sum, metric_sum, n, seconds, diverged
+          FROM (SELECT madlib_dl._px_node_run(call_id, rel, x_col, y_col, train, segs[i],
+                    ROW(states[i], archs[i], compiles[i], fits[i], iterations[i], segs[i],
+                        use_caching)::madlib_dl._step) AS r) s;
         RETURN NEXT;
     END LOOP;
 END
 $$;
+
+-- The step of one segment on this node (src/pg/runtime/node.c); NULL for
+-- a segment without rows.
+CREATE FUNCTION madlib_dl._px_node_run(call_id bigint, rel regclass, x_col text, y_col text,
+    train boolean, seg integer, step madlib_dl._step)
+RETURNS madlib_dl._step_result
+AS 'MODULE_PATHNAME', 'madlib_dl__px_node_run'
+LANGUAGE C VOLATILE;
+
+-- Drop this backend's partitions of call call_id (NULL: of every call).
+CREATE FUNCTION madlib_dl._px_node_forget(call_id bigint)
+RETURNS integer
+AS 'MODULE_PATHNAME', 'madlib_dl__px_node_release'
+LANGUAGE C VOLATILE;
+
+-- The partitions this backend keeps for a call, and how many steps used each.
+CREATE FUNCTION madlib_dl._px_node_cached(OUT call_id bigint, OUT relid oid, OUT seg integer,
+    OUT rows bigint, OUT bytes bigint, OUT hits bigint)
+RETURNS SETOF record
+AS 'MODULE_PATHNAME', 'madlib_dl__px_node_cached'
+LANGUAGE C VOLATILE;
+
+-- The end of call call_id on this node (run on every partition by _px_release).
+CREATE FUNCTION madlib_dl._px_node_release(cluster text, call_id bigint)
+RETURNS integer
+LANGUAGE sql VOLATILE
+AS $$ SELECT madlib_dl._px_node_forget(call_id) $$;
 
 -- Answer a ping of partition part (its node is up and has madlib_dl).
 CREATE FUNCTION madlib_dl._px_node_ping(cluster text, part integer)
@@ -460,7 +489,7 @@ BEGIN
     EXECUTE $f$
     CREATE OR REPLACE FUNCTION madlib_dl._px_step(cluster text, source text[], x_col text, y_col text,
         train boolean, segs integer[], states bytea[], archs text[], compiles text[], fits text[],
-        iterations integer[],
+        iterations integer[], call_id bigint, use_caching boolean,
         OUT seg integer, OUT state bytea, OUT loss_sum double precision, OUT metric_sum double precision,
         OUT n bigint, OUT seconds double precision, OUT diverged text)
     RETURNS SETOF record AS $p$
@@ -468,6 +497,14 @@ BEGIN
         SPLIT segs, states, archs, compiles, fits, iterations;
         RUN ON segs;
         TARGET madlib_dl._px_node_step;
+    $p$ LANGUAGE plproxy
+    $f$;
+    EXECUTE $f$
+    CREATE OR REPLACE FUNCTION madlib_dl._px_release(cluster text, call_id bigint)
+    RETURNS SETOF integer AS $p$
+        CLUSTER madlib_dl._px_cluster_name(cluster);
+        RUN ON ALL;
+        TARGET madlib_dl._px_node_release;
     $p$ LANGUAGE plproxy
     $f$;
     EXECUTE $f$
@@ -480,7 +517,8 @@ BEGIN
     $f$;
     -- members of the extension, so that DROP EXTENSION drops them too
     IF EXISTS (SELECT 1 FROM pg_extension WHERE extname = 'madlib_dl') THEN
-        FOREACH f IN ARRAY ARRAY['_px_prepare', '_px_insert', '_px_publish', '_px_step', '_px_ping'] LOOP
+        FOREACH f IN ARRAY ARRAY['_px_prepare', '_px_insert', '_px_publish', '_px_step', '_px_release',
+                                 '_px_ping'] LOOP
             SELECT p.oid::regprocedure::text INTO sig FROM pg_proc p
              WHERE p.proname = f AND p.pronamespace = 'madlib_dl'::regnamespace;
             IF NOT EXISTS (SELECT 1 FROM pg_depend d
@@ -535,9 +573,10 @@ $$;
 -- call _px_step with these lists, each segment's result as a
 -- madlib_dl._step_result (NULL for a segment without rows).  An error of
 -- the call is raised again by _px_rethrow, naming the nodes that fail.
+-- call_id names the training call, use_caching is its flag.
 CREATE FUNCTION madlib_dl._px_round(cluster text, source text[], x_col text, y_col text,
     train boolean, segs integer[], states bytea[], archs text[], compiles text[], fits text[],
-    iterations integer[])
+    iterations integer[], call_id bigint, use_caching boolean)
 RETURNS TABLE (seg integer, result madlib_dl._step_result)
 LANGUAGE plpgsql VOLATILE SECURITY INVOKER
 SET search_path = pg_catalog, pg_temp
@@ -553,11 +592,29 @@ BEGIN
                    ROW(t.state, t.loss_sum, t.metric_sum, t.n, t.seconds, t.diverged)::madlib_dl._step_result
                END
           FROM madlib_dl._px_step(cluster, source, x_col, y_col, train, segs, states, archs, compiles,
-                                  fits, iterations) t;
+                                  fits, iterations, call_id, use_caching) t;
 EXCEPTION WHEN OTHERS THEN
     GET STACKED DIAGNOSTICS e_state = RETURNED_SQLSTATE, e_msg = MESSAGE_TEXT,
                             e_detail = PG_EXCEPTION_DETAIL, e_hint = PG_EXCEPTION_HINT;
     PERFORM madlib_dl._px_rethrow(cluster, e_state, e_msg, e_detail, e_hint);
+END
+$$;
+
+-- The end of training call call_id over cluster: every partition drops
+-- the partitions it kept for the call (_px_release).  A failure is a
+-- WARNING: the training is done, and the nodes drop them at their next
+-- call or when their connections close.
+CREATE FUNCTION madlib_dl._px_end_call(cluster text, call_id bigint)
+RETURNS void
+LANGUAGE plpgsql VOLATILE SECURITY INVOKER
+SET search_path = pg_catalog, pg_temp
+AS $$
+BEGIN
+    PERFORM madlib_dl._px_release(cluster, call_id);
+EXCEPTION WHEN OTHERS THEN
+    RAISE WARNING 'PL/Proxy cluster "%": the data nodes could not drop the partitions of this call: %',
+                  cluster, SQLERRM
+        USING HINT = 'They drop them at their next call, or when their connections close.';
 END
 $$;
 
