@@ -314,6 +314,9 @@ segment_execute(DlSegLocal *l, int seg, const DlSegCommand *cmd, DlSegStats *out
 	INSTR_TIME_SUBTRACT(dur, start);
 	st.seconds = INSTR_TIME_GET_DOUBLE(dur);
 	*out = st;
+	elog(DEBUG1, "madlib_dl: segment %d %s model %d in %.3f s, of which reading %.3f s (%s)",
+		 seg, cmd->kind == DL_SEG_CMD_TRAIN ? "trained" : "evaluated", cmd->model, st.seconds,
+		 st.read_seconds, tp->cached ? "cached" : "streamed");
 
 	error_context_stack = errcb.previous;
 }
