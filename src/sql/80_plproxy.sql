@@ -206,6 +206,30 @@ BEGIN
 END
 $$;
 
+-- Store the bytea columns of rel (the buffers) as the preprocessor does:
+-- out of line and uncompressed (compressing floats costs more than
+-- writing them, and training reads such buffers in slices).  Only when
+-- the connecting role owns rel (ALTER TABLE needs it); an existing table
+-- of another owner keeps its storage.
+CREATE FUNCTION madlib_dl._px_node_storage(rel regclass)
+RETURNS void
+LANGUAGE plpgsql VOLATILE SECURITY INVOKER
+SET search_path = pg_catalog, pg_temp
+AS $$
+DECLARE
+    c text;
+BEGIN
+    IF NOT EXISTS (SELECT 1 FROM pg_class k WHERE k.oid = rel AND pg_has_role(k.relowner, 'USAGE')) THEN
+        RETURN;
+    END IF;
+    FOR c IN SELECT a.attname FROM pg_attribute a
+              WHERE a.attrelid = rel AND a.attnum > 0 AND NOT a.attisdropped
+                AND a.atttypid = 'bytea'::regtype AND a.attstorage <> 'e' LOOP
+        EXECUTE format('ALTER TABLE %s ALTER COLUMN %I SET STORAGE EXTERNAL', rel, c);
+    END LOOP;
+END
+$$;
+
 -- The load of plproxy_distribute goes through a temporary table of the
 -- connection (one per partition): pg_temp.madlib_dl_px_load, with the
 -- columns colnames of types coltypes.  Nothing of the load is in the
@@ -276,9 +300,13 @@ BEGIN
                   HINT = 'Grant TEMPORARY on the database to the role on every data node.';
     END IF;
     DROP TABLE IF EXISTS pg_temp.madlib_dl_px_load;
+    -- the buffers stored as the preprocessor stores them: out of line,
+    -- uncompressed (compressing 1 GB of floats costs more than writing it,
+    -- and training reads such buffers in slices)
     EXECUTE format('CREATE TEMPORARY TABLE madlib_dl_px_load (%s)',
                    (SELECT string_agg(format('%I %s', c.n, c.t::regtype::text), ', ' ORDER BY c.i)
                       FROM unnest(colnames, coltypes) WITH ORDINALITY AS c(n, t, i)));
+    PERFORM madlib_dl._px_node_storage('pg_temp.madlib_dl_px_load'::regclass);
     RETURN 0;
 END
 $$;
@@ -301,18 +329,39 @@ BEGIN
 END
 $$;
 
--- Add rows (row_to_json of the coordinator's rows) to the load table.
-CREATE FUNCTION madlib_dl._px_node_insert(cluster text, tbl text[], segs integer[], rows json[])
+-- Add rows to the load table: row i is rows[i] (the columns that are not
+-- bytea, as JSON) with its bytea columns bcols[1] = b1[i] and bcols[2] =
+-- b2[i] (the buffers, which PL/Proxy sends in binary).
+CREATE FUNCTION madlib_dl._px_node_insert(cluster text, tbl text[], segs integer[], rows json[],
+    bcols text[], b1 bytea[], b2 bytea[])
 RETURNS integer
 LANGUAGE plpgsql VOLATILE SECURITY INVOKER
 SET search_path = pg_catalog, pg_temp
 AS $$
 DECLARE
     rel regclass := madlib_dl._px_node_load_table(tbl);
+    cols text;
+    vals text;
+    nb integer;
     n bigint;
 BEGIN
-    EXECUTE format('INSERT INTO %1$s SELECT * FROM json_populate_recordset(NULL::%1$s, array_to_json($1))', rel)
-    USING rows;
+    SELECT string_agg(format('%I', a.attname), ', ' ORDER BY a.attnum),
+           string_agg(CASE a.attname WHEN bcols[1] THEN 'u.v1' WHEN bcols[2] THEN 'u.v2'
+                                     ELSE format('(u.r).%I', a.attname) END, ', ' ORDER BY a.attnum),
+           count(*) FILTER (WHERE a.attname = ANY (bcols) AND a.atttypid = 'bytea'::regtype)
+      INTO cols, vals, nb
+      FROM pg_attribute a WHERE a.attrelid = rel AND a.attnum > 0 AND NOT a.attisdropped;
+    IF cardinality(bcols) IS DISTINCT FROM 2 OR nb <> 2
+       OR cardinality(rows) IS DISTINCT FROM cardinality(b1) OR cardinality(rows) IS DISTINCT FROM cardinality(b2) THEN
+        RAISE EXCEPTION 'a batch of rows for table "%.%" names bytea columns % of its columns, with % rows, % and % buffers',
+                        tbl[1], tbl[2], bcols, cardinality(rows), cardinality(b1), cardinality(b2)
+            USING ERRCODE = 'invalid_parameter_value',
+                  HINT = 'Call madlib_dl.plproxy_distribute, which sends the batches.';
+    END IF;
+    EXECUTE format('INSERT INTO %1$s (%2$s) SELECT %3$s'
+                   '  FROM (SELECT json_populate_record(NULL::%1$s, x.j) AS r, x.v1, x.v2'
+                   '          FROM unnest($1, $2, $3) AS x(j, v1, v2)) u', rel, cols, vals)
+    USING rows, b1, b2;
     GET DIAGNOSTICS n = ROW_COUNT;
     RETURN n;
 END
@@ -354,6 +403,7 @@ BEGIN
     SELECT string_agg(format('%I %s', c.n, c.t::regtype::text), ', ' ORDER BY c.i) INTO cols
       FROM unnest(colnames, coltypes) WITH ORDINALITY AS c(n, t, i);
     EXECUTE format('CREATE TABLE IF NOT EXISTS %I.%I (%s)', tbl[1], tbl[2], cols);
+    PERFORM madlib_dl._px_node_storage(madlib_dl._px_node_table(tbl));
     SELECT string_agg(format('%I', c), ', ') INTO cols FROM unnest(colnames) c;
     EXECUTE format('DELETE FROM %s WHERE __dist_key__ = ANY($1)', madlib_dl._px_node_table(tbl)) USING segs;
     EXECUTE format('INSERT INTO %s (%s) SELECT %s FROM %s', madlib_dl._px_node_table(tbl), cols, cols, load);
@@ -468,10 +518,11 @@ BEGIN
     $p$ LANGUAGE plproxy
     $f$;
     EXECUTE $f$
-    CREATE OR REPLACE FUNCTION madlib_dl._px_insert(cluster text, tbl text[], segs integer[], rows json[])
+    CREATE OR REPLACE FUNCTION madlib_dl._px_insert(cluster text, tbl text[], segs integer[], rows json[],
+        bcols text[], b1 bytea[], b2 bytea[])
     RETURNS SETOF integer AS $p$
         CLUSTER madlib_dl._px_cluster_name(cluster);
-        SPLIT segs, rows;
+        SPLIT segs, rows, b1, b2;
         RUN ON segs;
         TARGET madlib_dl._px_node_insert;
     $p$ LANGUAGE plproxy
@@ -736,7 +787,9 @@ $$;
 --   2. on every partition (_px_prepare): the schema, the rights of the
 --      connecting role, the columns of an existing table; an empty
 --      temporary load table;
---   3. the rows, in batches, into the load tables (_px_insert);
+--   3. the rows, in batches of up to batch_size buffers and 64 MB, into
+--      the load tables (_px_insert): the two buffer columns as bytea[],
+--      which PL/Proxy sends in binary, the other columns as JSON;
 --   4. on every partition, in one transaction each (_px_publish): the
 --      table made if absent, the loaded row counts checked, the
 --      segments' rows replaced.
@@ -759,6 +812,14 @@ DECLARE
     bad bigint;
     total bigint := 0;
     b record;
+    r record;
+    bcols text[];               -- the two bytea columns: sent in binary
+    batch_sql text;
+    lo integer;
+    hi integer;
+    n_in bigint := 0;
+    bytes_in bigint := 0;
+    cap constant bigint := 64 * 1024 * 1024;   -- bytes of buffers per batch, one buffer at least
     e_state text;
     e_msg text;
     e_detail text;
@@ -778,6 +839,21 @@ BEGIN
                         cluster, nseg
             USING ERRCODE = 'data_exception',
                   HINT = format('Preprocess with distribution_rules => ''%s'', the partition count of the cluster.', nseg);
+    END IF;
+    SELECT array_agg(a.attname::text ORDER BY a.attnum) INTO bcols
+      FROM pg_attribute a
+     WHERE a.attrelid = rel AND a.attnum > 0 AND NOT a.attisdropped AND a.atttypid = 'bytea'::regtype;
+    IF coalesce(cardinality(bcols), 0) <> 2 THEN
+        RAISE EXCEPTION 'packed_table "%" has % bytea columns, not the 2 buffer columns of a packed table',
+                        madlib_dl._table_label(tbl), coalesce(cardinality(bcols), 0)
+            USING ERRCODE = 'datatype_mismatch',
+                  HINT = 'Distribute a table made by training_preprocessor_dl, as it made it.';
+    END IF;
+    EXECUTE format('SELECT count(*) FROM %s WHERE buffer_id IS NULL', rel) INTO bad;
+    IF bad > 0 THEN
+        RAISE EXCEPTION 'packed_table "%" has % buffers without a buffer_id', madlib_dl._table_label(tbl), bad
+            USING ERRCODE = 'null_value_not_allowed',
+                  HINT = 'Preprocess the data again with training_preprocessor_dl.';
     END IF;
     EXECUTE format('SELECT count(*) FROM %s WHERE __dist_key__ IS NULL OR __dist_key__ < 0 OR __dist_key__ >= $1',
                    rel) INTO bad USING nseg;
@@ -804,15 +880,39 @@ BEGIN
        INTO counts USING nseg;
     BEGIN
     PERFORM madlib_dl._px_prepare(cluster, tbl, names, types, ARRAY(SELECT generate_series(0, nseg - 1)));
-    FOR b IN EXECUTE format(
-            'SELECT array_agg(t.__dist_key__ ORDER BY t.buffer_id) AS segs,'
-            '       array_agg(row_to_json(t) ORDER BY t.buffer_id) AS rows'
-            '  FROM (SELECT s.*, (row_number() OVER (ORDER BY s.buffer_id) - 1) / $1 AS batch FROM %s s) t'
-            ' GROUP BY t.batch ORDER BY t.batch', rel) USING batch_size LOOP
-        -- row_to_json(t) has the extra column batch: json_populate ignores it
-        PERFORM madlib_dl._px_insert(cluster, tbl, b.segs, b.rows);
-        total := total + array_length(b.segs, 1);
+    -- batches of up to batch_size buffers and 64 MB (one buffer at least),
+    -- in buffer_id order: the buffers as bytea[] (binary), the other
+    -- columns as JSON; each batch is read when it is sent
+    SELECT format('SELECT array_agg(t.__dist_key__ ORDER BY t.buffer_id) AS segs,'
+                  '       array_agg(json_build_object(%s) ORDER BY t.buffer_id) AS rows,'
+                  '       array_agg(t.%I ORDER BY t.buffer_id) AS b1, array_agg(t.%I ORDER BY t.buffer_id) AS b2'
+                  '  FROM %s t WHERE t.buffer_id BETWEEN $1 AND $2',
+                  string_agg(format('%L, t.%I', a.attname, a.attname), ', ' ORDER BY a.attnum),
+                  bcols[1], bcols[2], rel)
+      INTO batch_sql
+      FROM pg_attribute a
+     WHERE a.attrelid = rel AND a.attnum > 0 AND NOT a.attisdropped AND a.atttypid <> 'bytea'::regtype;
+    FOR r IN EXECUTE format('SELECT buffer_id, count(*) AS n, sum(octet_length(%I) + octet_length(%I)) AS bytes'
+                            '  FROM %s GROUP BY buffer_id ORDER BY buffer_id', bcols[1], bcols[2], rel) LOOP
+        IF n_in > 0 AND (n_in + r.n > batch_size OR bytes_in + coalesce(r.bytes, 0) > cap) THEN
+            EXECUTE batch_sql INTO b USING lo, hi;
+            PERFORM madlib_dl._px_insert(cluster, tbl, b.segs, b.rows, bcols, b.b1, b.b2);
+            total := total + cardinality(b.segs);
+            n_in := 0;
+            bytes_in := 0;
+        END IF;
+        IF n_in = 0 THEN
+            lo := r.buffer_id;
+        END IF;
+        hi := r.buffer_id;
+        n_in := n_in + r.n;
+        bytes_in := bytes_in + coalesce(r.bytes, 0);
     END LOOP;
+    IF n_in > 0 THEN
+        EXECUTE batch_sql INTO b USING lo, hi;
+        PERFORM madlib_dl._px_insert(cluster, tbl, b.segs, b.rows, bcols, b.b1, b.b2);
+        total := total + cardinality(b.segs);
+    END IF;
     PERFORM madlib_dl._px_publish(cluster, tbl, names, types, ARRAY(SELECT generate_series(0, nseg - 1)), counts);
     EXCEPTION WHEN OTHERS THEN
         GET STACKED DIAGNOSTICS e_state = RETURNED_SQLSTATE, e_msg = MESSAGE_TEXT,

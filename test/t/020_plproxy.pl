@@ -99,6 +99,10 @@ for my $t ('p4', 'p2')
 		is("@segs", "@expect_segs", "$t: node " . ($i + 1) . " holds segments @expect_segs");
 		is(join(',', @got), join(',', map { $want{$_} } @expect_segs),
 			"$t: node " . ($i + 1) . " rows equal the coordinator's");
+		is($nodes[$i]->safe_psql('postgres',
+				"SELECT string_agg(attstorage::text, ',') FROM pg_attribute "
+				  . "WHERE attrelid = '$t'::regclass AND atttypid = 'bytea'::regtype"),
+			'e,e', "$t: node " . ($i + 1) . " stores the buffers out of line, uncompressed");
 	}
 }
 ($rc, $out, $err) = $coord->psql('postgres', "SELECT madlib_dl.plproxy_distribute('p2', 'c4')");
