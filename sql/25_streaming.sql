@@ -19,6 +19,14 @@ SELECT g AS id, ARRAY(SELECT (random() * 2 - 1)::real FROM generate_series(1, 10
   FROM generate_series(1, 2600) g;
 SELECT madlib_dl.training_preprocessor_dl('wide', 'wide_p', 'y', 'x', 500, 1.0, NULL, '2');
 SELECT madlib_dl.validation_preprocessor_dl('wide', 'wide_v', 'y', 'x', 'wide_p');
+-- under a budget smaller than the packed data the preprocessor builds the
+-- buffers in several passes (one buffer each here): the same bytes
+SET madlib_dl.partition_memory = '1MB';
+SELECT madlib_dl.training_preprocessor_dl('wide', 'wide_p1', 'y', 'x', 500, 1.0, NULL, '2');
+RESET madlib_dl.partition_memory;
+SELECT (SELECT string_agg(md5(x) || md5(y) || x_shape::text || y_shape::text || __dist_key__, ',' ORDER BY buffer_id) FROM wide_p)
+     = (SELECT string_agg(md5(x) || md5(y) || x_shape::text || y_shape::text || __dist_key__, ',' ORDER BY buffer_id) FROM wide_p1)
+       AS same_buffers;
 -- the preprocessor stores buffers out of line and uncompressed
 SELECT count(*) AS buffers, bool_and(pg_column_compression(x) IS NULL) AS uncompressed,
        bool_and(pg_column_size(x) > 100000) AS out_of_line

@@ -27,6 +27,15 @@ RETURNS double precision
 AS 'MODULE_PATHNAME', 'madlib_dl__check_model_memory'
 LANGUAGE C VOLATILE PARALLEL SAFE;
 
+-- madlib_dl.partition_memory in bytes for a job of num_segments segments on
+-- this server: the setting, or its default rule (NULL: the default
+-- segment count).  The preprocessors bound the buffers they build at once
+-- by it.
+CREATE FUNCTION madlib_dl._partition_budget(num_segments integer)
+RETURNS bigint
+AS 'MODULE_PATHNAME', 'madlib_dl__partition_budget'
+LANGUAGE C STABLE PARALLEL SAFE;
+
 -- The partition budget madlib_dl.partition_memory (src/pg/runtime/
 -- partition.c): how fit and fit_multiple would place each segment's
 -- training partition of a packed table on this server's parallel

@@ -9,7 +9,8 @@
 #	  The same table cached (use_caching => true under a larger budget)
 #	  shows the partition in the workers' memory: the measurement sees it.
 #	  A table twice as large peaks the same.  Streamed and cached give
-#	  byte-identical weights.  Sized for CI: 24 and 48 MB of packed data,
+#	  byte-identical weights.  The preprocessor, which builds its buffers
+#	  a budget at a time, peaks the same with twice the data.  Sized for CI: 24 and 48 MB of packed data,
 #	  a budget of 8 MB.
 #
 # IDENTIFICATION
@@ -93,8 +94,9 @@ sub workers_of
 }
 
 # Run $sql in a background session with madlib_dl.partition_memory $mem;
-# sample the workers' RssAnon every 10 ms.  Returns (largest RssAnon of a
-# worker in MB, workers seen, stderr).
+# sample the workers' RssAnon every 10 ms, and the session's own backend.
+# Returns (largest RssAnon of a worker in MB, workers seen, stderr,
+# largest RssAnon of the backend in MB).
 sub peak_run
 {
 	my ($sql, $mem) = @_;
@@ -107,6 +109,7 @@ sub peak_run
 	bg_send($s, "$sql;\n\\echo $marker");
 	my %seen;
 	my $peak = 0;
+	my $own = 0;
 	my $deadline = time() + $PostgreSQL::Test::Utils::timeout_default;
 	while ($s->{stdout} !~ /$marker/ && time() < $deadline)
 	{
@@ -117,12 +120,14 @@ sub peak_run
 			$seen{$p} = 1;
 			$peak = $kb if $kb > $peak;
 		}
+		my $kb = rss_anon($leader);
+		$own = $kb if defined $kb && $kb > $own;
 		usleep(10_000);
 		$s->{run}->pump_nb();
 	}
 	my $err = $s->{stderr};
 	$s->quit;
-	return ($peak / 1024.0, scalar(keys %seen), $err);
+	return ($peak / 1024.0, scalar(keys %seen), $err, $own / 1024.0);
 }
 
 my ($base, $nb, $err0) = peak_run(
@@ -156,6 +161,31 @@ cmp_ok($cached, '>=', $streamed + $part_mb * 0.6,
 is($node->safe_psql('postgres',
 	'SELECT bool_and(s.model_weights = c.model_weights) FROM m_s s JOIN m_c c USING (mst_key)'),
 	't', 'streamed and cached weights are byte-identical');
+
+# The preprocessor builds the buffers a budget at a time (4 MB buffers,
+# one a pass under the 8 MB budget): its backend peaks the same with 24
+# and 48 MB of buffers, and lower than with a budget that holds them all.
+my (undef, undef, $err4, $pp24) = peak_run(
+	"SELECT madlib_dl.training_preprocessor_dl('big', 'big_p8', 'y', 'x', 1000, 1.0, NULL, '2')",
+	"${budget_mb}MB");
+is($err4, '', 'the preprocessor packs 24 MB under the budget');
+my (undef, undef, $err5, $pp48) = peak_run(
+	"SELECT madlib_dl.training_preprocessor_dl('big2', 'big2_p8', 'y', 'x', 1000, 1.0, NULL, '2')",
+	"${budget_mb}MB");
+is($err5, '', 'and 48 MB');
+cmp_ok(abs($pp48 - $pp24), '<=', 4,
+	sprintf('the preprocessor\'s backend peaks at %.1f MB (24 MB of buffers) and %.1f MB (48 MB)',
+		$pp24, $pp48));
+my (undef, undef, $err6, $pp48_1g) = peak_run(
+	"SELECT madlib_dl.training_preprocessor_dl('big2', 'big2_p1g', 'y', 'x', 1000, 1.0, NULL, '2')",
+	'1GB');
+is($err6, '', 'and 48 MB under a budget that holds every buffer');
+cmp_ok($pp48 + 5, '<=', $pp48_1g,
+	sprintf('which peaks higher: %.1f MB', $pp48_1g));
+is($node->safe_psql('postgres',
+	"SELECT (SELECT string_agg(md5(x) || md5(y), ',' ORDER BY buffer_id) FROM big2_p8)"
+	  . " = (SELECT string_agg(md5(x) || md5(y), ',' ORDER BY buffer_id) FROM big2_p1g)"),
+	't', 'with the same buffers');
 
 $node->stop;
 done_testing();

@@ -561,6 +561,21 @@ dl_limits_check_job(const DlPgJob *job)
  * SQL
  * --------------------------------------------------------------------- */
 
+PG_FUNCTION_INFO_V1(madlib_dl__partition_budget);
+
+/*
+ * madlib_dl._partition_budget(num_segments integer) RETURNS bigint: the
+ * per-segment budget in bytes (dl_limits_partition_budget) for a job of
+ * num_segments segments on this server (NULL: the default count).
+ */
+Datum
+madlib_dl__partition_budget(PG_FUNCTION_ARGS)
+{
+	int			nseg = PG_ARGISNULL(0) ? dl_seg_default_count() : PG_GETARG_INT32(0);
+
+	PG_RETURN_INT64((int64) dl_limits_partition_budget(Max(nseg, 1)));
+}
+
 /*
  * Element i of a text[] argument (NULL when the array or the element is
  * NULL), or ERROR when the array does not have n elements.
