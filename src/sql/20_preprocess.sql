@@ -46,7 +46,7 @@ CREATE AGGREGATE madlib_dl._pack_float32(anyarray, tid, integer, integer,
     SFUNC = madlib_dl._pack_float32_sfunc,
     STYPE = internal,
     FINALFUNC = madlib_dl._pack_final,
-    FINALFUNC_MODIFY = READ_ONLY
+    FINALFUNC_MODIFY = READ_WRITE
 );
 
 CREATE FUNCTION madlib_dl._pack_onehot_int16_sfunc(internal, integer, integer, integer, integer)
@@ -60,7 +60,7 @@ CREATE AGGREGATE madlib_dl._pack_onehot_int16(integer, integer, integer, integer
     SFUNC = madlib_dl._pack_onehot_int16_sfunc,
     STYPE = internal,
     FINALFUNC = madlib_dl._pack_final,
-    FINALFUNC_MODIFY = READ_ONLY
+    FINALFUNC_MODIFY = READ_WRITE
 );
 
 CREATE FUNCTION madlib_dl._pack_int16_array_sfunc(internal, anyarray, tid, integer, integer, integer)
@@ -74,7 +74,7 @@ CREATE AGGREGATE madlib_dl._pack_int16_array(anyarray, tid, integer, integer, in
     SFUNC = madlib_dl._pack_int16_array_sfunc,
     STYPE = internal,
     FINALFUNC = madlib_dl._pack_final,
-    FINALFUNC_MODIFY = READ_ONLY
+    FINALFUNC_MODIFY = READ_WRITE
 );
 
 -- A packed float32 buffer back as real[]: flat, or with the given shape,

@@ -618,14 +618,19 @@ madlib_dl__pack_int16_array_sfunc(PG_FUNCTION_ARGS)
 /*
  * _pack_final(state internal) RETURNS bytea
  *
- * The finished buffer.  FINALFUNC_MODIFY = READ_ONLY: the state is left
- * as it is (the executor copies the result out of the aggregate context).
+ * The finished buffer, copied into the caller's (the output tuple's)
+ * memory, and the state's buffer freed at once (FINALFUNC_MODIFY =
+ * READ_WRITE): the executor would otherwise copy the result out of the
+ * aggregate's context itself and keep both until the group's state is
+ * freed, so a buffer being written was held three times (state, result,
+ * tuple) instead of twice.
  */
 PG_FUNCTION_INFO_V1(madlib_dl__pack_final);
 Datum
 madlib_dl__pack_final(PG_FUNCTION_ARGS)
 {
 	PackState  *st;
+	bytea	   *out;
 
 	/* internal state: only an aggregate may hand one over */
 	if (!AggCheckCallContext(fcinfo, NULL))
@@ -633,10 +638,16 @@ madlib_dl__pack_final(PG_FUNCTION_ARGS)
 	if (PG_ARGISNULL(0))
 		PG_RETURN_NULL();
 	st = (PackState *) PG_GETARG_POINTER(0);
+	if (st->buf == NULL)
+		PACK_ERROR("madlib_dl packing: a buffer was finished twice");
 	if (st->filled != st->n)
 		PACK_ERROR("madlib_dl packing: buffer has " INT64_FORMAT " of its " INT64_FORMAT " rows",
 			 st->filled, st->n);
-	PG_RETURN_BYTEA_P(st->buf);
+	out = (bytea *) MemoryContextAllocHuge(CurrentMemoryContext, VARSIZE(st->buf));
+	memcpy(out, st->buf, VARSIZE(st->buf));
+	pfree(st->buf);
+	st->buf = NULL;
+	PG_RETURN_BYTEA_P(out);
 }
 
 /*
