@@ -90,14 +90,16 @@ sample_peak() {
   echo "$(echo "scale=1; $peak / 1024" | bc -l) $(echo "scale=1; $own / 1024" | bc -l)"
 }
 
-# Run SQL $2 with partition_memory $1; prints "seconds workers_mb backend_mb".
+# Run SQL $2 with partition_memory $1; prints "seconds workers_mb backend_mb
+# read_share": read_share is the part of the segments' step time spent
+# reading streamed partitions (the workers' DEBUG1 lines).
 timed_run() {
   local mem="$1" sql="$2" tmp pidf stopf t0 t1 peak
   tmp="$(mktemp -d)"; pidf="$tmp/pid"; stopf="$tmp/stop"
   t0="$(now)"
   {
     psql -X -q -At -v ON_ERROR_STOP=1 -d "$CONN" >"$tmp/out" 2>"$tmp/err" <<SQL
-SET client_min_messages = warning;
+SET client_min_messages = debug1;
 SET madlib_dl.partition_memory = '$mem';
 \o $pidf
 SELECT pg_backend_pid();
@@ -110,9 +112,12 @@ SQL
   peak="$(sample_peak "$(tr -d ' \n' <"$pidf" 2>/dev/null)" "$stopf")"
   wait
   t1="$(now)"
-  if [ "$(cat "$tmp/rc")" != 0 ]; then cat "$tmp/err" >&2; rm -rf "$tmp"; exit 1; fi
+  if [ "$(cat "$tmp/rc")" != 0 ]; then grep -v 'DEBUG:' "$tmp/err" >&2; rm -rf "$tmp"; exit 1; fi
+  share="$(awk '/madlib_dl: segment .* in .* s, of which reading/ {
+      for (i = 1; i <= NF; i++) { if ($i == "in") t += $(i + 1); if ($i == "reading") r += $(i + 1) }
+    } END { if (t > 0) printf "%.3f", r / t; else print "0" }' "$tmp/err")"
   rm -rf "$tmp"
-  echo "$(echo "$t1 - $t0" | bc -l) $peak"
+  echo "$(echo "$t1 - $t0" | bc -l) $peak $share"
 }
 
 # DROP_CACHES (for a dry run of COLD=1 without dropping anything: true)
@@ -137,7 +142,7 @@ PACKED="${P}_packed_${ROWS}_${SEGMENTS}"
 if [[ " $PARTS " == *" pp "* ]] || [ "$(psqlc -At -c "SELECT to_regclass('$PACKED') IS NOT NULL")" != t ]; then
   psqlc -c "SET client_min_messages = warning; DROP TABLE IF EXISTS $PACKED, ${PACKED}_summary"
   psqlc -c "CHECKPOINT"
-  read -r s _ peak < <(timed_run "$BUDGET" "SELECT madlib_dl.training_preprocessor_dl('$SRC', '$PACKED', 'y', 'x', NULL, 255, NULL, '$SEGMENTS')")
+  read -r s _ peak _ < <(timed_run "$BUDGET" "SELECT madlib_dl.training_preprocessor_dl('$SRC', '$PACKED', 'y', 'x', NULL, 255, NULL, '$SEGMENTS')")
   mb="$(psqlc -At -c "SELECT round(pg_total_relation_size('$PACKED') / 1048576.0)")"
   echo "preprocess rows $ROWS segments $SEGMENTS budget $BUDGET seconds $(fmt "$s") rows_per_s $(printf '%.0f' "$(div "$ROWS" "$s")") packed_mb $mb backend_peak_mb $peak"
 fi
@@ -164,7 +169,7 @@ SQL
 COMPILE="\$\$loss='categorical_crossentropy', optimizer='Adam(lr=0.001)', metrics=['accuracy']\$\$"
 
 run_pair() {  # kind label
-  local kind="$1" label="$2" out sql s_s s_c p_s p_c b_s b_c
+  local kind="$1" label="$2" out sql s_s s_c p_s p_c b_s b_c r_s r_c
   for mode in streamed cached; do
     out="${P}_${kind}_${mode}"
     psqlc -c "SET client_min_messages = warning; DROP TABLE IF EXISTS $out, ${out}_summary, ${out}_info"
@@ -175,14 +180,14 @@ run_pair() {  # kind label
     fi
     drop_caches
     if [ "$mode" = streamed ]; then
-      read -r s_s p_s b_s < <(timed_run "$BUDGET" "$sql")
+      read -r s_s p_s b_s r_s < <(timed_run "$BUDGET" "$sql")
     else
-      read -r s_c p_c b_c < <(timed_run "$CACHE_BUDGET" "$sql")
+      read -r s_c p_c b_c r_c < <(timed_run "$CACHE_BUDGET" "$sql")
     fi
   done
   local models=1; [ "$kind" = fm ] && models=4
   local trained=$((ROWS * ITER * models))
-  echo "$kind $label streamed seconds $(fmt "$s_s") rows_per_s $(printf '%.0f' "$(div "$trained" "$s_s")") worker_peak_mb $p_s backend_peak_mb $b_s budget $BUDGET"
+  echo "$kind $label streamed seconds $(fmt "$s_s") rows_per_s $(printf '%.0f' "$(div "$trained" "$s_s")") worker_peak_mb $p_s backend_peak_mb $b_s budget $BUDGET read_share $r_s"
   echo "$kind $label cached seconds $(fmt "$s_c") rows_per_s $(printf '%.0f' "$(div "$trained" "$s_c")") worker_peak_mb $p_c backend_peak_mb $b_c budget $CACHE_BUDGET"
   echo "$kind $label ratio_streamed_cached $(printf '%.3f' "$(div "$s_s" "$s_c")") identical $(psqlc -At -c "SELECT bool_and(s.model_weights = c.model_weights) FROM ${P}_${kind}_streamed s JOIN ${P}_${kind}_cached c ON $([ "$kind" = fit ] && echo true || echo 's.mst_key = c.mst_key')")"
 }
@@ -223,7 +228,7 @@ SELECT madlib_dl.load_model_selection_table('${P}_arch', '${P}_gmst', ARRAY[2],
   ARRAY[\$\$loss='categorical_crossentropy', optimizer='Adam(lr=0.001)', metrics=['accuracy']\$\$],
   ARRAY(SELECT format('batch_size=128, epochs=1, seed=%s', g) FROM generate_series(1, $k) g));
 SQL
-    read -r s _ _ < <(timed_run "$CACHE_BUDGET" "SELECT madlib_dl.fit_multiple('$gp', '${P}_gout', '${P}_gmst', $GRID_ITER)")
+    read -r s _ _ _ < <(timed_run "$CACHE_BUDGET" "SELECT madlib_dl.fit_multiple('$gp', '${P}_gout', '${P}_gmst', $GRID_ITER)")
     busy="$(psqlc -At -c "SELECT sum(training_seconds) FROM ${P}_gout_info")"
     par=$(( k < n ? k : n ))
     echo "grid K $k N $n seconds $(fmt "$s") wall_per_model_pass $(printf '%.4f' "$(div "$s" "$((k * GRID_ITER))")") cpu_per_model_pass $(printf '%.4f' "$(div "$busy" "$((k * GRID_ITER))")") hop_overhead $(printf '%.3f' "$(echo "1 - $busy / ($s * $par)" | bc -l)")"
