@@ -23,16 +23,18 @@
 #    the packed table's TOAST files after dropping the caches).
 # 4. The grid (GRID=1): fit_multiple of K = GRID_K small MLPs (784-32-10)
 #    on N = GRID_N segments (Fashion-MNIST's GRID_ROWS rows packed for each
-#    N), GRID_ITER iterations: the wall seconds per model-pass (one model
-#    over all rows once), the CPU seconds per model-pass (the models' own
-#    training_seconds), and the hop overhead: the share of the workers'
-#    time not spent in steps, 1 - sum(training_seconds) / (wall x min(K, N)).
+#    N), GRID_ITER iterations: the wall seconds of one iteration (the
+#    second, from the progress NOTICEs: no start-up, no final evaluation),
+#    per model-pass (one model over all rows once: iteration / K), the
+#    CPU seconds per model-pass (the models' own training_seconds), and
+#    the hop overhead: the share of the segments' time not spent in steps,
+#    1 - (sum(training_seconds) / iterations) / (iteration x min(K, N)).
 #
 # Environment (defaults: the full benchmark of issue 14):
 #   BASE_ROWS 60000  COPIES 10  SEGMENTS 2  BUDGET 128MB  CACHE_BUDGET 4GB
 #   ITER 2  COLD 0  PARTS "pp fit fm" (any of pp fit fm; the data is packed
 #   once and kept)  GRID 1  GRID_K "4 16 64"  GRID_N "2 4 8"
-#   GRID_ROWS 60000  GRID_ITER 1  BENCH_PREFIX scale
+#   GRID_ROWS 60000  GRID_ITER 3  BENCH_PREFIX scale
 # Needs a superuser connection (madlib_dl.partition_memory), the server
 # with max_parallel_workers >= max(SEGMENTS, GRID_N), and /proc.
 set -euo pipefail
@@ -42,7 +44,7 @@ BASE_ROWS="${BASE_ROWS:-60000}"; COPIES="${COPIES:-10}"; SEGMENTS="${SEGMENTS:-2
 BUDGET="${BUDGET:-128MB}"; CACHE_BUDGET="${CACHE_BUDGET:-4GB}"; ITER="${ITER:-2}"
 COLD="${COLD:-0}"; PARTS="${PARTS:-pp fit fm}"; GRID="${GRID:-1}"
 GRID_K="${GRID_K:-4 16 64}"; GRID_N="${GRID_N:-2 4 8}"; GRID_ROWS="${GRID_ROWS:-60000}"
-GRID_ITER="${GRID_ITER:-1}"; P="${BENCH_PREFIX:-scale}"
+GRID_ITER="${GRID_ITER:-3}"; P="${BENCH_PREFIX:-scale}"
 ROWS=$((BASE_ROWS * COPIES))
 psqlc() { psql -X -q -v ON_ERROR_STOP=1 -d "$CONN" "$@"; }
 now() { date +%s.%N; }
@@ -113,6 +115,7 @@ SQL
   wait
   t1="$(now)"
   if [ "$(cat "$tmp/rc")" != 0 ]; then grep -v 'DEBUG:' "$tmp/err" >&2; rm -rf "$tmp"; exit 1; fi
+  [ -n "${KEEP_LOG:-}" ] && cp "$tmp/err" "$KEEP_LOG"
   share="$(awk '/madlib_dl: segment .* in .* s, of which reading/ {
       for (i = 1; i <= NF; i++) { if ($i == "in") t += $(i + 1); if ($i == "reading") r += $(i + 1) }
     } END { if (t > 0) printf "%.3f", r / t; else print "0" }' "$tmp/err")"
@@ -228,9 +231,17 @@ SELECT madlib_dl.load_model_selection_table('${P}_arch', '${P}_gmst', ARRAY[2],
   ARRAY[\$\$loss='categorical_crossentropy', optimizer='Adam(lr=0.001)', metrics=['accuracy']\$\$],
   ARRAY(SELECT format('batch_size=128, epochs=1, seed=%s', g) FROM generate_series(1, $k) g));
 SQL
-    read -r s _ _ _ < <(timed_run "$CACHE_BUDGET" "SELECT madlib_dl.fit_multiple('$gp', '${P}_gout', '${P}_gmst', $GRID_ITER)")
+    log="$(mktemp)"
+    read -r s _ _ _ < <(KEEP_LOG="$log" timed_run "$CACHE_BUDGET" "SELECT madlib_dl.fit_multiple('$gp', '${P}_gout', '${P}_gmst', $GRID_ITER)")
     busy="$(psqlc -At -c "SELECT sum(training_seconds) FROM ${P}_gout_info")"
+    # an iteration's wall time from the progress NOTICEs: iteration 2 (no
+    # start-up, no final evaluation) when there are 3 or more, else the call
+    iter_wall="$(awk -v n="$GRID_ITER" '/NOTICE:  iteration [0-9]+ of/ {
+        for (i = 1; i <= NF; i++) if ($i == "s,") t[$3 + 0] = $(i - 1)
+      } END { if (n >= 3) printf "%.4f", t[2] - t[1]; else print "" }' "$log")"
+    rm -f "$log"
+    [ -n "$iter_wall" ] || iter_wall="$(div "$s" "$GRID_ITER")"
     par=$(( k < n ? k : n ))
-    echo "grid K $k N $n seconds $(fmt "$s") wall_per_model_pass $(printf '%.4f' "$(div "$s" "$((k * GRID_ITER))")") cpu_per_model_pass $(printf '%.4f' "$(div "$busy" "$((k * GRID_ITER))")") hop_overhead $(printf '%.3f' "$(echo "1 - $busy / ($s * $par)" | bc -l)")"
+    echo "grid K $k N $n seconds $(fmt "$s") iteration_s $iter_wall wall_per_model_pass $(printf '%.4f' "$(div "$iter_wall" "$k")") cpu_per_model_pass $(printf '%.4f' "$(div "$busy" "$((k * GRID_ITER))")") hop_overhead $(printf '%.3f' "$(echo "1 - ($busy / $GRID_ITER) / ($iter_wall * $par)" | bc -l)")"
   done
 done
