@@ -13,7 +13,8 @@
  * use_caching, and runs the step (runtime/step.c).  A partition that is
  * cached stays in this backend's memory for the next hops of the call:
  * the entry is keyed by the call (a random identifier the coordinator
- * draws for each call), the table's OID and relfilenode, and the segment.
+ * draws for each call), the table's OID and relfilenode, and the segment,
+ * and a backend keeps one entry at most.
  * A streamed partition is read again at every hop, under that hop's
  * snapshot (its TOAST pointers are never kept beyond a transaction).
  *
@@ -235,6 +236,13 @@ madlib_dl__px_node_run(PG_FUNCTION_ARGS)
 		if (fresh.cached)
 		{
 			NodeEntry  *e;
+
+			/*
+			 * one partition at a time: a call's backend serves one segment of
+			 * one table, and no caller can pile partitions up beyond the
+			 * budget
+			 */
+			(void) drop_entries(0, true);
 
 			if (node_cxt == NULL)
 				node_cxt = AllocSetContextCreate(TopMemoryContext, "madlib_dl node cache",
