@@ -222,25 +222,25 @@ SELECT madlib_dl._fit_run(job('p2n', NULL, ARRAY[:'arch'], ARRAY[:cp], ARRAY[:fp
 -- the aggregates, called by hand
 \set bufs 'buffer_id, class_text, attributes, class_text_shape, attributes_shape'
 SELECT madlib_dl._gp_fit_segment(NULL::madlib_dl._step, :bufs) FROM p1;
-SELECT madlib_dl._gp_fit_segment(ROW(NULL, :'arch', :cp, NULL, 1, 0)::madlib_dl._step, :bufs) FROM p1;
-SELECT madlib_dl._gp_eval_segment(ROW('\x00', NULL, :cp, NULL, 1, 0)::madlib_dl._step, :bufs) FROM p1;
-SELECT madlib_dl._gp_fit_segment(ROW('\x00', :'arch', :cp, NULL, NULL, 0)::madlib_dl._step, :bufs) FROM p1;
-SELECT madlib_dl._gp_fit_segment(ROW('\x00', :'arch', :cp, NULL, 1, 0)::madlib_dl._step, :bufs) FROM p1;
-SELECT madlib_dl._gp_eval_segment(ROW('\x00', :'arch', :cp, NULL, 1, 0)::madlib_dl._step, :bufs) FROM p1;
-SELECT madlib_dl._gp_fit_segment(ROW('\x00', :'arch', :cp, NULL, 1, 0)::madlib_dl._step,
+SELECT madlib_dl._gp_fit_segment(ROW(NULL, :'arch', :cp, NULL, 1, 0, NULL)::madlib_dl._step, :bufs) FROM p1;
+SELECT madlib_dl._gp_eval_segment(ROW('\x00', NULL, :cp, NULL, 1, 0, NULL)::madlib_dl._step, :bufs) FROM p1;
+SELECT madlib_dl._gp_fit_segment(ROW('\x00', :'arch', :cp, NULL, NULL, 0, NULL)::madlib_dl._step, :bufs) FROM p1;
+SELECT madlib_dl._gp_fit_segment(ROW('\x00', :'arch', :cp, NULL, 1, 0, NULL)::madlib_dl._step, :bufs) FROM p1;
+SELECT madlib_dl._gp_eval_segment(ROW('\x00', :'arch', :cp, NULL, 1, 0, NULL)::madlib_dl._step, :bufs) FROM p1;
+SELECT madlib_dl._gp_fit_segment(ROW('\x00', :'arch', :cp, NULL, 1, 0, NULL)::madlib_dl._step,
        buffer_id, NULL::bytea, attributes, class_text_shape, attributes_shape) FROM p1;
-SELECT madlib_dl._gp_fit_segment(ROW('\x00', :'arch', :cp, NULL, 1, 0)::madlib_dl._step,
+SELECT madlib_dl._gp_fit_segment(ROW('\x00', :'arch', :cp, NULL, 1, 0, NULL)::madlib_dl._step,
        NULL::integer, class_text, attributes, class_text_shape, attributes_shape) FROM p1;
-SELECT madlib_dl._gp_fit_segment(ROW('\x00', :'arch', :cp, NULL, 1, 0)::madlib_dl._step,
+SELECT madlib_dl._gp_fit_segment(ROW('\x00', :'arch', :cp, NULL, 1, 0, NULL)::madlib_dl._step,
        buffer_id, class_text, attributes, ARRAY[1], attributes_shape) FROM p1;
-SELECT madlib_dl._gp_fit_segment(ROW('\x00', :'arch', :cp, NULL, 1, 0)::madlib_dl._step,
+SELECT madlib_dl._gp_fit_segment(ROW('\x00', :'arch', :cp, NULL, 1, 0, NULL)::madlib_dl._step,
        buffer_id, class_text, attributes, class_text_shape,
        CASE WHEN buffer_id = 0 THEN ARRAY[20, 5] ELSE attributes_shape END) FROM p1;
-SELECT madlib_dl._gp_fit_segment(ROW('\x00', :'arch', :cp, NULL, 1, 0)::madlib_dl._step,
+SELECT madlib_dl._gp_fit_segment(ROW('\x00', :'arch', :cp, NULL, 1, 0, NULL)::madlib_dl._step,
        buffer_id, class_text, '\x0000'::bytea, class_text_shape, attributes_shape) FROM p1;
 -- no rows: nothing is trained and the state is not read
 SELECT (r).state IS NULL AS no_state, (r).n, (r).diverged
-  FROM (SELECT madlib_dl._gp_fit_segment(ROW('\x00', :'arch', :cp, NULL, 1, 0)::madlib_dl._step, :bufs) AS r
+  FROM (SELECT madlib_dl._gp_fit_segment(ROW('\x00', :'arch', :cp, NULL, 1, 0, NULL)::madlib_dl._step, :bufs) AS r
           FROM p1 WHERE false) s;
 
 DROP SCHEMA gp_test CASCADE;

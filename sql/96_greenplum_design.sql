@@ -102,7 +102,7 @@ SELECT p.proname, a.aggkind, a.aggnumdirectargs, a.aggcombinefn = 0 AS no_combin
 \set arch '{"class_name": "Sequential", "config": {"layers": [{"class_name": "InputLayer", "config": {"batch_input_shape": [null, 4]}}, {"class_name": "Dense", "config": {"units": 10, "activation": "relu"}}, {"class_name": "Dense", "config": {"units": 3, "activation": "softmax"}}]}}'
 CREATE TABLE step AS
 SELECT ROW(madlib_dl._initial_state(:'arch', NULL, :cp, 'seed=5'), :'arch', :cp,
-           'batch_size=8, epochs=1, seed=5', 1, 0)::madlib_dl._step AS s;
+           'batch_size=8, epochs=1, seed=5', 1, 0, NULL)::madlib_dl._step AS s;
 -- one segment's buffers in ascending, descending and shuffled order: the
 -- same trained state
 SELECT count(DISTINCT md5((r).state)) AS distinct_states, min((r).n) AS n
@@ -116,7 +116,7 @@ SELECT count(DISTINCT md5((r).state)) AS distinct_states, min((r).n) AS n
 -- every row of a group must give the same step
 SELECT madlib_dl._gp_fit_segment(CASE WHEN p.buffer_id = 0 THEN st.s
                                       ELSE ROW((st.s).state || '\x00'::bytea, (st.s).model_arch,
-                                               (st.s).compile_params, (st.s).fit_params, 1, 0)::madlib_dl._step END,
+                                               (st.s).compile_params, (st.s).fit_params, 1, 0, NULL)::madlib_dl._step END,
                                  p.buffer_id, p.class_text, p.attributes, p.class_text_shape, p.attributes_shape)
   FROM step st, dup_packed p;
 

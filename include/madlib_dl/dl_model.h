@@ -128,9 +128,10 @@ typedef struct DlMemoryEstimate
  * backend and thread count (dl_backend.h).  The oneDNN scratch counts
  * its budget (dl_conv2d_dnnl_scratch_budget): the model never lets it
  * grow beyond, a convolution that would need more runs as im2col.  Not
- * counted: dl_model_train_epoch's sample order (8 bytes per sample of
- * the data), the data itself, and the BLAS libraries' own per-thread
- * buffers.  DL_ERR_INVALID_ARGUMENT for a spec that is not finalized, a
+ * counted: the row order of a window of the one shuffle (dl_epoch.h: 8
+ * bytes per row of a window, dl_epoch_window_rows; callers count it),
+ * dl_model_train_epoch's block order (8 bytes per block of the data),
+ * the data itself, and the BLAS libraries' own per-thread buffers.  DL_ERR_INVALID_ARGUMENT for a spec that is not finalized, a
  * negative batch size or an invalid optimizer configuration.
  */
 DlStatus	dl_model_memory_estimate(const DlModelSpec *spec, const DlMemoryUse *use,
@@ -171,7 +172,9 @@ DlStatus	dl_model_train_batch(DlModel *m, const DlTrainConfig *cfg, const float 
 
 /*
  * One pass over N samples in mini-batches of cfg->batch_size (the last one
- * may be smaller), shuffled first when cfg->shuffle.
+ * may be smaller), in the order of the one shuffle (dl_epoch.h) when
+ * cfg->shuffle: the N samples are one buffer, cut into blocks that are
+ * permuted, then the rows of each window of blocks are.
  *	 x (N, input size)  y (N, y width)
  */
 DlStatus	dl_model_train_epoch(DlModel *m, const DlTrainConfig *cfg, const float *x,

@@ -143,6 +143,7 @@ dl_model_free(DlModel *m)
 	dl_free(&a, m->conv_scratch.p);
 	dl_free(&a, m->ws_i64);
 	dl_free(&a, m->perm);
+	dl_free(&a, m->order);
 	dl_free(&a, m->ranges);
 	dl_free(&a, m->lw);
 	dl_free(&a, m->params);
@@ -531,6 +532,22 @@ dl_model_perm_reserve(DlModel *m, int64_t N, DlError *err)
 	dl_free(&m->alloc, m->perm);
 	m->perm = p;
 	m->perm_cap = N;
+	return DL_OK;
+}
+
+DlStatus
+dl_model_order_reserve(DlModel *m, int64_t N, DlError *err)
+{
+	int64_t    *p;
+
+	if (N <= m->order_cap)
+		return DL_OK;
+	p = dl_alloc_array(&m->alloc, (size_t) N, sizeof(int64_t), err);
+	if (p == NULL)
+		return err ? err->code : DL_ERR_NO_MEMORY;
+	dl_free(&m->alloc, m->order);
+	m->order = p;
+	m->order_cap = N;
 	return DL_OK;
 }
 

@@ -70,8 +70,11 @@ struct DlModel
 	float	   *conv_work;		/* im2col, max over Conv2D layers */
 	float	   *batch_x;		/* (ws_cap, input size), training */
 	float	   *batch_y;		/* (ws_cap, K), training */
-	int64_t    *perm;			/* (perm_cap) sample order of an epoch */
+	int64_t    *perm;			/* (perm_cap) row order of a window (dl_epoch.h) */
 	int64_t		perm_cap;
+	int64_t    *order;			/* (order_cap) block order of
+								 * dl_model_train_epoch */
+	int64_t		order_cap;
 
 	DlScratch	conv_scratch;	/* oneDNN convolutions' scratch: grows up to its
 								 * limit, the budget the memory estimate counts */
@@ -91,6 +94,9 @@ DlStatus	dl_model_workspace_reserve(DlModel *m, int64_t B, DlError *err);
 
 /* Make m->perm hold N indices. */
 DlStatus	dl_model_perm_reserve(DlModel *m, int64_t N, DlError *err);
+
+/* Make m->order hold N indices. */
+DlStatus	dl_model_order_reserve(DlModel *m, int64_t N, DlError *err);
 
 /*
  * Forward pass over B samples (workspace reserved for B).  training:

@@ -32,6 +32,8 @@
 #include <stdint.h>
 #include <string.h>
 
+#include "madlib_dl/dl_epoch.h"
+
 #include "model_impl.h"
 
 static DlStatus
@@ -294,51 +296,298 @@ dl_model_train_epoch(DlModel *m, const DlTrainConfig *cfg, const float *x, const
 {
 	int64_t		in_size = dl_shape_size(&m->spec->input_shape);
 	int64_t		yw = dl_loss_y_width(cfg->loss, dl_shape_size(&m->spec->output_shape));
-	int64_t		bs = cfg->batch_size;
+	int64_t		br = dl_epoch_block_rows(in_size);
+	int64_t		nb;
+	DlPass		p;
 	DlStatus	st;
 
-	if ((st = check_trainable(m, err)) != DL_OK || (st = check_batch_size(bs, err)) != DL_OK)
+	if ((st = check_trainable(m, err)) != DL_OK ||
+		(st = check_batch_size(cfg->batch_size, err)) != DL_OK)
 		return st;
 	if (N <= 0)
 		return DL_OK;
 
-	/* reserve once, before gathering into the workspace */
-	if ((st = dl_model_workspace_reserve(m, bs < N ? bs : N, err)) != DL_OK)
+	/* the one shuffle (dl_epoch.h) over one buffer of N rows: block k is rows k*br.. */
+	nb = N / br + (N % br != 0);
+	if ((st = dl_model_order_reserve(m, nb, err)) != DL_OK)
 		return st;
-	if (cfg->shuffle)
+	dl_epoch_order(&m->rng, cfg->shuffle, m->order, nb);
+	if ((st = dl_pass_begin(&p, m, cfg, true, N, stats, err)) != DL_OK)
+		return st;
+	for (int64_t w = 0; w < nb; w += DL_EPOCH_WINDOW_BLOCKS)
 	{
-		if ((st = dl_model_perm_reserve(m, N, err)) != DL_OK)
+		DlRows		runs[DL_EPOCH_WINDOW_BLOCKS];
+		int			k = 0;
+
+		for (; k < DL_EPOCH_WINDOW_BLOCKS && w + k < nb; k++)
+		{
+			int64_t		start = m->order[w + k] * br;
+
+			runs[k].x = x + start * in_size;
+			runs[k].y = y + start * yw;
+			runs[k].n = N - start < br ? N - start : br;
+			runs[k].y_width = yw;
+		}
+		if ((st = dl_pass_window(&p, runs, k, err)) != DL_OK)
 			return st;
-		for (int64_t i = 0; i < N; i++)
+	}
+	return dl_pass_end(&p, err);
+}
+
+/* ---------------------------------------------------------------------
+ * The one shuffle and the passes over windows (dl_epoch.h)
+ * --------------------------------------------------------------------- */
+
+int64_t
+dl_epoch_block_rows(int64_t x_width)
+{
+	int64_t		row_bytes = (x_width > 0 ? x_width : 1) * (int64_t) sizeof(float);
+	int64_t		r;
+
+	if (x_width > INT64_MAX / (int64_t) sizeof(float))
+		return 1;
+	r = DL_EPOCH_BLOCK_BYTES / row_bytes;
+	return r < 1 ? 1 : r;
+}
+
+int64_t
+dl_epoch_window_rows(int64_t x_width)
+{
+	return dl_epoch_block_rows(x_width) * DL_EPOCH_WINDOW_BLOCKS;
+}
+
+DlStatus
+dl_epoch_count_blocks(const int64_t *rows, int64_t n_buffers, int64_t x_width,
+					  int64_t *n_blocks, DlError *err)
+{
+	int64_t		br = dl_epoch_block_rows(x_width);
+	int64_t		nb = 0;
+
+	*n_blocks = 0;
+	if (n_buffers < 0)
+		return dl_error_set(err, DL_ERR_SHAPE, "a partition of %lld buffers", (long long) n_buffers);
+	for (int64_t i = 0; i < n_buffers; i++)
+	{
+		if (rows[i] < 0)
+			return dl_error_set(err, DL_ERR_SHAPE, "buffer %lld of a partition has %lld rows",
+								(long long) i, (long long) rows[i]);
+		/* at most one block per row: no overflow while the rows add up */
+		if (__builtin_add_overflow(nb, rows[i] / br + (rows[i] % br != 0), &nb))
+			return dl_error_set(err, DL_ERR_LIMIT, "a partition of too many rows");
+	}
+	*n_blocks = nb;
+	return DL_OK;
+}
+
+DlStatus
+dl_epoch_blocks(const int64_t *rows, int64_t n_buffers, int64_t x_width,
+				const DlAllocator *alloc, DlBlock **out, int64_t *n_blocks, DlError *err)
+{
+	int64_t		br = dl_epoch_block_rows(x_width);
+	int64_t		nb;
+	int64_t		k = 0;
+	int64_t		start = 0;
+	DlBlock    *b;
+	DlStatus	st;
+
+	*out = NULL;
+	if ((st = dl_epoch_count_blocks(rows, n_buffers, x_width, &nb, err)) != DL_OK)
+		return st;
+	b = dl_alloc_array(alloc, (size_t) (nb > 0 ? nb : 1), sizeof(DlBlock), err);
+	if (b == NULL)
+		return err ? err->code : DL_ERR_NO_MEMORY;
+	for (int64_t i = 0; i < n_buffers; i++)
+	{
+		for (int64_t off = 0; off < rows[i]; off += br)
+		{
+			b[k].buffer = i;
+			b[k].offset = off;
+			b[k].n = rows[i] - off < br ? rows[i] - off : br;
+			b[k].start = start + off;
+			k++;
+		}
+		start += rows[i];
+	}
+	*out = b;
+	*n_blocks = nb;
+	return DL_OK;
+}
+
+void
+dl_epoch_order(DlRng *rng, bool shuffle, int64_t *order, int64_t n_blocks)
+{
+	for (int64_t i = 0; i < n_blocks; i++)
+		order[i] = i;
+	if (shuffle && n_blocks > 1)
+		dl_rng_shuffle_i64(rng, order, n_blocks);
+}
+
+/* Loss and metric of one batch x (B, in), y (B, loss width) in inference mode. */
+static DlStatus
+evaluate_batch(DlModel *m, const DlTrainConfig *cfg, const float *x, const float *y, int64_t B,
+			   DlBatchStats *stats, DlError *err)
+{
+	int64_t		K = dl_shape_size(&m->spec->output_shape);
+	DlMetricKind mk = dl_metric_resolve(cfg->metric, cfg->loss, K);
+	const float *p;
+	DlStatus	st;
+
+	if ((st = dl_loss_check_labels(cfg->loss, y, B, K, err)) != DL_OK)
+		return st;
+	p = dl_model_forward(m, x, B, false);
+	if ((st = dl_model_kernel_status(m, err)) != DL_OK)
+		return st;
+	if (stats != NULL)
+	{
+		stats->loss_sum += dl_loss_compute(cfg->loss, NULL, p, y, B, K, 1.0);
+		if (mk != DL_METRIC_NONE)
+			stats->metric_sum += dl_metric_sum(mk, cfg->top_k, p, y, B, K);
+		stats->n += B;
+	}
+	return DL_OK;
+}
+
+DlStatus
+dl_pass_begin(DlPass *p, DlModel *m, const DlTrainConfig *cfg, bool train, int64_t total,
+			  DlBatchStats *stats, DlError *err)
+{
+	int64_t		bs = cfg->batch_size;
+	DlStatus	st;
+
+	memset(p, 0, sizeof(*p));
+	if ((st = check_trainable(m, err)) != DL_OK || (st = check_batch_size(bs, err)) != DL_OK)
+		return st;
+	if (total < 0)
+		return dl_error_set(err, DL_ERR_INVALID_ARGUMENT, "a pass over %lld rows", (long long) total);
+	/* reserve once: batch_x and batch_y are workspace, never moved during the pass */
+	if ((st = dl_model_workspace_reserve(m, bs < total ? bs : (total > 0 ? total : 1), err)) != DL_OK)
+		return st;
+	p->m = m;
+	p->cfg = cfg;
+	p->train = train;
+	p->stats = stats;
+	p->left = total;
+	return DL_OK;
+}
+
+/* Run the gathered batch of B rows. */
+static DlStatus
+pass_batch(DlPass *p, int64_t B, DlError *err)
+{
+	DlModel    *m = p->m;
+	const DlTrainConfig *cfg = p->cfg;
+
+	if (p->batches > 0 && cfg->between_batches != NULL)
+		cfg->between_batches(cfg->between_batches_arg);
+	p->batches++;
+	p->pending = 0;
+	if (p->train)
+		return dl_model_train_batch(m, cfg, m->batch_x, m->batch_y, B, p->stats, err);
+	return evaluate_batch(m, cfg, m->batch_x, m->batch_y, B, p->stats, err);
+}
+
+DlStatus
+dl_pass_window(DlPass *p, const DlRows *runs, int n_runs, DlError *err)
+{
+	DlModel    *m = p->m;
+	const DlTrainConfig *cfg = p->cfg;
+	int64_t		in_size = dl_shape_size(&m->spec->input_shape);
+	int64_t		K = dl_shape_size(&m->spec->output_shape);
+	int64_t		yw = dl_loss_y_width(cfg->loss, K);
+	int64_t		starts[DL_PASS_MAX_RUNS + 1];
+	int64_t		R = 0;
+	bool		shuffle = p->train && cfg->shuffle;
+	DlStatus	st;
+
+	if (n_runs < 0 || n_runs > DL_PASS_MAX_RUNS)
+		return dl_error_set(err, DL_ERR_INVALID_ARGUMENT, "a window of %d runs, at most %d",
+							n_runs, DL_PASS_MAX_RUNS);
+	for (int j = 0; j < n_runs; j++)
+	{
+		if (runs[j].n < 0 || (runs[j].y_width != yw && !(yw == 1 && runs[j].y_width == K)))
+			return dl_error_set(err, DL_ERR_SHAPE,
+								"window run %d has %lld rows of %lld labels, the loss takes %lld",
+								j, (long long) runs[j].n, (long long) runs[j].y_width,
+								(long long) yw);
+		starts[j] = R;
+		if (__builtin_add_overflow(R, runs[j].n, &R))
+			return dl_error_set(err, DL_ERR_LIMIT, "a window of too many rows");
+	}
+	starts[n_runs] = R;
+	if (R == 0)
+		return DL_OK;
+	/* the workspace holds min(batch_size, total) rows: never more rows than begun for */
+	if (R > p->left)
+		return dl_error_set(err, DL_ERR_INVALID_ARGUMENT,
+							"a pass was given %lld rows more than it was begun for",
+							(long long) (R - p->left));
+	p->left -= R;
+	if (shuffle)
+	{
+		if ((st = dl_model_perm_reserve(m, R, err)) != DL_OK)
+			return st;
+		for (int64_t i = 0; i < R; i++)
 			m->perm[i] = i;
-		dl_rng_shuffle_i64(&m->rng, m->perm, N);
+		dl_rng_shuffle_i64(&m->rng, m->perm, R);
 	}
 
-	for (int64_t start = 0; start < N; start += bs)
+	for (int64_t r = 0, j = 0; r < R; r++)
 	{
-		int64_t		B = N - start < bs ? N - start : bs;
-		const float *xb = x + start * in_size;
-		const float *yb = y + start * yw;
+		int64_t		g = shuffle ? m->perm[r] : r;
+		const DlRows *run;
+		const float *ys;
+		float	   *xd = m->batch_x + p->pending * in_size;
+		float	   *yd = m->batch_y + p->pending * yw;
+		int64_t		i;
 
-		if (start > 0 && cfg->between_batches != NULL)
-			cfg->between_batches(cfg->between_batches_arg);
-		if (cfg->shuffle)
+		/* the run holding row g: starts[j] <= g < starts[j + 1] */
+		if (shuffle)
 		{
-			/* gather the mini-batch into contiguous buffers */
-			for (int64_t b = 0; b < B; b++)
-			{
-				int64_t		s = m->perm[start + b];
+			int			lo = 0;
+			int			hi = n_runs - 1;
 
-				memcpy(m->batch_x + b * in_size, x + s * in_size, (size_t) in_size * sizeof(float));
-				memcpy(m->batch_y + b * yw, y + s * yw, (size_t) yw * sizeof(float));
+			while (lo < hi)
+			{
+				int			mid = (lo + hi + 1) / 2;
+
+				if (starts[mid] <= g)
+					lo = mid;
+				else
+					hi = mid - 1;
 			}
-			xb = m->batch_x;
-			yb = m->batch_y;
+			j = lo;
 		}
-		if ((st = dl_model_train_batch(m, cfg, xb, yb, B, stats, err)) != DL_OK)
+		else
+			while (starts[j + 1] <= g)
+				j++;
+		run = &runs[j];
+		i = g - starts[j];
+		memcpy(xd, run->x + i * in_size, (size_t) in_size * sizeof(float));
+		ys = run->y + i * run->y_width;
+		if (run->y_width == yw)
+			memcpy(yd, ys, (size_t) yw * sizeof(float));
+		else
+		{
+			/* one-hot -> class index: the first largest value */
+			int64_t		best = 0;
+
+			for (int64_t k = 1; k < K; k++)
+				if (ys[k] > ys[best])
+					best = k;
+			yd[0] = (float) best;
+		}
+		if (++p->pending == cfg->batch_size && (st = pass_batch(p, p->pending, err)) != DL_OK)
 			return st;
 	}
 	return DL_OK;
+}
+
+DlStatus
+dl_pass_end(DlPass *p, DlError *err)
+{
+	if (p->m == NULL || p->pending == 0)
+		return DL_OK;
+	return pass_batch(p, p->pending, err);
 }
 
 DlStatus

@@ -47,7 +47,7 @@ CREATE AGGREGATE madlib_dl._pack_float32(anyarray, tid, integer, integer,
     SFUNC = madlib_dl._pack_float32_sfunc,
     STYPE = internal,
     FINALFUNC = madlib_dl._pack_final,
-    FINALFUNC_MODIFY = READ_ONLY
+    FINALFUNC_MODIFY = READ_WRITE
 );
 
 CREATE FUNCTION madlib_dl._pack_onehot_int16_sfunc(internal, integer, integer, integer, integer)
@@ -61,7 +61,7 @@ CREATE AGGREGATE madlib_dl._pack_onehot_int16(integer, integer, integer, integer
     SFUNC = madlib_dl._pack_onehot_int16_sfunc,
     STYPE = internal,
     FINALFUNC = madlib_dl._pack_final,
-    FINALFUNC_MODIFY = READ_ONLY
+    FINALFUNC_MODIFY = READ_WRITE
 );
 
 CREATE FUNCTION madlib_dl._pack_int16_array_sfunc(internal, anyarray, tid, integer, integer, integer)
@@ -75,7 +75,7 @@ CREATE AGGREGATE madlib_dl._pack_int16_array(anyarray, tid, integer, integer, in
     SFUNC = madlib_dl._pack_int16_array_sfunc,
     STYPE = internal,
     FINALFUNC = madlib_dl._pack_final,
-    FINALFUNC_MODIFY = READ_ONLY
+    FINALFUNC_MODIFY = READ_WRITE
 );
 
 -- A packed float32 buffer back as real[]: flat, or with the given shape,
@@ -366,7 +366,11 @@ AS $$
                 ELSE ARRAY['tableoid', 'ctid'] END
 $$;
 
--- Create the output table and fill it with one INSERT ... SELECT.  The
+-- Create the output table and fill it with INSERT ... SELECT, one per
+-- pass over the source: a pass builds the buffers of a range of
+-- buffer_ids whose bytes fit madlib_dl.partition_memory's budget (one
+-- buffer at least), so the memory the aggregates hold stays bounded
+-- whatever the source's size; a source that fits takes one pass.  The
 -- caller has checked everything: columns and types exist, the summary
 -- table summ exists and holds the class values in column cv_col.
 --   dep_kind   'class' (scalar classes looked up in cv) or 'onehot'
@@ -380,6 +384,8 @@ CREATE FUNCTION madlib_dl._pp_pack(src text[], dst text[], summ text[], cv_col t
 RETURNS void
 LANGUAGE plpgsql VOLATILE SECURITY INVOKER
 SET search_path = pg_catalog, pg_temp
+-- compiling the packing query's expressions cost more than running them
+SET jit = off
 AS $$
 DECLARE
     dep_agg text;
@@ -390,7 +396,14 @@ DECLARE
     ident_order text;           -- s.<c>, ...
     ident_join text;            -- s.<c> = o.r<i> AND ...
     ident_keep text;            -- r.r<i>, ...
+    nbuf bigint := (n_rows + bs - 1) / bs;
+    row_values bigint := 1;
+    d integer;
+    per_pass integer;           -- buffers built by one pass
 BEGIN
+    FOREACH d IN ARRAY dims LOOP
+        row_values := row_values * d;
+    END LOOP;
     SELECT string_agg(format('s.%I AS r%s', c, i), ', ' ORDER BY i),
            string_agg(format('s.%I', c), ', ' ORDER BY i),
            string_agg(format('s.%I = o.r%s', c, i), ' AND ' ORDER BY i),
@@ -428,6 +441,11 @@ BEGIN
     USING bs::bigint;
     EXECUTE format('ANALYZE pg_temp.%I', ord);
 
+    -- buffers per pass: the budget of one segment (float32 features and
+    -- int16 labels of a buffer), one at least
+    per_pass := least(nbuf, greatest(1, floor(madlib_dl._partition_budget(nseg)
+                                             / (bs::double precision * (4 * row_values + 2 * ncls)))));
+    FOR lo IN 0 .. nbuf - 1 BY per_pass LOOP
     EXECUTE format($q$
         INSERT INTO %1$I.%2$I (%3$I, %4$I, %5$I, %6$I, buffer_id, __dist_key__)
         SELECT %7$s,
@@ -439,11 +457,13 @@ BEGIN
           FROM %9$I.%10$I s
           JOIN pg_temp.%14$I o ON %15$s
          CROSS JOIN (SELECT %11$I AS cv FROM %12$I.%13$I) c
+         WHERE o.buffer_id BETWEEN $7 AND $8
          GROUP BY o.buffer_id
         $q$,
         dst[1], dst[2], dep_col, indep_col, dep_col || '_shape', indep_col || '_shape',
         dep_agg, nb, src[1], src[2], cv_col, summ[1], summ[2], ord, ident_join)
-    USING bs::bigint, n_rows, normalizing_const::double precision, dims, ncls, nseg;
+    USING bs::bigint, n_rows, normalizing_const::double precision, dims, ncls, nseg, lo, lo + per_pass - 1;
+    END LOOP;
     EXECUTE format('DROP TABLE pg_temp.%I', ord);
 END
 $$;

@@ -47,7 +47,10 @@ CREATE TYPE madlib_dl._fit_result AS (
 -- 'workers' (parallel workers on this server), 'greenplum' (aggregates
 -- over Greenplum's segments) or 'plproxy' (the PL/Proxy cluster named by
 -- cluster).  num_segments: the job's segments (virtual ones, Greenplum's
--- segment keys, or the cluster's partitions).
+-- segment keys, or the cluster's partitions).  use_caching: true keeps
+-- every segment's partition in memory for the whole call (54000 when one
+-- does not fit madlib_dl.partition_memory), false reads it from the table
+-- a window at a time, NULL decides by that budget (docs/fit.md, "Memory").
 CREATE TYPE madlib_dl._train_job AS (
     source                    regclass,
     x_col                     text,
@@ -65,7 +68,8 @@ CREATE TYPE madlib_dl._train_job AS (
     num_segments              integer,
     schedule_seed             bigint,
     transport                 text,
-    cluster                   text
+    cluster                   text,
+    use_caching               boolean
 );
 
 -- How a packed table's job runs: on Greenplum over its real segments
@@ -97,13 +101,14 @@ $$;
 -- configuration per element of model_archs; mst_keys 1..K, no initial
 -- weights, default fit_params, metrics at the last iteration, the
 -- transport and segments of _job_transport (workers: num_segments is
--- required).
+-- required), the budget deciding caching (use_caching NULL).
 CREATE FUNCTION madlib_dl._make_train_job(source regclass, x_col text, y_col text,
     model_archs text[], compile_params text[], num_iterations integer,
     fit_params text[] DEFAULT NULL, init_weights bytea[] DEFAULT NULL, mst_keys integer[] DEFAULT NULL,
     validation regclass DEFAULT NULL, val_x_col text DEFAULT NULL, val_y_col text DEFAULT NULL,
     metrics_compute_frequency integer DEFAULT NULL, num_segments integer DEFAULT NULL,
-    schedule_seed bigint DEFAULT 1, transport text DEFAULT NULL, cluster text DEFAULT NULL)
+    schedule_seed bigint DEFAULT 1, transport text DEFAULT NULL, cluster text DEFAULT NULL,
+    use_caching boolean DEFAULT NULL)
 RETURNS madlib_dl._train_job
 LANGUAGE plpgsql STABLE
 SET search_path = pg_catalog, pg_temp
@@ -123,7 +128,7 @@ BEGIN
                coalesce(init_weights, array_fill(NULL::bytea, ARRAY[k])), compile_params,
                coalesce(fit_params, array_fill(NULL::text, ARRAY[k])),
                num_iterations, metrics_compute_frequency, num_segments, schedule_seed,
-               transport, cluster)::madlib_dl._train_job;
+               transport, cluster, use_caching)::madlib_dl._train_job;
 END
 $$;
 
@@ -387,13 +392,14 @@ BEGIN
     -- temporary data: no parallel worker can read it (01_util.sql)
     saved_workers := madlib_dl._leader_only_for_temp(ARRAY[src_rel, val_rel], tr.transport);
 
-    -- 5. train over the transport (no table is written before this returns)
+    -- 5. train over the transport (no table is written before this returns);
+    --    MADlib's fit has no use_caching: madlib_dl.partition_memory decides
     PERFORM madlib_dl._progress_label(model);
     t_start := clock_timestamp();
     r := madlib_dl._fit_run(ROW(src_rel, x_col, y_col, val_rel, vx_col, vy_col, ARRAY[model_id],
                                 ARRAY[arch::text], ARRAY[init_weights], ARRAY[compile_params::text],
                                 ARRAY[fit_params::text], num_iterations, freq, nseg, 1,
-                                tr.transport, tr.cluster)::madlib_dl._train_job);
+                                tr.transport, tr.cluster, NULL)::madlib_dl._train_job);
     t_end := clock_timestamp();
 
     -- 6. output tables, in this transaction

@@ -317,7 +317,7 @@ BEGIN
     results := ARRAY(
         SELECT r FROM madlib_dl._fit_multiple_run(ROW(src_rel, x_col, y_col, val_rel, vx_col, vy_col,
                           keys, archs, inits, compiles, fits, num_iterations, freq, nseg,
-                          schedule_seed, tr.transport, tr.cluster)::madlib_dl._train_job) r);
+                          schedule_seed, tr.transport, tr.cluster, use_caching)::madlib_dl._train_job) r);
     t_end := clock_timestamp();
     sched := (results[1]).schedule;
     SELECT array_agg(g ORDER BY g) INTO planned_iters
@@ -413,7 +413,7 @@ BEGIN
         coalesce((psum->>'normalizing_const')::real, 1.0::real),
         planned_iters,
         sched,
-        coalesce(use_caching, false);
+        use_caching;
 END
 $$;
 
@@ -427,7 +427,7 @@ CREATE FUNCTION madlib_dl.madlib_keras_fit_multiple_model(source_table varchar,
     use_gpus boolean DEFAULT false, validation_table varchar DEFAULT NULL,
     metrics_compute_frequency integer DEFAULT NULL, warm_start boolean DEFAULT false,
     name varchar DEFAULT NULL, description varchar DEFAULT NULL,
-    use_caching boolean DEFAULT false)
+    use_caching boolean DEFAULT NULL)
 RETURNS void
 LANGUAGE sql VOLATILE PARALLEL UNSAFE SECURITY INVOKER
 AS $$
@@ -437,7 +437,7 @@ AS $$
         madlib_dl._resolve_table($3, 'model_selection_table'),
         $4, $5,
         CASE WHEN $6 IS NULL THEN NULL ELSE madlib_dl._resolve_table($6, 'validation_table') END,
-        $7, coalesce($8, false), $9, $10, coalesce($11, false))
+        $7, coalesce($8, false), $9, $10, $11)
 $$;
 
 CREATE FUNCTION madlib_dl.fit_multiple(source_table varchar,
@@ -445,7 +445,7 @@ CREATE FUNCTION madlib_dl.fit_multiple(source_table varchar,
     use_gpus boolean DEFAULT false, validation_table varchar DEFAULT NULL,
     metrics_compute_frequency integer DEFAULT NULL, warm_start boolean DEFAULT false,
     name varchar DEFAULT NULL, description varchar DEFAULT NULL,
-    use_caching boolean DEFAULT false)
+    use_caching boolean DEFAULT NULL)
 RETURNS void
 LANGUAGE sql VOLATILE PARALLEL UNSAFE SECURITY INVOKER
 AS $$
@@ -476,8 +476,12 @@ parallelism over all virtual segments.
         warm_start                BOOLEAN,  -- DEFAULT false: continue the keys in <out>
         name                      VARCHAR,  -- DEFAULT NULL, stored in the summary
         description               VARCHAR,  -- DEFAULT NULL, stored in the summary
-        use_caching               BOOLEAN   -- DEFAULT false; recorded only: partitions
-                                            --   always stay in memory during a call
+        use_caching               BOOLEAN   -- DEFAULT NULL: each segment's partition stays
+                                            --   in memory when it fits
+                                            --   madlib_dl.partition_memory, else it
+                                            --   is read from the table a window at a
+                                            --   time; true: always in memory (54000
+                                            --   when it does not fit); false: read
     );
 
 In one iteration every model visits every segment exactly once and trains

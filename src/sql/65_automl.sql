@@ -215,7 +215,7 @@ BEGIN
             ROW(src_rel, x_col, y_col, val_rel, vx_col, vy_col, ids, archs, inits,
                 array_fill(''::text, ARRAY[cardinality(ids)]),
                 array_fill(NULL::text, ARRAY[cardinality(ids)]), chk.max_iterations,
-                freq, nseg, 1::bigint, tr.transport, tr.cluster)::madlib_dl._train_job,
+                freq, nseg, 1::bigint, tr.transport, tr.cluster, use_caching)::madlib_dl._train_job,
             chk.method, chk.params, compile_params_grid, fit_params_grid, random_state) r
         ORDER BY r.mst_key);
     t_end := clock_timestamp();
@@ -311,7 +311,7 @@ BEGIN
         CASE WHEN jsonb_typeof(psum->'dependent_vartype') = 'array'
              THEN ARRAY(SELECT jsonb_array_elements_text(psum->'dependent_vartype')) END,
         coalesce((psum->>'normalizing_const')::real, 1.0::real),
-        coalesce(use_caching, false),
+        use_caching,
         (results[1]).workers_launched;
 
     -- the model selection table: the best configuration by its final loss
@@ -340,7 +340,7 @@ CREATE FUNCTION madlib_dl.madlib_keras_automl(source_table varchar, model_output
     random_state integer DEFAULT NULL, object_table varchar DEFAULT NULL,
     use_gpus boolean DEFAULT false, validation_table varchar DEFAULT NULL,
     metrics_compute_frequency integer DEFAULT NULL, name varchar DEFAULT NULL,
-    description varchar DEFAULT NULL, use_caching boolean DEFAULT false)
+    description varchar DEFAULT NULL, use_caching boolean DEFAULT NULL)
 RETURNS void
 LANGUAGE sql VOLATILE PARALLEL UNSAFE SECURITY INVOKER
 AS $$
@@ -396,7 +396,7 @@ by model hopping over all virtual segments.
         metrics_compute_frequency INTEGER,  -- DEFAULT NULL: at the end of each rung only
         name                      VARCHAR,  -- DEFAULT NULL, stored in the summary
         description               VARCHAR,  -- DEFAULT NULL, stored in the summary
-        use_caching               BOOLEAN   -- DEFAULT false; recorded only
+        use_caching               BOOLEAN   -- DEFAULT NULL: cache partitions that fit madlib_dl.partition_memory, stream the rest; true: cache (54000 when one does not fit); false: stream
     );
 
 Configurations are ranked by their loss (validation loss with a

@@ -20,14 +20,17 @@
 -- one phase, no data motion).
 
 -- What one step is asked: the state to start from (dl_blob), the model
--- definition, and the iteration and segment that seed the shuffle.
+-- definition, the iteration and segment that seed the shuffle, and the
+-- job's use_caching (NULL: the segment's madlib_dl.partition_memory
+-- decides whether its partition is decoded into memory or streamed).
 CREATE TYPE madlib_dl._step AS (
     state          bytea,
     model_arch     text,
     compile_params text,
     fit_params     text,
     iteration      integer,
-    segment        integer
+    segment        integer,
+    use_caching    boolean
 );
 
 -- What a step gives back.  state: the new state of a training step; NULL

@@ -26,3 +26,51 @@ CREATE FUNCTION madlib_dl._check_model_memory(job text, model_archs text[],
 RETURNS double precision
 AS 'MODULE_PATHNAME', 'madlib_dl__check_model_memory'
 LANGUAGE C VOLATILE PARALLEL SAFE;
+
+-- madlib_dl.partition_memory in bytes for a job of num_segments segments on
+-- this server: the setting, or its default rule (NULL: the default
+-- segment count).  The preprocessors bound the buffers they build at once
+-- by it.
+CREATE FUNCTION madlib_dl._partition_budget(num_segments integer)
+RETURNS bigint
+AS 'MODULE_PATHNAME', 'madlib_dl__partition_budget'
+LANGUAGE C STABLE PARALLEL SAFE;
+
+-- The partition budget madlib_dl.partition_memory (src/pg/runtime/
+-- partition.c): how fit and fit_multiple would place each segment's
+-- training partition of a packed table on this server's parallel
+-- workers, each segment alone: cached (decoded into memory for the whole
+-- call) or streamed (read from the table a window at a time).  Nothing
+-- is trained; the directories are read, and what caching would decode.
+CREATE FUNCTION madlib_dl._partition_plan(source regclass, x_col text, y_col text,
+    num_segments integer, use_caching boolean)
+RETURNS TABLE (segment integer, rows bigint, buffers integer, blocks bigint, cache_bytes bigint,
+               stream_bytes bigint, budget bigint, cached boolean)
+AS 'MODULE_PATHNAME', 'madlib_dl__partition_plan'
+LANGUAGE C VOLATILE;
+
+-- The plan of a table made by training_preprocessor_dl (src: {schema,
+-- table}), its columns and segments from its summary.
+CREATE FUNCTION madlib_dl._partition_plan_of(src text[], use_caching boolean)
+RETURNS TABLE (segment integer, rows bigint, buffers integer, blocks bigint, cache_bytes bigint,
+               stream_bytes bigint, budget bigint, cached boolean)
+LANGUAGE plpgsql VOLATILE SECURITY INVOKER
+SET search_path = pg_catalog, pg_temp
+AS $$
+DECLARE
+    rel regclass := madlib_dl._assert_table_exists(src, 'source_table');
+    psum jsonb := madlib_dl._fit_packed_summary(src, 'source_table');
+BEGIN
+    RETURN QUERY SELECT * FROM madlib_dl._partition_plan(rel, psum->'independent_varname'->>0,
+        psum->'dependent_varname'->>0, madlib_dl._fit_num_segments(src, rel, psum), use_caching);
+END
+$$;
+
+-- partition_plan(source_table, use_caching): how fit and fit_multiple would
+-- place each segment's training partition (docs/fit.md, "Memory: cached
+-- or streamed").
+CREATE FUNCTION madlib_dl.partition_plan(source_table varchar, use_caching boolean DEFAULT NULL)
+RETURNS TABLE (segment integer, rows bigint, buffers integer, blocks bigint, cache_bytes bigint,
+               stream_bytes bigint, budget bigint, cached boolean)
+LANGUAGE sql VOLATILE SECURITY INVOKER
+AS $$ SELECT * FROM madlib_dl._partition_plan_of(madlib_dl._resolve_table($1, 'source_table'), $2) $$;

@@ -14,8 +14,10 @@
 -- path (fit.c, fit_multiple.c).  Each round of steps is one proxy call
 -- (_px_round -> _px_step): SPLIT the (segment, model state, model,
 -- iteration) lists, RUN ON the segments; each node runs the step
--- aggregate (_gp_fit_segment or _gp_eval_segment, 75_step.sql) on its
--- rows of that segment and returns the result.  The steps and the
+-- (_px_node_run, src/pg/runtime/node.c) on its rows of that segment and
+-- returns the result, keeping the partition in its backend for the
+-- call's next hops when it fits the node's madlib_dl.partition_memory;
+-- the call's end (_px_release) drops it.  The steps and the
 -- schedule are those of every transport, so the weights are
 -- byte-identical to training on one server on the same packed table.
 -- Only model states move.
@@ -28,7 +30,7 @@
 --     plproxy_setup / plproxy_create_cluster / plproxy_distribute;
 --   * only where the plproxy extension exists: the proxy functions
 --     (LANGUAGE plproxy) _px_prepare, _px_insert, _px_publish, _px_step,
---     _px_ping, made by madlib_dl.plproxy_setup(): at install time when
+--     _px_release, _px_ping, made by madlib_dl.plproxy_setup(): at install time when
 --     plproxy is already there, else call it after CREATE EXTENSION
 --     plproxy.
 --
@@ -209,6 +211,30 @@ BEGIN
 END
 $$;
 
+-- Store the bytea columns of rel (the buffers) as the preprocessor does:
+-- out of line and uncompressed (compressing floats costs more than
+-- writing them, and training reads such buffers in slices).  Only when
+-- the connecting role owns rel (ALTER TABLE needs it); an existing table
+-- of another owner keeps its storage.
+CREATE FUNCTION madlib_dl._px_node_storage(rel regclass)
+RETURNS void
+LANGUAGE plpgsql VOLATILE SECURITY INVOKER
+SET search_path = pg_catalog, pg_temp
+AS $$
+DECLARE
+    c text;
+BEGIN
+    IF NOT EXISTS (SELECT 1 FROM pg_class k WHERE k.oid = rel AND pg_has_role(k.relowner, 'USAGE')) THEN
+        RETURN;
+    END IF;
+    FOR c IN SELECT a.attname FROM pg_attribute a
+              WHERE a.attrelid = rel AND a.attnum > 0 AND NOT a.attisdropped
+                AND a.atttypid = 'bytea'::regtype AND a.attstorage <> 'e' LOOP
+        EXECUTE format('ALTER TABLE %s ALTER COLUMN %I SET STORAGE EXTERNAL', rel, c);
+    END LOOP;
+END
+$$;
+
 -- The load of plproxy_distribute goes through a temporary table of the
 -- connection (one per partition): pg_temp.madlib_dl_px_load, with the
 -- columns colnames of types coltypes.  Nothing of the load is in the
@@ -279,9 +305,13 @@ BEGIN
                   HINT = 'Grant TEMPORARY on the database to the role on every data node.';
     END IF;
     DROP TABLE IF EXISTS pg_temp.madlib_dl_px_load;
+    -- the buffers stored as the preprocessor stores them: out of line,
+    -- uncompressed (compressing 1 GB of floats costs more than writing it,
+    -- and training reads such buffers in slices)
     EXECUTE format('CREATE TEMPORARY TABLE madlib_dl_px_load (%s)',
                    (SELECT string_agg(format('%I %s', c.n, c.t::regtype::text), ', ' ORDER BY c.i)
                       FROM unnest(colnames, coltypes) WITH ORDINALITY AS c(n, t, i)));
+    PERFORM madlib_dl._px_node_storage('pg_temp.madlib_dl_px_load'::regclass);
     RETURN 0;
 END
 $$;
@@ -304,18 +334,39 @@ BEGIN
 END
 $$;
 
--- Add rows (row_to_json of the coordinator's rows) to the load table.
-CREATE FUNCTION madlib_dl._px_node_insert(cluster text, tbl text[], segs integer[], rows json[])
+-- Add rows to the load table: row i is rows[i] (the columns that are not
+-- bytea, as JSON) with its bytea columns bcols[1] = b1[i] and bcols[2] =
+-- b2[i] (the buffers, which PL/Proxy sends in binary).
+CREATE FUNCTION madlib_dl._px_node_insert(cluster text, tbl text[], segs integer[], rows json[],
+    bcols text[], b1 bytea[], b2 bytea[])
 RETURNS integer
 LANGUAGE plpgsql VOLATILE SECURITY INVOKER
 SET search_path = pg_catalog, pg_temp
 AS $$
 DECLARE
     rel regclass := madlib_dl._px_node_load_table(tbl);
+    cols text;
+    vals text;
+    nb integer;
     n bigint;
 BEGIN
-    EXECUTE format('INSERT INTO %1$s SELECT * FROM json_populate_recordset(NULL::%1$s, array_to_json($1))', rel)
-    USING rows;
+    SELECT string_agg(format('%I', a.attname), ', ' ORDER BY a.attnum),
+           string_agg(CASE a.attname WHEN bcols[1] THEN 'u.v1' WHEN bcols[2] THEN 'u.v2'
+                                     ELSE format('(u.r).%I', a.attname) END, ', ' ORDER BY a.attnum),
+           count(*) FILTER (WHERE a.attname = ANY (bcols) AND a.atttypid = 'bytea'::regtype)
+      INTO cols, vals, nb
+      FROM pg_attribute a WHERE a.attrelid = rel AND a.attnum > 0 AND NOT a.attisdropped;
+    IF cardinality(bcols) IS DISTINCT FROM 2 OR nb <> 2
+       OR cardinality(rows) IS DISTINCT FROM cardinality(b1) OR cardinality(rows) IS DISTINCT FROM cardinality(b2) THEN
+        RAISE EXCEPTION 'a batch of rows for table "%.%" names bytea columns % of its columns, with % rows, % and % buffers',
+                        tbl[1], tbl[2], bcols, cardinality(rows), cardinality(b1), cardinality(b2)
+            USING ERRCODE = 'invalid_parameter_value',
+                  HINT = 'Call madlib_dl.plproxy_distribute, which sends the batches.';
+    END IF;
+    EXECUTE format('INSERT INTO %1$s (%2$s) SELECT %3$s'
+                   '  FROM (SELECT json_populate_record(NULL::%1$s, x.j) AS r, x.v1, x.v2'
+                   '          FROM unnest($1, $2, $3) AS x(j, v1, v2)) u', rel, cols, vals)
+    USING rows, b1, b2;
     GET DIAGNOSTICS n = ROW_COUNT;
     RETURN n;
 END
@@ -357,6 +408,7 @@ BEGIN
     SELECT string_agg(format('%I %s', c.n, c.t::regtype::text), ', ' ORDER BY c.i) INTO cols
       FROM unnest(colnames, coltypes) WITH ORDINALITY AS c(n, t, i);
     EXECUTE format('CREATE TABLE IF NOT EXISTS %I.%I (%s)', tbl[1], tbl[2], cols);
+    PERFORM madlib_dl._px_node_storage(madlib_dl._px_node_table(tbl));
     SELECT string_agg(format('%I', c), ', ') INTO cols FROM unnest(colnames) c;
     EXECUTE format('DELETE FROM %s WHERE __dist_key__ = ANY($1)', madlib_dl._px_node_table(tbl)) USING segs;
     EXECUTE format('INSERT INTO %s (%s) SELECT %s FROM %s', madlib_dl._px_node_table(tbl), cols, cols, load);
@@ -366,14 +418,16 @@ BEGIN
 END
 $$;
 
--- The steps of one round on this node: for each i, the step aggregate
--- (_gp_fit_segment when train, else _gp_eval_segment) with the step
--- (states[i], archs[i], compiles[i], fits[i], iterations[i], segs[i]) on
--- segment segs[i] of table source; its madlib_dl._step_result as columns
--- (state NULL: unchanged, as for a segment without rows here).
+-- The steps of one round on this node: for each i, the step (_px_node_run,
+-- src/pg/runtime/node.c: training when train, else evaluation) with
+-- (states[i], archs[i], compiles[i], fits[i], iterations[i], segs[i],
+-- use_caching) on segment segs[i] of table source; its
+-- madlib_dl._step_result as columns (state NULL: unchanged, as for a
+-- segment without rows here).  call_id names the fit or fit_multiple call:
+-- a partition cached on its first hop serves the call's next hops.
 CREATE FUNCTION madlib_dl._px_node_step(cluster text, source text[], x_col text, y_col text,
     train boolean, segs integer[], states bytea[], archs text[], compiles text[], fits text[],
-    iterations integer[],
+    iterations integer[], call_id bigint, use_caching boolean,
     OUT seg integer, OUT state bytea, OUT loss_sum double precision, OUT metric_sum double precision,
     OUT n bigint, OUT seconds double precision, OUT diverged text)
 RETURNS SETOF record
@@ -381,29 +435,55 @@ LANGUAGE plpgsql VOLATILE SECURITY INVOKER
 SET search_path = pg_catalog, pg_temp
 AS $$
 DECLARE
-    q text;
     k integer := coalesce(cardinality(segs), 0);
+    rel regclass;
 BEGIN
-    IF train IS NULL OR x_col IS NULL OR y_col IS NULL
+    IF train IS NULL OR x_col IS NULL OR y_col IS NULL OR call_id IS NULL
        OR ARRAY[cardinality(states), cardinality(archs), cardinality(compiles), cardinality(fits),
                 cardinality(iterations)] <> array_fill(k, ARRAY[5]) THEN
-        RAISE EXCEPTION 'a round of steps needs train, x_col, y_col and % elements in every list', k
+        RAISE EXCEPTION 'a round of steps needs train, x_col, y_col, call_id and % elements in every list', k
             USING ERRCODE = 'invalid_parameter_value',
                   HINT = 'Call fit or fit_multiple, which run the rounds.';
     END IF;
-    q := format('SELECT (a.r).* FROM (SELECT madlib_dl.%s($1, s.buffer_id, s.%I, s.%I, s.%I, s.%I) AS r'
-                '  FROM %s s WHERE s.__dist_key__ = $2) a',
-                CASE WHEN train THEN '_gp_fit_segment' ELSE '_gp_eval_segment' END,
-                y_col, x_col, y_col || '_shape', x_col || '_shape', madlib_dl._px_node_table(source));
+    rel := madlib_dl._px_node_table(source);
     FOR i IN 1 .. k LOOP
         seg := segs[i];
-        EXECUTE q INTO state, loss_sum, metric_sum, n, seconds, diverged
-          USING ROW(states[i], archs[i], compiles[i], fits[i], iterations[i], segs[i])::madlib_dl._step,
-                segs[i];
+        SELECT (r).state, (r).loss_sum, (r).metric_sum, (r).n, (r).seconds, (r).diverged
+          INTO state, loss_sum, metric_sum, n, seconds, diverged
+          FROM (SELECT madlib_dl._px_node_run(call_id, rel, x_col, y_col, train, segs[i],
+                    ROW(states[i], archs[i], compiles[i], fits[i], iterations[i], segs[i],
+                        use_caching)::madlib_dl._step) AS r) s;
         RETURN NEXT;
     END LOOP;
 END
 $$;
+
+-- The step of one segment on this node (src/pg/runtime/node.c); NULL for
+-- a segment without rows.
+CREATE FUNCTION madlib_dl._px_node_run(call_id bigint, rel regclass, x_col text, y_col text,
+    train boolean, seg integer, step madlib_dl._step)
+RETURNS madlib_dl._step_result
+AS 'MODULE_PATHNAME', 'madlib_dl__px_node_run'
+LANGUAGE C VOLATILE;
+
+-- Drop this backend's partitions of call call_id (NULL: of every call).
+CREATE FUNCTION madlib_dl._px_node_forget(call_id bigint)
+RETURNS integer
+AS 'MODULE_PATHNAME', 'madlib_dl__px_node_release'
+LANGUAGE C VOLATILE;
+
+-- The partitions this backend keeps for a call, and how many steps used each.
+CREATE FUNCTION madlib_dl._px_node_cached(OUT call_id bigint, OUT relid oid, OUT seg integer,
+    OUT rows bigint, OUT bytes bigint, OUT hits bigint)
+RETURNS SETOF record
+AS 'MODULE_PATHNAME', 'madlib_dl__px_node_cached'
+LANGUAGE C VOLATILE;
+
+-- The end of call call_id on this node (run on every partition by _px_release).
+CREATE FUNCTION madlib_dl._px_node_release(cluster text, call_id bigint)
+RETURNS integer
+LANGUAGE sql VOLATILE
+AS $$ SELECT madlib_dl._px_node_forget(call_id) $$;
 
 -- Answer a ping of partition part (its node is up and has madlib_dl).
 CREATE FUNCTION madlib_dl._px_node_ping(cluster text, part integer)
@@ -443,10 +523,11 @@ BEGIN
     $p$ LANGUAGE plproxy
     $f$;
     EXECUTE $f$
-    CREATE OR REPLACE FUNCTION madlib_dl._px_insert(cluster text, tbl text[], segs integer[], rows json[])
+    CREATE OR REPLACE FUNCTION madlib_dl._px_insert(cluster text, tbl text[], segs integer[], rows json[],
+        bcols text[], b1 bytea[], b2 bytea[])
     RETURNS SETOF integer AS $p$
         CLUSTER madlib_dl._px_cluster_name(cluster);
-        SPLIT segs, rows;
+        SPLIT segs, rows, b1, b2;
         RUN ON segs;
         TARGET madlib_dl._px_node_insert;
     $p$ LANGUAGE plproxy
@@ -464,7 +545,7 @@ BEGIN
     EXECUTE $f$
     CREATE OR REPLACE FUNCTION madlib_dl._px_step(cluster text, source text[], x_col text, y_col text,
         train boolean, segs integer[], states bytea[], archs text[], compiles text[], fits text[],
-        iterations integer[],
+        iterations integer[], call_id bigint, use_caching boolean,
         OUT seg integer, OUT state bytea, OUT loss_sum double precision, OUT metric_sum double precision,
         OUT n bigint, OUT seconds double precision, OUT diverged text)
     RETURNS SETOF record AS $p$
@@ -472,6 +553,14 @@ BEGIN
         SPLIT segs, states, archs, compiles, fits, iterations;
         RUN ON segs;
         TARGET madlib_dl._px_node_step;
+    $p$ LANGUAGE plproxy
+    $f$;
+    EXECUTE $f$
+    CREATE OR REPLACE FUNCTION madlib_dl._px_release(cluster text, call_id bigint)
+    RETURNS SETOF integer AS $p$
+        CLUSTER madlib_dl._px_cluster_name(cluster);
+        RUN ON ALL;
+        TARGET madlib_dl._px_node_release;
     $p$ LANGUAGE plproxy
     $f$;
     EXECUTE $f$
@@ -484,7 +573,8 @@ BEGIN
     $f$;
     -- members of the extension, so that DROP EXTENSION drops them too
     IF EXISTS (SELECT 1 FROM pg_extension WHERE extname = 'madlib_dl') THEN
-        FOREACH f IN ARRAY ARRAY['_px_prepare', '_px_insert', '_px_publish', '_px_step', '_px_ping'] LOOP
+        FOREACH f IN ARRAY ARRAY['_px_prepare', '_px_insert', '_px_publish', '_px_step', '_px_release',
+                                 '_px_ping'] LOOP
             SELECT p.oid::regprocedure::text INTO sig FROM pg_proc p
              WHERE p.proname = f AND p.pronamespace = 'madlib_dl'::regnamespace;
             IF NOT EXISTS (SELECT 1 FROM pg_depend d
@@ -539,9 +629,10 @@ $$;
 -- call _px_step with these lists, each segment's result as a
 -- madlib_dl._step_result (NULL for a segment without rows).  An error of
 -- the call is raised again by _px_rethrow, naming the nodes that fail.
+-- call_id names the training call, use_caching is its flag.
 CREATE FUNCTION madlib_dl._px_round(cluster text, source text[], x_col text, y_col text,
     train boolean, segs integer[], states bytea[], archs text[], compiles text[], fits text[],
-    iterations integer[])
+    iterations integer[], call_id bigint, use_caching boolean)
 RETURNS TABLE (seg integer, result madlib_dl._step_result)
 LANGUAGE plpgsql VOLATILE SECURITY INVOKER
 SET search_path = pg_catalog, pg_temp
@@ -557,11 +648,29 @@ BEGIN
                    ROW(t.state, t.loss_sum, t.metric_sum, t.n, t.seconds, t.diverged)::madlib_dl._step_result
                END
           FROM madlib_dl._px_step(cluster, source, x_col, y_col, train, segs, states, archs, compiles,
-                                  fits, iterations) t;
+                                  fits, iterations, call_id, use_caching) t;
 EXCEPTION WHEN OTHERS THEN
     GET STACKED DIAGNOSTICS e_state = RETURNED_SQLSTATE, e_msg = MESSAGE_TEXT,
                             e_detail = PG_EXCEPTION_DETAIL, e_hint = PG_EXCEPTION_HINT;
     PERFORM madlib_dl._px_rethrow(cluster, e_state, e_msg, e_detail, e_hint);
+END
+$$;
+
+-- The end of training call call_id over cluster: every partition drops
+-- the partitions it kept for the call (_px_release).  A failure is a
+-- WARNING: the training is done, and the nodes drop them at their next
+-- call or when their connections close.
+CREATE FUNCTION madlib_dl._px_end_call(cluster text, call_id bigint)
+RETURNS void
+LANGUAGE plpgsql VOLATILE SECURITY INVOKER
+SET search_path = pg_catalog, pg_temp
+AS $$
+BEGIN
+    PERFORM madlib_dl._px_release(cluster, call_id);
+EXCEPTION WHEN OTHERS THEN
+    RAISE WARNING 'PL/Proxy cluster "%": the data nodes could not drop the partitions of this call: %',
+                  cluster, SQLERRM
+        USING HINT = 'They drop them at their next call, or when their connections close.';
 END
 $$;
 
@@ -683,7 +792,9 @@ $$;
 --   2. on every partition (_px_prepare): the schema, the rights of the
 --      connecting role, the columns of an existing table; an empty
 --      temporary load table;
---   3. the rows, in batches, into the load tables (_px_insert);
+--   3. the rows, in batches of up to batch_size buffers and 64 MB, into
+--      the load tables (_px_insert): the two buffer columns as bytea[],
+--      which PL/Proxy sends in binary, the other columns as JSON;
 --   4. on every partition, in one transaction each (_px_publish): the
 --      table made if absent, the loaded row counts checked, the
 --      segments' rows replaced.
@@ -706,6 +817,14 @@ DECLARE
     bad bigint;
     total bigint := 0;
     b record;
+    r record;
+    bcols text[];               -- the two bytea columns: sent in binary
+    batch_sql text;
+    lo integer;
+    hi integer;
+    n_in bigint := 0;
+    bytes_in bigint := 0;
+    cap constant bigint := 64 * 1024 * 1024;   -- bytes of buffers per batch, one buffer at least
     e_state text;
     e_msg text;
     e_detail text;
@@ -725,6 +844,21 @@ BEGIN
                         cluster, nseg
             USING ERRCODE = 'data_exception',
                   HINT = format('Preprocess with distribution_rules => ''%s'', the partition count of the cluster.', nseg);
+    END IF;
+    SELECT array_agg(a.attname::text ORDER BY a.attnum) INTO bcols
+      FROM pg_attribute a
+     WHERE a.attrelid = rel AND a.attnum > 0 AND NOT a.attisdropped AND a.atttypid = 'bytea'::regtype;
+    IF coalesce(cardinality(bcols), 0) <> 2 THEN
+        RAISE EXCEPTION 'packed_table "%" has % bytea columns, not the 2 buffer columns of a packed table',
+                        madlib_dl._table_label(tbl), coalesce(cardinality(bcols), 0)
+            USING ERRCODE = 'datatype_mismatch',
+                  HINT = 'Distribute a table made by training_preprocessor_dl, as it made it.';
+    END IF;
+    EXECUTE format('SELECT count(*) FROM %s WHERE buffer_id IS NULL', rel) INTO bad;
+    IF bad > 0 THEN
+        RAISE EXCEPTION 'packed_table "%" has % buffers without a buffer_id', madlib_dl._table_label(tbl), bad
+            USING ERRCODE = 'null_value_not_allowed',
+                  HINT = 'Preprocess the data again with training_preprocessor_dl.';
     END IF;
     EXECUTE format('SELECT count(*) FROM %s WHERE __dist_key__ IS NULL OR __dist_key__ < 0 OR __dist_key__ >= $1',
                    rel) INTO bad USING nseg;
@@ -751,15 +885,39 @@ BEGIN
        INTO counts USING nseg;
     BEGIN
     PERFORM madlib_dl._px_prepare(cluster, tbl, names, types, ARRAY(SELECT generate_series(0, nseg - 1)));
-    FOR b IN EXECUTE format(
-            'SELECT array_agg(t.__dist_key__ ORDER BY t.buffer_id) AS segs,'
-            '       array_agg(row_to_json(t) ORDER BY t.buffer_id) AS rows'
-            '  FROM (SELECT s.*, (row_number() OVER (ORDER BY s.buffer_id) - 1) / $1 AS batch FROM %s s) t'
-            ' GROUP BY t.batch ORDER BY t.batch', rel) USING batch_size LOOP
-        -- row_to_json(t) has the extra column batch: json_populate ignores it
-        PERFORM madlib_dl._px_insert(cluster, tbl, b.segs, b.rows);
-        total := total + array_length(b.segs, 1);
+    -- batches of up to batch_size buffers and 64 MB (one buffer at least),
+    -- in buffer_id order: the buffers as bytea[] (binary), the other
+    -- columns as JSON; each batch is read when it is sent
+    SELECT format('SELECT array_agg(t.__dist_key__ ORDER BY t.buffer_id) AS segs,'
+                  '       array_agg(json_build_object(%s) ORDER BY t.buffer_id) AS rows,'
+                  '       array_agg(t.%I ORDER BY t.buffer_id) AS b1, array_agg(t.%I ORDER BY t.buffer_id) AS b2'
+                  '  FROM %s t WHERE t.buffer_id BETWEEN $1 AND $2',
+                  string_agg(format('%L, t.%I', a.attname, a.attname), ', ' ORDER BY a.attnum),
+                  bcols[1], bcols[2], rel)
+      INTO batch_sql
+      FROM pg_attribute a
+     WHERE a.attrelid = rel AND a.attnum > 0 AND NOT a.attisdropped AND a.atttypid <> 'bytea'::regtype;
+    FOR r IN EXECUTE format('SELECT buffer_id, count(*) AS n, sum(octet_length(%I) + octet_length(%I)) AS bytes'
+                            '  FROM %s GROUP BY buffer_id ORDER BY buffer_id', bcols[1], bcols[2], rel) LOOP
+        IF n_in > 0 AND (n_in + r.n > batch_size OR bytes_in + coalesce(r.bytes, 0) > cap) THEN
+            EXECUTE batch_sql INTO b USING lo, hi;
+            PERFORM madlib_dl._px_insert(cluster, tbl, b.segs, b.rows, bcols, b.b1, b.b2);
+            total := total + cardinality(b.segs);
+            n_in := 0;
+            bytes_in := 0;
+        END IF;
+        IF n_in = 0 THEN
+            lo := r.buffer_id;
+        END IF;
+        hi := r.buffer_id;
+        n_in := n_in + r.n;
+        bytes_in := bytes_in + coalesce(r.bytes, 0);
     END LOOP;
+    IF n_in > 0 THEN
+        EXECUTE batch_sql INTO b USING lo, hi;
+        PERFORM madlib_dl._px_insert(cluster, tbl, b.segs, b.rows, bcols, b.b1, b.b2);
+        total := total + cardinality(b.segs);
+    END IF;
     PERFORM madlib_dl._px_publish(cluster, tbl, names, types, ARRAY(SELECT generate_series(0, nseg - 1)), counts);
     EXCEPTION WHEN OTHERS THEN
         GET STACKED DIAGNOSTICS e_state = RETURNED_SQLSTATE, e_msg = MESSAGE_TEXT,

@@ -4,6 +4,8 @@
 -- never across machines.
 --   fit          model averaging, 1, 2 and 3 segments, SGD+Nesterov, Dropout
 --   fit_multiple K > N, K = N, K < N, with and without validation
+--   streamed     partitions read from their tables a window at a time
+--                (use_caching false): the md5s of the cached runs
 --   gp_*         the greenplum transport (the step aggregates), run on PostgreSQL
 --   px_*         PL/Proxy: a cluster of two databases of this server
 -- Needs: superuser, plproxy installed (the px_ lines are skipped otherwise,
@@ -89,6 +91,18 @@ SELECT 'fit_multiple ' || t || ' schedule', md5(schedule::text)
   FROM (SELECT 'K>N p2' AS t, schedule FROM m2_summary UNION ALL SELECT 'K=N p3 validation', schedule FROM m3_summary
         UNION ALL SELECT 'K<N p4', schedule FROM m4_summary) u;
 
+-- streamed: every partition read from its table a window at a time
+-- (use_caching false); the md5s equal those of the cached runs above
+SELECT madlib_dl.fit_multiple('p2', 'm2s', 'mst', 3, use_caching => false);
+INSERT INTO golden_md5
+SELECT format('fit_multiple K>N p2 streamed mst_key %s', mst_key), md5(model_weights) FROM m2s;
+INSERT INTO golden_md5
+SELECT 'fit p3 dropout streamed', md5(r.model_weights)
+  FROM madlib_dl._fit_run(madlib_dl._make_train_job('p3', 'attributes', 'class_text',
+           ARRAY[(SELECT model_arch::text FROM arch WHERE model_id = 2)], ARRAY[:adam], 2,
+           fit_params => ARRAY[:fp], validation => 'v3', val_x_col => 'attributes',
+           val_y_col => 'class_text', num_segments => 3, use_caching => false)) r;
+
 -- the greenplum transport (the step aggregates), on PostgreSQL
 INSERT INTO golden_md5
 SELECT 'gp fit p3 validation', md5(r.model_weights)
@@ -97,6 +111,13 @@ SELECT 'gp fit p3 validation', md5(r.model_weights)
            fit_params => ARRAY[:fp], validation => 'v3', val_x_col => 'attributes',
            val_y_col => 'class_text', metrics_compute_frequency => 1,
            transport => 'greenplum', num_segments => 3)) r;
+INSERT INTO golden_md5
+SELECT 'gp fit p3 validation streamed', md5(r.model_weights)
+  FROM madlib_dl._fit_run(madlib_dl._make_train_job('p3', 'attributes', 'class_text',
+           ARRAY[(SELECT model_arch::text FROM arch WHERE model_id = 1)], ARRAY[:adam], 3,
+           fit_params => ARRAY[:fp], validation => 'v3', val_x_col => 'attributes',
+           val_y_col => 'class_text', metrics_compute_frequency => 1,
+           transport => 'greenplum', num_segments => 3, use_caching => false)) r;
 INSERT INTO golden_md5
 SELECT format('gp fit_multiple %s mst_key %s', t, r.mst_key), md5(r.model_weights)
   FROM (VALUES ('p2'::regclass, 2, 'K>N p2'), ('p4'::regclass, 4, 'K<N p4')) v(tbl, nseg, t),
@@ -127,8 +148,11 @@ END $$;
 SELECT madlib_dl.plproxy_distribute('p4', 'golden_px', 3);
 SELECT madlib_dl.fit('p4', 'pxf', 'arch', 1, :adam, :fp, 3);
 SELECT madlib_dl.fit_multiple('p4', 'pxm', 'mst', 3);
+SELECT madlib_dl.fit_multiple('p4', 'pxms', 'mst', 3, use_caching => false);
 INSERT INTO golden_md5 VALUES ('px fit p4', (SELECT md5(model_weights) FROM pxf));
 INSERT INTO golden_md5 SELECT format('px fit_multiple K<N p4 mst_key %s', mst_key), md5(model_weights) FROM pxm;
+INSERT INTO golden_md5
+SELECT format('px fit_multiple K<N p4 streamed mst_key %s', mst_key), md5(model_weights) FROM pxms;
 DROP SERVER golden_px CASCADE;
 \else
 INSERT INTO golden_md5 VALUES ('px skipped: plproxy is not installed', NULL);

@@ -51,8 +51,9 @@ is($coord->safe_psql('postgres',
 $coord->safe_psql('postgres', 'CREATE EXTENSION plproxy; SELECT madlib_dl.plproxy_setup();');
 is($coord->safe_psql('postgres',
 		"SELECT count(*) FROM pg_proc p JOIN pg_depend d ON d.objid = p.oid AND d.deptype = 'e' "
-		  . "WHERE p.proname IN ('_px_prepare', '_px_insert', '_px_publish', '_px_step', '_px_ping')"), '5',
-	'plproxy_setup makes the 5 proxy functions, members of the extension');
+		  . "WHERE p.proname IN ('_px_prepare', '_px_insert', '_px_publish', '_px_step', '_px_release', "
+		  . "'_px_ping')"), '6',
+	'plproxy_setup makes the 6 proxy functions, members of the extension');
 
 my $conns = join(', ',
 	map { "\$\$host=" . $_->host . ' port=' . $_->port . " dbname=postgres\$\$" } @nodes);
@@ -98,6 +99,10 @@ for my $t ('p4', 'p2')
 		is("@segs", "@expect_segs", "$t: node " . ($i + 1) . " holds segments @expect_segs");
 		is(join(',', @got), join(',', map { $want{$_} } @expect_segs),
 			"$t: node " . ($i + 1) . " rows equal the coordinator's");
+		is($nodes[$i]->safe_psql('postgres',
+				"SELECT string_agg(attstorage::text, ',') FROM pg_attribute "
+				  . "WHERE attrelid = '$t'::regclass AND atttypid = 'bytea'::regtype"),
+			'e,e', "$t: node " . ($i + 1) . " stores the buffers out of line, uncompressed");
 	}
 }
 ($rc, $out, $err) = $coord->psql('postgres', "SELECT madlib_dl.plproxy_distribute('p2', 'c4')");
@@ -392,6 +397,62 @@ is($coord->safe_psql('postgres', 'SELECT md5(model_weights) FROM api_fit'),
 			transport => 'workers', nseg => 2) . ") r"),
 	'fit on a distributed table: byte-identical to the workers transport');
 
+# --- the nodes' partitions across the hops of one call ---------------------
+# px_cached runs _px_node_cached in the connection of one partition: the
+# backend that serves the steps of that segment.
+$_->safe_psql('postgres', q{
+	CREATE FUNCTION public.px_cached(cluster text, part integer,
+		OUT call_id bigint, OUT seg integer, OUT hits bigint) RETURNS SETOF record
+	LANGUAGE sql AS $$ SELECT c.call_id, c.seg, c.hits FROM madlib_dl._px_node_cached() c $$;
+}) for @nodes;
+$coord->safe_psql('postgres', q{
+	CREATE FUNCTION public.px_cached(cluster text, part integer,
+		OUT call_id bigint, OUT seg integer, OUT hits bigint) RETURNS SETOF record AS $$
+		CLUSTER madlib_dl._px_cluster_name(cluster); RUN ON part;
+	$$ LANGUAGE plproxy;
+	CREATE TABLE px_step AS
+	SELECT madlib_dl._initial_state(model_arch, NULL, $$} . $COMPILE . q{$$, 'batch_size=16') AS state,
+	       model_arch::text AS arch FROM arch WHERE model_id = 1;
+});
+# One coordinator session: its PL/Proxy connections (one per partition)
+# are the node backends that keep the partitions.
+my $cs = bg_session($coord);
+$cs->query_safe('SET client_min_messages = warning');
+my $cached = sub {
+	return join(';', map {
+		$cs->query_safe(
+			"SELECT coalesce(string_agg(call_id || ':' || seg || ':' || hits, ','), '') FROM px_cached('c4', $_)")
+	} 0 .. 3);
+};
+$cs->query_safe("SELECT madlib_dl.fit_multiple('p4', 'cache_out', 'mst', 2)");
+my $after = $cached->();
+is($after, ';;;', 'after fit_multiple over the cluster the nodes keep no partition');
+# One round of call $call on segment 0 ($cache: use_caching).
+my $round = sub {
+	my ($call, $cache) = @_;
+	return $cs->query_safe(
+		"SELECT (t.result).n FROM px_step s, madlib_dl._px_round('c4', ARRAY['public', 'p4'], 'attributes',"
+		  . " 'class_text', true, ARRAY[0], ARRAY[s.state], ARRAY[s.arch], ARRAY[\$\$$COMPILE\$\$],"
+		  . " ARRAY['batch_size=16'], ARRAY[1], $call, $cache) t");
+};
+my $rows0 = $round->(42, 'NULL');
+cmp_ok($rows0, '>', 0, "a hop of call 42 trains on segment 0 ($rows0 samples)");
+is($cached->(), '42:0:1;;;', 'the node keeps the partition of segment 0 for call 42');
+$round->(42, 'NULL');
+is($cached->(), '42:0:2;;;', 'the second hop of call 42 used the partition its first hop cached');
+$round->(43, 'NULL');
+is($cached->(), '43:0:1;;;', 'a hop of another call drops the partitions of the last one (ended or failed)');
+$cs->query_safe("SELECT madlib_dl._px_end_call('c4', 43)");
+is($cached->(), ';;;', 'the end of the call drops them');
+$round->(44, 'NULL');
+$nodes[0]->safe_psql('postgres', 'VACUUM FULL p4');
+$round->(44, 'NULL');
+is($cached->(), '44:0:1;;;', 'a table rewritten between two hops (a new relfilenode) is read again');
+$cs->query_safe("SELECT madlib_dl._px_end_call('c4', 44)");
+is($round->(45, 'false'), $rows0, 'use_caching false: the hop streams its partition');
+is($cached->(), ';;;', '... and keeps nothing');
+$cs->quit;
+
 # --- a segment without rows ------------------------------------------------
 # p4 less its segment 3: segment 3 is empty on node 2.
 $coord->safe_psql('postgres', q{
@@ -554,7 +615,7 @@ $coord->safe_psql('postgres', 'CREATE EXTENSION madlib_dl');
 is($coord->safe_psql('postgres',
 		"SELECT count(*) FROM pg_proc p JOIN pg_language l ON l.oid = p.prolang AND l.lanname = 'plproxy' "
 		  . "JOIN pg_depend d ON d.objid = p.oid AND d.deptype = 'e' WHERE p.proname LIKE '\\_px\\_%'"),
-	'5', 'CREATE EXTENSION after plproxy makes the 5 proxy functions');
+	'6', 'CREATE EXTENSION after plproxy makes the 6 proxy functions');
 
 $_->stop for ($coord, @nodes);
 done_testing();

@@ -225,6 +225,8 @@ dl_pg_job_read(HeapTupleHeader job, int max_models, DlPgTrainJob *out)
 	out->schedule_seed = isnull ? 1 : (uint64) DatumGetInt64(d);
 	d = field_or_null(job, "cluster", &isnull);
 	out->cluster = isnull ? NULL : TextDatumGetCString(d);
+	d = field_or_null(job, "use_caching", &isnull);
+	out->caching = isnull ? DL_CACHING_AUTO : DatumGetBool(d) ? DL_CACHING_ON : DL_CACHING_OFF;
 	if ((out->transport == DL_TRANSPORT_PLPROXY) != (out->cluster != NULL))
 		ereport(ERROR,
 				(errcode(ERRCODE_INVALID_PARAMETER_VALUE),
@@ -243,6 +245,7 @@ dl_pg_job_setup(const DlPgTrainJob *job, DlSegModelDef *defs, DlSegSetup *setup)
 	}
 	memset(setup, 0, sizeof(*setup));
 	setup->transport = job->transport;
+	setup->caching = job->caching;
 	setup->cluster = job->cluster;
 	setup->source = job->source;
 	setup->x_col = job->x_col;

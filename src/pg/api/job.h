@@ -45,6 +45,7 @@ typedef struct DlPgTrainJob
 	uint64		schedule_seed;	/* fit_multiple's visit order */
 	DlTransportKind transport;
 	char	   *cluster;		/* PLPROXY: its cluster */
+	DlCaching	caching;		/* use_caching: NULL (AUTO), true, false */
 } DlPgTrainJob;
 
 /*

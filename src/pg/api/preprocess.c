@@ -387,8 +387,33 @@ madlib_dl__pack_float32_sfunc(PG_FUNCTION_ARGS)
 	/*
 	 * One loop per element type.  The division is done in double and
 	 * rounded once to float32; a value that is not finite afterwards is
-	 * either not finite in the data or overflows float32.
+	 * either not finite in the data or overflows float32.  On a
+	 * little-endian host the float is its own little-endian bytes: the
+	 * loop stores it and tests its exponent with integer operations and
+	 * no early exit, so it vectorizes; a second loop runs only to name a
+	 * bad value.
 	 */
+#if defined(__BYTE_ORDER__) && __BYTE_ORDER__ == __ORDER_LITTLE_ENDIAN__
+#define PACK_LOOP(ctype) \
+	do { \
+		const ctype *src = (const ctype *) array_data(x); \
+		uint32		bad = 0; \
+		for (int64 k = 0; k < nv; k++) \
+		{ \
+			float	f = (float) ((double) src[k] / norm); \
+			uint32	u; \
+			memcpy(&u, &f, sizeof(u)); \
+			bad |= (u & 0x7f800000u) == 0x7f800000u; \
+			memcpy(dst + 4 * k, &f, sizeof(f)); \
+		} \
+		for (int64 k = 0; unlikely(bad) && k < nv; k++) \
+		{ \
+			double	v = (double) src[k]; \
+			if (!isfinite((float) (v / norm))) \
+				report_bad_value(x, k, v, norm, row_label(fcinfo, 2)); \
+		} \
+	} while (0)
+#else
 #define PACK_LOOP(ctype) \
 	do { \
 		const ctype *src = (const ctype *) array_data(x); \
@@ -401,6 +426,7 @@ madlib_dl__pack_float32_sfunc(PG_FUNCTION_ARGS)
 			put_f32le(dst + 4 * k, f); \
 		} \
 	} while (0)
+#endif
 
 	switch (elemtype)
 	{
@@ -592,14 +618,19 @@ madlib_dl__pack_int16_array_sfunc(PG_FUNCTION_ARGS)
 /*
  * _pack_final(state internal) RETURNS bytea
  *
- * The finished buffer.  FINALFUNC_MODIFY = READ_ONLY: the state is left
- * as it is (the executor copies the result out of the aggregate context).
+ * The finished buffer, copied into the caller's (the output tuple's)
+ * memory, and the state's buffer freed at once (FINALFUNC_MODIFY =
+ * READ_WRITE): the executor would otherwise copy the result out of the
+ * aggregate's context itself and keep both until the group's state is
+ * freed, so a buffer being written was held three times (state, result,
+ * tuple) instead of twice.
  */
 PG_FUNCTION_INFO_V1(madlib_dl__pack_final);
 Datum
 madlib_dl__pack_final(PG_FUNCTION_ARGS)
 {
 	PackState  *st;
+	bytea	   *out;
 
 	/* internal state: only an aggregate may hand one over */
 	if (!AggCheckCallContext(fcinfo, NULL))
@@ -607,10 +638,16 @@ madlib_dl__pack_final(PG_FUNCTION_ARGS)
 	if (PG_ARGISNULL(0))
 		PG_RETURN_NULL();
 	st = (PackState *) PG_GETARG_POINTER(0);
+	if (st->buf == NULL)
+		PACK_ERROR("madlib_dl packing: a buffer was finished twice");
 	if (st->filled != st->n)
 		PACK_ERROR("madlib_dl packing: buffer has " INT64_FORMAT " of its " INT64_FORMAT " rows",
 			 st->filled, st->n);
-	PG_RETURN_BYTEA_P(st->buf);
+	out = (bytea *) MemoryContextAllocHuge(CurrentMemoryContext, VARSIZE(st->buf));
+	memcpy(out, st->buf, VARSIZE(st->buf));
+	pfree(st->buf);
+	st->buf = NULL;
+	PG_RETURN_BYTEA_P(out);
 }
 
 /*

@@ -15,14 +15,17 @@
  *	 _gp_eval_segment(step, buffer_id, dep, indep, dep_shape, indep_shape)
  *
  *	 transition: keep the step (madlib_dl._step: the state, the model
- *	     definition, iteration and segment) of the group's first row, and
+ *	     definition, iteration, segment and use_caching) of the group's
+ *	     first row, and
  *	     each buffer as it comes (a TOASTed value as its pointer, read only
  *	     at the end) with its buffer_id and row count, checking the shapes;
  *	     every row must give the same step (its size, or its TOAST pointer,
  *	     is compared: the callers pass one stored value or one parameter);
- *	 final: sort the buffers by buffer_id, decode them into one partition
- *	     (DlSegPartition), then run the very step a parallel worker runs
- *	     (runtime/step.c):
+ *	 final: sort the buffers by buffer_id into one partition
+ *	     (DlSegPartition: decoded into memory when it fits the segment's
+ *	     madlib_dl.partition_memory or the step's use_caching says so,
+ *	     else read a block at a time from the kept values), then run the
+ *	     very step a parallel worker runs (runtime/step.c):
  *	       fit:  dl_seg_train_step, divergence caught and reported in the
  *	             result (state NULL, diverged = the engine's message);
  *	       eval: dl_seg_eval_step on the partition.
@@ -64,6 +67,7 @@
 
 #include "pg_buffer.h"
 #include "pg_glue.h"
+#include "pg_limits.h"
 #include "pg_model.h"
 #include "segments.h"
 
@@ -115,6 +119,7 @@ typedef struct GpStep
 	char	   *fitp;			/* may be NULL */
 	int32		iteration;
 	int32		segment;
+	DlCaching	caching;		/* use_caching: NULL, true or false */
 } GpStep;
 
 /* ERROR unless called as an aggregate support function; returns its context. */
@@ -154,20 +159,6 @@ checked_mul64(int64 a, int64 b)
 				 errmsg("segment data is too large: " INT64_FORMAT " x " INT64_FORMAT " values", a, b),
 				 errhint("Preprocess with more segments or a smaller buffer_size.")));
 	return r;
-}
-
-/* Bytes of n floats, checked against what one allocation may hold. */
-static Size
-float_bytes(int64 n)
-{
-	int64		b = checked_mul64(n, (int64) sizeof(float));
-
-	if ((uint64) b > MaxAllocHugeSize)
-		ereport(ERROR,
-				(errcode(ERRCODE_PROGRAM_LIMIT_EXCEEDED),
-				 errmsg("segment data of " INT64_FORMAT " bytes is more than one process can hold", b),
-				 errhint("Preprocess with more segments (distribution_rules).")));
-	return (Size) b;
 }
 
 /*
@@ -344,6 +335,8 @@ read_step(const GpStepState *st, GpStep *out)
 	out->fitp = isnull ? NULL : TextDatumGetCString(d);
 	out->iteration = DatumGetInt32(step_field(step, "iteration", false, &isnull));
 	out->segment = DatumGetInt32(step_field(step, "segment", false, &isnull));
+	d = step_field(step, "use_caching", true, &isnull);
+	out->caching = isnull ? DL_CACHING_AUTO : DatumGetBool(d) ? DL_CACHING_ON : DL_CACHING_OFF;
 }
 
 /* Buffer order: buffer_id, then arrival. */
@@ -359,43 +352,36 @@ buffer_cmp(const void *a, const void *b)
 }
 
 /*
- * The group's buffers (st may be NULL: no rows), sorted by buffer_id and
- * decoded into partition p in cxt, one buffer at a time.
+ * The group's buffers (st may be NULL: no rows), sorted by buffer_id, as
+ * partition p in cxt, placed under this server's budget (partition.c):
+ * decoded into memory, or read a block at a time from the values the
+ * transition kept (TOAST pointers stay valid for the whole query).
  */
 static void
-build_partition(GpStepState *st, DlSegPartition *p, MemoryContext cxt)
+build_partition(GpStepState *st, const GpStep *step, DlSegPartition *p, MemoryContext cxt)
 {
-	MemoryContext tmp;
-	int64		off = 0;
+	DlSegBuffer *bufs;
+	DlSegPartition *pp = p;
 
-	memset(p, 0, sizeof(*p));
-	p->loaded = true;
 	if (st == NULL || st->n == 0)
+	{
+		memset(p, 0, sizeof(*p));
+		p->loaded = true;
 		return;
-	p->n = st->n;
-	p->x_width = st->x_width;
-	p->y_width = st->y_width;
-	p->x = MemoryContextAllocHuge(cxt, Max(float_bytes(checked_mul64(st->n, st->x_width)), 1));
-	p->y = MemoryContextAllocHuge(cxt, Max(float_bytes(checked_mul64(st->n, st->y_width)), 1));
+	}
 	qsort(st->bufs, st->nbufs, sizeof(GpBuffer), buffer_cmp);
-	tmp = AllocSetContextCreate(cxt, "madlib_dl buffer", ALLOCSET_DEFAULT_SIZES);
+	bufs = palloc0(sizeof(DlSegBuffer) * st->nbufs);
 	for (int i = 0; i < st->nbufs; i++)
 	{
-		const GpBuffer *b = &st->bufs[i];
-		MemoryContext old = MemoryContextSwitchTo(tmp);
-		float	   *fx;
-		float	   *fy;
-
-		CHECK_FOR_INTERRUPTS();
-		fx = dl_pg_decode_x(DatumGetByteaPP(b->x), b->n, st->x_width, tmp);
-		fy = dl_pg_decode_y(DatumGetByteaPP(b->y), b->n, st->y_width, tmp);
-		memcpy(p->x + off * st->x_width, fx, float_bytes(checked_mul64(b->n, st->x_width)));
-		memcpy(p->y + off * st->y_width, fy, float_bytes(checked_mul64(b->n, st->y_width)));
-		off += b->n;
-		MemoryContextSwitchTo(old);
-		MemoryContextReset(tmp);
+		bufs[i].buffer_id = st->bufs[i].buffer_id;
+		bufs[i].n = st->bufs[i].n;
+		bufs[i].x = st->bufs[i].x;
+		bufs[i].y = st->bufs[i].y;
 	}
-	MemoryContextDelete(tmp);
+	dl_seg_partition_from_buffers(p, bufs, st->nbufs, st->x_width, st->y_width,
+								  "(the aggregate's rows)", step->segment, cxt);
+	dl_seg_partitions_place(&pp, 1, step->caching,
+							dl_limits_partition_budget(dl_seg_default_count()));
 }
 
 /*
@@ -462,7 +448,7 @@ step_final(FunctionCallInfo fcinfo, bool train)
 	memset(&step, 0, sizeof(step));
 	if (st != NULL)
 		read_step(st, &step);
-	build_partition(st, &part, cxt);
+	build_partition(st, &step, &part, cxt);
 	memset(&stats, 0, sizeof(stats));
 	INSTR_TIME_SET_CURRENT(start);
 	if (part.n > 0)

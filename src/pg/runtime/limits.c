@@ -27,11 +27,13 @@
 
 #include <limits.h>
 #include <math.h>
+#include <unistd.h>
 
 #include "catalog/pg_type.h"
 #include "fmgr.h"
 #include "lib/stringinfo.h"
 #include "miscadmin.h"
+#include "storage/bufmgr.h"
 #include "utils/array.h"
 #include "utils/builtins.h"
 #include "utils/guc.h"
@@ -65,6 +67,24 @@
 #define MAX_BYTEA_PAYLOAD ((double) (MaxAllocSize - VARHDRSZ))
 
 int			dl_pg_max_model_memory_kb = DL_MAX_MODEL_MEMORY_DEFAULT;
+int			dl_pg_partition_memory_kb = -1;
+
+/* The smallest partition_memory (kB), and the default rule's floor (bytes). */
+#define DL_PARTITION_MEMORY_MIN_KB 64
+#define DL_PARTITION_MEMORY_FLOOR (64.0 * 1024 * 1024)
+
+/* -1 (the default rule) or at least DL_PARTITION_MEMORY_MIN_KB. */
+static bool
+partition_memory_check(int *newval, void **extra, GucSource source)
+{
+	if (*newval == -1 || *newval >= DL_PARTITION_MEMORY_MIN_KB)
+		return true;
+	GUC_check_errcode(ERRCODE_INVALID_PARAMETER_VALUE);
+	GUC_check_errmsg("madlib_dl.partition_memory must be -1 or at least %d kB, not %d kB",
+					 DL_PARTITION_MEMORY_MIN_KB, *newval);
+	GUC_check_errhint("Give -1 for the default rule (half the memory not in shared_buffers, shared by the segments), or a size such as '512MB'.");
+	return false;
+}
 
 void
 dl_limits_init(void)
@@ -80,6 +100,31 @@ dl_limits_init(void)
 							DL_MAX_MODEL_MEMORY_DEFAULT, 64, INT_MAX,
 							PGC_SUSET, GUC_UNIT_KB | DL_GUC_SEGMENT_SYNC,
 							NULL, NULL, NULL);
+	DefineCustomIntVariable("madlib_dl.partition_memory",
+							"Memory budget of one segment's partition in fit and fit_multiple; -1: the default rule.",
+							"A partition that fits is kept in memory for the whole call (cached); a larger one "
+							"is read from its table a window at a time (streamed). -1 gives each segment "
+							"max(64MB, (physical memory - shared_buffers) / (2 * segments)). Only superusers "
+							"can change it.",
+							&dl_pg_partition_memory_kb,
+							-1, -1, INT_MAX,
+							PGC_SUSET, GUC_UNIT_KB,
+							partition_memory_check, NULL, NULL);
+}
+
+double
+dl_limits_partition_budget(int nseg)
+{
+	long		pages = sysconf(_SC_PHYS_PAGES);
+	long		page_size = sysconf(_SC_PAGESIZE);
+	double		avail;
+
+	if (dl_pg_partition_memory_kb > 0)
+		return (double) dl_pg_partition_memory_kb * 1024.0;
+	if (pages <= 0 || page_size <= 0)
+		return DL_PARTITION_MEMORY_FLOOR;
+	avail = (double) pages * (double) page_size - (double) NBuffers * BLCKSZ;
+	return Max(DL_PARTITION_MEMORY_FLOOR, avail / (2.0 * Max(nseg, 1)));
 }
 
 static double
@@ -213,6 +258,7 @@ typedef struct JobModelInfo
 	DlMemoryEstimate state;		/* model that only holds states */
 	DlMemoryEstimate infer;		/* inference model (EVALUATE, PREDICT) */
 	double		averaging;		/* fit's double-precision averaging buffer */
+	double		shuffle;		/* a training model's row order of a window */
 	double		io;				/* PREDICT: one batch's inputs and outputs */
 } JobModelInfo;
 
@@ -222,6 +268,7 @@ typedef struct JobParts
 	DlMemoryEstimate models;	/* the models it holds at once, summed */
 	double		slots;			/* model states: shared memory, or bytea values */
 	double		averaging;		/* averaging buffers */
+	double		shuffle;		/* the training models' row orders (dl_epoch.h) */
 	double		history;		/* metric histories and per-model arrays */
 	double		io;				/* predict's batch */
 	double		weights;		/* the trained weights returned */
@@ -280,6 +327,9 @@ job_model_info(const DlPgJob *job, const DlPgJobModel *jm, JobModelInfo *info)
 		dl_pg_model_estimate(m, DL_PG_MODEL_STATE, 0, &info->state);
 		/* a double per weight and optimizer float */
 		info->averaging = 2.0 * (info->state.state_blob - DL_BLOB_HEADER_SIZE);
+		/* the one shuffle permutes the rows of a window: an int64 each */
+		info->shuffle = (double) sizeof(int64) *
+			(double) dl_epoch_window_rows(dl_pg_model_input_size(m));
 	}
 	dl_pg_model_free(m);
 }
@@ -314,6 +364,7 @@ job_parts(const DlPgJob *job, JobModelInfo **ms, int n, JobParts *p)
 			est_add(&p->models, &ms[0]->state);
 			est_add(&p->models, &ms[0]->train);
 			p->averaging = ms[0]->averaging;
+			p->shuffle = ms[0]->shuffle;
 			p->slots = (double) job->nseg * MAXALIGN(ms[0]->state.state_blob);
 			p->history = points * HISTORY_BYTES_PER_POINT;
 			p->weights = ms[0]->state.weights;
@@ -326,7 +377,10 @@ job_parts(const DlPgJob *job, JobModelInfo **ms, int n, JobParts *p)
 				memcpy(sorted, ms, sizeof(JobModelInfo *) * n);
 				qsort(sorted, n, sizeof(JobModelInfo *), cmp_train_desc);
 				for (int i = 0; i < Min(n, DL_SEG_MODEL_CACHE); i++)
+				{
 					est_add(&p->models, &sorted[i]->train);
+					p->shuffle += sorted[i]->shuffle;
+				}
 				est_add(&p->models, &max_state->state);
 				for (int i = 0; i < n; i++)
 				{
@@ -344,6 +398,7 @@ job_parts(const DlPgJob *job, JobModelInfo **ms, int n, JobParts *p)
 			est_add(&p->models, &max_train->train);
 			est_add(&p->models, &max_state->state);
 			p->averaging = max_state->averaging;
+			p->shuffle = max_train->shuffle;
 			/*
 			 * the transport's slots in the coordinator's memory (rounds.c):
 			 * one per model, and fit (one model) one per segment; a round's
@@ -366,7 +421,8 @@ job_parts(const DlPgJob *job, JobModelInfo **ms, int n, JobParts *p)
 			p->io = ms[0]->io;
 			break;
 	}
-	p->total = p->models.total + p->slots + p->averaging + p->history + p->io + p->weights;
+	p->total = p->models.total + p->slots + p->averaging + p->shuffle + p->history + p->io +
+		p->weights;
 }
 
 /* ERROR 54000 when parts is over the limit; what names the model(s). */
@@ -389,6 +445,8 @@ check_parts(const DlPgJob *job, const JobParts *p, const char *what, bool plural
 								  job->nseg == 1 ? "" : "s"));
 	if (p->averaging > 0)
 		appendStringInfo(&detail, ", averaging buffer %s", size_text(p->averaging));
+	if (p->shuffle >= 1024.0)
+		appendStringInfo(&detail, ", shuffle order %s", size_text(p->shuffle));
 	if (p->history >= 1024.0)
 		appendStringInfo(&detail, ", metric history %s (%lld metric points)", size_text(p->history),
 						 (long long) dl_limits_metric_points(job->num_iterations, job->metrics_frequency));
@@ -502,6 +560,21 @@ dl_limits_check_job(const DlPgJob *job)
 /* ---------------------------------------------------------------------
  * SQL
  * --------------------------------------------------------------------- */
+
+PG_FUNCTION_INFO_V1(madlib_dl__partition_budget);
+
+/*
+ * madlib_dl._partition_budget(num_segments integer) RETURNS bigint: the
+ * per-segment budget in bytes (dl_limits_partition_budget) for a job of
+ * num_segments segments on this server (NULL: the default count).
+ */
+Datum
+madlib_dl__partition_budget(PG_FUNCTION_ARGS)
+{
+	int			nseg = PG_ARGISNULL(0) ? dl_seg_default_count() : PG_GETARG_INT32(0);
+
+	PG_RETURN_INT64((int64) dl_limits_partition_budget(Max(nseg, 1)));
+}
 
 /*
  * Element i of a text[] argument (NULL when the array or the element is

@@ -20,11 +20,23 @@
 /* madlib_dl.max_model_memory, in kB (GUC_UNIT_KB). */
 extern int	dl_pg_max_model_memory_kb;
 
+/* madlib_dl.partition_memory, in kB (GUC_UNIT_KB); -1: the default rule. */
+extern int	dl_pg_partition_memory_kb;
+
 /*
- * Define the GUC madlib_dl.max_model_memory.  Call once, from _PG_init,
- * before MarkGUCPrefixReserved("madlib_dl").
+ * Define the GUCs madlib_dl.max_model_memory and madlib_dl.partition_memory.
+ * Call once, from _PG_init, before MarkGUCPrefixReserved("madlib_dl").
  */
 void		dl_limits_init(void);
+
+/*
+ * The per-segment partition budget in bytes (docs/fit.md, "Memory"):
+ * madlib_dl.partition_memory when set, else the default rule
+ * max(64 MB, (physical memory - shared_buffers) / (2 * nseg)), nseg the
+ * segments this server runs at once (the job's virtual segments; on a
+ * Greenplum segment or a PL/Proxy node, dl_seg_default_count()).
+ */
+double		dl_limits_partition_budget(int nseg);
 
 /* What a job is: it decides what one of its processes holds. */
 typedef enum DlPgJobKind
@@ -60,18 +72,21 @@ typedef struct DlPgJob
 
 /*
  * Check what one process of job holds besides the data it reads (the
- * partitions, the rows of a batch of predict are the subject of their
- * own limits), before anything is allocated: every model is parsed but
+ * partitions are the subject of madlib_dl.partition_memory, the rows of
+ * a batch of predict of their own limits), before anything is allocated: every model is parsed but
  * none is built, its use estimated with dl_model_memory_estimate, and the
  * job's own buffers added (see docs/errors.md, "Memory limit"):
  *	 FIT           the leader, which may run every segment: the master
  *	               model, the double-precision averaging buffer, one
- *	               training model, nseg states in shared memory, the
- *	               metric history, the returned weights;
+ *	               training model and its shuffle order (8 bytes per row
+ *	               of a window of the one shuffle, dl_epoch.h), nseg
+ *	               states in shared memory, the metric history, the
+ *	               returned weights;
  *	 FIT_MULTIPLE  the leader: the DL_SEG_MODEL_CACHE largest training
- *	               models, one state model, every model's state in shared
- *	               memory, histories and schedule arrays, returned weights;
- *	 DISTRIBUTED   a training model, the averaging buffer, the states in
+ *	               models and their shuffle orders, one state model,
+ *	               every model's state in shared memory, histories and
+ *	               schedule arrays, returned weights;
+ *	 DISTRIBUTED   a training model and its shuffle order, the averaging buffer, the states in
  *	               the coordinator's slots (one per model; fit: one per
  *	               segment) and a round's states as bytea values, the
  *	               histories;

@@ -38,6 +38,7 @@
 #include "storage/dsm.h"
 #include "storage/shm_toc.h"
 
+#include "madlib_dl/dl_epoch.h"
 #include "madlib_dl/dl_model.h"
 
 #include "pg_model.h"
@@ -93,6 +94,7 @@ typedef struct DlSegStats
 	int64		val_n;
 	int64		samples_seen;	/* TRAIN: epochs * partition rows; the averaging weight */
 	double		seconds;		/* time the command took on this segment */
+	double		read_seconds;	/* of which reading a streamed partition */
 	bool		diverged;		/* TRAIN with catch_divergence: the loss or a
 								 * weight became NaN/inf; the slot is left
 								 * as it was (the last finite state) */
@@ -115,9 +117,18 @@ typedef enum DlTransportKind
 	DL_TRANSPORT_PLPROXY		/* a PL/Proxy cluster */
 } DlTransportKind;
 
+/* use_caching: NULL (the budget decides), true or false. */
+typedef enum DlCaching
+{
+	DL_CACHING_AUTO = 0,		/* cached when it fits madlib_dl.partition_memory */
+	DL_CACHING_ON,				/* cached; 54000 when it does not fit */
+	DL_CACHING_OFF				/* streamed */
+} DlCaching;
+
 typedef struct DlSegSetup
 {
 	DlTransportKind transport;
+	DlCaching	caching;		/* the job's use_caching */
 	const char *cluster;		/* PLPROXY: the cluster's name */
 	Oid			source;			/* packed training table */
 	const char *x_col;			/* independent column; <x_col>_shape holds shapes */
@@ -135,20 +146,84 @@ typedef struct DlSegSetup
 } DlSegSetup;
 
 /*
- * One partition in process memory: a segment's buffers, concatenated in
- * buffer_id order.
+ * One buffer of a partition: its rows, its first row in the partition,
+ * and its x and y values as stored (a TOAST pointer, or a copy of a value
+ * stored in the row).
+ */
+typedef struct DlSegBuffer
+{
+	int32		buffer_id;
+	int64		n;
+	int64		start;
+	Datum		x;
+	Datum		y;
+} DlSegBuffer;
+
+/*
+ * One segment's partition (runtime/partition.c): its buffers in
+ * buffer_id order (the directory), and either every row in memory
+ * (cached) or nothing more: the steps read the rows of each block of the
+ * one shuffle (dl_epoch.h) when its window comes (streamed).
  */
 typedef struct DlSegPartition
 {
 	bool		loaded;
+	bool		cached;
 	int64		n;				/* N, samples */
 	int64		x_width;		/* floats per sample */
 	int64		y_width;		/* classes */
-	float	   *x;				/* (N, x_width) */
-	float	   *y;				/* (N, y_width), one-hot */
-	float	   *y_index;		/* (N, 1) class index, made on first use
-								 * for sparse losses */
+	int			nbuf;
+	int			cap;
+	DlSegBuffer *bufs;			/* (nbuf) */
+	Size		dir_bytes;		/* what the directory holds */
+	DlBlock    *blocks;			/* (n_blocks) the shuffle's blocks */
+	int64		n_blocks;
+	float	   *x;				/* cached: (N, x_width) */
+	float	   *y;				/* cached: (N, y_width), one-hot */
+	MemoryContext cxt;			/* all of the above */
+	const char *relname;		/* for messages */
+	int			seg;
 } DlSegPartition;
+
+/*
+ * Read the directory of segment seg of packed table rel (columns x_col,
+ * y_col and their _shape columns), in buffer_id order, into p (memory in
+ * cxt): the rows with __dist_key__ = seg when by_dist_key, else
+ * buffer_id % nseg = seg.  Shapes and value sizes are checked (22000,
+ * 22004); nothing is decoded.  The caller has checked the column types
+ * (dl_pg_require_packed_table) and holds a lock on rel.
+ */
+void		dl_seg_partition_read(DlSegPartition *p, Oid rel, const char *x_col, const char *y_col,
+								  bool by_dist_key, int seg, int nseg, MemoryContext cxt);
+
+/* The same from buffers given in buffer_id order (their values stay the caller's). */
+void		dl_seg_partition_from_buffers(DlSegPartition *p, const DlSegBuffer *bufs, int nbuf,
+										  int64 x_width, int64 y_width, const char *relname,
+										  int seg, MemoryContext cxt);
+
+/* Bytes p holds cached (decoded rows, directory, blocks), and streamed at most. */
+double		dl_seg_partition_cache_bytes(const DlSegPartition *p);
+double		dl_seg_partition_stream_bytes(const DlSegPartition *p);
+
+/*
+ * Place the partitions one process holds under budget bytes: caching ON
+ * caches each (54000 when one alone is over budget), OFF streams each,
+ * AUTO caches them all when they fit together, else caches them in order
+ * while the cached ones and the largest streaming need fit (and any that
+ * streaming would hold more of than caching), and streams the others.
+ * 54000 when a partition to be streamed needs more than budget.
+ */
+void		dl_seg_partitions_place(DlSegPartition **ps, int np, DlCaching caching,
+									double budget);
+
+/*
+ * Decode rows [offset, offset + n) of buffer buf of p into x (n, x_width)
+ * and y (n, y_width): a slice of the values when they are stored out of
+ * line without compression, else from the whole value.  22000 for a bad
+ * value, naming the buffer and rows.
+ */
+void		dl_seg_partition_read_rows(const DlSegPartition *p, int buf, int64 offset, int64 n,
+									   float *x, float *y);
 
 /* ---------------------------------------------------------------------
  * The per-segment steps (runtime/step.c): no shared memory, no parallel
@@ -163,8 +238,11 @@ typedef struct DlSegPartition
  *	    optimizer state, rng) into m;
  *	 2. reseed m's shuffle/dropout generator with
  *	    dl_rng_hash_seed(m->fit.seed, iteration, segment);
- *	 3. run m->fit.epochs passes over p (mini-batches of m->fit.batch_size,
- *	    shuffled when m->fit.shuffle);
+ *	 3. run m->fit.epochs passes over p in the order of the one shuffle
+ *	    (dl_epoch.h: its blocks permuted, then the rows of each window of
+ *	    blocks when m->fit.shuffle), mini-batches of m->fit.batch_size; a
+ *	    streamed partition reads each window's blocks when it comes, a
+ *	    cached one points into its rows: the same batches either way;
  *	 4. write the new state back into state (capacity state_cap bytes) with
  *	    the number of samples trained on, and set *state_len_out.
  * st gets the training loss/metric sums over all epochs and samples_seen.
@@ -175,8 +253,11 @@ typedef struct DlSegPartition
  * state) and false is returned; without it, an ERROR (22000).  Every
  * other problem is an ERROR.  The result depends only on the state bytes,
  * m's definition, p, iteration and segment: never on the process, nor on
- * what m held before.  cxt holds the lazily made class-index array of p.
- * Runs CHECK_FOR_INTERRUPTS between mini-batches.
+ * what m held before, nor on whether p is cached or streamed.  The
+ * step's own memory (the window, the block order) is in a child of cxt,
+ * deleted when it returns.  Runs CHECK_FOR_INTERRUPTS between
+ * mini-batches and between the blocks it reads.  st->read_seconds is the
+ * time spent reading a streamed partition.
  */
 bool		dl_seg_train_step(DlPgModel *m, uint8 *state, Size state_len, Size state_cap,
 							  Size *state_len_out, DlSegPartition *p, MemoryContext cxt,
@@ -186,7 +267,9 @@ bool		dl_seg_train_step(DlPgModel *m, uint8 *state, Size state_len, Size state_c
 /*
  * Evaluate the state in state[0..state_len) on the training partition
  * tp and, when vp is not NULL, the validation partition vp: loss and
- * metric sums into st->train_* and st->val_*.  state is not written.
+ * metric sums into st->train_* and st->val_*, the rows in order in
+ * batches of batch_size (the same batches whether a partition is cached
+ * or streamed).  state is not written.
  */
 void		dl_seg_eval_step(DlPgModel *m, const uint8 *state, Size state_len,
 							 DlSegPartition *tp, DlSegPartition *vp, MemoryContext cxt,
@@ -195,16 +278,6 @@ void		dl_seg_eval_step(DlPgModel *m, const uint8 *state, Size state_len,
 /* ERROR 22000 when partition p's sample sizes do not fit model m; what names p. */
 void		dl_seg_check_partition(const DlPgModel *m, const DlSegPartition *p, const char *what);
 
-
-/*
- * Read segment seg's buffers of packed table rel (columns x_col, y_col and
- * their _shape columns), in buffer_id order, into p (memory in cxt): the
- * rows with __dist_key__ = seg when by_dist_key, else buffer_id % nseg =
- * seg.  PostgreSQL only (transport/workers.c); the plproxy transport reads the
- * validation shares with it.
- */
-void		dl_seg_load_partition(DlSegPartition *p, Oid rel, const char *x_col, const char *y_col,
-								  bool by_dist_key, int seg, int nseg, MemoryContext cxt);
 
 /* The default number of virtual segments: max(1, min(online CPUs, max_parallel_workers)). */
 int			dl_seg_default_count(void);

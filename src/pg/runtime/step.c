@@ -6,8 +6,10 @@
  *	  partitions (see segments.h for the contracts).
  *
  * Nothing here uses shared memory or the parallel machinery: a step reads
- * a state buffer and a partition in process memory and writes the state
- * buffer back.  The PostgreSQL virtual segments (transport/workers.c) call these in
+ * a state buffer and a partition (runtime/partition.c: cached in process
+ * memory, or streamed from its table a window at a time) and writes the
+ * state buffer back.  Both placements run the same passes of the one
+ * shuffle (dl_epoch.h), so they give the same bytes.  The PostgreSQL virtual segments (transport/workers.c) call these in
  * the leader and in the workers; a Greenplum aggregate can call them in
  * its final function over the rows of one segment.
  *
@@ -19,6 +21,7 @@
 #include "postgres.h"
 
 #include "miscadmin.h"
+#include "portability/instr_time.h"
 #include "utils/memutils.h"
 
 #include "madlib_dl/dl_blob.h"
@@ -26,36 +29,106 @@
 
 #include "pg_glue.h"
 #include "pg_model.h"
+#include "pg_util.h"
 #include "segments.h"
 
-/* The class index of every sample, for sparse losses: argmax of the one-hot row. */
-static const float *
-partition_y_index(DlSegPartition *p, MemoryContext cxt)
+/* A pass over a partition's windows: where a streamed window's rows go. */
+typedef struct StepWindow
 {
-	if (p->y_index == NULL && p->n > 0)
-	{
-		p->y_index = MemoryContextAllocExtended(cxt, (Size) p->n * sizeof(float), MCXT_ALLOC_HUGE);
-		for (int64 i = 0; i < p->n; i++)
-		{
-			const float *row = p->y + i * p->y_width;
-			int64		best = 0;
+	float	   *x;				/* streamed: (window rows, x_width) */
+	float	   *y;				/* streamed: (window rows, y_width) */
+	double		read_seconds;
+} StepWindow;
 
-			for (int64 k = 1; k < p->y_width; k++)
-				if (row[k] > row[best])
-					best = k;
-			p->y_index[i] = (float) best;
-		}
-	}
-	return p->y_index;
+/* The buffers of a streamed partition's window, sized once per step. */
+static void
+window_alloc(StepWindow *w, const DlSegPartition *p)
+{
+	int64		rows = Min(p->n, dl_epoch_window_rows(p->x_width));
+
+	memset(w, 0, sizeof(*w));
+	if (p->cached || p->n <= 0)
+		return;
+	/* the partition's sizes were checked against MaxAllocHugeSize rows by rows */
+	w->x = MemoryContextAllocExtended(CurrentMemoryContext,
+									  Max((Size) rows * p->x_width * sizeof(float), 1),
+									  MCXT_ALLOC_HUGE);
+	w->y = MemoryContextAllocExtended(CurrentMemoryContext,
+									  Max((Size) rows * p->y_width * sizeof(float), 1),
+									  MCXT_ALLOC_HUGE);
 }
 
-/* y of partition p in the layout the loss of cfg wants. */
-static const float *
-partition_y(DlSegPartition *p, const DlTrainConfig *cfg, MemoryContext cxt)
+/*
+ * The rows of blocks order[first .. first + k) of p as runs: pointers
+ * into a cached partition, or read into w's buffers.
+ */
+static void
+window_runs(const DlSegPartition *p, const int64 *order, int64 first, int k, StepWindow *w,
+			DlRows *runs)
 {
-	if (dl_loss_y_width(cfg->loss, p->y_width) == 1 && p->y_width > 1)
-		return partition_y_index(p, cxt);
-	return p->y;
+	int64		used = 0;
+	instr_time	start;
+
+	if (!p->cached)
+		INSTR_TIME_SET_CURRENT(start);
+	for (int j = 0; j < k; j++)
+	{
+		const DlBlock *b = &p->blocks[order[first + j]];
+
+		runs[j].n = b->n;
+		runs[j].y_width = p->y_width;
+		if (p->cached)
+		{
+			runs[j].x = p->x + b->start * p->x_width;
+			runs[j].y = p->y + b->start * p->y_width;
+			continue;
+		}
+		CHECK_FOR_INTERRUPTS();
+		dl_seg_partition_read_rows(p, (int) b->buffer, b->offset, b->n,
+								   w->x + used * p->x_width, w->y + used * p->y_width);
+		runs[j].x = w->x + used * p->x_width;
+		runs[j].y = w->y + used * p->y_width;
+		used += b->n;
+	}
+	if (!p->cached)
+		w->read_seconds += dl_pg_seconds_since(start);
+}
+
+/*
+ * One pass over p: an epoch (train: the blocks in the order drawn from
+ * the model's generator) or an evaluation (the rows in order).
+ */
+static DlStatus
+partition_pass(DlPgModel *m, const DlTrainConfig *cfg, const DlSegPartition *p, bool train,
+			   int64 *order, StepWindow *w, DlBatchStats *bs, DlError *err)
+{
+	DlPass		pass;
+	DlStatus	rc;
+
+	dl_epoch_order(dl_model_rng(m->model), train && cfg->shuffle, order, p->n_blocks);
+	if ((rc = dl_pass_begin(&pass, m->model, cfg, train, p->n, bs, err)) != DL_OK)
+		return rc;
+	for (int64 first = 0; first < p->n_blocks; first += DL_EPOCH_WINDOW_BLOCKS)
+	{
+		DlRows		runs[DL_EPOCH_WINDOW_BLOCKS];
+		int			k = (int) Min((int64) DL_EPOCH_WINDOW_BLOCKS, p->n_blocks - first);
+
+		window_runs(p, order, first, k, w, runs);
+		if ((rc = dl_pass_window(&pass, runs, k, err)) != DL_OK)
+			return rc;
+	}
+	return dl_pass_end(&pass, err);
+}
+
+/* The step's memory: a child of cxt, and its block order. */
+static MemoryContext
+step_context(MemoryContext cxt, const DlSegPartition *p, int64 **order)
+{
+	MemoryContext sc = AllocSetContextCreate(cxt, "madlib_dl step", ALLOCSET_DEFAULT_SIZES);
+
+	*order = MemoryContextAllocExtended(sc, Max((Size) p->n_blocks * sizeof(int64), 1),
+										MCXT_ALLOC_HUGE);
+	return sc;
 }
 
 void
@@ -79,7 +152,10 @@ dl_seg_train_step(DlPgModel *m, uint8 *state, Size state_len, Size state_cap,
 	DlTrainConfig cfg;
 	DlBatchStats bs = {0};
 	DlError		err;
-	const float *y;
+	MemoryContext sc;
+	MemoryContext old;
+	StepWindow	w;
+	int64	   *order;
 	size_t		need;
 
 	memset(st, 0, sizeof(*st));
@@ -91,21 +167,27 @@ dl_seg_train_step(DlPgModel *m, uint8 *state, Size state_len, Size state_cap,
 	if (p->n <= 0)
 		return true;			/* nothing to learn from: state unchanged */
 
-	y = partition_y(p, &cfg, cxt);
+	sc = step_context(cxt, p, &order);
+	old = MemoryContextSwitchTo(sc);
+	window_alloc(&w, p);
 	dl_model_seed_rng(m->model, dl_rng_hash_seed(m->fit.seed, iteration, segment));
 	for (int e = 0; e < m->fit.epochs; e++)
 	{
-		DlStatus	rc = dl_model_train_epoch(m->model, &cfg, p->x, y, p->n, &bs, &err);
+		DlStatus	rc = partition_pass(m, &cfg, p, true, order, &w, &bs, &err);
 
 		if (rc == DL_ERR_DIVERGED && catch_divergence)
 		{
 			/* the state buffer still holds the state this visit started from */
 			st->diverged = true;
 			strlcpy(st->message, err.msg, sizeof(st->message));
+			MemoryContextSwitchTo(old);
+			MemoryContextDelete(sc);
 			return false;
 		}
 		dl_pg_check(rc, &err);
 	}
+	MemoryContextSwitchTo(old);
+	MemoryContextDelete(sc);
 	dl_pg_check(dl_blob_size(m->model, &need, &err), &err);
 	if (need > state_cap)
 		elog(ERROR, "madlib_dl: model state of %zu bytes does not fit a slot of %zu", need, state_cap);
@@ -115,7 +197,32 @@ dl_seg_train_step(DlPgModel *m, uint8 *state, Size state_len, Size state_cap,
 	st->train_metric_sum = bs.metric_sum;
 	st->train_n = bs.n;
 	st->samples_seen = bs.n;
+	st->read_seconds = w.read_seconds;
 	return true;
+}
+
+/* Loss and metric sums of m's state on partition p (what names it) into *bs. */
+static void
+eval_partition(DlPgModel *m, const DlTrainConfig *cfg, DlSegPartition *p, const char *what,
+			   MemoryContext cxt, DlBatchStats *bs, double *read_seconds)
+{
+	MemoryContext sc;
+	MemoryContext old;
+	StepWindow	w;
+	int64	   *order;
+	DlError		err;
+
+	dl_seg_check_partition(m, p, what);
+	if (p->n <= 0)
+		return;
+	dl_error_clear(&err);
+	sc = step_context(cxt, p, &order);
+	old = MemoryContextSwitchTo(sc);
+	window_alloc(&w, p);
+	dl_pg_check(partition_pass(m, cfg, p, false, order, &w, bs, &err), &err);
+	*read_seconds += w.read_seconds;
+	MemoryContextSwitchTo(old);
+	MemoryContextDelete(sc);
 }
 
 void
@@ -131,10 +238,7 @@ dl_seg_eval_step(DlPgModel *m, const uint8 *state, Size state_len,
 	dl_error_clear(&err);
 	dl_pg_model_train_config(m, &cfg);
 	dl_pg_check(dl_blob_read(m->model, state, state_len, NULL, &err), &err);
-	dl_seg_check_partition(m, tp, "training");
-	if (tp->n > 0)
-		dl_pg_check(dl_model_evaluate(m->model, &cfg, tp->x, partition_y(tp, &cfg, cxt),
-									  tp->n, &bs, &err), &err);
+	eval_partition(m, &cfg, tp, "training", cxt, &bs, &st->read_seconds);
 	st->train_loss_sum = bs.loss_sum;
 	st->train_metric_sum = bs.metric_sum;
 	st->train_n = bs.n;
@@ -142,10 +246,7 @@ dl_seg_eval_step(DlPgModel *m, const uint8 *state, Size state_len,
 	{
 		DlBatchStats vs = {0};
 
-		dl_seg_check_partition(m, vp, "validation");
-		if (vp->n > 0)
-			dl_pg_check(dl_model_evaluate(m->model, &cfg, vp->x, partition_y(vp, &cfg, cxt),
-										  vp->n, &vs, &err), &err);
+		eval_partition(m, &cfg, vp, "validation", cxt, &vs, &st->read_seconds);
 		st->val_loss_sum = vs.loss_sum;
 		st->val_metric_sum = vs.metric_sum;
 		st->val_n = vs.n;

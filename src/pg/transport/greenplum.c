@@ -221,7 +221,7 @@ build_sql(GpTransport *g, const DlSegSetup *setup, MemoryContext cxt)
 	char	   *src = dl_pg_relation_sql_name(setup->source);
 	StringInfoData q;
 
-	g->insert_sql = psprintf("INSERT INTO %s VALUES ($1, $2, $3, ROW($4, $5, $6, $7, $8, $9)::madlib_dl._step)",
+	g->insert_sql = psprintf("INSERT INTO %s VALUES ($1, $2, $3, ROW($4, $5, $6, $7, $8, $9, $10)::madlib_dl._step)",
 							 g->round_table);
 	initStringInfo(&q);
 	append_part(&q, g, "_gp_fit_segment", src, setup->x_col, setup->y_col, 0, "");
@@ -241,12 +241,12 @@ build_sql(GpTransport *g, const DlSegSetup *setup, MemoryContext cxt)
 /* Insert the round table's row (key, seg, part, step). */
 static void
 insert_step(const GpTransport *g, int32 key, int seg, int part, bytea *state,
-			const DlSegModelDef *def, int64 iteration)
+			const DlSegModelDef *def, int64 iteration, DlCaching caching)
 {
-	Oid			argtypes[9] = {INT4OID, INT4OID, INT4OID, BYTEAOID, TEXTOID, TEXTOID, TEXTOID,
-	INT4OID, INT4OID};
-	Datum		args[9];
-	char		nulls[10] = "         ";
+	Oid			argtypes[10] = {INT4OID, INT4OID, INT4OID, BYTEAOID, TEXTOID, TEXTOID, TEXTOID,
+	INT4OID, INT4OID, BOOLOID};
+	Datum		args[10];
+	char		nulls[11] = "          ";
 
 	args[0] = Int32GetDatum(key);
 	args[1] = Int32GetDatum(seg);
@@ -258,7 +258,9 @@ insert_step(const GpTransport *g, int32 key, int seg, int part, bytea *state,
 	nulls[6] = def->fit_params != NULL ? ' ' : 'n';
 	args[7] = Int32GetDatum((int32) iteration);
 	args[8] = Int32GetDatum(seg);
-	if (SPI_execute_with_args(g->insert_sql, 9, argtypes, args, nulls, false, 0) != SPI_OK_INSERT)
+	args[9] = BoolGetDatum(caching == DL_CACHING_ON);
+	nulls[9] = caching == DL_CACHING_AUTO ? 'n' : ' ';
+	if (SPI_execute_with_args(g->insert_sql, 10, argtypes, args, nulls, false, 0) != SPI_OK_INSERT)
 		elog(ERROR, "madlib_dl: could not queue a step for segment %d", seg);
 }
 
@@ -276,10 +278,10 @@ queue_round(DlRounds *r, const GpTransport *g, DlSegCommandKind kind, const int 
 
 		CHECK_FOR_INTERRUPTS();
 		if (s < g->nkeys)
-			insert_step(g, g->keys[s], s, 0, state, def, cmd->iteration);
+			insert_step(g, g->keys[s], s, 0, state, def, cmd->iteration, r->setup.caching);
 		if (kind == DL_SEG_CMD_EVAL && g->n_vkeys != NULL)
 			for (int j = 0; j < g->n_vkeys[s]; j++)
-				insert_step(g, g->vkeys[s][j], s, 1, state, def, cmd->iteration);
+				insert_step(g, g->vkeys[s][j], s, 1, state, def, cmd->iteration, r->setup.caching);
 		pfree(state);
 	}
 }

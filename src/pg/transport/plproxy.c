@@ -15,8 +15,12 @@
  * A round (rounds.h) of TRAIN or EVAL commands is one call of
  * madlib_dl._px_round, which calls the proxy function _px_step once: the
  * (segment, state, model definition, iteration) lists are SPLIT by
- * segment, each partition runs the step aggregate (gp_agg.c) on its
- * segment's rows (_px_node_step) and returns the step's result.  An error
+ * segment, each partition runs the step (runtime/node.c) on its
+ * segment's rows (_px_node_step -> _px_node_run) and returns the step's
+ * result.  A node keeps a partition that fits its madlib_dl.partition_memory
+ * (or use_caching says so) in its backend for the call's next hops, keyed
+ * by the call's random identifier; the call's end (_px_end_call ->
+ * _px_release, on every partition) drops it.  An error
  * of the call is raised again by _px_rethrow, which names the data nodes
  * that do not answer.  An EVAL then evaluates each segment's validation
  * share on the coordinator, with the state in its slot.
@@ -42,6 +46,7 @@
 #include "utils/memutils.h"
 
 #include "pg_glue.h"
+#include "pg_limits.h"
 #include "pg_model.h"
 #include "pg_util.h"
 #include "rounds.h"
@@ -53,6 +58,7 @@ typedef struct PxTransport
 {
 	Datum		src;			/* text[]: the table's {schema, name} on the nodes */
 	DlSegPartition *val;		/* (nseg) validation shares; NULL without */
+	int64		call_id;		/* names this call on the nodes (their cache) */
 } PxTransport;
 
 /* The arrays of a round's call: one element per command. */
@@ -149,9 +155,10 @@ static void
 px_run(DlRounds *r, DlSegCommandKind kind, const int *segs, int n)
 {
 	PxTransport *p = (PxTransport *) r->priv;
-	Oid			argtypes[11] = {TEXTOID, TEXTARRAYOID, TEXTOID, TEXTOID, BOOLOID, INT4ARRAYOID,
-	BYTEAARRAYOID, TEXTARRAYOID, TEXTARRAYOID, TEXTARRAYOID, INT4ARRAYOID};
-	Datum		args[11];
+	Oid			argtypes[13] = {TEXTOID, TEXTARRAYOID, TEXTOID, TEXTOID, BOOLOID, INT4ARRAYOID,
+	BYTEAARRAYOID, TEXTARRAYOID, TEXTARRAYOID, TEXTARRAYOID, INT4ARRAYOID, INT8OID, BOOLOID};
+	Datum		args[13];
+	char		nulls[13];
 	PxRound		a;
 	Portal		portal;
 
@@ -170,10 +177,15 @@ px_run(DlRounds *r, DlSegCommandKind kind, const int *segs, int n)
 	args[8] = PointerGetDatum(a.compiles);
 	args[9] = PointerGetDatum(a.fits);
 	args[10] = PointerGetDatum(a.iterations);
+	args[11] = Int64GetDatum(p->call_id);
+	args[12] = BoolGetDatum(r->setup.caching == DL_CACHING_ON);
+	memset(nulls, ' ', sizeof(nulls));
+	if (r->setup.caching == DL_CACHING_AUTO)
+		nulls[12] = 'n';
 	portal = SPI_cursor_open_with_args(NULL,
 									   "SELECT t.seg, t.result FROM madlib_dl._px_round($1, $2, $3, $4, $5,"
-									   " $6, $7, $8, $9, $10, $11) t",
-									   11, argtypes, args, NULL, false, 0);
+									   " $6, $7, $8, $9, $10, $11, $12, $13) t",
+									   13, argtypes, args, nulls, false, 0);
 	for (;;)
 	{
 		bool		isnull;
@@ -211,10 +223,30 @@ px_run(DlRounds *r, DlSegCommandKind kind, const int *segs, int n)
 	}
 }
 
+/*
+ * The call's end (DlRoundsHooks.finish): the nodes drop the partitions
+ * they kept for it (_px_end_call: a failure there is a WARNING, the
+ * training is done).
+ */
+static void
+px_finish(DlRounds *r)
+{
+	PxTransport *p = (PxTransport *) r->priv;
+	Oid			argtypes[2] = {TEXTOID, INT8OID};
+	Datum		args[2] = {CStringGetTextDatum(r->setup.cluster), Int64GetDatum(p->call_id)};
+
+	if (SPI_connect() != SPI_OK_CONNECT)
+		elog(ERROR, "madlib_dl: SPI_connect failed");
+	if (SPI_execute_with_args("SELECT madlib_dl._px_end_call($1, $2)", 2, argtypes, args, NULL,
+							  false, 0) != SPI_OK_SELECT)
+		elog(ERROR, "madlib_dl: could not end a PL/Proxy call");
+	SPI_finish();
+}
+
 static const DlRoundsHooks px_hooks = {
 	.name = "plproxy",
 	.run = px_run,
-	.finish = NULL,
+	.finish = px_finish,
 };
 
 /*
@@ -235,8 +267,9 @@ px_check(const DlSegSetup *s, MemoryContext cxt)
 	if (SPI_connect() != SPI_OK_CONNECT)
 		elog(ERROR, "madlib_dl: SPI_connect failed");
 	if (SPI_execute("SELECT to_regprocedure('madlib_dl._px_round(text, text[], text, text, boolean,"
-					" integer[], bytea[], text[], text[], text[], integer[])') IS NOT NULL"
-					" AND to_regproc('madlib_dl._px_step') IS NOT NULL", true, 0) != SPI_OK_SELECT ||
+					" integer[], bytea[], text[], text[], text[], integer[], bigint, boolean)') IS NOT NULL"
+					" AND to_regproc('madlib_dl._px_step') IS NOT NULL"
+					" AND to_regproc('madlib_dl._px_release') IS NOT NULL", true, 0) != SPI_OK_SELECT ||
 		!DatumGetBool(SPI_getbinval(SPI_tuptable->vals[0], SPI_tuptable->tupdesc, 1, &isnull)))
 		ereport(ERROR,
 				(errcode(ERRCODE_UNDEFINED_FUNCTION),
@@ -280,17 +313,24 @@ dl_transport_plproxy_start(const DlSegSetup *setup, MemoryContext cxt)
 		elog(ERROR, "madlib_dl: a plproxy job without a cluster");
 	dl_pg_require_packed_table(s->source, s->x_col, s->y_col);
 	p->src = px_check(s, r->cxt);
+	if (!pg_strong_random(&p->call_id, sizeof(p->call_id)))
+		elog(ERROR, "madlib_dl: could not draw a call identifier");
 	old = MemoryContextSwitchTo(r->cxt);
 	if (OidIsValid(s->validation))
 	{
+		DlSegPartition **ps = palloc(sizeof(DlSegPartition *) * s->nseg);
+
 		dl_pg_require_packed_table(s->validation, s->val_x_col, s->val_y_col);
 		p->val = palloc0(sizeof(DlSegPartition) * s->nseg);
 		for (int k = 0; k < s->nseg; k++)
 		{
 			CHECK_FOR_INTERRUPTS();
-			dl_seg_load_partition(&p->val[k], s->validation, s->val_x_col, s->val_y_col,
+			dl_seg_partition_read(&p->val[k], s->validation, s->val_x_col, s->val_y_col,
 								  false, k, s->nseg, r->cxt);
+			ps[k] = &p->val[k];
 		}
+		/* the coordinator holds every share: one budget for them all */
+		dl_seg_partitions_place(ps, s->nseg, s->caching, dl_limits_partition_budget(s->nseg));
 	}
 	MemoryContextSwitchTo(old);
 	return &r->base;

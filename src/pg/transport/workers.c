@@ -49,9 +49,6 @@
 #include "access/parallel.h"
 #endif
 #include "access/xact.h"
-#include "catalog/pg_type.h"
-#include "common/int.h"
-#include "executor/spi.h"
 #include "fmgr.h"
 #include "lib/stringinfo.h"
 #include "miscadmin.h"
@@ -72,11 +69,10 @@
 #endif
 
 #include "madlib_dl/dl_blob.h"
-#include "madlib_dl/dl_buffer.h"
 #include "madlib_dl/dl_rng.h"
 
-#include "pg_buffer.h"
 #include "pg_glue.h"
+#include "pg_limits.h"
 #include "pg_model.h"
 #include "pg_util.h"
 #include "segments.h"
@@ -164,6 +160,7 @@ typedef struct DlSegControl
 	Oid			source;
 	Oid			validation;
 	bool		by_dist_key;	/* training partition by __dist_key__ */
+	int			caching;		/* DlCaching: the job's use_caching */
 	int64		x_col;			/* offsets into the text area */
 	int64		y_col;
 	int64		val_x_col;
@@ -205,309 +202,6 @@ static const char *
 text_at(const DlSegLocal *l, int64 off)
 {
 	return off < 0 ? NULL : l->text + off;
-}
-
-/* ---------------------------------------------------------------------
- * Loading partitions
- * --------------------------------------------------------------------- */
-
-typedef struct LoadContext
-{
-	const char *relname;
-	int			seg;
-	int			buffer_id;		/* -1 before the first row */
-} LoadContext;
-
-static void
-load_error_callback(void *arg)
-{
-	LoadContext *lc = (LoadContext *) arg;
-
-	if (lc->buffer_id >= 0)
-		errcontext("reading buffer %d of table %s for segment %d",
-				   lc->buffer_id, lc->relname, lc->seg);
-	else
-		errcontext("reading table %s for segment %d", lc->relname, lc->seg);
-}
-
-/* Multiply with overflow check for partition sizes. */
-static int64
-checked_mul(int64 a, int64 b, const char *what)
-{
-	int64		r;
-
-	if (pg_mul_s64_overflow(a, b, &r))
-		ereport(ERROR,
-				(errcode(ERRCODE_PROGRAM_LIMIT_EXCEEDED),
-				 errmsg("%s is too large: " INT64_FORMAT " x " INT64_FORMAT, what, a, b)));
-	return r;
-}
-
-/* Bytes of one slice when x is decoded straight from the TOAST table. */
-#define DL_SEG_SLICE_BYTES (8 * 1024 * 1024)
-
-/*
- * Decode the x buffer d (n rows of width float32 values, not detoasted)
- * into out (n, width).  An uncompressed out-of-line value of the right
- * size is fetched and decoded a slice of rows at a time, so loading a
- * partition never holds the buffer twice (a one-buffer partition of
- * Fashion-MNIST is 188 MB); anything else is detoasted whole.  Errors
- * (size, NaN) are reported by dl_pg_decode_x, which names the row.
- */
-static void
-decode_x_into(float *out, Datum d, int64 n, int64 width)
-{
-	struct varlena *v = (struct varlena *) DatumGetPointer(d);
-	int64		row_bytes = width * (int64) sizeof(float);
-
-	if (VARATT_IS_EXTERNAL_ONDISK(v) && row_bytes > 0)
-	{
-		struct varatt_external ext;
-
-		VARATT_EXTERNAL_GET_POINTER(ext, v);
-		/* not compressed: stored size == raw size (VARATT_EXTERNAL_IS_COMPRESSED, sign-clean) */
-		if ((int64) VARATT_EXTERNAL_GET_EXTSIZE(ext) == (int64) ext.va_rawsize - VARHDRSZ &&
-			(int64) VARATT_EXTERNAL_GET_EXTSIZE(ext) == n * row_bytes)
-		{
-			int64		per = Max(DL_SEG_SLICE_BYTES / row_bytes, 1);
-			bool		ok = true;
-
-			for (int64 r = 0; r < n && ok; r += per)
-			{
-				int64		cnt = Min(per, n - r);
-				struct varlena *sl = pg_detoast_datum_slice(v, (int32) (r * row_bytes),
-															(int32) (cnt * row_bytes));
-				DlError		err;
-
-				CHECK_FOR_INTERRUPTS();
-				dl_error_clear(&err);
-				ok = (int64) VARSIZE_ANY_EXHDR(sl) == cnt * row_bytes &&
-					dl_buffer_decode_x(out + r * width, (const uint8_t *) VARDATA_ANY(sl),
-									   VARSIZE_ANY_EXHDR(sl), cnt, width, &err) == DL_OK;
-				pfree(sl);
-			}
-			if (ok)
-				return;
-		}
-	}
-	{
-		bytea	   *xb = DatumGetByteaPP(d);
-		float	   *fx = dl_pg_decode_x(xb, n, width, CurrentMemoryContext);
-
-		memcpy(out, fx, (Size) (n * width) * sizeof(float));
-		pfree(fx);
-		if ((Pointer) xb != DatumGetPointer(d))
-			pfree(xb);
-	}
-}
-
-/* One segment's share of a packed table, and the reading of it. */
-typedef struct PartitionQuery
-{
-	const char *relsql;			/* the table, quoted */
-	const char *x_col;
-	const char *y_col;
-	char	   *xs;				/* <x_col>_shape */
-	char	   *ys;				/* <y_col>_shape */
-	const char *where;			/* the segment's rows: $1 segment, $2 nseg */
-	Oid			argtypes[2];
-	Datum		args[2];
-	LoadContext lc;				/* names the buffer in error messages */
-} PartitionQuery;
-
-/* Column col (1-based) of the current row; ERROR 22004 naming it when NULL. */
-static Datum
-row_value(HeapTuple tup, TupleDesc desc, int col, const char *name)
-{
-	bool		isnull;
-	Datum		d = SPI_getbinval(tup, desc, col, &isnull);
-
-	if (isnull)
-		ereport(ERROR, (errcode(ERRCODE_NULL_VALUE_NOT_ALLOWED),
-						errmsg("column \"%s\" is NULL", name),
-						errhint("Preprocess the data again with training_preprocessor_dl.")));
-	return d;
-}
-
-/* Open a read-only cursor over the segment's rows with the columns cols, in buffer_id order. */
-static Portal
-partition_cursor(PartitionQuery *q, const char *cols)
-{
-	char	   *sql = psprintf("SELECT %s, buffer_id FROM %s WHERE %s ORDER BY buffer_id",
-							   cols, q->relsql, q->where);
-
-	/* not parallel (options 0): the leader, in parallel mode, starts no nested workers */
-	return SPI_cursor_open_with_args(NULL, sql, 2, q->argtypes, q->args, NULL, true, 0);
-}
-
-/*
- * Pass 1: the shapes of the segment's buffers; returns its samples and
- * sets their widths (-1 without buffers).  Every buffer must agree.
- */
-static int64
-partition_sizes(PartitionQuery *q, int64 *x_width, int64 *y_width)
-{
-	Portal		portal = partition_cursor(q, psprintf("%s, %s", quote_identifier(q->xs),
-													   quote_identifier(q->ys)));
-	int64		total = 0;
-
-	*x_width = *y_width = -1;
-	for (;;)
-	{
-		int64		xd[DL_MAX_RANK + 1];
-		int64		yd[2];
-		int			nx;
-		int			ny;
-		int64		w = 1;
-		HeapTuple	tup;
-		TupleDesc	desc;
-
-		CHECK_FOR_INTERRUPTS();
-		SPI_cursor_fetch(portal, true, 1);
-		if (SPI_processed == 0)
-			break;
-		tup = SPI_tuptable->vals[0];
-		desc = SPI_tuptable->tupdesc;
-		q->lc.buffer_id = DatumGetInt32(row_value(tup, desc, 3, "buffer_id"));
-		nx = dl_pg_read_shape(DatumGetArrayTypeP(row_value(tup, desc, 1, q->xs)), xd, DL_MAX_RANK + 1, q->xs);
-		ny = dl_pg_read_shape(DatumGetArrayTypeP(row_value(tup, desc, 2, q->ys)), yd, 2, q->ys);
-		if (nx < 2 || ny != 2 || xd[0] != yd[0])
-			ereport(ERROR,
-					(errcode(ERRCODE_DATA_EXCEPTION),
-					 errmsg("buffer shapes do not match: %s has %d values and %s has %d, with " INT64_FORMAT " and " INT64_FORMAT " rows",
-							q->xs, nx, q->ys, ny, xd[0], ny > 0 ? yd[0] : (int64) 0),
-					 errhint("Preprocess the data again with training_preprocessor_dl.")));
-		for (int i = 1; i < nx; i++)
-			w = checked_mul(w, xd[i], "sample size");
-		if (*x_width < 0)
-		{
-			*x_width = w;
-			*y_width = yd[1];
-		}
-		else if (w != *x_width || yd[1] != *y_width)
-			ereport(ERROR,
-					(errcode(ERRCODE_DATA_EXCEPTION),
-					 errmsg("buffers have different sample sizes: " INT64_FORMAT " and " INT64_FORMAT " values, " INT64_FORMAT " and " INT64_FORMAT " classes",
-							*x_width, w, *y_width, yd[1]),
-					 errhint("Preprocess the data again with training_preprocessor_dl.")));
-		if (pg_add_s64_overflow(total, xd[0], &total))
-			ereport(ERROR, (errcode(ERRCODE_PROGRAM_LIMIT_EXCEEDED),
-							errmsg("too many rows in one segment")));
-		SPI_freetuptable(SPI_tuptable);
-	}
-	SPI_cursor_close(portal);
-	q->lc.buffer_id = -1;
-	return total;
-}
-
-/* Pass 2: the data into p (sized by pass 1), same snapshot and order. */
-static void
-partition_fill(PartitionQuery *q, DlSegPartition *p)
-{
-	Portal		portal = partition_cursor(q, psprintf("%s, %s, %s", quote_identifier(q->x_col),
-													   quote_identifier(q->y_col),
-													   quote_identifier(q->xs)));
-	int64		offset = 0;
-
-	for (;;)
-	{
-		HeapTuple	tup;
-		TupleDesc	desc;
-		Datum		xv;
-		Datum		yv;
-		bytea	   *yb;
-		int64		xd[DL_MAX_RANK + 1];
-		int64		n;
-
-		CHECK_FOR_INTERRUPTS();
-		SPI_cursor_fetch(portal, true, 1);
-		if (SPI_processed == 0)
-			break;
-		tup = SPI_tuptable->vals[0];
-		desc = SPI_tuptable->tupdesc;
-		q->lc.buffer_id = DatumGetInt32(row_value(tup, desc, 4, "buffer_id"));
-		(void) dl_pg_read_shape(DatumGetArrayTypeP(row_value(tup, desc, 3, q->xs)), xd, DL_MAX_RANK + 1, q->xs);
-		n = xd[0];
-		if (offset + n > p->n)
-			elog(ERROR, "madlib_dl: partition grew between two reads of one snapshot");
-		xv = row_value(tup, desc, 1, q->x_col);
-		yv = row_value(tup, desc, 2, q->y_col);
-		yb = DatumGetByteaPP(yv);
-		if (n > 0)
-		{
-			float	   *fy = dl_pg_decode_y(yb, n, p->y_width, CurrentMemoryContext);
-
-			/* x straight into the partition: no second copy of the buffer */
-			decode_x_into(p->x + offset * p->x_width, xv, n, p->x_width);
-			memcpy(p->y + offset * p->y_width, fy, (Size) (n * p->y_width) * sizeof(float));
-			pfree(fy);
-		}
-		if ((Pointer) yb != DatumGetPointer(yv))
-			pfree(yb);
-		offset += n;
-		SPI_freetuptable(SPI_tuptable);
-	}
-	SPI_cursor_close(portal);
-	if (offset != p->n)
-		elog(ERROR, "madlib_dl: partition shrank between two reads of one snapshot");
-}
-
-/*
- * Read one segment's buffers of rel, in buffer_id order, into p (memory in
- * cxt).  Two read-only passes under the same snapshot: shapes first, to
- * size the arrays exactly, then the data.  by_dist_key selects rows by
- * __dist_key__ = seg, otherwise by buffer_id % nseg = seg.  The leader
- * checked the table's column types (dl_pg_require_packed_table) and holds
- * a lock on it.
- */
-void
-dl_seg_load_partition(DlSegPartition *p, Oid rel, const char *x_col, const char *y_col,
-					  bool by_dist_key, int seg, int nseg, MemoryContext cxt)
-{
-	PartitionQuery q;
-	ErrorContextCallback errcb;
-	int64		x_width;
-	int64		y_width;
-
-	q.relsql = dl_pg_relation_sql_name(rel);
-	q.x_col = x_col;
-	q.y_col = y_col;
-	q.xs = psprintf("%s_shape", x_col);
-	q.ys = psprintf("%s_shape", y_col);
-	q.where = by_dist_key ? "__dist_key__ = $1" : "buffer_id % $2 = $1";
-	q.argtypes[0] = q.argtypes[1] = INT4OID;
-	q.args[0] = Int32GetDatum(seg);
-	q.args[1] = Int32GetDatum(nseg);
-	q.lc.relname = q.relsql;
-	q.lc.seg = seg;
-	q.lc.buffer_id = -1;
-	errcb.callback = load_error_callback;
-	errcb.arg = &q.lc;
-	errcb.previous = error_context_stack;
-	error_context_stack = &errcb;
-
-	if (SPI_connect() != SPI_OK_CONNECT)
-		elog(ERROR, "madlib_dl: SPI_connect failed");
-	memset(p, 0, sizeof(*p));
-	p->loaded = true;
-	p->n = partition_sizes(&q, &x_width, &y_width);
-	p->x_width = Max(x_width, 0);
-	p->y_width = Max(y_width, 0);
-	if (p->n > 0)
-	{
-		int64		xbytes = checked_mul(checked_mul(p->n, x_width, "partition"), sizeof(float), "partition");
-		int64		ybytes = checked_mul(checked_mul(p->n, y_width, "partition"), sizeof(float), "partition");
-
-		if ((uint64) xbytes > MaxAllocHugeSize || (uint64) ybytes > MaxAllocHugeSize)
-			ereport(ERROR, (errcode(ERRCODE_PROGRAM_LIMIT_EXCEEDED),
-							errmsg("segment %d holds " INT64_FORMAT " bytes of data, more than one process can hold", seg, xbytes),
-							errhint("Preprocess with distribution_rules giving more segments.")));
-		p->x = MemoryContextAllocExtended(cxt, xbytes, MCXT_ALLOC_HUGE);
-		p->y = MemoryContextAllocExtended(cxt, ybytes, MCXT_ALLOC_HUGE);
-	}
-	partition_fill(&q, p);
-	SPI_finish();
-	error_context_stack = errcb.previous;
 }
 
 /* ---------------------------------------------------------------------
@@ -623,30 +317,50 @@ segment_execute(DlSegLocal *l, int seg, const DlSegCommand *cmd, DlSegStats *out
 	INSTR_TIME_SUBTRACT(dur, start);
 	st.seconds = INSTR_TIME_GET_DOUBLE(dur);
 	*out = st;
+	elog(DEBUG1, "madlib_dl: segment %d %s model %d in %.3f s, of which reading %.3f s (%s)",
+		 seg, cmd->kind == DL_SEG_CMD_TRAIN ? "trained" : "evaluated", cmd->model, st.seconds,
+		 st.read_seconds, tp->cached ? "cached" : "streamed");
 
 	error_context_stack = errcb.previous;
 }
 
-/* Load segment seg's training (and validation) partitions into l. */
+/*
+ * Read the directories of segments segs[0..n) (training, and validation)
+ * into l and place them under one budget (partition.c): the segments
+ * this process runs.
+ */
 static void
-local_load(DlSegLocal *l, int seg)
+local_load(DlSegLocal *l, const int *segs, int n)
 {
 	DlSegControl *ctl = l->ctl;
+	DlSegPartition **ps = palloc(sizeof(DlSegPartition *) * 2 * Max(n, 1));
+	int			np = 0;
 	instr_time	start;
-	instr_time	dur;
 
 	INSTR_TIME_SET_CURRENT(start);
+	for (int i = 0; i < n; i++)
+	{
+		int			seg = segs[i];
 
-	dl_seg_load_partition(&l->train[seg], ctl->source, text_at(l, ctl->x_col),
-						  text_at(l, ctl->y_col), ctl->by_dist_key, seg, ctl->nseg, l->cxt);
-	if (OidIsValid(ctl->validation))
-		dl_seg_load_partition(&l->val[seg], ctl->validation, text_at(l, ctl->val_x_col),
+		dl_seg_partition_read(&l->train[seg], ctl->source, text_at(l, ctl->x_col),
+							  text_at(l, ctl->y_col), ctl->by_dist_key, seg, ctl->nseg, l->cxt);
+		ps[np++] = &l->train[seg];
+		ctl->part_rows[seg] = l->train[seg].n;
+	}
+	for (int i = 0; i < n && OidIsValid(ctl->validation); i++)
+	{
+		int			seg = segs[i];
+
+		dl_seg_partition_read(&l->val[seg], ctl->validation, text_at(l, ctl->val_x_col),
 							  text_at(l, ctl->val_y_col), false, seg, ctl->nseg, l->cxt);
-	ctl->part_rows[seg] = l->train[seg].n;
-	INSTR_TIME_SET_CURRENT(dur);
-	INSTR_TIME_SUBTRACT(dur, start);
-	elog(DEBUG1, "madlib_dl: segment %d loaded " INT64_FORMAT " training rows in %.3f s",
-		 seg, l->train[seg].n, INSTR_TIME_GET_DOUBLE(dur));
+		ps[np++] = &l->val[seg];
+	}
+	/* the budget of one segment of this server's nseg, for all this process holds */
+	dl_seg_partitions_place(ps, np, (DlCaching) ctl->caching,
+							dl_limits_partition_budget(ctl->nseg));
+	pfree(ps);
+	elog(DEBUG1, "madlib_dl: %d segment%s from %d loaded in %.3f s", n, n == 1 ? "" : "s",
+		 n > 0 ? segs[0] : -1, dl_pg_seconds_since(start));
 }
 
 /* Attach l to the shared areas in toc. */
@@ -686,7 +400,7 @@ dl_segment_worker_main(dsm_segment *seg, shm_toc *toc)
 	if (me < 0 || me >= ctl->nseg)
 		elog(ERROR, "madlib_dl: parallel worker number %d out of range for %d segments", me, ctl->nseg);
 
-	local_load(&local, me);
+	local_load(&local, &me, 1);
 
 	for (;;)
 	{
@@ -847,6 +561,7 @@ dl_transport_workers_start(const DlSegSetup *setup, MemoryContext cxt)
 	ctl->source = setup->source;
 	ctl->validation = setup->validation;
 	ctl->by_dist_key = get_attnum(setup->source, "__dist_key__") != InvalidAttrNumber;
+	ctl->caching = (int) setup->caching;
 
 	text = shm_toc_allocate(pcxt->toc, text_size);
 	ctl->x_col = text_put(text, &used, setup->x_col);
@@ -889,8 +604,13 @@ dl_transport_workers_start(const DlSegSetup *setup, MemoryContext cxt)
 	elog(DEBUG1, "madlib_dl: %d of %d segments run on parallel workers", s->nlaunched, setup->nseg);
 
 	/* the leader's own segments load while the workers load theirs */
-	for (int k = s->nlaunched; k < setup->nseg; k++)
-		local_load(&s->local, k);
+	{
+		int			own[DL_SEG_MAX];
+
+		for (int k = s->nlaunched; k < setup->nseg; k++)
+			own[k - s->nlaunched] = k;
+		local_load(&s->local, own, setup->nseg - s->nlaunched);
+	}
 
 	MemoryContextSwitchTo(old);
 	s->base.ops = &workers_ops;
