@@ -67,16 +67,26 @@ typedef struct DlConvGeom
 	int64_t		OH, OW, OC;		/* output (B,OH,OW,OC) */
 	int64_t		KH, KW;			/* kernel (KH,KW,C,OC) */
 	int64_t		SH, SW;			/* strides */
+	int64_t		DH, DW;			/* dilation: kernel taps DH rows, DW columns
+								 * apart (1: adjacent) */
 	int64_t		pad_top, pad_left;	/* zero padding before the first row/col */
 } DlConvGeom;
 
 /*
- * Geometry from the layer and a batch size.  Keras rules: valid:
- * OH = (H - KH) / SH + 1; same: OH = ceil(H / SH), pad_total =
- * max((OH-1)*SH + KH - H, 0), pad_top = pad_total / 2.
+ * Geometry from the layer and a batch size, without dilation.  Keras
+ * rules: valid: OH = (H - KH) / SH + 1; same: OH = ceil(H / SH),
+ * pad_total = max((OH-1)*SH + KH - H, 0), pad_top = pad_total / 2.
  */
 void		dl_conv_geom_init(DlConvGeom *g, int64_t B, int64_t H, int64_t W, int64_t C,
 							  int64_t OC, int KH, int KW, int SH, int SW, DlPadding padding);
+
+/*
+ * The same with dilation DH, DW: the same rules with the dilated kernel's
+ * extent (KH - 1) * DH + 1 in place of KH (and KW likewise).
+ */
+void		dl_conv_geom_init_dilated(DlConvGeom *g, int64_t B, int64_t H, int64_t W, int64_t C,
+									  int64_t OC, int KH, int KW, int SH, int SW, int DH, int DW,
+									  DlPadding padding);
 
 /*
  * Floats of workspace the conv kernels need (one block of the im2col
@@ -225,9 +235,78 @@ void		dl_maxpool2d_backward_relu(float *dx, const float *dy, const int64_t *argm
 void		dl_avgpool2d_forward(float *y, const float *x, const DlPoolGeom *g);
 void		dl_avgpool2d_backward(float *dx, const float *dy, const DlPoolGeom *g);
 
+/*
+ * y (B,C) = max over the S = H*W positions of x (B,S,C); argmax (B,C)
+ * the position s of each maximum (the first of equal ones).
+ */
+void		dl_global_maxpool2d_forward(float *y, int64_t *argmax, const float *x, int64_t B,
+										int64_t S, int64_t C);
+
+/* dx (B,S,C) overwritten: zero but dy (B,C) at each argmax position. */
+void		dl_global_maxpool2d_backward(float *dx, const float *dy, const int64_t *argmax,
+										 int64_t B, int64_t S, int64_t C);
+
 /* y (B,C) = mean over the S = H*W positions of x (B,S,C). */
 void		dl_global_avgpool2d_forward(float *y, const float *x, int64_t B, int64_t S, int64_t C);
 void		dl_global_avgpool2d_backward(float *dx, const float *dy, int64_t B, int64_t S, int64_t C);
+
+/* spatial.c ----------------------------------------------------------- */
+
+/*
+ * ZeroPadding2D: y (B, H+top+bottom, W+left+right, C) is x (B,H,W,C)
+ * framed by zeros; the backward pass crops: dx = dy's inner window.
+ * Cropping2D is the same pair the other way round.  m: top, bottom,
+ * left, right.  Outputs are overwritten.
+ */
+void		dl_zeropad2d_forward(float *y, const float *x, int64_t B, int64_t H, int64_t W,
+								 int64_t C, const int m[4]);
+void		dl_zeropad2d_backward(float *dx, const float *dy, int64_t B, int64_t H, int64_t W,
+								  int64_t C, const int m[4]);
+void		dl_crop2d_forward(float *y, const float *x, int64_t B, int64_t H, int64_t W,
+							  int64_t C, const int m[4]);
+void		dl_crop2d_backward(float *dx, const float *dy, int64_t B, int64_t H, int64_t W,
+							   int64_t C, const int m[4]);
+
+/*
+ * UpSampling2D, nearest: y (B, H*SH, W*SW, C) repeats each pixel of
+ * x (B,H,W,C) over an SH x SW block; dx (B,H,W,C) is the sum of dy over
+ * the block.  Outputs are overwritten.
+ */
+void		dl_upsample2d_forward(float *y, const float *x, int64_t B, int64_t H, int64_t W,
+								  int64_t C, int SH, int SW);
+void		dl_upsample2d_backward(float *dx, const float *dy, int64_t B, int64_t H, int64_t W,
+								   int64_t C, int SH, int SW);
+
+/* merge.c ------------------------------------------------------------- */
+
+/*
+ * The element-wise merges, y (n) from the k inputs x[0..k-1] (n each):
+ * Add sum, Subtract x[0] - x[1], Multiply product, Average sum / k,
+ * Maximum, Minimum; folded left to right as Keras does.
+ */
+void		dl_merge_forward(DlLayerKind kind, float *y, const float *const *x, int k, int64_t n);
+
+/*
+ * The gradient of input j, dx (n), from dy (n): written, or added into dx
+ * when add.  Multiply, Maximum and Minimum read the inputs x; Maximum and
+ * Minimum send dy to the first input holding the extreme, as
+ * TensorFlow's fold of maximum(a, b) (a wins ties) does.
+ */
+void		dl_merge_backward(DlLayerKind kind, float *dx, bool add, int j, const float *dy,
+							  const float *const *x, int k, int64_t n);
+
+/*
+ * Concatenate: input j is x[j] (outer, width[j]), the output y
+ * (outer, sum of width) holds each row's pieces side by side.  The
+ * backward pass gives input j its columns of dy, written or added.
+ */
+void		dl_concat_forward(float *y, const float *const *x, const int64_t *width, int k,
+							  int64_t outer);
+void		dl_concat_backward(float *dx, bool add, int j, const float *dy, const int64_t *width,
+							   int k, int64_t outer);
+
+/* dst (n) += src (n). */
+void		dl_add_into(float *dst, const float *src, int64_t n);
 
 /* activation.c -------------------------------------------------------- */
 
