@@ -924,7 +924,7 @@ dl_model_backward_io(DlModel *m, const float *const *xs, int64_t B, const bool *
 				/* in place: dy becomes dx, which is in[0]'s gradient when first */
 				if (l->kind == DL_LAYER_ACTIVATION && do_act)
 					dl_activation_backward(l->activation, dy, dy, w->out, rows, cout);
-				if (dx != NULL && !first)
+				if (input_takes_grad(spec, l, 0) && !first)
 					dl_add_into(m->lw[l->in[0]].grad, dy, B * in_size);
 				dx = NULL;		/* nothing left to add */
 				break;
