@@ -152,6 +152,12 @@ typedef struct DlLayerPlan
 	bool		relu_fused;		/* MaxPooling2D: its backward also applies
 								 * the ReLU backward of the layer it reads */
 	bool		relu_by_consumer;	/* that layer: skip its own ReLU backward */
+	bool		fwd_relu;		/* BatchNormalization or an element-wise
+								 * merge: its forward also applies the ReLU
+								 * of the one Activation reading it, and its
+								 * backward that ReLU's backward */
+	bool		fwd_relu_done;	/* that Activation: its input already is its
+								 * output, and its gradient its input's */
 	uint64_t	grad_first;		/* bit j: the gradient this layer gives its
 								 * input j is the first that tensor gets
 								 * (written); otherwise it is added */

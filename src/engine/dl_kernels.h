@@ -41,6 +41,21 @@
 #define DL_VEC_CLONES
 #endif
 
+/*
+ * The same for loops of several operations per result whose lanes are
+ * independent (per-channel sums in a fixed order, products then sums):
+ * with floating-point contraction off, no version fuses a multiply and an
+ * add into one rounding (AVX2 and AVX-512 have FMA, the portable build
+ * does not), so every version gives the portable build's bits.
+ */
+#if defined(__GNUC__) && !defined(__clang__) && defined(__x86_64__) && \
+	!defined(__SANITIZE_ADDRESS__)
+#define DL_VEC_CLONES_NO_FMA \
+	__attribute__((target_clones("avx512f", "avx2", "default"), optimize("fp-contract=off")))
+#else
+#define DL_VEC_CLONES_NO_FMA
+#endif
+
 /* dense.c ------------------------------------------------------------- */
 
 /* y (B,O) = x (B,I) @ W (I,O) + b (O); b may be NULL. */
@@ -282,9 +297,11 @@ void		dl_upsample2d_backward(float *dx, const float *dy, int64_t B, int64_t H, i
 /*
  * The element-wise merges, y (n) from the k inputs x[0..k-1] (n each):
  * Add sum, Subtract x[0] - x[1], Multiply product, Average sum / k,
- * Maximum, Minimum; folded left to right as Keras does.
+ * Maximum, Minimum; folded left to right as Keras does; then act
+ * (DL_ACT_LINEAR, or DL_ACT_RELU for a ReLU layer that follows, fused).
  */
-void		dl_merge_forward(DlLayerKind kind, float *y, const float *const *x, int k, int64_t n);
+void		dl_merge_forward(DlLayerKind kind, float *y, const float *const *x, int k, int64_t n,
+							 DlActivation act);
 
 /*
  * The gradient of input j, dx (n), from dy (n): written, or added into dx
@@ -343,31 +360,40 @@ void		dl_dropout_backward(float *dx, const float *dy, const float *mask, int64_t
 /*
  * Training mode over R rows of C channels (R = B*H*W, statistics per
  * channel, biased variance):
- *	 y (R,C), xhat (R,C) saved for backward, mean (C), invstd (C) saved;
+ *	 y (R,C) = act(gamma * xhat + beta), xhat = (x - mean) * invstd;
+ *	 mean (C), invstd (C) saved for backward;
  *	 moving_mean/var (C) updated in place:
  *	   moving = moving * momentum + batch * (1 - momentum)
  * the batch variance for moving_var being the unbiased var * R / (R - 1)
  * when unbiased_moving_var (TensorFlow's fused batch norm, rank-3 inputs).
- * gamma or beta may be NULL (scale=false / center=false).
+ * gamma or beta may be NULL (scale=false / center=false).  act is
+ * DL_ACT_LINEAR, or DL_ACT_RELU for a ReLU layer that follows (fused).
  */
-void		dl_batchnorm_forward_train(float *y, float *xhat, float *mean, float *invstd,
+void		dl_batchnorm_forward_train(float *y, float *mean, float *invstd,
 									   float *moving_mean, float *moving_var, const float *x,
 									   const float *gamma, const float *beta, int64_t R,
 									   int64_t C, double momentum, double epsilon,
-									   bool unbiased_moving_var);
+									   bool unbiased_moving_var, DlActivation act);
 
-/* Inference: y = gamma * (x - moving_mean) / sqrt(moving_var + eps) + beta. */
+/*
+ * Inference: y = act(gamma * (x - moving_mean) / sqrt(moving_var + eps) +
+ * beta); act as for training.
+ */
 void		dl_batchnorm_forward_infer(float *y, const float *x, const float *gamma,
 									   const float *beta, const float *moving_mean,
 									   const float *moving_var, int64_t R, int64_t C,
-									   double epsilon);
+									   double epsilon, DlActivation act);
 
 /*
- * dx (R,C) overwritten (skipped when NULL); dgamma, dbeta (C) += (skipped
- * when NULL).
+ * From dy (R,C), the forward's input x (R,C) and its mean and invstd (C)
+ * (xhat is recomputed, as the forward pass computed it): dx (R,C)
+ * overwritten (skipped when NULL); dgamma, dbeta (C) += (skipped when
+ * NULL).  y_relu: NULL, or the output of a forward with a fused ReLU; dy
+ * is then the ReLU output's gradient, and its backward is applied first.
  */
 void		dl_batchnorm_backward(float *dx, float *dgamma, float *dbeta, const float *dy,
-								  const float *xhat, const float *invstd, const float *gamma,
-								  int64_t R, int64_t C);
+								  const float *y_relu, const float *x, const float *mean,
+								  const float *invstd, const float *gamma, int64_t R,
+								  int64_t C);
 
 #endif							/* DL_KERNELS_H */

@@ -7,7 +7,8 @@
  * The element-wise merges fold their inputs left to right, as Keras'
  * _Merge layers do (output = x0; output = op(output, xi) ...), Average
  * dividing the sum by k at the end; the shapes are equal (finalize
- * checks: no broadcasting).  Their backward passes give one input's
+ * checks: no broadcasting).  A ReLU layer reading the merge can be fused
+ * into the last pass (a residual block's Add then ReLU is one pass).  Their backward passes give one input's
  * gradient per call, written or added, so that a tensor read twice (a
  * residual block's shortcut, Add()([x, x])) collects the sum without a
  * buffer of its own.  Maximum and Minimum send dy to the first input
@@ -35,44 +36,65 @@ dl_add_into(float *dst, const float *src, int64_t n)
 		dst[i] += src[i];
 }
 
-void
-dl_merge_forward(DlLayerKind kind, float *y, const float *const *x, int k, int64_t n)
+/* y (n) = op(a, b) for an element-wise merge kind; y may be a. */
+static void
+merge_fold(DlLayerKind kind, float *y, const float *a, const float *b, int64_t n)
 {
-	memcpy(y, x[0], (size_t) n * sizeof(float));
-	for (int j = 1; j < k; j++)
+	switch (kind)
 	{
-		const float *xj = x[j];
-
-		switch (kind)
-		{
-			case DL_LAYER_ADD:
-			case DL_LAYER_AVERAGE:
-				for (int64_t i = 0; i < n; i++)
-					y[i] += xj[i];
-				break;
-			case DL_LAYER_SUBTRACT:
-				for (int64_t i = 0; i < n; i++)
-					y[i] -= xj[i];
-				break;
-			case DL_LAYER_MULTIPLY:
-				for (int64_t i = 0; i < n; i++)
-					y[i] *= xj[i];
-				break;
-			case DL_LAYER_MAXIMUM:
-				for (int64_t i = 0; i < n; i++)
-					y[i] = y[i] >= xj[i] ? y[i] : xj[i];
-				break;
-			case DL_LAYER_MINIMUM:
-				for (int64_t i = 0; i < n; i++)
-					y[i] = y[i] <= xj[i] ? y[i] : xj[i];
-				break;
-			default:
-				break;
-		}
+		case DL_LAYER_ADD:
+		case DL_LAYER_AVERAGE:
+			for (int64_t i = 0; i < n; i++)
+				y[i] = a[i] + b[i];
+			break;
+		case DL_LAYER_SUBTRACT:
+			for (int64_t i = 0; i < n; i++)
+				y[i] = a[i] - b[i];
+			break;
+		case DL_LAYER_MULTIPLY:
+			for (int64_t i = 0; i < n; i++)
+				y[i] = a[i] * b[i];
+			break;
+		case DL_LAYER_MAXIMUM:
+			for (int64_t i = 0; i < n; i++)
+				y[i] = a[i] >= b[i] ? a[i] : b[i];
+			break;
+		case DL_LAYER_MINIMUM:
+			for (int64_t i = 0; i < n; i++)
+				y[i] = a[i] <= b[i] ? a[i] : b[i];
+			break;
+		default:
+			break;
 	}
+}
+
+void
+dl_merge_forward(DlLayerKind kind, float *y, const float *const *x, int k, int64_t n,
+				 DlActivation act)
+{
+	/* a residual block's Add and its ReLU: one pass */
+	if (kind == DL_LAYER_ADD && k == 2 && act == DL_ACT_RELU)
+	{
+		const float *a = x[0];
+		const float *b = x[1];
+
+		for (int64_t i = 0; i < n; i++)
+		{
+			float		v = a[i] + b[i];
+
+			y[i] = v > 0.0f ? v : 0.0f;
+		}
+		return;
+	}
+	merge_fold(kind, y, x[0], x[1], n);
+	for (int j = 2; j < k; j++)
+		merge_fold(kind, y, y, x[j], n);
 	if (kind == DL_LAYER_AVERAGE)
 		for (int64_t i = 0; i < n; i++)
 			y[i] /= (float) k;
+	if (act == DL_ACT_RELU)
+		for (int64_t i = 0; i < n; i++)
+			y[i] = y[i] > 0.0f ? y[i] : 0.0f;
 }
 
 /* Is input j the first of the k inputs holding the extreme at position i? */

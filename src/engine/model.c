@@ -16,9 +16,11 @@
  * reverse, each layer reading its output's gradient and giving each
  * input its share: written when it is the first that input gets, else
  * computed aside and added, so a tensor read twice gets the sum.
- * In-place steps (activation backward, Flatten, Dropout without a mask)
- * hand their buffer on.  For a chain this is the classic pair of
- * gradient buffers used in turn.
+ * In-place steps (activation backward, Flatten, Dropout without a mask,
+ * an Add's first input) hand their buffer on.  For a chain this is the
+ * classic pair of gradient buffers used in turn.  A ReLU layer reading a
+ * BatchNormalization or a merge is applied in that layer's forward pass
+ * (the plan's fwd_relu).
 
  * Dropout draws its masks from the model rng even when the layer gives a
  * seed, so a fit depends only on its own seed (and the data order).
@@ -345,8 +347,6 @@ workspace_layout(const DlModelSpec *spec, bool training, int64_t B, DlModel *m,
 			case DL_LAYER_BATCHNORM:
 				if (training)
 				{
-					off = ws_take(&ft, b * size);
-					w->xhat = F_PTR(off);
 					off = ws_take(&ft, c);
 					w->mean = F_PTR(off);
 					off = ws_take(&ft, c);
@@ -719,7 +719,8 @@ dl_model_forward_io(DlModel *m, const float *const *xs, int64_t B, bool training
 					memcpy(w->buf, in, (size_t) (B * in_size) * sizeof(float));
 				break;
 			case DL_LAYER_ACTIVATION:
-				if (l->activation == DL_ACT_LINEAR)
+				/* linear, or a ReLU its input's layer applied (plan.c) */
+				if (l->activation == DL_ACT_LINEAR || l->plan.fwd_relu_done)
 					w->out = in;
 				else
 					dl_activation_forward(l->activation, w->buf, in, rows, cout);
@@ -731,15 +732,17 @@ dl_model_forward_io(DlModel *m, const float *const *xs, int64_t B, bool training
 							   *mm,
 							   *mv;
 
+					DlActivation act = l->plan.fwd_relu ? DL_ACT_RELU : DL_ACT_LINEAR;
+
 					bn_params(p, l, cin, &gamma, &beta, &mm, &mv);
-					if (training && l->trainable && w->xhat != NULL)
-						dl_batchnorm_forward_train(w->buf, w->xhat, w->mean, w->invstd, mm, mv,
-												   in, gamma, beta, B * (in_size / cin), cin,
+					if (training && l->trainable && w->mean != NULL)
+						dl_batchnorm_forward_train(w->buf, w->mean, w->invstd, mm, mv, in, gamma,
+												   beta, B * (in_size / cin), cin,
 												   l->momentum, l->epsilon,
-												   l->in_shape.rank == 3);
+												   l->in_shape.rank == 3, act);
 					else
 						dl_batchnorm_forward_infer(w->buf, in, gamma, beta, mm, mv,
-												   B * (in_size / cin), cin, l->epsilon);
+												   B * (in_size / cin), cin, l->epsilon, act);
 				}
 				break;
 			case DL_LAYER_ADD:
@@ -748,7 +751,8 @@ dl_model_forward_io(DlModel *m, const float *const *xs, int64_t B, bool training
 			case DL_LAYER_AVERAGE:
 			case DL_LAYER_MAXIMUM:
 			case DL_LAYER_MINIMUM:
-				dl_merge_forward(l->kind, w->buf, ins, l->n_in, B * out_size);
+				dl_merge_forward(l->kind, w->buf, ins, l->n_in, B * out_size,
+								 l->plan.fwd_relu ? DL_ACT_RELU : DL_ACT_LINEAR);
 				break;
 			case DL_LAYER_CONCATENATE:
 				{
@@ -835,7 +839,8 @@ dl_model_backward_io(DlModel *m, const float *const *xs, int64_t B, const bool *
 		bool		first = (l->plan.grad_first & 1) != 0;
 		float	   *dx = NULL;	/* (B, in size): where in[0]'s share goes */
 		bool		do_act = l->activation != DL_ACT_LINEAR &&
-			!fused_output(spec, i, fused) && !l->plan.relu_by_consumer;
+			!fused_output(spec, i, fused) && !l->plan.relu_by_consumer &&
+			!l->plan.fwd_relu_done;
 		int64_t		in_size = dl_shape_size(&l->in_shape);
 		int64_t		out_size = dl_shape_size(&l->out_shape);
 		int64_t		cin = dl_shape_last(&l->in_shape);
@@ -940,11 +945,15 @@ dl_model_backward_io(DlModel *m, const float *const *xs, int64_t B, const bool *
 							   *unused2;
 
 					bn_params(p, l, cin, &gamma, &beta, &mm, &mv);
+					/* a fused ReLU's backward comes first: here, or in the kernel */
+					if (l->plan.fwd_relu && !l->trainable)
+						dl_activation_backward(DL_ACT_RELU, dy, dy, w->out, rows, cout);
 					if (l->trainable)
 					{
 						bn_params(g, l, cin, &dgamma, &dbeta, &unused1, &unused2);
-						dl_batchnorm_backward(dx, dgamma, dbeta, dy, w->xhat, w->invstd, gamma,
-											  B * (in_size / cin), cin);
+						dl_batchnorm_backward(dx, dgamma, dbeta, dy,
+											  l->plan.fwd_relu ? w->out : NULL, in, w->mean,
+											  w->invstd, gamma, B * (in_size / cin), cin);
 					}
 					else if (dx != NULL)
 						bn_frozen_backward(dx, dy, gamma, mv, B * (in_size / cin), cin,
@@ -962,6 +971,9 @@ dl_model_backward_io(DlModel *m, const float *const *xs, int64_t B, const bool *
 					int64_t		width[DL_MAX_FAN_IN];
 					int64_t		outer;
 
+					/* the backward of a ReLU fused into the forward comes first */
+					if (l->plan.fwd_relu)
+						dl_activation_backward(DL_ACT_RELU, dy, dy, w->out, rows, cout);
 					if (l->kind == DL_LAYER_CONCATENATE)
 						concat_widths(spec, l, B, width, &outer);
 					for (int j = 0; j < l->n_in; j++)
@@ -970,6 +982,9 @@ dl_model_backward_io(DlModel *m, const float *const *xs, int64_t B, const bool *
 						float	   *dxj;
 
 						if (!input_takes_grad(spec, l, j))
+							continue;
+						/* an Add's first input has its gradient in place (plan.c) */
+						if (l->kind == DL_LAYER_ADD && j == 0 && !add)
 							continue;
 						dxj = m->lw[l->in[j]].grad;
 						if (l->kind == DL_LAYER_CONCATENATE)

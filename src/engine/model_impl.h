@@ -13,8 +13,8 @@
  *	 the arena of the layers' outputs (Flatten is a reshape and aliases its
  *	 input; Dropout aliases its input in inference mode; buffers are reused
  *	 as the spec's plan says), the saved data of the backward pass
- *	 (max-pooling argmax, Dropout masks, BatchNormalization
- *	 xhat/mean/invstd), the arena of the gradients, the im2col buffer of
+ *	 (max-pooling argmax, Dropout masks, BatchNormalization mean and
+ *	 invstd), the arena of the gradients, the im2col buffer of
  *	 the convolutions and the gathered mini-batch of train_epoch.  Models
  *	 built without an optimizer get only what inference needs.
  *
@@ -40,7 +40,6 @@ typedef struct DlLayerWork
 	int64_t    *argmax;			/* (ws_cap, out size), MaxPooling2D and
 								 * GlobalMaxPooling2D */
 	float	   *mask;			/* (ws_cap, size), Dropout (training models) */
-	float	   *xhat;			/* (ws_cap, size), BatchNormalization (training) */
 	float	   *mean;			/* (C), BatchNormalization (training) */
 	float	   *invstd;			/* (C), BatchNormalization (training) */
 	float	   *grad;			/* (ws_cap, out size), the output's gradient

@@ -8,7 +8,9 @@
  *	 1. the graph facts: each output's consumers, which layers some model
  *	    output depends on, which the backward pass must run (those and
  *	    the layers after a trainable one), the MaxPooling2D that take over
- *	    the ReLU backward of the layer they read;
+ *	    the ReLU backward of the layer they read, the BatchNormalization
+ *	    and merge layers that apply the ReLU of the Activation reading
+ *	    them in their own forward pass (that Activation then is its input);
  *	 2. which layer gives each tensor its first gradient (it writes, every
  *	    later one adds: a tensor read twice gets the sum);
  *	 3. the activation arena, for training and for inference: a layer's
@@ -19,8 +21,9 @@
  *	    (Flatten, ...) extend their input's life instead of taking room;
  *	 4. the gradient arena: the backward pass visits the layers in reverse;
  *	    a tensor's gradient lives from its first contribution to its
- *	    producer's backward, shared along in-place layers; an input
- *	    gradient that is added is first computed in a block of its own.
+ *	    producer's backward, shared along in-place layers (and an Add's
+ *	    first input, whose gradient is the Add's); an input gradient that
+ *	    is added is first computed in a block of its own.
  * Buffers are placed first fit, lowest offset first, in floats per
  * sample rounded up to PLAN_ALIGN, so a batch of B samples uses the same
  * layout scaled by B.  A chain in inference needs two buffers in turn; in
@@ -71,7 +74,7 @@ dl_plan_forward_aliases(const DlLayer *l, bool training)
 		case DL_LAYER_FLATTEN:
 			return true;
 		case DL_LAYER_ACTIVATION:
-			return l->activation == DL_ACT_LINEAR;
+			return l->activation == DL_ACT_LINEAR || l->plan.fwd_relu_done;
 		case DL_LAYER_DROPOUT:
 			return !(training && l->rate > 0.0);
 		default:
@@ -83,7 +86,7 @@ bool
 dl_plan_grad_in_place(const DlLayer *l)
 {
 	return l->kind == DL_LAYER_FLATTEN || l->kind == DL_LAYER_ACTIVATION ||
-		(l->kind == DL_LAYER_DROPOUT && !(l->rate > 0.0));
+		l->kind == DL_LAYER_ADD || (l->kind == DL_LAYER_DROPOUT && !(l->rate > 0.0));
 }
 
 /* Does l's backward read its own output (its activation's derivative)? */
@@ -115,6 +118,8 @@ backward_reads_inputs(const DlLayer *l)
 		case DL_LAYER_MAXIMUM:
 		case DL_LAYER_MINIMUM:
 			return true;
+		case DL_LAYER_BATCHNORM:
+			return l->trainable;	/* xhat is recomputed from the input */
 		default:
 			return false;
 	}
@@ -225,6 +230,28 @@ plan_graph(DlModelSpec *spec)
 		}
 	}
 
+	/*
+	 * a ReLU Activation that is the one reader of a BatchNormalization or
+	 * an element-wise merge (not an output) is applied in that layer's
+	 * forward pass
+	 */
+	for (int i = 0; i < n; i++)
+	{
+		DlLayer    *l = &spec->layers[i];
+		DlLayer    *p;
+
+		if (l->kind != DL_LAYER_ACTIVATION || l->activation != DL_ACT_RELU || l->in[0] < 0)
+			continue;
+		p = &spec->layers[l->in[0]];
+		if ((p->kind == DL_LAYER_BATCHNORM ||
+			 (dl_layer_is_merge(p->kind) && p->kind != DL_LAYER_CONCATENATE)) &&
+			p->plan.n_consumers == 1 && !p->plan.is_output)
+		{
+			p->plan.fwd_relu = true;
+			l->plan.fwd_relu_done = true;
+		}
+	}
+
 	/* a MaxPooling2D fuses the ReLU backward of the one layer it reads */
 	for (int i = 0; i < n; i++)
 	{
@@ -299,6 +326,7 @@ plan_forward(DlModelSpec *spec, bool training, PlanArena *a)
 /*
  * Does layer l (backward) compute an added gradient in a block of its
  * own?  Kernels overwrite dx; merges and in-place layers add themselves.
+ * (An Add is both: in place for its first input, a merge for the rest.)
  */
 static bool
 needs_grad_tmp(const DlModelSpec *spec, const DlLayer *l)

@@ -290,9 +290,18 @@ test_merges(void **state)
 			ref_fill_uniform(xf[j], c.x[j], n, -1, 1, &rng);
 		}
 		ref_fill_uniform(r, c.r, n, -1, 1, &rng);
-		dl_merge_forward(c.kind, y, (const float *const *) xf, c.k, n);
+		dl_merge_forward(c.kind, y, (const float *const *) xf, c.k, n, DL_ACT_LINEAR);
 		ref_merge_forward(c.kind, c.y, c.x, c.k, n);
 		check_forward(what, q, y, c.y, n);
+		{
+			/* a fused ReLU gives the ReLU of those bits */
+			float	   *yr = nan_buffer(n);
+
+			dl_merge_forward(c.kind, yr, (const float *const *) xf, c.k, n, DL_ACT_RELU);
+			for (int64_t i = 0; i < n; i++)
+				if (yr[i] != (y[i] > 0.0f ? y[i] : 0.0f))
+					fail_msg("%s with ReLU (case %d): value %lld", what, q, (long long) i);
+		}
 		for (int j = 0; j < c.k; j++)
 		{
 			float	   *dx = nan_buffer(n);
