@@ -595,6 +595,9 @@ dl_model_spec_finalize(DlModelSpec *spec, DlError *err)
 	}
 	if (spec->n_layers < 1)
 		return dl_error_set(err, DL_ERR_SHAPE, "model has no layers");
+	if (spec->n_layers > DL_MAX_LAYERS)
+		return dl_error_set(err, DL_ERR_LIMIT, "model has %d layers, more than the limit of %d",
+							spec->n_layers, DL_MAX_LAYERS);
 	spec->is_chain = spec->n_inputs == 1;
 	for (int i = 0; i < spec->n_layers; i++)
 	{

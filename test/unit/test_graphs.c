@@ -864,6 +864,83 @@ test_multi_io_api(void **state)
 	case_free(&g);
 }
 
+/*
+ * Hand-built specs: finalize writes out a chain's defaults and refuses
+ * graphs that are not well formed, naming the layer.
+ */
+static void
+test_finalize_graphs(void **state)
+{
+	TestAllocCounter c;
+	DlAllocator a = test_allocator(&c);
+	DlModelSpec *s = dl_model_spec_create(3, &a, NULL);
+	DlError		err;
+
+	s->input_shape.rank = 1;
+	s->input_shape.dims[0] = 4;
+	for (int i = 0; i < 3; i++)
+	{
+		dl_layer_defaults(&s->layers[i], DL_LAYER_DENSE);
+		snprintf(s->layers[i].name, DL_NAME_MAX, "d%d", i);
+		s->layers[i].units = 4;
+	}
+	/* a chain by default: each layer reads the one before, the last is the output */
+	assert_int_equal(dl_model_spec_finalize(s, &err), DL_OK);
+	assert_true(s->is_chain);
+	assert_int_equal(s->n_outputs, 1);
+	assert_int_equal(s->outputs[0], 2);
+	assert_int_equal(s->layers[0].in[0], -1);
+	assert_int_equal(s->layers[2].in[0], 1);
+
+	/* a layer reading a later one (a cycle, or a dangling tensor) */
+	s->layers[1].in[0] = 2;
+	assert_int_equal(dl_model_spec_finalize(s, &err), DL_ERR_INVALID_ARGUMENT);
+	assert_non_null(strstr(err.msg, "layer \"d1\""));
+	s->layers[1].in[0] = -2;	/* input 1 of a model of one */
+	assert_int_equal(dl_model_spec_finalize(s, &err), DL_ERR_INVALID_ARGUMENT);
+	s->layers[1].in[0] = 0;
+
+	/* two inputs to a Dense; a merge of one; too many */
+	s->layers[2].n_in = 2;
+	s->layers[2].in[1] = 0;
+	assert_int_equal(dl_model_spec_finalize(s, &err), DL_ERR_SHAPE);
+	assert_non_null(strstr(err.msg, "takes one input"));
+	dl_layer_defaults(&s->layers[2], DL_LAYER_ADD);
+	snprintf(s->layers[2].name, DL_NAME_MAX, "add");
+	s->layers[2].n_in = 1;
+	s->layers[2].in[0] = 1;
+	assert_int_equal(dl_model_spec_finalize(s, &err), DL_ERR_SHAPE);
+	assert_non_null(strstr(err.msg, "needs at least 2 inputs"));
+	s->layers[2].n_in = DL_MAX_FAN_IN + 1;
+	assert_int_equal(dl_model_spec_finalize(s, &err), DL_ERR_LIMIT);
+	s->layers[2].n_in = 2;
+	s->layers[2].in[1] = 0;
+	assert_int_equal(dl_model_spec_finalize(s, &err), DL_OK);
+	assert_false(s->is_chain);
+	assert_int_equal(s->layers[0].plan.n_consumers, 2);
+
+	/* Concatenate on an axis the inputs lack */
+	s->layers[2].kind = DL_LAYER_CONCATENATE;
+	s->layers[2].concat_axis = 1;
+	assert_int_equal(dl_model_spec_finalize(s, &err), DL_ERR_INVALID_ARGUMENT);
+	s->layers[2].concat_axis = -1;
+	assert_int_equal(dl_model_spec_finalize(s, &err), DL_OK);
+	assert_int_equal(s->output_shape.dims[0], 8);
+
+	/* outputs named twice, or past the layers; too many layers */
+	s->n_outputs = 2;
+	s->outputs[0] = s->outputs[1] = 2;
+	assert_int_equal(dl_model_spec_finalize(s, &err), DL_ERR_UNSUPPORTED);
+	s->outputs[1] = 3;
+	assert_int_equal(dl_model_spec_finalize(s, &err), DL_ERR_INVALID_ARGUMENT);
+	s->n_outputs = 1;
+	s->n_layers = DL_MAX_LAYERS + 1;
+	assert_int_equal(dl_model_spec_finalize(s, &err), DL_ERR_LIMIT);
+	s->n_layers = 3;
+	dl_model_spec_free(s, &a);
+	assert_no_leaks(&c);
+}
+
 int
 main(void)
 {
@@ -875,6 +952,7 @@ main(void)
 		cmocka_unit_test(test_resnet_memory),
 		cmocka_unit_test(test_plans_agree),
 		cmocka_unit_test(test_multi_io_api),
+		cmocka_unit_test(test_finalize_graphs),
 	};
 
 	return cmocka_run_group_tests_name("graphs", tests, NULL, NULL);
