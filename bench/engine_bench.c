@@ -4,7 +4,7 @@
  *	  Engine-alone training benchmark on Fashion-MNIST (issue 5).
  *
  *	  engine_bench NET OPT [EPOCHS [WINDOWS_PER_EPOCH]]
- *	    NET  mlp | cnn        OPT  sgd | adam
+ *	    NET  mlp | cnn | resnet        OPT  sgd | adam
  *
  * Loads the four gzipped IDX files of /usr/share/datasets/fashion-mnist
  * (or $FASHION_DIR), scales pixels by 1/255 and trains, in memory, with
@@ -12,6 +12,12 @@
  *	 mlp  784-256-128-10, relu, relu, softmax
  *	 cnn  Conv2D 32 3x3 relu, MaxPool 2, Conv2D 64 3x3 relu, MaxPool 2,
  *	      Flatten, Dense 128 relu, Dense 10 softmax
+ *	 resnet  (issue 15) the images zero-padded to 32x32; a stem Conv2D 16
+ *	      3x3 + BatchNormalization + ReLU, then three residual blocks of 16,
+ *	      32 and 64 channels (Conv2D 3x3 + BN + ReLU, Conv2D 3x3 + BN, Add
+ *	      with the shortcut, ReLU; the second and third blocks start with
+ *	      stride 2 and their shortcut is a strided 1x1 Conv2D + BN), global
+ *	      average pooling, Dense 10 softmax: a functional model, a graph
  * with SGD(lr 0.05, momentum 0.9) or Adam(lr 0.001), glorot_uniform
  * kernels and zero biases (the Keras defaults), sparse categorical
  * crossentropy, seed 42.
@@ -20,8 +26,8 @@
  * batches (timestamps taken in the between_batches hook); the first epoch
  * is a warm-up (with a single epoch, its first window is) and samples/s is
  * the median over the other windows.  Defaults: mlp 5 epochs of 1 window,
- * cnn 1 epoch of 6 windows (the whole bench stays within minutes; PyTorch
- * trains this CNN slowly here).
+ * cnn and resnet 1 epoch of 6 windows (the whole bench stays within
+ * minutes; PyTorch trains this CNN slowly here).
  * One figure per line, "key value" (bench/run.sh reads them):
  *	 samples_per_s, gflops (achieved, actual training FLOPs), flop_per_sample,
  *	 sgemm_gflops_* (cblas_sgemm measured in this process), pct_sgemm,
@@ -146,10 +152,11 @@ be32(const unsigned char *p)
 
 /*
  * Load one split: x (N, 784) floats / 255, y (N, 1) labels as floats
- * (sparse categorical labels).
+ * (sparse categorical labels); with pad, x (N, 32, 32): the images framed
+ * by two rows and columns of zeros.
  */
 static int64_t
-load_split(const char *dir, const char *prefix, float **x, float **y)
+load_split(const char *dir, const char *prefix, bool pad, float **x, float **y)
 {
 	char		path[1024];
 	size_t		ni,
@@ -168,10 +175,16 @@ load_split(const char *dir, const char *prefix, float **x, float **y)
 	if (be32(lab + 4) != (uint32_t) N || be32(img + 8) != 28 || be32(img + 12) != 28 ||
 		ni < 16 + (size_t) N * 784 || nl < 8 + (size_t) N)
 		die("unexpected IDX sizes in", prefix);
-	*x = malloc((size_t) N * 784 * sizeof(float));
+	*x = calloc((size_t) N * (pad ? 1024 : 784), sizeof(float));
 	*y = malloc((size_t) N * sizeof(float));
 	for (int64_t i = 0; i < N * 784; i++)
-		(*x)[i] = (float) img[16 + i] / 255.0f;
+	{
+		int64_t		n = i / 784,
+					r = i % 784 / 28,
+					c = i % 28;
+
+		(*x)[pad ? n * 1024 + (r + 2) * 32 + c + 2 : i] = (float) img[16 + i] / 255.0f;
+	}
 	for (int64_t i = 0; i < N; i++)
 		(*y)[i] = (float) lab[8 + i];
 	free(img);
@@ -202,6 +215,57 @@ maxpool(DlLayer *l)
 	dl_layer_defaults(l, DL_LAYER_MAXPOOL2D);
 	l->pool_size[0] = l->pool_size[1] = 2;
 	l->strides[0] = l->strides[1] = 2;
+}
+
+/*
+ * Layer *n of s, of kind, reading layer in0 (and in1 when >= 0; -1 is the
+ * model's input): a graph written by hand.  Returns its index.
+ */
+static int
+node(DlModelSpec *s, int *n, DlLayerKind kind, int in0, int in1)
+{
+	DlLayer    *l = &s->layers[*n];
+
+	dl_layer_defaults(l, kind);
+	l->n_in = in1 >= 0 ? 2 : 1;
+	l->in[0] = in0;
+	l->in[1] = in1;
+	return (*n)++;
+}
+
+/* Conv2D 3x3 (or 1x1 when k is 1) without bias, then BatchNormalization. */
+static int
+conv_bn(DlModelSpec *s, int *n, int in, int64_t filters, int k, int stride)
+{
+	int			c = node(s, n, DL_LAYER_CONV2D, in, -1);
+	DlLayer    *l = &s->layers[c];
+
+	l->filters = filters;
+	l->kernel_size[0] = l->kernel_size[1] = k;
+	l->strides[0] = l->strides[1] = stride;
+	l->padding = DL_PADDING_SAME;
+	l->use_bias = false;
+	return node(s, n, DL_LAYER_BATCHNORM, c, -1);
+}
+
+static int
+relu(DlModelSpec *s, int *n, int in)
+{
+	int			r = node(s, n, DL_LAYER_ACTIVATION, in, -1);
+
+	s->layers[r].activation = DL_ACT_RELU;
+	return r;
+}
+
+/* A residual block of filters channels; stride 2 halves the image. */
+static int
+res_block(DlModelSpec *s, int *n, int in, int64_t filters, int stride)
+{
+	int			y = relu(s, n, conv_bn(s, n, in, filters, 3, stride));
+	int			sc = stride == 1 ? in : conv_bn(s, n, in, filters, 1, stride);
+
+	y = conv_bn(s, n, y, filters, 3, 1);
+	return relu(s, n, node(s, n, DL_LAYER_ADD, y, sc));
 }
 
 static DlModelSpec *
@@ -238,8 +302,31 @@ make_spec(const char *net, const DlAllocator *a)
 		dense(&s->layers[5], 128, DL_ACT_RELU);
 		dense(&s->layers[6], 10, DL_ACT_SOFTMAX);
 	}
+	else if (strcmp(net, "resnet") == 0)
+	{
+		int			n = 0,
+					x;
+
+		s = dl_model_spec_create(30, a, &err);
+		if (s == NULL)
+			die("spec", err.msg);
+		s->input_shape.rank = 3;
+		s->input_shape.dims[0] = 32;
+		s->input_shape.dims[1] = 32;
+		s->input_shape.dims[2] = 1;
+		x = relu(s, &n, conv_bn(s, &n, -1, 16, 3, 1));
+		x = res_block(s, &n, x, 16, 1);
+		x = res_block(s, &n, x, 32, 2);
+		x = res_block(s, &n, x, 64, 2);
+		x = node(s, &n, DL_LAYER_GLOBALAVGPOOL2D, x, -1);
+		x = node(s, &n, DL_LAYER_DENSE, x, -1);
+		s->layers[x].units = 10;
+		s->layers[x].activation = DL_ACT_SOFTMAX;
+		if (n != s->n_layers)
+			die("resnet: wrong layer count", NULL);
+	}
 	else
-		die("unknown network (mlp or cnn)", net);
+		die("unknown network (mlp, cnn or resnet)", net);
 	if (dl_model_spec_finalize(s, &err) != DL_OK)
 		die("finalize", err.msg);
 	return s;
@@ -397,13 +484,13 @@ main(int argc, char **argv)
 
 	if (argc < 3)
 	{
-		fprintf(stderr, "usage: engine_bench mlp|cnn sgd|adam [EPOCHS [WINDOWS_PER_EPOCH]]\n");
+		fprintf(stderr, "usage: engine_bench mlp|cnn|resnet sgd|adam [EPOCHS [WINDOWS_PER_EPOCH]]\n");
 		return 2;
 	}
 	net = argv[1];
 	opt = argv[2];
-	epochs = argc > 3 ? atoi(argv[3]) : (strcmp(net, "cnn") == 0 ? 1 : 5);
-	wpe = argc > 4 ? atoi(argv[4]) : (strcmp(net, "cnn") == 0 ? 6 : 1);
+	epochs = argc > 3 ? atoi(argv[3]) : (strcmp(net, "mlp") != 0 ? 1 : 5);
+	wpe = argc > 4 ? atoi(argv[4]) : (strcmp(net, "mlp") != 0 ? 6 : 1);
 	if (epochs < 1 || wpe < 1 || (epochs == 1 && wpe < 2))
 		die("need EPOCHS >= 1, WINDOWS_PER_EPOCH >= 1, and >= 2 windows with one epoch", NULL);
 
@@ -421,12 +508,12 @@ main(int argc, char **argv)
 	printf("backend %s\n", dl_backend_uses_onednn() ? "onednn" : "openblas");
 	printf("onednn_version %s\n", dl_backend_onednn_version());
 
-	Ntr = load_split(dir, "train", &xtr, &ytr);
+	Ntr = load_split(dir, "train", strcmp(net, "resnet") == 0, &xtr, &ytr);
 	/* BENCH_TRAIN_N: train on the first n samples only (short profiling runs) */
 	if (getenv("BENCH_TRAIN_N") != NULL && atoll(getenv("BENCH_TRAIN_N")) >= BATCH &&
 		atoll(getenv("BENCH_TRAIN_N")) < Ntr)
 		Ntr = atoll(getenv("BENCH_TRAIN_N"));
-	Nte = load_split(dir, "t10k", &xte, &yte);
+	Nte = load_split(dir, "t10k", strcmp(net, "resnet") == 0, &xte, &yte);
 	spec = make_spec(net, &a);
 	if (strcmp(opt, "sgd") == 0)
 	{

@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
 # run.sh: the speed benchmark of issue 5, engine alone vs PyTorch.
 #
-#   bench/run.sh [NET ...]            NET: mlp cnn (default both)
+#   bench/run.sh [NET ...]            NET: mlp cnn resnet (default mlp cnn)
 #
 # For every NET and optimizer (sgd, adam) it runs bench/out/engine_bench
 # and bench/torch_bench.py, one process each (so peak RSS is per run),
@@ -18,7 +18,8 @@
 #   BENCH_MALLOC_TUNE (1): glibc malloc settings for both sides (below)
 #   REPEAT (1): runs per side, alternating; figures are medians over them
 #   MLP_EPOCHS (5), CNN_EPOCHS (1), CNN_WINDOWS (6 windows per epoch; with
-#   one epoch the first window is the warm-up)
+#   one epoch the first window is the warm-up), RESNET_EPOCHS (5: the
+#   issue's test accuracy after 5 passes), RESNET_WINDOWS (1)
 #   BENCH_OUT  directory for the raw outputs (default bench/out/run-<time>)
 #   BENCH_BACKEND the engine's kernels: auto (default: oneDNN when built
 #              in), openblas or onednn; printed as "engine backend"
@@ -80,6 +81,7 @@ for net in "${NETS[@]}"; do
   case "$net" in
     mlp) args=("${MLP_EPOCHS:-5}" 1) ;;
     cnn) args=("${CNN_EPOCHS:-1}" "${CNN_WINDOWS:-6}") ;;
+    resnet) args=("${RESNET_EPOCHS:-5}" "${RESNET_WINDOWS:-1}") ;;
     *) echo "run.sh: unknown network $net" >&2; exit 2 ;;
   esac
   for opt in sgd adam; do

@@ -2,7 +2,7 @@
 # torch_bench.py: the PyTorch side of the engine benchmark (issue 5).
 #
 #   OPENBLAS_NUM_THREADS=1 /usr/bin/python3 bench/torch_bench.py NET OPT [EPOCHS [WINDOWS_PER_EPOCH]]
-#     NET mlp | cnn      OPT sgd | adam
+#     NET mlp | cnn | resnet      OPT sgd | adam
 #
 # Same data, schedule and timing as bench/engine_bench.c: Fashion-MNIST
 # from the gzipped IDX files, float32 / 255, batch 128, shuffled every
@@ -13,7 +13,8 @@
 # WINDOWS_PER_EPOCH windows of full batches; the first epoch is a warm-up
 # (with a single epoch, its first window is) and samples/s is the median
 # over the other windows.  Prints the same "key value" lines as
-# engine_bench.  BENCH_SEED=n changes the seed.
+# engine_bench.  BENCH_SEED=n changes the seed; BENCH_TRAIN_N=n trains on
+# the first n samples only (short runs, as engine_bench).
 #
 #   torch_bench.py multi EPOCHS MAX_TRAIN MAX_TEST CONFIG [CONFIG ...]
 #     CONFIG  ARCH,OPT,LR: ARCH big (MLP 784-256-128-10) | small (784-64-10),
@@ -35,6 +36,7 @@ import time
 import numpy as np
 import torch
 import torch.nn as nn
+import torch.nn.functional as F
 
 BATCH = 128
 SEED = 42
@@ -56,7 +58,38 @@ def load_split(d, prefix):
     return x, y
 
 
+class Block(nn.Module):
+    """Conv-BN-ReLU, Conv-BN, plus the shortcut (a strided 1x1 Conv-BN), ReLU."""
+
+    def __init__(self, cin, cout, stride):
+        super().__init__()
+        self.c1 = nn.Conv2d(cin, cout, 3, stride, 1, bias=False)
+        self.b1 = nn.BatchNorm2d(cout, eps=1e-3, momentum=0.01)
+        self.c2 = nn.Conv2d(cout, cout, 3, 1, 1, bias=False)
+        self.b2 = nn.BatchNorm2d(cout, eps=1e-3, momentum=0.01)
+        self.sc = None
+        if stride != 1 or cin != cout:
+            self.sc = nn.Sequential(nn.Conv2d(cin, cout, 1, stride, bias=False),
+                                    nn.BatchNorm2d(cout, eps=1e-3, momentum=0.01))
+
+    def forward(self, x):
+        y = torch.relu(self.b1(self.c1(x)))
+        y = self.b2(self.c2(y))
+        return torch.relu(y + (x if self.sc is None else self.sc(x)))
+
+
 def make_net(name):
+    if name == "resnet":
+        net = nn.Sequential(nn.Conv2d(1, 16, 3, 1, 1, bias=False),
+                            nn.BatchNorm2d(16, eps=1e-3, momentum=0.01), nn.ReLU(),
+                            Block(16, 16, 1), Block(16, 32, 2), Block(32, 64, 2),
+                            nn.AdaptiveAvgPool2d(1), nn.Flatten(), nn.Linear(64, 10))
+        for mod in net.modules():
+            if isinstance(mod, (nn.Linear, nn.Conv2d)):
+                nn.init.xavier_uniform_(mod.weight)
+                if mod.bias is not None:
+                    nn.init.zeros_(mod.bias)
+        return net
     if name == "mlp":
         net = nn.Sequential(nn.Flatten(), nn.Linear(784, 256), nn.ReLU(),
                             nn.Linear(256, 128), nn.ReLU(), nn.Linear(128, 10))
@@ -79,6 +112,13 @@ def train_flop_per_sample(name):
     # gradient + input gradient except for the first layer
     if name == "mlp":
         macs = [784 * 256, 256 * 128, 128 * 10]
+    elif name == "resnet":
+        # stem, block 1 (2 convs), block 2 (2 convs, 1x1 shortcut), block 3, dense
+        macs = [32 * 32 * 16 * 9 * 1,
+                32 * 32 * 16 * 9 * 16, 32 * 32 * 16 * 9 * 16,
+                16 * 16 * 32 * 9 * 16, 16 * 16 * 32 * 16, 16 * 16 * 32 * 9 * 32,
+                8 * 8 * 64 * 9 * 32, 8 * 8 * 64 * 32, 8 * 8 * 64 * 9 * 64,
+                64 * 10]
     else:
         macs = [26 * 26 * 32 * 9 * 1, 11 * 11 * 64 * 9 * 32, 1600 * 128, 128 * 10]
     return sum(2.0 * m * (2 if i == 0 else 3) for i, m in enumerate(macs))
@@ -158,10 +198,10 @@ def main():
             sys.exit("usage: torch_bench.py multi EPOCHS MAX_TRAIN MAX_TEST ARCH,OPT,LR ...")
         return multi(sys.argv[2:])
     if len(sys.argv) < 3:
-        sys.exit("usage: torch_bench.py mlp|cnn sgd|adam [EPOCHS [WINDOWS_PER_EPOCH]]")
+        sys.exit("usage: torch_bench.py mlp|cnn|resnet sgd|adam [EPOCHS [WINDOWS_PER_EPOCH]]")
     name, opt = sys.argv[1], sys.argv[2]
-    epochs = int(sys.argv[3]) if len(sys.argv) > 3 else (1 if name == "cnn" else 5)
-    wpe = int(sys.argv[4]) if len(sys.argv) > 4 else (6 if name == "cnn" else 1)
+    epochs = int(sys.argv[3]) if len(sys.argv) > 3 else (5 if name == "mlp" else 1)
+    wpe = int(sys.argv[4]) if len(sys.argv) > 4 else (1 if name == "mlp" else 6)
     torch.set_num_threads(1)
     torch.manual_seed(int(os.environ.get("BENCH_SEED", SEED)))
     d = os.environ.get("FASHION_DIR", "/usr/share/datasets/fashion-mnist")
@@ -169,6 +209,11 @@ def main():
     xte, yte = load_split(d, "t10k")
     if name == "mlp":
         xtr, xte = xtr.reshape(-1, 784), xte.reshape(-1, 784)
+    if name == "resnet":
+        xtr, xte = F.pad(xtr, (2, 2, 2, 2)), F.pad(xte, (2, 2, 2, 2))
+    n_train = int(os.environ.get("BENCH_TRAIN_N", "0"))
+    if BATCH <= n_train < xtr.shape[0]:
+        xtr, ytr = xtr[:n_train], ytr[:n_train]
     net = make_net(name)
     if opt == "sgd":
         o = torch.optim.SGD(net.parameters(), lr=0.05, momentum=0.9)

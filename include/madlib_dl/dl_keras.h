@@ -10,9 +10,10 @@
  *	   InputLayer and GlorotUniform-style class names;
  *	 - Keras 3: "module", "registered_name", "build_config", and an
  *	   InputLayer with "batch_shape".
- * Sequential models and Functional ("Model") models that are a single
- * chain.  Anything unsupported is refused with DL_ERR_UNSUPPORTED and a
- * message naming the layer and the attribute.
+ * Sequential models and Functional ("Model") models that are any DAG:
+ * branches, merges, several inputs and outputs (shared layers, called
+ * more than once, are refused).  Anything unsupported is refused with
+ * DL_ERR_UNSUPPORTED and a message naming the layer and the attribute.
  *
  * IDENTIFICATION
  *	  include/madlib_dl/dl_keras.h
@@ -39,5 +40,13 @@
  */
 DlStatus	dl_keras_parse(const char *json, size_t len, const DlAllocator *alloc,
 						   DlModelSpec **out, DlError *err);
+
+/*
+ * dl_keras_parse refuses a model of several inputs or outputs
+ * (DL_ERR_UNSUPPORTED naming them), which the SQL functions do not take
+ * yet; this one returns it.
+ */
+DlStatus	dl_keras_parse_multi_io(const char *json, size_t len, const DlAllocator *alloc,
+									DlModelSpec **out, DlError *err);
 
 #endif							/* DL_KERAS_H */

@@ -13,6 +13,11 @@
  *	                     (gamma absent when scale=false, beta when center=false)
  * Other layers have no parameters.
  *
+ * A layer reads n_in tensors (in[]), each the output of an earlier layer
+ * of the spec or one of the model's inputs: that is all a graph is (see
+ * dl_spec.h).  Merge layers (Add ... Concatenate) read two or more, every
+ * other kind exactly one.
+ *
  * IDENTIFICATION
  *	  include/madlib_dl/dl_layer.h
  *
@@ -39,8 +44,30 @@ typedef enum DlLayerKind
 	DL_LAYER_FLATTEN,
 	DL_LAYER_DROPOUT,
 	DL_LAYER_ACTIVATION,
-	DL_LAYER_BATCHNORM
+	DL_LAYER_BATCHNORM,
+	/* appended: the values above are part of stored fingerprints */
+	DL_LAYER_GLOBALMAXPOOL2D,
+	DL_LAYER_ZEROPADDING2D,
+	DL_LAYER_CROPPING2D,
+	DL_LAYER_UPSAMPLING2D,		/* nearest neighbour */
+	DL_LAYER_ADD,				/* merges: element-wise over equal shapes ... */
+	DL_LAYER_SUBTRACT,			/* exactly two inputs: in[0] - in[1] */
+	DL_LAYER_MULTIPLY,
+	DL_LAYER_AVERAGE,
+	DL_LAYER_MAXIMUM,
+	DL_LAYER_MINIMUM,
+	DL_LAYER_CONCATENATE		/* ... and joined along concat_axis */
 } DlLayerKind;
+
+/* Most tensors one layer reads (a merge's inputs), a bound for hostile JSON. */
+#define DL_MAX_FAN_IN 64
+
+/* Is kind a merge layer (two or more inputs)? */
+static inline bool
+dl_layer_is_merge(DlLayerKind kind)
+{
+	return kind >= DL_LAYER_ADD && kind <= DL_LAYER_CONCATENATE;
+}
 
 typedef enum DlActivation
 {
@@ -106,6 +133,42 @@ typedef struct DlRegularizer
 	double		l2;
 } DlRegularizer;
 
+/*
+ * What the executor (model.c) needs to know about a layer's place in the
+ * graph, worked out once by dl_model_spec_finalize().  Buffer offsets are
+ * in floats per sample: a batch of B samples finds the buffer at B times
+ * the offset in its arena (see model_impl.h).  DL_PLAN_NONE: no buffer.
+ */
+#define DL_PLAN_NONE SIZE_MAX
+
+typedef struct DlLayerPlan
+{
+	int			n_consumers;	/* in[] entries of later layers naming it */
+	bool		is_output;		/* one of the model's outputs */
+	bool		reaches_output; /* some output depends on it */
+	bool		backward;		/* the backward pass runs it: it reaches an
+								 * output and it or a layer it depends on
+								 * has trainable floats */
+	bool		relu_fused;		/* MaxPooling2D: its backward also applies
+								 * the ReLU backward of the layer it reads */
+	bool		relu_by_consumer;	/* that layer: skip its own ReLU backward */
+	bool		fwd_relu;		/* BatchNormalization or an element-wise
+								 * merge: its forward also applies the ReLU
+								 * of the one Activation reading it, and its
+								 * backward that ReLU's backward */
+	bool		fwd_relu_done;	/* that Activation: its input already is its
+								 * output, and its gradient its input's */
+	uint64_t	grad_first;		/* bit j: the gradient this layer gives its
+								 * input j is the first that tensor gets
+								 * (written); otherwise it is added */
+	size_t		out_train;		/* output buffer, training forward */
+	size_t		out_infer;		/* output buffer, inference forward */
+	size_t		grad;			/* gradient of the output, in the gradient
+								 * arena; NONE when backward is false */
+	size_t		grad_tmp;		/* where an input gradient that is added is
+								 * computed first; NONE when none is */
+} DlLayerPlan;
+
 typedef struct DlLayer
 {
 	DlLayerKind kind;
@@ -123,8 +186,20 @@ typedef struct DlLayer
 	int			strides[2];		/* Conv2D and pooling: SH, SW */
 	DlPadding	padding;		/* Conv2D and pooling */
 
+	int			dilation[2];	/* Conv2D: DH, DW (1: none; with > 1 the
+								 * strides are 1, as Keras requires) */
+
 	/* MaxPooling2D, AveragePooling2D */
 	int			pool_size[2];	/* PH, PW */
+
+	/* ZeroPadding2D (rows and columns added), Cropping2D (removed) */
+	int			margins[4];		/* top, bottom, left, right */
+
+	/* UpSampling2D: each pixel repeated size[0] times down, size[1] across */
+	int			size[2];
+
+	/* Concatenate: the per-sample axis (0 .. rank - 1, batch not counted) */
+	int			concat_axis;
 
 	/* Dropout */
 	double		rate;
@@ -146,14 +221,26 @@ typedef struct DlLayer
 	DlRegularizer kernel_reg;
 	DlRegularizer bias_reg;
 
+	/*
+	 * The tensors the layer reads: in[j] >= 0 is the output of layer
+	 * in[j], which comes earlier in the spec; in[j] < 0 is the model's
+	 * input -1 - in[j].  n_in 0 (what dl_layer_defaults leaves) means a
+	 * chain link: the layer before, or input 0 for the first layer;
+	 * finalize writes it out.
+	 */
+	int			n_in;
+	int			in[DL_MAX_FAN_IN];
+
 	/* Filled by dl_model_spec_finalize() */
-	DlShape		in_shape;
+	DlShape		in_shape;		/* of in[0]; a merge's inputs all have it,
+								 * but for Concatenate's axis */
 	DlShape		out_shape;
 	size_t		param_offset;	/* first float of this layer in the block */
 	size_t		n_params;		/* all floats of the layer */
 	size_t		n_trainable;	/* leading floats that the optimizer updates
 								 * (BatchNormalization: gamma and beta only);
 								 * 0 when trainable is false */
+	DlLayerPlan plan;			/* how the model runs it (spec.c) */
 } DlLayer;
 
 /* Set every attribute of *layer to the Keras default for its kind. */

@@ -11,6 +11,10 @@
  * plus a workspace for activations that grows with the largest batch seen.
  * The spec is borrowed: it must outlive the model.
  *
+ * A model runs its spec's graph (dl_spec.h): one input buffer per model
+ * input, one output per model output (the _io functions); most models
+ * have one of each.
+ *
  * Training is a loop that reads top to bottom (src/engine/train.c):
  *	 for each mini-batch: forward (training mode) -> loss -> backward ->
  *	 regularization -> optimizer step.
@@ -38,6 +42,18 @@
 
 typedef struct DlModel DlModel;
 
+/*
+ * One output's share of a model with several outputs: Keras' loss list
+ * (or dict), loss_weights and per-output metrics.
+ */
+typedef struct DlOutputConfig
+{
+	DlLossKind	loss;
+	double		loss_weight;	/* the total loss is sum_k weight_k loss_k */
+	DlMetricKind metric;		/* DL_METRIC_NONE for none; ACCURACY is resolved */
+	int			top_k;			/* for TOP_K_CATEGORICAL_ACCURACY */
+} DlOutputConfig;
+
 /* What a training or evaluation pass needs besides the data. */
 typedef struct DlTrainConfig
 {
@@ -58,6 +74,15 @@ typedef struct DlTrainConfig
 	int64_t		n_class_weight;
 
 	/*
+	 * Several outputs: outputs[k] for output k (the spec's n_outputs
+	 * entries); loss, metric and top_k above are then unused.  NULL: every
+	 * output has loss, metric and top_k, with weight 1 (what Keras does
+	 * with one loss for a model of several outputs).  class_weight is for
+	 * models of one output only.
+	 */
+	const DlOutputConfig *outputs;
+
+	/*
 	 * Called between mini-batches when not NULL.  Inside PostgreSQL it runs
 	 * CHECK_FOR_INTERRUPTS() and may not return (longjmp); the engine holds
 	 * nothing but allocator memory across this call.
@@ -69,9 +94,12 @@ typedef struct DlTrainConfig
 /* Sums over the samples seen; divide by n for means. */
 typedef struct DlBatchStats
 {
-	double		loss_sum;		/* data loss only, without regularization */
-	double		metric_sum;
+	double		loss_sum;		/* data loss only, without regularization;
+								 * several outputs: sum_k weight_k loss_k */
+	double		metric_sum;		/* output 0's metric */
 	int64_t		n;
+	double		output_loss_sum[DL_MAX_IO]; /* each output's own loss */
+	double		output_metric_sum[DL_MAX_IO];	/* each output's metric */
 } DlBatchStats;
 
 /*
@@ -166,9 +194,16 @@ DlStatus	dl_model_set_params(DlModel *m, const float *w, size_t n, DlError *err)
  * Adds the batch's loss (weighted by cfg's class_weight, the loss the step
  * minimizes) and metric to stats when stats is not NULL.
  * DL_ERR_DIVERGED if the loss or any weight becomes NaN or infinite.
+ * The functions taking one x and one y are for models of one input and
+ * one output (DL_ERR_INVALID_ARGUMENT otherwise); the _io forms take one
+ * buffer per input and one per output:
+ *	 xs[k] (B, input k size)  ys[k] (B, y width of output k)
  */
 DlStatus	dl_model_train_batch(DlModel *m, const DlTrainConfig *cfg, const float *x,
 								 const float *y, int64_t B, DlBatchStats *stats, DlError *err);
+DlStatus	dl_model_train_batch_io(DlModel *m, const DlTrainConfig *cfg,
+									const float *const *xs, const float *const *ys, int64_t B,
+									DlBatchStats *stats, DlError *err);
 
 /*
  * One pass over N samples in mini-batches of cfg->batch_size (the last one
@@ -186,6 +221,9 @@ DlStatus	dl_model_train_epoch(DlModel *m, const DlTrainConfig *cfg, const float 
  */
 DlStatus	dl_model_evaluate(DlModel *m, const DlTrainConfig *cfg, const float *x,
 							  const float *y, int64_t N, DlBatchStats *stats, DlError *err);
+DlStatus	dl_model_evaluate_io(DlModel *m, const DlTrainConfig *cfg, const float *const *xs,
+								 const float *const *ys, int64_t N, DlBatchStats *stats,
+								 DlError *err);
 
 /*
  * Model outputs for N samples in inference mode, in batches of at most
@@ -194,6 +232,10 @@ DlStatus	dl_model_evaluate(DlModel *m, const DlTrainConfig *cfg, const float *x,
  */
 DlStatus	dl_model_predict(DlModel *m, float *out, const float *x, int64_t N,
 							 int64_t batch_size, DlError *err);
+
+/*	 outs[k] (N, output k size)  xs[k] (N, input k size) */
+DlStatus	dl_model_predict_io(DlModel *m, float *const *outs, const float *const *xs, int64_t N,
+								int64_t batch_size, DlError *err);
 
 /* Ranges of the block the optimizer updates (trainable layers' trainable floats). */
 const DlParamRange *dl_model_trainable_ranges(const DlModel *m, int *n_ranges);

@@ -21,7 +21,8 @@
  * (kw range)*C blocks; when such a run is short (a 1-channel input) the
  * unrolling goes column by column instead, with no per-run memcpy call.
  * A 1x1, stride-1, unpadded convolution needs no unrolling: x itself is
- * the column matrix.
+ * the column matrix.  A dilated convolution (Keras dilation_rate) unrolls
+ * tap by tap: its kernel taps are DH rows and DW columns apart.
  *
  * Determinism: blocks are visited in order and dK accumulates block by
  * block, so the result depends only on the inputs and the geometry.
@@ -32,6 +33,7 @@
  *-------------------------------------------------------------------------
  */
 #include <math.h>
+#include <stdbool.h>
 #include <stdint.h>
 #include <string.h>
 
@@ -65,13 +67,14 @@ conv_axis(int64_t *out, int64_t *pad_before, int64_t n, int64_t k, int64_t s,
 
 /*
  * Fill *g for a batch of B inputs (H,W,C) and OC filters of KH x KW with
- * strides SH, SW.  Kernel sizes and strides must be >= 1 (the spec
- * checks); a valid convolution with a kernel larger than the input gets
- * OH or OW = 0.
+ * strides SH, SW and dilation DH, DW.  Kernel sizes, strides and
+ * dilations must be >= 1 (the spec checks); a valid convolution with a
+ * kernel larger than the input gets OH or OW = 0.
  */
 void
-dl_conv_geom_init(DlConvGeom *g, int64_t B, int64_t H, int64_t W, int64_t C,
-				  int64_t OC, int KH, int KW, int SH, int SW, DlPadding padding)
+dl_conv_geom_init_dilated(DlConvGeom *g, int64_t B, int64_t H, int64_t W, int64_t C,
+						  int64_t OC, int KH, int KW, int SH, int SW, int DH, int DW,
+						  DlPadding padding)
 {
 	g->B = B;
 	g->H = H;
@@ -82,8 +85,23 @@ dl_conv_geom_init(DlConvGeom *g, int64_t B, int64_t H, int64_t W, int64_t C,
 	g->KW = KW;
 	g->SH = SH;
 	g->SW = SW;
-	conv_axis(&g->OH, &g->pad_top, H, KH, SH, padding);
-	conv_axis(&g->OW, &g->pad_left, W, KW, SW, padding);
+	g->DH = DH;
+	g->DW = DW;
+	conv_axis(&g->OH, &g->pad_top, H, (int64_t) (KH - 1) * DH + 1, SH, padding);
+	conv_axis(&g->OW, &g->pad_left, W, (int64_t) (KW - 1) * DW + 1, SW, padding);
+}
+
+void
+dl_conv_geom_init(DlConvGeom *g, int64_t B, int64_t H, int64_t W, int64_t C,
+				  int64_t OC, int KH, int KW, int SH, int SW, DlPadding padding)
+{
+	dl_conv_geom_init_dilated(g, B, H, W, C, OC, KH, KW, SH, SW, 1, 1, padding);
+}
+
+static inline bool
+conv_is_dilated(const DlConvGeom *g)
+{
+	return g->DH != 1 || g->DW != 1;
 }
 
 #define COLSUM_BLOCK 256		/* columns per pass of conv_colsum_add */
@@ -252,6 +270,44 @@ conv_im2col_narrow(float *col, const float *x, const DlConvGeom *g)
 }
 
 /*
+ * col (B*OH*OW, KH*KW*C) = unrolled patches of x (B,H,W,C) of a dilated
+ * convolution: the taps of a kernel row are DW columns apart, so each
+ * moves its own run of C channels; padded cells are zero.
+ */
+static void
+conv_im2col_dilated(float *col, const float *x, const DlConvGeom *g)
+{
+	const int64_t C = g->C;
+	const int64_t rowlen = g->KH * g->KW * C;
+
+	for (int64_t b = 0; b < g->B; b++)
+	{
+		const float *xb = x + b * g->H * g->W * C;
+
+		for (int64_t oh = 0; oh < g->OH; oh++)
+			for (int64_t ow = 0; ow < g->OW; ow++)
+			{
+				float	   *dst = col + ((b * g->OH + oh) * g->OW + ow) * rowlen;
+
+				for (int64_t kh = 0; kh < g->KH; kh++)
+				{
+					int64_t		ih = oh * g->SH - g->pad_top + kh * g->DH;
+
+					for (int64_t kw = 0; kw < g->KW; kw++, dst += C)
+					{
+						int64_t		iw = ow * g->SW - g->pad_left + kw * g->DW;
+
+						if (ih < 0 || ih >= g->H || iw < 0 || iw >= g->W)
+							memset(dst, 0, (size_t) C * sizeof(float));
+						else
+							memcpy(dst, xb + (ih * g->W + iw) * C, (size_t) C * sizeof(float));
+					}
+				}
+			}
+	}
+}
+
+/*
  * col (B*OH*OW, KH*KW*C) = unrolled patches of x (B,H,W,C); padded cells
  * are zero.
  */
@@ -262,6 +318,11 @@ conv_im2col(float *col, const float *x, const DlConvGeom *g)
 	const int64_t KW = g->KW;
 	const int64_t rowlen = g->KH * KW * C;
 
+	if (conv_is_dilated(g))
+	{
+		conv_im2col_dilated(col, x, g);
+		return;
+	}
 	if (KW * C < 16)
 	{
 		conv_im2col_narrow(col, x, g);
@@ -304,6 +365,42 @@ conv_im2col(float *col, const float *x, const DlConvGeom *g)
 	}
 }
 
+/* conv_col2im of a dilated convolution: tap by tap, as conv_im2col_dilated. */
+static void
+conv_col2im_dilated(float *dx, const float *dcol, const DlConvGeom *g)
+{
+	const int64_t C = g->C;
+	const int64_t rowlen = g->KH * g->KW * C;
+
+	for (int64_t b = 0; b < g->B; b++)
+	{
+		float	   *dxb = dx + b * g->H * g->W * C;
+
+		for (int64_t oh = 0; oh < g->OH; oh++)
+			for (int64_t ow = 0; ow < g->OW; ow++)
+			{
+				const float *src = dcol + ((b * g->OH + oh) * g->OW + ow) * rowlen;
+
+				for (int64_t kh = 0; kh < g->KH; kh++)
+				{
+					int64_t		ih = oh * g->SH - g->pad_top + kh * g->DH;
+
+					for (int64_t kw = 0; kw < g->KW; kw++, src += C)
+					{
+						int64_t		iw = ow * g->SW - g->pad_left + kw * g->DW;
+						float	   *d;
+
+						if (ih < 0 || ih >= g->H || iw < 0 || iw >= g->W)
+							continue;
+						d = dxb + (ih * g->W + iw) * C;
+						for (int64_t c = 0; c < C; c++)
+							d[c] += src[c];
+					}
+				}
+			}
+	}
+}
+
 /* dx (B,H,W,C) = sum of the patches in dcol (B*OH*OW, KH*KW*C); overwrites. */
 static void
 conv_col2im(float *dx, const float *dcol, const DlConvGeom *g)
@@ -313,6 +410,11 @@ conv_col2im(float *dx, const float *dcol, const DlConvGeom *g)
 	const int64_t rowlen = g->KH * KW * C;
 
 	memset(dx, 0, (size_t) (g->B * g->H * g->W * C) * sizeof(float));
+	if (conv_is_dilated(g))
+	{
+		conv_col2im_dilated(dx, dcol, g);
+		return;
+	}
 	for (int64_t b = 0; b < g->B; b++)
 	{
 		float	   *dxb = dx + b * g->H * g->W * C;

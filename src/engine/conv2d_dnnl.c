@@ -366,6 +366,7 @@ typedef struct DnnlConvMds
 	dnnl_memory_desc_t wei_any; /* the same dims, layout of oneDNN's choice */
 	dnnl_memory_desc_t bias;	/* (OC) */
 	dnnl_dims_t strides;
+	dnnl_dims_t dilates;		/* oneDNN counts the gaps: D - 1 */
 	dnnl_dims_t pad_l;
 	dnnl_dims_t pad_r;
 } DnnlConvMds;
@@ -377,15 +378,20 @@ conv_mds(DnnlCall *c, const DlConvGeom *g, DnnlConvMds *d)
 	dnnl_dims_t dst = {g->B, g->OC, g->OH, g->OW};
 	dnnl_dims_t wei = {g->OC, g->C, g->KH, g->KW};
 	dnnl_dims_t bias = {g->OC};
-	/* right/bottom padding; a valid convolution's unused rows give < 0 */
-	int64_t		pr_h = (g->OH - 1) * g->SH + g->KH - g->H - g->pad_top;
-	int64_t		pr_w = (g->OW - 1) * g->SW + g->KW - g->W - g->pad_left;
+	/*
+	 * right/bottom padding, from the dilated kernel's extent; a valid
+	 * convolution's unused rows give < 0
+	 */
+	int64_t		pr_h = (g->OH - 1) * g->SH + (g->KH - 1) * g->DH + 1 - g->H - g->pad_top;
+	int64_t		pr_w = (g->OW - 1) * g->SW + (g->KW - 1) * g->DW + 1 - g->W - g->pad_left;
 	dnnl_status_t s = dnnl_success;
 
 	if (g->B <= 0 || g->C <= 0 || g->OH <= 0 || g->OW <= 0 || g->OC <= 0)
 		return dl_error_set(c->err, DL_ERR_UNSUPPORTED, "empty convolution");
 	d->strides[0] = g->SH;
 	d->strides[1] = g->SW;
+	d->dilates[0] = g->DH - 1;
+	d->dilates[1] = g->DW - 1;
 	d->pad_l[0] = g->pad_top;
 	d->pad_l[1] = g->pad_left;
 	d->pad_r[0] = pr_h > 0 ? pr_h : 0;
@@ -469,10 +475,11 @@ conv_forward_pd(DnnlCall *c, const DnnlConvMds *d, bool has_bias, bool relu,
 	dnnl_convolution_desc_t desc;
 	dnnl_status_t s;
 
-	s = dnnl_convolution_forward_desc_init(&desc, dnnl_forward_training,
-										   dnnl_convolution_direct, &d->src, &d->wei_any,
-										   has_bias ? &d->bias : NULL, &d->dst,
-										   d->strides, d->pad_l, d->pad_r);
+	/* dilates 0 is oneDNN's undilated convolution, the same descriptor */
+	s = dnnl_dilated_convolution_forward_desc_init(&desc, dnnl_forward_training,
+												   dnnl_convolution_direct, &d->src, &d->wei_any,
+												   has_bias ? &d->bias : NULL, &d->dst,
+												   d->strides, d->dilates, d->pad_l, d->pad_r);
 	if (s != dnnl_success)
 		return call_fail(c, s, "forward convolution", true);
 	return call_conv_prim(c, &desc, relu, NULL, "forward convolution", pd, prim);
@@ -596,10 +603,11 @@ conv_backward(DnnlCall *c, const DnnlConvArgs *a)
 	{
 		dnnl_convolution_desc_t desc;
 
-		s = dnnl_convolution_backward_weights_desc_init(&desc, dnnl_convolution_direct,
-														&d.src, &d.wei_any,
-														db != NULL ? &d.bias : NULL, &d.dst,
-														d.strides, d.pad_l, d.pad_r);
+		s = dnnl_dilated_convolution_backward_weights_desc_init(&desc, dnnl_convolution_direct,
+																&d.src, &d.wei_any,
+																db != NULL ? &d.bias : NULL,
+																&d.dst, d.strides, d.dilates,
+																d.pad_l, d.pad_r);
 		if (s != dnnl_success)
 			return call_fail(c, s, "weight gradient", true);
 		if ((st = call_conv_prim(c, &desc, false, fpd, "weight gradient", &wpd, &wprim)) != DL_OK)
@@ -609,9 +617,10 @@ conv_backward(DnnlCall *c, const DnnlConvArgs *a)
 	{
 		dnnl_convolution_desc_t desc;
 
-		s = dnnl_convolution_backward_data_desc_init(&desc, dnnl_convolution_direct,
-													 &d.src, &d.wei_any, &d.dst,
-													 d.strides, d.pad_l, d.pad_r);
+		s = dnnl_dilated_convolution_backward_data_desc_init(&desc, dnnl_convolution_direct,
+															 &d.src, &d.wei_any, &d.dst,
+															 d.strides, d.dilates, d.pad_l,
+															 d.pad_r);
 		if (s != dnnl_success)
 			return call_fail(c, s, "input gradient", true);
 		if ((st = call_conv_prim(c, &desc, false, fpd, "input gradient", &dpd, &dprim)) != DL_OK)

@@ -41,6 +41,21 @@
 #define DL_VEC_CLONES
 #endif
 
+/*
+ * The same for loops of several operations per result whose lanes are
+ * independent (per-channel sums in a fixed order, products then sums):
+ * with floating-point contraction off, no version fuses a multiply and an
+ * add into one rounding (AVX2 and AVX-512 have FMA, the portable build
+ * does not), so every version gives the portable build's bits.
+ */
+#if defined(__GNUC__) && !defined(__clang__) && defined(__x86_64__) && \
+	!defined(__SANITIZE_ADDRESS__)
+#define DL_VEC_CLONES_NO_FMA \
+	__attribute__((target_clones("avx512f", "avx2", "default"), optimize("fp-contract=off")))
+#else
+#define DL_VEC_CLONES_NO_FMA
+#endif
+
 /* dense.c ------------------------------------------------------------- */
 
 /* y (B,O) = x (B,I) @ W (I,O) + b (O); b may be NULL. */
@@ -67,16 +82,26 @@ typedef struct DlConvGeom
 	int64_t		OH, OW, OC;		/* output (B,OH,OW,OC) */
 	int64_t		KH, KW;			/* kernel (KH,KW,C,OC) */
 	int64_t		SH, SW;			/* strides */
+	int64_t		DH, DW;			/* dilation: kernel taps DH rows, DW columns
+								 * apart (1: adjacent) */
 	int64_t		pad_top, pad_left;	/* zero padding before the first row/col */
 } DlConvGeom;
 
 /*
- * Geometry from the layer and a batch size.  Keras rules: valid:
- * OH = (H - KH) / SH + 1; same: OH = ceil(H / SH), pad_total =
- * max((OH-1)*SH + KH - H, 0), pad_top = pad_total / 2.
+ * Geometry from the layer and a batch size, without dilation.  Keras
+ * rules: valid: OH = (H - KH) / SH + 1; same: OH = ceil(H / SH),
+ * pad_total = max((OH-1)*SH + KH - H, 0), pad_top = pad_total / 2.
  */
 void		dl_conv_geom_init(DlConvGeom *g, int64_t B, int64_t H, int64_t W, int64_t C,
 							  int64_t OC, int KH, int KW, int SH, int SW, DlPadding padding);
+
+/*
+ * The same with dilation DH, DW: the same rules with the dilated kernel's
+ * extent (KH - 1) * DH + 1 in place of KH (and KW likewise).
+ */
+void		dl_conv_geom_init_dilated(DlConvGeom *g, int64_t B, int64_t H, int64_t W, int64_t C,
+									  int64_t OC, int KH, int KW, int SH, int SW, int DH, int DW,
+									  DlPadding padding);
 
 /*
  * Floats of workspace the conv kernels need (one block of the im2col
@@ -225,9 +250,80 @@ void		dl_maxpool2d_backward_relu(float *dx, const float *dy, const int64_t *argm
 void		dl_avgpool2d_forward(float *y, const float *x, const DlPoolGeom *g);
 void		dl_avgpool2d_backward(float *dx, const float *dy, const DlPoolGeom *g);
 
+/*
+ * y (B,C) = max over the S = H*W positions of x (B,S,C); argmax (B,C)
+ * the position s of each maximum (the first of equal ones).
+ */
+void		dl_global_maxpool2d_forward(float *y, int64_t *argmax, const float *x, int64_t B,
+										int64_t S, int64_t C);
+
+/* dx (B,S,C) overwritten: zero but dy (B,C) at each argmax position. */
+void		dl_global_maxpool2d_backward(float *dx, const float *dy, const int64_t *argmax,
+										 int64_t B, int64_t S, int64_t C);
+
 /* y (B,C) = mean over the S = H*W positions of x (B,S,C). */
 void		dl_global_avgpool2d_forward(float *y, const float *x, int64_t B, int64_t S, int64_t C);
 void		dl_global_avgpool2d_backward(float *dx, const float *dy, int64_t B, int64_t S, int64_t C);
+
+/* spatial.c ----------------------------------------------------------- */
+
+/*
+ * ZeroPadding2D: y (B, H+top+bottom, W+left+right, C) is x (B,H,W,C)
+ * framed by zeros; the backward pass crops: dx = dy's inner window.
+ * Cropping2D is the same pair the other way round.  m: top, bottom,
+ * left, right.  Outputs are overwritten.
+ */
+void		dl_zeropad2d_forward(float *y, const float *x, int64_t B, int64_t H, int64_t W,
+								 int64_t C, const int m[4]);
+void		dl_zeropad2d_backward(float *dx, const float *dy, int64_t B, int64_t H, int64_t W,
+								  int64_t C, const int m[4]);
+void		dl_crop2d_forward(float *y, const float *x, int64_t B, int64_t H, int64_t W,
+							  int64_t C, const int m[4]);
+void		dl_crop2d_backward(float *dx, const float *dy, int64_t B, int64_t H, int64_t W,
+							   int64_t C, const int m[4]);
+
+/*
+ * UpSampling2D, nearest: y (B, H*SH, W*SW, C) repeats each pixel of
+ * x (B,H,W,C) over an SH x SW block; dx (B,H,W,C) is the sum of dy over
+ * the block.  Outputs are overwritten.
+ */
+void		dl_upsample2d_forward(float *y, const float *x, int64_t B, int64_t H, int64_t W,
+								  int64_t C, int SH, int SW);
+void		dl_upsample2d_backward(float *dx, const float *dy, int64_t B, int64_t H, int64_t W,
+								   int64_t C, int SH, int SW);
+
+/* merge.c ------------------------------------------------------------- */
+
+/*
+ * The element-wise merges, y (n) from the k inputs x[0..k-1] (n each):
+ * Add sum, Subtract x[0] - x[1], Multiply product, Average sum / k,
+ * Maximum, Minimum; folded left to right as Keras does; then act
+ * (DL_ACT_LINEAR, or DL_ACT_RELU for a ReLU layer that follows, fused).
+ */
+void		dl_merge_forward(DlLayerKind kind, float *y, const float *const *x, int k, int64_t n,
+							 DlActivation act);
+
+/*
+ * The gradient of input j, dx (n), from dy (n): written, or added into dx
+ * when add.  Multiply, Maximum and Minimum read the inputs x; Maximum and
+ * Minimum send dy to the first input holding the extreme, as
+ * TensorFlow's fold of maximum(a, b) (a wins ties) does.
+ */
+void		dl_merge_backward(DlLayerKind kind, float *dx, bool add, int j, const float *dy,
+							  const float *const *x, int k, int64_t n);
+
+/*
+ * Concatenate: input j is x[j] (outer, width[j]), the output y
+ * (outer, sum of width) holds each row's pieces side by side.  The
+ * backward pass gives input j its columns of dy, written or added.
+ */
+void		dl_concat_forward(float *y, const float *const *x, const int64_t *width, int k,
+							  int64_t outer);
+void		dl_concat_backward(float *dx, bool add, int j, const float *dy, const int64_t *width,
+							   int k, int64_t outer);
+
+/* dst (n) += src (n). */
+void		dl_add_into(float *dst, const float *src, int64_t n);
 
 /* activation.c -------------------------------------------------------- */
 
@@ -264,31 +360,40 @@ void		dl_dropout_backward(float *dx, const float *dy, const float *mask, int64_t
 /*
  * Training mode over R rows of C channels (R = B*H*W, statistics per
  * channel, biased variance):
- *	 y (R,C), xhat (R,C) saved for backward, mean (C), invstd (C) saved;
+ *	 y (R,C) = act(gamma * xhat + beta), xhat = (x - mean) * invstd;
+ *	 mean (C), invstd (C) saved for backward;
  *	 moving_mean/var (C) updated in place:
  *	   moving = moving * momentum + batch * (1 - momentum)
  * the batch variance for moving_var being the unbiased var * R / (R - 1)
  * when unbiased_moving_var (TensorFlow's fused batch norm, rank-3 inputs).
- * gamma or beta may be NULL (scale=false / center=false).
+ * gamma or beta may be NULL (scale=false / center=false).  act is
+ * DL_ACT_LINEAR, or DL_ACT_RELU for a ReLU layer that follows (fused).
  */
-void		dl_batchnorm_forward_train(float *y, float *xhat, float *mean, float *invstd,
+void		dl_batchnorm_forward_train(float *y, float *mean, float *invstd,
 									   float *moving_mean, float *moving_var, const float *x,
 									   const float *gamma, const float *beta, int64_t R,
 									   int64_t C, double momentum, double epsilon,
-									   bool unbiased_moving_var);
+									   bool unbiased_moving_var, DlActivation act);
 
-/* Inference: y = gamma * (x - moving_mean) / sqrt(moving_var + eps) + beta. */
+/*
+ * Inference: y = act(gamma * (x - moving_mean) / sqrt(moving_var + eps) +
+ * beta); act as for training.
+ */
 void		dl_batchnorm_forward_infer(float *y, const float *x, const float *gamma,
 									   const float *beta, const float *moving_mean,
 									   const float *moving_var, int64_t R, int64_t C,
-									   double epsilon);
+									   double epsilon, DlActivation act);
 
 /*
- * dx (R,C) overwritten (skipped when NULL); dgamma, dbeta (C) += (skipped
- * when NULL).
+ * From dy (R,C), the forward's input x (R,C) and its mean and invstd (C)
+ * (xhat is recomputed, as the forward pass computed it): dx (R,C)
+ * overwritten (skipped when NULL); dgamma, dbeta (C) += (skipped when
+ * NULL).  y_relu: NULL, or the output of a forward with a fused ReLU; dy
+ * is then the ReLU output's gradient, and its backward is applied first.
  */
 void		dl_batchnorm_backward(float *dx, float *dgamma, float *dbeta, const float *dy,
-								  const float *xhat, const float *invstd, const float *gamma,
-								  int64_t R, int64_t C);
+								  const float *y_relu, const float *x, const float *mean,
+								  const float *invstd, const float *gamma, int64_t R,
+								  int64_t C);
 
 #endif							/* DL_KERNELS_H */

@@ -7,10 +7,12 @@
  *	 1. parse the text with json-c (strict: no trailing commas, nothing
  *		after the value);
  *	 2. find the model's layer list and put it in execution order: as
- *		listed for a Sequential model, by following the chain from the
- *		input for a functional ("Model", "Functional") one, which must be a
- *		single chain;
- *	 3. find the input shape: the InputLayer's batch_input_shape or
+ *		listed for a Sequential model (a chain); for a functional ("Model",
+ *		"Functional") one, any DAG, by reading which tensors each layer
+ *		takes (its inbound nodes) and ordering the layers so that each
+ *		comes after what it reads, in the model's list order where that
+ *		allows (the order of get_weights());
+ *	 3. find the input shapes: the InputLayers' batch_input_shape or
  *		batch_shape, else the first layer's, else a Keras 3 build_config,
  *		else an "input_shape" attribute;
  *	 4. translate each layer's config into a DlLayer, refusing every value
@@ -63,22 +65,13 @@
 
 static const char *const hint_layers =
 "Use only the layers Dense, Conv2D, MaxPooling2D, AveragePooling2D, GlobalAveragePooling2D, "
-"Flatten, Dropout, Activation, ReLU, Softmax, ELU, BatchNormalization and InputLayer.";
+"GlobalMaxPooling2D, ZeroPadding2D, Cropping2D, UpSampling2D, Flatten, Dropout, Activation, "
+"ReLU, Softmax, ELU, BatchNormalization, Add, Subtract, Multiply, Average, Maximum, Minimum, "
+"Concatenate and InputLayer.";
 
-static const char *const hint_chain =
-"Export a Sequential model, or a functional model in which each layer takes the output of the "
-"layer before it.";
-
-/* A layer of a functional model, while its chain is being ordered. */
-typedef struct KerasNode
-{
-	json_object *layer;			/* the layer's object in the model's list */
-	const char *name;			/* owned by the json tree */
-	const char *inbound;		/* first inbound layer's name, NULL if none */
-	int			n_inbound;		/* inbound connections over all call nodes */
-	bool		is_input;		/* class InputLayer */
-	bool		visited;
-} KerasNode;
+static const char *const hint_graph =
+"Export a Sequential model, or a functional model whose layers each take the outputs of layers "
+"before them, as model.to_json() writes it.";
 
 /* ----------------------------------------------------------------------
  * Small json helpers
@@ -767,6 +760,18 @@ static const struct
 	{"Softmax", DL_LAYER_ACTIVATION},
 	{"ELU", DL_LAYER_ACTIVATION},
 	{"BatchNormalization", DL_LAYER_BATCHNORM},
+	{"GlobalMaxPooling2D", DL_LAYER_GLOBALMAXPOOL2D},
+	{"GlobalMaxPool2D", DL_LAYER_GLOBALMAXPOOL2D},
+	{"ZeroPadding2D", DL_LAYER_ZEROPADDING2D},
+	{"Cropping2D", DL_LAYER_CROPPING2D},
+	{"UpSampling2D", DL_LAYER_UPSAMPLING2D},
+	{"Add", DL_LAYER_ADD},
+	{"Subtract", DL_LAYER_SUBTRACT},
+	{"Multiply", DL_LAYER_MULTIPLY},
+	{"Average", DL_LAYER_AVERAGE},
+	{"Maximum", DL_LAYER_MAXIMUM},
+	{"Minimum", DL_LAYER_MINIMUM},
+	{"Concatenate", DL_LAYER_CONCATENATE},
 };
 
 /* Attributes shared by Dense and Conv2D. */
@@ -874,14 +879,14 @@ get_required_int(json_object *cfg, const char *key, const DlLayer *layer, int64_
 	return get_int(cfg, key, layer, out, err);
 }
 
-/* Conv2D: filters, kernel, strides, padding; dilation 1, groups 1, channels_last. */
+/*
+ * Conv2D: filters, kernel, strides, padding, dilation (with strides 1,
+ * which finalize checks); groups 1, channels_last.
+ */
 static DlStatus
 read_conv2d(json_object *cfg, DlLayer *layer, DlError *err)
 {
-	json_object *v;
-	int			dilation[2] = {1, 1};
 	int64_t		groups = 1;
-	char		text[KERAS_TEXT_MAX];
 	DlStatus	st;
 
 	if ((st = get_required_int(cfg, "filters", layer, &layer->filters, err)) != DL_OK)
@@ -893,16 +898,9 @@ read_conv2d(json_object *cfg, DlLayer *layer, DlError *err)
 		(st = get_pair(cfg, "strides", layer, layer->strides, err)) != DL_OK ||
 		(st = get_padding(cfg, layer, &layer->padding, err)) != DL_OK ||
 		(st = check_data_format(cfg, layer, err)) != DL_OK ||
-		(st = get_pair(cfg, "dilation_rate", layer, dilation, err)) != DL_OK ||
+		(st = get_pair(cfg, "dilation_rate", layer, layer->dilation, err)) != DL_OK ||
 		(st = get_int(cfg, "groups", layer, &groups, err)) != DL_OK)
 		return st;
-	if (dilation[0] != 1 || dilation[1] != 1)
-	{
-		v = jget(cfg, "dilation_rate");
-		dl_error_set(err, DL_ERR_UNSUPPORTED, "layer \"%s\": dilation_rate %s is not supported",
-					 layer->name, value_text(v, text, sizeof(text)));
-		return dl_error_hint(err, "Use dilation_rate=(1, 1).");
-	}
 	if (groups != 1)
 	{
 		dl_error_set(err, DL_ERR_UNSUPPORTED, "layer \"%s\": groups %lld is not supported",
@@ -927,6 +925,89 @@ read_pooling(json_object *cfg, DlLayer *layer, DlError *err)
 		(st = get_padding(cfg, layer, &layer->padding, err)) != DL_OK)
 		return st;
 	return check_data_format(cfg, layer, err);
+}
+
+/*
+ * ZeroPadding2D's padding or Cropping2D's cropping (key) into margins
+ * (top, bottom, left, right): n for all four, [h, w] for (h, h, w, w),
+ * or [[top, bottom], [left, right]]; each in [0, INT_MAX].
+ */
+static DlStatus
+get_margins(json_object *cfg, const char *key, DlLayer *layer, DlError *err)
+{
+	json_object *v = jget(cfg, key);
+	int64_t		m[4];
+	char		text[KERAS_TEXT_MAX];
+	const char *what = "an integer, a list of two or a list of two pairs of integers";
+
+	if (v == NULL)
+		return DL_OK;
+	if (json_int64(v, &m[0]))
+		m[1] = m[2] = m[3] = m[0];
+	else if (jlen(v) != 2)
+		return bad_type(layer, key, v, what, err);
+	else if (json_int64(jidx(v, 0), &m[0]) && json_int64(jidx(v, 1), &m[2]))
+	{
+		m[1] = m[0];
+		m[3] = m[2];
+	}
+	else if (!(jlen(jidx(v, 0)) == 2 && jlen(jidx(v, 1)) == 2 &&
+			   json_int64(jidx(jidx(v, 0), 0), &m[0]) && json_int64(jidx(jidx(v, 0), 1), &m[1]) &&
+			   json_int64(jidx(jidx(v, 1), 0), &m[2]) && json_int64(jidx(jidx(v, 1), 1), &m[3])))
+		return bad_type(layer, key, v, what, err);
+	for (int k = 0; k < 4; k++)
+	{
+		if (m[k] < 0 || m[k] > INT_MAX)
+			return dl_error_set(err, DL_ERR_INVALID_ARGUMENT,
+								"layer \"%s\": %s %s must not be negative",
+								layer->name, key, value_text(v, text, sizeof(text)));
+		layer->margins[k] = (int) m[k];
+	}
+	return DL_OK;
+}
+
+/* UpSampling2D: size, interpolation "nearest" only. */
+static DlStatus
+read_upsampling(json_object *cfg, DlLayer *layer, DlError *err)
+{
+	json_object *v = jget(cfg, "interpolation");
+	char		text[KERAS_TEXT_MAX];
+	DlStatus	st;
+
+	if ((st = get_pair(cfg, "size", layer, layer->size, err)) != DL_OK)
+		return st;
+	if (v != NULL && !(json_object_is_type(v, json_type_string) &&
+					   strcmp(json_object_get_string(v), "nearest") == 0))
+	{
+		dl_error_set(err, DL_ERR_UNSUPPORTED, "layer \"%s\": interpolation %s is not supported",
+					 layer->name, value_text(v, text, sizeof(text)));
+		return dl_error_hint(err, "Use interpolation=\"nearest\".");
+	}
+	return check_data_format(cfg, layer, err);
+}
+
+/*
+ * Concatenate's axis, counted with the batch axis as Keras does: kept as
+ * the per-sample axis (axis - 1), or negative from the end; finalize
+ * checks it against the inputs' rank.
+ */
+static DlStatus
+read_concatenate(json_object *cfg, DlLayer *layer, DlError *err)
+{
+	int64_t		axis = -1;
+	DlStatus	st;
+
+	if ((st = get_int(cfg, "axis", layer, &axis, err)) != DL_OK)
+		return st;
+	if (axis == 0 || axis > DL_MAX_RANK || axis < -DL_MAX_RANK)
+	{
+		dl_error_set(err, DL_ERR_UNSUPPORTED, "layer \"%s\": axis %lld is not supported",
+					 layer->name, (long long) axis);
+		return dl_error_hint(err, "Concatenate along an axis of the samples, not the batch axis 0: "
+							 "-1 for the last.");
+	}
+	layer->concat_axis = axis > 0 ? (int) axis - 1 : (int) axis;
+	return DL_OK;
 }
 
 /* BatchNormalization.  rank: rank of the layer's input, without batch. */
@@ -1029,10 +1110,31 @@ read_layer(const char *cls, const char *name, json_object *cfg, DlLayer *layer, 
 		case DL_LAYER_AVGPOOL2D:
 			return read_pooling(cfg, layer, err);
 		case DL_LAYER_GLOBALAVGPOOL2D:
+		case DL_LAYER_GLOBALMAXPOOL2D:
 			*rank = 1;
 			if ((st = need_false(cfg, "keepdims", layer, err)) != DL_OK)
 				return st;
 			return check_data_format(cfg, layer, err);
+		case DL_LAYER_ZEROPADDING2D:
+			layer->margins[0] = layer->margins[1] = layer->margins[2] = layer->margins[3] = 1;
+			if ((st = get_margins(cfg, "padding", layer, err)) != DL_OK)
+				return st;
+			return check_data_format(cfg, layer, err);
+		case DL_LAYER_CROPPING2D:
+			if ((st = get_margins(cfg, "cropping", layer, err)) != DL_OK)
+				return st;
+			return check_data_format(cfg, layer, err);
+		case DL_LAYER_UPSAMPLING2D:
+			return read_upsampling(cfg, layer, err);
+		case DL_LAYER_ADD:
+		case DL_LAYER_SUBTRACT:
+		case DL_LAYER_MULTIPLY:
+		case DL_LAYER_AVERAGE:
+		case DL_LAYER_MAXIMUM:
+		case DL_LAYER_MINIMUM:
+			return DL_OK;
+		case DL_LAYER_CONCATENATE:
+			return read_concatenate(cfg, layer, err);
 		case DL_LAYER_FLATTEN:
 			*rank = 1;
 			return check_data_format(cfg, layer, err);
@@ -1091,216 +1193,6 @@ check_entry(json_object *entry, size_t i, DlError *err)
 		return dl_error_set(err, DL_ERR_PARSE, "layer %zu (\"%s\", %s) of the model has no \"config\"",
 							i + 1, name, cls);
 	}
-	return DL_OK;
-}
-
-/*
- * Record every inbound connection found under v: tf.keras 2 and Keras 2.2
- * write [name, node_index, tensor_index, kwargs], Keras 3 writes
- * {"class_name": "__keras_tensor__", "config": {"keras_history": [name, ...]}}.
- */
-static void
-collect_inbound(json_object *v, KerasNode *node)
-{
-	if (v == NULL)
-		return;
-	if (json_object_is_type(v, json_type_array))
-	{
-		size_t		n = jlen(v);
-		json_object *first = jidx(v, 0);
-
-		if (n >= 3 && first != NULL && json_object_is_type(first, json_type_string))
-		{
-			if (node->n_inbound++ == 0)
-				node->inbound = json_object_get_string(first);
-			return;
-		}
-		for (size_t i = 0; i < n; i++)
-			collect_inbound(jidx(v, i), node);
-	}
-	else if (json_object_is_type(v, json_type_object))
-	{
-		const char *cls = jget_str(v, "class_name");
-
-		if (cls != NULL && strcmp(cls, "__keras_tensor__") == 0)
-		{
-			json_object *hist = jget(jget(v, "config"), "keras_history");
-			json_object *first = json_object_is_type(hist, json_type_array) ?
-				jidx(hist, 0) : NULL;
-
-			node->n_inbound++;
-			if (node->n_inbound == 1 && first != NULL && json_object_is_type(first, json_type_string))
-				node->inbound = json_object_get_string(first);
-			return;
-		}
-		{
-			/* the macro declares its variables: keep it in its own block */
-			json_object_object_foreach(v, key, val)
-			{
-				(void) key;
-				collect_inbound(val, node);
-			}
-		}
-	}
-}
-
-/*
- * The one layer named by input_layers or output_layers (key): either a
- * single reference [name, 0, 0] or a list holding one.
- */
-static DlStatus
-single_ref(json_object *model_cfg, const char *key, const char **name, DlError *err)
-{
-	json_object *v = jget(model_cfg, key);
-	json_object *ref = v;
-	char		text[KERAS_TEXT_MAX];
-
-	if (v == NULL)
-		return dl_error_set(err, DL_ERR_PARSE, "functional model has no \"%s\"", key);
-	if (json_object_is_type(v, json_type_array) && jlen(v) > 0 &&
-		json_object_is_type(jidx(v, 0), json_type_array))
-	{
-		if (jlen(v) != 1)
-		{
-			size_t		n = jlen(v);
-
-			/* name the layers: ("dense_1", "dense_2") */
-			text[0] = '\0';
-			for (size_t i = 0; i < n; i++)
-			{
-				json_object *r = jidx(v, i);
-
-				text_append(text, sizeof(text), i == 0 ? "(" : ", ");
-				text_append(text, sizeof(text), json_plain(jidx(r, 0)));
-			}
-			text_append(text, sizeof(text), ")");
-			dl_error_set(err, DL_ERR_UNSUPPORTED, "model has %zu %s %s; only one is supported",
-						 n, strcmp(key, "input_layers") == 0 ? "inputs" : "outputs", text);
-			return dl_error_hint(err, "%s", hint_chain);
-		}
-		ref = jidx(v, 0);
-	}
-	if (!json_object_is_type(ref, json_type_array) || jlen(ref) < 1 ||
-		!json_object_is_type(jidx(ref, 0), json_type_string))
-	{
-		dl_error_set(err, DL_ERR_UNSUPPORTED, "model %s %s is not supported",
-					 key, value_text(v, text, sizeof(text)));
-		return dl_error_hint(err, "%s", hint_chain);
-	}
-	*name = json_object_get_string(jidx(ref, 0));
-	return DL_OK;
-}
-
-/* Refuse a functional model's structure: layer "<who>" <what>. */
-static DlStatus
-refuse_chain(const char *who, const char *what, DlError *err)
-{
-	char		name[KERAS_TEXT_MAX];
-
-	copy_clipped(name, sizeof(name), who);
-	dl_error_set(err, DL_ERR_UNSUPPORTED, "layer \"%s\" %s", name, what);
-	return dl_error_hint(err, "%s", hint_chain);
-}
-
-/*
- * Put the n layers of a functional model into order[] (n entries) by
- * following the chain from its input.  nodes: scratch of n entries.
- */
-static DlStatus
-order_functional(json_object *model_cfg, json_object *layers, size_t n, KerasNode *nodes,
-				 json_object **order, DlError *err)
-{
-	const char *input_name;
-	const char *output_name;
-	KerasNode  *cur = NULL;
-	KerasNode  *last = NULL;
-	size_t		k = 0;
-	char		text[KERAS_TEXT_MAX * 2];
-	DlStatus	st;
-
-	for (size_t i = 0; i < n; i++)
-	{
-		KerasNode  *node = &nodes[i];
-
-		node->layer = jidx(layers, i);
-		node->name = jget_str(node->layer, "name");
-		if (node->name == NULL)
-			node->name = layer_name(node->layer);
-		node->is_input = strcmp(jget_str(node->layer, "class_name"), "InputLayer") == 0;
-		collect_inbound(jget(node->layer, "inbound_nodes"), node);
-		for (size_t j = 0; j < i; j++)
-		{
-			if (strcmp(nodes[j].name, node->name) == 0)
-			{
-				copy_clipped(text, sizeof(text), node->name);
-				return dl_error_set(err, DL_ERR_PARSE, "layer name \"%s\" appears twice in the model",
-									text);
-			}
-		}
-	}
-	if ((st = single_ref(model_cfg, "input_layers", &input_name, err)) != DL_OK ||
-		(st = single_ref(model_cfg, "output_layers", &output_name, err)) != DL_OK)
-		return st;
-	for (size_t i = 0; i < n; i++)
-	{
-		if (strcmp(nodes[i].name, input_name) == 0)
-			cur = &nodes[i];
-		else if (nodes[i].is_input)
-			return refuse_chain(nodes[i].name, "is a second input; only single-input models are supported",
-								err);
-		else if (nodes[i].n_inbound == 0)
-			return refuse_chain(nodes[i].name, "has no inbound layer and is not the model's input", err);
-		else if (nodes[i].n_inbound != 1)
-		{
-			snprintf(text, sizeof(text), "has %d inbound connections; only layers with one input are supported",
-					 nodes[i].n_inbound);
-			return refuse_chain(nodes[i].name, text, err);
-		}
-	}
-	if (cur == NULL)
-	{
-		copy_clipped(text, sizeof(text), input_name);
-		return dl_error_set(err, DL_ERR_PARSE, "input layer \"%s\" is not among the model's layers", text);
-	}
-
-	/* Walk from the input: each layer must feed exactly the next one. */
-	while (cur != NULL && k < n)
-	{
-		KerasNode  *next = NULL;
-		int			n_next = 0;
-
-		cur->visited = true;
-		order[k++] = cur->layer;
-		last = cur;
-		for (size_t i = 0; i < n; i++)
-		{
-			if (nodes[i].inbound == NULL || strcmp(nodes[i].inbound, cur->name) != 0)
-				continue;
-			if (n_next++ == 0)
-				next = &nodes[i];
-			else
-			{
-				char		a[KERAS_TEXT_MAX / 2];
-				char		b[KERAS_TEXT_MAX / 2];
-
-				copy_clipped(a, sizeof(a), next->name);
-				copy_clipped(b, sizeof(b), nodes[i].name);
-				snprintf(text, sizeof(text), "feeds more than one layer (\"%s\" and \"%s\"); "
-						 "branching models are not supported", a, b);
-				return refuse_chain(cur->name, text, err);
-			}
-		}
-		if (next != NULL && next->visited)
-			return refuse_chain(next->name, "is part of a cycle", err);
-		cur = next;
-	}
-	for (size_t i = 0; i < n; i++)
-	{
-		if (!nodes[i].visited)
-			return refuse_chain(nodes[i].name, "is not on the chain of layers from the model's input", err);
-	}
-	if (strcmp(last->name, output_name) != 0)
-		return refuse_chain(output_name, "is the model's output but not the last layer of its chain", err);
 	return DL_OK;
 }
 
@@ -1403,6 +1295,685 @@ unwrap_model(json_object *root)
 	return root;
 }
 
+/* ----------------------------------------------------------------------
+ * Functional models: the graph
+ *
+ * A functional model lists its layers, each with the tensors it was
+ * called on ("inbound_nodes"), plus the model's input and output layers.
+ * A tensor is [layer name, node index, tensor index]: which call of which
+ * layer, which of its outputs.  read_graph resolves every reference by
+ * name, orders the layers so that each comes after what it reads
+ * (read_graph_order), and checks that each layer leads to an output.
+ * Bounds for hostile JSON: DL_MAX_LAYERS layers, DL_MAX_FAN_IN tensors a
+ * layer, DL_MAX_IO inputs and outputs; the work is linear in the text
+ * but for the ordering, O(layers^2).
+ * ----------------------------------------------------------------------
+ */
+
+/* A tensor a layer reads, or a model input or output: [name, node, tensor]. */
+typedef struct KerasRef
+{
+	const char *name;			/* owned by the json tree */
+	int64_t		node_index;		/* which call of the layer */
+	int64_t		tensor_index;	/* which of its outputs */
+	int			node;			/* the layer, once resolved */
+} KerasRef;
+
+/* A layer of a functional model while its graph is read. */
+typedef struct KerasNode
+{
+	json_object *layer;			/* the layer's object in the model's list */
+	const char *name;			/* owned by the json tree */
+	bool		is_input;		/* class InputLayer */
+	int			n_calls;		/* entries of inbound_nodes */
+	int			first_ref;		/* the tensors it reads: refs[first_ref ..] */
+	int			n_refs;
+	int			input_no;		/* InputLayer: its place among the inputs */
+	int			pending;		/* tensors it reads of layers not yet ordered */
+	int			spec_index;		/* its place in the spec, -1 before ordering */
+	bool		reaches_output;
+} KerasNode;
+
+/* A name and its layer, for lookups by name. */
+typedef struct KerasName
+{
+	const char *name;
+	int			node;
+} KerasName;
+
+/* The graph being read; every array comes from the allocator. */
+typedef struct KerasGraph
+{
+	const DlAllocator *alloc;
+	int			n;				/* layers, InputLayers included */
+	KerasNode  *nodes;			/* (n), in the model's list order */
+	KerasName  *names;			/* (n), sorted by name */
+	KerasRef   *refs;			/* every layer's inbound tensors */
+	int			n_refs;
+	int			cap_refs;
+	KerasRef	inputs[DL_MAX_IO];
+	int			n_inputs;
+	KerasRef	outputs[DL_MAX_IO];
+	int			n_outputs;
+	int		   *order;			/* (n) non-input layers in spec order */
+	int			n_order;
+	int		   *consumers;		/* (n_refs) the layers reading each layer, */
+	int		   *cons_start;		/* (n + 1) grouped by the layer read */
+} KerasGraph;
+
+static void
+graph_free(KerasGraph *g)
+{
+	dl_free(g->alloc, g->nodes);
+	dl_free(g->alloc, g->names);
+	dl_free(g->alloc, g->refs);
+	dl_free(g->alloc, g->order);
+	dl_free(g->alloc, g->consumers);
+	dl_free(g->alloc, g->cons_start);
+}
+
+/* Refuse the structure of a functional model: layer "<who>" <what>. */
+static DlStatus
+refuse_graph(const char *who, const char *what, DlError *err)
+{
+	char		name[KERAS_TEXT_MAX];
+
+	copy_clipped(name, sizeof(name), who);
+	dl_error_set(err, DL_ERR_UNSUPPORTED, "layer \"%s\" %s", name, what);
+	return dl_error_hint(err, "%s", hint_graph);
+}
+
+/*
+ * Read v as a reference [name, node_index, tensor_index, ...] into *ref.
+ * false when v is not one (a list not starting with a name).
+ */
+static bool
+read_ref_list(json_object *v, KerasRef *ref)
+{
+	json_object *first = jidx(v, 0);
+
+	if (jlen(v) < 3 || first == NULL || !json_object_is_type(first, json_type_string))
+		return false;
+	ref->name = json_object_get_string(first);
+	if (!json_int64(jidx(v, 1), &ref->node_index) || !json_int64(jidx(v, 2), &ref->tensor_index))
+		ref->node_index = -1;	/* malformed: refused when resolved */
+	ref->node = -1;
+	return true;
+}
+
+/*
+ * Add every tensor found under v to the layer's references, in order:
+ * tf.keras 2, Keras 2.2 and TF.js write [name, node_index, tensor_index,
+ * kwargs]; Keras 3 writes {"class_name": "__keras_tensor__", "config":
+ * {"keras_history": [name, node_index, tensor_index]}}, anywhere in a
+ * call's args and kwargs.  With refs NULL only counts them.
+ */
+static DlStatus
+collect_refs(json_object *v, KerasNode *node, KerasRef *refs, DlError *err)
+{
+	KerasRef	ref;
+
+	if (v == NULL)
+		return DL_OK;
+	if (json_object_is_type(v, json_type_array))
+	{
+		if (read_ref_list(v, &ref))
+			goto found;
+		for (size_t i = 0; i < jlen(v); i++)
+		{
+			DlStatus	st = collect_refs(jidx(v, i), node, refs, err);
+
+			if (st != DL_OK)
+				return st;
+		}
+		return DL_OK;
+	}
+	if (!json_object_is_type(v, json_type_object))
+		return DL_OK;
+	if (jget_str(v, "class_name") != NULL && strcmp(jget_str(v, "class_name"), "__keras_tensor__") == 0)
+	{
+		if (!read_ref_list(jget(jget(v, "config"), "keras_history"), &ref))
+		{
+			char		text[KERAS_TEXT_MAX];
+
+			copy_clipped(text, sizeof(text), node->name);
+			return dl_error_set(err, DL_ERR_PARSE, "layer \"%s\" reads a tensor without a keras_history",
+								text);
+		}
+		goto found;
+	}
+	{
+		/* the macro declares its variables: keep it in its own block */
+		json_object_object_foreach(v, key, val)
+		{
+			DlStatus	st;
+
+			(void) key;
+			if ((st = collect_refs(val, node, refs, err)) != DL_OK)
+				return st;
+		}
+	}
+	return DL_OK;
+
+found:
+	if (node->n_refs >= DL_MAX_FAN_IN)
+	{
+		char		text[KERAS_TEXT_MAX];
+
+		copy_clipped(text, sizeof(text), node->name);
+		dl_error_set(err, DL_ERR_LIMIT, "layer \"%s\" reads more than %d tensors", text, DL_MAX_FAN_IN);
+		return dl_error_hint(err, "Merge at most %d tensors in one layer.", DL_MAX_FAN_IN);
+	}
+	if (refs != NULL)
+		refs[node->first_ref + node->n_refs] = ref;
+	node->n_refs++;
+	return DL_OK;
+}
+
+static int
+name_cmp(const void *a, const void *b)
+{
+	return strcmp(((const KerasName *) a)->name, ((const KerasName *) b)->name);
+}
+
+/* The layer named name, or -1. */
+static int
+find_node(const KerasGraph *g, const char *name)
+{
+	KerasName	key = {name, -1};
+	const KerasName *hit = bsearch(&key, g->names, (size_t) g->n, sizeof(KerasName), name_cmp);
+
+	return hit != NULL ? hit->node : -1;
+}
+
+/*
+ * Resolve ref, read by layer who (NULL: the model's input or output
+ * list): the layer must exist, the call must be its first and only one,
+ * the tensor its one output.
+ */
+static DlStatus
+resolve_ref(const KerasGraph *g, KerasRef *ref, const char *who, DlError *err)
+{
+	char		reader[KERAS_TEXT_MAX];
+	char		name[KERAS_TEXT_MAX / 2];
+	const KerasNode *t;
+
+	if (who != NULL)
+	{
+		copy_clipped(name, sizeof(name), who);
+		snprintf(reader, sizeof(reader), "layer \"%s\"", name);
+	}
+	else
+		snprintf(reader, sizeof(reader), "the model's input or output list");
+	copy_clipped(name, sizeof(name), ref->name);
+	ref->node = find_node(g, ref->name);
+	if (ref->node < 0)
+		return dl_error_set(err, DL_ERR_PARSE, "%s reads \"%s\", which is not a layer of the model",
+							reader, name);
+	t = &g->nodes[ref->node];
+	if (ref->node_index != 0)
+		return dl_error_set(err, DL_ERR_PARSE, "%s reads call %lld of layer \"%s\", which has %d",
+							reader, (long long) ref->node_index, name, t->n_calls > 0 ? t->n_calls : 1);
+	if (ref->tensor_index != 0)
+	{
+		dl_error_set(err, DL_ERR_UNSUPPORTED, "%s reads output %lld of layer \"%s\"",
+					 reader, (long long) ref->tensor_index, name);
+		return dl_error_hint(err, "Only layers with one output are supported.");
+	}
+	return DL_OK;
+}
+
+/*
+ * The model's input_layers or output_layers (key) into refs (at most
+ * DL_MAX_IO): a list of references, or one reference.
+ */
+static DlStatus
+read_io_refs(json_object *model_cfg, const char *key, KerasRef *refs, int *n, DlError *err)
+{
+	json_object *v = jget(model_cfg, key);
+	char		text[KERAS_TEXT_MAX];
+
+	*n = 0;
+	if (v == NULL)
+		return dl_error_set(err, DL_ERR_PARSE, "functional model has no \"%s\"", key);
+	if (read_ref_list(v, &refs[0]))
+	{
+		*n = 1;
+		return DL_OK;
+	}
+	if (jlen(v) == 0 || jlen(v) > DL_MAX_IO)
+	{
+		dl_error_set(err, jlen(v) == 0 ? DL_ERR_UNSUPPORTED : DL_ERR_LIMIT,
+					 "model %s %s: between 1 and %d are supported",
+					 key, value_text(v, text, sizeof(text)), DL_MAX_IO);
+		return dl_error_hint(err, "%s", hint_graph);
+	}
+	for (size_t i = 0; i < jlen(v); i++)
+	{
+		if (!read_ref_list(jidx(v, i), &refs[i]))
+		{
+			dl_error_set(err, DL_ERR_UNSUPPORTED, "model %s %s is not supported",
+						 key, value_text(v, text, sizeof(text)));
+			return dl_error_hint(err, "%s", hint_graph);
+		}
+	}
+	*n = (int) jlen(v);
+	return DL_OK;
+}
+
+/* Step 1: the layers, their names and the tensors each reads. */
+static DlStatus
+read_graph_nodes(KerasGraph *g, json_object *layers, DlError *err)
+{
+	DlStatus	st;
+
+	g->nodes = dl_alloc_array(g->alloc, (size_t) g->n, sizeof(KerasNode), err);
+	g->names = dl_alloc_array(g->alloc, (size_t) g->n, sizeof(KerasName), err);
+	if (g->nodes == NULL || g->names == NULL)
+		return err != NULL ? err->code : DL_ERR_NO_MEMORY;
+	for (int i = 0; i < g->n; i++)
+	{
+		KerasNode  *node = &g->nodes[i];
+		json_object *inbound;
+
+		node->layer = jidx(layers, (size_t) i);
+		node->name = jget_str(node->layer, "name");
+		if (node->name == NULL)
+			node->name = layer_name(node->layer);
+		node->is_input = strcmp(jget_str(node->layer, "class_name"), "InputLayer") == 0;
+		node->input_no = -1;
+		node->spec_index = -1;
+		inbound = jget(node->layer, "inbound_nodes");
+		node->n_calls = (int) jlen(inbound);
+		if (node->n_calls > 1 && !node->is_input)
+		{
+			char		text[KERAS_TEXT_MAX];
+
+			copy_clipped(text, sizeof(text), node->name);
+			dl_error_set(err, DL_ERR_UNSUPPORTED,
+						 "layer \"%s\" is called %d times (a shared layer); shared layers are not "
+						 "supported", text, node->n_calls);
+			return dl_error_hint(err, "Give each call a layer of its own (weights are then not shared).");
+		}
+		/* count first, so that refs is allocated once */
+		node->first_ref = g->cap_refs;
+		if (!node->is_input && (st = collect_refs(jidx(inbound, 0), node, NULL, err)) != DL_OK)
+			return st;
+		g->cap_refs += node->n_refs;
+		g->names[i].name = node->name;
+		g->names[i].node = i;
+	}
+	qsort(g->names, (size_t) g->n, sizeof(KerasName), name_cmp);
+	for (int i = 1; i < g->n; i++)
+	{
+		if (strcmp(g->names[i - 1].name, g->names[i].name) == 0)
+		{
+			char		text[KERAS_TEXT_MAX];
+
+			copy_clipped(text, sizeof(text), g->names[i].name);
+			return dl_error_set(err, DL_ERR_PARSE, "layer name \"%s\" appears twice in the model", text);
+		}
+	}
+	g->refs = dl_alloc_array(g->alloc, (size_t) (g->cap_refs > 0 ? g->cap_refs : 1),
+							 sizeof(KerasRef), err);
+	if (g->refs == NULL)
+		return err != NULL ? err->code : DL_ERR_NO_MEMORY;
+	for (int i = 0; i < g->n; i++)
+	{
+		KerasNode  *node = &g->nodes[i];
+
+		node->n_refs = 0;
+		if (!node->is_input &&
+			(st = collect_refs(jidx(jget(node->layer, "inbound_nodes"), 0), node, g->refs, err)) != DL_OK)
+			return st;
+		g->n_refs += node->n_refs;
+	}
+	return DL_OK;
+}
+
+/* Step 2: resolve every reference; the inputs and outputs of the model. */
+static DlStatus
+read_graph_links(KerasGraph *g, json_object *model_cfg, DlError *err)
+{
+	DlStatus	st;
+
+	for (int i = 0; i < g->n; i++)
+	{
+		KerasNode  *node = &g->nodes[i];
+
+		if (node->is_input)
+			continue;
+		if (node->n_refs == 0)
+			return refuse_graph(node->name, "has no inbound layer and is not the model's input", err);
+		for (int j = 0; j < node->n_refs; j++)
+		{
+			KerasRef   *r = &g->refs[node->first_ref + j];
+
+			if ((st = resolve_ref(g, r, node->name, err)) != DL_OK)
+				return st;
+			if (!g->nodes[r->node].is_input)
+				node->pending++;
+		}
+	}
+	if ((st = read_io_refs(model_cfg, "input_layers", g->inputs, &g->n_inputs, err)) != DL_OK ||
+		(st = read_io_refs(model_cfg, "output_layers", g->outputs, &g->n_outputs, err)) != DL_OK)
+		return st;
+	for (int k = 0; k < g->n_inputs; k++)
+	{
+		KerasNode  *t;
+
+		if ((st = resolve_ref(g, &g->inputs[k], NULL, err)) != DL_OK)
+			return st;
+		t = &g->nodes[g->inputs[k].node];
+		if (!t->is_input)
+			return refuse_graph(t->name, "is a model input but not an InputLayer", err);
+		if (t->input_no >= 0)
+			return refuse_graph(t->name, "is listed twice among the model's inputs", err);
+		t->input_no = k;
+	}
+	for (int i = 0; i < g->n; i++)
+		if (g->nodes[i].is_input && g->nodes[i].input_no < 0)
+			return refuse_graph(g->nodes[i].name, "is an InputLayer but not one of the model's inputs",
+								err);
+	for (int k = 0; k < g->n_outputs; k++)
+	{
+		KerasNode  *t;
+
+		if ((st = resolve_ref(g, &g->outputs[k], NULL, err)) != DL_OK)
+			return st;
+		t = &g->nodes[g->outputs[k].node];
+		if (t->is_input)
+			return refuse_graph(t->name, "is both an input and an output of the model", err);
+		if (t->reaches_output)
+			return refuse_graph(t->name, "is listed twice among the model's outputs", err);
+		t->reaches_output = true;
+	}
+	return DL_OK;
+}
+
+/* A layer on a cycle, found by walking back from not-ordered layer start. */
+static const char *
+cycle_member(const KerasGraph *g, int start)
+{
+	int			cur = start;
+
+	for (int steps = 0; steps < g->n; steps++)
+	{
+		const KerasNode *node = &g->nodes[cur];
+
+		for (int j = 0; j < node->n_refs; j++)
+		{
+			int			t = g->refs[node->first_ref + j].node;
+
+			if (g->nodes[t].spec_index < 0 && !g->nodes[t].is_input)
+			{
+				cur = t;
+				break;
+			}
+		}
+	}
+	return g->nodes[cur].name;
+}
+
+/*
+ * Step 3: order the layers so that each comes after what it reads,
+ * keeping the model's list order among those that are ready: Keras lists
+ * a model's layers in such an order (model.layers, whose weights
+ * get_weights() concatenates), which then comes out unchanged; a chain
+ * listed out of order comes out as the chain.
+ */
+static DlStatus
+read_graph_order(KerasGraph *g, DlError *err)
+{
+	int			n_layers = 0;
+
+	g->order = dl_alloc_array(g->alloc, (size_t) g->n, sizeof(int), err);
+	g->cons_start = dl_alloc_array(g->alloc, (size_t) g->n + 1, sizeof(int), err);
+	g->consumers = dl_alloc_array(g->alloc, (size_t) (g->n_refs > 0 ? g->n_refs : 1), sizeof(int),
+								  err);
+	if (g->order == NULL || g->cons_start == NULL || g->consumers == NULL)
+		return err != NULL ? err->code : DL_ERR_NO_MEMORY;
+
+	/* who reads each layer, grouped by the layer read (counting sort) */
+	for (int r = 0; r < g->n_refs; r++)
+		g->cons_start[g->refs[r].node + 1]++;
+	for (int i = 0; i < g->n; i++)
+		g->cons_start[i + 1] += g->cons_start[i];
+	for (int i = 0; i < g->n; i++)
+	{
+		const KerasNode *node = &g->nodes[i];
+
+		n_layers += node->is_input ? 0 : 1;
+		for (int j = 0; j < node->n_refs; j++)
+			g->consumers[g->cons_start[g->refs[node->first_ref + j].node]++] = i;
+	}
+	/* the fill moved each start to the next one's: move them back */
+	for (int i = g->n; i > 0; i--)
+		g->cons_start[i] = g->cons_start[i - 1];
+	g->cons_start[0] = 0;
+
+	while (g->n_order < n_layers)
+	{
+		int			next = -1;
+
+		for (int i = 0; i < g->n && next < 0; i++)
+			if (!g->nodes[i].is_input && g->nodes[i].spec_index < 0 && g->nodes[i].pending == 0)
+				next = i;
+		if (next < 0)
+		{
+			/* what is left reads itself through a cycle */
+			for (int i = 0; i < g->n; i++)
+				if (!g->nodes[i].is_input && g->nodes[i].spec_index < 0)
+					return refuse_graph(cycle_member(g, i), "is part of a cycle", err);
+			return dl_error_set(err, DL_ERR_INTERNAL, "functional model ordering stopped");
+		}
+		g->nodes[next].spec_index = g->n_order;
+		g->order[g->n_order++] = next;
+		for (int c = g->cons_start[next]; c < g->cons_start[next + 1]; c++)
+			g->nodes[g->consumers[c]].pending--;
+	}
+
+	/* every layer must lead to an output */
+	for (int k = g->n_order - 1; k >= 0; k--)
+	{
+		const KerasNode *node = &g->nodes[g->order[k]];
+
+		if (!node->reaches_output)
+			return refuse_graph(node->name, "does not lead to any of the model's outputs", err);
+		for (int j = 0; j < node->n_refs; j++)
+			g->nodes[g->refs[node->first_ref + j].node].reaches_output = true;
+	}
+	return DL_OK;
+}
+
+/*
+ * Refuse a model of several inputs or outputs where one of each is
+ * wanted (dl_keras_parse), naming them.
+ */
+static DlStatus
+refuse_multi_io(const DlModelSpec *spec, DlError *err)
+{
+	bool		inputs = spec->n_inputs > 1;
+	int			n = inputs ? spec->n_inputs : spec->n_outputs;
+	char		text[KERAS_TEXT_MAX];
+
+	text[0] = '\0';
+	for (int k = 0; k < n; k++)
+	{
+		text_append(text, sizeof(text), k == 0 ? "(\"" : ", \"");
+		text_append(text, sizeof(text),
+					inputs ? spec->input_names[k] : spec->layers[spec->outputs[k]].name);
+		text_append(text, sizeof(text), "\"");
+	}
+	text_append(text, sizeof(text), ")");
+	dl_error_set(err, DL_ERR_UNSUPPORTED, "model%s%.60s%s has %d %s %s; only one is supported here",
+				 spec->name[0] != '\0' ? " \"" : "", spec->name, spec->name[0] != '\0' ? "\"" : "",
+				 n, inputs ? "inputs" : "outputs", text);
+	return dl_error_hint(err, "The SQL functions take models with one input and one output; "
+						 "give the model a single input and a single output.");
+}
+
+/*
+ * The shape of input k: the InputLayer's batch_input_shape or
+ * batch_shape; for input 0 also what find_input_shape falls back to.
+ */
+static DlStatus
+input_shape_of(json_object *model, json_object *layer, int k, DlShape *shape, DlError *err)
+{
+	json_object *cfg = jget(layer, "config");
+	char		who[DL_NAME_MAX + 16];
+	json_object *v;
+
+	if (k == 0)
+		return find_input_shape(model, layer, shape, err);
+	snprintf(who, sizeof(who), "layer \"%.100s\"", layer_name(layer));
+	if ((v = jget(cfg, "batch_input_shape")) != NULL)
+		return read_shape(v, true, who, "batch_input_shape", shape, err);
+	if ((v = jget(cfg, "batch_shape")) != NULL)
+		return read_shape(v, true, who, "batch_shape", shape, err);
+	dl_error_set(err, DL_ERR_SHAPE, "input layer \"%.100s\" has no shape", layer_name(layer));
+	return dl_error_hint(err, "Give every InputLayer a shape.");
+}
+
+/* Fill spec (n_order layers) from the ordered graph. */
+static DlStatus
+graph_to_spec(const KerasGraph *g, json_object *model, DlModelSpec *spec, DlError *err)
+{
+	int			ranks[DL_MAX_IO];
+	int		   *layer_rank;		/* output rank of each spec layer */
+	DlStatus	st = DL_OK;
+
+	spec->n_inputs = g->n_inputs;
+	for (int k = 0; k < g->n_inputs; k++)
+	{
+		json_object *layer = g->nodes[g->inputs[k].node].layer;
+
+		if ((st = input_shape_of(model, layer, k, &spec->input_shapes[k], err)) != DL_OK)
+			return st;
+		ranks[k] = spec->input_shapes[k].rank;
+		copy_clipped(spec->input_names[k], DL_NAME_MAX, layer_name(layer));
+	}
+	spec->input_shape = spec->input_shapes[0];
+	spec->n_outputs = g->n_outputs;
+	for (int k = 0; k < g->n_outputs; k++)
+		spec->outputs[k] = g->nodes[g->outputs[k].node].spec_index;
+
+	layer_rank = dl_alloc_array(g->alloc, (size_t) g->n_order, sizeof(int), err);
+	if (layer_rank == NULL)
+		return err != NULL ? err->code : DL_ERR_NO_MEMORY;
+	for (int i = 0; i < g->n_order && st == DL_OK; i++)
+	{
+		const KerasNode *node = &g->nodes[g->order[i]];
+		const KerasNode *t0 = &g->nodes[g->refs[node->first_ref].node];
+		DlLayer    *l = &spec->layers[i];
+		int			rank = t0->is_input ? ranks[t0->input_no] : layer_rank[t0->spec_index];
+
+		st = read_layer(jget_str(node->layer, "class_name"), node->name,
+						jget(node->layer, "config"), l, &rank, err);
+		/* read_layer set the layer's defaults: the inputs go in after */
+		l->n_in = node->n_refs;
+		for (int j = 0; j < node->n_refs; j++)
+		{
+			const KerasNode *t = &g->nodes[g->refs[node->first_ref + j].node];
+
+			l->in[j] = t->is_input ? -1 - t->input_no : t->spec_index;
+		}
+		layer_rank[i] = rank;
+	}
+	dl_free(g->alloc, layer_rank);
+	return st;
+}
+
+/*
+ * Read a functional model (config cfg, layer list layers of n entries)
+ * into *out.
+ */
+static DlStatus
+read_functional(json_object *model, json_object *cfg, json_object *layers, size_t n,
+				const DlAllocator *alloc, DlModelSpec **out, DlError *err)
+{
+	KerasGraph	g;
+	DlStatus	st;
+
+	memset(&g, 0, sizeof(g));
+	g.alloc = alloc;
+	g.n = (int) n;
+	if ((st = read_graph_nodes(&g, layers, err)) != DL_OK ||
+		(st = read_graph_links(&g, cfg, err)) != DL_OK ||
+		(st = read_graph_order(&g, err)) != DL_OK)
+		goto done;
+	if (g.n_order == 0)
+	{
+		st = dl_error_set(err, DL_ERR_SHAPE, "model has no layers besides its inputs");
+		goto done;
+	}
+	*out = dl_model_spec_create(g.n_order, alloc, err);
+	if (*out == NULL)
+	{
+		st = err != NULL ? err->code : DL_ERR_NO_MEMORY;
+		goto done;
+	}
+	if (jget_str(cfg, "name") != NULL)
+		copy_clipped((*out)->name, sizeof((*out)->name), jget_str(cfg, "name"));
+	if ((st = graph_to_spec(&g, model, *out, err)) != DL_OK)
+	{
+		dl_model_spec_free(*out, alloc);
+		*out = NULL;
+	}
+
+done:
+	graph_free(&g);
+	return st;
+}
+
+/* Read a Sequential model's n layers (a chain, in list order) into *out. */
+static DlStatus
+read_sequential(json_object *model, json_object *cfg, json_object *layers, size_t n,
+				const DlAllocator *alloc, DlModelSpec **out, DlError *err)
+{
+	json_object *first = jidx(layers, 0);
+	DlModelSpec *spec;
+	size_t		skip;
+	int			rank;
+	DlShape		input_shape;
+	DlStatus	st;
+
+	if ((st = find_input_shape(model, first, &input_shape, err)) != DL_OK)
+		return st;
+	skip = strcmp(jget_str(first, "class_name"), "InputLayer") == 0 ? 1 : 0;
+	if (n - skip == 0)
+	{
+		dl_error_set(err, DL_ERR_SHAPE, "model has no layers besides its input");
+		return dl_error_hint(err, "Give a model with at least one layer.");
+	}
+	spec = dl_model_spec_create((int) (n - skip), alloc, err);
+	if (spec == NULL)
+		return err != NULL ? err->code : DL_ERR_NO_MEMORY;
+	spec->input_shape = input_shape;
+	copy_clipped(spec->input_names[0], DL_NAME_MAX, layer_name(first));
+	if (json_object_is_type(cfg, json_type_object) && jget_str(cfg, "name") != NULL)
+		copy_clipped(spec->name, sizeof(spec->name), jget_str(cfg, "name"));
+	rank = input_shape.rank;
+	for (size_t i = skip; i < n; i++)
+	{
+		json_object *entry = jidx(layers, i);
+		const char *lcls = jget_str(entry, "class_name");
+
+		if (strcmp(lcls, "InputLayer") == 0)
+			st = refuse_graph(layer_name(entry), "is an InputLayer after the first layer", err);
+		else
+			st = read_layer(lcls, layer_name(entry), jget(entry, "config"),
+							&spec->layers[i - skip], &rank, err);
+		if (st != DL_OK)
+		{
+			dl_model_spec_free(spec, alloc);
+			return st;
+		}
+	}
+	*out = spec;
+	return DL_OK;
+}
+
 /* Build the spec from the parsed tree.  On error *out stays NULL. */
 static DlStatus
 read_model(json_object *root, const DlAllocator *alloc, DlModelSpec **out, DlError *err)
@@ -1410,16 +1981,10 @@ read_model(json_object *root, const DlAllocator *alloc, DlModelSpec **out, DlErr
 	json_object *model = unwrap_model(root);
 	json_object *cfg;
 	json_object *layers;
-	json_object **order = NULL;
-	KerasNode  *nodes = NULL;
-	DlModelSpec *spec = NULL;
 	const char *cls;
 	char		text[KERAS_TEXT_MAX];
 	bool		functional;
 	size_t		n;
-	size_t		skip;
-	int			rank;
-	DlShape		input_shape;
 	DlStatus	st;
 
 	if (!json_object_is_type(model, json_type_object))
@@ -1447,7 +2012,7 @@ read_model(json_object *root, const DlAllocator *alloc, DlModelSpec **out, DlErr
 	{
 		copy_clipped(text, sizeof(text), cls);
 		dl_error_set(err, DL_ERR_UNSUPPORTED, "model class \"%s\" is not supported", text);
-		return dl_error_hint(err, "%s", hint_chain);
+		return dl_error_hint(err, "%s", hint_graph);
 	}
 	/* Keras 2.1-2.2 Sequential: the config is the layer list itself. */
 	layers = (!functional && json_object_is_type(cfg, json_type_array)) ? cfg : jget(cfg, "layers");
@@ -1470,64 +2035,9 @@ read_model(json_object *root, const DlAllocator *alloc, DlModelSpec **out, DlErr
 		if ((st = check_entry(jidx(layers, i), i, err)) != DL_OK)
 			return st;
 	}
-
-	order = dl_alloc_array(alloc, n, sizeof(json_object *), err);
-	if (order == NULL)
-		return err != NULL ? err->code : DL_ERR_NO_MEMORY;
 	if (functional)
-	{
-		nodes = dl_alloc_array(alloc, n, sizeof(KerasNode), err);
-		if (nodes == NULL)
-		{
-			st = err != NULL ? err->code : DL_ERR_NO_MEMORY;
-			goto done;
-		}
-		st = order_functional(cfg, layers, n, nodes, order, err);
-		dl_free(alloc, nodes);
-		if (st != DL_OK)
-			goto done;
-	}
-	else
-	{
-		for (size_t i = 0; i < n; i++)
-			order[i] = jidx(layers, i);
-	}
-
-	if ((st = find_input_shape(model, order[0], &input_shape, err)) != DL_OK)
-		goto done;
-	skip = strcmp(jget_str(order[0], "class_name"), "InputLayer") == 0 ? 1 : 0;
-	spec = dl_model_spec_create((int) (n - skip), alloc, err);
-	if (spec == NULL)
-	{
-		st = err != NULL ? err->code : DL_ERR_NO_MEMORY;
-		goto done;
-	}
-	spec->input_shape = input_shape;
-	if (json_object_is_type(cfg, json_type_object) && jget_str(cfg, "name") != NULL)
-		copy_clipped(spec->name, sizeof(spec->name), jget_str(cfg, "name"));
-	rank = input_shape.rank;
-	for (size_t i = skip; i < n; i++)
-	{
-		const char *lcls = jget_str(order[i], "class_name");
-
-		if (strcmp(lcls, "InputLayer") == 0)
-		{
-			st = refuse_chain(layer_name(order[i]), "is an InputLayer after the first layer", err);
-			goto done;
-		}
-		st = read_layer(lcls, layer_name(order[i]), jget(order[i], "config"),
-						&spec->layers[i - skip], &rank, err);
-		if (st != DL_OK)
-			goto done;
-	}
-	*out = spec;
-	spec = NULL;
-	st = DL_OK;
-
-done:
-	dl_model_spec_free(spec, alloc);
-	dl_free(alloc, order);
-	return st;
+		return read_functional(model, cfg, layers, n, alloc, out, err);
+	return read_sequential(model, cfg, layers, n, alloc, out, err);
 }
 
 /* Parse len bytes of json into *root; DL_ERR_PARSE says where it fails. */
@@ -1580,12 +2090,13 @@ parse_text(const char *json, size_t len, json_object **root, DlError *err)
 }
 
 /*
- * See dl_keras.h.  json-c's tree is released before finalizing; the spec
- * keeps copies of every name it needs.
+ * Parse and finalize; with several inputs or outputs refused unless
+ * multi_io.  json-c's tree is released before finalizing; the spec keeps
+ * copies of every name it needs.
  */
-DlStatus
-dl_keras_parse(const char *json, size_t len, const DlAllocator *alloc, DlModelSpec **out,
-			   DlError *err)
+static DlStatus
+parse_spec(const char *json, size_t len, bool multi_io, const DlAllocator *alloc,
+		   DlModelSpec **out, DlError *err)
 {
 	json_object *root;
 	DlModelSpec *spec = NULL;
@@ -1602,11 +2113,29 @@ dl_keras_parse(const char *json, size_t len, const DlAllocator *alloc, DlModelSp
 	json_object_put(root);
 	if (st != DL_OK)
 		return st;
-	if ((st = dl_model_spec_finalize(spec, err)) != DL_OK)
+	if (!multi_io && (spec->n_inputs > 1 || spec->n_outputs > 1))
+		st = refuse_multi_io(spec, err);
+	else
+		st = dl_model_spec_finalize(spec, err);
+	if (st != DL_OK)
 	{
 		dl_model_spec_free(spec, alloc);
 		return st;
 	}
 	*out = spec;
 	return DL_OK;
+}
+
+DlStatus
+dl_keras_parse(const char *json, size_t len, const DlAllocator *alloc, DlModelSpec **out,
+			   DlError *err)
+{
+	return parse_spec(json, len, false, alloc, out, err);
+}
+
+DlStatus
+dl_keras_parse_multi_io(const char *json, size_t len, const DlAllocator *alloc,
+						DlModelSpec **out, DlError *err)
+{
+	return parse_spec(json, len, true, alloc, out, err);
 }

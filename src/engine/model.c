@@ -8,12 +8,20 @@
  * workspace that is laid out by one function (workspace_layout), called
  * once to size the blocks and once to point into them.
  *
- * Forward walks the layers in order, each reading the previous layer's
- * output; backward walks them in reverse with two gradient buffers used in
- * turn (ping-pong): each layer reads dy from one and writes dx into the
- * other.  In-place steps (activation backward, Flatten, aliased Dropout)
- * do not swap.
- *
+ * The executor runs the spec's graph with the plan finalize made
+ * (plan.c).  Forward walks the layers in order, each reading the tensors
+ * it names (earlier layers' outputs or the model's inputs) and writing
+ * its output where its plan puts it, in an arena whose buffers are
+ * reused once their last reader is done.  Backward walks them in
+ * reverse, each layer reading its output's gradient and giving each
+ * input its share: written when it is the first that input gets, else
+ * computed aside and added, so a tensor read twice gets the sum.
+ * In-place steps (activation backward, Flatten, Dropout without a mask,
+ * an Add's first input) hand their buffer on.  For a chain this is the
+ * classic pair of gradient buffers used in turn.  A ReLU layer reading a
+ * BatchNormalization or a merge is applied in that layer's forward pass
+ * (the plan's fwd_relu).
+
  * Dropout draws its masks from the model rng even when the layer gives a
  * seed, so a fit depends only on its own seed (and the data order).
  * A frozen BatchNormalization layer (trainable false) runs in inference
@@ -31,6 +39,7 @@
 #include "madlib_dl/dl_blob.h"
 #include "dl_kernels.h"
 #include "model_impl.h"
+#include "plan.h"
 
 /* Sub-buffers start on 64-byte boundaries (16 floats or 8 int64). */
 #define WS_ALIGN 16
@@ -70,7 +79,6 @@ dl_model_create(const DlModelSpec *spec, const DlOptimConfig *optim,
 		m->conv_scratch.limit = budget < (double) DL_ALLOC_MAX ? (size_t) budget : DL_ALLOC_MAX;
 	}
 	m->n_params = P;
-	m->first_trainable = spec->n_layers;
 	dl_model_seed_rng(m, 0);
 
 	/* params and grads: one allocation */
@@ -92,11 +100,7 @@ dl_model_create(const DlModelSpec *spec, const DlOptimConfig *optim,
 	for (int i = 0; i < spec->n_layers; i++)
 	{
 		if (spec->layers[i].n_trainable > 0)
-		{
-			if (n_ranges == 0)
-				m->first_trainable = i;
 			n_ranges++;
-		}
 	}
 	m->ranges = dl_alloc_array(alloc, n_ranges > 0 ? (size_t) n_ranges : 1,
 							   sizeof(DlParamRange), err);
@@ -248,7 +252,7 @@ dl_model_reset_optim(DlModel *m)
 typedef struct WsPlan
 {
 	double		floats;			/* every float buffer, im2col included */
-	double		i64;			/* the MaxPooling2D argmax buffers */
+	double		i64;			/* the max-pooling argmax buffers */
 	double		im2col;			/* the Conv2D column buffer (part of floats) */
 } WsPlan;
 
@@ -271,9 +275,10 @@ dropout_has_buffer(bool training, const DlLayer *l)
 static void
 conv_geom(DlConvGeom *g, const DlLayer *l, int64_t B)
 {
-	dl_conv_geom_init(g, B, l->in_shape.dims[0], l->in_shape.dims[1], l->in_shape.dims[2],
-					  l->filters, l->kernel_size[0], l->kernel_size[1], l->strides[0],
-					  l->strides[1], l->padding);
+	dl_conv_geom_init_dilated(g, B, l->in_shape.dims[0], l->in_shape.dims[1],
+							  l->in_shape.dims[2], l->filters, l->kernel_size[0],
+							  l->kernel_size[1], l->strides[0], l->strides[1], l->dilation[0],
+							  l->dilation[1], l->padding);
 }
 
 static void
@@ -288,7 +293,9 @@ pool_geom(DlPoolGeom *g, const DlLayer *l, int64_t B)
  * Lay the workspace of spec out for B samples (training: with the
  * buffers of the backward pass).  With m NULL only the sizes are
  * computed into *plan; otherwise (fbase and ibase holding plan's sizes)
- * the pointers of m are set into them.
+ * the pointers of m are set into them.  The layers' outputs and the
+ * gradients sit in two arenas laid out by the spec's plan (plan.c), in
+ * floats per sample: a buffer at offset o of an arena is at B * o.
  */
 static void
 workspace_layout(const DlModelSpec *spec, bool training, int64_t B, DlModel *m,
@@ -298,11 +305,15 @@ workspace_layout(const DlModelSpec *spec, bool training, int64_t B, DlModel *m,
 				it = 0,
 				off;
 	double		b = (double) B;
-	int64_t		largest = dl_shape_size(&spec->input_shape);
 	double		conv_floats = 0;
+	double		acts = ws_take(&ft, b * (double) (training ? spec->ws_train : spec->ws_infer));
+	double		grads = 0;
 
 #define F_PTR(o) (m != NULL ? fbase + (size_t) (o) : NULL)
+#define ARENA_PTR(base, o) ((o) == DL_PLAN_NONE ? NULL : F_PTR((base) + b * (double) (o)))
 
+	if (training)
+		grads = ws_take(&ft, b * (double) spec->ws_grad);
 	for (int i = 0; i < spec->n_layers; i++)
 	{
 		const DlLayer *l = &spec->layers[i];
@@ -313,20 +324,17 @@ workspace_layout(const DlModelSpec *spec, bool training, int64_t B, DlModel *m,
 
 		if (w == NULL)
 			w = &unused;
-		if (dl_shape_size(&l->out_shape) > largest)
-			largest = dl_shape_size(&l->out_shape);
 		memset(w, 0, sizeof(*w));
-		/* Flatten, linear Activation and buffer-less Dropout alias their input */
-		if (l->kind != DL_LAYER_FLATTEN &&
-			(l->kind != DL_LAYER_ACTIVATION || l->activation != DL_ACT_LINEAR) &&
-			(l->kind != DL_LAYER_DROPOUT || dropout_has_buffer(training, l)))
+		w->buf = ARENA_PTR(acts, training ? l->plan.out_train : l->plan.out_infer);
+		if (training)
 		{
-			off = ws_take(&ft, b * size);
-			w->buf = F_PTR(off);
+			w->grad = ARENA_PTR(grads, l->plan.grad);
+			w->grad_tmp = ARENA_PTR(grads, l->plan.grad_tmp);
 		}
 		switch (l->kind)
 		{
 			case DL_LAYER_MAXPOOL2D:
+			case DL_LAYER_GLOBALMAXPOOL2D:
 				off = ws_take(&it, b * size);
 				w->argmax = m != NULL ? ibase + (size_t) off : NULL;
 				break;
@@ -340,8 +348,6 @@ workspace_layout(const DlModelSpec *spec, bool training, int64_t B, DlModel *m,
 			case DL_LAYER_BATCHNORM:
 				if (training)
 				{
-					off = ws_take(&ft, b * size);
-					w->xhat = F_PTR(off);
 					off = ws_take(&ft, c);
 					w->mean = F_PTR(off);
 					off = ws_take(&ft, c);
@@ -368,18 +374,11 @@ workspace_layout(const DlModelSpec *spec, bool training, int64_t B, DlModel *m,
 	if (m != NULL)
 	{
 		m->conv_work = conv_floats > 0 ? F_PTR(off) : NULL;
-		m->grad_a = m->grad_b = m->batch_x = m->batch_y = NULL;
+		m->batch_x = m->batch_y = NULL;
 	}
 	if (training)
 	{
-		double		n = b * (double) largest;
-
-		off = ws_take(&ft, n);
-		if (m != NULL)
-			m->grad_a = F_PTR(off);
-		off = ws_take(&ft, n);
-		if (m != NULL)
-			m->grad_b = F_PTR(off);
+		/* train_epoch gathers a shuffled mini-batch here (one input, one output) */
 		off = ws_take(&ft, b * (double) dl_shape_size(&spec->input_shape));
 		if (m != NULL)
 			m->batch_x = F_PTR(off);
@@ -387,6 +386,7 @@ workspace_layout(const DlModelSpec *spec, bool training, int64_t B, DlModel *m,
 		if (m != NULL)
 			m->batch_y = F_PTR(off);
 	}
+#undef ARENA_PTR
 #undef F_PTR
 	plan->floats = ft;
 	plan->i64 = it;
@@ -612,23 +612,58 @@ bn_params(float *p, const DlLayer *l, int64_t C, float **gamma, float **beta,
 	*mvar = q + C;
 }
 
+/* The tensors layer l reads, ins (l->n_in): model inputs or earlier outputs. */
+static void
+layer_inputs(const DlModel *m, const DlLayer *l, const float *const *xs, const float **ins)
+{
+	for (int j = 0; j < l->n_in; j++)
+		ins[j] = l->in[j] < 0 ? xs[-1 - l->in[j]] : m->lw[l->in[j]].out;
+}
+
+/*
+ * Concatenate's view of its tensors: *outer rows of width[j] floats for
+ * input j (the batch and the axes before the axis, then the rest).
+ */
+static void
+concat_widths(const DlModelSpec *spec, const DlLayer *l, int64_t B, int64_t *width,
+			  int64_t *outer)
+{
+	int			axis = l->concat_axis;
+
+	*outer = B;
+	for (int d = 0; d < axis; d++)
+		*outer *= l->in_shape.dims[d];
+	for (int j = 0; j < l->n_in; j++)
+	{
+		const DlShape *s = l->in[j] < 0 ? &spec->input_shapes[-1 - l->in[j]] :
+			&spec->layers[l->in[j]].out_shape;
+
+		width[j] = 1;
+		for (int d = axis; d < s->rank; d++)
+			width[j] *= s->dims[d];
+	}
+}
+
 const float *
-dl_model_forward(DlModel *m, const float *x, int64_t B, bool training)
+dl_model_forward_io(DlModel *m, const float *const *xs, int64_t B, bool training)
 {
 	const DlModelSpec *spec = m->spec;
-	const float *in = x;		/* (B, in size) of the current layer */
 
 	for (int i = 0; i < spec->n_layers; i++)
 	{
 		const DlLayer *l = &spec->layers[i];
 		DlLayerWork *w = &m->lw[i];
 		float	   *p = m->params + l->param_offset;
+		const float *ins[DL_MAX_FAN_IN];
+		const float *in;		/* (B, in size): in[0] */
 		int64_t		in_size = dl_shape_size(&l->in_shape);
 		int64_t		out_size = dl_shape_size(&l->out_shape);
 		int64_t		cin = dl_shape_last(&l->in_shape);
 		int64_t		cout = dl_shape_last(&l->out_shape);
 		int64_t		rows = B * (out_size / cout);	/* activation rows */
 
+		layer_inputs(m, l, xs, ins);
+		in = ins[0];
 		w->out = w->buf;
 		switch (l->kind)
 		{
@@ -673,17 +708,36 @@ dl_model_forward(DlModel *m, const float *x, int64_t B, bool training)
 			case DL_LAYER_GLOBALAVGPOOL2D:
 				dl_global_avgpool2d_forward(w->buf, in, B, in_size / cin, cin);
 				break;
+			case DL_LAYER_GLOBALMAXPOOL2D:
+				dl_global_maxpool2d_forward(w->buf, w->argmax, in, B, in_size / cin, cin);
+				break;
+			case DL_LAYER_ZEROPADDING2D:
+				dl_zeropad2d_forward(w->buf, in, B, l->in_shape.dims[0], l->in_shape.dims[1],
+									 cin, l->margins);
+				break;
+			case DL_LAYER_CROPPING2D:
+				dl_crop2d_forward(w->buf, in, B, l->in_shape.dims[0], l->in_shape.dims[1], cin,
+								  l->margins);
+				break;
+			case DL_LAYER_UPSAMPLING2D:
+				dl_upsample2d_forward(w->buf, in, B, l->in_shape.dims[0], l->in_shape.dims[1],
+									  cin, l->size[0], l->size[1]);
+				break;
 			case DL_LAYER_FLATTEN:
 				w->out = in;	/* a reshape */
 				break;
 			case DL_LAYER_DROPOUT:
-				if (training && w->mask != NULL)
+				/* a training model's plan gives a Dropout with a mask its own buffer */
+				if (w->buf == NULL)
+					w->out = in;
+				else if (training)
 					dl_dropout_forward(w->buf, w->mask, in, B * in_size, l->rate, &m->rng);
 				else
-					w->out = in;
+					memcpy(w->buf, in, (size_t) (B * in_size) * sizeof(float));
 				break;
 			case DL_LAYER_ACTIVATION:
-				if (l->activation == DL_ACT_LINEAR)
+				/* linear, or a ReLU its input's layer applied (plan.c) */
+				if (l->activation == DL_ACT_LINEAR || l->plan.fwd_relu_done)
 					w->out = in;
 				else
 					dl_activation_forward(l->activation, w->buf, in, rows, cout);
@@ -695,21 +749,58 @@ dl_model_forward(DlModel *m, const float *x, int64_t B, bool training)
 							   *mm,
 							   *mv;
 
+					DlActivation act = l->plan.fwd_relu ? DL_ACT_RELU : DL_ACT_LINEAR;
+
 					bn_params(p, l, cin, &gamma, &beta, &mm, &mv);
-					if (training && l->trainable && w->xhat != NULL)
-						dl_batchnorm_forward_train(w->buf, w->xhat, w->mean, w->invstd, mm, mv,
-												   in, gamma, beta, B * (in_size / cin), cin,
+					if (training && l->trainable && w->mean != NULL)
+						dl_batchnorm_forward_train(w->buf, w->mean, w->invstd, mm, mv, in, gamma,
+												   beta, B * (in_size / cin), cin,
 												   l->momentum, l->epsilon,
-												   l->in_shape.rank == 3);
+												   l->in_shape.rank == 3, act);
 					else
 						dl_batchnorm_forward_infer(w->buf, in, gamma, beta, mm, mv,
-												   B * (in_size / cin), cin, l->epsilon);
+												   B * (in_size / cin), cin, l->epsilon, act);
+				}
+				break;
+			case DL_LAYER_ADD:
+			case DL_LAYER_SUBTRACT:
+			case DL_LAYER_MULTIPLY:
+			case DL_LAYER_AVERAGE:
+			case DL_LAYER_MAXIMUM:
+			case DL_LAYER_MINIMUM:
+				dl_merge_forward(l->kind, w->buf, ins, l->n_in, B * out_size,
+								 l->plan.fwd_relu ? DL_ACT_RELU : DL_ACT_LINEAR);
+				break;
+			case DL_LAYER_CONCATENATE:
+				{
+					int64_t		width[DL_MAX_FAN_IN];
+					int64_t		outer;
+
+					concat_widths(spec, l, B, width, &outer);
+					dl_concat_forward(w->buf, ins, width, l->n_in, outer);
 				}
 				break;
 		}
-		in = w->out;
 	}
-	return in;
+	return dl_model_output(m, 0);
+}
+
+const float *
+dl_model_forward(DlModel *m, const float *x, int64_t B, bool training)
+{
+	return dl_model_forward_io(m, &x, B, training);
+}
+
+const float *
+dl_model_output(const DlModel *m, int k)
+{
+	return m->lw[m->spec->outputs[k]].out;
+}
+
+float *
+dl_model_output_grad(DlModel *m, int k)
+{
+	return m->lw[m->spec->outputs[k]].grad;
 }
 
 /*
@@ -731,34 +822,56 @@ bn_frozen_backward(float *dx, const float *dy, const float *gamma, const float *
 		}
 }
 
+/* Is layer i an output whose loss gradient came fused (dz, not dy)? */
+static bool
+fused_output(const DlModelSpec *spec, int i, const bool *fused)
+{
+	for (int k = 0; k < spec->n_outputs; k++)
+		if (spec->outputs[k] == i)
+			return fused[k];
+	return false;
+}
+
+/* Does input j of layer l take a gradient (a layer the backward pass runs)? */
+static inline bool
+input_takes_grad(const DlModelSpec *spec, const DlLayer *l, int j)
+{
+	return l->in[j] >= 0 && spec->layers[l->in[j]].plan.backward;
+}
+
 void
-dl_model_backward(DlModel *m, const float *x, int64_t B, bool fused_last)
+dl_model_backward_io(DlModel *m, const float *const *xs, int64_t B, const bool *fused)
 {
 	const DlModelSpec *spec = m->spec;
-	float	   *dy = m->grad_a;		/* (B, out size) of the current layer */
-	float	   *other = m->grad_b;
-	bool		act_done = false;	/* this layer's ReLU backward was fused
-									 * into the next layer's (a MaxPooling2D) */
 
-	for (int i = spec->n_layers - 1; i >= m->first_trainable; i--)
+	for (int i = spec->n_layers - 1; i >= 0; i--)
 	{
 		const DlLayer *l = &spec->layers[i];
 		DlLayerWork *w = &m->lw[i];
-		const float *in = i > 0 ? m->lw[i - 1].out : x;
+		float	   *dy = w->grad;	/* (B, out size) */
+		const float *ins[DL_MAX_FAN_IN];
+		const float *in;		/* (B, in size): in[0] */
 		float	   *p = m->params + l->param_offset;
 		float	   *g = m->grads + l->param_offset;
-		bool		need_dx = i > m->first_trainable;
-		float	   *dx = need_dx ? other : NULL;
+		bool		first = (l->plan.grad_first & 1) != 0;
+		float	   *dx = NULL;	/* (B, in size): where in[0]'s share goes */
 		bool		do_act = l->activation != DL_ACT_LINEAR &&
-			!(fused_last && i == spec->n_layers - 1) && !act_done;
-		const DlLayer *prev = i > 0 ? &spec->layers[i - 1] : NULL;
+			!fused_output(spec, i, fused) && !l->plan.relu_by_consumer &&
+			!l->plan.fwd_relu_done;
 		int64_t		in_size = dl_shape_size(&l->in_shape);
 		int64_t		out_size = dl_shape_size(&l->out_shape);
 		int64_t		cin = dl_shape_last(&l->in_shape);
 		int64_t		cout = dl_shape_last(&l->out_shape);
 		int64_t		rows = B * (out_size / cout);
-		bool		swap = true;
-		bool		fuse_next = false;
+		int64_t		H = l->in_shape.dims[0];
+		int64_t		W = l->in_shape.dims[1];
+
+		if (!l->plan.backward)
+			continue;
+		layer_inputs(m, l, xs, ins);
+		in = ins[0];
+		if (input_takes_grad(spec, l, 0))
+			dx = first ? m->lw[l->in[0]].grad : w->grad_tmp;
 
 		switch (l->kind)
 		{
@@ -792,14 +905,9 @@ dl_model_backward(DlModel *m, const float *x, int64_t B, bool fused_last)
 					pool_geom(&g2, l, B);
 					if (dx == NULL)
 						break;
-					/* the ReLU backward of the layer before is fused in */
-					if (prev != NULL && prev->activation == DL_ACT_RELU &&
-						(prev->kind == DL_LAYER_CONV2D || prev->kind == DL_LAYER_DENSE ||
-						 prev->kind == DL_LAYER_ACTIVATION))
-					{
+					/* the ReLU backward of the layer it reads, fused in */
+					if (l->plan.relu_fused)
 						dl_maxpool2d_backward_relu(dx, dy, w->argmax, w->out, &g2);
-						fuse_next = true;
-					}
 					else
 						dl_maxpool2d_backward(dx, dy, w->argmax, &g2);
 				}
@@ -815,19 +923,32 @@ dl_model_backward(DlModel *m, const float *x, int64_t B, bool fused_last)
 			case DL_LAYER_GLOBALAVGPOOL2D:
 				dl_global_avgpool2d_backward(dx, dy, B, in_size / cin, cin);
 				break;
+			case DL_LAYER_GLOBALMAXPOOL2D:
+				dl_global_maxpool2d_backward(dx, dy, w->argmax, B, in_size / cin, cin);
+				break;
+			case DL_LAYER_ZEROPADDING2D:
+				dl_zeropad2d_backward(dx, dy, B, H, W, cin, l->margins);
+				break;
+			case DL_LAYER_CROPPING2D:
+				dl_crop2d_backward(dx, dy, B, H, W, cin, l->margins);
+				break;
+			case DL_LAYER_UPSAMPLING2D:
+				dl_upsample2d_backward(dx, dy, B, H, W, cin, l->size[0], l->size[1]);
+				break;
 			case DL_LAYER_FLATTEN:
-				swap = false;
-				break;
-			case DL_LAYER_DROPOUT:
-				if (w->out == in)
-					swap = false;
-				else
-					dl_dropout_backward(dx, dy, w->mask, B * in_size);
-				break;
 			case DL_LAYER_ACTIVATION:
-				if (do_act)
+			case DL_LAYER_DROPOUT:
+				if (l->kind == DL_LAYER_DROPOUT && w->mask != NULL)
+				{
+					dl_dropout_backward(dx, dy, w->mask, B * in_size);
+					break;
+				}
+				/* in place: dy becomes dx, which is in[0]'s gradient when first */
+				if (l->kind == DL_LAYER_ACTIVATION && do_act)
 					dl_activation_backward(l->activation, dy, dy, w->out, rows, cout);
-				swap = false;
+				if (input_takes_grad(spec, l, 0) && !first)
+					dl_add_into(m->lw[l->in[0]].grad, dy, B * in_size);
+				dx = NULL;		/* nothing left to add */
 				break;
 			case DL_LAYER_BATCHNORM:
 				{
@@ -841,25 +962,66 @@ dl_model_backward(DlModel *m, const float *x, int64_t B, bool fused_last)
 							   *unused2;
 
 					bn_params(p, l, cin, &gamma, &beta, &mm, &mv);
+					/* a fused ReLU's backward comes first: here, or in the kernel */
+					if (l->plan.fwd_relu && !l->trainable)
+						dl_activation_backward(DL_ACT_RELU, dy, dy, w->out, rows, cout);
 					if (l->trainable)
 					{
 						bn_params(g, l, cin, &dgamma, &dbeta, &unused1, &unused2);
-						dl_batchnorm_backward(dx, dgamma, dbeta, dy, w->xhat, w->invstd, gamma,
-											  B * (in_size / cin), cin);
+						dl_batchnorm_backward(dx, dgamma, dbeta, dy,
+											  l->plan.fwd_relu ? w->out : NULL, in, w->mean,
+											  w->invstd, gamma, B * (in_size / cin), cin);
 					}
 					else if (dx != NULL)
 						bn_frozen_backward(dx, dy, gamma, mv, B * (in_size / cin), cin,
 										   l->epsilon);
 				}
 				break;
-		}
-		act_done = fuse_next;
-		if (swap)
-		{
-			float	   *t = dy;
+			case DL_LAYER_ADD:
+			case DL_LAYER_SUBTRACT:
+			case DL_LAYER_MULTIPLY:
+			case DL_LAYER_AVERAGE:
+			case DL_LAYER_MAXIMUM:
+			case DL_LAYER_MINIMUM:
+			case DL_LAYER_CONCATENATE:
+				{
+					int64_t		width[DL_MAX_FAN_IN];
+					int64_t		outer;
 
-			dy = other;
-			other = t;
+					/* the backward of a ReLU fused into the forward comes first */
+					if (l->plan.fwd_relu)
+						dl_activation_backward(DL_ACT_RELU, dy, dy, w->out, rows, cout);
+					if (l->kind == DL_LAYER_CONCATENATE)
+						concat_widths(spec, l, B, width, &outer);
+					for (int j = 0; j < l->n_in; j++)
+					{
+						bool		add = (l->plan.grad_first & ((uint64_t) 1 << j)) == 0;
+						float	   *dxj;
+
+						if (!input_takes_grad(spec, l, j))
+							continue;
+						/* an Add's first input has its gradient in place (plan.c) */
+						if (l->kind == DL_LAYER_ADD && j == 0 && !add)
+							continue;
+						dxj = m->lw[l->in[j]].grad;
+						if (l->kind == DL_LAYER_CONCATENATE)
+							dl_concat_backward(dxj, add, j, dy, width, l->n_in, outer);
+						else
+							dl_merge_backward(l->kind, dxj, add, j, dy, ins, l->n_in,
+											  B * out_size);
+					}
+					dx = NULL;	/* every share is in place */
+				}
+				break;
 		}
+		/* a share computed aside joins the gradient the input already has */
+		if (dx != NULL && !first)
+			dl_add_into(m->lw[l->in[0]].grad, dx, B * in_size);
 	}
+}
+
+void
+dl_model_backward(DlModel *m, const float *x, int64_t B, bool fused_last)
+{
+	dl_model_backward_io(m, &x, B, &fused_last);
 }

@@ -10,13 +10,13 @@
  *
  * Workspace, for batches of up to ws_cap samples (grown, never shrunk,
  * when a larger batch arrives; nothing is allocated per batch otherwise):
- *	 every layer's output activations (Flatten is a reshape and aliases its
- *	 input; Dropout aliases its input in inference mode), the saved data of
- *	 the backward pass (MaxPooling2D argmax, Dropout masks,
- *	 BatchNormalization xhat/mean/invstd), a ping-pong pair of gradient
- *	 buffers sized by the largest layer, the im2col buffer of the
- *	 convolutions and the gathered mini-batch of train_epoch.  Models built
- *	 without an optimizer get only what inference needs.
+ *	 the arena of the layers' outputs (Flatten is a reshape and aliases its
+ *	 input; Dropout aliases its input in inference mode; buffers are reused
+ *	 as the spec's plan says), the saved data of the backward pass
+ *	 (max-pooling argmax, Dropout masks, BatchNormalization mean and
+ *	 invstd), the arena of the gradients, the im2col buffer of
+ *	 the convolutions and the gathered mini-batch of train_epoch.  Models
+ *	 built without an optimizer get only what inference needs.
  *
  * IDENTIFICATION
  *	  src/engine/model_impl.h
@@ -37,11 +37,16 @@ typedef struct DlLayerWork
 								 * linear Activation) */
 	const float *out;			/* (B, out size): output of the last forward,
 								 * buf or the layer's input */
-	int64_t    *argmax;			/* (ws_cap, out size), MaxPooling2D */
+	int64_t    *argmax;			/* (ws_cap, out size), MaxPooling2D and
+								 * GlobalMaxPooling2D */
 	float	   *mask;			/* (ws_cap, size), Dropout (training models) */
-	float	   *xhat;			/* (ws_cap, size), BatchNormalization (training) */
 	float	   *mean;			/* (C), BatchNormalization (training) */
 	float	   *invstd;			/* (C), BatchNormalization (training) */
+	float	   *grad;			/* (ws_cap, out size), the output's gradient
+								 * (training); NULL when the backward pass
+								 * does not run the layer */
+	float	   *grad_tmp;		/* (ws_cap, in size), where an input gradient
+								 * that is added is computed; NULL if none */
 } DlLayerWork;
 
 struct DlModel
@@ -56,17 +61,12 @@ struct DlModel
 	DlRng		rng;			/* shuffling and dropout */
 	DlParamRange *ranges;		/* (n_ranges), one per trainable layer */
 	int			n_ranges;
-	int			first_trainable;	/* first layer with trainable floats, or
-									 * n_layers when there is none: the
-									 * backward pass stops there */
 
 	/* workspace */
 	DlLayerWork *lw;			/* (n_layers) */
 	int64_t		ws_cap;			/* batch capacity, 0 before the first batch */
 	float	   *ws;				/* one block for every float buffer */
 	int64_t    *ws_i64;			/* one block for the argmax buffers */
-	float	   *grad_a;			/* (ws_cap, largest layer size), training */
-	float	   *grad_b;			/* (ws_cap, largest layer size), training */
 	float	   *conv_work;		/* im2col, max over Conv2D layers */
 	float	   *batch_x;		/* (ws_cap, input size), training */
 	float	   *batch_y;		/* (ws_cap, K), training */
@@ -102,20 +102,39 @@ DlStatus	dl_model_order_reserve(DlModel *m, int64_t N, DlError *err);
  * Forward pass over B samples (workspace reserved for B).  training:
  * Dropout active (model rng), BatchNormalization on batch statistics with
  * the moving statistics updated (a frozen BatchNormalization layer runs in
- * inference mode, as in tf.keras 2).  Returns the model output (B, K),
- * which lives in the workspace (or is x itself for a model without
+ * inference mode, as in tf.keras 2).  Returns output 0 (B, K); every
+ * output k is dl_model_output(m, k) until the next forward.  Outputs live
+ * in the workspace (or are an input itself for a model without
  * computing layers).
- *	 x (B, input size)
+ *	 xs[k] (B, input k size), one per input
  */
+const float *dl_model_forward_io(DlModel *m, const float *const *xs, int64_t B, bool training);
+
+/* The same for a model with one input: x (B, input size). */
 const float *dl_model_forward(DlModel *m, const float *x, int64_t B, bool training);
 
+/* Output k (B, output k size) of the last forward. */
+const float *dl_model_output(const DlModel *m, int k);
+
 /*
- * Backward pass after a training-mode forward over the same x and B.  The
- * caller has written dL/d(output) into m->grad_a (B, K), or, when
- * fused_last, dL/d(pre-activation) of the last layer (its activation
- * backward is skipped).  ADDS the parameter gradients into m->grads;
- * stops at the first trainable layer.
+ * Where the loss writes dL/d(output k) (B, output k size) before
+ * dl_model_backward_io; NULL when the backward pass does not reach that
+ * output (no trainable layer behind it).  Training models only.
  */
+float	   *dl_model_output_grad(DlModel *m, int k);
+
+/*
+ * Backward pass after a training-mode forward over the same xs and B.
+ * The caller has written dL/d(output k) into dl_model_output_grad(m, k),
+ * or, when fused[k], dL/d(pre-activation) of that output's layer (its
+ * activation backward is skipped; only for an output no layer reads).
+ * ADDS the parameter gradients into m->grads; runs the layers of the
+ * spec's plan (those after a trainable one, on a path to an output).
+ */
+void		dl_model_backward_io(DlModel *m, const float *const *xs, int64_t B,
+								 const bool *fused);
+
+/* The same for a model with one input and one output. */
 void		dl_model_backward(DlModel *m, const float *x, int64_t B, bool fused_last);
 
 /*
@@ -145,5 +164,14 @@ float	   *dl_model_grads(DlModel *m);
 DlStatus	dl_model_compute_gradients(DlModel *m, const DlTrainConfig *cfg, const float *x,
 									   const float *y, int64_t B, double *loss_sum,
 									   DlError *err);
+
+/*
+ * The same for any model: xs[k] (B, input k size), ys[k] (B, y width of
+ * output k); *loss_sum is sum_k weight_k (loss of output k summed over
+ * the B samples).
+ */
+DlStatus	dl_model_compute_gradients_io(DlModel *m, const DlTrainConfig *cfg,
+										  const float *const *xs, const float *const *ys,
+										  int64_t B, double *loss_sum, DlError *err);
 
 #endif							/* MODEL_IMPL_H */

@@ -1,7 +1,8 @@
 /*-------------------------------------------------------------------------
  *
  * pool.c
- *	  MaxPooling2D, AveragePooling2D and GlobalAveragePooling2D (NHWC).
+ *	  MaxPooling2D, AveragePooling2D, GlobalAveragePooling2D and
+ *	  GlobalMaxPooling2D (NHWC).
  *
  * Windows follow the Keras/TF geometry of dl_conv_geom_init.  For each
  * output pixel the window's in-bounds cells are visited in row-major
@@ -9,6 +10,7 @@
  * contiguous floats.  Max pooling keeps the first maximum in that order
  * (strict >) and never lets a padded cell win; average pooling divides
  * by the number of in-bounds cells, as Keras does for padding='same'.
+ * Global max pooling also keeps the first maximum of each channel.
  *
  * IDENTIFICATION
  *	  src/engine/pool.c
@@ -437,4 +439,39 @@ dl_global_avgpool2d_backward(float *dx, const float *dy, int64_t B, int64_t S, i
 			for (int64_t c = 0; c < C; c++)
 				dxb[s * C + c] = dyb[c] / div;
 	}
+}
+
+void
+dl_global_maxpool2d_forward(float *y, int64_t *argmax, const float *x, int64_t B, int64_t S,
+							int64_t C)
+{
+	for (int64_t b = 0; b < B; b++)
+	{
+		float	   *yb = y + b * C;
+		int64_t    *ab = argmax + b * C;
+		const float *xb = x + b * S * C;
+
+		for (int64_t c = 0; c < C; c++)
+		{
+			yb[c] = xb[c];
+			ab[c] = 0;
+		}
+		for (int64_t s = 1; s < S; s++)
+			for (int64_t c = 0; c < C; c++)
+				if (xb[s * C + c] > yb[c])
+				{
+					yb[c] = xb[s * C + c];
+					ab[c] = s;
+				}
+	}
+}
+
+void
+dl_global_maxpool2d_backward(float *dx, const float *dy, const int64_t *argmax, int64_t B,
+							 int64_t S, int64_t C)
+{
+	memset(dx, 0, (size_t) (B * S * C) * sizeof(float));
+	for (int64_t b = 0; b < B; b++)
+		for (int64_t c = 0; c < C; c++)
+			dx[(b * S + argmax[b * C + c]) * C + c] = dy[b * C + c];
 }

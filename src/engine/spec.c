@@ -3,19 +3,22 @@
  * spec.c
  *	  Layer defaults, shape inference, parameter layout and fingerprint.
  *
- * dl_model_spec_finalize() walks the layers once, from the input shape,
- * giving each its output shape and its slice of the parameter block in
- * Keras get_weights() order.  Every size is computed with overflow checks,
- * because the JSON is user input.
+ * dl_model_spec_finalize() walks the layers once, in their (topological)
+ * order, giving each its output shape from the shapes of the tensors it
+ * reads and its slice of the parameter block in Keras get_weights()
+ * order; then plan.c works out how the executor runs the graph.  Every
+ * size is computed with overflow checks, because the JSON is user input.
  *
  * IDENTIFICATION
  *	  src/engine/spec.c
  *
  *-------------------------------------------------------------------------
  */
+#include <stdio.h>
 #include <string.h>
 
 #include "madlib_dl/dl_spec.h"
+#include "plan.h"
 
 /* Largest parameter count or per-sample tensor size we accept (2^40). */
 #define DL_MAX_ELEMENTS ((int64_t) 1 << 40)
@@ -52,7 +55,10 @@ dl_layer_defaults(DlLayer *layer, DlLayerKind kind)
 	layer->use_bias = true;
 	layer->kernel_size[0] = layer->kernel_size[1] = 1;
 	layer->strides[0] = layer->strides[1] = 1;
+	layer->dilation[0] = layer->dilation[1] = 1;
 	layer->pool_size[0] = layer->pool_size[1] = 2;
+	layer->size[0] = layer->size[1] = 2;
+	layer->concat_axis = -1;
 	if (kind == DL_LAYER_MAXPOOL2D || kind == DL_LAYER_AVGPOOL2D)
 		layer->strides[0] = layer->strides[1] = 2;
 	layer->padding = DL_PADDING_VALID;
@@ -91,6 +97,28 @@ dl_layer_kind_name(DlLayerKind kind)
 			return "Activation";
 		case DL_LAYER_BATCHNORM:
 			return "BatchNormalization";
+		case DL_LAYER_GLOBALMAXPOOL2D:
+			return "GlobalMaxPooling2D";
+		case DL_LAYER_ZEROPADDING2D:
+			return "ZeroPadding2D";
+		case DL_LAYER_CROPPING2D:
+			return "Cropping2D";
+		case DL_LAYER_UPSAMPLING2D:
+			return "UpSampling2D";
+		case DL_LAYER_ADD:
+			return "Add";
+		case DL_LAYER_SUBTRACT:
+			return "Subtract";
+		case DL_LAYER_MULTIPLY:
+			return "Multiply";
+		case DL_LAYER_AVERAGE:
+			return "Average";
+		case DL_LAYER_MAXIMUM:
+			return "Maximum";
+		case DL_LAYER_MINIMUM:
+			return "Minimum";
+		case DL_LAYER_CONCATENATE:
+			return "Concatenate";
 	}
 	return "unknown";
 }
@@ -139,6 +167,8 @@ dl_model_spec_create(int n_layers, const DlAllocator *alloc, DlError *err)
 		return NULL;
 	}
 	spec->n_layers = n_layers;
+	spec->n_inputs = 1;
+	spec->n_outputs = 0;		/* finalize: the last layer */
 	for (int i = 0; i < n_layers; i++)
 		dl_layer_defaults(&spec->layers[i], DL_LAYER_DENSE);
 	return spec;
@@ -155,21 +185,21 @@ dl_model_spec_free(DlModelSpec *spec, const DlAllocator *alloc)
 
 /* Output extent of a convolution or pooling window along one axis. */
 static DlStatus
-window_out(int64_t in, int k, int s, DlPadding pad, int64_t *out,
+window_out(int64_t in, int64_t k, int s, DlPadding pad, int64_t *out,
 		   const DlLayer *layer, const char *axis, DlError *err)
 {
 	if (k < 1 || s < 1)
 		return dl_error_set(err, DL_ERR_INVALID_ARGUMENT,
-							"layer \"%s\": window %d and stride %d along %s must be positive",
-							layer->name, k, s, axis);
+							"layer \"%s\": window %lld and stride %d along %s must be positive",
+							layer->name, (long long) k, s, axis);
 	if (pad == DL_PADDING_SAME)
 		*out = (in + s - 1) / s;
 	else
 		*out = in >= k ? (in - k) / s + 1 : 0;
 	if (*out < 1)
 		return dl_error_set(err, DL_ERR_SHAPE,
-							"layer \"%s\": %s of %lld is smaller than the window of %d",
-							layer->name, axis, (long long) in, k);
+							"layer \"%s\": %s of %lld is smaller than the window of %lld",
+							layer->name, axis, (long long) in, (long long) k);
 	return DL_OK;
 }
 
@@ -200,15 +230,140 @@ need_rank3(const DlLayer *layer, const DlShape *in, DlError *err)
 	return DL_OK;
 }
 
-static DlStatus
-finalize_layer(DlLayer *layer, const DlShape *in, size_t *offset, DlError *err)
+/* Shape of what in[j] of a layer names: a layer's output or a model input. */
+static const DlShape *
+tensor_shape(const DlModelSpec *spec, int ref)
 {
+	return ref >= 0 ? &spec->layers[ref].out_shape : &spec->input_shapes[-1 - ref];
+}
+
+/* Text of shape s, "(28, 28, 1)", into buf. */
+static const char *
+shape_text(const DlShape *s, char *buf, size_t size)
+{
+	size_t		n = 0;
+
+	buf[0] = '\0';
+	for (int i = 0; i < s->rank && n + 1 < size; i++)
+		n += (size_t) snprintf(buf + n, size - n, "%s%lld", i == 0 ? "(" : ", ",
+							   (long long) s->dims[i]);
+	if (n + 2 < size)
+		snprintf(buf + n, size - n, "%s", s->rank > 0 ? ")" : "()");
+	return buf;
+}
+
+static bool
+shape_equal(const DlShape *a, const DlShape *b)
+{
+	if (a->rank != b->rank)
+		return false;
+	for (int i = 0; i < a->rank; i++)
+		if (a->dims[i] != b->dims[i])
+			return false;
+	return true;
+}
+
+/*
+ * The output shape of a merge layer from the shapes of its n inputs: all
+ * equal for the element-wise merges; for Concatenate equal but along the
+ * axis, where they add up.
+ */
+static DlStatus
+merge_shape(DlLayer *layer, const DlShape *const *ins, int n, DlShape *out, DlError *err)
+{
+	char		a[64],
+				b[64];
+
+	if (n < 2 || (layer->kind == DL_LAYER_SUBTRACT && n != 2))
+	{
+		dl_error_set(err, DL_ERR_SHAPE, "layer \"%s\" (%s) needs %s inputs, got %d",
+					 layer->name, dl_layer_kind_name(layer->kind),
+					 layer->kind == DL_LAYER_SUBTRACT ? "exactly 2" : "at least 2", n);
+		return dl_error_hint(err, "Call the merge layer on a list of tensors, e.g. Add()([x, y]).");
+	}
+	*out = *ins[0];
+	if (layer->kind != DL_LAYER_CONCATENATE)
+	{
+		for (int j = 1; j < n; j++)
+		{
+			if (!shape_equal(ins[j], ins[0]))
+			{
+				dl_error_set(err, DL_ERR_SHAPE,
+							 "layer \"%s\" (%s): input %d has shape %s, input 1 has %s",
+							 layer->name, dl_layer_kind_name(layer->kind), j + 1,
+							 shape_text(ins[j], a, sizeof(a)), shape_text(ins[0], b, sizeof(b)));
+				return dl_error_hint(err, "Give the inputs of a merge layer the same shape; "
+									 "broadcasting is not supported.");
+			}
+		}
+		return DL_OK;
+	}
+	{
+		int			rank = ins[0]->rank;
+		int			axis = layer->concat_axis < 0 ? rank + layer->concat_axis : layer->concat_axis;
+		int64_t		sum = 0;
+
+		if (axis < 0 || axis >= rank)
+		{
+			dl_error_set(err, DL_ERR_INVALID_ARGUMENT,
+						 "layer \"%s\" (Concatenate): axis %d is outside the %d axes of its inputs",
+						 layer->name, layer->concat_axis, rank);
+			return dl_error_hint(err, "Concatenate along an axis of the inputs (not the batch): "
+								 "-1 for the last.");
+		}
+		layer->concat_axis = axis;
+		for (int j = 0; j < n; j++)
+		{
+			bool		ok = ins[j]->rank == rank;
+
+			for (int d = 0; ok && d < rank; d++)
+				ok = d == axis || ins[j]->dims[d] == ins[0]->dims[d];
+			if (!ok)
+			{
+				dl_error_set(err, DL_ERR_SHAPE,
+							 "layer \"%s\" (Concatenate): input %d has shape %s, input 1 has %s, "
+							 "which differ beyond axis %d",
+							 layer->name, j + 1, shape_text(ins[j], a, sizeof(a)),
+							 shape_text(ins[0], b, sizeof(b)), axis);
+				return dl_error_hint(err, "Give the inputs of Concatenate the same shape except "
+									 "along the axis they are joined on.");
+			}
+			if (ins[j]->dims[axis] > DL_MAX_ELEMENTS - sum)
+				return dl_error_set(err, DL_ERR_LIMIT, "layer \"%s\": output shape is too large",
+									layer->name);
+			sum += ins[j]->dims[axis];
+		}
+		out->dims[axis] = sum;
+	}
+	return DL_OK;
+}
+
+/* ZeroPadding2D and Cropping2D: the four margins must not be negative. */
+static DlStatus
+check_margins(const DlLayer *layer, DlError *err)
+{
+	for (int k = 0; k < 4; k++)
+		if (layer->margins[k] < 0)
+			return dl_error_set(err, DL_ERR_INVALID_ARGUMENT,
+								"layer \"%s\" (%s): margins (%d, %d, %d, %d) must not be negative",
+								layer->name, dl_layer_kind_name(layer->kind), layer->margins[0],
+								layer->margins[1], layer->margins[2], layer->margins[3]);
+	return DL_OK;
+}
+
+static DlStatus
+finalize_layer(DlLayer *layer, const DlShape *const *ins, int n_in, size_t *offset, DlError *err)
+{
+	const DlShape *in = ins[0];
 	DlShape		out = *in;
 	int64_t		n_params = 0;
 	int64_t		n_trainable = 0;
 	int64_t		c = dl_shape_last(in);
 	DlStatus	st;
 
+	if (!dl_layer_is_merge(layer->kind) && n_in != 1)
+		return dl_error_set(err, DL_ERR_SHAPE, "layer \"%s\" (%s) takes one input, got %d",
+							layer->name, dl_layer_kind_name(layer->kind), n_in);
 	switch (layer->kind)
 	{
 		case DL_LAYER_DENSE:
@@ -230,10 +385,28 @@ finalize_layer(DlLayer *layer, const DlShape *in, size_t *offset, DlError *err)
 				return dl_error_set(err, DL_ERR_INVALID_ARGUMENT,
 									"layer \"%s\": filters must be positive, got %lld",
 									layer->name, (long long) layer->filters);
-			if ((st = window_out(in->dims[0], layer->kernel_size[0], layer->strides[0],
-								 layer->padding, &out.dims[0], layer, "height", err)) != DL_OK ||
-				(st = window_out(in->dims[1], layer->kernel_size[1], layer->strides[1],
-								 layer->padding, &out.dims[1], layer, "width", err)) != DL_OK)
+			if (layer->dilation[0] < 1 || layer->dilation[1] < 1)
+				return dl_error_set(err, DL_ERR_INVALID_ARGUMENT,
+									"layer \"%s\": dilation_rate (%d, %d) must be positive",
+									layer->name, layer->dilation[0], layer->dilation[1]);
+			if ((layer->dilation[0] > 1 || layer->dilation[1] > 1) &&
+				(layer->strides[0] > 1 || layer->strides[1] > 1))
+			{
+				dl_error_set(err, DL_ERR_INVALID_ARGUMENT,
+							 "layer \"%s\": dilation_rate (%d, %d) with strides (%d, %d)",
+							 layer->name, layer->dilation[0], layer->dilation[1],
+							 layer->strides[0], layer->strides[1]);
+				return dl_error_hint(err, "Keras allows a dilation_rate other than 1 only with strides 1.");
+			}
+			/* the dilated window spans (K - 1) * D + 1 cells */
+			if ((st = window_out(in->dims[0],
+								 (int64_t) (layer->kernel_size[0] - 1) * layer->dilation[0] + 1,
+								 layer->strides[0], layer->padding, &out.dims[0], layer,
+								 "height", err)) != DL_OK ||
+				(st = window_out(in->dims[1],
+								 (int64_t) (layer->kernel_size[1] - 1) * layer->dilation[1] + 1,
+								 layer->strides[1], layer->padding, &out.dims[1], layer,
+								 "width", err)) != DL_OK)
 				return st;
 			out.dims[2] = layer->filters;
 			{
@@ -257,10 +430,46 @@ finalize_layer(DlLayer *layer, const DlShape *in, size_t *offset, DlError *err)
 				return st;
 			break;
 		case DL_LAYER_GLOBALAVGPOOL2D:
+		case DL_LAYER_GLOBALMAXPOOL2D:
 			if ((st = need_rank3(layer, in, err)) != DL_OK)
 				return st;
 			out.rank = 1;
 			out.dims[0] = c;
+			break;
+		case DL_LAYER_ZEROPADDING2D:
+			if ((st = need_rank3(layer, in, err)) != DL_OK ||
+				(st = check_margins(layer, err)) != DL_OK)
+				return st;
+			out.dims[0] = in->dims[0] + layer->margins[0] + layer->margins[1];
+			out.dims[1] = in->dims[1] + layer->margins[2] + layer->margins[3];
+			break;
+		case DL_LAYER_CROPPING2D:
+			if ((st = need_rank3(layer, in, err)) != DL_OK ||
+				(st = check_margins(layer, err)) != DL_OK)
+				return st;
+			out.dims[0] = in->dims[0] - layer->margins[0] - layer->margins[1];
+			out.dims[1] = in->dims[1] - layer->margins[2] - layer->margins[3];
+			if (out.dims[0] < 1 || out.dims[1] < 1)
+				return dl_error_set(err, DL_ERR_SHAPE,
+									"layer \"%s\" (Cropping2D): cropping (%d, %d, %d, %d) leaves nothing "
+									"of an input of %lld x %lld",
+									layer->name, layer->margins[0], layer->margins[1],
+									layer->margins[2], layer->margins[3],
+									(long long) in->dims[0], (long long) in->dims[1]);
+			break;
+		case DL_LAYER_UPSAMPLING2D:
+			if ((st = need_rank3(layer, in, err)) != DL_OK)
+				return st;
+			if (layer->size[0] < 1 || layer->size[1] < 1)
+				return dl_error_set(err, DL_ERR_INVALID_ARGUMENT,
+									"layer \"%s\" (UpSampling2D): size (%d, %d) must be positive",
+									layer->name, layer->size[0], layer->size[1]);
+			if (in->dims[0] > DL_MAX_ELEMENTS / layer->size[0] ||
+				in->dims[1] > DL_MAX_ELEMENTS / layer->size[1])
+				return dl_error_set(err, DL_ERR_LIMIT, "layer \"%s\": output shape is empty or too large",
+									layer->name);
+			out.dims[0] = in->dims[0] * layer->size[0];
+			out.dims[1] = in->dims[1] * layer->size[1];
 			break;
 		case DL_LAYER_FLATTEN:
 			out.rank = 1;
@@ -282,6 +491,16 @@ finalize_layer(DlLayer *layer, const DlShape *in, size_t *offset, DlError *err)
 			n_trainable = c * ((layer->scale ? 1 : 0) + (layer->center ? 1 : 0));
 			n_params = n_trainable + 2 * c;
 			break;
+		case DL_LAYER_ADD:
+		case DL_LAYER_SUBTRACT:
+		case DL_LAYER_MULTIPLY:
+		case DL_LAYER_AVERAGE:
+		case DL_LAYER_MAXIMUM:
+		case DL_LAYER_MINIMUM:
+		case DL_LAYER_CONCATENATE:
+			if ((st = merge_shape(layer, ins, n_in, &out, err)) != DL_OK)
+				return st;
+			break;
 	}
 	if (!elements_ok(&out))
 		return dl_error_set(err, DL_ERR_LIMIT, "layer \"%s\": output shape is empty or too large",
@@ -297,32 +516,110 @@ finalize_layer(DlLayer *layer, const DlShape *in, size_t *offset, DlError *err)
 	return DL_OK;
 }
 
+/*
+ * Write out a chain link's inputs (n_in 0: the layer before) and check
+ * that layer i reads only earlier layers and existing inputs.
+ */
+static DlStatus
+check_inputs(DlModelSpec *spec, int i, DlError *err)
+{
+	DlLayer    *l = &spec->layers[i];
+
+	if (l->n_in == 0)
+	{
+		l->n_in = 1;
+		l->in[0] = i - 1;		/* -1: input 0 */
+	}
+	if (l->n_in < 1 || l->n_in > DL_MAX_FAN_IN)
+		return dl_error_set(err, DL_ERR_LIMIT, "layer \"%s\" has %d inputs, more than the limit of %d",
+							l->name, l->n_in, DL_MAX_FAN_IN);
+	for (int j = 0; j < l->n_in; j++)
+	{
+		if (l->in[j] >= i || l->in[j] < -spec->n_inputs)
+			return dl_error_set(err, DL_ERR_INVALID_ARGUMENT,
+								"layer \"%s\" (layer %d) reads tensor %d, which is neither an earlier "
+								"layer nor one of the %d inputs",
+								l->name, i + 1, l->in[j], spec->n_inputs);
+	}
+	return DL_OK;
+}
+
+/* Resolve the default output and check the outputs name distinct layers. */
+static DlStatus
+check_outputs(DlModelSpec *spec, DlError *err)
+{
+	if (spec->n_outputs == 0)
+	{
+		spec->n_outputs = 1;
+		spec->outputs[0] = spec->n_layers - 1;
+	}
+	if (spec->n_outputs < 1 || spec->n_outputs > DL_MAX_IO)
+		return dl_error_set(err, DL_ERR_LIMIT, "model has %d outputs; between 1 and %d are supported",
+							spec->n_outputs, DL_MAX_IO);
+	for (int k = 0; k < spec->n_outputs; k++)
+	{
+		if (spec->outputs[k] < 0 || spec->outputs[k] >= spec->n_layers)
+			return dl_error_set(err, DL_ERR_INVALID_ARGUMENT, "model output %d names layer %d of %d",
+								k + 1, spec->outputs[k], spec->n_layers);
+		for (int j = 0; j < k; j++)
+			if (spec->outputs[j] == spec->outputs[k])
+				return dl_error_set(err, DL_ERR_UNSUPPORTED,
+									"layer \"%s\" is the model's output %d and %d",
+									spec->layers[spec->outputs[k]].name, j + 1, k + 1);
+		spec->output_shapes[k] = spec->layers[spec->outputs[k]].out_shape;
+	}
+	spec->output_shape = spec->output_shapes[0];
+	return DL_OK;
+}
+
 DlStatus
 dl_model_spec_finalize(DlModelSpec *spec, DlError *err)
 {
-	DlShape		cur = spec->input_shape;
 	size_t		offset = 0;
 	size_t		trainable = 0;
+	DlStatus	st;
 
-	if (cur.rank < 1 || cur.rank > DL_MAX_RANK || !elements_ok(&cur))
+	if (spec->n_inputs < 1 || spec->n_inputs > DL_MAX_IO)
+		return dl_error_set(err, DL_ERR_LIMIT, "model has %d inputs; between 1 and %d are supported",
+							spec->n_inputs, DL_MAX_IO);
+	spec->input_shapes[0] = spec->input_shape;
+	for (int k = 0; k < spec->n_inputs; k++)
 	{
-		dl_error_set(err, DL_ERR_SHAPE, "model input shape is missing or invalid (rank %d)", cur.rank);
-		return dl_error_hint(err, "Give the first layer batch_input_shape, or start the model with an InputLayer.");
+		const DlShape *s = &spec->input_shapes[k];
+
+		if (s->rank < 1 || s->rank > DL_MAX_RANK || !elements_ok(s))
+		{
+			dl_error_set(err, DL_ERR_SHAPE, "model input shape is missing or invalid (rank %d)", s->rank);
+			return dl_error_hint(err, "Give the first layer batch_input_shape, or start the model with an InputLayer.");
+		}
 	}
 	if (spec->n_layers < 1)
 		return dl_error_set(err, DL_ERR_SHAPE, "model has no layers");
+	if (spec->n_layers > DL_MAX_LAYERS)
+		return dl_error_set(err, DL_ERR_LIMIT, "model has %d layers, more than the limit of %d",
+							spec->n_layers, DL_MAX_LAYERS);
+	spec->is_chain = spec->n_inputs == 1;
 	for (int i = 0; i < spec->n_layers; i++)
 	{
-		DlStatus	st = finalize_layer(&spec->layers[i], &cur, &offset, err);
+		DlLayer    *l = &spec->layers[i];
+		const DlShape *ins[DL_MAX_FAN_IN];
 
-		if (st != DL_OK)
+		if ((st = check_inputs(spec, i, err)) != DL_OK)
 			return st;
-		cur = spec->layers[i].out_shape;
-		trainable += spec->layers[i].n_trainable;
+		for (int j = 0; j < l->n_in; j++)
+			ins[j] = tensor_shape(spec, l->in[j]);
+		if ((st = finalize_layer(l, ins, l->n_in, &offset, err)) != DL_OK)
+			return st;
+		trainable += l->n_trainable;
+		spec->is_chain = spec->is_chain && l->n_in == 1 && l->in[0] == i - 1;
 	}
-	spec->output_shape = cur;
+	if ((st = check_outputs(spec, err)) != DL_OK)
+		return st;
+	spec->is_chain = spec->is_chain && spec->n_outputs == 1 &&
+		spec->outputs[0] == spec->n_layers - 1;
 	spec->n_params = offset;
 	spec->n_trainable = trainable;
+	dl_spec_plan(spec);
 	return DL_OK;
 }
 
@@ -370,6 +667,38 @@ dl_model_spec_fingerprint(const DlModelSpec *spec)
 		h = fnv_mix(h, l->pool_size[0]);
 		h = fnv_mix(h, l->pool_size[1]);
 		h = fnv_mix(h, (int64_t) l->center * 2 + l->scale);
+		/* what later kinds add: a chain of the first kinds hashes as before */
+		if (l->dilation[0] != 1 || l->dilation[1] != 1)
+		{
+			h = fnv_mix(h, l->dilation[0]);
+			h = fnv_mix(h, l->dilation[1]);
+		}
+		if (l->kind == DL_LAYER_ZEROPADDING2D || l->kind == DL_LAYER_CROPPING2D)
+			for (int k = 0; k < 4; k++)
+				h = fnv_mix(h, l->margins[k]);
+		if (l->kind == DL_LAYER_UPSAMPLING2D)
+		{
+			h = fnv_mix(h, l->size[0]);
+			h = fnv_mix(h, l->size[1]);
+		}
+		if (l->kind == DL_LAYER_CONCATENATE)
+			h = fnv_mix(h, l->concat_axis);
+	}
+	if (!spec->is_chain)
+	{
+		/* the graph: inputs, what each layer reads, outputs */
+		h = fnv_mix(h, spec->n_inputs);
+		for (int k = 1; k < spec->n_inputs; k++)
+			h = fnv_shape(h, &spec->input_shapes[k]);
+		for (int i = 0; i < spec->n_layers; i++)
+		{
+			h = fnv_mix(h, spec->layers[i].n_in);
+			for (int j = 0; j < spec->layers[i].n_in; j++)
+				h = fnv_mix(h, spec->layers[i].in[j]);
+		}
+		h = fnv_mix(h, spec->n_outputs);
+		for (int k = 0; k < spec->n_outputs; k++)
+			h = fnv_mix(h, spec->outputs[k]);
 	}
 	return h;
 }

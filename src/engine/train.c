@@ -57,16 +57,51 @@ check_trainable(const DlModel *m, DlError *err)
 	return DL_OK;
 }
 
-/* Is the last op fused with the loss (see the file header)? */
-static bool
-loss_is_fused(const DlModelSpec *spec, DlLossKind loss)
+/* The functions of one x and one y need a model of one input and one output. */
+static DlStatus
+check_single_io(const DlModel *m, DlError *err)
 {
-	const DlLayer *l = &spec->layers[spec->n_layers - 1];
+	if (m->spec->n_inputs == 1 && m->spec->n_outputs == 1)
+		return DL_OK;
+	dl_error_set(err, DL_ERR_INVALID_ARGUMENT, "model has %d inputs and %d outputs",
+				 m->spec->n_inputs, m->spec->n_outputs);
+	return dl_error_hint(err, "Pass one buffer per input and per output (the _io functions).");
+}
+
+/* Output k's loss, weight and metric under cfg. */
+static DlOutputConfig
+output_config(const DlTrainConfig *cfg, int k)
+{
+	DlOutputConfig o;
+
+	if (cfg->outputs != NULL)
+		return cfg->outputs[k];
+	o.loss = cfg->loss;
+	o.loss_weight = 1.0;
+	o.metric = cfg->metric;
+	o.top_k = cfg->top_k;
+	return o;
+}
+
+/* Output k's width K. */
+static int64_t
+output_width(const DlModel *m, int k)
+{
+	return dl_shape_size(&m->spec->output_shapes[k]);
+}
+
+/* Is the last op of output k fused with its loss (see the file header)? */
+static bool
+loss_is_fused(const DlModelSpec *spec, int k, DlLossKind loss)
+{
+	const DlLayer *l = &spec->layers[spec->outputs[k]];
 
 	if (l->kind != DL_LAYER_DENSE && l->kind != DL_LAYER_CONV2D &&
 		l->kind != DL_LAYER_ACTIVATION)
 		return false;
-	if (l->activation == DL_ACT_SOFTMAX && spec->output_shape.rank == 1 &&
+	if (l->plan.n_consumers > 0)
+		return false;			/* other layers need d(output) */
+	if (l->activation == DL_ACT_SOFTMAX && spec->output_shapes[k].rank == 1 &&
 		(loss == DL_LOSS_CATEGORICAL_CROSSENTROPY ||
 		 loss == DL_LOSS_SPARSE_CATEGORICAL_CROSSENTROPY))
 		return true;
@@ -74,15 +109,14 @@ loss_is_fused(const DlModelSpec *spec, DlLossKind loss)
 }
 
 /*
- * dz (B, K): gradient of the fused last op and loss, times scale and
- * each sample's class weight (cfg's class_weight; 1 without one).
+ * dz (B, K): gradient of the fused last op and loss, times batch_scale
+ * and each sample's class weight (cfg's class_weight; 1 without one).
  *	 p (B, K) model output  y (B, K) or (B, 1) for the sparse loss
  */
 static void
-fused_gradient(float *dz, const DlTrainConfig *cfg, const float *p, const float *y, int64_t B,
-			   int64_t K, double batch_scale)
+fused_gradient(float *dz, const DlTrainConfig *cfg, DlLossKind loss, const float *p,
+			   const float *y, int64_t B, int64_t K, double batch_scale)
 {
-	DlLossKind	loss = cfg->loss;
 	int64_t		yw = dl_loss_y_width(loss, K);
 
 	for (int64_t b = 0; b < B; b++)
@@ -161,62 +195,97 @@ add_regularization(DlModel *m)
 }
 
 /*
- * Steps 1-5 of a training step; *out is the model output (B, K) of the
- * forward pass (valid until the next forward).
+ * Steps 1-5 of a training step; the model outputs of the forward pass
+ * stay readable (dl_model_output) until the next forward.  *loss_sum is
+ * the total, sum_k weight_k loss_k; output_loss[k] each output's own
+ * (summed over the batch).
  */
 static DlStatus
-gradients(DlModel *m, const DlTrainConfig *cfg, const float *x, const float *y, int64_t B,
-		  double *loss_sum, const float **out, DlError *err)
+gradients(DlModel *m, const DlTrainConfig *cfg, const float *const *xs,
+		  const float *const *ys, int64_t B, double *loss_sum, double *output_loss,
+		  DlError *err)
 {
 	const DlModelSpec *spec = m->spec;
-	int64_t		K = dl_shape_size(&spec->output_shape);
-	bool		fused = loss_is_fused(spec, cfg->loss);
-	const float *p;
+	bool		fused[DL_MAX_IO];
 	DlStatus	st;
 
 	if ((st = check_trainable(m, err)) != DL_OK ||
-		(st = check_batch_size(B, err)) != DL_OK ||
-		(st = dl_loss_check_labels(cfg->loss, y, B, K, err)) != DL_OK ||
-		(st = dl_loss_check_class_weights(cfg->loss, y, B, K, cfg->class_weight,
-										  cfg->n_class_weight, err)) != DL_OK ||
-		(st = dl_model_workspace_reserve(m, B, err)) != DL_OK)
+		(st = check_batch_size(B, err)) != DL_OK)
+		return st;
+	if (cfg->class_weight != NULL && spec->n_outputs > 1)
+	{
+		dl_error_set(err, DL_ERR_UNSUPPORTED, "class_weight with a model of %d outputs",
+					 spec->n_outputs);
+		return dl_error_hint(err, "Leave class_weight out for models with several outputs.");
+	}
+	for (int k = 0; k < spec->n_outputs; k++)
+	{
+		DlOutputConfig o = output_config(cfg, k);
+		int64_t		K = output_width(m, k);
+
+		if ((st = dl_loss_check_labels(o.loss, ys[k], B, K, err)) != DL_OK ||
+			(st = dl_loss_check_class_weights(o.loss, ys[k], B, K, cfg->class_weight,
+											  cfg->n_class_weight, err)) != DL_OK)
+			return st;
+	}
+	if ((st = dl_model_workspace_reserve(m, B, err)) != DL_OK)
 		return st;
 
 	/* 1. zero the gradients (all of them: frozen layers' kernels add too) */
 	memset(m->grads, 0, m->n_params * sizeof(float));
 
 	/* 2. forward */
-	p = dl_model_forward(m, x, B, true);
+	dl_model_forward_io(m, xs, B, true);
 
-	/* 3. loss and its gradient (each sample's weighted by its class's weight) */
-	if (fused)
+	/* 3. each output's loss and its gradient (each sample's weighted by its class's weight) */
+	*loss_sum = 0.0;
+	for (int k = 0; k < spec->n_outputs; k++)
 	{
-		*loss_sum = dl_loss_compute_weighted(cfg->loss, NULL, p, y, B, K, 1.0,
-											 cfg->class_weight, cfg->n_class_weight);
-		fused_gradient(m->grad_a, cfg, p, y, B, K, 1.0 / (double) B);
+		DlOutputConfig o = output_config(cfg, k);
+		int64_t		K = output_width(m, k);
+		const float *p = dl_model_output(m, k);
+		float	   *dp = dl_model_output_grad(m, k);	/* NULL: nothing to train behind */
+		double		scale = o.loss_weight / (double) B;
+
+		fused[k] = dp != NULL && loss_is_fused(spec, k, o.loss);
+		if (fused[k])
+		{
+			output_loss[k] = dl_loss_compute_weighted(o.loss, NULL, p, ys[k], B, K, 1.0,
+													  cfg->class_weight, cfg->n_class_weight);
+			fused_gradient(dp, cfg, o.loss, p, ys[k], B, K, scale);
+		}
+		else
+			output_loss[k] = dl_loss_compute_weighted(o.loss, dp, p, ys[k], B, K, scale,
+													  cfg->class_weight, cfg->n_class_weight);
+		*loss_sum += o.loss_weight * output_loss[k];
 	}
-	else
-		*loss_sum = dl_loss_compute_weighted(cfg->loss, m->grad_a, p, y, B, K, 1.0 / (double) B,
-											 cfg->class_weight, cfg->n_class_weight);
 
 	/* 4. backward */
-	dl_model_backward(m, x, B, fused);
+	dl_model_backward_io(m, xs, B, fused);
 	if ((st = dl_model_kernel_status(m, err)) != DL_OK)
 		return st;
 
 	/* 5. regularization */
 	add_regularization(m);
-	*out = p;
 	return DL_OK;
+}
+
+DlStatus
+dl_model_compute_gradients_io(DlModel *m, const DlTrainConfig *cfg, const float *const *xs,
+							  const float *const *ys, int64_t B, double *loss_sum, DlError *err)
+{
+	double		output_loss[DL_MAX_IO];
+
+	return gradients(m, cfg, xs, ys, B, loss_sum, output_loss, err);
 }
 
 DlStatus
 dl_model_compute_gradients(DlModel *m, const DlTrainConfig *cfg, const float *x,
 						   const float *y, int64_t B, double *loss_sum, DlError *err)
 {
-	const float *out;
+	DlStatus	st = check_single_io(m, err);
 
-	return gradients(m, cfg, x, y, B, loss_sum, &out, err);
+	return st != DL_OK ? st : dl_model_compute_gradients_io(m, cfg, &x, &y, B, loss_sum, err);
 }
 
 /*
@@ -247,24 +316,42 @@ diverged(const DlModel *m, const char *what, double loss, DlError *err)
 	return dl_error_hint(err, "Lower the learning rate (for example by a factor of 10), scale the input features, or set clipnorm in the optimizer.");
 }
 
-DlStatus
-dl_model_train_batch(DlModel *m, const DlTrainConfig *cfg, const float *x, const float *y,
-					 int64_t B, DlBatchStats *stats, DlError *err)
+/* Add a batch's losses and each output's metric over ys to stats. */
+static void
+add_stats(const DlModel *m, const DlTrainConfig *cfg, const float *const *ys, int64_t B,
+		  double loss, const double *output_loss, DlBatchStats *stats)
 {
-	int64_t		K = dl_shape_size(&m->spec->output_shape);
+	for (int k = 0; k < m->spec->n_outputs; k++)
+	{
+		DlOutputConfig o = output_config(cfg, k);
+		int64_t		K = output_width(m, k);
+		DlMetricKind mk = dl_metric_resolve(o.metric, o.loss, K);
+		double		metric = 0.0;
+
+		if (mk != DL_METRIC_NONE)
+			metric = dl_metric_sum(mk, o.top_k, dl_model_output(m, k), ys[k], B, K);
+		if (k == 0)
+			stats->metric_sum += metric;
+		stats->output_loss_sum[k] += output_loss[k];
+		stats->output_metric_sum[k] += metric;
+	}
+	stats->loss_sum += loss;
+	stats->n += B;
+}
+
+DlStatus
+dl_model_train_batch_io(DlModel *m, const DlTrainConfig *cfg, const float *const *xs,
+						const float *const *ys, int64_t B, DlBatchStats *stats, DlError *err)
+{
 	double		loss;
-	double		metric = 0.0;
-	DlMetricKind mk = dl_metric_resolve(cfg->metric, cfg->loss, K);
-	const float *p;
+	double		output_loss[DL_MAX_IO];
 	DlStatus	st;
 
 	/* 1-5. gradients of the batch */
-	if ((st = gradients(m, cfg, x, y, B, &loss, &p, err)) != DL_OK)
+	if ((st = gradients(m, cfg, xs, ys, B, &loss, output_loss, err)) != DL_OK)
 		return st;
 	if (!isfinite(loss))
 		return diverged(m, "loss", loss, err);	/* no step: weights stay finite */
-	if (mk != DL_METRIC_NONE)
-		metric = dl_metric_sum(mk, cfg->top_k, p, y, B, K);
 
 	/* 6. optimizer step */
 	dl_optim_step(&m->optim, m->params, m->grads, m->ranges, m->n_ranges);
@@ -281,13 +368,19 @@ dl_model_train_batch(DlModel *m, const DlTrainConfig *cfg, const float *x, const
 					return diverged(m, "a weight", (double) w[i], err);
 	}
 
+	/* the outputs of step 2 are still in the workspace */
 	if (stats != NULL)
-	{
-		stats->loss_sum += loss;
-		stats->metric_sum += metric;
-		stats->n += B;
-	}
+		add_stats(m, cfg, ys, B, loss, output_loss, stats);
 	return DL_OK;
+}
+
+DlStatus
+dl_model_train_batch(DlModel *m, const DlTrainConfig *cfg, const float *x, const float *y,
+					 int64_t B, DlBatchStats *stats, DlError *err)
+{
+	DlStatus	st = check_single_io(m, err);
+
+	return st != DL_OK ? st : dl_model_train_batch_io(m, cfg, &x, &y, B, stats, err);
 }
 
 DlStatus
@@ -301,7 +394,8 @@ dl_model_train_epoch(DlModel *m, const DlTrainConfig *cfg, const float *x, const
 	DlPass		p;
 	DlStatus	st;
 
-	if ((st = check_trainable(m, err)) != DL_OK ||
+	if ((st = check_single_io(m, err)) != DL_OK ||
+		(st = check_trainable(m, err)) != DL_OK ||
 		(st = check_batch_size(cfg->batch_size, err)) != DL_OK)
 		return st;
 	if (N <= 0)
@@ -591,14 +685,11 @@ dl_pass_end(DlPass *p, DlError *err)
 }
 
 DlStatus
-dl_model_evaluate(DlModel *m, const DlTrainConfig *cfg, const float *x, const float *y,
-				  int64_t N, DlBatchStats *stats, DlError *err)
+dl_model_evaluate_io(DlModel *m, const DlTrainConfig *cfg, const float *const *xs,
+					 const float *const *ys, int64_t N, DlBatchStats *stats, DlError *err)
 {
-	int64_t		in_size = dl_shape_size(&m->spec->input_shape);
-	int64_t		K = dl_shape_size(&m->spec->output_shape);
-	int64_t		yw = dl_loss_y_width(cfg->loss, K);
+	const DlModelSpec *spec = m->spec;
 	int64_t		bs = cfg->batch_size;
-	DlMetricKind mk = dl_metric_resolve(cfg->metric, cfg->loss, K);
 	DlStatus	st;
 
 	if ((st = check_batch_size(bs, err)) != DL_OK)
@@ -610,33 +701,55 @@ dl_model_evaluate(DlModel *m, const DlTrainConfig *cfg, const float *x, const fl
 	for (int64_t start = 0; start < N; start += bs)
 	{
 		int64_t		B = N - start < bs ? N - start : bs;
-		const float *yb = y + start * yw;
-		const float *p;
+		const float *xb[DL_MAX_IO];
+		const float *yb[DL_MAX_IO];
+		double		loss = 0.0;
+		double		output_loss[DL_MAX_IO];
 
 		if (start > 0 && cfg->between_batches != NULL)
 			cfg->between_batches(cfg->between_batches_arg);
-		if ((st = dl_loss_check_labels(cfg->loss, yb, B, K, err)) != DL_OK)
-			return st;
-		p = dl_model_forward(m, x + start * in_size, B, false);
+		for (int k = 0; k < spec->n_inputs; k++)
+			xb[k] = xs[k] + start * dl_shape_size(&spec->input_shapes[k]);
+		for (int k = 0; k < spec->n_outputs; k++)
+		{
+			DlOutputConfig o = output_config(cfg, k);
+
+			yb[k] = ys[k] + start * dl_loss_y_width(o.loss, output_width(m, k));
+			if ((st = dl_loss_check_labels(o.loss, yb[k], B, output_width(m, k), err)) != DL_OK)
+				return st;
+		}
+		dl_model_forward_io(m, xb, B, false);
 		if ((st = dl_model_kernel_status(m, err)) != DL_OK)
 			return st;
-		if (stats != NULL)
+		if (stats == NULL)
+			continue;
+		for (int k = 0; k < spec->n_outputs; k++)
 		{
-			stats->loss_sum += dl_loss_compute(cfg->loss, NULL, p, yb, B, K, 1.0);
-			if (mk != DL_METRIC_NONE)
-				stats->metric_sum += dl_metric_sum(mk, cfg->top_k, p, yb, B, K);
-			stats->n += B;
+			DlOutputConfig o = output_config(cfg, k);
+
+			output_loss[k] = dl_loss_compute(o.loss, NULL, dl_model_output(m, k), yb[k], B,
+											 output_width(m, k), 1.0);
+			loss += o.loss_weight * output_loss[k];
 		}
+		add_stats(m, cfg, yb, B, loss, output_loss, stats);
 	}
 	return DL_OK;
 }
 
 DlStatus
-dl_model_predict(DlModel *m, float *out, const float *x, int64_t N, int64_t batch_size,
-				 DlError *err)
+dl_model_evaluate(DlModel *m, const DlTrainConfig *cfg, const float *x, const float *y,
+				  int64_t N, DlBatchStats *stats, DlError *err)
 {
-	int64_t		in_size = dl_shape_size(&m->spec->input_shape);
-	int64_t		K = dl_shape_size(&m->spec->output_shape);
+	DlStatus	st = check_single_io(m, err);
+
+	return st != DL_OK ? st : dl_model_evaluate_io(m, cfg, &x, &y, N, stats, err);
+}
+
+DlStatus
+dl_model_predict_io(DlModel *m, float *const *outs, const float *const *xs, int64_t N,
+					int64_t batch_size, DlError *err)
+{
+	const DlModelSpec *spec = m->spec;
 	DlStatus	st;
 
 	if ((st = check_batch_size(batch_size, err)) != DL_OK)
@@ -648,11 +761,28 @@ dl_model_predict(DlModel *m, float *out, const float *x, int64_t N, int64_t batc
 	for (int64_t start = 0; start < N; start += batch_size)
 	{
 		int64_t		B = N - start < batch_size ? N - start : batch_size;
-		const float *p = dl_model_forward(m, x + start * in_size, B, false);
+		const float *xb[DL_MAX_IO];
 
+		for (int k = 0; k < spec->n_inputs; k++)
+			xb[k] = xs[k] + start * dl_shape_size(&spec->input_shapes[k]);
+		dl_model_forward_io(m, xb, B, false);
 		if ((st = dl_model_kernel_status(m, err)) != DL_OK)
 			return st;
-		memcpy(out + start * K, p, (size_t) (B * K) * sizeof(float));
+		for (int k = 0; k < spec->n_outputs; k++)
+		{
+			int64_t		K = output_width(m, k);
+
+			memcpy(outs[k] + start * K, dl_model_output(m, k), (size_t) (B * K) * sizeof(float));
+		}
 	}
 	return DL_OK;
+}
+
+DlStatus
+dl_model_predict(DlModel *m, float *out, const float *x, int64_t N, int64_t batch_size,
+				 DlError *err)
+{
+	DlStatus	st = check_single_io(m, err);
+
+	return st != DL_OK ? st : dl_model_predict_io(m, &out, &x, N, batch_size, err);
 }

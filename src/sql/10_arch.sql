@@ -173,10 +173,11 @@ The table has the columns
 
 The architecture (and the weights' size) is checked before anything is
 stored; madlib_dl.keras_model_summary(model_arch) lists its layers.
-Supported: Sequential or single-chain Functional models of Dense, Conv2D,
-MaxPooling2D, AveragePooling2D, GlobalAveragePooling2D, Flatten, Dropout,
-Activation and BatchNormalization layers, from Keras 2.1+, tf.keras 2 or
-Keras 3.
+Supported: Sequential models, and Functional models of any graph with one
+input and one output (branches, residual connections, merges), of Dense,
+Conv2D, pooling, ZeroPadding2D, Cropping2D, UpSampling2D, Flatten, Dropout,
+Activation, BatchNormalization and merge (Add, Concatenate, ...) layers,
+from Keras 2.1+, tf.keras 2, Keras 3 or TensorFlow.js.
 
 See also: SELECT madlib_dl.delete_keras_model('usage');$usage$
 ELSE

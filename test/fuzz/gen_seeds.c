@@ -3,11 +3,15 @@
  * gen_seeds.c
  *	  Write the seed inputs of the fuzz corpora that are not copied from
  *	  fixtures: MADlib parameter strings, valid model state blobs and flat
- *	  weights for the blob target's fixed architectures, and packed
- *	  buffers.
+ *	  weights for the blob target's fixed architectures, packed buffers,
+ *	  and functional models that are graphs: the architectures of the
+ *	  graph fixtures, and hostile ones (cycles, dangling references, shape
+ *	  mismatches at merges, huge fan-in, shared layers, deep graphs).
  *
- * Usage: gen_seeds DIR   (writes DIR/fuzz_params, DIR/fuzz_blob,
- * DIR/fuzz_buffer, which must exist).  Test code: prints and exits.
+ * Usage: gen_seeds DIR [FIXTURES]   (writes DIR/fuzz_params, DIR/fuzz_grid,
+ * DIR/fuzz_blob, DIR/fuzz_buffer and DIR/fuzz_keras, which must exist;
+ * FIXTURES, default ../unit/fixtures, holds tfjs_graphs.json and
+ * torch_graphs.json).  Test code: prints and exits.
  *
  * IDENTIFICATION
  *	  test/fuzz/gen_seeds.c
@@ -17,6 +21,8 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+
+#include <json-c/json.h>
 
 #include "fuzz_util.h"
 #include "fuzz_blob_archs.h"
@@ -222,6 +228,144 @@ buffer_seed(const char *name, int n, int row, int k, uint8_t mode, bool nan)
 	write_seed("fuzz_buffer", name, buf, len);
 }
 
+/* ---- graphs for fuzz_keras ------------------------------------------- */
+
+#define G_HEAD "{\"class_name\": \"Model\", \"config\": {\"name\": \"g\", \"layers\": ["
+#define G_IN(n, shape) "{\"class_name\": \"InputLayer\", \"name\": \"" n "\", \"config\": {\"name\": \"" n \
+	"\", \"batch_input_shape\": [null, " shape "]}, \"inbound_nodes\": []}"
+#define G_L(cls, n, cfg, in) ", {\"class_name\": \"" cls "\", \"name\": \"" n "\", \"config\": {\"name\": \"" n \
+	"\"" cfg "}, \"inbound_nodes\": [[" in "]]}"
+#define G_R(n) "[\"" n "\", 0, 0, {}]"
+#define G_D(n, units, in) G_L("Dense", n, ", \"units\": " units, in)
+#define G_TAIL(ins, outs) "], \"input_layers\": " ins ", \"output_layers\": " outs "}}"
+#define G_X "[[\"x\", 0, 0]]"
+
+static const char *const graph_seeds[] = {
+	/* valid: a residual block, two inputs, two outputs, every merge */
+	G_HEAD G_IN("x", "6, 6, 2")
+	G_L("Conv2D", "c1", ", \"filters\": 2, \"kernel_size\": 3, \"padding\": \"same\", \"activation\": \"relu\"", G_R("x"))
+	G_L("Conv2D", "c2", ", \"filters\": 2, \"kernel_size\": 3, \"padding\": \"same\", \"dilation_rate\": 2", G_R("c1"))
+	G_L("Add", "add", "", G_R("c2") ", " G_R("x"))
+	G_L("ZeroPadding2D", "zp", ", \"padding\": [[1, 0], [2, 1]]", G_R("add"))
+	G_L("Cropping2D", "cr", ", \"cropping\": 1", G_R("zp"))
+	G_L("UpSampling2D", "up", ", \"size\": [2, 1]", G_R("cr"))
+	G_L("GlobalMaxPooling2D", "gmp", "", G_R("up"))
+	G_D("out", "3", G_R("gmp")) G_TAIL(G_X, "[[\"out\", 0, 0]]"),
+	G_HEAD G_IN("a", "3") ", " G_IN("b", "3")
+	G_L("Subtract", "s", "", G_R("a") ", " G_R("b"))
+	G_L("Multiply", "m", "", G_R("a") ", " G_R("b") ", " G_R("s"))
+	G_L("Maximum", "mx", "", G_R("m") ", " G_R("s"))
+	G_L("Minimum", "mn", "", G_R("m") ", " G_R("a"))
+	G_L("Average", "av", "", G_R("mx") ", " G_R("mn"))
+	G_L("Concatenate", "cat", ", \"axis\": -1", G_R("av") ", " G_R("a") ", " G_R("av"))
+	G_D("o1", "2", G_R("cat")) G_D("o2", "1", G_R("s"))
+	G_TAIL("[[\"a\", 0, 0], [\"b\", 0, 0]]", "[[\"o1\", 0, 0], [\"o2\", 0, 0]]"),
+	/* a cycle, a self-loop */
+	G_HEAD G_IN("x", "4") G_D("a", "4", G_R("b")) G_D("b", "4", G_R("a")) G_D("c", "2", G_R("x") ", " G_R("b"))
+	G_TAIL(G_X, "[[\"c\", 0, 0]]"),
+	G_HEAD G_IN("x", "4") G_L("Add", "a", "", G_R("x") ", " G_R("a")) G_TAIL(G_X, "[[\"a\", 0, 0]]"),
+	/* dangling: no such layer, a second call, a second output */
+	G_HEAD G_IN("x", "4") G_D("a", "4", G_R("nowhere")) G_TAIL(G_X, "[[\"a\", 0, 0]]"),
+	G_HEAD G_IN("x", "4") G_D("a", "4", "[\"x\", 3, 0, {}]") G_TAIL(G_X, "[[\"a\", 0, 0]]"),
+	G_HEAD G_IN("x", "4") G_D("a", "4", "[\"x\", 0, 2, {}]") G_TAIL(G_X, "[[\"a\", 7, 0]]"),
+	/* shapes that do not meet at a merge */
+	G_HEAD G_IN("x", "4") G_D("a", "4", G_R("x")) G_D("b", "5", G_R("x")) G_L("Add", "s", "", G_R("a") ", " G_R("b"))
+	G_TAIL(G_X, "[[\"s\", 0, 0]]"),
+	G_HEAD G_IN("x", "4, 4, 2") G_L("Flatten", "f", "", G_R("x"))
+	G_L("Concatenate", "c", ", \"axis\": 2", G_R("x") ", " G_R("f")) G_TAIL(G_X, "[[\"c\", 0, 0]]"),
+	/* a shared layer, a merge of one, an output that is an input, an output twice */
+	G_HEAD G_IN("x", "4") ", {\"class_name\": \"Dense\", \"name\": \"d\", \"config\": {\"units\": 4}, "
+	"\"inbound_nodes\": [[" G_R("x") "], [" G_R("x") "]]}" G_TAIL(G_X, "[[\"d\", 0, 0]]"),
+	G_HEAD G_IN("x", "4") G_L("Add", "a", "", G_R("x")) G_TAIL(G_X, "[[\"a\", 0, 0]]"),
+	G_HEAD G_IN("x", "4") G_D("a", "4", G_R("x")) G_TAIL(G_X, "[[\"x\", 0, 0], [\"a\", 0, 0], [\"a\", 0, 0]]"),
+	/* Keras 3: tensors in args and kwargs */
+	"{\"class_name\": \"Functional\", \"config\": {\"name\": \"k3\", \"layers\": ["
+	"{\"class_name\": \"InputLayer\", \"name\": \"x\", \"config\": {\"batch_shape\": [null, 3], \"name\": \"x\"}, \"inbound_nodes\": []}, "
+	"{\"class_name\": \"Dense\", \"name\": \"d\", \"config\": {\"name\": \"d\", \"units\": 3}, \"inbound_nodes\": "
+	"[{\"args\": [{\"class_name\": \"__keras_tensor__\", \"config\": {\"keras_history\": [\"x\", 0, 0]}}], \"kwargs\": {}}]}, "
+	"{\"class_name\": \"Add\", \"name\": \"a\", \"config\": {\"name\": \"a\"}, \"inbound_nodes\": "
+	"[{\"args\": [[{\"class_name\": \"__keras_tensor__\", \"config\": {\"keras_history\": [\"d\", 0, 0]}}]], "
+	"\"kwargs\": {\"other\": {\"class_name\": \"__keras_tensor__\", \"config\": {\"keras_history\": [\"x\", 0, 0]}}}}]}], "
+	"\"input_layers\": [[\"x\", 0, 0]], \"output_layers\": [[\"a\", 0, 0]]}}",
+};
+
+/* A merge of n references to the input: n = 64 is the most a layer reads. */
+static void
+fan_in_seed(const char *name, int n)
+{
+	size_t		cap = 256 + (size_t) n * 24;
+	char	   *buf = malloc(cap);
+	size_t		len = (size_t) snprintf(buf, cap, G_HEAD G_IN("x", "2") ", {\"class_name\": \"Add\", "
+									   "\"name\": \"a\", \"config\": {}, \"inbound_nodes\": [[");
+
+	for (int i = 0; i < n; i++)
+		len += (size_t) snprintf(buf + len, cap - len, "%s" G_R("x"), i > 0 ? ", " : "");
+	len += (size_t) snprintf(buf + len, cap - len, "]]}" G_TAIL(G_X, "[[\"a\", 0, 0]]"));
+	write_seed("fuzz_keras", name, buf, len);
+	free(buf);
+}
+
+/* n residual links, each an Add of the two before: a deep graph. */
+static void
+deep_seed(const char *name, int n)
+{
+	size_t		cap = 256 + (size_t) n * 160;
+	char	   *buf = malloc(cap);
+	size_t		len = (size_t) snprintf(buf, cap, G_HEAD G_IN("x", "2") G_D("a0", "2", G_R("x"))
+									   G_D("a1", "2", G_R("a0")));
+
+	for (int i = 2; i < n; i++)
+		len += (size_t) snprintf(buf + len, cap - len,
+								 ", {\"class_name\": \"Add\", \"name\": \"a%d\", \"config\": {}, "
+								 "\"inbound_nodes\": [[[\"a%d\", 0, 0, {}], [\"a%d\", 0, 0, {}]]]}",
+								 i, i - 1, i - 2);
+	len += (size_t) snprintf(buf + len, cap - len, "], \"input_layers\": " G_X
+							 ", \"output_layers\": [[\"a%d\", 0, 0]]}}", n - 1);
+	write_seed("fuzz_keras", name, buf, len);
+	free(buf);
+}
+
+/*
+ * The architectures of a graph fixture (model_arch, model_arch_k3), one
+ * seed each, named prefix_<case>.
+ */
+static void
+fixture_graph_seeds(const char *fixtures, const char *file, const char *prefix)
+{
+	char		path[1024];
+	json_object *root;
+	json_object *cases;
+
+	snprintf(path, sizeof(path), "%s/%s", fixtures, file);
+	root = json_object_from_file(path);
+	if (root == NULL || !json_object_object_get_ex(root, "cases", &cases))
+	{
+		fprintf(stderr, "gen_seeds: cannot read %s\n", path);
+		exit(1);
+	}
+	for (size_t i = 0; i < json_object_array_length(cases); i++)
+	{
+		json_object *c = json_object_array_get_idx(cases, i);
+		json_object *name;
+		static const char *const keys[] = {"model_arch", "model_arch_k3"};
+
+		json_object_object_get_ex(c, "name", &name);
+		for (int k = 0; k < 2; k++)
+		{
+			json_object *arch;
+			char		seed[96];
+			const char *text;
+
+			if (!json_object_object_get_ex(c, keys[k], &arch))
+				continue;
+			text = json_object_to_json_string_ext(arch, JSON_C_TO_STRING_PLAIN);
+			snprintf(seed, sizeof(seed), "%s_%s%s", prefix, json_object_get_string(name), k ? "_k3" : "");
+			write_seed("fuzz_keras", seed, text, strlen(text));
+		}
+	}
+	json_object_put(root);
+}
+
 int
 main(int argc, char **argv)
 {
@@ -230,9 +374,9 @@ main(int argc, char **argv)
 		4 * 5, 4 * 6
 	};
 
-	if (argc != 2)
+	if (argc != 2 && argc != 3)
 	{
-		fprintf(stderr, "usage: gen_seeds DIR\n");
+		fprintf(stderr, "usage: gen_seeds DIR [FIXTURES]\n");
 		return 2;
 	}
 	dir = argv[1];
@@ -253,6 +397,18 @@ main(int argc, char **argv)
 	buffer_seed("1x5_k10_nan", 1, 5, 10, 1, true);
 	buffer_seed("0x0_k0", 0, 0, 0, 1, false);
 	buffer_seed("3x2_k2_split", 3, 2, 2, 0, false);
+	for (size_t i = 0; i < sizeof(graph_seeds) / sizeof(graph_seeds[0]); i++)
+	{
+		char		name[32];
+
+		snprintf(name, sizeof(name), "graph_%02zu", i);
+		write_seed("fuzz_keras", name, graph_seeds[i], strlen(graph_seeds[i]));
+	}
+	fan_in_seed("graph_fan_in_64", 64);
+	fan_in_seed("graph_fan_in_200", 200);
+	deep_seed("graph_deep_100", 100);
+	fixture_graph_seeds(argc == 3 ? argv[2] : "../unit/fixtures", "tfjs_graphs.json", "graph_tfjs");
+	fixture_graph_seeds(argc == 3 ? argv[2] : "../unit/fixtures", "torch_graphs.json", "graph_torch");
 	printf("gen_seeds: wrote %d seeds\n", n_written);
 	return 0;
 }

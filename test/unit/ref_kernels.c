@@ -67,8 +67,13 @@ ref_axis(int64_t *out, int64_t *pad_before, int64_t n, int64_t k, int64_t s, DlP
 void
 ref_geom_init(RefGeom *g)
 {
-	ref_axis(&g->OH, &g->pad_top, g->H, g->KH, g->SH, g->padding);
-	ref_axis(&g->OW, &g->pad_left, g->W, g->KW, g->SW, g->padding);
+	if (g->DH < 1)
+		g->DH = 1;
+	if (g->DW < 1)
+		g->DW = 1;
+	/* a dilated kernel spans (K - 1) * D + 1 cells */
+	ref_axis(&g->OH, &g->pad_top, g->H, (g->KH - 1) * g->DH + 1, g->SH, g->padding);
+	ref_axis(&g->OW, &g->pad_left, g->W, (g->KW - 1) * g->DW + 1, g->SW, g->padding);
 }
 
 void
@@ -100,8 +105,8 @@ ref_conv2d_forward(double *y, const double *x, const double *K, const double *b,
 					for (int64_t kh = 0; kh < g->KH; kh++)
 						for (int64_t kw = 0; kw < g->KW; kw++)
 						{
-							int64_t		ih = oh * g->SH + kh - g->pad_top;
-							int64_t		iw = ow * g->SW + kw - g->pad_left;
+							int64_t		ih = oh * g->SH + kh * g->DH - g->pad_top;
+							int64_t		iw = ow * g->SW + kw * g->DW - g->pad_left;
 
 							if (ih < 0 || ih >= g->H || iw < 0 || iw >= g->W)
 								continue;
@@ -316,4 +321,117 @@ ref_to_double(double *xd, const float *xf, int64_t n)
 {
 	for (int64_t i = 0; i < n; i++)
 		xd[i] = xf[i];
+}
+
+void
+ref_global_maxpool2d_forward(double *y, const double *x, int64_t B, int64_t S, int64_t C)
+{
+	for (int64_t n = 0; n < B; n++)
+		for (int64_t c = 0; c < C; c++)
+		{
+			double		m = -INFINITY;
+
+			for (int64_t s = 0; s < S; s++)
+				m = fmax(m, x[(n * S + s) * C + c]);
+			y[n * C + c] = m;
+		}
+}
+
+void
+ref_zeropad2d_forward(double *y, const double *x, int64_t B, int64_t H, int64_t W, int64_t C,
+					  const int m[4])
+{
+	int64_t		OH = H + m[0] + m[1];
+	int64_t		OW = W + m[2] + m[3];
+
+	for (int64_t n = 0; n < B; n++)
+		for (int64_t h = 0; h < OH; h++)
+			for (int64_t w = 0; w < OW; w++)
+				for (int64_t c = 0; c < C; c++)
+				{
+					int64_t		ih = h - m[0];
+					int64_t		iw = w - m[2];
+
+					y[((n * OH + h) * OW + w) * C + c] = ih < 0 || ih >= H || iw < 0 || iw >= W ?
+						0.0 : x[((n * H + ih) * W + iw) * C + c];
+				}
+}
+
+void
+ref_crop2d_forward(double *y, const double *x, int64_t B, int64_t H, int64_t W, int64_t C,
+				   const int m[4])
+{
+	int64_t		OH = H - m[0] - m[1];
+	int64_t		OW = W - m[2] - m[3];
+
+	for (int64_t n = 0; n < B; n++)
+		for (int64_t h = 0; h < OH; h++)
+			for (int64_t w = 0; w < OW; w++)
+				for (int64_t c = 0; c < C; c++)
+					y[((n * OH + h) * OW + w) * C + c] = x[((n * H + h + m[0]) * W + w + m[2]) * C + c];
+}
+
+void
+ref_upsample2d_forward(double *y, const double *x, int64_t B, int64_t H, int64_t W, int64_t C,
+					   int SH, int SW)
+{
+	int64_t		OH = H * SH;
+	int64_t		OW = W * SW;
+
+	for (int64_t n = 0; n < B; n++)
+		for (int64_t h = 0; h < OH; h++)
+			for (int64_t w = 0; w < OW; w++)
+				for (int64_t c = 0; c < C; c++)
+					y[((n * OH + h) * OW + w) * C + c] = x[((n * H + h / SH) * W + w / SW) * C + c];
+}
+
+void
+ref_merge_forward(DlLayerKind kind, double *y, double *const *x, int k, int64_t n)
+{
+	for (int64_t i = 0; i < n; i++)
+	{
+		double		v = x[0][i];
+
+		for (int j = 1; j < k; j++)
+		{
+			double		u = x[j][i];
+
+			switch (kind)
+			{
+				case DL_LAYER_SUBTRACT:
+					v -= u;
+					break;
+				case DL_LAYER_MULTIPLY:
+					v *= u;
+					break;
+				case DL_LAYER_MAXIMUM:
+					v = fmax(v, u);
+					break;
+				case DL_LAYER_MINIMUM:
+					v = fmin(v, u);
+					break;
+				default:		/* Add, Average */
+					v += u;
+					break;
+			}
+		}
+		y[i] = kind == DL_LAYER_AVERAGE ? v / k : v;
+	}
+}
+
+void
+ref_concat_forward(double *y, double *const *x, const int64_t *width, int k, int64_t outer)
+{
+	int64_t		total = 0;
+
+	for (int j = 0; j < k; j++)
+		total += width[j];
+	for (int64_t r = 0; r < outer; r++)
+	{
+		int64_t		col = 0;
+
+		for (int j = 0; j < k; j++)
+			for (int64_t i = 0; i < width[j]; i++)
+				y[r * total + col++] = x[j][r * width[j] + i];
+	}
 }

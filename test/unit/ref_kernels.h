@@ -34,6 +34,8 @@ typedef struct RefGeom
 	/* filled by ref_geom_init */
 	int64_t		OH, OW;
 	int64_t		pad_top, pad_left;
+	/* convolutions: dilation, 0 read as 1 (no dilation) */
+	int64_t		DH, DW;
 } RefGeom;
 
 /* Compute OH, OW, pad_top, pad_left from the other fields (TF rules). */
@@ -76,6 +78,30 @@ void		ref_batchnorm_forward_infer(double *y, const double *x, const double *gamm
 										const double *beta, const double *moving_mean,
 										const double *moving_var, int64_t R, int64_t C,
 										double epsilon);
+
+/* y (B,C) = max of x (B,S,C) over S. */
+void		ref_global_maxpool2d_forward(double *y, const double *x, int64_t B, int64_t S,
+										 int64_t C);
+
+/*
+ * ZeroPadding2D: y (B, H+m0+m1, W+m2+m3, C) = x (B,H,W,C) framed by
+ * zeros; Cropping2D: y (B, H-m0-m1, W-m2-m3, C) = the inner window of x.
+ */
+void		ref_zeropad2d_forward(double *y, const double *x, int64_t B, int64_t H, int64_t W,
+								  int64_t C, const int m[4]);
+void		ref_crop2d_forward(double *y, const double *x, int64_t B, int64_t H, int64_t W,
+							   int64_t C, const int m[4]);
+
+/* UpSampling2D, nearest: y (B, H*SH, W*SW, C), y[h][w] = x[h / SH][w / SW]. */
+void		ref_upsample2d_forward(double *y, const double *x, int64_t B, int64_t H, int64_t W,
+								   int64_t C, int SH, int SW);
+
+/* The element-wise merge kind of the k inputs x[j] (n each) into y (n). */
+void		ref_merge_forward(DlLayerKind kind, double *y, double *const *x, int k, int64_t n);
+
+/* Concatenate rows: x[j] (outer, width[j]) side by side into y. */
+void		ref_concat_forward(double *y, double *const *x, const int64_t *width, int k,
+							   int64_t outer);
 
 /* sum over n of r[i] * y[i]: the scalar loss of the gradient checks. */
 double		ref_dot(const double *r, const double *y, int64_t n);

@@ -297,24 +297,63 @@ test_functional_follows_chain(void **state)
 	case_done(&c);
 }
 
+/* A branch joined by Add: the layers in the model's order, Add reading both. */
 static void
-test_functional_branching_refused(void **state)
+test_functional_branching(void **state)
 {
 	KerasCase	c;
+	const DlLayer *add;
 
 	/* Keras 3: dense and dense_1 both read the input and are added */
 	case_fixture(&c, "k3_functional_branching.json");
-	case_error(&c, DL_ERR_UNSUPPORTED, "layer \"add\"", "2 inbound");
+	case_ok(&c);
+	assert_int_equal(c.spec->n_layers, 4);
+	assert_string_equal(c.spec->layers[0].name, "dense");
+	assert_string_equal(c.spec->layers[1].name, "dense_1");
+	add = &c.spec->layers[2];
+	assert_string_equal(add->name, "add");
+	assert_int_equal(add->kind, DL_LAYER_ADD);
+	assert_int_equal(add->n_in, 2);
+	assert_int_equal(add->in[0], 0);
+	assert_int_equal(add->in[1], 1);
+	assert_int_equal(c.spec->layers[0].in[0], -1);
+	assert_int_equal(c.spec->layers[1].in[0], -1);
+	assert_int_equal(c.spec->layers[3].in[0], 2);
+	assert_false(c.spec->is_chain);
+	/* weights in layer order: dense, dense_1, then dense_2 after the add */
+	assert_int_equal(c.spec->layers[1].param_offset, 40);
+	assert_int_equal(c.spec->layers[3].param_offset, 80);
+	case_done(&c);
+}
+
+static void
+test_functional_graph_refused(void **state)
+{
+	KerasCase	c;
+	char	   *text;
+
+	/* tf.keras 2: one layer feeding two outputs; the SQL functions take one */
+	case_fixture(&c, "tf2_functional_two_heads.json");
+	case_error(&c, DL_ERR_UNSUPPORTED, "2 outputs", "(\"dense_1\", \"dense_2\")");
 	assert_true(strlen(c.err.hint) > 0);
 
-	/* tf.keras 2: one layer feeding two outputs */
-	case_fixture(&c, "tf2_functional_two_heads.json");
-	case_error(&c, DL_ERR_UNSUPPORTED, "2 outputs", "\"dense_2\"");
+	/* ... which dl_keras_parse_multi_io takes */
+	text = read_fixture("tf2_functional_two_heads.json", NULL);
+	c.alloc = test_allocator(&c.counter);
+	c.st = dl_keras_parse_multi_io(text, strlen(text), &c.alloc, &c.spec, &c.err);
+	case_ok(&c);
+	assert_int_equal(c.spec->n_outputs, 2);
+	assert_int_equal(c.spec->outputs[0], 1);
+	assert_int_equal(c.spec->outputs[1], 2);
+	assert_shape(&c.spec->output_shapes[1], 1, 1, 0, 0);
+	case_done(&c);
+	free(text);
 
-	/* the same with one declared output: the branch itself is refused */
+	/* the same with one declared output: dense_2 leads nowhere */
 	case_fixture_with(&c, "tf2_functional_two_heads.json",
 					  "[[\"dense_1\", 0, 0], [\"dense_2\", 0, 0]]", "[[\"dense_1\", 0, 0]]");
-	case_error(&c, DL_ERR_UNSUPPORTED, "layer \"dense\" feeds more than one layer", "\"dense_2\"");
+	case_error(&c, DL_ERR_UNSUPPORTED, "layer \"dense_2\" does not lead to any of the model's outputs",
+			   NULL);
 
 	/* a layer with no inbound connection */
 	case_fixture_with(&c, "tf2_functional_iris.json", "\"inbound_nodes\": [[[\"dense\", 0, 0, {}]]]",
@@ -324,7 +363,33 @@ test_functional_branching_refused(void **state)
 	/* the output is not the end of the chain */
 	case_fixture_with(&c, "k3_functional_iris.json", "\"output_layers\": [[\"dense_2\", 0, 0]]",
 					  "\"output_layers\": [[\"dense_1\", 0, 0]]");
-	case_error(&c, DL_ERR_UNSUPPORTED, "layer \"dense_1\"", "output");
+	case_error(&c, DL_ERR_UNSUPPORTED, "layer \"dense_2\"", "outputs");
+
+	/* a shared layer: dense called twice */
+	case_fixture_with(&c, "tf2_functional_iris.json", "\"inbound_nodes\": [[[\"dense\", 0, 0, {}]]]",
+					  "\"inbound_nodes\": [[[\"dense\", 0, 0, {}]], [[\"dense\", 0, 0, {}]]]");
+	case_error(&c, DL_ERR_UNSUPPORTED, "layer \"dense_1\" is called 2 times (a shared layer)", NULL);
+
+	/* a reference to a layer that does not exist, to a second call, to a second output */
+	case_fixture_with(&c, "tf2_functional_iris.json", "\"inbound_nodes\": [[[\"dense\", 0, 0, {}]]]",
+					  "\"inbound_nodes\": [[[\"nowhere\", 0, 0, {}]]]");
+	case_error(&c, DL_ERR_PARSE, "layer \"dense_1\" reads \"nowhere\", which is not a layer", NULL);
+	case_fixture_with(&c, "tf2_functional_iris.json", "\"inbound_nodes\": [[[\"dense\", 0, 0, {}]]]",
+					  "\"inbound_nodes\": [[[\"dense\", 1, 0, {}]]]");
+	case_error(&c, DL_ERR_PARSE, "layer \"dense_1\" reads call 1 of layer \"dense\"", NULL);
+	case_fixture_with(&c, "tf2_functional_iris.json", "\"inbound_nodes\": [[[\"dense\", 0, 0, {}]]]",
+					  "\"inbound_nodes\": [[[\"dense\", 0, 1, {}]]]");
+	case_error(&c, DL_ERR_UNSUPPORTED, "layer \"dense_1\" reads output 1 of layer \"dense\"", NULL);
+
+	/* a cycle: dense reads dense_1, which reads dense */
+	case_fixture_with(&c, "tf2_functional_iris.json", "\"inbound_nodes\": [[[\"input_1\", 0, 0, {}]]]",
+					  "\"inbound_nodes\": [[[\"dense_1\", 0, 0, {}]]]");
+	case_error(&c, DL_ERR_UNSUPPORTED, "is part of a cycle", NULL);
+
+	/* a merge of shapes that differ: Add of dense (8) and dense_1 (5) */
+	case_fixture_with(&c, "k3_functional_branching.json", "\"units\": 8, \"activation\": \"tanh\"",
+					  "\"units\": 5, \"activation\": \"tanh\"");
+	case_error(&c, DL_ERR_SHAPE, "layer \"add\" (Add): input 2 has shape (5), input 1 has (8)", NULL);
 }
 
 /* ----------------------------------------------------------------------
@@ -783,8 +848,17 @@ test_error_conv_attributes(void **state)
 {
 	KerasCase	c;
 
-	case_fixture_with(&c, "tf2_mnist_cnn.json", "\"dilation_rate\": [1, 1]", "\"dilation_rate\": [2, 2]");
-	case_error(&c, DL_ERR_UNSUPPORTED, "layer \"conv2d\": dilation_rate (2, 2) is not supported", NULL);
+	/* dilation: read, and refused with strides, as Keras does */
+	case_fixture_with(&c, "tf2_mnist_cnn.json", "\"dilation_rate\": [1, 1]", "\"dilation_rate\": [2, 3]");
+	case_ok(&c);
+	assert_int_equal(c.spec->layers[0].dilation[0], 2);
+	assert_int_equal(c.spec->layers[0].dilation[1], 3);
+	assert_shape(&c.spec->layers[0].out_shape, 3, 24, 22, 32);
+	case_done(&c);
+	case_fixture_with(&c, "tf2_mnist_cnn.json",
+					  "\"strides\": [1, 1], \"padding\": \"valid\", \"data_format\": \"channels_last\", \"dilation_rate\": [1, 1]",
+					  "\"strides\": [2, 1], \"padding\": \"valid\", \"data_format\": \"channels_last\", \"dilation_rate\": [2, 2]");
+	case_error(&c, DL_ERR_INVALID_ARGUMENT, "layer \"conv2d\": dilation_rate (2, 2) with strides (2, 1)", NULL);
 
 	case_fixture_with(&c, "k2_mnist_cnn.json", "\"data_format\": \"channels_last\"",
 					  "\"data_format\": \"channels_first\"");
@@ -942,7 +1016,8 @@ main(void)
 		cmocka_unit_test(test_functional_tf2),
 		cmocka_unit_test(test_functional_k3),
 		cmocka_unit_test(test_functional_follows_chain),
-		cmocka_unit_test(test_functional_branching_refused),
+		cmocka_unit_test(test_functional_branching),
+		cmocka_unit_test(test_functional_graph_refused),
 		cmocka_unit_test(test_tf2_fashion_mlp),
 		cmocka_unit_test(test_k3_fashion_mlp),
 		cmocka_unit_test(test_mnist_cnn_dialects),

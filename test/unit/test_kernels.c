@@ -493,7 +493,7 @@ test_batchnorm_forward_train(void **state)
 					n = R * C;
 		float	   *x = REF_NEW(float, n);
 		float	   *y = REF_NEW(float, n);
-		float	   *xhat = REF_NEW(float, n);
+		float	   *yrelu = REF_NEW(float, n);
 		float	   *gamma = REF_NEW(float, C);
 		float	   *beta = REF_NEW(float, C);
 		float	   *mean = REF_NEW(float, C);
@@ -523,8 +523,8 @@ test_batchnorm_forward_train(void **state)
 			mmd[c] = mm[c];
 			mvd[c] = mv[c];
 		}
-		dl_batchnorm_forward_train(y, xhat, mean, invstd, mm, mv, x, gamma, beta, R, C,
-								   mom, eps, false);
+		dl_batchnorm_forward_train(y, mean, invstd, mm, mv, x, gamma, beta, R, C,
+								   mom, eps, false, DL_ACT_LINEAR);
 		ref_batchnorm_forward_train(yd, meand, vard, xd, gd, bd, R, C, eps);
 		check_fwd("batchnorm train y", i, y, yd, n);
 		check_fwd("batchnorm train mean", i, mean, meand, C);
@@ -539,10 +539,15 @@ test_batchnorm_forward_train(void **state)
 		check_fwd("batchnorm moving_var", i, mv, mvd, C);
 		/* gamma, beta NULL: y is xhat */
 		ref_batchnorm_forward_train(yd, NULL, NULL, xd, NULL, NULL, R, C, eps);
-		dl_batchnorm_forward_train(y, xhat, mean, invstd, mm, mv, x, NULL, NULL, R, C,
-								   mom, eps, false);
+		dl_batchnorm_forward_train(y, mean, invstd, mm, mv, x, NULL, NULL, R, C,
+								   mom, eps, false, DL_ACT_LINEAR);
 		check_fwd("batchnorm train plain", i, y, yd, n);
-		check_fwd("batchnorm xhat", i, xhat, yd, n);
+		/* a fused ReLU gives the ReLU of those bits */
+		dl_batchnorm_forward_train(yrelu, mean, invstd, mm, mv, x, NULL, NULL, R, C,
+								   mom, eps, false, DL_ACT_RELU);
+		for (int64_t k = 0; k < n; k++)
+			if (yrelu[k] != (y[k] > 0.0f ? y[k] : 0.0f))
+				fail_msg("batchnorm train with ReLU (case %d): value %lld", i, (long long) k);
 	}
 	ref_free_all();
 }
@@ -558,13 +563,12 @@ test_batchnorm_hand_values(void **state)
 	float		mm[2] = {0.0f, 1.0f};
 	float		mv[2] = {1.0f, 1.0f};
 	float		y[8],
-				xhat[8],
 				mean[2],
 				invstd[2];
 	double		eps = 1e-3;
 
-	dl_batchnorm_forward_train(y, xhat, mean, invstd, mm, mv, x, gamma, beta, 4, 2, 0.9, eps,
-							   false);
+	dl_batchnorm_forward_train(y, mean, invstd, mm, mv, x, gamma, beta, 4, 2, 0.9, eps,
+							   false, DL_ACT_LINEAR);
 	assert_close(mean[0], 2.5, 1e-7, 0);
 	assert_close(mean[1], 2.0, 1e-7, 0);
 	assert_close(invstd[0], 1.0 / sqrt(1.25 + 1e-3), 1e-6, 0);
@@ -578,10 +582,10 @@ test_batchnorm_hand_values(void **state)
 	assert_close(y[3], -1.0, 1e-6, 0);	/* constant channel: beta */
 
 	/* inference with the updated moving statistics */
-	dl_batchnorm_forward_infer(y, x, gamma, beta, mm, mv, 4, 2, eps);
+	dl_batchnorm_forward_infer(y, x, gamma, beta, mm, mv, 4, 2, eps, DL_ACT_LINEAR);
 	assert_close(y[4], 2.0 * (3 - 0.25) / sqrt(1.025 + 1e-3) + 0.1, 1e-6, 0);
 	assert_close(y[5], 0.5 * (2 - 1.1) / sqrt(0.9 + 1e-3) - 1.0, 1e-6, 0);
-	dl_batchnorm_forward_infer(y, x, NULL, NULL, mm, mv, 4, 2, eps);
+	dl_batchnorm_forward_infer(y, x, NULL, NULL, mm, mv, 4, 2, eps, DL_ACT_LINEAR);
 	assert_close(y[0], (1 - 0.25) / sqrt(1.026), 1e-6, 0);
 	assert_close(y[1], (2 - 1.1) / sqrt(0.901), 1e-6, 0);
 }
@@ -600,13 +604,12 @@ test_batchnorm_unbiased_moving_var(void **state)
 	float		mv1[1] = {1.0f};
 	float		mm1[1] = {0.0f};
 	float		y[8],
-				xhat[8],
 				mean[2],
 				invstd[2];
 	double		eps = 1e-3;
 
-	dl_batchnorm_forward_train(y, xhat, mean, invstd, mm, mv, x, NULL, NULL, 4, 2, 0.9, eps,
-							   true);
+	dl_batchnorm_forward_train(y, mean, invstd, mm, mv, x, NULL, NULL, 4, 2, 0.9, eps,
+							   true, DL_ACT_LINEAR);
 	/* channel 0: biased var 1.25, unbiased 1.25 * 4 / 3 = 5/3 */
 	assert_close(invstd[0], 1.0 / sqrt(1.25 + 1e-3), 1e-6, 0);
 	assert_close(mv[0], 0.9 * 1.0 + 0.1 * (5.0 / 3.0), 1e-6, 0);	/* 1.0666667 */
@@ -614,8 +617,8 @@ test_batchnorm_unbiased_moving_var(void **state)
 	assert_close(mm[0], 0.25, 1e-6, 0);
 	assert_close(y[0], (1 - 2.5) / sqrt(1.251), 1e-6, 0);
 	/* one row: no correction possible, the variance (0) is used as is */
-	dl_batchnorm_forward_train(y, xhat, mean, invstd, mm1, mv1, x, NULL, NULL, 1, 1, 0.5, eps,
-							   true);
+	dl_batchnorm_forward_train(y, mean, invstd, mm1, mv1, x, NULL, NULL, 1, 1, 0.5, eps,
+							   true, DL_ACT_LINEAR);
 	assert_close(mv1[0], 0.5, 1e-7, 0);
 	assert_close(mm1[0], 0.5, 1e-7, 0);
 }
@@ -646,10 +649,19 @@ test_batchnorm_forward_infer(void **state)
 	ref_fill_uniform(b, bd, C, -1, 1, &rng);
 	ref_fill_uniform(mm, mmd, C, -1, 1, &rng);
 	ref_fill_uniform(mv, mvd, C, 0.2, 2, &rng);
-	dl_batchnorm_forward_infer(y, x, g, b, mm, mv, R, C, 1e-3);
+	dl_batchnorm_forward_infer(y, x, g, b, mm, mv, R, C, 1e-3, DL_ACT_LINEAR);
 	ref_batchnorm_forward_infer(yd, xd, gd, bd, mmd, mvd, R, C, 1e-3);
 	check_fwd("batchnorm infer", 0, y, yd, n);
-	dl_batchnorm_forward_infer(x, x, NULL, b, mm, mv, R, C, 1e-3);	/* in place */
+	{
+		/* a fused ReLU gives the ReLU of those bits */
+		float	   *yr = REF_NEW(float, n);
+
+		dl_batchnorm_forward_infer(yr, x, g, b, mm, mv, R, C, 1e-3, DL_ACT_RELU);
+		for (int64_t k = 0; k < n; k++)
+			if (yr[k] != (y[k] > 0.0f ? y[k] : 0.0f))
+				fail_msg("batchnorm infer with ReLU: value %lld", (long long) k);
+	}
+	dl_batchnorm_forward_infer(x, x, NULL, b, mm, mv, R, C, 1e-3, DL_ACT_LINEAR);	/* in place */
 	ref_batchnorm_forward_infer(yd, xd, NULL, bd, mmd, mvd, R, C, 1e-3);
 	check_fwd("batchnorm infer in place", 1, x, yd, n);
 	ref_free_all();

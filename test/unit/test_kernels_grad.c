@@ -563,7 +563,6 @@ test_grad_batchnorm(void **state)
 		float	   *beta = REF_NEW(float, C);
 		float	   *r = REF_NEW(float, n);
 		float	   *y = REF_NEW(float, n);
-		float	   *xhat = REF_NEW(float, n);
 		float	   *mean = REF_NEW(float, C);
 		float	   *invstd = REF_NEW(float, C);
 		float	   *mm = REF_NEW(float, C);
@@ -588,10 +587,10 @@ test_grad_batchnorm(void **state)
 		ref_fill_uniform(beta, c.beta, C, -1, 1, &rng);
 		ref_fill_uniform(r, c.r, n, -1, 1, &rng);
 
-		dl_batchnorm_forward_train(y, xhat, mean, invstd, mm, mv, x,
+		dl_batchnorm_forward_train(y, mean, invstd, mm, mv, x,
 								   has_g ? gamma : NULL, has_b ? beta : NULL, R, C,
-								   0.99, c.eps, false);
-		dl_batchnorm_backward(dx, has_g ? dg : NULL, has_b ? dbt : NULL, r, xhat, invstd,
+								   0.99, c.eps, false, DL_ACT_LINEAR);
+		dl_batchnorm_backward(dx, has_g ? dg : NULL, has_b ? dbt : NULL, r, NULL, x, mean, invstd,
 							  has_g ? gamma : NULL, R, C);
 		num = REF_NEW(double, n);
 		ref_numeric_grad(num, c.x, n, bn_loss, &c, FD_EPS);
@@ -608,12 +607,38 @@ test_grad_batchnorm(void **state)
 			ref_numeric_grad(num, c.beta, C, bn_loss, &c, FD_EPS);
 			check_grad("batchnorm dbeta", k, dbt, num, C);
 		}
+		{
+			/*
+			 * a fused ReLU: the forward's output through it, the backward
+			 * masking dy first, bit for bit the two layers apart
+			 */
+			float	   *yr = REF_NEW(float, n);
+			float	   *rm = REF_NEW(float, n);
+			float	   *dxf = nan_buffer(n);
+			float	   *dxs = nan_buffer(n);
+			float	   *g1 = REF_NEW(float, C);
+			float	   *g2 = REF_NEW(float, C);
+
+			dl_batchnorm_forward_train(yr, mean, invstd, mm, mv, x,
+									   has_g ? gamma : NULL, has_b ? beta : NULL, R, C,
+									   0.99, c.eps, false, DL_ACT_RELU);
+			for (int64_t i = 0; i < n; i++)
+			{
+				if (yr[i] != (y[i] > 0.0f ? y[i] : 0.0f))
+					fail_msg("batchnorm with ReLU (case %d): output %lld", k, (long long) i);
+				rm[i] = yr[i] > 0.0f ? r[i] : 0.0f;
+			}
+			dl_batchnorm_backward(dxf, g1, NULL, r, yr, x, mean, invstd, gamma, R, C);
+			dl_batchnorm_backward(dxs, g2, NULL, rm, NULL, x, mean, invstd, gamma, R, C);
+			assert_memory_equal(dxf, dxs, (size_t) n * sizeof(float));
+			assert_memory_equal(g1, g2, (size_t) C * sizeof(float));
+		}
 		if (has_g && has_b)
 		{
 			/* dx NULL allowed; dgamma and dbeta accumulate */
 			memcpy(dg2, dg, (size_t) C * sizeof(float));
 			memcpy(dbt2, dbt, (size_t) C * sizeof(float));
-			dl_batchnorm_backward(NULL, dg2, dbt2, r, xhat, invstd, gamma, R, C);
+			dl_batchnorm_backward(NULL, dg2, dbt2, r, NULL, x, mean, invstd, gamma, R, C);
 			check_scaled("batchnorm dgamma twice", dg2, dg, 2.0, C);
 			check_scaled("batchnorm dbeta twice", dbt2, dbt, 2.0, C);
 		}

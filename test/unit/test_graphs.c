@@ -1,0 +1,959 @@
+/*-------------------------------------------------------------------------
+ *
+ * test_graphs.c
+ *	  Unit tests: functional models that are graphs, against TensorFlow.js
+ *	  and PyTorch, their gradients, their memory and their plan.
+ *
+ * The fixture tfjs_graphs.json is made by gen_graphs.js (next to it):
+ * TensorFlow.js builds functional models (residual blocks, two inputs,
+ * two outputs, each merge it has, ZeroPadding2D, Cropping2D,
+ * UpSampling2D, GlobalMaxPooling2D, dilated Conv2D), sets fixed initial
+ * weights, predicts, and takes two full-batch training steps with SGD and
+ * with Adam.  The engine reads the same JSON, sets the same weights, and
+ * must predict the same within PRED_TOL and train to the same weights
+ * within STEP_TOL.  torch_graphs.json (gen_graphs_torch.py) does the same
+ * for what TF.js lacks: Subtract and the training of dilated
+ * convolutions.
+ *
+ * Whole-model gradients of graphs (merges, a tensor read twice, two
+ * inputs, two weighted outputs, the new layers) are compared with
+ * central finite differences of the loss computed in double from float
+ * forward passes, as test_model.c does for chains.
+ *
+ * IDENTIFICATION
+ *	  test/unit/test_graphs.c
+ *
+ *-------------------------------------------------------------------------
+ */
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include <json-c/json.h>
+
+#include "unit_util.h"
+#include "madlib_dl/dl_keras.h"
+#include "madlib_dl/dl_model.h"
+#include "model_impl.h"
+
+/* the issue's bounds: predictions within 1e-5, two steps within 2e-4 */
+#define PRED_TOL 1e-5
+#define STEP_TOL 2e-4
+#define LOSS_TOL 1e-5
+
+static json_object *
+member(json_object *o, const char *key)
+{
+	json_object *v;
+
+	if (!json_object_object_get_ex(o, key, &v))
+		fail_msg("fixture lacks \"%s\"", key);
+	return v;
+}
+
+/* The number array a as floats (malloc'd), its length into *n. */
+static float *
+array_floats(json_object *a, size_t *n)
+{
+	size_t		len = json_object_array_length(a);
+	float	   *out = malloc(sizeof(float) * (len > 0 ? len : 1));
+
+	for (size_t i = 0; i < len; i++)
+		out[i] = (float) json_object_get_double(json_object_array_get_idx(a, i));
+	*n = len;
+	return out;
+}
+
+static DlLossKind
+loss_of(const char *name)
+{
+	if (strcmp(name, "categoricalCrossentropy") == 0)
+		return DL_LOSS_CATEGORICAL_CROSSENTROPY;
+	if (strcmp(name, "binaryCrossentropy") == 0)
+		return DL_LOSS_BINARY_CROSSENTROPY;
+	if (strcmp(name, "meanSquaredError") == 0)
+		return DL_LOSS_MEAN_SQUARED_ERROR;
+	fail_msg("unknown loss %s in the fixture", name);
+	return DL_LOSS_CATEGORICAL_CROSSENTROPY;
+}
+
+static double
+max_abs_diff(const float *a, const float *b, size_t n)
+{
+	double		d = 0;
+
+	for (size_t i = 0; i < n; i++)
+		d = fmax(d, fabs((double) a[i] - (double) b[i]));
+	return d;
+}
+
+/* One fixture case, read: the model and its data. */
+typedef struct GraphCase
+{
+	const char *name;
+	TestAllocCounter counter;
+	DlAllocator alloc;
+	DlModelSpec *spec;
+	int64_t		n;
+	int			n_in;
+	int			n_out;
+	float	   *x[DL_MAX_IO];
+	float	   *y[DL_MAX_IO];
+	float	   *pred[DL_MAX_IO];
+	size_t		pred_len[DL_MAX_IO];
+	DlOutputConfig out_cfg[DL_MAX_IO];
+	float	   *w0;
+	size_t		P;
+} GraphCase;
+
+/*
+ * Read case c with the architecture under arch_key; smooth: with every
+ * ReLU made a tanh, so that finite differences see no kinks.
+ */
+static void
+case_read_as(GraphCase *g, json_object *c, const char *arch_key, bool smooth)
+{
+	char	   *arch = strdup(json_object_to_json_string_ext(member(c, arch_key), JSON_C_TO_STRING_PLAIN));
+	char	   *at;
+	json_object *ins = member(c, "inputs");
+	json_object *outs = member(c, "outputs");
+	DlError		err;
+	size_t		len;
+
+	memset(g, 0, sizeof(*g));
+	g->name = json_object_get_string(member(c, "name"));
+	g->alloc = test_allocator(&g->counter);
+	while (smooth && (at = strstr(arch, "\"activation\":\"relu\"")) != NULL)
+		memcpy(at + strlen("\"activation\":\""), "tanh", 4);
+	if (dl_keras_parse_multi_io(arch, strlen(arch), &g->alloc, &g->spec, &err) != DL_OK)
+		fail_msg("%s (%s): %s", g->name, arch_key, err.msg);
+	free(arch);
+	g->n = json_object_get_int64(member(c, "n"));
+	g->n_in = (int) json_object_array_length(ins);
+	g->n_out = (int) json_object_array_length(outs);
+	assert_int_equal(g->spec->n_inputs, g->n_in);
+	assert_int_equal(g->spec->n_outputs, g->n_out);
+	for (int k = 0; k < g->n_in; k++)
+	{
+		g->x[k] = array_floats(member(json_object_array_get_idx(ins, (size_t) k), "data"), &len);
+		assert_int_equal(len, g->n * dl_shape_size(&g->spec->input_shapes[k]));
+	}
+	for (int k = 0; k < g->n_out; k++)
+	{
+		json_object *o = json_object_array_get_idx(outs, (size_t) k);
+
+		g->y[k] = array_floats(member(o, "y"), &len);
+		g->pred[k] = array_floats(member(o, "prediction"), &g->pred_len[k]);
+		assert_int_equal(g->pred_len[k], g->n * dl_shape_size(&g->spec->output_shapes[k]));
+		g->out_cfg[k].loss = loss_of(json_object_get_string(member(o, "loss")));
+		g->out_cfg[k].loss_weight = json_object_get_double(member(o, "loss_weight"));
+		g->out_cfg[k].metric = DL_METRIC_NONE;
+		g->out_cfg[k].top_k = 5;
+	}
+	g->w0 = array_floats(member(c, "initial_weights"), &g->P);
+	if (g->P != g->spec->n_params)
+		fail_msg("%s: the fixture has %zu weights, the spec %zu", g->name, g->P, g->spec->n_params);
+}
+
+static void
+case_read(GraphCase *g, json_object *c, const char *arch_key)
+{
+	case_read_as(g, c, arch_key, false);
+}
+
+static void
+case_free(GraphCase *g)
+{
+	dl_model_spec_free(g->spec, &g->alloc);
+	assert_no_leaks(&g->counter);
+	for (int k = 0; k < g->n_in; k++)
+		free(g->x[k]);
+	for (int k = 0; k < g->n_out; k++)
+	{
+		free(g->y[k]);
+		free(g->pred[k]);
+	}
+	free(g->w0);
+}
+
+/* The engine's predictions against TF.js'; the largest difference. */
+static double
+case_predict(GraphCase *g)
+{
+	DlModel    *m;
+	DlError		err;
+	float	   *out[DL_MAX_IO];
+	double		d = 0;
+
+	assert_int_equal(dl_model_create(g->spec, NULL, &g->alloc, &m, &err), DL_OK);
+	assert_int_equal(dl_model_set_params(m, g->w0, g->P, &err), DL_OK);
+	for (int k = 0; k < g->n_out; k++)
+		out[k] = malloc(sizeof(float) * g->pred_len[k]);
+	/* batches of 2: several passes through the reused buffers */
+	if (dl_model_predict_io(m, out, (const float *const *) g->x, g->n, 2, &err) != DL_OK)
+		fail_msg("%s: predict: %s", g->name, err.msg);
+	for (int k = 0; k < g->n_out; k++)
+	{
+		d = fmax(d, max_abs_diff(out[k], g->pred[k], g->pred_len[k]));
+		free(out[k]);
+	}
+	dl_model_free(m);
+	return d;
+}
+
+/*
+ * Two full-batch steps with the optimizer of fixture object opt ("sgd"
+ * or "adam"); the largest weight difference from TF.js' after either,
+ * and the largest loss difference into *dloss.
+ */
+static double
+case_train(GraphCase *g, json_object *c, const char *opt, double *dloss, double *moved)
+{
+	json_object *o = member(c, opt);
+	json_object *after = member(o, "weights");
+	json_object *loss = member(o, "loss");
+	DlOptimConfig oc;
+	DlTrainConfig cfg;
+	DlModel    *m;
+	DlError		err;
+	double		d = 0;
+
+	dl_optim_config_default(&oc, strcmp(opt, "sgd") == 0 ? DL_OPTIM_SGD : DL_OPTIM_ADAM);
+	oc.lr = json_object_get_double(member(o, "lr"));
+	if (oc.kind == DL_OPTIM_ADAM)
+	{
+		oc.beta_1 = json_object_get_double(member(o, "beta_1"));
+		oc.beta_2 = json_object_get_double(member(o, "beta_2"));
+		oc.epsilon = json_object_get_double(member(o, "epsilon"));
+	}
+	memset(&cfg, 0, sizeof(cfg));
+	cfg.loss = g->out_cfg[0].loss;
+	cfg.batch_size = g->n;
+	cfg.outputs = g->out_cfg;
+	assert_int_equal(dl_model_create(g->spec, &oc, &g->alloc, &m, &err), DL_OK);
+	assert_int_equal(dl_model_set_params(m, g->w0, g->P, &err), DL_OK);
+	*dloss = 0;
+	*moved = 0;
+	for (int s = 0; s < 2; s++)
+	{
+		DlBatchStats st;
+		size_t		n;
+		float	   *want = array_floats(json_object_array_get_idx(after, (size_t) s), &n);
+
+		memset(&st, 0, sizeof(st));
+		assert_int_equal(n, g->P);
+		if (dl_model_train_batch_io(m, &cfg, (const float *const *) g->x,
+									(const float *const *) g->y, g->n, &st, &err) != DL_OK)
+			fail_msg("%s: %s step %d: %s", g->name, opt, s + 1, err.msg);
+		d = fmax(d, max_abs_diff(dl_model_params(m), want, n));
+		*moved = fmax(*moved, max_abs_diff(dl_model_params(m), g->w0, n));
+		*dloss = fmax(*dloss, fabs(st.loss_sum / (double) st.n -
+								   json_object_get_double(json_object_array_get_idx(loss, (size_t) s))));
+		free(want);
+	}
+	dl_model_free(m);
+	return d;
+}
+
+/* Every case of a fixture file: predictions, then SGD and Adam steps. */
+static void
+check_fixture(const char *file, const char *who)
+{
+	char	   *text = read_fixture(file, NULL);
+	json_object *root = json_tokener_parse(text);
+	json_object *cases;
+	double		worst_p = 0,
+				worst_w = 0;
+
+	assert_non_null(root);
+	cases = member(root, "cases");
+	assert_true(json_object_array_length(cases) >= 2);
+	for (size_t i = 0; i < json_object_array_length(cases); i++)
+	{
+		json_object *c = json_object_array_get_idx(cases, i);
+		json_object *k3;
+		GraphCase	g;
+		double		dp,
+					dsgd = 0,
+					dadam = 0,
+					lsgd = 0,
+					ladam = 0,
+					msgd = 0,
+					madam = 0;
+
+		case_read(&g, c, "model_arch");
+		dp = case_predict(&g);
+		if (json_object_get_boolean(member(c, "trained")))
+		{
+			dsgd = case_train(&g, c, "sgd", &lsgd, &msgd);
+			dadam = case_train(&g, c, "adam", &ladam, &madam);
+		}
+		print_message("%s %-18s P %5zu: max |prediction difference| %.2e, two steps: "
+					  "SGD max |weight difference| %.2e (moved %.2e, loss %.1e), "
+					  "Adam %.2e (moved %.2e, loss %.1e)\n",
+					  who, g.name, g.P, dp, dsgd, msgd, lsgd, dadam, madam, ladam);
+		if (!(dp <= PRED_TOL))
+			fail_msg("%s: predictions differ from %s' by %g", g.name, who, dp);
+		if (json_object_get_boolean(member(c, "trained")))
+		{
+			if (!(dsgd <= STEP_TOL) || !(dadam <= STEP_TOL))
+				fail_msg("%s: weights after two steps differ from %s' by %g (SGD), %g (Adam)",
+						 g.name, who, dsgd, dadam);
+			if (!(lsgd <= LOSS_TOL) || !(ladam <= LOSS_TOL))
+				fail_msg("%s: losses differ from %s' by %g (SGD), %g (Adam)", g.name, who, lsgd, ladam);
+			/* a step that moved nothing would match anything */
+			if (!(msgd > 20 * STEP_TOL) || !(madam > 20 * STEP_TOL))
+				fail_msg("%s: the steps moved the weights by only %g, %g", g.name, msgd, madam);
+		}
+		worst_p = fmax(worst_p, dp);
+		worst_w = fmax(worst_w, fmax(dsgd, dadam));
+		case_free(&g);
+
+		/* the same graph in Keras 3's dialect, where the fixture has it */
+		if (json_object_object_get_ex(c, "model_arch_k3", &k3))
+		{
+			GraphCase	g3;
+			double		d3;
+
+			case_read(&g3, c, "model_arch_k3");
+			d3 = case_predict(&g3);
+			print_message("%s %-18s in Keras 3's dialect: max |prediction difference| %.2e\n",
+						  who, g3.name, d3);
+			if (!(d3 <= PRED_TOL))
+				fail_msg("%s (Keras 3 dialect): predictions differ by %g", g3.name, d3);
+			case_free(&g3);
+		}
+	}
+	print_message("%s, all cases: max |prediction difference| %.2e, max |weight difference| %.2e\n",
+				  who, worst_p, worst_w);
+	json_object_put(root);
+	free(text);
+}
+
+static void
+test_tfjs_fixture(void **state)
+{
+	check_fixture("tfjs_graphs.json", "TF.js");
+}
+
+static void
+test_torch_fixture(void **state)
+{
+	check_fixture("torch_graphs.json", "PyTorch");
+}
+
+/* ---------------------------------------------------------------------
+ * Gradients against finite differences
+ * --------------------------------------------------------------------- */
+
+/* The loss (mean over the batch) at the current weights, in double. */
+static double
+mean_loss(DlModel *m, const DlTrainConfig *cfg, float *const *x, float *const *y, int64_t B)
+{
+	double		loss;
+	DlError		err;
+
+	if (dl_model_compute_gradients_io(m, cfg, (const float *const *) x, (const float *const *) y,
+									  B, &loss, &err) != DL_OK)
+		fail_msg("compute_gradients: %s", err.msg);
+	return loss / (double) B;
+}
+
+static double
+central_difference(DlModel *m, const DlTrainConfig *cfg, float *const *x, float *const *y,
+				   int64_t B, size_t i, double eps)
+{
+	float		w0 = m->params[i];
+	double		lp,
+				lm;
+
+	m->params[i] = w0 + (float) eps;
+	lp = mean_loss(m, cfg, x, y, B);
+	m->params[i] = w0 - (float) eps;
+	lm = mean_loss(m, cfg, x, y, B);
+	m->params[i] = w0;
+	return (lp - lm) / (2 * eps);
+}
+
+/*
+ * The analytic gradient of every trainable float of g's model at its
+ * initial weights, on its data, against central differences (eps 1e-3
+ * and 5e-4; a float whose two estimates disagree sits at a kink, a ReLU
+ * at 0 or a maximum changing hands, and is skipped); the relative L2
+ * error.
+ */
+static double
+gradcheck(GraphCase *g, int *n_kinks)
+{
+	DlOptimConfig o;
+	DlTrainConfig cfg;
+	DlModel    *m;
+	DlError		err;
+	double	   *fd = malloc(sizeof(double) * g->P);
+	float	   *ga = malloc(sizeof(float) * g->P);
+	float	   *grad = malloc(sizeof(float) * g->P);
+	const DlParamRange *ranges;
+	int			n_ranges;
+	size_t		n = 0;
+	int			n_checked = 0;
+	double		loss,
+				e;
+
+	*n_kinks = 0;
+	dl_optim_config_default(&o, DL_OPTIM_SGD);
+	memset(&cfg, 0, sizeof(cfg));
+	cfg.batch_size = g->n;
+	cfg.outputs = g->out_cfg;
+	assert_int_equal(dl_model_create(g->spec, &o, &g->alloc, &m, &err), DL_OK);
+	assert_int_equal(dl_model_set_params(m, g->w0, g->P, &err), DL_OK);
+	if (dl_model_compute_gradients_io(m, &cfg, (const float *const *) g->x,
+									  (const float *const *) g->y, g->n, &loss, &err) != DL_OK)
+		fail_msg("%s: %s", g->name, err.msg);
+	memcpy(grad, dl_model_grads(m), sizeof(float) * g->P);
+	ranges = dl_model_trainable_ranges(m, &n_ranges);
+	for (int k = 0; k < n_ranges; k++)
+		for (size_t i = ranges[k].begin; i < ranges[k].end; i++)
+		{
+			double		d1 = central_difference(m, &cfg, g->x, g->y, g->n, i, 1e-3);
+			double		d2 = central_difference(m, &cfg, g->x, g->y, g->n, i, 5e-4);
+
+			n_checked++;
+			if (fabs(d1 - d2) > 2e-3 + 0.02 * fabs(d1))
+			{
+				(*n_kinks)++;
+				continue;
+			}
+			fd[n] = d1;
+			ga[n] = grad[i];
+			n++;
+		}
+	if (*n_kinks * 10 > n_checked)
+		fail_msg("%s: %d of %d floats sit at a kink: the check is meaningless", g->name,
+				 *n_kinks, n_checked);
+	e = rel_l2_error_fd(ga, fd, n);
+	dl_model_free(m);
+	free(fd);
+	free(ga);
+	free(grad);
+	return e;
+}
+
+/* with kinks skipped, float forward passes give errors of about 1e-4 */
+#define GRAD_TOL 5e-3
+
+/*
+ * Every model of the fixtures, its ReLUs made tanh: the analytic
+ * gradients are right.
+ */
+static void
+check_fixture_gradients(const char *file)
+{
+	char	   *text = read_fixture(file, NULL);
+	json_object *root = json_tokener_parse(text);
+	json_object *cases = member(root, "cases");
+
+	for (size_t i = 0; i < json_object_array_length(cases); i++)
+	{
+		GraphCase	g;
+		int			kinks;
+		double		e;
+
+		case_read_as(&g, json_object_array_get_idx(cases, i), "model_arch", true);
+		e = gradcheck(&g, &kinks);
+		print_message("gradient check %-18s: relative L2 error %.2e (%d floats at a kink skipped)\n",
+					  g.name, e, kinks);
+		if (!(e < GRAD_TOL))
+			fail_msg("%s: relative L2 gradient error %g >= %g", g.name, e, GRAD_TOL);
+		case_free(&g);
+	}
+	json_object_put(root);
+	free(text);
+}
+
+static void
+test_fixture_gradients(void **state)
+{
+	check_fixture_gradients("tfjs_graphs.json");
+	check_fixture_gradients("torch_graphs.json");
+}
+
+/* ---------------------------------------------------------------------
+ * Hand-written graphs, in the TF.js (tf.keras 2) dialect
+ * --------------------------------------------------------------------- */
+
+#define FN_HEAD(name) "{\"class_name\": \"Model\", \"config\": {\"name\": \"" name "\", \"layers\": ["
+#define FN_TAIL(ins, outs) "], \"input_layers\": " ins ", \"output_layers\": " outs "}}"
+#define FN_INPUT(name, shape) "{\"class_name\": \"InputLayer\", \"name\": \"" name "\", \"config\": " \
+	"{\"name\": \"" name "\", \"batch_input_shape\": [null, " shape "]}, \"inbound_nodes\": []}"
+#define FN_INPUT_NEXT(name, shape) ", " FN_INPUT(name, shape)
+#define FN_LAYER(cls, name, cfg, inbound) ", {\"class_name\": \"" cls "\", \"name\": \"" name "\", " \
+	"\"config\": {\"name\": \"" name "\"" cfg "}, \"inbound_nodes\": [[" inbound "]]}"
+#define REF(name) "[\"" name "\", 0, 0, {}]"
+#define DENSE(name, units, act, inbound) FN_LAYER("Dense", name, ", \"units\": " units ", \"activation\": \"" act "\"", inbound)
+#define CONV(name, filters, act, inbound) FN_LAYER("Conv2D", name, ", \"filters\": " filters \
+	", \"kernel_size\": [3, 3], \"padding\": \"same\", \"activation\": \"" act "\"", inbound)
+
+static DlModelSpec *
+parse_graph(const char *json, const DlAllocator *a)
+{
+	DlModelSpec *spec;
+	DlError		err;
+
+	if (dl_keras_parse_multi_io(json, strlen(json), a, &spec, &err) != DL_OK)
+		fail_msg("parse: %s", err.msg);
+	return spec;
+}
+
+/* A GraphCase for spec with random weights and data (B samples). */
+static void
+case_random(GraphCase *g, const char *name, const char *json, int64_t B, const DlLossKind *losses,
+			const double *weights, uint64_t seed)
+{
+	DlRng		r;
+
+	memset(g, 0, sizeof(*g));
+	g->name = name;
+	g->alloc = test_allocator(&g->counter);
+	g->spec = parse_graph(json, &g->alloc);
+	g->n = B;
+	g->n_in = g->spec->n_inputs;
+	g->n_out = g->spec->n_outputs;
+	g->P = g->spec->n_params;
+	dl_rng_seed(&r, seed);
+	g->w0 = malloc(sizeof(float) * (g->P > 0 ? g->P : 1));
+	for (size_t i = 0; i < g->P; i++)
+		g->w0[i] = (float) (0.6 * dl_rng_uniform(&r) - 0.3);
+	for (int k = 0; k < g->n_in; k++)
+	{
+		int64_t		n = B * dl_shape_size(&g->spec->input_shapes[k]);
+
+		g->x[k] = malloc(sizeof(float) * (size_t) n);
+		for (int64_t i = 0; i < n; i++)
+			g->x[k][i] = (float) (2 * dl_rng_uniform(&r) - 1);
+	}
+	for (int k = 0; k < g->n_out; k++)
+	{
+		int64_t		K = dl_shape_size(&g->spec->output_shapes[k]);
+
+		g->out_cfg[k].loss = losses[k];
+		g->out_cfg[k].loss_weight = weights[k];
+		g->y[k] = malloc(sizeof(float) * (size_t) (B * K));
+		for (int64_t b = 0; b < B; b++)
+			for (int64_t j = 0; j < K; j++)
+				g->y[k][b * K + j] = losses[k] == DL_LOSS_CATEGORICAL_CROSSENTROPY ?
+					(j == b % K ? 1.0f : 0.0f) : (float) (2 * dl_rng_uniform(&r) - 1);
+		g->pred_len[k] = (size_t) (B * K);
+		g->pred[k] = malloc(sizeof(float) * g->pred_len[k]);
+	}
+}
+
+/* A tensor read twice, by one layer or by two: its gradient is the sum. */
+static void
+test_tensor_read_twice(void **state)
+{
+	static const char *const graphs[][2] = {
+		{"add_self", FN_HEAD("a") FN_INPUT("x", "4") DENSE("d", "5", "tanh", REF("x"))
+			FN_LAYER("Add", "twice", "", REF("d") ", " REF("d"))
+		DENSE("head", "3", "softmax", REF("twice")) FN_TAIL("[[\"x\", 0, 0]]", "[[\"head\", 0, 0]]")},
+		{"multiply_self", FN_HEAD("m") FN_INPUT("x", "4") DENSE("d", "5", "tanh", REF("x"))
+			FN_LAYER("Multiply", "sq", "", REF("d") ", " REF("d") ", " REF("d"))
+		DENSE("head", "3", "softmax", REF("sq")) FN_TAIL("[[\"x\", 0, 0]]", "[[\"head\", 0, 0]]")},
+		{"concat_self", FN_HEAD("c") FN_INPUT("x", "4") DENSE("d", "5", "tanh", REF("x"))
+			FN_LAYER("Concatenate", "cat", "", REF("d") ", " REF("x") ", " REF("d"))
+		DENSE("head", "3", "softmax", REF("cat")) FN_TAIL("[[\"x\", 0, 0]]", "[[\"head\", 0, 0]]")},
+		/* d read by a Flatten (in place) and a Dense, and by the output */
+		{"fan_out", FN_HEAD("f") FN_INPUT("x", "4") DENSE("d", "6", "tanh", REF("x"))
+			FN_LAYER("Flatten", "fl", "", REF("d"))
+			DENSE("e", "6", "tanh", REF("d"))
+			FN_LAYER("Subtract", "s", "", REF("fl") ", " REF("e"))
+			FN_LAYER("Activation", "a", ", \"activation\": \"tanh\"", REF("d"))
+			FN_LAYER("Average", "avg", "", REF("s") ", " REF("a") ", " REF("d"))
+		DENSE("head", "3", "softmax", REF("avg"))
+		FN_TAIL("[[\"x\", 0, 0]]", "[[\"head\", 0, 0], [\"d\", 0, 0]]")},
+	};
+	static const DlLossKind losses[2] = {DL_LOSS_CATEGORICAL_CROSSENTROPY, DL_LOSS_MEAN_SQUARED_ERROR};
+	static const double weights[2] = {1.0, 0.3};
+
+	for (int q = 0; q < 4; q++)
+	{
+		GraphCase	g;
+		int			kinks;
+		double		e;
+
+		case_random(&g, graphs[q][0], graphs[q][1], 5, losses, weights, 60 + q);
+		e = gradcheck(&g, &kinks);
+		print_message("gradient check %-18s: relative L2 error %.2e\n", g.name, e);
+		if (!(e < GRAD_TOL))
+			fail_msg("%s: relative L2 gradient error %g >= %g", g.name, e, GRAD_TOL);
+		case_free(&g);
+	}
+}
+
+/* Append a layer of class cls reading the tensors of layers a and b (b may be NULL). */
+static size_t
+append_layer(char *json, size_t cap, size_t len, const char *cls, const char *name,
+			 const char *cfg, const char *a, const char *b)
+{
+	len += (size_t) snprintf(json + len, cap - len,
+							 ", {\"class_name\": \"%s\", \"name\": \"%s\", \"config\": {\"name\": \"%s\"%s}, "
+							 "\"inbound_nodes\": [[[\"%s\", 0, 0, {}]%s%s%s]]}",
+							 cls, name, name, cfg, a, b != NULL ? ", [\"" : "", b != NULL ? b : "",
+							 b != NULL ? "\", 0, 0, {}]" : "");
+	assert_true(len < cap);
+	return len;
+}
+
+/*
+ * n residual blocks at 16x16x8 (Conv, Conv, Add with the block's input,
+ * ReLU), or the same layers without the Adds (a chain).
+ */
+static char *
+resnet_json(int n, bool residual)
+{
+	static const char conv_relu[] = ", \"filters\": 8, \"kernel_size\": [3, 3], \"padding\": \"same\", "
+		"\"activation\": \"relu\"";
+	static const char conv_lin[] = ", \"filters\": 8, \"kernel_size\": [3, 3], \"padding\": \"same\"";
+	static const char relu[] = ", \"activation\": \"relu\"";
+	size_t		cap = 4096 + (size_t) n * 2048;
+	char	   *json = malloc(cap);
+	char		prev[32] = "stem";
+	size_t		len;
+
+	len = (size_t) snprintf(json, cap, "%s", FN_HEAD("r") FN_INPUT("x", "16, 16, 3"));
+	len = append_layer(json, cap, len, "Conv2D", "stem", conv_relu, "x", NULL);
+	for (int i = 0; i < n; i++)
+	{
+		char		ca[16],
+					cb[16],
+					add[16],
+					r[16];
+
+		snprintf(ca, sizeof(ca), "c%da", i);
+		snprintf(cb, sizeof(cb), "c%db", i);
+		snprintf(add, sizeof(add), "add%d", i);
+		snprintf(r, sizeof(r), "r%d", i);
+		len = append_layer(json, cap, len, "Conv2D", ca, conv_relu, prev, NULL);
+		len = append_layer(json, cap, len, "Conv2D", cb, conv_lin, ca, NULL);
+		if (residual)
+		{
+			len = append_layer(json, cap, len, "Add", add, "", cb, prev);
+			len = append_layer(json, cap, len, "Activation", r, relu, add, NULL);
+		}
+		else
+			len = append_layer(json, cap, len, "Activation", r, relu, cb, NULL);
+		snprintf(prev, sizeof(prev), "%s", r);
+	}
+	len = append_layer(json, cap, len, "GlobalAveragePooling2D", "gap", "", prev, NULL);
+	len = append_layer(json, cap, len, "Dense", "head", ", \"units\": 10, \"activation\": \"softmax\"",
+					   "gap", NULL);
+	snprintf(json + len, cap - len, "%s", FN_TAIL("[[\"x\", 0, 0]]", "[[\"head\", 0, 0]]"));
+	return json;
+}
+
+/*
+ * A ResNet's memory stays close to the chain of the same layers: in
+ * inference a few buffers in turn (not one per layer), in training one
+ * more gradient buffer for the shortcut; and what the model allocates
+ * stays within the estimate.
+ */
+static void
+test_resnet_memory(void **state)
+{
+	TestAllocCounter c;
+	DlAllocator a = test_allocator(&c);
+	char	   *rj = resnet_json(6, true);
+	char	   *cj = resnet_json(6, false);
+	DlModelSpec *res = parse_graph(rj, &a);
+	DlModelSpec *chain = parse_graph(cj, &a);
+	size_t		tensor = 16 * 16 * 8;	/* floats of one activation per sample */
+	DlOptimConfig o;
+	DlMemoryUse use;
+	DlMemoryEstimate er,
+				ec;
+	DlError		err;
+
+	assert_false(res->is_chain);
+	assert_true(chain->is_chain);
+	print_message("6 residual blocks, floats per sample: inference arena %zu (chain %zu), "
+				  "training arena %zu (chain %zu), gradients %zu (chain %zu); one tensor %zu\n",
+				  res->ws_infer, chain->ws_infer, res->ws_train, chain->ws_train,
+				  res->ws_grad, chain->ws_grad, tensor);
+	/*
+	 * inference: the chain takes two buffers in turn, the ResNet three
+	 * (the shortcut's); training: the outputs the backward pass reads (the
+	 * Adds' it does not); gradients: two buffers in turn and the small
+	 * ones of the head, one more for the shortcut
+	 */
+	assert_true(chain->ws_infer <= 2 * tensor);
+	assert_true(res->ws_infer <= 3 * tensor);
+	assert_true(res->ws_train <= chain->ws_train);
+	assert_true(chain->ws_grad <= 2 * tensor + 64);
+	assert_true(res->ws_grad <= 3 * tensor + 64);
+	/* every output kept, as before plans: 2 + 5 per block, of one tensor each */
+	assert_true(res->ws_train < (2 + 5 * 6) * tensor);
+
+	/* what a training model allocates stays within the estimate */
+	dl_optim_config_default(&o, DL_OPTIM_ADAM);
+	use.optim = &o;
+	use.batch_size = 8;
+	assert_int_equal(dl_model_memory_estimate(res, &use, &er, &err), DL_OK);
+	assert_int_equal(dl_model_memory_estimate(chain, &use, &ec, &err), DL_OK);
+	print_message("batch 8, Adam: activations %.0f bytes (chain %.0f), total %.0f (chain %.0f)\n",
+				  er.activations, ec.activations, er.total, ec.total);
+	assert_true(er.activations <= 1.5 * ec.activations);
+	{
+		TestAllocCounter mc;
+		DlAllocator ma = test_allocator(&mc);
+		DlModel    *m;
+		DlTrainConfig cfg;
+		float	   *x = calloc(8 * 16 * 16 * 3, sizeof(float));
+		float	   *y = calloc(8 * 10, sizeof(float));
+		DlBatchStats st;
+
+		memset(&cfg, 0, sizeof(cfg));
+		memset(&st, 0, sizeof(st));
+		cfg.loss = DL_LOSS_CATEGORICAL_CROSSENTROPY;
+		cfg.batch_size = 8;
+		for (int b = 0; b < 8; b++)
+			y[b * 10 + b] = 1.0f;
+		for (int i = 0; i < 8 * 16 * 16 * 3; i++)
+			x[i] = (float) ((i * 37) % 101) / 50.0f - 1.0f;
+		assert_int_equal(dl_model_create(res, &o, &ma, &m, &err), DL_OK);
+		assert_int_equal(dl_model_init_weights(m, 3, &err), DL_OK);
+		assert_int_equal(dl_model_train_batch(m, &cfg, x, y, 8, &st, &err), DL_OK);
+		dl_model_free(m);
+		print_message("batch 8, Adam: peak %zu bytes allocated, estimate %.0f\n", mc.bytes_peak, er.total);
+		assert_true((double) mc.bytes_peak <= er.total);
+		assert_no_leaks(&mc);
+		free(x);
+		free(y);
+	}
+	dl_model_spec_free(res, &a);
+	dl_model_spec_free(chain, &a);
+	assert_no_leaks(&c);
+	free(rj);
+	free(cj);
+}
+
+/*
+ * Reused buffers do not leak into results: a training model's forward
+ * in inference mode (its plan keeps more) and an inference model's give
+ * the same bits, batch by batch or all at once.
+ */
+static void
+test_plans_agree(void **state)
+{
+	char	   *text = read_fixture("tfjs_graphs.json", NULL);
+	json_object *root = json_tokener_parse(text);
+	json_object *cases = member(root, "cases");
+
+	for (size_t i = 0; i < json_object_array_length(cases); i++)
+	{
+		GraphCase	g;
+		DlModel    *infer,
+				   *train;
+		DlOptimConfig o;
+		DlError		err;
+		float	   *a[DL_MAX_IO],
+				   *b[DL_MAX_IO];
+
+		case_read(&g, json_object_array_get_idx(cases, i), "model_arch");
+		dl_optim_config_default(&o, DL_OPTIM_SGD);
+		assert_int_equal(dl_model_create(g.spec, NULL, &g.alloc, &infer, &err), DL_OK);
+		assert_int_equal(dl_model_create(g.spec, &o, &g.alloc, &train, &err), DL_OK);
+		assert_int_equal(dl_model_set_params(infer, g.w0, g.P, &err), DL_OK);
+		assert_int_equal(dl_model_set_params(train, g.w0, g.P, &err), DL_OK);
+		for (int k = 0; k < g.n_out; k++)
+		{
+			a[k] = malloc(sizeof(float) * g.pred_len[k]);
+			b[k] = malloc(sizeof(float) * g.pred_len[k]);
+		}
+		assert_int_equal(dl_model_predict_io(infer, a, (const float *const *) g.x, g.n, 1, &err), DL_OK);
+		assert_int_equal(dl_model_predict_io(train, b, (const float *const *) g.x, g.n, 1, &err), DL_OK);
+		for (int k = 0; k < g.n_out; k++)
+			if (memcmp(a[k], b[k], sizeof(float) * g.pred_len[k]) != 0)
+				fail_msg("%s: the training model predicts other bits than the inference model", g.name);
+		assert_int_equal(dl_model_predict_io(infer, b, (const float *const *) g.x, g.n, g.n, &err),
+						 DL_OK);
+		for (int k = 0; k < g.n_out; k++)
+		{
+			if (max_abs_diff(a[k], b[k], g.pred_len[k]) > 1e-6)
+				fail_msg("%s: batches of 1 and of %lld predict differently", g.name, (long long) g.n);
+			free(a[k]);
+			free(b[k]);
+		}
+		dl_model_free(infer);
+		dl_model_free(train);
+		case_free(&g);
+	}
+	json_object_put(root);
+	free(text);
+}
+
+/*
+ * The engine API of several inputs and outputs: the one-buffer functions
+ * refuse such a model, class_weight is for one output, an output with
+ * nothing trainable behind it has a loss but no gradient, and evaluation
+ * gives each output's loss.
+ */
+static void
+test_multi_io_api(void **state)
+{
+	static const char json[] =
+		FN_HEAD("two") FN_INPUT("a", "3") FN_INPUT_NEXT("b", "2")
+		DENSE("da", "4", "tanh", REF("a"))
+		FN_LAYER("Concatenate", "cat", "", REF("da") ", " REF("b"))
+		DENSE("cls", "3", "softmax", REF("cat"))
+		FN_LAYER("Dense", "frozen", ", \"units\": 2, \"trainable\": false", REF("b"))
+		FN_TAIL("[[\"a\", 0, 0], [\"b\", 0, 0]]", "[[\"cls\", 0, 0], [\"frozen\", 0, 0]]");
+	static const DlLossKind losses[2] = {DL_LOSS_CATEGORICAL_CROSSENTROPY, DL_LOSS_MEAN_SQUARED_ERROR};
+	static const double weights[2] = {1.0, 2.0};
+	GraphCase	g;
+	DlModel    *m;
+	DlOptimConfig o;
+	DlTrainConfig cfg;
+	DlBatchStats st,
+				ev;
+	DlError		err;
+	float		cw[3] = {1, 1, 1};
+	float		frozen_before[6];
+
+	case_random(&g, "two_by_two", json, 4, losses, weights, 70);
+	dl_optim_config_default(&o, DL_OPTIM_SGD);
+	assert_int_equal(dl_model_create(g.spec, &o, &g.alloc, &m, &err), DL_OK);
+	assert_int_equal(dl_model_set_params(m, g.w0, g.P, &err), DL_OK);
+	memset(&cfg, 0, sizeof(cfg));
+	cfg.batch_size = 4;
+	cfg.outputs = g.out_cfg;
+
+	assert_int_equal(dl_model_train_batch(m, &cfg, g.x[0], g.y[0], 4, NULL, &err),
+					 DL_ERR_INVALID_ARGUMENT);
+	assert_non_null(strstr(err.msg, "2 inputs and 2 outputs"));
+	assert_int_equal(dl_model_predict(m, g.pred[0], g.x[0], 4, 4, &err), DL_ERR_INVALID_ARGUMENT);
+
+	cfg.class_weight = cw;
+	cfg.n_class_weight = 3;
+	assert_int_equal(dl_model_train_batch_io(m, &cfg, (const float *const *) g.x,
+											 (const float *const *) g.y, 4, NULL, &err),
+					 DL_ERR_UNSUPPORTED);
+	cfg.class_weight = NULL;
+	cfg.n_class_weight = 0;
+
+	/* the frozen head: no gradient buffer, weights unchanged */
+	assert_null(dl_model_output_grad(m, 1));
+	memcpy(frozen_before, dl_model_params(m) + g.spec->layers[3].param_offset, sizeof(frozen_before));
+	memset(&st, 0, sizeof(st));
+	assert_int_equal(dl_model_train_batch_io(m, &cfg, (const float *const *) g.x,
+											 (const float *const *) g.y, 4, &st, &err), DL_OK);
+	assert_memory_equal(frozen_before, dl_model_params(m) + g.spec->layers[3].param_offset,
+						sizeof(frozen_before));
+	assert_close(st.loss_sum, st.output_loss_sum[0] + 2.0 * st.output_loss_sum[1], 1e-12, 0);
+	assert_true(st.output_loss_sum[1] > 0);
+
+	/* evaluation: the same losses as training's, before its step */
+	memset(&ev, 0, sizeof(ev));
+	assert_int_equal(dl_model_set_params(m, g.w0, g.P, &err), DL_OK);
+	assert_int_equal(dl_model_evaluate_io(m, &cfg, (const float *const *) g.x,
+										  (const float *const *) g.y, 4, &ev, &err), DL_OK);
+	assert_close(ev.output_loss_sum[0], st.output_loss_sum[0], 1e-6, 0);
+	assert_close(ev.output_loss_sum[1], st.output_loss_sum[1], 1e-6, 0);
+	assert_close(ev.loss_sum, st.loss_sum, 1e-6, 0);
+	assert_int_equal(ev.n, 4);
+	dl_model_free(m);
+	case_free(&g);
+}
+
+/*
+ * Hand-built specs: finalize writes out a chain's defaults and refuses
+ * graphs that are not well formed, naming the layer.
+ */
+static void
+test_finalize_graphs(void **state)
+{
+	TestAllocCounter c;
+	DlAllocator a = test_allocator(&c);
+	DlModelSpec *s = dl_model_spec_create(3, &a, NULL);
+	DlError		err;
+
+	s->input_shape.rank = 1;
+	s->input_shape.dims[0] = 4;
+	for (int i = 0; i < 3; i++)
+	{
+		dl_layer_defaults(&s->layers[i], DL_LAYER_DENSE);
+		snprintf(s->layers[i].name, DL_NAME_MAX, "d%d", i);
+		s->layers[i].units = 4;
+	}
+	/* a chain by default: each layer reads the one before, the last is the output */
+	assert_int_equal(dl_model_spec_finalize(s, &err), DL_OK);
+	assert_true(s->is_chain);
+	assert_int_equal(s->n_outputs, 1);
+	assert_int_equal(s->outputs[0], 2);
+	assert_int_equal(s->layers[0].in[0], -1);
+	assert_int_equal(s->layers[2].in[0], 1);
+
+	/* a layer reading a later one (a cycle, or a dangling tensor) */
+	s->layers[1].in[0] = 2;
+	assert_int_equal(dl_model_spec_finalize(s, &err), DL_ERR_INVALID_ARGUMENT);
+	assert_non_null(strstr(err.msg, "layer \"d1\""));
+	s->layers[1].in[0] = -2;	/* input 1 of a model of one */
+	assert_int_equal(dl_model_spec_finalize(s, &err), DL_ERR_INVALID_ARGUMENT);
+	s->layers[1].in[0] = 0;
+
+	/* two inputs to a Dense; a merge of one; too many */
+	s->layers[2].n_in = 2;
+	s->layers[2].in[1] = 0;
+	assert_int_equal(dl_model_spec_finalize(s, &err), DL_ERR_SHAPE);
+	assert_non_null(strstr(err.msg, "takes one input"));
+	dl_layer_defaults(&s->layers[2], DL_LAYER_ADD);
+	snprintf(s->layers[2].name, DL_NAME_MAX, "add");
+	s->layers[2].n_in = 1;
+	s->layers[2].in[0] = 1;
+	assert_int_equal(dl_model_spec_finalize(s, &err), DL_ERR_SHAPE);
+	assert_non_null(strstr(err.msg, "needs at least 2 inputs"));
+	s->layers[2].n_in = DL_MAX_FAN_IN + 1;
+	assert_int_equal(dl_model_spec_finalize(s, &err), DL_ERR_LIMIT);
+	s->layers[2].n_in = 2;
+	s->layers[2].in[1] = 0;
+	assert_int_equal(dl_model_spec_finalize(s, &err), DL_OK);
+	assert_false(s->is_chain);
+	assert_int_equal(s->layers[0].plan.n_consumers, 2);
+
+	/* Concatenate on an axis the inputs lack */
+	s->layers[2].kind = DL_LAYER_CONCATENATE;
+	s->layers[2].concat_axis = 1;
+	assert_int_equal(dl_model_spec_finalize(s, &err), DL_ERR_INVALID_ARGUMENT);
+	s->layers[2].concat_axis = -1;
+	assert_int_equal(dl_model_spec_finalize(s, &err), DL_OK);
+	assert_int_equal(s->output_shape.dims[0], 8);
+
+	/* outputs named twice, or past the layers; too many layers */
+	s->n_outputs = 2;
+	s->outputs[0] = s->outputs[1] = 2;
+	assert_int_equal(dl_model_spec_finalize(s, &err), DL_ERR_UNSUPPORTED);
+	s->outputs[1] = 3;
+	assert_int_equal(dl_model_spec_finalize(s, &err), DL_ERR_INVALID_ARGUMENT);
+	s->n_outputs = 1;
+	s->n_layers = DL_MAX_LAYERS + 1;
+	assert_int_equal(dl_model_spec_finalize(s, &err), DL_ERR_LIMIT);
+	s->n_layers = 3;
+	dl_model_spec_free(s, &a);
+	assert_no_leaks(&c);
+}
+
+int
+main(void)
+{
+	const struct CMUnitTest tests[] = {
+		cmocka_unit_test(test_fixture_gradients),
+		cmocka_unit_test(test_tfjs_fixture),
+		cmocka_unit_test(test_torch_fixture),
+		cmocka_unit_test(test_tensor_read_twice),
+		cmocka_unit_test(test_resnet_memory),
+		cmocka_unit_test(test_plans_agree),
+		cmocka_unit_test(test_multi_io_api),
+		cmocka_unit_test(test_finalize_graphs),
+	};
+
+	return cmocka_run_group_tests_name("graphs", tests, NULL, NULL);
+}
