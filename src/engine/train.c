@@ -435,11 +435,12 @@ dl_model_train_epoch(DlModel *m, const DlTrainConfig *cfg, const float *x, const
 int64_t
 dl_epoch_block_rows(int64_t x_width)
 {
-	int64_t		row_bytes = (x_width > 0 ? x_width : 1) * (int64_t) sizeof(float);
+	int64_t		row_bytes;
 	int64_t		r;
 
 	if (x_width > INT64_MAX / (int64_t) sizeof(float))
 		return 1;
+	row_bytes = (x_width > 0 ? x_width : 1) * (int64_t) sizeof(float);
 	r = DL_EPOCH_BLOCK_BYTES / row_bytes;
 	return r < 1 ? 1 : r;
 }

@@ -17,6 +17,12 @@
  *	  shmem_request_hook       PostgreSQL 15: progress.c calls
  *	                           RequestAddinShmemSpace from _PG_init before
  *	                           (PG_HAVE_SHMEM_REQUEST_HOOK tells which)
+ *	  access/detoast.h         PostgreSQL 13: access/tuptoaster.h before
+ *	                           (this file includes whichever the server has)
+ *	  MemoryContextMemAllocated  PostgreSQL 13: the sum of the stats
+ *	                           counters before
+ *	  VARATT_EXTERNAL_GET_EXTSIZE  PostgreSQL 14: the va_extsize field
+ *	                           before
  *
  * scripts/test.sh compiles every file of src/pg against the PostgreSQL
  * 12 and 14 server headers of test/pg-headers with GP_VERSION_NUM
@@ -59,6 +65,44 @@
 extern void dl_init_materialized_srf(FunctionCallInfo fcinfo, bits32 flags);
 
 #define InitMaterializedSRF(fcinfo, flags) dl_init_materialized_srf(fcinfo, flags)
+#endif
+
+/* access/detoast.h is PostgreSQL 13's split of access/tuptoaster.h. */
+#if PG_VERSION_NUM >= 130000
+#include "access/detoast.h"
+#else
+#include "access/tuptoaster.h"
+#endif
+
+#if PG_VERSION_NUM < 140000
+/* before PostgreSQL 14 the external size is a field of its own */
+#define VARATT_EXTERNAL_GET_EXTSIZE(toast_pointer) ((toast_pointer).va_extsize)
+#endif
+
+#if PG_VERSION_NUM < 130000
+#include "nodes/memnodes.h"
+#include "utils/memutils.h"
+
+/*
+ * MemoryContextMemAllocated (PostgreSQL 13): the bytes context c holds
+ * from the system, with its children when recurse, from the counters of
+ * its stats method (PostgreSQL 12 has no mem_allocated field).
+ */
+static inline Size
+dl_memory_context_allocated(MemoryContext c, bool recurse)
+{
+	MemoryContextCounters totals;
+	Size		total;
+
+	memset(&totals, 0, sizeof(totals));
+	c->methods->stats(c, NULL, NULL, &totals);
+	total = totals.totalspace;
+	if (recurse)
+		for (MemoryContext child = c->firstchild; child != NULL; child = child->nextchild)
+			total += dl_memory_context_allocated(child, true);
+	return total;
+}
+#define MemoryContextMemAllocated(c, recurse) dl_memory_context_allocated(c, recurse)
 #endif
 
 #endif							/* PG_COMPAT_H */

@@ -35,7 +35,6 @@
 
 #include <math.h>
 
-#include "access/detoast.h"
 #include "catalog/pg_type.h"
 #include "common/int.h"
 #include "executor/spi.h"
