@@ -118,6 +118,9 @@ typedef struct DlPass
 	int64_t		pending;		/* rows gathered into the batch, not yet run */
 	int64_t		batches;		/* batches run */
 	int64_t		left;			/* rows the pass may still be given */
+	int64_t		stop_after;		/* > 0: stop once this many batches have run */
+	bool		stopped;		/* it did: the rest of the window waits */
+	int64_t		stop_row;		/* rows of the window taken when it stopped */
 } DlPass;
 
 /*
@@ -142,6 +145,19 @@ DlStatus	dl_pass_begin(DlPass *p, DlModel *m, const DlTrainConfig *cfg, bool tra
  * runs before every batch but the pass's first.
  */
 DlStatus	dl_pass_window(DlPass *p, const DlRows *runs, int n_runs, DlError *err);
+
+/*
+ * The same for a window resumed after a stop (dl_visit.h): the rows are
+ * permuted as dl_pass_window permutes them (the model's generator must
+ * be the one the window began with), then the generator becomes *rng
+ * (the one at the stop) and the rows are taken from place `from` of the
+ * permutation on.  from = 0 and rng = NULL is dl_pass_window.  A pass
+ * with stop_after > 0 stops right after its stop_after-th batch, with
+ * stopped set and stop_row the window's rows taken (from included):
+ * nothing of the window after that is read.
+ */
+DlStatus	dl_pass_window_from(DlPass *p, const DlRows *runs, int n_runs, int64_t from,
+								const DlRng *rng, DlError *err);
 
 /* End the pass: run the last, partial batch. */
 DlStatus	dl_pass_end(DlPass *p, DlError *err);

@@ -42,10 +42,63 @@ typedef enum DlOptimKind
 	DL_OPTIM_NADAM
 } DlOptimKind;
 
+/*
+ * A Keras LearningRateSchedule (keras.optimizers.schedules), counted in
+ * optimizer steps as Keras counts them: the update that follows
+ * `iterations` earlier updates uses the schedule's value at step =
+ * iterations (0 for the first).  With p = step / decay_steps (floored
+ * when staircase):
+ *	 ExponentialDecay        initial * decay_rate ^ p
+ *	 InverseTimeDecay        initial / (1 + decay_rate * p)
+ *	 PiecewiseConstantDecay  values[0] while step <= boundaries[0],
+ *	                         values[i] while boundaries[i-1] < step <=
+ *	                         boundaries[i], values[n] after boundaries[n-1]
+ *	 PolynomialDecay         (initial - end) * (1 - min(step, decay_steps)
+ *	                         / decay_steps) ^ power + end; with cycle,
+ *	                         decay_steps is multiplied by ceil(step /
+ *	                         decay_steps) (1 at step 0)
+ *	 CosineDecay             initial * ((1 - alpha) * 0.5 * (1 + cos(pi *
+ *	                         min(step, decay_steps) / decay_steps)) + alpha)
+ * The legacy decay applies on top, as in tf.keras: lr_t = schedule(t) /
+ * (1 + decay * t).
+ */
+typedef enum DlLrScheduleKind
+{
+	DL_LR_CONSTANT = 0,			/* lr, no schedule */
+	DL_LR_EXPONENTIAL,
+	DL_LR_INVERSE_TIME,
+	DL_LR_PIECEWISE,
+	DL_LR_POLYNOMIAL,
+	DL_LR_COSINE
+} DlLrScheduleKind;
+
+/* Most boundaries of a PiecewiseConstantDecay. */
+#define DL_LR_MAX_BOUNDARIES 32
+
+typedef struct DlLrSchedule
+{
+	DlLrScheduleKind kind;
+	double		initial;		/* initial_learning_rate */
+	double		decay_steps;	/* > 0 */
+	double		decay_rate;		/* Exponential, InverseTime */
+	bool		staircase;		/* Exponential, InverseTime */
+	double		end_learning_rate;	/* Polynomial */
+	double		power;			/* Polynomial */
+	bool		cycle;			/* Polynomial */
+	double		alpha;			/* Cosine */
+	int			n_boundaries;	/* Piecewise: boundaries */
+	int			n_values;		/* and values: n_boundaries + 1 */
+	double		boundaries[DL_LR_MAX_BOUNDARIES];
+	double		values[DL_LR_MAX_BOUNDARIES + 1];
+} DlLrSchedule;
+
 typedef struct DlOptimConfig
 {
 	DlOptimKind kind;
-	double		lr;				/* "lr" or "learning_rate" */
+	double		lr;				/* "lr" or "learning_rate"; with a schedule,
+								 * its value at step 0 */
+	DlLrSchedule schedule;		/* "learning_rate" given as a schedule; kind
+								 * DL_LR_CONSTANT otherwise */
 	double		momentum;		/* SGD, RMSprop */
 	bool		nesterov;		/* SGD */
 	double		decay;			/* legacy time-based decay, all */
@@ -75,6 +128,9 @@ typedef struct DlOptimState
 	int			n_slots;
 	int64_t		iterations;		/* updates applied so far */
 	double		m_schedule;		/* Nadam's running momentum product, 1 at start */
+	double		lr_scale;		/* the learning rate is multiplied by it: 1
+								 * but during a round of fit with
+								 * lr_scaling (dl_visit.h); not saved */
 	float	   *slots;			/* (n_slots, P), zero or initial_accumulator_value */
 } DlOptimState;
 
@@ -84,6 +140,27 @@ void		dl_optim_config_default(DlOptimConfig *cfg, DlOptimKind kind);
 /* "SGD", "Adam", ... (case-insensitive match of Keras class names). */
 DlStatus	dl_optim_kind_from_name(const char *name, DlOptimKind *out, DlError *err);
 const char *dl_optim_kind_name(DlOptimKind kind);
+
+/* The Keras class name of a schedule kind ("ExponentialDecay", ...). */
+const char *dl_lr_schedule_name(DlLrScheduleKind kind);
+
+/* The schedule's learning rate at optimizer step `step` (>= 0). */
+double		dl_lr_schedule_value(const DlLrSchedule *s, int64_t step);
+
+/*
+ * Check a schedule's values (DL_ERR_INVALID_ARGUMENT naming the bad
+ * one): a positive initial rate and decay_steps, decay_rate > 0
+ * (exponential) or >= 0 (inverse time), increasing boundaries and
+ * positive values, ...  DL_LR_CONSTANT is always valid.
+ */
+DlStatus	dl_lr_schedule_validate(const DlLrSchedule *s, DlError *err);
+
+/*
+ * The learning rate of the next update of st: the schedule's value (or
+ * lr) at step st->iterations, over 1 + decay * iterations, times
+ * st->lr_scale.
+ */
+double		dl_optim_lr(const DlOptimState *st);
 
 /* Check ranges: lr > 0, 0 <= momentum < 1, 0 <= beta < 1, epsilon >= 0, ... */
 DlStatus	dl_optim_config_validate(const DlOptimConfig *cfg, DlError *err);

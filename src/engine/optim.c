@@ -121,6 +121,134 @@ dl_optim_kind_name(DlOptimKind kind)
 	return "unknown";
 }
 
+/* ---------------------------------------------------------------------
+ * Learning-rate schedules (Keras' LearningRateSchedule classes)
+ * --------------------------------------------------------------------- */
+
+static const char *const schedule_names[] = {
+	[DL_LR_CONSTANT] = "constant",
+	[DL_LR_EXPONENTIAL] = "ExponentialDecay",
+	[DL_LR_INVERSE_TIME] = "InverseTimeDecay",
+	[DL_LR_PIECEWISE] = "PiecewiseConstantDecay",
+	[DL_LR_POLYNOMIAL] = "PolynomialDecay",
+	[DL_LR_COSINE] = "CosineDecay",
+};
+
+const char *
+dl_lr_schedule_name(DlLrScheduleKind kind)
+{
+	if ((int) kind >= 0 && (int) kind < (int) (sizeof(schedule_names) / sizeof(schedule_names[0])))
+		return schedule_names[kind];
+	return "unknown";
+}
+
+double
+dl_lr_schedule_value(const DlLrSchedule *s, int64_t step)
+{
+	double		t = (double) (step > 0 ? step : 0);
+	double		p;
+
+	switch (s->kind)
+	{
+		case DL_LR_CONSTANT:
+			return s->initial;
+		case DL_LR_EXPONENTIAL:
+			p = t / s->decay_steps;
+			return s->initial * pow(s->decay_rate, s->staircase ? floor(p) : p);
+		case DL_LR_INVERSE_TIME:
+			p = t / s->decay_steps;
+			return s->initial / (1.0 + s->decay_rate * (s->staircase ? floor(p) : p));
+		case DL_LR_PIECEWISE:
+			for (int i = 0; i < s->n_boundaries; i++)
+				if (t <= s->boundaries[i])
+					return s->values[i];
+			return s->values[s->n_boundaries];
+		case DL_LR_POLYNOMIAL:
+			{
+				double		steps = s->decay_steps;
+
+				if (s->cycle)
+					steps *= t > 0.0 ? ceil(t / steps) : 1.0;
+				else
+					t = fmin(t, steps);
+				return (s->initial - s->end_learning_rate) * pow(1.0 - t / steps, s->power) +
+					s->end_learning_rate;
+			}
+		case DL_LR_COSINE:
+			p = fmin(t, s->decay_steps) / s->decay_steps;
+			return s->initial * ((1.0 - s->alpha) * 0.5 * (1.0 + cos(M_PI * p)) + s->alpha);
+	}
+	return s->initial;
+}
+
+/* "<what> of <schedule> must be <rule>, got <v>", with a hint. */
+static DlStatus
+bad_schedule(DlError *err, const DlLrSchedule *s, const char *what, const char *rule, double v)
+{
+	dl_error_set(err, DL_ERR_INVALID_ARGUMENT, "%s of %s must be %s, got %g", what,
+				 dl_lr_schedule_name(s->kind), rule, v);
+	return dl_error_hint(err, "Give the schedule as Keras takes it, for example "
+						 "learning_rate=ExponentialDecay(initial_learning_rate=0.01, "
+						 "decay_steps=1000, decay_rate=0.9).");
+}
+
+static inline bool
+positive(double v)				/* finite and > 0 */
+{
+	return isfinite(v) && v > 0.0;
+}
+
+DlStatus
+dl_lr_schedule_validate(const DlLrSchedule *s, DlError *err)
+{
+	DlError		scratch;
+
+	if (err == NULL)
+		err = &scratch;		/* so dl_error_hint returns the code */
+	if (s->kind == DL_LR_CONSTANT)
+		return DL_OK;
+	if (s->kind == DL_LR_PIECEWISE)
+	{
+		if (s->n_boundaries < 1 || s->n_boundaries > DL_LR_MAX_BOUNDARIES)
+			return bad_schedule(err, s, "the number of boundaries", "1 to 32",
+								(double) s->n_boundaries);
+		for (int i = 0; i < s->n_boundaries; i++)
+			if (!isfinite(s->boundaries[i]) || (i > 0 && s->boundaries[i] <= s->boundaries[i - 1]))
+				return bad_schedule(err, s, "each boundary", "finite and larger than the one before",
+									s->boundaries[i]);
+		for (int i = 0; i <= s->n_boundaries; i++)
+			if (!positive(s->values[i]))
+				return bad_schedule(err, s, "each value", "positive", s->values[i]);
+		return DL_OK;
+	}
+	if (!positive(s->initial))
+		return bad_schedule(err, s, "initial_learning_rate", "positive", s->initial);
+	if (!positive(s->decay_steps))
+		return bad_schedule(err, s, "decay_steps", "positive", s->decay_steps);
+	if (s->kind == DL_LR_EXPONENTIAL && !positive(s->decay_rate))
+		return bad_schedule(err, s, "decay_rate", "positive", s->decay_rate);
+	if (s->kind == DL_LR_INVERSE_TIME && !(isfinite(s->decay_rate) && s->decay_rate >= 0.0))
+		return bad_schedule(err, s, "decay_rate", "non-negative", s->decay_rate);
+	if (s->kind == DL_LR_POLYNOMIAL &&
+		!(isfinite(s->end_learning_rate) && s->end_learning_rate >= 0.0))
+		return bad_schedule(err, s, "end_learning_rate", "non-negative", s->end_learning_rate);
+	if (s->kind == DL_LR_POLYNOMIAL && !positive(s->power))
+		return bad_schedule(err, s, "power", "positive", s->power);
+	if (s->kind == DL_LR_COSINE && !(s->alpha >= 0.0 && s->alpha <= 1.0))
+		return bad_schedule(err, s, "alpha", "in [0, 1]", s->alpha);
+	return DL_OK;
+}
+
+double
+dl_optim_lr(const DlOptimState *st)
+{
+	const DlOptimConfig *c = &st->cfg;
+	double		lr = c->schedule.kind == DL_LR_CONSTANT ? c->lr :
+		dl_lr_schedule_value(&c->schedule, st->iterations);
+
+	return st->lr_scale * lr / (1.0 + c->decay * (double) st->iterations);
+}
+
 /* Record "<what> must be <rule>, got <v>" with a hint. */
 static DlStatus
 bad_value(DlError *err, const char *what, const char *rule, double v, const char *hint)
@@ -154,7 +282,14 @@ dl_optim_config_validate(const DlOptimConfig *cfg, DlError *err)
 		dl_error_set(err, DL_ERR_INVALID_ARGUMENT, "unknown optimizer kind %d", (int) cfg->kind);
 		return dl_error_hint(err, "Use one of SGD, Adam, RMSprop, Adagrad, Adadelta, Adamax and Nadam.");
 	}
-	if (!(isfinite(cfg->lr) && cfg->lr > 0.0))
+	if (cfg->schedule.kind != DL_LR_CONSTANT)
+	{
+		DlStatus	rc = dl_lr_schedule_validate(&cfg->schedule, err);
+
+		if (rc != DL_OK)
+			return rc;
+	}
+	else if (!(isfinite(cfg->lr) && cfg->lr > 0.0))
 		return bad_value(err, "learning rate", "positive", cfg->lr,
 						 "Pass a positive finite learning rate, for example lr=0.001.");
 	if (!in_unit_interval(cfg->momentum))
@@ -236,6 +371,7 @@ dl_optim_state_init(DlOptimState *st, const DlOptimConfig *cfg, size_t n_params,
 	st->n_slots = dl_optim_n_slots(cfg);
 	st->iterations = 0;
 	st->m_schedule = 1.0;
+	st->lr_scale = 1.0;
 	if (st->n_slots == 0 || n_params == 0)
 		return DL_OK;
 	if (!dl_size_mul((size_t) st->n_slots, n_params, &n))
@@ -536,7 +672,7 @@ dl_optim_step(DlOptimState *st, float *params, float *grads,
 	memset(&k, 0, sizeof(k));
 	clip_gradients(c, grads, st->n_params, ranges, n_ranges);
 
-	k.lr_t = c->lr / (1.0 + c->decay * (double) st->iterations);
+	k.lr_t = dl_optim_lr(st);
 	k.adam_lr = k.lr_t * sqrt(1.0 - pow(c->beta_2, t)) / (1.0 - pow(c->beta_1, t));
 	k.adamax_lr = k.lr_t / (1.0 - pow(c->beta_1, t));
 	if (c->kind == DL_OPTIM_NADAM)

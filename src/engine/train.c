@@ -584,6 +584,13 @@ pass_batch(DlPass *p, int64_t B, DlError *err)
 DlStatus
 dl_pass_window(DlPass *p, const DlRows *runs, int n_runs, DlError *err)
 {
+	return dl_pass_window_from(p, runs, n_runs, 0, NULL, err);
+}
+
+DlStatus
+dl_pass_window_from(DlPass *p, const DlRows *runs, int n_runs, int64_t from, const DlRng *rng,
+					DlError *err)
+{
 	DlModel    *m = p->m;
 	const DlTrainConfig *cfg = p->cfg;
 	int64_t		in_size = dl_shape_size(&m->spec->input_shape);
@@ -609,14 +616,18 @@ dl_pass_window(DlPass *p, const DlRows *runs, int n_runs, DlError *err)
 			return dl_error_set(err, DL_ERR_LIMIT, "a window of too many rows");
 	}
 	starts[n_runs] = R;
+	if (from < 0 || from > R || p->stopped)
+		return dl_error_set(err, DL_ERR_INVALID_ARGUMENT,
+							"a window of %lld rows resumed at row %lld%s", (long long) R,
+							(long long) from, p->stopped ? " after its pass stopped" : "");
 	if (R == 0)
 		return DL_OK;
 	/* the workspace holds min(batch_size, total) rows: never more rows than begun for */
-	if (R > p->left)
+	if (R - from > p->left)
 		return dl_error_set(err, DL_ERR_INVALID_ARGUMENT,
 							"a pass was given %lld rows more than it was begun for",
-							(long long) (R - p->left));
-	p->left -= R;
+							(long long) (R - from - p->left));
+	p->left -= R - from;
 	if (shuffle)
 	{
 		if ((st = dl_model_perm_reserve(m, R, err)) != DL_OK)
@@ -625,8 +636,10 @@ dl_pass_window(DlPass *p, const DlRows *runs, int n_runs, DlError *err)
 			m->perm[i] = i;
 		dl_rng_shuffle_i64(&m->rng, m->perm, R);
 	}
+	if (rng != NULL)
+		m->rng = *rng;			/* the generator as the window stopped */
 
-	for (int64_t r = 0, j = 0; r < R; r++)
+	for (int64_t r = from, j = 0; r < R; r++)
 	{
 		int64_t		g = shuffle ? m->perm[r] : r;
 		const DlRows *run;
@@ -671,8 +684,19 @@ dl_pass_window(DlPass *p, const DlRows *runs, int n_runs, DlError *err)
 					best = k;
 			yd[0] = (float) best;
 		}
-		if (++p->pending == cfg->batch_size && (st = pass_batch(p, p->pending, err)) != DL_OK)
-			return st;
+		if (++p->pending == cfg->batch_size)
+		{
+			if ((st = pass_batch(p, p->pending, err)) != DL_OK)
+				return st;
+			if (p->stop_after > 0 && p->batches == p->stop_after)
+			{
+				/* the rest of the window waits for dl_pass_window_from */
+				p->left += R - (r + 1);
+				p->stopped = true;
+				p->stop_row = r + 1;
+				return DL_OK;
+			}
+		}
 	}
 	return DL_OK;
 }

@@ -467,6 +467,122 @@ test_deterministic(void **state)
 	assert_no_leaks(&c);
 }
 
+/*
+ * Keras LearningRateSchedules at given optimizer steps (values worked out
+ * with python3 from Keras' formulas), an SGD run whose three updates use
+ * steps 0, 1 and 2 of a schedule, and lr_scale multiplying the rate.
+ */
+static void
+test_schedules(void **state)
+{
+	TestAllocCounter c;
+	DlAllocator a = test_allocator(&c);
+	DlLrSchedule s;
+	DlOptimConfig cfg;
+	DlOptimState st;
+	DlError		err;
+	float		p[3] = {P0[0], P0[1], P0[2]};
+	const double want[3][3] = {
+		{0.95, -0.4, 0.05}, {0.965, -0.44, -0.025}, {0.9645, -0.4398, -0.0251}
+	};
+	DlParamRange r = {0, 3};
+
+	memset(&s, 0, sizeof(s));
+	s.kind = DL_LR_EXPONENTIAL;
+	s.initial = 0.1;
+	s.decay_steps = 100;
+	s.decay_rate = 0.96;
+	assert_true(dl_lr_schedule_value(&s, 0) == 0.1);
+	assert_true(fabs(dl_lr_schedule_value(&s, 250) - 0.09029798987795908) < 1e-15);
+	s.staircase = true;
+	assert_true(fabs(dl_lr_schedule_value(&s, 250) - 0.09216) < 1e-15);
+	assert_true(fabs(dl_lr_schedule_value(&s, 199) - 0.096) < 1e-15);
+	s.kind = DL_LR_INVERSE_TIME;
+	s.decay_steps = 10;
+	s.decay_rate = 0.5;
+	assert_true(fabs(dl_lr_schedule_value(&s, 25) - 0.05) < 1e-15);
+	s.staircase = false;
+	assert_true(fabs(dl_lr_schedule_value(&s, 25) - 0.044444444444444446) < 1e-15);
+
+	memset(&s, 0, sizeof(s));
+	s.kind = DL_LR_PIECEWISE;
+	s.n_boundaries = 2;
+	s.n_values = 3;
+	s.boundaries[0] = 100;
+	s.boundaries[1] = 200;
+	s.values[0] = 1.0;
+	s.values[1] = 0.5;
+	s.values[2] = 0.1;
+	assert_true(dl_lr_schedule_value(&s, 100) == 1.0 && dl_lr_schedule_value(&s, 101) == 0.5 &&
+				dl_lr_schedule_value(&s, 200) == 0.5 && dl_lr_schedule_value(&s, 201) == 0.1);
+	assert_int_equal(dl_lr_schedule_validate(&s, &err), DL_OK);
+	s.boundaries[1] = 100;
+	assert_int_equal(dl_lr_schedule_validate(&s, &err), DL_ERR_INVALID_ARGUMENT);
+
+	memset(&s, 0, sizeof(s));
+	s.kind = DL_LR_POLYNOMIAL;
+	s.initial = 0.1;
+	s.decay_steps = 100;
+	s.end_learning_rate = 0.01;
+	s.power = 2;
+	assert_true(fabs(dl_lr_schedule_value(&s, 50) - 0.0325) < 1e-15);
+	assert_true(fabs(dl_lr_schedule_value(&s, 150) - 0.01) < 1e-15);
+	s.cycle = true;
+	assert_true(fabs(dl_lr_schedule_value(&s, 150) - 0.015625) < 1e-15);
+	assert_true(dl_lr_schedule_value(&s, 0) == 0.1);
+
+	memset(&s, 0, sizeof(s));
+	s.kind = DL_LR_COSINE;
+	s.initial = 0.1;
+	s.decay_steps = 100;
+	s.alpha = 0.1;
+	assert_true(fabs(dl_lr_schedule_value(&s, 50) - 0.05500000000000001) < 1e-15);
+	assert_true(fabs(dl_lr_schedule_value(&s, 500) - 0.01) < 1e-15);
+	assert_string_equal(dl_lr_schedule_name(DL_LR_COSINE), "CosineDecay");
+
+	/* SGD: the updates use the schedule at steps 0, 1 and 2 (0.1, 0.05, 0.01) */
+	cfg = cfg_of(DL_OPTIM_SGD, 1.0);
+	cfg.schedule.kind = DL_LR_PIECEWISE;
+	cfg.schedule.n_boundaries = 2;
+	cfg.schedule.n_values = 3;
+	cfg.schedule.boundaries[0] = 0;
+	cfg.schedule.boundaries[1] = 1;
+	cfg.schedule.values[0] = 0.1;
+	cfg.schedule.values[1] = 0.05;
+	cfg.schedule.values[2] = 0.01;
+	assert_int_equal(dl_optim_state_init(&st, &cfg, 3, &a, &err), DL_OK);
+	for (int step = 0; step < 3; step++)
+	{
+		float		g[3] = {G[step][0], G[step][1], G[step][2]};
+
+		dl_optim_step(&st, p, g, &r, 1);
+		for (int i = 0; i < 3; i++)
+			if (!(fabs(p[i] - want[step][i]) <= 2e-6 * fabs(want[step][i]) + 1e-7))
+				fail_msg("schedule: step %d param %d = %.9g, expected %.9g", step + 1, i,
+						 (double) p[i], want[step][i]);
+	}
+	dl_optim_state_free(&st, &a);
+
+	/* lr_scale: SGD at 0.05 scaled by 2 is SGD at 0.1, bit for bit */
+	cfg = cfg_of(DL_OPTIM_SGD, 0.05);
+	assert_int_equal(dl_optim_state_init(&st, &cfg, 3, &a, &err), DL_OK);
+	assert_true(st.lr_scale == 1.0);
+	st.lr_scale = 2.0;
+	memcpy(p, P0, sizeof(p));
+	for (int step = 0; step < 3; step++)
+	{
+		float		g[3] = {G[step][0], G[step][1], G[step][2]};
+
+		dl_optim_step(&st, p, g, &r, 1);
+		for (int i = 0; i < 3; i++)
+			assert_true((float) exp_sgd_plain[step][i] == p[i] ||
+						fabs(p[i] - exp_sgd_plain[step][i]) <= 2e-6 * fabs(exp_sgd_plain[step][i]) + 1e-7);
+	}
+	assert_true(dl_optim_lr(&st) == 0.1);
+	dl_optim_state_free(&st, &a);
+	assert_no_leaks(&c);
+}
+
 int
 main(void)
 {
@@ -481,6 +597,7 @@ main(void)
 		cmocka_unit_test(test_defaults_and_names),
 		cmocka_unit_test(test_validate),
 		cmocka_unit_test(test_deterministic),
+		cmocka_unit_test(test_schedules),
 	};
 
 	return cmocka_run_group_tests_name("optim", tests, NULL, NULL);

@@ -608,6 +608,113 @@ test_format_round_trip(void **state)
 	}
 }
 
+/* Is the schedule of a equal to b's, field by field? */
+static void
+assert_schedule_equal(const DlLrSchedule *a, const DlLrSchedule *b)
+{
+	assert_int_equal(a->kind, b->kind);
+	assert_true(a->initial == b->initial && a->decay_steps == b->decay_steps &&
+				a->decay_rate == b->decay_rate && a->staircase == b->staircase);
+	assert_true(a->end_learning_rate == b->end_learning_rate && a->power == b->power &&
+				a->cycle == b->cycle && a->alpha == b->alpha);
+	assert_int_equal(a->n_boundaries, b->n_boundaries);
+	for (int i = 0; i < a->n_boundaries; i++)
+		assert_true(a->boundaries[i] == b->boundaries[i]);
+	for (int i = 0; a->kind == DL_LR_PIECEWISE && i <= a->n_boundaries; i++)
+		assert_true(a->values[i] == b->values[i]);
+}
+
+/*
+ * Keras LearningRateSchedules as learning_rate: the call form (by name,
+ * by position, with a dotted prefix) and the dict form Keras serializes
+ * give the same schedule; the canonical string parses back to it; a
+ * plain lr given after a schedule wins; bad schedules are refused with
+ * a message naming the piece.
+ */
+static void
+test_lr_schedules(void **state)
+{
+	static const char *const same[] = {
+		"loss=mse, optimizer='SGD(learning_rate=ExponentialDecay(initial_learning_rate=0.1, decay_steps=100, decay_rate=0.96, staircase=True))'",
+		"loss=mse, optimizer='SGD(lr=ExponentialDecay(0.1, 100, 0.96, True))'",
+		"loss=mse, optimizer='SGD(learning_rate=keras.optimizers.schedules.ExponentialDecay(0.1, decay_steps=100, decay_rate=0.96, staircase=True, name=None))'",
+		"loss=mse, optimizer=SGD(learning_rate={'class_name': 'ExponentialDecay', 'config': {'initial_learning_rate': 0.1, 'decay_steps': 100, 'decay_rate': 0.96, 'staircase': True, 'name': None}})",
+		"loss=mse, optimizer='SGD(learning_rate={\"module\": \"keras.optimizers.schedules\", \"class_name\": \"ExponentialDecay\", \"config\": {\"initial_learning_rate\": 0.1, \"decay_steps\": 100, \"decay_rate\": 0.96, \"staircase\": True}, \"registered_name\": None})'",
+	};
+	static const char *const others[] = {
+		"loss=mse, optimizer='Adam(learning_rate=InverseTimeDecay(0.01, 10, 0.5))'",
+		"loss=mse, optimizer='Adam(learning_rate=PiecewiseConstantDecay(boundaries=[100, 200], values=[0.1, 0.01, 0.001]))'",
+		"loss=mse, optimizer='Adam(learning_rate=PolynomialDecay(0.1, 1000, end_learning_rate=0.01, power=0.5, cycle=True))'",
+		"loss=mse, optimizer='RMSprop(learning_rate=CosineDecay(0.1, 1000, alpha=0.1, warmup_steps=0))'",
+		"loss=mse, optimizer='Adam(learning_rate=PiecewiseConstantDecay([5], [0.5, 0.25]), decay=0.01)'",
+	};
+	DlCompileParams ref = compile_ok(same[0]);
+	DlCompileParams p;
+	char		buf[1024];
+	DlError		err;
+
+	assert_int_equal(ref.optim.schedule.kind, DL_LR_EXPONENTIAL);
+	assert_true(ref.optim.schedule.initial == 0.1 && ref.optim.schedule.decay_steps == 100 &&
+				ref.optim.schedule.decay_rate == 0.96 && ref.optim.schedule.staircase);
+	assert_true(ref.optim.lr == 0.1);	/* the value at step 0 */
+	for (size_t i = 1; i < sizeof(same) / sizeof(same[0]); i++)
+	{
+		p = compile_ok(same[i]);
+		assert_schedule_equal(&p.optim.schedule, &ref.optim.schedule);
+	}
+	assert_int_equal(dl_compile_params_format(&ref, buf, sizeof(buf), &err), DL_OK);
+	assert_non_null(strstr(buf, "optimizer='SGD(learning_rate=ExponentialDecay(initial_learning_rate=0.1, decay_steps=100, decay_rate=0.96, staircase=True), "));
+	for (size_t i = 0; i < sizeof(others) / sizeof(others[0]); i++)
+	{
+		DlCompileParams a = compile_ok(others[i]);
+
+		assert_int_not_equal(a.optim.schedule.kind, DL_LR_CONSTANT);
+		assert_int_equal(dl_compile_params_format(&a, buf, sizeof(buf), &err), DL_OK);
+		p = compile_ok(buf);
+		assert_schedule_equal(&p.optim.schedule, &a.optim.schedule);
+		assert_true(p.optim.decay == a.optim.decay);
+	}
+	p = compile_ok(others[2]);
+	assert_true(p.optim.schedule.end_learning_rate == 0.01 && p.optim.schedule.power == 0.5 &&
+				p.optim.schedule.cycle);
+	p = compile_ok(others[1]);
+	assert_int_equal(p.optim.schedule.n_boundaries, 2);
+	assert_true(p.optim.schedule.values[2] == 0.001);
+	/* defaults: PolynomialDecay's end_learning_rate 0.0001, power 1 */
+	p = compile_ok("loss=mse, optimizer='SGD(lr=PolynomialDecay(0.1, 10))'");
+	assert_true(p.optim.schedule.end_learning_rate == 0.0001 && p.optim.schedule.power == 1.0 &&
+				!p.optim.schedule.cycle);
+	/* the last learning rate given wins, a schedule or a number */
+	p = compile_ok("loss=mse, optimizer='SGD(learning_rate=ExponentialDecay(0.1, 100, 0.96), lr=0.5)'");
+	assert_int_equal(p.optim.schedule.kind, DL_LR_CONSTANT);
+	assert_true(p.optim.lr == 0.5);
+	p = compile_ok("loss=mse, optimizer='SGD(lr=0.5, learning_rate=InverseTimeDecay(0.1, 100, 0.5))'");
+	assert_int_equal(p.optim.schedule.kind, DL_LR_INVERSE_TIME);
+
+	compile_bad("loss=mse, optimizer='SGD(lr=StepDecay(0.1, 100))'", DL_ERR_INVALID_ARGUMENT, "StepDecay");
+	compile_bad("loss=mse, optimizer='SGD(lr=ExponentialDecay(0.1, 100))'", DL_ERR_INVALID_ARGUMENT, "decay_rate");
+	compile_bad("loss=mse, optimizer='SGD(lr=ExponentialDecay(0.1, 0, 0.9))'", DL_ERR_INVALID_ARGUMENT, "decay_steps");
+	compile_bad("loss=mse, optimizer='SGD(lr=ExponentialDecay(-0.1, 10, 0.9))'", DL_ERR_INVALID_ARGUMENT, "initial_learning_rate");
+	compile_bad("loss=mse, optimizer='SGD(lr=ExponentialDecay(0.1, 10, x))'", DL_ERR_INVALID_ARGUMENT, "\"x\"");
+	compile_bad("loss=mse, optimizer='SGD(lr=ExponentialDecay(0.1, 10, 0.9, staircase=2))'", DL_ERR_INVALID_ARGUMENT, "staircase");
+	compile_bad("loss=mse, optimizer='SGD(lr=ExponentialDecay(0.1, 10, 0.9, decay_steps=3))'", DL_ERR_INVALID_ARGUMENT, "twice");
+	compile_bad("loss=mse, optimizer='SGD(lr=ExponentialDecay(0.1, 10, 0.9, rate=3))'", DL_ERR_INVALID_ARGUMENT, "\"rate\"");
+	compile_bad("loss=mse, optimizer='SGD(lr=ExponentialDecay(0.1, 10, 0.9, False, None, 7))'", DL_ERR_PARSE, "\"7\"");
+	compile_bad("loss=mse, optimizer='SGD(lr=ExponentialDecay(decay_steps=10, 0.1, 0.9))'", DL_ERR_PARSE, "\"0.1\"");
+	compile_bad("loss=mse, optimizer='SGD(lr=PiecewiseConstantDecay([10, 20], [0.1, 0.01]))'", DL_ERR_INVALID_ARGUMENT, "2 boundaries and 2 values");
+	compile_bad("loss=mse, optimizer='SGD(lr=PiecewiseConstantDecay([20, 10], [0.1, 0.01, 0.001]))'", DL_ERR_INVALID_ARGUMENT, "boundary");
+	compile_bad("loss=mse, optimizer='SGD(lr=PiecewiseConstantDecay([10], [0.1, 0]))'", DL_ERR_INVALID_ARGUMENT, "value");
+	compile_bad("loss=mse, optimizer='SGD(lr=PiecewiseConstantDecay(10, [0.1, 0.2]))'", DL_ERR_INVALID_ARGUMENT, "boundaries");
+	compile_bad("loss=mse, optimizer='SGD(lr=CosineDecay(0.1, 10, alpha=2))'", DL_ERR_INVALID_ARGUMENT, "alpha");
+	compile_bad("loss=mse, optimizer='SGD(lr=CosineDecay(0.1, 10, warmup_steps=5))'", DL_ERR_UNSUPPORTED, "warmup_steps");
+	compile_bad("loss=mse, optimizer='SGD(lr=PolynomialDecay(0.1, 10, power=0))'", DL_ERR_INVALID_ARGUMENT, "power");
+	compile_bad("loss=mse, optimizer=SGD(lr={'class_name': 'ExponentialDecay'})", DL_ERR_INVALID_ARGUMENT, "config");
+	compile_bad("loss=mse, optimizer=SGD(lr={'class_name': 'ExponentialDecay', 'config': {'initial_learning_rate': 0.1}, 'x': 1})", DL_ERR_INVALID_ARGUMENT, "\"x\"");
+	compile_bad("loss=mse, optimizer=SGD(lr={'class_name': 'ExponentialDecay', 'config': {'initial_learning_rate': 0.1, 'decay_steps': 5}})", DL_ERR_INVALID_ARGUMENT, "decay_rate");
+	compile_bad("loss=mse, optimizer=SGD(lr={class_name: 1})", DL_ERR_PARSE, "class_name");
+	compile_bad("loss=mse, optimizer='SGD(lr=a..b(0.1, 10, 0.9))'", DL_ERR_INVALID_ARGUMENT, "a..b");
+}
+
 int
 main(void)
 {
@@ -623,6 +730,7 @@ main(void)
 		cmocka_unit_test(test_no_partial_output),
 		cmocka_unit_test(test_nesting_limit),
 		cmocka_unit_test(test_format_round_trip),
+		cmocka_unit_test(test_lr_schedules),
 	};
 
 	return cmocka_run_group_tests_name("params", tests, NULL, NULL);
