@@ -40,7 +40,7 @@ SELECT count(*) AS n_rows, min(octet_length(model_weights)) AS weight_bytes,
        min(model_arch::text) = :'iris_tf2' AS arch_copied
   FROM iris_model;
 
--- the summary: MADlib's columns, in MADlib's order (plus seed)
+-- the summary: MADlib's columns, in MADlib's order (plus seed, averaging_period and lr_scaling)
 SELECT a.attnum, a.attname, format_type(a.atttypid, a.atttypmod)
   FROM pg_attribute a
  WHERE a.attrelid = 'iris_model_summary'::regclass AND a.attnum > 0 AND NOT a.attisdropped

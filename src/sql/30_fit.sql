@@ -51,6 +51,8 @@ CREATE TYPE madlib_dl._fit_result AS (
 -- every segment's partition in memory for the whole call (54000 when one
 -- does not fit madlib_dl.partition_memory), false reads it from the table
 -- a window at a time, NULL decides by that budget (docs/fit.md, "Memory").
+-- averaging_period and lr_scaling: fit's (docs/fit.md, "Averaging every
+-- few mini-batches"); NULL in the other jobs.
 CREATE TYPE madlib_dl._train_job AS (
     source                    regclass,
     x_col                     text,
@@ -69,7 +71,9 @@ CREATE TYPE madlib_dl._train_job AS (
     schedule_seed             bigint,
     transport                 text,
     cluster                   text,
-    use_caching               boolean
+    use_caching               boolean,
+    averaging_period          integer,
+    lr_scaling                text
 );
 
 -- How a packed table's job runs: on Greenplum over its real segments
@@ -108,7 +112,8 @@ CREATE FUNCTION madlib_dl._make_train_job(source regclass, x_col text, y_col tex
     validation regclass DEFAULT NULL, val_x_col text DEFAULT NULL, val_y_col text DEFAULT NULL,
     metrics_compute_frequency integer DEFAULT NULL, num_segments integer DEFAULT NULL,
     schedule_seed bigint DEFAULT 1, transport text DEFAULT NULL, cluster text DEFAULT NULL,
-    use_caching boolean DEFAULT NULL)
+    use_caching boolean DEFAULT NULL, averaging_period integer DEFAULT NULL,
+    lr_scaling text DEFAULT NULL)
 RETURNS madlib_dl._train_job
 LANGUAGE plpgsql STABLE
 SET search_path = pg_catalog, pg_temp
@@ -128,7 +133,8 @@ BEGIN
                coalesce(init_weights, array_fill(NULL::bytea, ARRAY[k])), compile_params,
                coalesce(fit_params, array_fill(NULL::text, ARRAY[k])),
                num_iterations, metrics_compute_frequency, num_segments, schedule_seed,
-               transport, cluster, use_caching)::madlib_dl._train_job;
+               transport, cluster, use_caching, averaging_period,
+               lr_scaling)::madlib_dl._train_job;
 END
 $$;
 
@@ -217,6 +223,13 @@ RETURNS integer
 AS 'MODULE_PATHNAME', 'madlib_dl__check_iterations'
 LANGUAGE C IMMUTABLE PARALLEL SAFE;
 
+-- fit's averaging_period (NULL: once per iteration, else at least 1) and
+-- lr_scaling (NULL, 'linear' or 'sqrt'): ERROR 22023 otherwise.
+CREATE FUNCTION madlib_dl._fit_check_averaging(averaging_period integer, lr_scaling text)
+RETURNS void
+AS 'MODULE_PATHNAME', 'madlib_dl__check_averaging'
+LANGUAGE C IMMUTABLE PARALLEL SAFE;
+
 -- The number of segments of a packed table: its summary's num_segments
 -- (psum, from _fit_packed_summary), else max(__dist_key__) + 1, else 1.
 -- ERROR unless it is 1 to 64 and every buffer's __dist_key__ names one.
@@ -265,7 +278,8 @@ $$;
 CREATE FUNCTION madlib_dl._fit(source text[], model text[], arch_tbl text[], model_id integer,
     compile_params varchar, fit_params varchar, num_iterations integer, use_gpus boolean,
     validation text[], metrics_compute_frequency integer, warm_start boolean,
-    name varchar, description varchar, object_table varchar)
+    name varchar, description varchar, object_table varchar, averaging_period integer,
+    lr_scaling varchar)
 RETURNS void
 LANGUAGE plpgsql VOLATILE SECURITY INVOKER
 SET search_path = pg_catalog, pg_temp
@@ -309,6 +323,7 @@ BEGIN
     -- object_table (MADlib's custom functions) was checked by the public
     -- wrapper (_object_table_check); it is recorded in the summary
     freq := madlib_dl._fit_check_iterations(num_iterations, metrics_compute_frequency);
+    PERFORM madlib_dl._fit_check_averaging(averaging_period, lr_scaling);
     params := madlib_dl._check_params(compile_params, fit_params);
 
     -- 2. tables: inputs exist, outputs absent (or present for warm start)
@@ -399,7 +414,8 @@ BEGIN
     r := madlib_dl._fit_run(ROW(src_rel, x_col, y_col, val_rel, vx_col, vy_col, ARRAY[model_id],
                                 ARRAY[arch::text], ARRAY[init_weights], ARRAY[compile_params::text],
                                 ARRAY[fit_params::text], num_iterations, freq, nseg, 1,
-                                tr.transport, tr.cluster, NULL)::madlib_dl._train_job);
+                                tr.transport, tr.cluster, NULL, averaging_period,
+                                lr_scaling::text)::madlib_dl._train_job);
     t_end := clock_timestamp();
 
     -- 6. output tables, in this transaction
@@ -428,12 +444,12 @@ BEGIN
         '  training_metrics double precision[], training_loss double precision[],'
         '  validation_metrics_final double precision, validation_loss_final double precision,'
         '  validation_metrics double precision[], validation_loss double precision[],'
-        '  metrics_iters integer[], %I %s, seed bigint)',
+        '  metrics_iters integer[], %I %s, seed bigint, averaging_period integer, lr_scaling text)',
         madlib_dl._table_sql(summary_tbl), cv_col, coalesce(cv_type, 'text[]'));
     EXECUTE format(
         'INSERT INTO %s SELECT $1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12, $13, $14, $15,'
         ' $16, $17, $18, $19, $20, $21, $22, $23, $24, $25, $26, $27, $28, $29, $30, $31, $32,'
-        ' $33, $34, %s, $35',
+        ' $33, $34, %s, $35, $36, $37',
         madlib_dl._table_sql(summary_tbl),
         CASE WHEN cv_type IS NULL THEN 'NULL::text[]'
              ELSE format('(SELECT s.%I::%s FROM %s s LIMIT 1)', cv_col, cv_type,
@@ -477,7 +493,9 @@ BEGIN
         r.validation_metrics,
         r.validation_loss,
         r.metrics_iters,
-        params.seed;
+        params.seed,
+        averaging_period,
+        lr_scaling::text;
 END
 $$;
 
@@ -490,7 +508,8 @@ CREATE FUNCTION madlib_dl.madlib_keras_fit(source_table varchar, model varchar,
     model_arch_table varchar, model_id integer, compile_params varchar, fit_params varchar,
     num_iterations integer, use_gpus boolean DEFAULT false, validation_table varchar DEFAULT NULL,
     metrics_compute_frequency integer DEFAULT NULL, warm_start boolean DEFAULT false,
-    name varchar DEFAULT NULL, description varchar DEFAULT NULL, object_table varchar DEFAULT NULL)
+    name varchar DEFAULT NULL, description varchar DEFAULT NULL, object_table varchar DEFAULT NULL,
+    averaging_period integer DEFAULT NULL, lr_scaling varchar DEFAULT NULL)
 RETURNS void
 LANGUAGE sql VOLATILE PARALLEL UNSAFE SECURITY INVOKER
 AS $$
@@ -503,18 +522,20 @@ AS $$
         madlib_dl._resolve_table($3, 'model_arch_table'),
         $4, $5, $6, $7, $8,
         CASE WHEN $9 IS NULL THEN NULL ELSE madlib_dl._resolve_table($9, 'validation_table') END,
-        $10, coalesce($11, false), $12, $13, $14)
+        $10, coalesce($11, false), $12, $13, $14, $15, $16)
 $$;
 
 CREATE FUNCTION madlib_dl.fit(source_table varchar, model varchar,
     model_arch_table varchar, model_id integer, compile_params varchar, fit_params varchar,
     num_iterations integer, use_gpus boolean DEFAULT false, validation_table varchar DEFAULT NULL,
     metrics_compute_frequency integer DEFAULT NULL, warm_start boolean DEFAULT false,
-    name varchar DEFAULT NULL, description varchar DEFAULT NULL, object_table varchar DEFAULT NULL)
+    name varchar DEFAULT NULL, description varchar DEFAULT NULL, object_table varchar DEFAULT NULL,
+    averaging_period integer DEFAULT NULL, lr_scaling varchar DEFAULT NULL)
 RETURNS void
 LANGUAGE sql VOLATILE PARALLEL UNSAFE SECURITY INVOKER
 AS $$
-    SELECT madlib_dl.madlib_keras_fit($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12, $13, $14)
+    SELECT madlib_dl.madlib_keras_fit($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12, $13, $14,
+                                      $15, $16)
 $$;
 
 -- Help text, as MADlib's fn() and fn('usage').
@@ -542,14 +563,21 @@ all virtual segments at once, by model averaging.
         warm_start                BOOLEAN,  -- DEFAULT false: continue from <model>
         name                      VARCHAR,  -- DEFAULT NULL, stored in the summary
         description               VARCHAR,  -- DEFAULT NULL, stored in the summary
-        object_table              VARCHAR   -- DEFAULT NULL; a table made by
+        object_table              VARCHAR,  -- DEFAULT NULL; a table made by
                                             --   load_top_k_accuracy_function, for
                                             --   metrics=['top_<k>_accuracy']
+        averaging_period          INTEGER,  -- DEFAULT NULL = once per iteration; else
+                                            --   average every this many mini-batches
+        lr_scaling                VARCHAR   -- DEFAULT NULL; 'linear' or 'sqrt': the
+                                            --   learning rate times N or sqrt(N) segments,
+                                            --   after a warm-up
     );
 
 Each iteration every segment trains a copy of the model for `epochs`
 passes over its own partition, at the same time; then the copies (weights
 and optimizer state) are averaged, weighted by the samples each one saw.
+With averaging_period P they are averaged every P mini-batches of each
+segment too (Su & Chen 2015); docs/fit.md has the rules.
 Results are byte-identical for the same seed however many parallel
 workers PostgreSQL launched.  The seed is fit_params' seed= (default 42),
 recorded in the summary's seed column.

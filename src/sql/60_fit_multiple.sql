@@ -317,7 +317,8 @@ BEGIN
     results := ARRAY(
         SELECT r FROM madlib_dl._fit_multiple_run(ROW(src_rel, x_col, y_col, val_rel, vx_col, vy_col,
                           keys, archs, inits, compiles, fits, num_iterations, freq, nseg,
-                          schedule_seed, tr.transport, tr.cluster, use_caching)::madlib_dl._train_job) r);
+                          schedule_seed, tr.transport, tr.cluster, use_caching,
+                          NULL, NULL)::madlib_dl._train_job) r);
     t_end := clock_timestamp();
     sched := (results[1]).schedule;
     SELECT array_agg(g ORDER BY g) INTO planned_iters

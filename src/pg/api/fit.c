@@ -18,6 +18,13 @@
  *	      average the slots (dl_average.h: weights and optimizer state,
  *	          weighted by samples seen, in segment order) and copy the
  *	          average into every slot;
+ *	      with an averaging_period P, that is done in rounds: each segment
+ *	          trains at most P mini-batches of its visit (dl_visit.h: the
+ *	          round record after the state in its slot says from where,
+ *	          and comes back saying where it stopped), then the slots are
+ *	          averaged, until every segment's visit has ended; a segment
+ *	          whose visit has ended waits, and weighs nothing in the
+ *	          rounds it does not train;
  *	      on metrics points (every metrics_compute_frequency-th iteration
  *	          and the last): every segment evaluates the average on its
  *	          training and validation partitions, sums in segment order;
@@ -28,7 +35,20 @@
  *
  * With one segment the average of one state is that state exactly (n*w/n
  * is exact in double for n < 2^29), so fit on one segment is plain
- * sequential mini-batch training.
+ * sequential mini-batch training, whatever the averaging_period.
+ *
+ * lr_scaling multiplies the learning rate by N or sqrt(N), N the segments
+ * with training rows, after a linear warm-up from 1 over the first
+ * ceil(num_iterations / 10) iterations, in steps of one round: the factor
+ * of a round is 1 + (s - 1) * min(1, (i - 1 + f) / W), f the share of
+ * the largest visit done before the round.  It travels in the round
+ * record, so the segments need nothing else.  Every quantity here
+ * depends on the data and the job only, never on timing or on the
+ * number of processes.
+ *
+ * Averaging rounds are timed (the leader's averaging and copies, and
+ * the round's time beyond its slowest segment); with an averaging_period
+ * a last NOTICE reports them.
  *
  * IDENTIFICATION
  *	  src/pg/api/fit.c
@@ -36,6 +56,8 @@
  *-------------------------------------------------------------------------
  */
 #include "postgres.h"
+
+#include <math.h>
 
 #include "access/htup_details.h"
 #include "fmgr.h"
@@ -49,6 +71,7 @@
 #include "madlib_dl/dl_average.h"
 #include "madlib_dl/dl_blob.h"
 #include "madlib_dl/dl_params.h"
+#include "madlib_dl/dl_visit.h"
 
 #include "history.h"
 #include "job.h"
@@ -62,8 +85,19 @@
 typedef struct FitRun
 {
 	DlPgTrainJob job;
-	DlPgModel  *model;			/* the average: the initial state, then each iteration's */
+	DlPgModel  *model;			/* the average: the initial state, then each round's */
 	Size		state_size;		/* dl_blob_size of model */
+	bool		rounds;			/* slots carry round records (an averaging_period
+								 * or lr_scaling) */
+	DlVisitRound *visit;		/* (nseg) each segment's round record */
+	bool	   *active;			/* (nseg) its visit goes on in this iteration */
+	int64		max_total;		/* mini-batches of the largest visit; 0 before
+								 * the first round */
+	int			n_data;			/* segments with training rows (idem) */
+	uint8	   *iter_start;		/* (state_size) the state the iteration began from */
+	int64		n_rounds;		/* averaging rounds run */
+	double		avg_seconds;	/* leader: averaging and copies */
+	double		wait_seconds;	/* rounds beyond their slowest segment */
 	DlTransport *segs;
 	int			launched;		/* segments that ran without the leader */
 	DlPgHistory history;
@@ -100,77 +134,204 @@ fit_build(FitRun *r, MemoryContext cxt)
 	r->has_metric = r->model->compile.metric != DL_METRIC_NONE;
 	dl_pg_history_init(&r->history, dl_limits_metric_points(job->num_iterations, job->freq));
 
+	r->rounds = job->averaging_period > 0 || job->lr_scaling != DL_PG_LR_SCALING_NONE;
+	r->visit = palloc0(sizeof(DlVisitRound) * job->nseg);
+	r->active = palloc0(sizeof(bool) * job->nseg);
+	if (job->averaging_period > 0)
+		r->iter_start = MemoryContextAllocHuge(cxt, r->state_size);
 	dl_pg_job_setup(job, &def, &setup);
-	setup.n_slots = job->nseg;	/* one slot per segment */
-	setup.slot_size = r->state_size;
+	setup.n_slots = job->nseg;	/* one slot per segment, and its round record */
+	setup.slot_size = r->state_size + (r->rounds ? DL_VISIT_ROUND_BYTES : 0);
 	dl_progress_begin("fit", dl_progress_relname(job->source), NULL, job->num_iterations, 1);
 	r->segs = dl_transport_start(&setup, cxt);
 	broadcast(r);
 }
 
-/* One command of kind for every segment, on its own slot. */
-static void
+/*
+ * One command of kind for every segment (TRAIN: those still active), on
+ * its own slot.  Returns the seconds of the slowest segment.
+ */
+static double
 run_all(FitRun *r, DlSegCommandKind kind, int it)
 {
 	DlSegCommand *cmds = palloc(sizeof(DlSegCommand) * r->job.nseg);	/* (nseg) */
+	double		slowest = 0;
 
 	for (int k = 0; k < r->job.nseg; k++)
 	{
 		memset(&cmds[k], 0, sizeof(DlSegCommand));
-		cmds[k].kind = kind;
+		cmds[k].kind = kind == DL_SEG_CMD_TRAIN && !r->active[k] ? DL_SEG_CMD_NONE : kind;
 		cmds[k].model = 0;
 		cmds[k].slot = k;
 		cmds[k].iteration = it;
 		cmds[k].catch_divergence = true;
 	}
 	dl_transport_run(r->segs, cmds);
+	for (int k = 0; k < r->job.nseg; k++)
+		if (cmds[k].kind != DL_SEG_CMD_NONE)
+			slowest = Max(slowest, dl_transport_stats(r->segs, k)->seconds);
 	pfree(cmds);
+	return slowest;
 }
 
-/*
- * 3. Iteration it: train on every segment, average.  Returns false when
- * training diverged (the model keeps the previous average).  *loss and
- * *n get the training loss sum and samples of the iteration.
- */
-static bool
-fit_iteration(FitRun *r, int it, double *loss, int64 *n)
+/* The average of the slots of the segments that trained (dl_average.h), into every slot. */
+static void
+average_slots(FitRun *r)
 {
 	DlAllocator alloc = dl_pg_allocator(CurrentMemoryContext);
 	DlAverage	avg;
 	DlError		err;
+	instr_time	start;
 
-	run_all(r, DL_SEG_CMD_TRAIN, it);
-	*loss = 0;
-	*n = 0;
-	for (int k = 0; k < r->job.nseg; k++)
-	{
-		const DlSegStats *st = dl_transport_stats(r->segs, k);
-
-		if (st->diverged)
-		{
-			ereport(WARNING,
-					(errcode(ERRCODE_DATA_EXCEPTION),
-					 errmsg("training diverged in iteration %d on segment %d: %s", it, k, st->message),
-					 errdetail("fit stops and keeps the weights and metrics of iteration %d.", it - 1),
-					 errhint("Lower the learning rate, normalize the features, or clip gradients with clipnorm.")));
-			return false;
-		}
-		*loss += st->train_loss_sum;
-		*n += st->train_n;
-	}
-
-	/* the average of the segments' states, in segment order */
+	INSTR_TIME_SET_CURRENT(start);
 	dl_error_clear(&err);
 	dl_pg_check(dl_avg_begin(&avg, r->model->model, &alloc, &err), &err);
 	for (int k = 0; k < r->job.nseg; k++)
 	{
 		CHECK_FOR_INTERRUPTS();
+		/* the state without its round record; one that saw no samples adds nothing */
 		dl_pg_check(dl_avg_add(&avg, dl_transport_slot(r->segs, k),
-							   dl_transport_slot_len(r->segs, k), &err), &err);
+							   Min(dl_transport_slot_len(r->segs, k), r->state_size), &err), &err);
 	}
 	dl_pg_check(dl_avg_finish(&avg, &err), &err);
 	dl_avg_end(&avg);
 	broadcast(r);
+	r->avg_seconds += dl_pg_seconds_since(start);
+	r->n_rounds++;
+}
+
+/*
+ * The learning-rate factor of the next round of iteration it, whose
+ * `done` mini-batches of the largest visit have run (lr_scaling, with
+ * its warm-up: the file's header).
+ */
+static double
+lr_factor(const FitRun *r, int it, int64 done)
+{
+	double		s;
+	double		f;
+	int			warmup = (r->job.num_iterations + 9) / 10;
+
+	if (r->job.lr_scaling == DL_PG_LR_SCALING_NONE || r->n_data <= 1)
+		return 1.0;
+	s = r->job.lr_scaling == DL_PG_LR_SCALING_LINEAR ? (double) r->n_data : sqrt((double) r->n_data);
+	f = r->max_total > 0 ? Min(1.0, (double) done / (double) r->max_total) : 0.0;
+	return 1.0 + (s - 1.0) * Min(1.0, ((double) (it - 1) + f) / (double) warmup);
+}
+
+/* Write each active segment's round record after the state in its slot. */
+static void
+put_records(FitRun *r, double factor)
+{
+	for (int k = 0; k < r->job.nseg; k++)
+	{
+		uint8	   *slot = dl_transport_slot(r->segs, k);
+
+		if (!r->active[k])
+			continue;
+		r->visit[k].lr_factor = factor;
+		dl_visit_round_write(&r->visit[k], slot + r->state_size);
+		dl_transport_set_slot_len(r->segs, k, r->state_size + DL_VISIT_ROUND_BYTES);
+	}
+}
+
+/*
+ * After a round: each segment's record back from its slot; a visit goes
+ * on while its record says so and the round trained it (a segment with
+ * no rows may not run at all: Greenplum gives it no group).
+ */
+static void
+take_records(FitRun *r)
+{
+	DlError		err;
+
+	dl_error_clear(&err);
+	for (int k = 0; k < r->job.nseg; k++)
+	{
+		const DlSegStats *st = dl_transport_stats(r->segs, k);
+
+		if (!r->active[k])
+			continue;
+		r->active[k] = false;
+		if (!r->rounds || st->samples_seen <= 0 ||
+			dl_transport_slot_len(r->segs, k) != r->state_size + DL_VISIT_ROUND_BYTES)
+			continue;
+		dl_pg_check(dl_visit_round_read(dl_transport_slot(r->segs, k) + r->state_size,
+										DL_VISIT_ROUND_BYTES, &r->visit[k], &err), &err);
+		r->active[k] = !r->visit[k].done;
+		r->max_total = Max(r->max_total, r->visit[k].total);
+	}
+}
+
+/* The WARNING of divergence in iteration it on segment k; false. */
+static bool
+diverged(FitRun *r, int it, int k, const char *message)
+{
+	ereport(WARNING,
+			(errcode(ERRCODE_DATA_EXCEPTION),
+			 errmsg("training diverged in iteration %d on segment %d: %s", it, k, message),
+			 errdetail("fit stops and keeps the weights and metrics of iteration %d.", it - 1),
+			 errhint("Lower the learning rate, normalize the features, or clip gradients with clipnorm.")));
+	return false;
+}
+
+/*
+ * 3. Iteration it: rounds of training on every segment whose visit goes
+ * on, each followed by the average, until every visit has ended (one
+ * round without an averaging_period).  Returns false when training
+ * diverged (the model goes back to the state the iteration began from).
+ * *loss and *n get the training loss sum and samples of the iteration.
+ */
+static bool
+fit_iteration(FitRun *r, int it, double *loss, int64 *n)
+{
+	DlError		err;
+	bool		any = true;
+
+	*loss = 0;
+	*n = 0;
+	dl_error_clear(&err);
+	if (r->iter_start != NULL)
+		dl_pg_check(dl_blob_write(r->model->model, 0, r->iter_start, r->state_size, &err), &err);
+	for (int k = 0; k < r->job.nseg; k++)
+	{
+		dl_visit_round_init(&r->visit[k]);
+		r->visit[k].max_batches = r->job.averaging_period;
+		r->active[k] = true;
+	}
+	for (int64 round = 0; any; round++)
+	{
+		instr_time	start;
+		double		slowest;
+
+		if (r->rounds)
+			put_records(r, lr_factor(r, it, round * r->job.averaging_period));
+		INSTR_TIME_SET_CURRENT(start);
+		slowest = run_all(r, DL_SEG_CMD_TRAIN, it);
+		r->wait_seconds += Max(0.0, dl_pg_seconds_since(start) - slowest);
+		for (int k = 0; k < r->job.nseg; k++)
+		{
+			const DlSegStats *st = dl_transport_stats(r->segs, k);
+
+			if (!r->active[k])
+				continue;
+			if (st->diverged)
+			{
+				if (r->iter_start != NULL)
+					dl_pg_check(dl_blob_read(r->model->model, r->iter_start, r->state_size,
+											 NULL, &err), &err);
+				return diverged(r, it, k, st->message);
+			}
+			*loss += st->train_loss_sum;
+			*n += st->train_n;
+			r->n_data += it == 1 && round == 0 && st->samples_seen > 0;
+		}
+		take_records(r);
+		average_slots(r);
+		any = false;
+		for (int k = 0; k < r->job.nseg; k++)
+			any |= r->active[k];
+	}
 	return true;
 }
 
@@ -181,7 +342,7 @@ fit_evaluate(FitRun *r, int it)
 	DlPgEvalSums sums;
 
 	memset(&sums, 0, sizeof(sums));
-	run_all(r, DL_SEG_CMD_EVAL, it);
+	(void) run_all(r, DL_SEG_CMD_EVAL, it);
 	for (int k = 0; k < r->job.nseg; k++)
 		dl_pg_eval_sums_add(&sums, dl_transport_stats(r->segs, k));
 	(void) dl_pg_history_add(&r->history, it, &sums, dl_pg_seconds_since(r->start));
@@ -225,6 +386,24 @@ fit_notice(FitRun *r, int it, bool point, double loss, int64 n)
 	ereport(NOTICE,
 			(errmsg("iteration %d of %d: %s; %.2f s, about %.1f s left", it, r->job.num_iterations,
 					msg.data, now, dl_progress_eta(now, it, r->job.num_iterations))));
+}
+
+/*
+ * The cost of the averaging rounds, after the run: per round, the
+ * leader's averaging and copies, and the time the round took beyond its
+ * slowest segment (the barrier: commands out, results back).
+ */
+static void
+fit_rounds_notice(const FitRun *r)
+{
+	double		total = dl_pg_seconds_since(r->start);
+	double		per = 1e6 / (double) Max(r->n_rounds, 1);
+
+	ereport(NOTICE,
+			(errmsg("fit averaged " INT64_FORMAT " times (averaging_period %d): %.0f microseconds per round averaging, %.0f waiting beyond the slowest segment; %.1f%% of %.2f s",
+					r->n_rounds, r->job.averaging_period, r->avg_seconds * per,
+					r->wait_seconds * per,
+					total > 0 ? 100.0 * (r->avg_seconds + r->wait_seconds) / total : 0.0, total)));
 }
 
 /* 4. The result row (madlib_dl._fit_result), in the caller's context. */
@@ -291,6 +470,8 @@ madlib_dl__fit_run(PG_FUNCTION_ARGS)
 	r.launched = r.segs->n_own;
 	dl_transport_finish(r.segs);
 	dl_progress_end();
+	if (r.job.averaging_period > 0)
+		fit_rounds_notice(&r);
 
 	MemoryContextSwitchTo(caller);
 	result = fit_result(&r, fcinfo);

@@ -129,6 +129,48 @@ madlib_dl__check_iterations(PG_FUNCTION_ARGS)
 										   PG_ARGISNULL(1) ? 0 : PG_GETARG_INT32(1)));
 }
 
+void
+dl_pg_check_averaging(bool period_null, int period, const char *scaling, int *period_out,
+					  DlPgLrScaling *scaling_out)
+{
+	if (!period_null && period < 1)
+		ereport(ERROR,
+				(errcode(ERRCODE_INVALID_PARAMETER_VALUE),
+				 errmsg("averaging_period must be at least 1, got %d", period),
+				 errhint("Give the number of mini-batches between two averages, or NULL to average once per iteration.")));
+	*period_out = period_null ? 0 : period;
+	*scaling_out = DL_PG_LR_SCALING_NONE;
+	if (scaling == NULL)
+		return;
+	if (strcmp(scaling, "linear") == 0)
+		*scaling_out = DL_PG_LR_SCALING_LINEAR;
+	else if (strcmp(scaling, "sqrt") == 0)
+		*scaling_out = DL_PG_LR_SCALING_SQRT;
+	else
+		ereport(ERROR,
+				(errcode(ERRCODE_INVALID_PARAMETER_VALUE),
+				 errmsg("lr_scaling must be 'linear', 'sqrt' or NULL, got \"%s\"", scaling),
+				 errhint("'linear' multiplies the learning rate by the number of segments, 'sqrt' by its square root; NULL leaves it.")));
+}
+
+PG_FUNCTION_INFO_V1(madlib_dl__check_averaging);
+
+/*
+ * madlib_dl._fit_check_averaging(averaging_period int, lr_scaling text)
+ * RETURNS void: dl_pg_check_averaging for the SQL driver.
+ */
+Datum
+madlib_dl__check_averaging(PG_FUNCTION_ARGS)
+{
+	int			period;
+	DlPgLrScaling scaling;
+
+	dl_pg_check_averaging(PG_ARGISNULL(0), PG_ARGISNULL(0) ? 0 : PG_GETARG_INT32(0),
+						  PG_ARGISNULL(1) ? NULL : text_to_cstring(PG_GETARG_TEXT_PP(1)),
+						  &period, &scaling);
+	PG_RETURN_VOID();
+}
+
 /* The transport named t. */
 static DlTransportKind
 transport_kind(const char *t)
@@ -192,6 +234,25 @@ read_models(HeapTupleHeader job, int max_models, DlPgTrainJob *out)
 		out->inits[k] = n[k] ? NULL : DatumGetByteaPP(v[k]);
 }
 
+/* fit's averaging_period and lr_scaling: NULL in the other jobs. */
+static void
+read_averaging(HeapTupleHeader job, int max_models, DlPgTrainJob *out)
+{
+	bool		pnull;
+	bool		snull;
+	Datum		period = field_or_null(job, "averaging_period", &pnull);
+	Datum		scaling = field_or_null(job, "lr_scaling", &snull);
+
+	if (max_models > 1 && !(pnull && snull))
+		ereport(ERROR,
+				(errcode(ERRCODE_INVALID_PARAMETER_VALUE),
+				 errmsg("averaging_period and lr_scaling are for fit, which averages one model over the segments"),
+				 errhint("Leave them NULL: fit_multiple trains each model on one segment at a time.")));
+	dl_pg_check_averaging(pnull, pnull ? 0 : DatumGetInt32(period),
+						  snull ? NULL : TextDatumGetCString(scaling),
+						  &out->averaging_period, &out->lr_scaling);
+}
+
 void
 dl_pg_job_read(HeapTupleHeader job, int max_models, DlPgTrainJob *out)
 {
@@ -227,6 +288,7 @@ dl_pg_job_read(HeapTupleHeader job, int max_models, DlPgTrainJob *out)
 	out->cluster = isnull ? NULL : TextDatumGetCString(d);
 	d = field_or_null(job, "use_caching", &isnull);
 	out->caching = isnull ? DL_CACHING_AUTO : DatumGetBool(d) ? DL_CACHING_ON : DL_CACHING_OFF;
+	read_averaging(job, max_models, out);
 	if ((out->transport == DL_TRANSPORT_PLPROXY) != (out->cluster != NULL))
 		ereport(ERROR,
 				(errcode(ERRCODE_INVALID_PARAMETER_VALUE),

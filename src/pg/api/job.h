@@ -25,6 +25,14 @@
 #include "pg_limits.h"
 #include "segments.h"
 
+/* fit's lr_scaling: the learning rate times 1, N or sqrt(N) (fit.c). */
+typedef enum DlPgLrScaling
+{
+	DL_PG_LR_SCALING_NONE = 0,
+	DL_PG_LR_SCALING_LINEAR,
+	DL_PG_LR_SCALING_SQRT
+} DlPgLrScaling;
+
 typedef struct DlPgTrainJob
 {
 	Oid			source;			/* packed training table */
@@ -46,6 +54,9 @@ typedef struct DlPgTrainJob
 	DlTransportKind transport;
 	char	   *cluster;		/* PLPROXY: its cluster */
 	DlCaching	caching;		/* use_caching: NULL (AUTO), true, false */
+	int			averaging_period;	/* fit: mini-batches between averages; 0
+									 * (NULL): once per iteration */
+	DlPgLrScaling lr_scaling;	/* fit: NULL is NONE */
 } DlPgTrainJob;
 
 /*
@@ -62,6 +73,15 @@ void		dl_pg_job_read(HeapTupleHeader job, int max_models, DlPgTrainJob *out);
  * >= 1 and 1 <= freq <= num_iterations.  Returns freq.
  */
 int			dl_pg_check_iterations(int num_iterations, bool freq_null, int freq);
+
+/*
+ * The rule for fit's averaging_period and lr_scaling (NULL: period_null,
+ * scaling NULL): ERROR 22023 unless the period is NULL or at least 1 and
+ * lr_scaling is NULL, 'linear' or 'sqrt'.  Sets *period (0 for NULL)
+ * and *scaling.
+ */
+void		dl_pg_check_averaging(bool period_null, int period, const char *scaling,
+								  int *period_out, DlPgLrScaling *scaling_out);
 
 /* The segments' description of job: its tables, models and transport. */
 void		dl_pg_job_setup(const DlPgTrainJob *job, DlSegModelDef *defs, DlSegSetup *setup);

@@ -245,7 +245,15 @@ void		dl_seg_partition_read_rows(const DlSegPartition *p, int buf, int64 offset,
  *	    cached one points into its rows: the same batches either way;
  *	 4. write the new state back into state (capacity state_cap bytes) with
  *	    the number of samples trained on, and set *state_len_out.
- * st gets the training loss/metric sums over all epochs and samples_seen.
+ * When a round record (dl_visit.h) follows the blob in state (state_len
+ * is the blob's size plus DL_VISIT_ROUND_BYTES: fit with an
+ * averaging_period or lr_scaling), the step is one round of the visit:
+ * step 2 only when the record begins the visit, step 3 from the
+ * record's position for at most its max_batches mini-batches at its
+ * learning-rate factor, and step 4 writes the record back after the
+ * state: where the visit stands, and whether it is done (an empty
+ * partition's visit is done at once).
+ * st gets the training loss/metric sums over the round and samples_seen.
  * An empty partition leaves state untouched (samples_seen 0).
  * Divergence (DL_ERR_DIVERGED: NaN/inf loss or weight): with
  * catch_divergence, st->diverged is set, st->message holds the engine's

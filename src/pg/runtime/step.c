@@ -26,6 +26,7 @@
 
 #include "madlib_dl/dl_blob.h"
 #include "madlib_dl/dl_rng.h"
+#include "madlib_dl/dl_visit.h"
 
 #include "pg_glue.h"
 #include "pg_model.h"
@@ -120,6 +121,41 @@ partition_pass(DlPgModel *m, const DlTrainConfig *cfg, const DlSegPartition *p, 
 	return dl_pass_end(&pass, err);
 }
 
+/* A visit's windows (dl_visit.h): the partition and where its windows go. */
+typedef struct StepVisit
+{
+	const DlSegPartition *p;
+	StepWindow	w;
+} StepVisit;
+
+/* DlVisitWindowFn: the rows of the blocks order[0..k) of the partition. */
+static DlStatus
+visit_window(void *arg, const int64_t *order, int k, DlRows *runs, DlError *err)
+{
+	StepVisit  *v = (StepVisit *) arg;
+
+	window_runs(v->p, order, 0, k, &v->w, runs);
+	return DL_OK;
+}
+
+/*
+ * The round record after the blob in state[0..len) (blob bytes of
+ * state), into *r: false when there is none (len is not blob plus a
+ * record), ERROR 22000 when it is malformed.
+ */
+static bool
+read_round(const uint8 *state, Size len, size_t blob, DlVisitRound *r)
+{
+	DlError		err;
+
+	dl_visit_round_init(r);
+	if (len != blob + DL_VISIT_ROUND_BYTES)
+		return false;
+	dl_error_clear(&err);
+	dl_pg_check(dl_visit_round_read(state + blob, DL_VISIT_ROUND_BYTES, r, &err), &err);
+	return true;
+}
+
 /* The step's memory: a child of cxt, and its block order. */
 static MemoryContext
 step_context(MemoryContext cxt, const DlSegPartition *p, int64 **order)
@@ -154,50 +190,65 @@ dl_seg_train_step(DlPgModel *m, uint8 *state, Size state_len, Size state_cap,
 	DlError		err;
 	MemoryContext sc;
 	MemoryContext old;
-	StepWindow	w;
-	int64	   *order;
+	StepVisit	v;
+	DlVisitData d;
+	DlVisitRound round;
+	DlStatus	rc;
+	bool		has_round;
+	size_t		blob;
 	size_t		need;
 
 	memset(st, 0, sizeof(*st));
 	*state_len_out = state_len;
 	dl_error_clear(&err);
 	dl_pg_model_train_config(m, &cfg);
-	dl_pg_check(dl_blob_read(m->model, state, state_len, NULL, &err), &err);
+	dl_pg_check(dl_blob_size(m->model, &blob, &err), &err);
+	has_round = read_round(state, state_len, blob, &round);
+	dl_pg_check(dl_blob_read(m->model, state, has_round ? blob : state_len, NULL, &err), &err);
 	dl_seg_check_partition(m, p, "training");
 	if (p->n <= 0)
-		return true;			/* nothing to learn from: state unchanged */
-
-	sc = step_context(cxt, p, &order);
-	old = MemoryContextSwitchTo(sc);
-	window_alloc(&w, p);
-	dl_model_seed_rng(m->model, dl_rng_hash_seed(m->fit.seed, iteration, segment));
-	for (int e = 0; e < m->fit.epochs; e++)
 	{
-		DlStatus	rc = partition_pass(m, &cfg, p, true, order, &w, &bs, &err);
-
-		if (rc == DL_ERR_DIVERGED && catch_divergence)
-		{
-			/* the state buffer still holds the state this visit started from */
-			st->diverged = true;
-			strlcpy(st->message, err.msg, sizeof(st->message));
-			MemoryContextSwitchTo(old);
-			MemoryContextDelete(sc);
-			return false;
-		}
-		dl_pg_check(rc, &err);
+		/* nothing to learn from: state unchanged, the visit over */
+		round.done = true;
+		if (has_round)
+			dl_visit_round_write(&round, state + blob);
+		return true;
 	}
+
+	sc = step_context(cxt, p, &d.order);
+	old = MemoryContextSwitchTo(sc);
+	v.p = p;
+	window_alloc(&v.w, p);
+	d.blocks = p->blocks;
+	d.n_blocks = p->n_blocks;
+	d.rows = p->n;
+	d.window = visit_window;
+	d.arg = &v;
+	if (!round.resume)
+		dl_model_seed_rng(m->model, dl_rng_hash_seed(m->fit.seed, iteration, segment));
+	rc = dl_visit_run(m->model, &cfg, m->fit.epochs, &d, &round, &bs, &err);
 	MemoryContextSwitchTo(old);
 	MemoryContextDelete(sc);
-	dl_pg_check(dl_blob_size(m->model, &need, &err), &err);
+	if (rc == DL_ERR_DIVERGED && catch_divergence)
+	{
+		/* the state buffer still holds the state this round started from */
+		st->diverged = true;
+		strlcpy(st->message, err.msg, sizeof(st->message));
+		return false;
+	}
+	dl_pg_check(rc, &err);
+	need = blob + (has_round ? DL_VISIT_ROUND_BYTES : 0);
 	if (need > state_cap)
 		elog(ERROR, "madlib_dl: model state of %zu bytes does not fit a slot of %zu", need, state_cap);
-	dl_pg_check(dl_blob_write(m->model, bs.n, state, state_cap, &err), &err);
+	dl_pg_check(dl_blob_write(m->model, bs.n, state, blob, &err), &err);
+	if (has_round)
+		dl_visit_round_write(&round, state + blob);
 	*state_len_out = need;
 	st->train_loss_sum = bs.loss_sum;
 	st->train_metric_sum = bs.metric_sum;
 	st->train_n = bs.n;
 	st->samples_seen = bs.n;
-	st->read_seconds = w.read_seconds;
+	st->read_seconds = v.w.read_seconds;
 	return true;
 }
 
