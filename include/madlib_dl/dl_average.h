@@ -67,6 +67,16 @@ DlStatus	dl_avg_begin(DlAverage *a, DlModel *m, const DlAllocator *alloc, DlErro
 DlStatus	dl_avg_add(DlAverage *a, const uint8_t *state, size_t len, DlError *err);
 
 /*
+ * dl_avg_add of states[0], ..., states[n-1] (lens[k] bytes each), in
+ * that order, with the same result bit for bit, in one pass over the
+ * states: piece by piece of the parameters, each state in turn, so the
+ * sums stay in the cache, and each blob's checksum computed on the way.
+ * On an error (a corrupt state) the sums of a are spoiled: end it.
+ */
+DlStatus	dl_avg_add_many(DlAverage *a, const uint8_t *const *states, const size_t *lens,
+							int n, DlError *err);
+
+/*
  * Add the sums of b (an average of the same model's states, e.g. from
  * another process) to a: the result equals adding b's states after a's
  * only up to the rounding of the sums.  DL_ERR_SHAPE when sizes differ.

@@ -15,7 +15,7 @@
  *	     40     8  Nadam m_schedule (float64)
  *	     48    32  rng state, 4 x uint64
  *	     80     8  samples seen (a weight for model averaging)
- *	     88     8  checksum: FNV-1a 64 of every byte after the header
+ *	     88     8  checksum of every byte after the header (blob.c)
  *	     96  4*P   weights (float32)
  *	      .  4*P*n_slots  optimizer state (float32)
  * A blob that is corrupt, truncated, of another version or made for
@@ -32,13 +32,14 @@
 #ifndef DL_BLOB_H
 #define DL_BLOB_H
 
+#include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
 
 #include "madlib_dl/dl_model.h"
 
 #define DL_BLOB_MAGIC "MDLS"
-#define DL_BLOB_VERSION 1
+#define DL_BLOB_VERSION 2
 #define DL_BLOB_HEADER_SIZE 96
 
 /* Bytes needed to write m's state (header + weights + optimizer state). */
@@ -58,6 +59,48 @@ DlStatus	dl_blob_write(const DlModel *m, int64_t samples_seen, uint8_t *buf, siz
  */
 DlStatus	dl_blob_read(DlModel *m, const uint8_t *buf, size_t len, int64_t *samples_seen,
 						 DlError *err);
+
+/*
+ * A blob's sections, checked as dl_blob_read checks them (DL_ERR_CORRUPT
+ * the same way; its checksum only when checksum is true: the caller then
+ * hashes the bytes after the header with a DlBlobHasher) but not loaded:
+ * pointers into buf to the weights (P little-endian float32) and, when
+ * the blob's optimizer is m's (optim_matches), to its n_slots x P state
+ * floats (NULL without any), and its header's counters.  Read the floats
+ * with dl_blob_floats.
+ */
+typedef struct DlBlobView
+{
+	const uint8_t *weights;
+	const uint8_t *slots;
+	bool		optim_matches;	/* dl_blob_read would load the optimizer state */
+	int64_t		iterations;
+	double		m_schedule;
+	int64_t		samples_seen;
+} DlBlobView;
+
+DlStatus	dl_blob_view(const DlModel *m, const uint8_t *buf, size_t len, bool checksum,
+						 DlBlobView *v, DlError *err);
+
+/*
+ * The checksum of the bytes after a blob's header, given in order in
+ * pieces (each a multiple of 64 bytes but the last): dl_blob_checksum_is
+ * (blob, dl_blob_hasher_final(&h)) tells whether they are the blob's.
+ */
+typedef struct DlBlobHasher
+{
+	uint64_t	lane[8];
+	uint64_t	h;
+	size_t		n;
+} DlBlobHasher;
+
+void		dl_blob_hasher_init(DlBlobHasher *s);
+void		dl_blob_hasher_add(DlBlobHasher *s, const uint8_t *p, size_t n);
+uint64_t	dl_blob_hasher_final(const DlBlobHasher *s);
+bool		dl_blob_checksum_is(const uint8_t *blob, uint64_t sum);
+
+/* w (n) = the little-endian float32 bytes p (4 * n). */
+void		dl_blob_floats(float *w, const uint8_t *p, size_t n);
 
 /*
  * The samples-seen field of a blob's header, without loading it:

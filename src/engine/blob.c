@@ -77,10 +77,21 @@ get_u64(const uint8_t *p)
 	return v;
 }
 
+#if defined(__BYTE_ORDER__) && __BYTE_ORDER__ == __ORDER_LITTLE_ENDIAN__
+#define BLOB_HOST_LE 1			/* float32 bytes are already the blob's */
+#else
+#define BLOB_HOST_LE 0
+#endif
+
 /* p (4*n bytes) = w (n) as little-endian float32 */
 static void
 put_f32s(uint8_t *p, const float *w, size_t n)
 {
+	if (BLOB_HOST_LE)
+	{
+		memcpy(p, w, n * sizeof(float));
+		return;
+	}
 	for (size_t i = 0; i < n; i++)
 	{
 		uint32_t	u;
@@ -94,6 +105,11 @@ put_f32s(uint8_t *p, const float *w, size_t n)
 static void
 get_f32s(float *w, const uint8_t *p, size_t n)
 {
+	if (BLOB_HOST_LE)
+	{
+		memcpy(w, p, n * sizeof(float));
+		return;
+	}
 	for (size_t i = 0; i < n; i++)
 	{
 		uint32_t	u = get_u32(p + 4 * i);
@@ -102,18 +118,87 @@ get_f32s(float *w, const uint8_t *p, size_t n)
 	}
 }
 
-/* FNV-1a 64 over buf (n). */
-static uint64_t
-fnv1a64(const uint8_t *buf, size_t n)
+/* The little-endian 64-bit word at p. */
+static inline uint64_t
+load_u64(const uint8_t *p)
 {
-	uint64_t	h = 0xcbf29ce484222325ULL;
+	uint64_t	v;
 
-	for (size_t i = 0; i < n; i++)
+	if (!BLOB_HOST_LE)
+		return get_u64(p);
+	memcpy(&v, p, sizeof(v));
+	return v;
+}
+
+/*
+ * The checksum of a blob's bytes after the header (n of them), as an
+ * incremental hash (DlBlobHasher): eight lanes over consecutive 8-byte
+ * little-endian words (lane l takes words l, l + 8, ...), each
+ * h = (h + w) * K with K odd; the bytes after the last whole 64 go into
+ * an FNV-1a 64 hash h; the final value is h continued over each lane's
+ * bytes (the lane xor-shifted first) and over n.  Each step is a
+ * bijection of its lane, so one changed word changes the result; the
+ * independent lanes run at memory speed (FNV-1a over every byte, the
+ * checksum of version 1, took milliseconds for a model state of a few
+ * MB, on every step and every average of fit).
+ */
+void
+dl_blob_hasher_init(DlBlobHasher *s)
+{
+	for (int l = 0; l < 8; l++)
+		s->lane[l] = (uint64_t) (l + 1) * 0x243f6a8885a308d3ULL;
+	s->h = 0xcbf29ce484222325ULL;
+	s->n = 0;
+}
+
+void
+dl_blob_hasher_add(DlBlobHasher *s, const uint8_t *p, size_t n)
+{
+	const uint64_t K = 0x9e3779b97f4a7c15ULL;
+	uint64_t	lane[8];
+	size_t		i = 0;
+
+	memcpy(lane, s->lane, sizeof(lane));
+	for (; i + 64 <= n; i += 64)
+		for (int l = 0; l < 8; l++)
+			lane[l] = (lane[l] + load_u64(p + i + 8 * l)) * K;
+	memcpy(s->lane, lane, sizeof(lane));
+	for (; i < n; i++)
+		s->h = (s->h ^ p[i]) * 0x100000001b3ULL;
+	s->n += n;
+}
+
+uint64_t
+dl_blob_hasher_final(const DlBlobHasher *s)
+{
+	uint64_t	h = s->h;
+
+	for (int l = 0; l < 8; l++)
 	{
-		h ^= buf[i];
-		h *= 0x100000001b3ULL;
+		uint64_t	v = s->lane[l] ^ (s->lane[l] >> 29);
+
+		for (int b = 0; b < 8; b++)
+			h = (h ^ ((v >> (8 * b)) & 0xff)) * 0x100000001b3ULL;
 	}
+	for (int b = 0; b < 8; b++)
+		h = (h ^ (((uint64_t) s->n >> (8 * b)) & 0xff)) * 0x100000001b3ULL;
 	return h;
+}
+
+static uint64_t
+blob_checksum(const uint8_t *buf, size_t n)
+{
+	DlBlobHasher s;
+
+	dl_blob_hasher_init(&s);
+	dl_blob_hasher_add(&s, buf, n);
+	return dl_blob_hasher_final(&s);
+}
+
+bool
+dl_blob_checksum_is(const uint8_t *blob, uint64_t sum)
+{
+	return get_u64(blob + OFF_CHECKSUM) == sum;
 }
 
 /* Total blob size for P parameters and n_slots state arrays; false on overflow. */
@@ -178,7 +263,7 @@ dl_blob_write(const DlModel *m, int64_t samples_seen, uint8_t *buf, size_t cap, 
 	put_f32s(buf + DL_BLOB_HEADER_SIZE, m->params, P);
 	if (n_slots > 0)
 		put_f32s(buf + DL_BLOB_HEADER_SIZE + 4 * P, m->optim.slots, P * (size_t) n_slots);
-	put_u64(buf + OFF_CHECKSUM, fnv1a64(buf + DL_BLOB_HEADER_SIZE, size - DL_BLOB_HEADER_SIZE));
+	put_u64(buf + OFF_CHECKSUM, blob_checksum(buf + DL_BLOB_HEADER_SIZE, size - DL_BLOB_HEADER_SIZE));
 	return DL_OK;
 }
 
@@ -225,8 +310,14 @@ dl_blob_weights(const uint8_t *buf, size_t len, const uint8_t **weights, size_t 
 	return DL_OK;
 }
 
-DlStatus
-dl_blob_read(DlModel *m, const uint8_t *buf, size_t len, int64_t *samples_seen, DlError *err)
+/*
+ * Check that buf[0..len) is a whole, intact state of model m: magic,
+ * version, architecture, optimizer header, size and checksum.  Sets
+ * *kind and *n_slots (the blob's optimizer) and *msd (its m_schedule).
+ */
+static DlStatus
+blob_check(const DlModel *m, const uint8_t *buf, size_t len, bool checksum, int32_t *kind_out,
+		   uint32_t *n_slots_out, double *msd_out, DlError *err)
 {
 	uint32_t	version;
 	uint64_t	P;
@@ -298,11 +389,28 @@ dl_blob_read(DlModel *m, const uint8_t *buf, size_t len, int64_t *samples_seen, 
 			dl_error_set(err, DL_ERR_CORRUPT, "model state has %zu bytes, expected %zu", len, size);
 		return corrupt_hint(err);
 	}
-	if (get_u64(buf + OFF_CHECKSUM) != fnv1a64(buf + DL_BLOB_HEADER_SIZE, size - DL_BLOB_HEADER_SIZE))
+	if (checksum &&
+		get_u64(buf + OFF_CHECKSUM) != blob_checksum(buf + DL_BLOB_HEADER_SIZE, size - DL_BLOB_HEADER_SIZE))
 	{
 		dl_error_set(err, DL_ERR_CORRUPT, "model state checksum mismatch");
 		return corrupt_hint(err);
 	}
+	*kind_out = kind;
+	*n_slots_out = n_slots;
+	*msd_out = msd;
+	return DL_OK;
+}
+
+DlStatus
+dl_blob_read(DlModel *m, const uint8_t *buf, size_t len, int64_t *samples_seen, DlError *err)
+{
+	int32_t		kind;
+	uint32_t	n_slots;
+	double		msd;
+	DlStatus	st;
+
+	if ((st = blob_check(m, buf, len, true, &kind, &n_slots, &msd, err)) != DL_OK)
+		return st;
 
 	/* valid: load */
 	get_f32s(m->params, buf + DL_BLOB_HEADER_SIZE, m->n_params);
@@ -323,6 +431,35 @@ dl_blob_read(DlModel *m, const uint8_t *buf, size_t len, int64_t *samples_seen, 
 	if (samples_seen != NULL)
 		*samples_seen = (int64_t) get_u64(buf + OFF_SAMPLES_SEEN);
 	return DL_OK;
+}
+
+DlStatus
+dl_blob_view(const DlModel *m, const uint8_t *buf, size_t len, bool checksum, DlBlobView *v,
+			 DlError *err)
+{
+	int32_t		kind;
+	uint32_t	n_slots;
+	double		msd;
+	DlStatus	st;
+
+	memset(v, 0, sizeof(*v));
+	if ((st = blob_check(m, buf, len, checksum, &kind, &n_slots, &msd, err)) != DL_OK)
+		return st;
+	v->weights = buf + DL_BLOB_HEADER_SIZE;
+	v->samples_seen = (int64_t) get_u64(buf + OFF_SAMPLES_SEEN);
+	v->optim_matches = m->has_optim ? kind == (int32_t) m->optim.cfg.kind &&
+		(int) n_slots == m->optim.n_slots : n_slots == 0;
+	if (v->optim_matches && n_slots > 0)
+		v->slots = buf + DL_BLOB_HEADER_SIZE + 4 * m->n_params;
+	v->iterations = (int64_t) get_u64(buf + OFF_ITERATIONS);
+	v->m_schedule = msd;
+	return DL_OK;
+}
+
+void
+dl_blob_floats(float *w, const uint8_t *p, size_t n)
+{
+	get_f32s(w, p, n);
 }
 
 void

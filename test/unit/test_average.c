@@ -239,6 +239,110 @@ test_no_samples_and_bad_states(void **state)
 	assert_no_leaks(&c);
 }
 
+/* Dense(6000, relu) -> Dense(3, softmax) on 4 inputs: 48,003 weights, 3 pieces with Adam. */
+static DlModel *
+make_big(const DlAllocator *a, DlModelSpec **spec, DlOptimKind kind)
+{
+	DlModelSpec *s = dl_model_spec_create(2, a, NULL);
+	DlOptimConfig o;
+	DlModel    *m;
+	DlError		err;
+
+	s->input_shape.rank = 1;
+	s->input_shape.dims[0] = IN;
+	dl_layer_defaults(&s->layers[0], DL_LAYER_DENSE);
+	s->layers[0].units = 6000;
+	s->layers[0].activation = DL_ACT_RELU;
+	dl_layer_defaults(&s->layers[1], DL_LAYER_DENSE);
+	s->layers[1].units = K;
+	s->layers[1].activation = DL_ACT_SOFTMAX;
+	if (dl_model_spec_finalize(s, &err) != DL_OK)
+		fail_msg("finalize: %s", err.msg);
+	dl_optim_config_default(&o, kind);
+	o.momentum = 0.5;
+	if (dl_model_create(s, &o, a, &m, &err) != DL_OK)
+		fail_msg("create: %s", err.msg);
+	*spec = s;
+	return m;
+}
+
+/*
+ * dl_avg_add_many gives the sums of dl_avg_add in turn, bit for bit, over
+ * several pieces; a corrupt byte deep in a state is caught by its
+ * checksum; a state of another optimizer goes the one-by-one way.
+ */
+static void
+test_add_many_equals_add(void **state)
+{
+	TestAllocCounter c;
+	DlAllocator a = test_allocator(&c);
+	DlModelSpec *s;
+	DlModel    *m = make_big(&a, &s, DL_OPTIM_ADAM);
+	States		st;
+	DlAverage	one;
+	DlAverage	many;
+	DlError		err;
+	const uint8_t *blobs[NSTATES + 1];
+	size_t		lens[NSTATES + 1];
+
+	make_states(&st, m);
+	assert_true(st.n_values > 2 * 65536);
+	for (int k = 0; k < NSTATES; k++)
+	{
+		blobs[k] = st.blob[k];
+		lens[k] = st.size;
+	}
+	assert_int_equal(dl_avg_begin(&one, m, &a, &err), DL_OK);
+	assert_int_equal(dl_avg_begin(&many, m, &a, &err), DL_OK);
+	for (int k = 0; k < NSTATES; k++)
+		assert_int_equal(dl_avg_add(&one, st.blob[k], st.size, &err), DL_OK);
+	assert_int_equal(dl_avg_add_many(&many, blobs, lens, NSTATES, &err), DL_OK);
+	assert_memory_equal(one.sum, many.sum, sizeof(double) * one.n_values);
+	assert_true(one.total == many.total && one.iterations == many.iterations &&
+				one.n_added == many.n_added && many.n_added == 3);
+	dl_avg_end(&many);
+
+	/* a flipped byte in the third piece of the fourth state */
+	st.blob[3][DL_BLOB_HEADER_SIZE + 4 * 140000] ^= 0x20;
+	assert_int_equal(dl_avg_begin(&many, m, &a, &err), DL_OK);
+	assert_int_equal(dl_avg_add_many(&many, blobs, lens, NSTATES, &err), DL_ERR_CORRUPT);
+	assert_non_null(strstr(err.msg, "checksum"));
+	dl_avg_end(&many);
+	st.blob[3][DL_BLOB_HEADER_SIZE + 4 * 140000] ^= 0x20;
+
+	/* a state of SGD with momentum (one slot) among Adam's: loaded with Adam's state reset */
+	{
+		DlModelSpec *s2;
+		DlModel    *sgd = make_big(&a, &s2, DL_OPTIM_SGD);
+		size_t		len;
+		uint8_t    *b;
+		DlAverage	ref;
+
+		assert_int_equal(dl_blob_size(sgd, &len, &err), DL_OK);
+		b = malloc(len);
+		assert_int_equal(dl_blob_write(sgd, 5, b, len, &err), DL_OK);
+		blobs[NSTATES] = b;
+		lens[NSTATES] = len;
+		assert_int_equal(dl_avg_begin(&ref, m, &a, &err), DL_OK);
+		for (int k = 0; k <= NSTATES; k++)
+			assert_int_equal(dl_avg_add(&ref, blobs[k], lens[k], &err), DL_OK);
+		assert_int_equal(dl_avg_begin(&many, m, &a, &err), DL_OK);
+		assert_int_equal(dl_avg_add_many(&many, blobs, lens, NSTATES + 1, &err), DL_OK);
+		assert_memory_equal(ref.sum, many.sum, sizeof(double) * ref.n_values);
+		assert_int_equal(many.n_added, 4);
+		dl_avg_end(&ref);
+		dl_avg_end(&many);
+		free(b);
+		dl_model_free(sgd);
+		dl_model_spec_free(s2, &a);
+	}
+	dl_avg_end(&one);
+	free_states(&st);
+	dl_model_free(m);
+	dl_model_spec_free(s, &a);
+	assert_no_leaks(&c);
+}
+
 static void
 test_out_of_memory(void **state)
 {
@@ -265,6 +369,7 @@ main(void)
 		cmocka_unit_test(test_uneven_weights),
 		cmocka_unit_test(test_merge_equals_sequential),
 		cmocka_unit_test(test_no_samples_and_bad_states),
+		cmocka_unit_test(test_add_many_equals_add),
 		cmocka_unit_test(test_out_of_memory),
 	};
 

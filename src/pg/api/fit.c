@@ -95,6 +95,8 @@ typedef struct FitRun
 								 * the first round */
 	int			n_data;			/* segments with training rows (idem) */
 	uint8	   *iter_start;		/* (state_size) the state the iteration began from */
+	const uint8 **states;		/* (nseg) the slots, for the average */
+	size_t	   *lens;			/* (nseg) their states' lengths */
 	int64		n_rounds;		/* averaging rounds run */
 	double		avg_seconds;	/* leader: averaging and copies */
 	double		wait_seconds;	/* rounds beyond their slowest segment */
@@ -137,6 +139,8 @@ fit_build(FitRun *r, MemoryContext cxt)
 	r->rounds = job->averaging_period > 0 || job->lr_scaling != DL_PG_LR_SCALING_NONE;
 	r->visit = palloc0(sizeof(DlVisitRound) * job->nseg);
 	r->active = palloc0(sizeof(bool) * job->nseg);
+	r->states = palloc0(sizeof(uint8 *) * job->nseg);
+	r->lens = palloc0(sizeof(size_t) * job->nseg);
 	if (job->averaging_period > 0)
 		r->iter_start = MemoryContextAllocHuge(cxt, r->state_size);
 	dl_pg_job_setup(job, &def, &setup);
@@ -184,15 +188,16 @@ average_slots(FitRun *r)
 	instr_time	start;
 
 	INSTR_TIME_SET_CURRENT(start);
-	dl_error_clear(&err);
-	dl_pg_check(dl_avg_begin(&avg, r->model->model, &alloc, &err), &err);
+	CHECK_FOR_INTERRUPTS();
 	for (int k = 0; k < r->job.nseg; k++)
 	{
-		CHECK_FOR_INTERRUPTS();
 		/* the state without its round record; one that saw no samples adds nothing */
-		dl_pg_check(dl_avg_add(&avg, dl_transport_slot(r->segs, k),
-							   Min(dl_transport_slot_len(r->segs, k), r->state_size), &err), &err);
+		r->states[k] = dl_transport_slot(r->segs, k);
+		r->lens[k] = Min(dl_transport_slot_len(r->segs, k), r->state_size);
 	}
+	dl_error_clear(&err);
+	dl_pg_check(dl_avg_begin(&avg, r->model->model, &alloc, &err), &err);
+	dl_pg_check(dl_avg_add_many(&avg, r->states, r->lens, r->job.nseg, &err), &err);
 	dl_pg_check(dl_avg_finish(&avg, &err), &err);
 	dl_avg_end(&avg);
 	broadcast(r);
@@ -331,6 +336,8 @@ fit_iteration(FitRun *r, int it, double *loss, int64 *n)
 		any = false;
 		for (int k = 0; k < r->job.nseg; k++)
 			any |= r->active[k];
+		elog(DEBUG1, "madlib_dl: averaging round " INT64_FORMAT " of iteration %d done%s",
+			 round + 1, it, any ? "" : ", the last");
 	}
 	return true;
 }
