@@ -11,7 +11,8 @@
 --   * the summary records averaging_period and lr_scaling;
 --   * lr_scaling multiplies the learning rate by the segments with rows;
 --   * LearningRateSchedules in compile_params, counted in optimizer steps;
---   * bad values are refused before any table is written.
+--   * bad values are refused before any table is written; a round record
+--     that is not one, or does not fit the partition, is refused (XX001).
 -- Only md5s and comparisons are printed: values depend on the CPU's kernels.
 --
 \set SHOW_CONTEXT never
@@ -187,6 +188,18 @@ SELECT w FROM run('u3', 3, NULL, '', 'batch_size=16');
 -- fit_multiple trains one model per segment: it takes no averaging
 SELECT count(*) FROM madlib_dl._fit_multiple_run(madlib_dl._make_train_job('u3', 'attributes', 'class_text',
     ARRAY[:'arch', :'arch'], ARRAY[:cp, :cp], 1, num_segments => 3, averaging_period => 2));
+\echo :LAST_ERROR_SQLSTATE
+-- a state whose round record is not one, or whose position does not fit
+-- the partition, given to the step aggregate by hand
+\set bufs 'buffer_id, class_text, attributes, class_text_shape, attributes_shape'
+\set rec '4d444c52010000000100000000000000000000000000f03f010000000000000000000000000000000000000000000000000000000000000000040000000000000000000000000000'
+SELECT madlib_dl._gp_fit_segment(ROW(madlib_dl._initial_state(:'arch', NULL, :cp, NULL)
+           || decode(repeat('00', 168), 'hex'), :'arch', :cp, NULL, 1, 0, NULL)::madlib_dl._step, :bufs)
+  FROM u3 WHERE __dist_key__ = 0;
+\echo :LAST_ERROR_SQLSTATE
+SELECT madlib_dl._gp_fit_segment(ROW(madlib_dl._initial_state(:'arch', NULL, :cp, NULL)
+           || decode(:'rec' || repeat('00', 96), 'hex'), :'arch', :cp, NULL, 1, 0, NULL)::madlib_dl._step, :bufs)
+  FROM u3 WHERE __dist_key__ = 0;
 \echo :LAST_ERROR_SQLSTATE
 \set VERBOSITY default
 SELECT to_regclass('bad') IS NULL AS no_table, to_regclass('bad_summary') IS NULL AS no_summary;

@@ -90,6 +90,9 @@ DlStatus	dl_avg_merge(DlAverage *a, const DlAverage *b, DlError *err);
  */
 DlStatus	dl_avg_finish(DlAverage *a, DlError *err);
 
+/* Start a again, empty, keeping its sums' memory (an average every round). */
+void		dl_avg_reset(DlAverage *a);
+
 /* Free a's sums.  a may be zeroed (never begun). */
 void		dl_avg_end(DlAverage *a);
 

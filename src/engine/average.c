@@ -237,6 +237,17 @@ dl_avg_finish(DlAverage *a, DlError *err)
 }
 
 void
+dl_avg_reset(DlAverage *a)
+{
+	if (a->sum != NULL)
+		memset(a->sum, 0, a->n_values * sizeof(double));
+	a->total = 0;
+	a->iterations = 0;
+	a->m_schedule = 1.0;
+	a->n_added = 0;
+}
+
+void
 dl_avg_end(DlAverage *a)
 {
 	if (a->sum != NULL)

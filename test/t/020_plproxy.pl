@@ -280,7 +280,10 @@ sub job_sql
 	  ? "ARRAY[(SELECT model_arch::text FROM arch WHERE model_id = $a{model_id})], ARRAY[\$\$$a{compile}\$\$],"
 	  . " $a{iters}, fit_params => ARRAY['batch_size=16, epochs=2'],"
 	  : "x.ar, x.c, $a{iters}, fit_params => x.f, init_weights => x.w, mst_keys => x.k,";
-	return "madlib_dl._make_train_job('$a{tbl}', 'attributes', 'class_text', $models $v"
+	my $avg = defined $a{period}
+	  ? " averaging_period => $a{period}, lr_scaling => " . ($a{scaling} ? "'$a{scaling}'" : 'NULL') . ','
+	  : '';
+	return "madlib_dl._make_train_job('$a{tbl}', 'attributes', 'class_text', $models $v $avg"
 	  . " metrics_compute_frequency => 1, num_segments => $n, transport => $tr)";
 }
 
@@ -373,6 +376,28 @@ for my $case (['p4', 4], ['p2', 2])
 		  . "madlib_dl._fit_run(" . job_sql(%f) . ") r");
 	like($px, qr/^[0-9a-f]{32}\|\{1,2,3\}\|/, "$t: fit over the cluster returns weights");
 	is($px, $one, "$t: fit over the cluster: weights and metrics identical to the workers transport ($n segments)");
+}
+
+# --- fit averaging every few mini-batches over the cluster ---------------
+# One proxy call per round of at most averaging_period mini-batches a
+# segment: the bytes of the workers transport, and a last NOTICE with
+# what a round costs beyond its slowest segment (the call and its states).
+for my $case ([1, 'linear'], [3, undef])
+{
+	my ($p, $sc) = @$case;
+	my %f = (tbl => 'p4', model_id => 1, compile => $COMPILE, iters => 2, val => 1,
+		period => $p, scaling => $sc);
+	my $cols = 'md5(r.model_weights), r.metrics_iters, r.training_loss, r.validation_loss';
+	my $one = $coord->safe_psql('postgres', "SET client_min_messages = warning; SELECT $cols FROM "
+		  . "madlib_dl._fit_run(" . job_sql(%f, transport => 'workers', nseg => 4) . ") r");
+	my ($stdout, $stderr);
+	$coord->psql('postgres', "SELECT $cols FROM madlib_dl._fit_run(" . job_sql(%f) . ") r",
+		stdout => \$stdout, stderr => \$stderr);
+	is($stdout, $one,
+		"p4, averaging_period $p: fit over the cluster identical to the workers transport");
+	like($stderr, qr/fit averaged \d+ times \(averaging_period $p\)/,
+		"p4, averaging_period $p: the rounds' NOTICE");
+	note $1 if $stderr =~ /(fit averaged [^\n]*)/;
 }
 
 # --- the public API on a distributed table -------------------------------

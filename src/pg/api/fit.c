@@ -95,6 +95,8 @@ typedef struct FitRun
 								 * the first round */
 	int			n_data;			/* segments with training rows (idem) */
 	uint8	   *iter_start;		/* (state_size) the state the iteration began from */
+	DlAllocator alloc;			/* in the fit's context */
+	DlAverage	avg;			/* its sums, begun once, reset every round */
 	const uint8 **states;		/* (nseg) the slots, for the average */
 	size_t	   *lens;			/* (nseg) their states' lengths */
 	int64		n_rounds;		/* averaging rounds run */
@@ -131,8 +133,10 @@ fit_build(FitRun *r, MemoryContext cxt)
 	DlError		err;
 
 	dl_error_clear(&err);
+	r->alloc = dl_pg_allocator(cxt);
 	r->model = dl_pg_model_initial(job->archs[0], job->compiles[0], job->fits[0], job->inits[0], cxt);
 	dl_pg_check(dl_blob_size(r->model->model, &r->state_size, &err), &err);
+	dl_pg_check(dl_avg_begin(&r->avg, r->model->model, &r->alloc, &err), &err);	/* freed with cxt */
 	r->has_metric = r->model->compile.metric != DL_METRIC_NONE;
 	dl_pg_history_init(&r->history, dl_limits_metric_points(job->num_iterations, job->freq));
 
@@ -182,8 +186,6 @@ run_all(FitRun *r, DlSegCommandKind kind, int it)
 static void
 average_slots(FitRun *r)
 {
-	DlAllocator alloc = dl_pg_allocator(CurrentMemoryContext);
-	DlAverage	avg;
 	DlError		err;
 	instr_time	start;
 
@@ -196,10 +198,9 @@ average_slots(FitRun *r)
 		r->lens[k] = Min(dl_transport_slot_len(r->segs, k), r->state_size);
 	}
 	dl_error_clear(&err);
-	dl_pg_check(dl_avg_begin(&avg, r->model->model, &alloc, &err), &err);
-	dl_pg_check(dl_avg_add_many(&avg, r->states, r->lens, r->job.nseg, &err), &err);
-	dl_pg_check(dl_avg_finish(&avg, &err), &err);
-	dl_avg_end(&avg);
+	dl_avg_reset(&r->avg);
+	dl_pg_check(dl_avg_add_many(&r->avg, r->states, r->lens, r->job.nseg, &err), &err);
+	dl_pg_check(dl_avg_finish(&r->avg, &err), &err);
 	broadcast(r);
 	r->avg_seconds += dl_pg_seconds_since(start);
 	r->n_rounds++;

@@ -39,6 +39,7 @@
 #include "utils/guc.h"
 
 #include "madlib_dl/dl_blob.h"
+#include "madlib_dl/dl_visit.h"
 
 #include "pg_limits.h"
 #include "pg_model.h"
@@ -363,9 +364,11 @@ job_parts(const DlPgJob *job, JobModelInfo **ms, int n, JobParts *p)
 			/* the master model and the leader's own training model */
 			est_add(&p->models, &ms[0]->state);
 			est_add(&p->models, &ms[0]->train);
-			p->averaging = ms[0]->averaging;
+			/* and the state an iteration began from (averaging_period) */
+			p->averaging = ms[0]->averaging + ms[0]->state.state_blob;
 			p->shuffle = ms[0]->shuffle;
-			p->slots = (double) job->nseg * MAXALIGN(ms[0]->state.state_blob);
+			/* each slot: a state and its round record (dl_visit.h) */
+			p->slots = (double) job->nseg * MAXALIGN(ms[0]->state.state_blob + DL_VISIT_ROUND_BYTES);
 			p->history = points * HISTORY_BYTES_PER_POINT;
 			p->weights = ms[0]->state.weights;
 			break;

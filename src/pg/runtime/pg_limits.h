@@ -77,10 +77,11 @@ typedef struct DlPgJob
  * none is built, its use estimated with dl_model_memory_estimate, and the
  * job's own buffers added (see docs/errors.md, "Memory limit"):
  *	 FIT           the leader, which may run every segment: the master
- *	               model, the double-precision averaging buffer, one
- *	               training model and its shuffle order (8 bytes per row
- *	               of a window of the one shuffle, dl_epoch.h), nseg
- *	               states in shared memory, the metric history, the
+ *	               model, the double-precision averaging buffer and the
+ *	               state an iteration began from, one training model and
+ *	               its shuffle order (8 bytes per row of a window of the
+ *	               one shuffle, dl_epoch.h), nseg states (and their round
+ *	               records) in shared memory, the metric history, the
  *	               returned weights;
  *	 FIT_MULTIPLE  the leader: the DL_SEG_MODEL_CACHE largest training
  *	               models and their shuffle orders, one state model,
