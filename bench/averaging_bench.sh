@@ -12,12 +12,12 @@
 # segment is sequential training (NULL only).  Each fit validates on the
 # test images at its last iteration.  Prints one line per run:
 #
-#   run <net> <segments> <period> <scaling> <seed> <accuracy> <seconds> <rounds> <rounds/s> <avg %> <avg us> <wait us>
+#   run <net> <segments> <period> <scaling> <seed> <accuracy> <seconds> <rounds> <rounds/s> <avg %> <avg us> <wait us> <train us>
 #
 # (from fit's last NOTICE: avg %, the averaging rounds' share of the
 # fit's time; avg us, the leader's averaging and copies per round; wait
-# us, a round's time beyond its slowest segment, the barrier; a NULL
-# period prints no NOTICE: "-"), then the means
+# us, a round's time beyond its slowest segment, the barrier; train us,
+# that segment's step; a NULL period prints no NOTICE: "-"), then the means
 # over the seeds as a markdown table, with the loss against sequential
 # training of the same network.
 #
@@ -99,11 +99,11 @@ SQL
   acc="$(psqlc -At -c "SELECT round(validation_metrics_final::numeric, 4) FROM avg_bench_model_summary")"
   rounds="$(sed -n 's/.*fit averaged \([0-9]*\) times.*/\1/p' "$log")"
   share="$(sed -n 's/.*; \([0-9.]*\)% of .*/\1/p' "$log")"
-  us="$(sed -n 's/.*: \([0-9]*\) microseconds per round averaging, \([0-9]*\) waiting.*/\1 \2/p' "$log")"
+  us="$(sed -n 's/.*: \([0-9]*\) microseconds per round averaging, \([0-9]*\) waiting beyond the slowest segment, against \([0-9]*\) training.*/\1 \2 \3/p' "$log")"
   rm -f "$log"
   [ -z "$rounds" ] && rounds=$iter
   awk -v net="$net" -v n="$n" -v p="$p" -v sc="$sc" -v seed="$seed" -v acc="$acc" \
-      -v t0="$t0" -v t1="$t1" -v r="$rounds" -v sh="${share:--}" -v us="${us:-- -}" \
+      -v t0="$t0" -v t1="$t1" -v r="$rounds" -v sh="${share:--}" -v us="${us:-- - -}" \
       'BEGIN { s = t1 - t0; printf "run %s %s %s %s %s %s %.1f %s %.2f %s %s\n", net, n, p, sc, seed, acc, s, r, r / s, sh, us }' \
     | tee -a "$OUT"
 }

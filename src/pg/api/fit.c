@@ -46,9 +46,9 @@
  * depends on the data and the job only, never on timing or on the
  * number of processes.
  *
- * Averaging rounds are timed (the leader's averaging and copies, and
- * the round's time beyond its slowest segment); with an averaging_period
- * a last NOTICE reports them.
+ * Averaging rounds are timed (the leader's averaging and copies, the
+ * round's time beyond its slowest segment, and that segment's step);
+ * with an averaging_period a last NOTICE reports them.
  *
  * IDENTIFICATION
  *	  src/pg/api/fit.c
@@ -102,6 +102,7 @@ typedef struct FitRun
 	int64		n_rounds;		/* averaging rounds run */
 	double		avg_seconds;	/* leader: averaging and copies */
 	double		wait_seconds;	/* rounds beyond their slowest segment */
+	double		train_seconds;	/* rounds' slowest segments */
 	DlTransport *segs;
 	int			launched;		/* segments that ran without the leader */
 	DlPgHistory history;
@@ -315,6 +316,7 @@ fit_iteration(FitRun *r, int it, double *loss, int64 *n)
 		INSTR_TIME_SET_CURRENT(start);
 		slowest = run_all(r, DL_SEG_CMD_TRAIN, it);
 		r->wait_seconds += Max(0.0, dl_pg_seconds_since(start) - slowest);
+		r->train_seconds += slowest;
 		for (int k = 0; k < r->job.nseg; k++)
 		{
 			const DlSegStats *st = dl_transport_stats(r->segs, k);
@@ -408,9 +410,9 @@ fit_rounds_notice(const FitRun *r)
 	double		per = 1e6 / (double) Max(r->n_rounds, 1);
 
 	ereport(NOTICE,
-			(errmsg("fit averaged " INT64_FORMAT " times (averaging_period %d): %.0f microseconds per round averaging, %.0f waiting beyond the slowest segment; %.1f%% of %.2f s",
+			(errmsg("fit averaged " INT64_FORMAT " times (averaging_period %d): %.0f microseconds per round averaging, %.0f waiting beyond the slowest segment, against %.0f training on it; %.1f%% of %.2f s",
 					r->n_rounds, r->job.averaging_period, r->avg_seconds * per,
-					r->wait_seconds * per,
+					r->wait_seconds * per, r->train_seconds * per,
 					total > 0 ? 100.0 * (r->avg_seconds + r->wait_seconds) / total : 0.0, total)));
 }
 
