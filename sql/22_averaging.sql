@@ -171,6 +171,17 @@ SELECT * FROM madlib_dl._check_params($$loss='mse', optimizer='SGD(lr=PiecewiseC
 \echo :LAST_ERROR_SQLSTATE
 \set VERBOSITY default
 
+-- 5b. divergence in the second round of iteration 2 (a schedule whose
+-- rate explodes at step 5; iteration 1 is 4 steps): fit keeps the weights
+-- of iteration 1, not the average of iteration 2's first round
+SET client_min_messages = error;
+SELECT (SELECT w FROM run('u3', 3, 1, NULL, 'batch_size=16', 3, cp => $$loss='categorical_crossentropy', optimizer='Adam(learning_rate=PiecewiseConstantDecay([4], [0.01, 1e30]))'$$))
+     = (SELECT w FROM run('u3', 3, 1, NULL, 'batch_size=16', 1, cp => $$loss='categorical_crossentropy', optimizer='Adam(learning_rate=PiecewiseConstantDecay([4], [0.01, 1e30]))'$$))
+       AS diverged_keeps_iteration_1,
+       (SELECT cardinality(losses) FROM run('u3', 3, 1, NULL, 'batch_size=16', 3, cp => $$loss='categorical_crossentropy', optimizer='Adam(learning_rate=PiecewiseConstantDecay([4], [0.01, 1e30]))'$$))
+       AS metric_points;
+RESET client_min_messages;
+
 -- 6. bad values: refused before any table is written
 \set VERBOSITY terse
 SELECT madlib_dl.fit('u3', 'bad', 'arch', 1, :cp, NULL, 2, averaging_period => 0);

@@ -89,7 +89,8 @@ put_f32s(uint8_t *p, const float *w, size_t n)
 {
 	if (BLOB_HOST_LE)
 	{
-		memcpy(p, w, n * sizeof(float));
+		if (n > 0)				/* w may be NULL then */
+			memcpy(p, w, n * sizeof(float));
 		return;
 	}
 	for (size_t i = 0; i < n; i++)
@@ -107,7 +108,8 @@ get_f32s(float *w, const uint8_t *p, size_t n)
 {
 	if (BLOB_HOST_LE)
 	{
-		memcpy(w, p, n * sizeof(float));
+		if (n > 0)				/* w may be NULL then */
+			memcpy(w, p, n * sizeof(float));
 		return;
 	}
 	for (size_t i = 0; i < n; i++)
