@@ -425,11 +425,12 @@ $$;
 -- madlib_dl._step_result as columns (state NULL: unchanged, as for a
 -- segment without rows here).  call_id names the fit or fit_multiple call:
 -- a partition cached on its first hop serves the call's next hops.
-CREATE FUNCTION madlib_dl._px_node_step(cluster text, source text[], x_col text, y_col text,
+CREATE FUNCTION madlib_dl._px_node_step(cluster text, source text[], x_cols text[], y_cols text[],
     train boolean, segs integer[], states bytea[], archs text[], compiles text[], fits text[],
     iterations integer[], call_id bigint, use_caching boolean,
     OUT seg integer, OUT state bytea, OUT loss_sum double precision, OUT metric_sum double precision,
-    OUT n bigint, OUT seconds double precision, OUT diverged text)
+    OUT n bigint, OUT seconds double precision, OUT diverged text,
+    OUT output_loss_sums double precision[], OUT output_metric_sums double precision[])
 RETURNS SETOF record
 LANGUAGE plpgsql VOLATILE SECURITY INVOKER
 SET search_path = pg_catalog, pg_temp
@@ -438,19 +439,20 @@ DECLARE
     k integer := coalesce(cardinality(segs), 0);
     rel regclass;
 BEGIN
-    IF train IS NULL OR x_col IS NULL OR y_col IS NULL OR call_id IS NULL
+    IF train IS NULL OR x_cols IS NULL OR y_cols IS NULL OR call_id IS NULL
        OR ARRAY[cardinality(states), cardinality(archs), cardinality(compiles), cardinality(fits),
                 cardinality(iterations)] <> array_fill(k, ARRAY[5]) THEN
-        RAISE EXCEPTION 'a round of steps needs train, x_col, y_col, call_id and % elements in every list', k
+        RAISE EXCEPTION 'a round of steps needs train, x_cols, y_cols, call_id and % elements in every list', k
             USING ERRCODE = 'invalid_parameter_value',
                   HINT = 'Call fit or fit_multiple, which run the rounds.';
     END IF;
     rel := madlib_dl._px_node_table(source);
     FOR i IN 1 .. k LOOP
         seg := segs[i];
-        SELECT (r).state, (r).loss_sum, (r).metric_sum, (r).n, (r).seconds, (r).diverged
-          INTO state, loss_sum, metric_sum, n, seconds, diverged
-          FROM (SELECT madlib_dl._px_node_run(call_id, rel, x_col, y_col, train, segs[i],
+        SELECT (r).state, (r).loss_sum, (r).metric_sum, (r).n, (r).seconds, (r).diverged,
+               (r).output_loss_sums, (r).output_metric_sums
+          INTO state, loss_sum, metric_sum, n, seconds, diverged, output_loss_sums, output_metric_sums
+          FROM (SELECT madlib_dl._px_node_run(call_id, rel, x_cols, y_cols, train, segs[i],
                     ROW(states[i], archs[i], compiles[i], fits[i], iterations[i], segs[i],
                         use_caching)::madlib_dl._step) AS r) s;
         RETURN NEXT;
@@ -459,8 +461,9 @@ END
 $$;
 
 -- The step of one segment on this node (src/pg/runtime/node.c); NULL for
--- a segment without rows.
-CREATE FUNCTION madlib_dl._px_node_run(call_id bigint, rel regclass, x_col text, y_col text,
+-- a segment without rows.  x_cols and y_cols: the packed table's
+-- variables (several for a model of several inputs or outputs).
+CREATE FUNCTION madlib_dl._px_node_run(call_id bigint, rel regclass, x_cols text[], y_cols text[],
     train boolean, seg integer, step madlib_dl._step)
 RETURNS madlib_dl._step_result
 AS 'MODULE_PATHNAME', 'madlib_dl__px_node_run'
@@ -543,11 +546,12 @@ BEGIN
     $p$ LANGUAGE plproxy
     $f$;
     EXECUTE $f$
-    CREATE OR REPLACE FUNCTION madlib_dl._px_step(cluster text, source text[], x_col text, y_col text,
+    CREATE OR REPLACE FUNCTION madlib_dl._px_step(cluster text, source text[], x_cols text[], y_cols text[],
         train boolean, segs integer[], states bytea[], archs text[], compiles text[], fits text[],
         iterations integer[], call_id bigint, use_caching boolean,
         OUT seg integer, OUT state bytea, OUT loss_sum double precision, OUT metric_sum double precision,
-        OUT n bigint, OUT seconds double precision, OUT diverged text)
+        OUT n bigint, OUT seconds double precision, OUT diverged text,
+        OUT output_loss_sums double precision[], OUT output_metric_sums double precision[])
     RETURNS SETOF record AS $p$
         CLUSTER madlib_dl._px_cluster_name(cluster);
         SPLIT segs, states, archs, compiles, fits, iterations;
@@ -630,7 +634,7 @@ $$;
 -- madlib_dl._step_result (NULL for a segment without rows).  An error of
 -- the call is raised again by _px_rethrow, naming the nodes that fail.
 -- call_id names the training call, use_caching is its flag.
-CREATE FUNCTION madlib_dl._px_round(cluster text, source text[], x_col text, y_col text,
+CREATE FUNCTION madlib_dl._px_round(cluster text, source text[], x_cols text[], y_cols text[],
     train boolean, segs integer[], states bytea[], archs text[], compiles text[], fits text[],
     iterations integer[], call_id bigint, use_caching boolean)
 RETURNS TABLE (seg integer, result madlib_dl._step_result)
@@ -645,9 +649,10 @@ DECLARE
 BEGIN
     RETURN QUERY
         SELECT t.seg, CASE WHEN t.n IS NOT NULL THEN
-                   ROW(t.state, t.loss_sum, t.metric_sum, t.n, t.seconds, t.diverged)::madlib_dl._step_result
+                   ROW(t.state, t.loss_sum, t.metric_sum, t.n, t.seconds, t.diverged,
+                       t.output_loss_sums, t.output_metric_sums)::madlib_dl._step_result
                END
-          FROM madlib_dl._px_step(cluster, source, x_col, y_col, train, segs, states, archs, compiles,
+          FROM madlib_dl._px_step(cluster, source, x_cols, y_cols, train, segs, states, archs, compiles,
                                   fits, iterations, call_id, use_caching) t;
 EXCEPTION WHEN OTHERS THEN
     GET STACKED DIAGNOSTICS e_state = RETURNED_SQLSTATE, e_msg = MESSAGE_TEXT,

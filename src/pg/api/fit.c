@@ -98,7 +98,8 @@ fit_build(FitRun *r, MemoryContext cxt)
 	r->model = dl_pg_model_initial(job->archs[0], job->compiles[0], job->fits[0], job->inits[0], cxt);
 	dl_pg_check(dl_blob_size(r->model->model, &r->state_size, &err), &err);
 	r->has_metric = r->model->compile.metric != DL_METRIC_NONE;
-	dl_pg_history_init(&r->history, dl_limits_metric_points(job->num_iterations, job->freq));
+	dl_pg_history_init(&r->history, dl_limits_metric_points(job->num_iterations, job->freq),
+					   r->model->spec->n_outputs);
 
 	dl_pg_job_setup(job, &def, &setup);
 	setup.n_slots = job->nseg;	/* one slot per segment */
@@ -232,10 +233,10 @@ static Datum
 fit_result(FitRun *r, FunctionCallInfo fcinfo)
 {
 	TupleDesc	tupdesc;
-	Datum		values[8];
-	bool		nulls[8];
+	Datum		values[12];
+	bool		nulls[12];
 
-	if (get_call_result_type(fcinfo, NULL, &tupdesc) != TYPEFUNC_COMPOSITE || tupdesc->natts != 8)
+	if (get_call_result_type(fcinfo, NULL, &tupdesc) != TYPEFUNC_COMPOSITE || tupdesc->natts != 12)
 		elog(ERROR, "madlib_dl: _fit_run must return madlib_dl._fit_result");
 	values[0] = PointerGetDatum(dl_pg_model_get_weights(r->model));
 	nulls[0] = false;
@@ -243,6 +244,8 @@ fit_result(FitRun *r, FunctionCallInfo fcinfo)
 						  values + 1, nulls + 1);
 	values[7] = Int32GetDatum(r->launched);
 	nulls[7] = false;
+	dl_pg_history_output_columns(&r->history, r->has_metric, OidIsValid(r->job.validation),
+								 values + 8, nulls + 8);
 	tupdesc = BlessTupleDesc(tupdesc);
 	return HeapTupleGetDatum(heap_form_tuple(tupdesc, values, nulls));
 }

@@ -132,8 +132,8 @@ require(FunctionCallInfo fcinfo, int i, const char *what)
 PG_FUNCTION_INFO_V1(madlib_dl__px_node_run);
 
 /*
- * madlib_dl._px_node_run(call_id bigint, rel regclass, x_col text,
- *     y_col text, train boolean, seg integer, step madlib_dl._step)
+ * madlib_dl._px_node_run(call_id bigint, rel regclass, x_cols text[],
+ *     y_cols text[], train boolean, seg integer, step madlib_dl._step)
  *   RETURNS madlib_dl._step_result
  *
  * The step on this node's rows of segment seg of rel (__dist_key__ =
@@ -148,8 +148,7 @@ madlib_dl__px_node_run(PG_FUNCTION_ARGS)
 	int64		call_id;
 	Oid			relid;
 	Oid			relfilenode;
-	char	   *x_col;
-	char	   *y_col;
+	DlSegVars	vars;
 	bool		train;
 	int32		seg;
 	HeapTupleHeader step;
@@ -166,19 +165,19 @@ madlib_dl__px_node_run(PG_FUNCTION_ARGS)
 	bytea	   *out_state = NULL;
 	instr_time	start;
 	TupleDesc	tupdesc;
-	Datum		values[6];
-	bool		nulls[6] = {false, false, false, false, false, false};
+	Datum		values[8];
+	bool		nulls[8] = {false, false, false, false, false, false, false, false};
 	bool		isnull;
 	Datum		d;
 
 	for (int i = 0; i < 7; i++)
 		require(fcinfo, i, i == 6 ? "the step" : "the arguments of _px_node_run");
-	if (get_call_result_type(fcinfo, NULL, &tupdesc) != TYPEFUNC_COMPOSITE || tupdesc->natts != 6)
+	if (get_call_result_type(fcinfo, NULL, &tupdesc) != TYPEFUNC_COMPOSITE || tupdesc->natts != 8)
 		elog(ERROR, "madlib_dl: _px_node_run must return madlib_dl._step_result");
 	call_id = PG_GETARG_INT64(0);
 	relid = PG_GETARG_OID(1);
-	x_col = text_to_cstring(PG_GETARG_TEXT_PP(2));
-	y_col = text_to_cstring(PG_GETARG_TEXT_PP(3));
+	dl_seg_vars_from_arrays(PG_GETARG_ARRAYTYPE_P(2), PG_GETARG_ARRAYTYPE_P(3), &vars, "x_cols",
+							"y_cols");
 	train = PG_GETARG_BOOL(4);
 	seg = PG_GETARG_INT32(5);
 	step = PG_GETARG_HEAPTUPLEHEADER(6);
@@ -196,7 +195,7 @@ madlib_dl__px_node_run(PG_FUNCTION_ARGS)
 				 errhint("Call fit or fit_multiple, which run the steps.")));
 	d = step_field(step, "use_caching", true, &isnull);
 	caching = isnull ? DL_CACHING_AUTO : DatumGetBool(d) ? DL_CACHING_ON : DL_CACHING_OFF;
-	dl_pg_require_packed_table(relid, x_col, y_col);
+	dl_seg_require_vars(relid, &vars);
 	relfilenode = relation_filenode(relid);
 
 	/* another call's entries are stale: it ended or failed */
@@ -229,7 +228,7 @@ madlib_dl__px_node_run(PG_FUNCTION_ARGS)
 		MemoryContext pcxt = AllocSetContextCreate(cxt, "madlib_dl node partition",
 												   ALLOCSET_DEFAULT_SIZES);
 
-		dl_seg_partition_read(&fresh, relid, x_col, y_col, true, seg, 0, pcxt);
+		dl_seg_partition_read(&fresh, relid, &vars, true, seg, 0, pcxt);
 		part = &fresh;
 		dl_seg_partitions_place(&part, 1, caching,
 								dl_limits_partition_budget(dl_seg_default_count()));
@@ -257,7 +256,7 @@ madlib_dl__px_node_run(PG_FUNCTION_ARGS)
 			e->part = fresh;
 			/* the rows are decoded: the directory's TOAST pointers are never read again */
 			for (int i = 0; i < e->part.nbuf; i++)
-				e->part.bufs[i].x = e->part.bufs[i].y = (Datum) 0;
+				memset(e->part.bufs[i].v, 0, sizeof(Datum) * (e->part.n_x + e->part.n_y));
 			MemoryContextSetParent(pcxt, node_cxt);
 			e->next = node_entries;
 			node_entries = e;
@@ -314,6 +313,8 @@ madlib_dl__px_node_run(PG_FUNCTION_ARGS)
 	values[4] = Float8GetDatum(dl_pg_seconds_since(start));
 	values[5] = stats.diverged ? CStringGetTextDatum(stats.message) : (Datum) 0;
 	nulls[5] = !stats.diverged;
+	dl_seg_output_sums(stats.n_out, stats.train_out_loss, stats.train_out_metric, values + 6,
+					   nulls + 6);
 	tupdesc = BlessTupleDesc(tupdesc);
 	d = HeapTupleGetDatum(heap_form_tuple(tupdesc, values, nulls));
 	MemoryContextDelete(cxt);
