@@ -144,6 +144,14 @@ DlStatus	dl_fit_params_check_classes(const DlFitParams *p, DlLossKind loss, int6
 const char *dl_compile_params_metric_name(const DlCompileParams *p, char *buf, size_t len);
 
 /*
+ * The loss for the summary tables (loss_type): its canonical Keras name,
+ * or for a list or dict of losses their names as Python writes the list
+ * or dict ("['categorical_crossentropy', 'mean_squared_error']"), written
+ * into buf (len bytes; the first loss's name when it does not fit).
+ */
+const char *dl_compile_params_loss_name(const DlCompileParams *p, char *buf, size_t len);
+
+/*
  * Write a canonical string that parses back to the same values, for
  * summary tables and de-duplication:
  *	 loss='mean_squared_error', optimizer='SGD(lr=0.01, momentum=0.9, nesterov=True, ...)',

@@ -1352,6 +1352,19 @@ format_output_values(DlStrBuf *sb, const DlOutputValues *v, bool losses)
 	dl_strbuf_puts(sb, v->by_name ? "}" : "]");
 }
 
+const char *
+dl_compile_params_loss_name(const DlCompileParams *p, char *buf, size_t len)
+{
+	DlStrBuf	sb;
+	DlError		err;
+
+	if (p->losses.n == 0 || len == 0)
+		return dl_loss_name(p->loss);
+	dl_strbuf_init_fixed(&sb, buf, len);
+	format_output_values(&sb, &p->losses, true);
+	return sb_finish(&sb, &err) == DL_OK ? buf : dl_loss_name(p->loss);
+}
+
 /* Canonical compile_params; see dl_params.h. */
 DlStatus
 dl_compile_params_format(const DlCompileParams *p, char *buf, size_t len, DlError *err)

@@ -47,6 +47,7 @@ madlib_dl__check_params(PG_FUNCTION_ARGS)
 	bool		nulls[5] = {false, false, false, false, false};
 	char	   *compile;
 	char	   *fitp;
+	char		loss_name[DL_MAX_IO * (DL_NAME_MAX + 48)];
 
 	if (PG_ARGISNULL(0))
 		ereport(ERROR,
@@ -61,7 +62,7 @@ madlib_dl__check_params(PG_FUNCTION_ARGS)
 	if (get_call_result_type(fcinfo, NULL, &tupdesc) != TYPEFUNC_COMPOSITE)
 		elog(ERROR, "madlib_dl: _check_params must return a composite type");
 
-	values[0] = CStringGetTextDatum(dl_loss_name(cp.loss));
+	values[0] = CStringGetTextDatum(dl_compile_params_loss_name(&cp, loss_name, sizeof(loss_name)));
 	if (cp.metric != DL_METRIC_NONE)
 	{
 		char		name[32];
