@@ -1070,31 +1070,37 @@ features and one-hot int16 classes, spread over the segments.
         source_table         VARCHAR,  -- table with one example per row
         output_table         VARCHAR,  -- packed table to create (and <output_table>_summary)
         dependent_varname    VARCHAR,  -- class column (text, varchar, integer, boolean,
-                                       -- double, ...; NULL is a class), or a one-hot
-                                       -- numeric array column
-        independent_varname  VARCHAR,  -- numeric array column, any rank
+                                       -- double, ...; NULL is a class), a one-hot
+                                       -- numeric array column, or a numeric array of
+                                       -- regression targets (packed as float32);
+                                       -- several: a comma list, e.g. 'y1, y2'
+        independent_varname  VARCHAR,  -- numeric array column, any rank; several: a
+                                       -- comma list, e.g. 'x1, x2' (one per model input)
         buffer_size          INTEGER,  -- optional: rows per buffer hint (default: computed)
         normalizing_const    REAL,     -- optional: features are divided by it (default 1.0)
-        num_classes          INTEGER,  -- optional: pad the classes with NULL classes up to
-                                       -- this number (also ARRAY[n])
+        num_classes          INTEGER[],-- optional: pad the classes with NULL classes up to
+                                       -- this number, one per dependent variable (also n)
         distribution_rules   TEXT      -- optional: 'all_segments' (default) or a number of
                                        -- virtual segments, e.g. '2'; a table of segment
                                        -- ids (dbid column) is accepted and ignored, with
                                        -- a NOTICE: PostgreSQL has no segments to choose
     );
 
-Output table, one row per buffer:
+Output table, one row per buffer (with several variables: every dependent
+variable, then every independent one, then their _shape columns in the
+same order):
     <dependent_varname>          BYTEA    int16 one-hot, little-endian, (n, num_classes)
+                                          (float32 for regression targets)
     <independent_varname>        BYTEA    float32, little-endian, (n, dims...)
     <dependent_varname>_shape    INTEGER[] {n, num_classes}
     <independent_varname>_shape  INTEGER[] {n, dims...}
     buffer_id                    INTEGER
     __dist_key__                 INTEGER  segment of the buffer: buffer_id % num_segments
 
-<output_table>_summary: source_table, output_table, dependent_varname,
-independent_varname, dependent_vartype, <dependent_varname>_class_values,
-buffer_size, normalizing_const, num_classes, distribution_rules,
-__internal_gpu_config__, num_segments.
+<output_table>_summary: source_table, output_table, dependent_varname[],
+independent_varname[], dependent_vartype[], <dependent_varname>_class_values
+(one per dependent variable), buffer_size, normalizing_const, num_classes[],
+distribution_rules, __internal_gpu_config__, num_segments.
 
 Rows are shuffled deterministically.  madlib_dl._unpack_float32(x, x_shape)
 and madlib_dl._unpack_int16(y, y_shape) turn buffers back into arrays.
@@ -1134,7 +1140,9 @@ num_classes.
         source_table                 VARCHAR,  -- table with one example per row
         output_table                 VARCHAR,  -- packed table to create (and <output_table>_summary)
         dependent_varname            VARCHAR,  -- class column, of the training data's kind
+                                               -- (a comma list: as many, in training order)
         independent_varname          VARCHAR,  -- numeric array column, of the training shape
+                                               -- (a comma list: as many, in training order)
         training_preprocessor_table  VARCHAR,  -- output_table of training_preprocessor_dl
         buffer_size                  INTEGER,  -- optional: rows per buffer hint
         distribution_rules           TEXT      -- optional: default the training table's

@@ -679,6 +679,10 @@ Results are byte-identical for the same seed however many parallel
 workers PostgreSQL launched.  The seed is fit_params' seed= (default 42),
 recorded in the summary's seed column.
 
+A model of several inputs or outputs trains on a table packed with as
+many variables (training_preprocessor_dl's comma lists), matched by
+position; compile_params may give a loss list or dict and loss_weights.
+
 Output: <model> (model_weights BYTEA, model_arch JSON), one row, and
 <model>_summary with MADlib's columns.  docs/fit.md describes them.$usage$
 ELSE

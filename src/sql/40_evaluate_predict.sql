@@ -1236,6 +1236,10 @@ The output table has one row:
     metric        FLOAT8   mean metric (NULL when compile_params has none)
     metrics_type  TEXT[]   the metric's name, from the model summary
     loss_type     TEXT     the loss's name, from the model summary
+and, for a model of several outputs (loss: the weighted sum of theirs,
+metric: the first output's), each output's:
+    <y>_loss      FLOAT8   its mean loss (<y>: its dependent variable)
+    <y>_metric    FLOAT8   its mean metric
 
 See also: SELECT madlib_dl.madlib_keras_predict('usage');
 $usage$
@@ -1284,7 +1288,9 @@ rows, one example per row.  The training normalizing_const is applied.
         model_table          VARCHAR,  -- model table made by fit (or fit_multiple_model)
         test_table           VARCHAR,  -- table or view with one example per row
         id_col               VARCHAR,  -- column that identifies each row
-        independent_varname  VARCHAR,  -- numeric array column with the features
+        independent_varname  VARCHAR,  -- numeric array column with the features;
+                                       -- a comma list, one per model input, for a
+                                       -- model of several inputs: 'x1, x2'
         output_table         VARCHAR,  -- table to create; must not exist
         pred_type            VARCHAR,  -- default 'prob'; see below
         use_gpus             BOOLEAN,  -- default false; true is not supported
@@ -1301,11 +1307,13 @@ pred_type:
 
 The output table has one row per example and class written:
     <id_col>     the id, with the type of test_table's column
-    class_name   TEXT     the dependent variable's name
+    class_name   TEXT     the dependent variable's name (a model of several
+                          outputs: each output's rows, named by its variable)
     class_value  TEXT     the class (its index 0..K-1 when the model was
                           trained on an already one-hot dependent)
     prob         FLOAT8   the model's output for that class
-    rank         INTEGER  1 for the most probable class (not for 'response')
+    rank         INTEGER  1 for the most probable class (not for 'response'),
+                          within each output
 
 See also: SELECT madlib_dl.madlib_keras_predict_byom('usage');
 $usage$
@@ -1357,19 +1365,22 @@ model).
                                         -- model_weights (not NULL) are used
         test_table           VARCHAR,   -- table or view with one example per row
         id_col               VARCHAR,   -- column that identifies each row
-        independent_varname  VARCHAR,   -- numeric array column with the features
+        independent_varname  VARCHAR,   -- numeric array column with the features;
+                                        -- a comma list for several inputs
         output_table         VARCHAR,   -- table to create; must not exist
         pred_type            VARCHAR,   -- default 'prob'; as for predict
         use_gpus             BOOLEAN,   -- default false; true is not supported
         class_values         TEXT[],    -- default NULL: '0' .. 'K-1'; a list, or
                                         -- MADlib 2.x's list of lists (one
-                                        -- per output: here one)
+                                        -- per output, padded with NULL)
         normalizing_const    FLOAT8,    -- default NULL: 1.0; features are
                                         -- divided by it
-        dependent_count      INTEGER    -- default 1; only 1 is supported
+        dependent_count      INTEGER    -- default 1; the model's number of
+                                        -- outputs (1 to 16)
     );
 
-The output table is predict's, with class_name 'dependent_var'.
+The output table is predict's, with class_name 'dependent_var' (several
+outputs: 'dependent_var_0', 'dependent_var_1', ...).
 
 See also: SELECT madlib_dl.madlib_keras_predict('usage');
 $usage$

@@ -334,9 +334,45 @@ BEGIN
 END
 $$;
 
+-- Part k (from 1) of a bundle of bytea values: each value as its 8-byte
+-- big-endian length (-1: NULL) and its bytes.  22023 for a bundle that
+-- does not hold k values.
+CREATE FUNCTION madlib_dl._px_bundle_part(bundle bytea, k integer)
+RETURNS bytea
+LANGUAGE plpgsql IMMUTABLE PARALLEL SAFE
+SET search_path = pg_catalog, pg_temp
+AS $$
+DECLARE
+    off bigint := 1;
+    len bigint;
+BEGIN
+    FOR i IN 1 .. k LOOP
+        IF off + 8 > octet_length(bundle) + 1 THEN
+            RAISE EXCEPTION 'a bundle of % bytes holds no value %', octet_length(bundle), k
+                USING ERRCODE = 'invalid_parameter_value',
+                      HINT = 'Call madlib_dl.plproxy_distribute, which sends the batches.';
+        END IF;
+        len := ('x' || encode(substring(bundle FROM off::integer FOR 8), 'hex'))::bit(64)::bigint;
+        off := off + 8;
+        IF len < -1 OR off + greatest(len, 0) > octet_length(bundle) + 1 THEN
+            RAISE EXCEPTION 'a bundle of % bytes holds a value of % bytes at byte %', octet_length(bundle), len, off
+                USING ERRCODE = 'invalid_parameter_value',
+                      HINT = 'Call madlib_dl.plproxy_distribute, which sends the batches.';
+        END IF;
+        IF i = k THEN
+            RETURN CASE WHEN len < 0 THEN NULL ELSE substring(bundle FROM off::integer FOR len::integer) END;
+        END IF;
+        off := off + greatest(len, 0);
+    END LOOP;
+    RETURN NULL;
+END
+$$;
+
 -- Add rows to the load table: row i is rows[i] (the columns that are not
--- bytea, as JSON) with its bytea columns bcols[1] = b1[i] and bcols[2] =
--- b2[i] (the buffers, which PL/Proxy sends in binary).
+-- bytea, as JSON) with its bytea columns bcols (the buffers, which
+-- PL/Proxy sends in binary): bcols[1] = b1[i], and bcols[2] = b2[i] for a
+-- table of two (one variable of each kind), else b2[i] is the bundle
+-- (_px_bundle_part) of bcols[2..] (a table of several variables).
 CREATE FUNCTION madlib_dl._px_node_insert(cluster text, tbl text[], segs integer[], rows json[],
     bcols text[], b1 bytea[], b2 bytea[])
 RETURNS integer
@@ -351,12 +387,16 @@ DECLARE
     n bigint;
 BEGIN
     SELECT string_agg(format('%I', a.attname), ', ' ORDER BY a.attnum),
-           string_agg(CASE a.attname WHEN bcols[1] THEN 'u.v1' WHEN bcols[2] THEN 'u.v2'
-                                     ELSE format('(u.r).%I', a.attname) END, ', ' ORDER BY a.attnum),
+           string_agg(CASE WHEN a.attname = bcols[1] THEN 'u.v1'
+                           WHEN a.attname = bcols[2] AND cardinality(bcols) = 2 THEN 'u.v2'
+                           WHEN a.attname = ANY (bcols[2:])
+                           THEN format('madlib_dl._px_bundle_part(u.v2, %s)',
+                                       array_position(bcols[2:], a.attname::text))
+                           ELSE format('(u.r).%I', a.attname) END, ', ' ORDER BY a.attnum),
            count(*) FILTER (WHERE a.attname = ANY (bcols) AND a.atttypid = 'bytea'::regtype)
       INTO cols, vals, nb
       FROM pg_attribute a WHERE a.attrelid = rel AND a.attnum > 0 AND NOT a.attisdropped;
-    IF cardinality(bcols) IS DISTINCT FROM 2 OR nb <> 2
+    IF coalesce(cardinality(bcols), 0) < 2 OR nb <> cardinality(bcols)
        OR cardinality(rows) IS DISTINCT FROM cardinality(b1) OR cardinality(rows) IS DISTINCT FROM cardinality(b2) THEN
         RAISE EXCEPTION 'a batch of rows for table "%.%" names bytea columns % of its columns, with % rows, % and % buffers',
                         tbl[1], tbl[2], bcols, cardinality(rows), cardinality(b1), cardinality(b2)
@@ -823,7 +863,7 @@ DECLARE
     total bigint := 0;
     b record;
     r record;
-    bcols text[];               -- the two bytea columns: sent in binary
+    bcols text[];               -- the bytea columns: sent in binary
     batch_sql text;
     lo integer;
     hi integer;
@@ -853,8 +893,8 @@ BEGIN
     SELECT array_agg(a.attname::text ORDER BY a.attnum) INTO bcols
       FROM pg_attribute a
      WHERE a.attrelid = rel AND a.attnum > 0 AND NOT a.attisdropped AND a.atttypid = 'bytea'::regtype;
-    IF coalesce(cardinality(bcols), 0) <> 2 THEN
-        RAISE EXCEPTION 'packed_table "%" has % bytea columns, not the 2 buffer columns of a packed table',
+    IF coalesce(cardinality(bcols), 0) < 2 THEN
+        RAISE EXCEPTION 'packed_table "%" has % bytea columns, not the buffer columns of a packed table',
                         madlib_dl._table_label(tbl), coalesce(cardinality(bcols), 0)
             USING ERRCODE = 'datatype_mismatch',
                   HINT = 'Distribute a table made by training_preprocessor_dl, as it made it.';
@@ -893,17 +933,26 @@ BEGIN
     -- batches of up to batch_size buffers and 64 MB (one buffer at least),
     -- in buffer_id order: the buffers as bytea[] (binary), the other
     -- columns as JSON; each batch is read when it is sent
+    -- (more than two bytea columns, a table of several variables: the
+    -- second and later ones travel as one bundle, _px_bundle_part)
     SELECT format('SELECT array_agg(t.__dist_key__ ORDER BY t.buffer_id) AS segs,'
                   '       array_agg(json_build_object(%s) ORDER BY t.buffer_id) AS rows,'
-                  '       array_agg(t.%I ORDER BY t.buffer_id) AS b1, array_agg(t.%I ORDER BY t.buffer_id) AS b2'
+                  '       array_agg(t.%I ORDER BY t.buffer_id) AS b1, array_agg(%s ORDER BY t.buffer_id) AS b2'
                   '  FROM %s t WHERE t.buffer_id BETWEEN $1 AND $2',
                   string_agg(format('%L, t.%I', a.attname, a.attname), ', ' ORDER BY a.attnum),
-                  bcols[1], bcols[2], rel)
+                  bcols[1],
+                  CASE WHEN cardinality(bcols) = 2 THEN format('t.%I', bcols[2])
+                       ELSE (SELECT string_agg(format('int8send(coalesce(octet_length(t.%1$I), -1))'
+                                                      ' || coalesce(t.%1$I, ''''::bytea)', c), ' || ' ORDER BY o)
+                               FROM unnest(bcols[2:]) WITH ORDINALITY AS u(c, o)) END,
+                  rel)
       INTO batch_sql
       FROM pg_attribute a
      WHERE a.attrelid = rel AND a.attnum > 0 AND NOT a.attisdropped AND a.atttypid <> 'bytea'::regtype;
-    FOR r IN EXECUTE format('SELECT buffer_id, count(*) AS n, sum(octet_length(%I) + octet_length(%I)) AS bytes'
-                            '  FROM %s GROUP BY buffer_id ORDER BY buffer_id', bcols[1], bcols[2], rel) LOOP
+    FOR r IN EXECUTE format('SELECT buffer_id, count(*) AS n, sum(%s) AS bytes'
+                            '  FROM %s GROUP BY buffer_id ORDER BY buffer_id',
+                            (SELECT string_agg(format('coalesce(octet_length(%I), 0)', c), ' + ')
+                               FROM unnest(bcols) c), rel) LOOP
         IF n_in > 0 AND (n_in + r.n > batch_size OR bytes_in + coalesce(r.bytes, 0) > cap) THEN
             EXECUTE batch_sql INTO b USING lo, hi;
             PERFORM madlib_dl._px_insert(cluster, tbl, b.segs, b.rows, bcols, b.b1, b.b2);

@@ -52,6 +52,7 @@
  */
 #include "postgres.h"
 
+#include "catalog/pg_type.h"
 #include "common/int.h"
 #include "executor/executor.h"
 #include "fmgr.h"
