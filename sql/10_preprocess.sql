@@ -286,9 +286,15 @@ SELECT madlib_dl.validation_preprocessor_dl('iris_onehot_f', 'iris_onehot_f_pack
                                             'iris_onehot_packed');
 SELECT pp_class_counts('iris_onehot_f_packed', 'y') AS rows_per_class, num_classes, y_class_values IS NULL AS no_class_values
   FROM iris_onehot_f_packed_summary;
--- one-hot errors
-UPDATE iris_onehot_f SET y = '{0,2,0}' WHERE id = 50;
+-- an array holding values other than 0 and 1 is a numeric target
+-- (regression), packed as float32 (4 bytes a value, not 2)
+UPDATE iris_onehot_f SET y = '{0,2.5,0}' WHERE id = 50;
 SELECT pp_try($$SELECT madlib_dl.training_preprocessor_dl('iris_onehot_f', 'oh_out', 'y', 'attributes')$$);
+SELECT sum(octet_length(y)) = 4 * 3 * 30 AS float32_targets, num_classes, y_class_values IS NULL AS no_class_values,
+       (SELECT max(v) FROM oh_out, unnest(madlib_dl._unpack_float32(y)) v) AS max_target
+  FROM oh_out, oh_out_summary GROUP BY num_classes, y_class_values;
+DROP TABLE oh_out, oh_out_summary;
+-- one-hot errors
 UPDATE iris_onehot_f SET y = '{0,1}' WHERE id = 50;
 SELECT pp_try($$SELECT madlib_dl.training_preprocessor_dl('iris_onehot_f', 'oh_out', 'y', 'attributes')$$);
 UPDATE iris_onehot_f SET y = '{0,NULL,1}' WHERE id = 50;
@@ -336,7 +342,8 @@ DROP TABLE e_out_summary;
 -- missing columns, two columns, the same column twice
 SELECT pp_try($$SELECT madlib_dl.training_preprocessor_dl('iris_data', 'e_out', 'no_such_col', 'attributes')$$);
 SELECT pp_try($$SELECT madlib_dl.training_preprocessor_dl('iris_data', 'e_out', 'class_text', 'no_such_col')$$);
-SELECT pp_try($$SELECT madlib_dl.training_preprocessor_dl('iris_data', 'e_out', 'class_text, id', 'attributes')$$);
+SELECT pp_try($$SELECT madlib_dl.training_preprocessor_dl('iris_data', 'e_out', 'class_text, CLASS_TEXT', 'attributes')$$);
+SELECT pp_try($$SELECT madlib_dl.training_preprocessor_dl('iris_data', 'e_out', 'class_text, ', 'attributes')$$);
 SELECT pp_try($$SELECT madlib_dl.training_preprocessor_dl('iris_data', 'e_out', 'class_text', 'attributes, id')$$);
 SELECT pp_try($$SELECT madlib_dl.training_preprocessor_dl('iris_data', 'e_out', 'attributes', 'attributes')$$);
 SELECT pp_try($$SELECT madlib_dl.training_preprocessor_dl('iris_data', 'e_out', NULL, 'attributes')$$);

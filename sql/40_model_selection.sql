@@ -79,7 +79,7 @@ SELECT count(*) AS n_rows, max(mst_key) AS max_key FROM mst_grid;
 -- numbers are written as Python's repr writes them
 SELECT madlib_dl.generate_model_configs('ms_arch', 'mst_lit', ARRAY[1],
     $$ {"loss": ["mse"], 'optimizer': [u'SGD(lr=0.1)', "Adam"],
-        'loss_weights': [[1e-3, 1.5E-7, 100.0, 1e16, 2, -0.0, 0.30000000000000004],
+        'weighted_metrics': [[1e-3, 1.5E-7, 100.0, 1e16, 2, -0.0, 0.30000000000000004],
                          ((1,), (), {1: 'a\'b', "c": None}, True, False)],}$$,
     $$ {'batch_size': [32], 'shuffle': [True, False]} $$);
 SELECT mst_key, compile_params, fit_params FROM mst_lit ORDER BY mst_key;

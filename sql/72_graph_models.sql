@@ -79,7 +79,8 @@ SELECT md5(a.model_weights) = md5(b.model_weights) AS leader_alone_same,
   FROM rn_seg2 a, rn_seg2_w0 b;
 RESET client_min_messages;
 
--- a model of two inputs or two outputs is refused by name (0A000), not run
+-- a model of two inputs or two outputs loads (sql/73_multi_io trains,
+-- evaluates and predicts with such models)
 \set two_in '{"class_name": "Model", "config": {"name": "two_in", "layers": [{"class_name": "InputLayer", "name": "a", "config": {"name": "a", "batch_input_shape": [null, 3]}, "inbound_nodes": []}, {"class_name": "InputLayer", "name": "b", "config": {"name": "b", "batch_input_shape": [null, 3]}, "inbound_nodes": []}, {"class_name": "Add", "name": "s", "config": {"name": "s"}, "inbound_nodes": [[["a", 0, 0, {}], ["b", 0, 0, {}]]]}, {"class_name": "Dense", "name": "d", "config": {"name": "d", "units": 2, "activation": "softmax"}, "inbound_nodes": [[["s", 0, 0, {}]]]}], "input_layers": [["a", 0, 0], ["b", 0, 0]], "output_layers": [["d", 0, 0]]}}'
 \set two_out '{"class_name": "Model", "config": {"name": "two_out", "layers": [{"class_name": "InputLayer", "name": "a", "config": {"name": "a", "batch_input_shape": [null, 3]}, "inbound_nodes": []}, {"class_name": "Dense", "name": "c", "config": {"name": "c", "units": 2, "activation": "softmax"}, "inbound_nodes": [[["a", 0, 0, {}]]]}, {"class_name": "Dense", "name": "r", "config": {"name": "r", "units": 1}, "inbound_nodes": [[["a", 0, 0, {}]]]}], "input_layers": [["a", 0, 0]], "output_layers": [["c", 0, 0], ["r", 0, 0]]}}'
 \set VERBOSITY default

@@ -5,7 +5,8 @@
  *
  * training_preprocessor_dl packs, per buffer of n samples:
  *	 x  n * row float32 values, little-endian, row-major (n, row);
- *	 y  n * k int16 values, little-endian (n, k), usually one-hot.
+ *	 y  n * k int16 values, little-endian (n, k), usually one-hot; or,
+ *	    for a numeric (regression) target, n * k float32 values.
  * These functions check the byte length against the shape and decode on
  * any host byte order.  They are the server-independent core of the
  * PostgreSQL glue (src/pg/runtime/pg_buffer.c) and are fuzzed on their own
@@ -52,5 +53,15 @@ DlStatus	dl_buffer_decode_x(float *out, const uint8_t *buf, size_t len, int64_t 
  */
 DlStatus	dl_buffer_decode_y(float *out, const uint8_t *buf, size_t len, int64_t n,
 							   int64_t k, DlError *err);
+
+/*
+ * Decode a dependent variable, which the preprocessors write as int16
+ * (class indicators, as dl_buffer_decode_y) or, for numeric targets, as
+ * float32 (n * k little-endian values, as dl_buffer_decode_x): len says
+ * which, 2 or 4 bytes per value.  The errors of those functions, with
+ * DL_ERR_SHAPE when len is neither size.
+ */
+DlStatus	dl_buffer_decode_target(float *out, const uint8_t *buf, size_t len, int64_t n,
+									int64_t k, DlError *err);
 
 #endif							/* DL_BUFFER_H */

@@ -59,7 +59,10 @@
 /* Most runs one dl_pass_window call takes. */
 #define DL_PASS_MAX_RUNS 64
 
-/* Rows of one block for samples of x_width floats: >= 1. */
+/*
+ * Rows of one block for samples of x_width floats: >= 1.  A sample of a
+ * model of several inputs has the floats of all its inputs.
+ */
 int64_t		dl_epoch_block_rows(int64_t x_width);
 
 /* Rows of the largest window: DL_EPOCH_WINDOW_BLOCKS blocks. */
@@ -96,7 +99,13 @@ DlStatus	dl_epoch_blocks(const int64_t *rows, int64_t n_buffers, int64_t x_width
  */
 void		dl_epoch_order(DlRng *rng, bool shuffle, int64_t *order, int64_t n_blocks);
 
-/* Consecutive rows in memory: x (n, input size), y (n, y_width). */
+/*
+ * Consecutive rows in memory.  A model of one input and one output reads
+ * x (n, input size) and y (n, y_width).  A model of several inputs or
+ * outputs reads xs instead: xs[k] (n, input k size) for each input, and
+ * ys[k] (n, y_widths[k]) for each output; all rows of a run, one sample
+ * each, travel together.  When xs is not NULL it is used for any model.
+ */
 typedef struct DlRows
 {
 	const float *x;
@@ -106,6 +115,9 @@ typedef struct DlRows
 								 * model's output size (one-hot rows,
 								 * turned into class indices when the loss
 								 * wants them) */
+	const float *const *xs;		/* NULL: x and y */
+	const float *const *ys;
+	const int64_t *y_widths;	/* each output's, as y_width */
 } DlRows;
 
 /* One pass of mini-batches: an epoch of training, or an evaluation. */

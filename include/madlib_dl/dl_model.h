@@ -216,6 +216,17 @@ DlStatus	dl_model_train_epoch(DlModel *m, const DlTrainConfig *cfg, const float 
 								 const float *y, int64_t N, DlBatchStats *stats, DlError *err);
 
 /*
+ * The same for any model: xs[k] (N, input k size), ys[k] (N, y width of
+ * output k).  A sample's inputs and outputs travel together: the blocks
+ * of the one shuffle are blocks of rows, cut by the floats of all the
+ * inputs of a row (dl_epoch_block_rows), and a window's rows are
+ * permuted once for every array.
+ */
+DlStatus	dl_model_train_epoch_io(DlModel *m, const DlTrainConfig *cfg, const float *const *xs,
+									const float *const *ys, int64_t N, DlBatchStats *stats,
+									DlError *err);
+
+/*
  * Loss and metric of N samples in inference mode (dropout off,
  * BatchNormalization uses moving statistics), added to stats.
  */

@@ -25,18 +25,38 @@
 #include <stdint.h>
 
 #include "madlib_dl/dl_loss.h"
+#include "madlib_dl/dl_model.h"
 #include "madlib_dl/dl_optim.h"
+#include "madlib_dl/dl_spec.h"
 #include "madlib_dl/dl_status.h"
+
+/*
+ * A value given per output, as Keras takes loss and loss_weights for a
+ * model of several outputs: a list, one entry per output in the model's
+ * order, or a dict {'output name': value}, keyed by the names of the
+ * output layers.  n 0: not given (one value for every output).
+ */
+typedef struct DlOutputValues
+{
+	int			n;				/* entries, 0 .. DL_MAX_IO */
+	bool		by_name;		/* a dict: names[i] is entry i's output */
+	char		names[DL_MAX_IO][DL_NAME_MAX];
+	DlLossKind	loss[DL_MAX_IO];	/* loss=: each entry's loss */
+	double		weight[DL_MAX_IO];	/* loss_weights=: each entry's weight,
+									 * finite and >= 0 */
+} DlOutputValues;
 
 typedef struct DlCompileParams
 {
-	DlLossKind	loss;
+	DlLossKind	loss;			/* the loss; a list or dict: its first entry */
 	DlMetricKind metric;		/* DL_METRIC_NONE when metrics absent or [] */
 	int			top_k;			/* for top_k_categorical_accuracy, default 5 */
 	bool		top_k_named;	/* the metric was written top_<k>_accuracy, as
 								 * MADlib's load_top_k_accuracy_function names
 								 * it (metric is then TOP_K_CATEGORICAL) */
 	DlOptimConfig optim;
+	DlOutputValues losses;		/* loss=[...] or {...}; n 0 for one loss */
+	DlOutputValues loss_weights;	/* loss_weights=[...] or {...}; n 0: all 1 */
 } DlCompileParams;
 
 /* Keras fit() defaults: batch_size 32, epochs 1, shuffle true. */
@@ -70,11 +90,29 @@ typedef struct DlFitParams
 
 /*
  * Parse compile_params.  optimizer and loss are required; metrics is
- * optional and may hold at most one entry.  Accepted and ignored for
- * MADlib compatibility: loss_weights, weighted_metrics,
- * sample_weight_mode=None.
+ * optional and may hold at most one entry (applied to every output, as
+ * Keras applies a metrics list).  loss is one name, or, for a model of
+ * several outputs, a list or dict of names (DlOutputValues);
+ * loss_weights a list or dict of finite numbers >= 0 (None: not given).
+ * Which entry goes to which output is decided against the model
+ * (dl_compile_params_outputs).  Accepted and ignored for MADlib
+ * compatibility: weighted_metrics, sample_weight_mode=None.
  */
 DlStatus	dl_compile_params_parse(const char *s, DlCompileParams *out, DlError *err);
+
+/*
+ * Each output's loss, loss weight and metric for the model of spec (out
+ * has spec->n_outputs entries), as Keras' compile gives them: the loss
+ * list (one entry per output, in order) or dict (keyed by the output
+ * layers' names; every output needs one), or the one loss for every
+ * output; loss_weights likewise (a dict's missing outputs, and every
+ * output without loss_weights, weigh 1); the metric (ACCURACY left
+ * unresolved) for every output.  DL_ERR_INVALID_ARGUMENT naming the
+ * entry or the output for a list of the wrong length, a dict key that is
+ * no output, or a metric that does not fit an output's loss.
+ */
+DlStatus	dl_compile_params_outputs(const DlCompileParams *p, const DlModelSpec *spec,
+									  DlOutputConfig *out, DlError *err);
 
 /*
  * Parse fit_params.  Accepted: batch_size, epochs, shuffle, seed, verbose
@@ -104,6 +142,14 @@ DlStatus	dl_fit_params_check_classes(const DlFitParams *p, DlLossKind loss, int6
  * written so, else dl_metric_name(p->metric).
  */
 const char *dl_compile_params_metric_name(const DlCompileParams *p, char *buf, size_t len);
+
+/*
+ * The loss for the summary tables (loss_type): its canonical Keras name,
+ * or for a list or dict of losses their names as Python writes the list
+ * or dict ("['categorical_crossentropy', 'mean_squared_error']"), written
+ * into buf (len bytes; the first loss's name when it does not fit).
+ */
+const char *dl_compile_params_loss_name(const DlCompileParams *p, char *buf, size_t len);
 
 /*
  * Write a canonical string that parses back to the same values, for

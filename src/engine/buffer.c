@@ -59,19 +59,15 @@ check_length(size_t len, size_t want, int64_t n, int64_t width, const char *what
 	return dl_error_hint(err, "The packed table is damaged or was not made by training_preprocessor_dl; preprocess the data again.");
 }
 
-/* Decode x; see dl_buffer.h. */
-DlStatus
-dl_buffer_decode_x(float *out, const uint8_t *buf, size_t len, int64_t n, int64_t row,
-				   DlError *err)
+/*
+ * Decode count little-endian float32 values of rows of row values into
+ * out; DL_ERR_DATA naming what, the row and the column of the first NaN
+ * or infinite value.
+ */
+static DlStatus
+decode_f32(float *out, const uint8_t *buf, size_t count, int64_t row, const char *what,
+		   DlError *err)
 {
-	size_t		count;
-	DlStatus	st;
-
-	if ((st = dl_buffer_count(n, row, sizeof(float), &count, err)) != DL_OK)
-		return st;
-	if ((st = check_length(len, count * sizeof(float), n, row, "independent variable",
-						   err)) != DL_OK)
-		return st;
 #if defined(__BYTE_ORDER__) && __BYTE_ORDER__ == __ORDER_LITTLE_ENDIAN__
 	{
 		/*
@@ -104,7 +100,7 @@ dl_buffer_decode_x(float *out, const uint8_t *buf, size_t len, int64_t n, int64_
 		{
 			/* count > 0 here, so row >= 1 */
 			dl_error_set(err, DL_ERR_DATA,
-						 "independent variable buffer holds %s at row %lld, column %lld",
+						 "%s buffer holds %s at row %lld, column %lld", what,
 						 (u & F32_MANT_MASK) != 0 ? "NaN" : "an infinite value",
 						 (long long) (i / (size_t) row) + 1, (long long) (i % (size_t) row) + 1);
 			return dl_error_hint(err, "Remove or replace NaN and infinite values in the source table, then preprocess the data again.");
@@ -112,6 +108,37 @@ dl_buffer_decode_x(float *out, const uint8_t *buf, size_t len, int64_t n, int64_
 		memcpy(&out[i], &u, sizeof(float));
 	}
 	return DL_OK;
+}
+
+/* Decode x; see dl_buffer.h. */
+DlStatus
+dl_buffer_decode_x(float *out, const uint8_t *buf, size_t len, int64_t n, int64_t row,
+				   DlError *err)
+{
+	size_t		count;
+	DlStatus	st;
+
+	if ((st = dl_buffer_count(n, row, sizeof(float), &count, err)) != DL_OK)
+		return st;
+	if ((st = check_length(len, count * sizeof(float), n, row, "independent variable",
+						   err)) != DL_OK)
+		return st;
+	return decode_f32(out, buf, count, row, "independent variable", err);
+}
+
+/* Decode a dependent variable of either encoding; see dl_buffer.h. */
+DlStatus
+dl_buffer_decode_target(float *out, const uint8_t *buf, size_t len, int64_t n, int64_t k,
+						DlError *err)
+{
+	size_t		count;
+	DlStatus	st;
+
+	if ((st = dl_buffer_count(n, k, sizeof(float), &count, err)) != DL_OK)
+		return st;
+	if (count > 0 && len == count * sizeof(float))
+		return decode_f32(out, buf, count, k, "dependent variable", err);
+	return dl_buffer_decode_y(out, buf, len, n, k, err);
 }
 
 /* Decode y; see dl_buffer.h. */

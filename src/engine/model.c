@@ -378,11 +378,21 @@ workspace_layout(const DlModelSpec *spec, bool training, int64_t B, DlModel *m,
 	}
 	if (training)
 	{
-		/* train_epoch gathers a shuffled mini-batch here (one input, one output) */
-		off = ws_take(&ft, b * (double) dl_shape_size(&spec->input_shape));
+		/*
+		 * a pass (dl_epoch.h) gathers a shuffled mini-batch here: every
+		 * input's rows, then every output's labels, each B rows
+		 */
+		double		in_floats = 0;
+		double		out_floats = 0;
+
+		for (int k = 0; k < spec->n_inputs; k++)
+			in_floats += (double) dl_shape_size(&spec->input_shapes[k]);
+		for (int k = 0; k < spec->n_outputs; k++)
+			out_floats += (double) dl_shape_size(&spec->output_shapes[k]);
+		off = ws_take(&ft, b * in_floats);
 		if (m != NULL)
 			m->batch_x = F_PTR(off);
-		off = ws_take(&ft, b * (double) dl_shape_size(&spec->output_shape));
+		off = ws_take(&ft, b * out_floats);
 		if (m != NULL)
 			m->batch_y = F_PTR(off);
 	}

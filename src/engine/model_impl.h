@@ -68,8 +68,10 @@ struct DlModel
 	float	   *ws;				/* one block for every float buffer */
 	int64_t    *ws_i64;			/* one block for the argmax buffers */
 	float	   *conv_work;		/* im2col, max over Conv2D layers */
-	float	   *batch_x;		/* (ws_cap, input size), training */
-	float	   *batch_y;		/* (ws_cap, K), training */
+	float	   *batch_x;		/* (ws_cap, input size) for each input,
+								 * one after the other: a pass's batch
+								 * (dl_epoch.h), training models */
+	float	   *batch_y;		/* (ws_cap, K) for each output, likewise */
 	int64_t    *perm;			/* (perm_cap) row order of a window (dl_epoch.h) */
 	int64_t		perm_cap;
 	int64_t    *order;			/* (order_cap) block order of

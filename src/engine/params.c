@@ -1051,6 +1051,251 @@ parse_metrics(PCtx *c, size_t vb, size_t ve, DlCompileParams *p)
 	return dl_metric_from_name(name, out, c->err);
 }
 
+/* ---------------------------------------------------------------------
+ * Per-output values: loss=[...] / {...} and loss_weights=[...] / {...}
+ * ---------------------------------------------------------------------
+ */
+
+static DlStatus check_metric_loss(const DlCompileParams *p, DlError *err);
+
+/* Parses entry k's value [vb, ve) of a per-output list or dict into out. */
+typedef DlStatus (*OutputEntryFn) (PCtx *c, size_t vb, size_t ve, int k, DlOutputValues *out);
+
+static DlStatus
+loss_entry(PCtx *c, size_t vb, size_t ve, int k, DlOutputValues *out)
+{
+	return parse_loss(c, vb, ve, &out->loss[k]);
+}
+
+static DlStatus
+weight_entry(PCtx *c, size_t vb, size_t ve, int k, DlOutputValues *out)
+{
+	if (!parse_double(c->s, vb, ve, &out->weight[k]) || !(out->weight[k] >= 0.0))
+	{
+		dl_error_set(c->err, DL_ERR_INVALID_ARGUMENT,
+					 "invalid loss weight \"%.*s\" in compile parameter \"loss_weights\"",
+					 show_len(c->s, vb, ve), c->s + vb);
+		return dl_error_hint(c->err, "Give each output a finite weight >= 0, for example "
+							 "loss_weights=[1.0, 0.5].");
+	}
+	return DL_OK;
+}
+
+/*
+ * The output name of a dict entry's key [kb, ke): a quoted string or a
+ * bare name, without quotes, backslashes or control characters (so that
+ * the canonical string quotes it back), into out->names[k].
+ */
+static DlStatus
+output_name(PCtx *c, const char *key, size_t kb, size_t ke, int k, DlOutputValues *out)
+{
+	bool		ok = unquote(c->s, &kb, &ke) || dl_pylit_is_name(c->s + kb, ke - kb);
+
+	for (size_t i = kb; ok && i < ke; i++)
+		ok = c->s[i] != '\'' && c->s[i] != '"' && c->s[i] != '\\' && (unsigned char) c->s[i] >= 0x20;
+	if (!ok || kb == ke || ke - kb >= DL_NAME_MAX)
+	{
+		dl_error_set(c->err, DL_ERR_INVALID_ARGUMENT, "invalid output name \"%.*s\" in compile parameter \"%s\"",
+					 show_len(c->s, kb, ke), c->s + kb, key);
+		return dl_error_hint(c->err, "Key the dict by the names of the model's output layers, "
+							 "for example %s={'cls': ..., 'reg': ...}.", key);
+	}
+	memcpy(out->names[k], c->s + kb, ke - kb);
+	out->names[k][ke - kb] = '\0';
+	for (int j = 0; j < k; j++)
+		if (strcmp(out->names[j], out->names[k]) == 0)
+		{
+			dl_error_set(c->err, DL_ERR_INVALID_ARGUMENT, "output \"%s\" appears twice in compile parameter \"%s\"",
+						 out->names[k], key);
+			return dl_error_hint(c->err, "Name each output once.");
+		}
+	return DL_OK;
+}
+
+/*
+ * key=[v, ...] or key={'name': v, ...} (the caller has seen the bracket):
+ * one to DL_MAX_IO entries, each parsed by one.
+ */
+static DlStatus
+parse_output_values(PCtx *c, const char *key, size_t vb, size_t ve, OutputEntryFn one,
+					DlOutputValues *out)
+{
+	bool		dict = c->s[vb] == '{';
+	size_t		pos = vb + 1,
+				ib,
+				ie;
+	int			more;
+	DlStatus	rc;
+
+	memset(out, 0, sizeof(*out));
+	out->by_name = dict;
+	while ((more = next_item(c, &pos, ve - 1, &ib, &ie)) == 1)
+	{
+		if (out->n == DL_MAX_IO)
+		{
+			dl_error_set(c->err, DL_ERR_INVALID_ARGUMENT,
+						 "compile parameter \"%s\" has more than %d entries", key, DL_MAX_IO);
+			return dl_error_hint(c->err, "Give one entry per output; a model has at most %d outputs.",
+								 DL_MAX_IO);
+		}
+		if (dict)
+		{
+			size_t		colon = scan_to(c->s, ib, ie, ':');
+			size_t		kb = ib,
+						ke = colon;
+
+			if (colon == ie)
+			{
+				dl_error_set(c->err, DL_ERR_PARSE, "expected 'output name': value at position %zu in %s, got \"%.*s\"",
+							 ib + 1, c->what, show_len(c->s, ib, ie), c->s + ib);
+				return dl_error_hint(c->err, "Write %s as a dict keyed by output names, for example "
+									 "%s={'cls': ..., 'reg': ...}.", key, key);
+			}
+			trim(c->s, &kb, &ke);
+			if ((rc = output_name(c, key, kb, ke, out->n, out)) != DL_OK)
+				return rc;
+			ib = colon + 1;
+			trim(c->s, &ib, &ie);
+		}
+		if ((rc = one(c, ib, ie, out->n, out)) != DL_OK)
+			return rc;
+		out->n++;
+	}
+	if (more < 0)
+		return c->err->code;
+	if (out->n == 0)
+	{
+		dl_error_set(c->err, DL_ERR_INVALID_ARGUMENT, "compile parameter \"%s\" has no entry", key);
+		return dl_error_hint(c->err, "Give one entry per output of the model.");
+	}
+	return DL_OK;
+}
+
+/* Is [vb, ve) a bracketed list or dict? */
+static bool
+is_list_or_dict(const char *s, size_t vb, size_t ve)
+{
+	return ve - vb >= 2 && ((s[vb] == '[' && scan_to(s, vb + 1, ve, ']') == ve - 1) ||
+							(s[vb] == '{' && scan_to(s, vb + 1, ve, '}') == ve - 1));
+}
+
+/* loss='name', or a list or dict of names; p->loss is the first. */
+static DlStatus
+parse_losses(PCtx *c, size_t vb, size_t ve, DlCompileParams *p)
+{
+	DlStatus	rc;
+
+	memset(&p->losses, 0, sizeof(p->losses));
+	if (!is_list_or_dict(c->s, vb, ve))
+		return parse_loss(c, vb, ve, &p->loss);
+	rc = parse_output_values(c, "loss", vb, ve, loss_entry, &p->losses);
+	if (rc == DL_OK)
+		p->loss = p->losses.loss[0];
+	return rc;
+}
+
+/* loss_weights=None, or a list or dict of weights. */
+static DlStatus
+parse_loss_weights(PCtx *c, size_t vb, size_t ve, DlCompileParams *p)
+{
+	memset(&p->loss_weights, 0, sizeof(p->loss_weights));
+	if (piece_eq(c->s, vb, ve, "None"))
+		return DL_OK;
+	if (!is_list_or_dict(c->s, vb, ve))
+	{
+		dl_error_set(c->err, DL_ERR_INVALID_ARGUMENT,
+					 "invalid value \"%.*s\" for compile parameter \"loss_weights\"",
+					 show_len(c->s, vb, ve), c->s + vb);
+		return dl_error_hint(c->err, "Write loss_weights as a list, one weight per output, or a "
+							 "dict keyed by output names: loss_weights=[1.0, 0.5].");
+	}
+	return parse_output_values(c, "loss_weights", vb, ve, weight_entry, &p->loss_weights);
+}
+
+/*
+ * Entry of v for output k named name: the list's k-th, the dict's entry
+ * for name, or -1 (a dict without it).  DL_ERR_INVALID_ARGUMENT for a
+ * list of another length, and for a dict key that names no output.
+ */
+static DlStatus
+output_entry(const DlOutputValues *v, const char *key, const DlModelSpec *spec, int k, int *entry,
+			 DlError *err)
+{
+	*entry = -1;
+	if (!v->by_name)
+	{
+		if (v->n != spec->n_outputs)
+		{
+			dl_error_set(err, DL_ERR_INVALID_ARGUMENT, "compile parameter \"%s\" has %d entries, but the model has %d outputs",
+						 key, v->n, spec->n_outputs);
+			return dl_error_hint(err, "Give one entry per output, in the order of the model's outputs, "
+								 "or a dict keyed by the output layers' names.");
+		}
+		*entry = k;
+		return DL_OK;
+	}
+	for (int i = 0; i < v->n; i++)
+	{
+		bool		known = false;
+
+		for (int j = 0; j < spec->n_outputs && !known; j++)
+			known = strcmp(v->names[i], spec->layers[spec->outputs[j]].name) == 0;
+		if (!known)
+		{
+			dl_error_set(err, DL_ERR_INVALID_ARGUMENT, "compile parameter \"%s\" names \"%s\", which is not an output of the model",
+						 key, v->names[i]);
+			return dl_error_hint(err, "Key the dict by the names of the model's output layers.");
+		}
+		if (strcmp(v->names[i], spec->layers[spec->outputs[k]].name) == 0)
+			*entry = i;
+	}
+	return DL_OK;
+}
+
+DlStatus
+dl_compile_params_outputs(const DlCompileParams *p, const DlModelSpec *spec, DlOutputConfig *out,
+						  DlError *err)
+{
+	for (int k = 0; k < spec->n_outputs; k++)
+	{
+		const char *name = spec->layers[spec->outputs[k]].name;
+		DlCompileParams one = *p;
+		int			e;
+		DlStatus	rc;
+
+		out[k].loss = p->loss;
+		out[k].loss_weight = 1.0;
+		out[k].metric = p->metric;
+		out[k].top_k = p->top_k;
+		if (p->losses.n > 0)
+		{
+			if ((rc = output_entry(&p->losses, "loss", spec, k, &e, err)) != DL_OK)
+				return rc;
+			if (e < 0)
+			{
+				dl_error_set(err, DL_ERR_INVALID_ARGUMENT, "compile parameter \"loss\" gives no loss for output \"%s\"",
+							 name);
+				return dl_error_hint(err, "Give every output of the model a loss.");
+			}
+			out[k].loss = p->losses.loss[e];
+		}
+		if (p->loss_weights.n > 0)
+		{
+			if ((rc = output_entry(&p->loss_weights, "loss_weights", spec, k, &e, err)) != DL_OK)
+				return rc;
+			if (e >= 0)
+				out[k].loss_weight = p->loss_weights.weight[e];
+		}
+		one.loss = out[k].loss;
+		if ((rc = check_metric_loss(&one, err)) != DL_OK)
+		{
+			dl_error_prefix(err, "output \"%s\"", name);
+			return rc;
+		}
+	}
+	return DL_OK;
+}
+
 const char *
 dl_compile_params_metric_name(const DlCompileParams *p, char *buf, size_t len)
 {
@@ -1132,13 +1377,14 @@ dl_compile_params_parse(const char *s, DlCompileParams *out, DlError *err)
 		}
 		else if (piece_eq(c.s, kb, ke, "loss"))
 		{
-			rc = parse_loss(&c, vb, ve, &p.loss);
+			rc = parse_losses(&c, vb, ve, &p);
 			have_loss = true;
 		}
 		else if (piece_eq(c.s, kb, ke, "metrics"))
 			rc = parse_metrics(&c, vb, ve, &p);
-		else if (piece_eq(c.s, kb, ke, "loss_weights") ||
-				 piece_eq(c.s, kb, ke, "weighted_metrics"))
+		else if (piece_eq(c.s, kb, ke, "loss_weights"))
+			rc = parse_loss_weights(&c, vb, ve, &p);
+		else if (piece_eq(c.s, kb, ke, "weighted_metrics"))
 			rc = DL_OK;			/* accepted for MADlib compatibility, ignored */
 		else if (piece_eq(c.s, kb, ke, "sample_weight_mode"))
 		{
@@ -1542,6 +1788,38 @@ sb_schedule(DlStrBuf *sb, const DlLrSchedule *sch)
 	dl_strbuf_puts(sb, ")");
 }
 
+/* A per-output list or dict of losses (losses) or weights, as parsed. */
+static void
+format_output_values(DlStrBuf *sb, const DlOutputValues *v, bool losses)
+{
+	dl_strbuf_puts(sb, v->by_name ? "{" : "[");
+	for (int i = 0; i < v->n; i++)
+	{
+		if (i > 0)
+			dl_strbuf_puts(sb, ", ");
+		if (v->by_name)
+			dl_strbuf_printf(sb, "'%s': ", v->names[i]);
+		if (losses)
+			dl_strbuf_printf(sb, "'%s'", dl_loss_name(v->loss[i]));
+		else
+			sb_double(sb, v->weight[i]);
+	}
+	dl_strbuf_puts(sb, v->by_name ? "}" : "]");
+}
+
+const char *
+dl_compile_params_loss_name(const DlCompileParams *p, char *buf, size_t len)
+{
+	DlStrBuf	sb;
+	DlError		err;
+
+	if (p->losses.n == 0 || len == 0)
+		return dl_loss_name(p->loss);
+	dl_strbuf_init_fixed(&sb, buf, len);
+	format_output_values(&sb, &p->losses, true);
+	return sb_finish(&sb, &err) == DL_OK ? buf : dl_loss_name(p->loss);
+}
+
 /* Canonical compile_params; see dl_params.h. */
 DlStatus
 dl_compile_params_format(const DlCompileParams *p, char *buf, size_t len, DlError *err)
@@ -1551,8 +1829,21 @@ dl_compile_params_format(const DlCompileParams *p, char *buf, size_t len, DlErro
 	bool		first = true;
 
 	dl_strbuf_init_fixed(&sb, buf, len);
-	dl_strbuf_printf(&sb, "loss='%s', optimizer='%s(", dl_loss_name(p->loss),
-			  dl_optim_kind_name(cfg->kind));
+	if (p->losses.n == 0)
+		dl_strbuf_printf(&sb, "loss='%s', ", dl_loss_name(p->loss));
+	else
+	{
+		dl_strbuf_puts(&sb, "loss=");
+		format_output_values(&sb, &p->losses, true);
+		dl_strbuf_puts(&sb, ", ");
+	}
+	if (p->loss_weights.n > 0)
+	{
+		dl_strbuf_puts(&sb, "loss_weights=");
+		format_output_values(&sb, &p->loss_weights, false);
+		dl_strbuf_puts(&sb, ", ");
+	}
+	dl_strbuf_printf(&sb, "optimizer='%s(", dl_optim_kind_name(cfg->kind));
 	for (size_t i = 0; i < N_OPTIM_ARGS; i++)
 	{
 		const OptimArg *a = &optim_args[i];

@@ -383,23 +383,34 @@ dl_model_train_batch(DlModel *m, const DlTrainConfig *cfg, const float *x, const
 	return st != DL_OK ? st : dl_model_train_batch_io(m, cfg, &x, &y, B, stats, err);
 }
 
-DlStatus
-dl_model_train_epoch(DlModel *m, const DlTrainConfig *cfg, const float *x, const float *y,
-					 int64_t N, DlBatchStats *stats, DlError *err)
+/*
+ * The epoch of dl_model_train_epoch(_io): the N rows are one buffer cut
+ * into blocks of the one shuffle (dl_epoch.h), each run pointing into the
+ * data.  xs NULL: x and y (one input, one output).
+ */
+static DlStatus
+train_epoch(DlModel *m, const DlTrainConfig *cfg, const float *x, const float *y,
+			const float *const *xs, const float *const *ys, int64_t N, DlBatchStats *stats,
+			DlError *err)
 {
-	int64_t		in_size = dl_shape_size(&m->spec->input_shape);
-	int64_t		yw = dl_loss_y_width(cfg->loss, dl_shape_size(&m->spec->output_shape));
-	int64_t		br = dl_epoch_block_rows(in_size);
+	const DlModelSpec *spec = m->spec;
+	int64_t		x_width = 0;
+	int64_t		yw[DL_MAX_IO];
+	int64_t		br;
 	int64_t		nb;
 	DlPass		p;
 	DlStatus	st;
 
-	if ((st = check_single_io(m, err)) != DL_OK ||
-		(st = check_trainable(m, err)) != DL_OK ||
+	if ((st = check_trainable(m, err)) != DL_OK ||
 		(st = check_batch_size(cfg->batch_size, err)) != DL_OK)
 		return st;
 	if (N <= 0)
 		return DL_OK;
+	for (int k = 0; k < spec->n_inputs; k++)
+		x_width += dl_shape_size(&spec->input_shapes[k]);
+	for (int k = 0; k < spec->n_outputs; k++)
+		yw[k] = dl_loss_y_width(output_config(cfg, k).loss, output_width(m, k));
+	br = dl_epoch_block_rows(x_width);
 
 	/* the one shuffle (dl_epoch.h) over one buffer of N rows: block k is rows k*br.. */
 	nb = N / br + (N % br != 0);
@@ -411,21 +422,51 @@ dl_model_train_epoch(DlModel *m, const DlTrainConfig *cfg, const float *x, const
 	for (int64_t w = 0; w < nb; w += DL_EPOCH_WINDOW_BLOCKS)
 	{
 		DlRows		runs[DL_EPOCH_WINDOW_BLOCKS];
+		const float *rx[DL_EPOCH_WINDOW_BLOCKS][DL_MAX_IO];
+		const float *ry[DL_EPOCH_WINDOW_BLOCKS][DL_MAX_IO];
 		int			k = 0;
 
 		for (; k < DL_EPOCH_WINDOW_BLOCKS && w + k < nb; k++)
 		{
 			int64_t		start = m->order[w + k] * br;
 
-			runs[k].x = x + start * in_size;
-			runs[k].y = y + start * yw;
+			memset(&runs[k], 0, sizeof(DlRows));
 			runs[k].n = N - start < br ? N - start : br;
-			runs[k].y_width = yw;
+			if (xs == NULL)
+			{
+				runs[k].x = x + start * x_width;
+				runs[k].y = y + start * yw[0];
+				runs[k].y_width = yw[0];
+				continue;
+			}
+			for (int i = 0; i < spec->n_inputs; i++)
+				rx[k][i] = xs[i] + start * dl_shape_size(&spec->input_shapes[i]);
+			for (int o = 0; o < spec->n_outputs; o++)
+				ry[k][o] = ys[o] + start * yw[o];
+			runs[k].xs = rx[k];
+			runs[k].ys = ry[k];
+			runs[k].y_widths = yw;
 		}
 		if ((st = dl_pass_window(&p, runs, k, err)) != DL_OK)
 			return st;
 	}
 	return dl_pass_end(&p, err);
+}
+
+DlStatus
+dl_model_train_epoch(DlModel *m, const DlTrainConfig *cfg, const float *x, const float *y,
+					 int64_t N, DlBatchStats *stats, DlError *err)
+{
+	DlStatus	st = check_single_io(m, err);
+
+	return st != DL_OK ? st : train_epoch(m, cfg, x, y, NULL, NULL, N, stats, err);
+}
+
+DlStatus
+dl_model_train_epoch_io(DlModel *m, const DlTrainConfig *cfg, const float *const *xs,
+						const float *const *ys, int64_t N, DlBatchStats *stats, DlError *err)
+{
+	return train_epoch(m, cfg, NULL, NULL, xs, ys, N, stats, err);
 }
 
 /* ---------------------------------------------------------------------
@@ -565,20 +606,156 @@ dl_pass_begin(DlPass *p, DlModel *m, const DlTrainConfig *cfg, bool train, int64
 	return DL_OK;
 }
 
+/*
+ * Where a pass gathers a batch: input k's rows at bx[k] (ws_cap, its
+ * size), output k's labels at by[k] (ws_cap, yw[k]), in the workspace's
+ * batch buffers (model.c sizes them for every input and output).
+ */
+typedef struct PassLayout
+{
+	bool		single;			/* one input, one output, one loss: the
+								 * functions of one x and one y */
+	int			n_in;
+	int			n_out;
+	int64_t		in_size[DL_MAX_IO];
+	int64_t		K[DL_MAX_IO];	/* output k's size */
+	int64_t		yw[DL_MAX_IO];	/* its label width under its loss */
+	float	   *bx[DL_MAX_IO];
+	float	   *by[DL_MAX_IO];
+} PassLayout;
+
+static void
+pass_layout(const DlModel *m, const DlTrainConfig *cfg, PassLayout *l)
+{
+	const DlModelSpec *spec = m->spec;
+	int64_t		xo = 0;
+	int64_t		yo = 0;
+
+	l->n_in = spec->n_inputs;
+	l->n_out = spec->n_outputs;
+	l->single = l->n_in == 1 && l->n_out == 1 && cfg->outputs == NULL;
+	for (int k = 0; k < l->n_in; k++)
+	{
+		l->in_size[k] = dl_shape_size(&spec->input_shapes[k]);
+		l->bx[k] = m->batch_x + m->ws_cap * xo;
+		xo += l->in_size[k];
+	}
+	for (int k = 0; k < l->n_out; k++)
+	{
+		l->K[k] = output_width(m, k);
+		l->yw[k] = dl_loss_y_width(output_config(cfg, k).loss, l->K[k]);
+		l->by[k] = m->batch_y + m->ws_cap * yo;
+		yo += l->K[k];
+	}
+}
+
 /* Run the gathered batch of B rows. */
 static DlStatus
 pass_batch(DlPass *p, int64_t B, DlError *err)
 {
 	DlModel    *m = p->m;
 	const DlTrainConfig *cfg = p->cfg;
+	PassLayout	l;
 
 	if (p->batches > 0 && cfg->between_batches != NULL)
 		cfg->between_batches(cfg->between_batches_arg);
 	p->batches++;
 	p->pending = 0;
-	if (p->train)
+	pass_layout(m, cfg, &l);
+	if (l.single && p->train)
 		return dl_model_train_batch(m, cfg, m->batch_x, m->batch_y, B, p->stats, err);
-	return evaluate_batch(m, cfg, m->batch_x, m->batch_y, B, p->stats, err);
+	if (l.single)
+		return evaluate_batch(m, cfg, m->batch_x, m->batch_y, B, p->stats, err);
+	if (p->train)
+		return dl_model_train_batch_io(m, cfg, (const float *const *) l.bx,
+									   (const float *const *) l.by, B, p->stats, err);
+	return dl_model_evaluate_io(m, cfg, (const float *const *) l.bx, (const float *const *) l.by,
+								B, p->stats, err);
+}
+
+/* A run's arrays: its xs, ys and y_widths, or x, y and y_width as arrays of one. */
+typedef struct RunArrays
+{
+	const float *const *xs;
+	const float *const *ys;
+	const int64_t *y_widths;
+} RunArrays;
+
+/*
+ * Check run j of a window against layout l: one array per input and
+ * output, each output's labels of the loss's width or the output's size.
+ */
+static DlStatus
+check_run(const PassLayout *l, const DlRows *run, int j, RunArrays *a, DlError *err)
+{
+	if (run->xs == NULL && !(l->n_in == 1 && l->n_out == 1))
+	{
+		dl_error_set(err, DL_ERR_INVALID_ARGUMENT,
+					 "window run %d gives one array for a model of %d inputs and %d outputs",
+					 j, l->n_in, l->n_out);
+		return dl_error_hint(err, "Give xs, ys and y_widths: one array per input and per output.");
+	}
+	a->xs = run->xs != NULL ? run->xs : &run->x;
+	a->ys = run->xs != NULL ? run->ys : &run->y;
+	a->y_widths = run->xs != NULL ? run->y_widths : &run->y_width;
+	if (run->n < 0 || a->ys == NULL || a->y_widths == NULL)
+		return dl_error_set(err, DL_ERR_SHAPE, "window run %d has %lld rows", j, (long long) run->n);
+	for (int k = 0; k < l->n_out; k++)
+	{
+		int64_t		w = a->y_widths[k];
+
+		if (w != l->yw[k] && !(l->yw[k] == 1 && w == l->K[k]))
+			return dl_error_set(err, DL_ERR_SHAPE,
+								"window run %d has %lld rows of %lld labels, the loss takes %lld",
+								j, (long long) run->n, (long long) w, (long long) l->yw[k]);
+	}
+	return DL_OK;
+}
+
+/* Copy row i of a run (its arrays a) into row dst of the batch buffers. */
+static void
+gather_row(const PassLayout *l, const RunArrays *a, int64_t i, int64_t dst)
+{
+	for (int k = 0; k < l->n_in; k++)
+		memcpy(l->bx[k] + dst * l->in_size[k], a->xs[k] + i * l->in_size[k],
+			   (size_t) l->in_size[k] * sizeof(float));
+	for (int k = 0; k < l->n_out; k++)
+	{
+		const float *ys = a->ys[k] + i * a->y_widths[k];
+		float	   *yd = l->by[k] + dst * l->yw[k];
+
+		if (a->y_widths[k] == l->yw[k])
+			memcpy(yd, ys, (size_t) l->yw[k] * sizeof(float));
+		else
+		{
+			/* one-hot -> class index: the first largest value */
+			int64_t		best = 0;
+
+			for (int64_t c = 1; c < l->K[k]; c++)
+				if (ys[c] > ys[best])
+					best = c;
+			yd[0] = (float) best;
+		}
+	}
+}
+
+/* The run holding row g of a window: starts[j] <= g < starts[j + 1]. */
+static int
+run_of(const int64_t *starts, int n_runs, int64_t g)
+{
+	int			lo = 0;
+	int			hi = n_runs - 1;
+
+	while (lo < hi)
+	{
+		int			mid = (lo + hi + 1) / 2;
+
+		if (starts[mid] <= g)
+			lo = mid;
+		else
+			hi = mid - 1;
+	}
+	return lo;
 }
 
 DlStatus
@@ -593,9 +770,8 @@ dl_pass_window_from(DlPass *p, const DlRows *runs, int n_runs, int64_t from, con
 {
 	DlModel    *m = p->m;
 	const DlTrainConfig *cfg = p->cfg;
-	int64_t		in_size = dl_shape_size(&m->spec->input_shape);
-	int64_t		K = dl_shape_size(&m->spec->output_shape);
-	int64_t		yw = dl_loss_y_width(cfg->loss, K);
+	PassLayout	l;
+	RunArrays	arrays[DL_PASS_MAX_RUNS];
 	int64_t		starts[DL_PASS_MAX_RUNS + 1];
 	int64_t		R = 0;
 	bool		shuffle = p->train && cfg->shuffle;
@@ -604,13 +780,11 @@ dl_pass_window_from(DlPass *p, const DlRows *runs, int n_runs, int64_t from, con
 	if (n_runs < 0 || n_runs > DL_PASS_MAX_RUNS)
 		return dl_error_set(err, DL_ERR_INVALID_ARGUMENT, "a window of %d runs, at most %d",
 							n_runs, DL_PASS_MAX_RUNS);
+	pass_layout(m, cfg, &l);
 	for (int j = 0; j < n_runs; j++)
 	{
-		if (runs[j].n < 0 || (runs[j].y_width != yw && !(yw == 1 && runs[j].y_width == K)))
-			return dl_error_set(err, DL_ERR_SHAPE,
-								"window run %d has %lld rows of %lld labels, the loss takes %lld",
-								j, (long long) runs[j].n, (long long) runs[j].y_width,
-								(long long) yw);
+		if ((st = check_run(&l, &runs[j], j, &arrays[j], err)) != DL_OK)
+			return st;
 		starts[j] = R;
 		if (__builtin_add_overflow(R, runs[j].n, &R))
 			return dl_error_set(err, DL_ERR_LIMIT, "a window of too many rows");
@@ -639,51 +813,17 @@ dl_pass_window_from(DlPass *p, const DlRows *runs, int n_runs, int64_t from, con
 	if (rng != NULL)
 		m->rng = *rng;			/* the generator as the window stopped */
 
+	/* every input and output of a row travel together */
 	for (int64_t r = from, j = 0; r < R; r++)
 	{
 		int64_t		g = shuffle ? m->perm[r] : r;
-		const DlRows *run;
-		const float *ys;
-		float	   *xd = m->batch_x + p->pending * in_size;
-		float	   *yd = m->batch_y + p->pending * yw;
-		int64_t		i;
 
-		/* the run holding row g: starts[j] <= g < starts[j + 1] */
 		if (shuffle)
-		{
-			int			lo = 0;
-			int			hi = n_runs - 1;
-
-			while (lo < hi)
-			{
-				int			mid = (lo + hi + 1) / 2;
-
-				if (starts[mid] <= g)
-					lo = mid;
-				else
-					hi = mid - 1;
-			}
-			j = lo;
-		}
+			j = run_of(starts, n_runs, g);
 		else
 			while (starts[j + 1] <= g)
 				j++;
-		run = &runs[j];
-		i = g - starts[j];
-		memcpy(xd, run->x + i * in_size, (size_t) in_size * sizeof(float));
-		ys = run->y + i * run->y_width;
-		if (run->y_width == yw)
-			memcpy(yd, ys, (size_t) yw * sizeof(float));
-		else
-		{
-			/* one-hot -> class index: the first largest value */
-			int64_t		best = 0;
-
-			for (int64_t k = 1; k < K; k++)
-				if (ys[k] > ys[best])
-					best = k;
-			yd[0] = (float) best;
-		}
+		gather_row(&l, &arrays[j], g - starts[j], p->pending);
 		if (++p->pending == cfg->batch_size)
 		{
 			if ((st = pass_batch(p, p->pending, err)) != DL_OK)

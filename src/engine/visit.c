@@ -221,6 +221,7 @@ visit_pass(DlModel *m, const DlTrainConfig *cfg, const DlVisitData *d, int64_t b
 							   d->n_blocks - pos->window : DL_EPOCH_WINDOW_BLOCKS);
 		int64_t		R = 0;
 
+		memset(runs, 0, sizeof(runs));	/* a window of single arrays leaves xs NULL */
 		if ((st = d->window(d->arg, d->order + pos->window, k, runs, err)) != DL_OK)
 			return st;
 		for (int j = 0; j < k; j++)

@@ -25,6 +25,15 @@ RETURNS record
 AS 'MODULE_PATHNAME', 'madlib_dl__arch_info'
 LANGUAGE C IMMUTABLE STRICT PARALLEL SAFE;
 
+-- Each input (io 'input') and output ('output') of the model, in its
+-- order (position from 0), with its layer's name and its shape per
+-- sample: a packed table gives one independent variable per input and
+-- one dependent variable per output, in this order.
+CREATE FUNCTION madlib_dl._arch_io(model_arch json)
+RETURNS TABLE (io text, "position" integer, name text, shape integer[])
+AS 'MODULE_PATHNAME', 'madlib_dl__arch_io'
+LANGUAGE C IMMUTABLE STRICT PARALLEL SAFE ROWS 2;
+
 -- One row per layer, in model order, like Keras model.summary().
 CREATE FUNCTION madlib_dl.keras_model_summary(model_arch json)
 RETURNS TABLE (layer_name text, layer_type text, output_shape integer[], n_params bigint)

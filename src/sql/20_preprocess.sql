@@ -78,6 +78,21 @@ CREATE AGGREGATE madlib_dl._pack_int16_array(anyarray, tid, integer, integer, in
     FINALFUNC_MODIFY = READ_WRITE
 );
 
+CREATE FUNCTION madlib_dl._pack_target_float32_sfunc(internal, anyarray, tid, integer, integer, integer)
+RETURNS internal
+AS 'MODULE_PATHNAME', 'madlib_dl__pack_target_float32_sfunc'
+LANGUAGE C IMMUTABLE;
+
+-- _pack_target_float32(y, row, slot, n, width): a buffer of n float32
+-- rows from one-dimensional numeric arrays of width values: a numeric
+-- (regression) dependent variable.
+CREATE AGGREGATE madlib_dl._pack_target_float32(anyarray, tid, integer, integer, integer) (
+    SFUNC = madlib_dl._pack_target_float32_sfunc,
+    STYPE = internal,
+    FINALFUNC = madlib_dl._pack_final,
+    FINALFUNC_MODIFY = READ_WRITE
+);
+
 -- A packed float32 buffer back as real[]: flat, or with the given shape,
 -- e.g. madlib_dl._unpack_float32(x, x_shape).
 CREATE FUNCTION madlib_dl._unpack_float32(buffer bytea, shape integer[] DEFAULT NULL)
@@ -183,9 +198,11 @@ END
 $$;
 
 -- num_classes as given by the user (NULL, an integer, or an integer array
--- of one element, as newer MADlib versions take) as one integer.
+-- with one number per dependent variable, as MADlib 1.18+ takes it) as an
+-- array: one element per dependent variable (NULL: not given).  The
+-- drivers check its length against the dependent variables.
 CREATE FUNCTION madlib_dl._pp_num_classes(num_classes anycompatible)
-RETURNS integer
+RETURNS integer[]
 LANGUAGE plpgsql IMMUTABLE SECURITY INVOKER
 SET search_path = pg_catalog, pg_temp
 AS $$
@@ -197,17 +214,17 @@ BEGIN
         RETURN NULL;
     END IF;
     IF t IN ('smallint'::regtype, 'integer'::regtype, 'bigint'::regtype) THEN
-        RETURN num_classes::text::integer;
+        RETURN ARRAY[num_classes::text::integer];
     END IF;
     IF t IN ('smallint[]'::regtype, 'integer[]'::regtype, 'bigint[]'::regtype) THEN
         arr := num_classes::text::bigint[];
-        IF coalesce(cardinality(arr), 0) <> 1 THEN
-            RAISE EXCEPTION 'num_classes % has % elements: multiple dependent variables are not supported',
-                    num_classes, coalesce(cardinality(arr), 0)
-                USING ERRCODE = 'feature_not_supported',
-                      HINT = 'Give one number of classes, e.g. 10 or ARRAY[10].';
+        IF coalesce(cardinality(arr), 0) < 1 OR array_ndims(arr) > 1
+           OR array_position(arr, NULL) IS NOT NULL THEN
+            RAISE EXCEPTION 'num_classes % must give one number for each dependent variable', num_classes
+                USING ERRCODE = 'invalid_parameter_value',
+                      HINT = 'Give one number of classes per dependent variable, e.g. 10 or ARRAY[10, 2], or NULL.';
         END IF;
-        RETURN arr[1]::integer;
+        RETURN arr::integer[];
     END IF;
     RAISE EXCEPTION 'num_classes must be an integer, not %', t
         USING ERRCODE = 'datatype_mismatch',
@@ -215,9 +232,41 @@ BEGIN
 END
 $$;
 
+-- The names of a comma list of variables (MADlib's dependent_varname and
+-- independent_varname take 'a, b'): split on the commas outside double
+-- quotes, each trimmed.  22004 for NULL or empty, 22023 for an empty name
+-- in the list, 54000 for more than 16 (a model's inputs or outputs).
+CREATE FUNCTION madlib_dl._pp_split_vars(varname text, param text)
+RETURNS text[]
+LANGUAGE plpgsql IMMUTABLE SECURITY INVOKER
+SET search_path = pg_catalog, pg_temp
+AS $$
+DECLARE
+    parts text[];
+BEGIN
+    IF varname IS NULL OR btrim(varname) = '' THEN
+        RAISE EXCEPTION '% must not be NULL or empty', param
+            USING ERRCODE = 'null_value_not_allowed',
+                  HINT = format('Give the name of a column of the source table for %s.', param);
+    END IF;
+    parts := ARRAY(SELECT btrim(p) FROM regexp_split_to_table(varname, ',(?=(?:[^"]*"[^"]*")*[^"]*$)') p);
+    IF array_position(parts, '') IS NOT NULL THEN
+        RAISE EXCEPTION '% "%" has an empty name in its list', param, varname
+            USING ERRCODE = 'invalid_parameter_value',
+                  HINT = format('Give %s as column names separated by commas, e.g. ''a, b''.', param);
+    END IF;
+    IF cardinality(parts) > 16 THEN
+        RAISE EXCEPTION '% names % variables, more than 16', param, cardinality(parts)
+            USING ERRCODE = 'program_limit_exceeded',
+                  HINT = 'A model has at most 16 inputs and 16 outputs: give one variable for each.';
+    END IF;
+    RETURN parts;
+END
+$$;
+
 -- The column of rel named by varname (an identifier as SQL reads it:
--- unquoted names fold to lower case).  what ('dependent variable') words
--- the errors: a comma list is 0A000, a missing column 42703.
+-- unquoted names fold to lower case; one name of a list of
+-- _pp_split_vars).  A missing column is 42703.
 CREATE FUNCTION madlib_dl._pp_column(rel regclass, varname text, param text, what text,
                                      OUT colname text, OUT coltype regtype,
                                      OUT typname text, OUT elemtype regtype)
@@ -232,11 +281,6 @@ BEGIN
         RAISE EXCEPTION '% must not be NULL or empty', param
             USING ERRCODE = 'null_value_not_allowed',
                   HINT = format('Give the name of a column of the source table for %s.', param);
-    END IF;
-    IF position(',' IN varname) > 0 THEN
-        RAISE EXCEPTION 'multiple % are not supported: %', what, varname
-            USING ERRCODE = 'feature_not_supported',
-                  HINT = format('Give one column for %s.', param);
     END IF;
     BEGIN
         parts := parse_ident(varname);
@@ -256,6 +300,49 @@ BEGIN
             USING ERRCODE = 'undefined_column',
                   HINT = format('Give the name of a column of the source table for %s.', param);
     END IF;
+END
+$$;
+
+-- The columns of the variables of dependent_varname and
+-- independent_varname (comma lists, _pp_split_vars) in rel: their names,
+-- types as regtype and as text, and element types (NULL: not an array),
+-- the dependent ones first (n_dep of them), in the order given.  22023
+-- when a column is named twice.
+CREATE FUNCTION madlib_dl._pp_vars(rel regclass, dependent_varname text, independent_varname text,
+                                   OUT n_dep integer, OUT cols text[], OUT types regtype[],
+                                   OUT typnames text[], OUT elemtypes regtype[])
+RETURNS record
+LANGUAGE plpgsql STABLE SECURITY INVOKER
+SET search_path = pg_catalog, pg_temp
+AS $$
+DECLARE
+    deps text[] := madlib_dl._pp_split_vars(dependent_varname, 'dependent_varname');
+    indeps text[] := madlib_dl._pp_split_vars(independent_varname, 'independent_varname');
+    c record;
+BEGIN
+    n_dep := cardinality(deps);
+    FOR i IN 1 .. cardinality(deps) + cardinality(indeps) LOOP
+        IF i <= n_dep THEN
+            c := madlib_dl._pp_column(rel, deps[i], 'dependent_varname', 'dependent variables');
+        ELSE
+            c := madlib_dl._pp_column(rel, indeps[i - n_dep], 'independent_varname', 'independent variables');
+        END IF;
+        IF array_position(cols, c.colname) IS NOT NULL THEN
+            IF (array_position(cols, c.colname) <= n_dep) <> (i <= n_dep) THEN
+                RAISE EXCEPTION 'dependent_varname and independent_varname are the same column "%"', c.colname
+                    USING ERRCODE = 'invalid_parameter_value',
+                          HINT = 'Give the class column and the feature array column.';
+            END IF;
+            RAISE EXCEPTION 'column "%" is named twice in %', c.colname,
+                            CASE WHEN i <= n_dep THEN 'dependent_varname' ELSE 'independent_varname' END
+                USING ERRCODE = 'invalid_parameter_value',
+                      HINT = 'Name each variable once.';
+        END IF;
+        cols := cols || c.colname;
+        types := types || c.coltype;
+        typnames := typnames || c.typname;
+        elemtypes := elemtypes || c.elemtype;
+    END LOOP;
 END
 $$;
 
@@ -372,15 +459,26 @@ $$;
 -- buffer at least), so the memory the aggregates hold stays bounded
 -- whatever the source's size; a source that fits takes one pass.  The
 -- caller has checked everything: columns and types exist, the summary
--- table summ exists and holds the class values in column cv_col.
---   dep_kind   'class' (scalar classes looked up in cv) or 'onehot'
---   cast_type  for 'class': the type the dependent variable is cast to
---              before the lookup (the class values' element type)
---   shuffle    training order (true) or storage order (false)
-CREATE FUNCTION madlib_dl._pp_pack(src text[], dst text[], summ text[], cv_col text,
-                                   dep_col text, indep_col text, dep_kind text, cast_type text,
-                                   n_rows bigint, bs integer, nseg integer, ncls integer,
-                                   normalizing_const real, dims integer[], shuffle boolean)
+-- table summ exists and holds each dependent variable's class values in
+-- column cv_cols[k].  One element per dependent variable (dep_cols) in
+-- the other arrays, in order:
+--   dep_kinds   'class' (scalar classes looked up in its class values),
+--               'onehot' (arrays of 0 and 1, packed as int16) or
+--               'numeric' (arrays of numeric targets, packed as float32)
+--   cast_types  for 'class': the type the dependent variable is cast to
+--               before the lookup (the class values' element type)
+--   ncls        its width: classes, or the array's length
+-- and one per independent variable (indep_cols) in dims (a jsonb array
+-- of each one's dims).
+--   shuffle     training order (true) or storage order (false)
+-- The output table's columns: every dependent variable, every
+-- independent one, their _shape columns in the same order, buffer_id and
+-- __dist_key__ (MADlib's multi-io layout; with one of each, the layout
+-- of earlier versions).
+CREATE FUNCTION madlib_dl._pp_pack(src text[], dst text[], summ text[], cv_cols text[],
+                                   dep_cols text[], indep_cols text[], dep_kinds text[],
+                                   cast_types text[], n_rows bigint, bs integer, nseg integer,
+                                   ncls integer[], normalizing_const real, dims jsonb, shuffle boolean)
 RETURNS void
 LANGUAGE plpgsql VOLATILE SECURITY INVOKER
 SET search_path = pg_catalog, pg_temp
@@ -388,7 +486,6 @@ SET search_path = pg_catalog, pg_temp
 SET jit = off
 AS $$
 DECLARE
-    dep_agg text;
     ord text;                   -- the scratch table of row order
     nb text := 'least($1, $2 - o.buffer_id * $1)::integer';
     ident text[] := madlib_dl._pp_row_identity();
@@ -397,32 +494,60 @@ DECLARE
     ident_join text;            -- s.<c> = o.r<i> AND ...
     ident_keep text;            -- r.r<i>, ...
     nbuf bigint := (n_rows + bs - 1) / bs;
-    row_values bigint := 1;
+    row_bytes double precision := 0;
+    col_defs text := '';
+    col_names text := '';
+    aggs text := '';
+    shapes text := '';
+    cvs text;
+    dims_k integer[];
     d integer;
+    prod bigint;
     per_pass integer;           -- buffers built by one pass
 BEGIN
-    FOREACH d IN ARRAY dims LOOP
-        row_values := row_values * d;
-    END LOOP;
     SELECT string_agg(format('s.%I AS r%s', c, i), ', ' ORDER BY i),
            string_agg(format('s.%I', c), ', ' ORDER BY i),
            string_agg(format('s.%I = o.r%s', c, i), ' AND ' ORDER BY i),
            string_agg(format('r.r%s', i), ', ' ORDER BY i)
       INTO ident_cols, ident_order, ident_join, ident_keep
       FROM unnest(ident) WITH ORDINALITY AS u(c, i);
-    EXECUTE format('CREATE TABLE %I.%I (%I bytea, %I bytea, %I integer[], %I integer[], '
-                   'buffer_id integer, __dist_key__ integer)',
-                   dst[1], dst[2], dep_col, indep_col, dep_col || '_shape', indep_col || '_shape');
-    EXECUTE format('ALTER TABLE %I.%I ALTER COLUMN %I SET STORAGE EXTERNAL, '
-                   'ALTER COLUMN %I SET STORAGE EXTERNAL',
-                   dst[1], dst[2], dep_col, indep_col);
+    SELECT string_agg(format('%I AS cv%s', c, i), ', ' ORDER BY i) INTO cvs
+      FROM unnest(cv_cols) WITH ORDINALITY AS u(c, i);
 
-    IF dep_kind = 'onehot' THEN
-        dep_agg := format('madlib_dl._pack_int16_array(s.%I, s.ctid, o.slot, %s, $5)', dep_col, nb);
-    ELSE
-        dep_agg := format('madlib_dl._pack_onehot_int16((array_position(c.cv, s.%I::%s) - 1)::integer, '
-                          '$5, o.slot, %s)', dep_col, cast_type, nb);
-    END IF;
+    -- the columns and their aggregates: the dependent variables, then the independent ones
+    FOR k IN 1 .. cardinality(dep_cols) LOOP
+        col_defs := col_defs || format('%I bytea, ', dep_cols[k]);
+        col_names := col_names || format('%I, ', dep_cols[k]);
+        shapes := shapes || format(', ARRAY[%s, %s]', nb, ncls[k]);
+        aggs := aggs || CASE dep_kinds[k]
+            WHEN 'onehot' THEN format('madlib_dl._pack_int16_array(s.%I, s.ctid, o.slot, %s, %s), ',
+                                      dep_cols[k], nb, ncls[k])
+            WHEN 'numeric' THEN format('madlib_dl._pack_target_float32(s.%I, s.ctid, o.slot, %s, %s), ',
+                                       dep_cols[k], nb, ncls[k])
+            ELSE format('madlib_dl._pack_onehot_int16((array_position(c.cv%s, s.%I::%s) - 1)::integer, '
+                        '%s, o.slot, %s), ', k, dep_cols[k], cast_types[k], ncls[k], nb) END;
+        row_bytes := row_bytes + (CASE WHEN dep_kinds[k] = 'numeric' THEN 4 ELSE 2 END) * ncls[k];
+    END LOOP;
+    FOR k IN 1 .. cardinality(indep_cols) LOOP
+        dims_k := ARRAY(SELECT jsonb_array_elements_text(dims->(k - 1))::integer);
+        col_defs := col_defs || format('%I bytea, ', indep_cols[k]);
+        col_names := col_names || format('%I, ', indep_cols[k]);
+        shapes := shapes || format(', %s || %L::integer[]', nb, dims_k);
+        aggs := aggs || format('madlib_dl._pack_float32(s.%I, s.ctid, o.slot, %s, $3, %L::integer[]), ',
+                               indep_cols[k], nb, dims_k);
+        prod := 1;
+        FOREACH d IN ARRAY dims_k LOOP
+            prod := prod * d;
+        END LOOP;
+        row_bytes := row_bytes + 4.0 * prod;
+    END LOOP;
+    EXECUTE format('CREATE TABLE %I.%I (%s%s, buffer_id integer, __dist_key__ integer)',
+                   dst[1], dst[2], col_defs,
+                   (SELECT string_agg(format('%I integer[]', c || '_shape'), ', ' ORDER BY i)
+                      FROM unnest(dep_cols || indep_cols) WITH ORDINALITY AS u(c, i)));
+    EXECUTE format('ALTER TABLE %I.%I %s', dst[1], dst[2],
+                   (SELECT string_agg(format('ALTER COLUMN %I SET STORAGE EXTERNAL', c), ', ' ORDER BY i)
+                      FROM unnest(dep_cols || indep_cols) WITH ORDINALITY AS u(c, i)));
 
     -- Each row's buffer and slot, in a narrow temporary table: the join
     -- below then hashes this table, never the wide source rows.  Rows are
@@ -442,27 +567,26 @@ BEGIN
     EXECUTE format('ANALYZE pg_temp.%I', ord);
 
     -- buffers per pass: the budget of one segment (float32 features and
-    -- int16 labels of a buffer), one at least
+    -- int16 labels or float32 targets of a buffer), one at least
     per_pass := least(nbuf, greatest(1, floor(madlib_dl._partition_budget(nseg)
-                                             / (bs::double precision * (4 * row_values + 2 * ncls)))));
+                                             / (bs::double precision * row_bytes))));
     FOR lo IN 0 .. nbuf - 1 BY per_pass LOOP
     EXECUTE format($q$
-        INSERT INTO %1$I.%2$I (%3$I, %4$I, %5$I, %6$I, buffer_id, __dist_key__)
-        SELECT %7$s,
-               madlib_dl._pack_float32(s.%4$I, s.ctid, o.slot, %8$s, $3, $4),
-               ARRAY[%8$s, $5],
-               %8$s || $4,
+        INSERT INTO %1$I.%2$I (%3$s%4$s, buffer_id, __dist_key__)
+        SELECT %5$s%6$s,
                o.buffer_id,
-               o.buffer_id %% $6
-          FROM %9$I.%10$I s
-          JOIN pg_temp.%14$I o ON %15$s
-         CROSS JOIN (SELECT %11$I AS cv FROM %12$I.%13$I) c
-         WHERE o.buffer_id BETWEEN $7 AND $8
+               o.buffer_id %% $4
+          FROM %7$I.%8$I s
+          JOIN pg_temp.%12$I o ON %13$s
+         CROSS JOIN (SELECT %9$s FROM %10$I.%11$I) c
+         WHERE o.buffer_id BETWEEN $5 AND $6
          GROUP BY o.buffer_id
         $q$,
-        dst[1], dst[2], dep_col, indep_col, dep_col || '_shape', indep_col || '_shape',
-        dep_agg, nb, src[1], src[2], cv_col, summ[1], summ[2], ord, ident_join)
-    USING bs::bigint, n_rows, normalizing_const::double precision, dims, ncls, nseg, lo, lo + per_pass - 1;
+        dst[1], dst[2], col_names,
+        (SELECT string_agg(format('%I', c || '_shape'), ', ' ORDER BY i)
+           FROM unnest(dep_cols || indep_cols) WITH ORDINALITY AS u(c, i)),
+        aggs, substr(shapes, 3), src[1], src[2], cvs, summ[1], summ[2], ord, ident_join)
+    USING bs::bigint, n_rows, normalizing_const::double precision, nseg, lo, lo + per_pass - 1;
     END LOOP;
     EXECUTE format('DROP TABLE pg_temp.%I', ord);
 END
@@ -472,9 +596,115 @@ $$;
 -- Drivers (internal; search_path pinned; tables come as {schema, table})
 -- ---------------------------------------------------------------------
 
+-- The kind of a dependent variable of the training data (its column c,
+-- from _pp_vars): 'class' for a scalar of a type that holds classes,
+-- 'onehot' for a numeric array of 0 and 1 values (MADlib's already
+-- one-hot variable), 'numeric' for a numeric array with any other finite
+-- value (a numeric target of a regression output: packed as float32).
+CREATE FUNCTION madlib_dl._pp_dep_kind(src text[], col text, coltype regtype, typname text,
+                                       elemtype regtype)
+RETURNS text
+LANGUAGE plpgsql STABLE SECURITY INVOKER
+SET search_path = pg_catalog, pg_temp
+AS $$
+DECLARE
+    other boolean;
+BEGIN
+    IF elemtype IS NOT NULL THEN
+        IF elemtype NOT IN ('smallint'::regtype, 'integer'::regtype, 'bigint'::regtype,
+                'real'::regtype, 'double precision'::regtype, 'numeric'::regtype) THEN
+            RAISE EXCEPTION 'dependent variable "%" has type %, not a numeric (one-hot) array', col, typname
+                USING ERRCODE = 'datatype_mismatch',
+                      HINT = 'Use a class column (text, integer, boolean, ...) or an already one-hot numeric array.';
+        END IF;
+        -- a finite value other than 0 and 1 (NaN and infinities stay
+        -- errors of the one-hot packing, as before)
+        EXECUTE format('SELECT EXISTS (SELECT 1 FROM %I.%I s, unnest(s.%I) v'
+                       '               WHERE v::float8 NOT IN (0, 1, ''NaN'', ''Infinity'', ''-Infinity''))',
+                       src[1], src[2], col)
+           INTO other;
+        RETURN CASE WHEN other THEN 'numeric' ELSE 'onehot' END;
+    END IF;
+    IF coltype IN ('text'::regtype, 'character varying'::regtype, 'character'::regtype,
+            'smallint'::regtype, 'integer'::regtype, 'bigint'::regtype, 'boolean'::regtype,
+            'real'::regtype, 'double precision'::regtype, 'numeric'::regtype) THEN
+        RETURN 'class';
+    END IF;
+    RAISE EXCEPTION 'dependent variable "%" has type %, which cannot hold class values', col, typname
+        USING ERRCODE = 'datatype_mismatch',
+              HINT = 'Use text, character varying, character, smallint, integer, bigint, boolean, '
+                     'real, double precision or numeric classes, or a one-hot numeric array.';
+END
+$$;
+
+-- The width of the array dependent variable col in the first row of src
+-- (22004 when NULL or empty there).
+CREATE FUNCTION madlib_dl._pp_first_width(src text[], col text)
+RETURNS integer
+LANGUAGE plpgsql STABLE SECURITY INVOKER
+SET search_path = pg_catalog, pg_temp
+AS $$
+DECLARE
+    first_tid tid;
+    w integer;
+BEGIN
+    EXECUTE format('SELECT s.ctid, array_length(s.%1$I, 1) FROM %2$I.%3$I s LIMIT 1', col, src[1], src[2])
+       INTO first_tid, w;
+    IF w IS NULL THEN
+        RAISE EXCEPTION 'dependent variable is NULL or empty in the row with ctid %', first_tid
+            USING ERRCODE = 'null_value_not_allowed',
+                  HINT = format('Find the row with SELECT * FROM %s WHERE ctid = ''%s'', then fix or delete it.',
+                                madlib_dl._table_sql(src), first_tid);
+    END IF;
+    RETURN w;
+END
+$$;
+
+-- Check and fix the class count of training dependent variable k (column
+-- col of kind kind, class values in column cv_col of summary summ):
+-- num_classes pads a class variable's values with NULL classes (MADlib),
+-- an array's width must be num_classes when given.  Returns the count.
+CREATE FUNCTION madlib_dl._pp_class_count(src text[], summ text[], col text, coltype regtype,
+                                          kind text, cv_col text, num_classes integer)
+RETURNS integer
+LANGUAGE plpgsql VOLATILE SECURITY INVOKER
+SET search_path = pg_catalog, pg_temp
+AS $$
+DECLARE
+    n_distinct integer;
+    ncls integer;
+BEGIN
+    IF kind <> 'class' THEN
+        ncls := madlib_dl._pp_first_width(src, col);
+        IF num_classes IS NOT NULL AND num_classes <> ncls THEN
+            RAISE EXCEPTION 'num_classes % does not match the % values of the one-hot dependent variable',
+                    num_classes, ncls
+                USING ERRCODE = 'invalid_parameter_value',
+                      HINT = 'Give NULL for num_classes: a one-hot array has one value per class.';
+        END IF;
+        RETURN ncls;
+    END IF;
+    EXECUTE format('SELECT cardinality(%I) FROM %I.%I', cv_col, summ[1], summ[2]) INTO n_distinct;
+    ncls := coalesce(num_classes, n_distinct);
+    IF ncls < n_distinct THEN
+        RAISE EXCEPTION 'num_classes % is smaller than the % distinct class values', ncls, n_distinct
+            USING ERRCODE = 'invalid_parameter_value',
+                  HINT = format('Give num_classes of at least %s, or NULL to use the number of distinct values.',
+                                n_distinct);
+    END IF;
+    IF ncls > n_distinct THEN
+        -- MADlib pads the class values with NULL classes.
+        EXECUTE format('UPDATE %1$I.%2$I SET %3$I = %3$I || array_fill(NULL::%4$s, ARRAY[$1])',
+                       summ[1], summ[2], cv_col, format_type(coltype, NULL))
+        USING ncls - n_distinct;
+    END IF;
+    RETURN ncls;
+END
+$$;
+
 CREATE FUNCTION madlib_dl._training_preprocessor_dl(src text[], dst text[],
         dependent_varname text, independent_varname text, buffer_size integer,
-        normalizing_const real, num_classes integer, distribution_rules text,
+        normalizing_const real, num_classes integer[], distribution_rules text,
         rules_tbl text[] DEFAULT NULL)
 RETURNS void
 LANGUAGE plpgsql VOLATILE SECURITY INVOKER
@@ -483,128 +713,190 @@ AS $$
 DECLARE
     summ text[] := ARRAY[dst[1], dst[2] || '_summary'];
     src_rel regclass;
-    dep record;
-    indep record;
+    v record;                   -- _pp_vars: the variables, dependent ones first
+    nd integer;                 -- dependent variables
     seg record;
-    dep_kind text;
-    cv_col text;
-    cv_expr text;
-    cast_type text;
+    kinds text[];
+    cv_cols text[];
+    cv_exprs text := '';
+    cast_types text[];
     n_rows bigint;
-    dims integer[];
-    row_values bigint := 1;
-    n_distinct integer;
-    ncls integer;
+    dims jsonb := '[]';
+    dims_k integer[];
+    row_values bigint;
+    max_values bigint := 1;
+    ncls integer[];
     bs integer;
     norm real := coalesce(normalizing_const, 1.0);
     d integer;
-    first_tid tid;
 BEGIN
     src_rel := madlib_dl._assert_table_exists(src, 'source_table');
     PERFORM madlib_dl._assert_output_absent(dst, 'output_table');
     PERFORM madlib_dl._assert_output_absent(summ, 'output_table');
-    dep := madlib_dl._pp_column(src_rel, dependent_varname, 'dependent_varname', 'dependent variables');
-    indep := madlib_dl._pp_column(src_rel, independent_varname, 'independent_varname', 'independent variables');
-    IF dep.colname = indep.colname THEN
-        RAISE EXCEPTION 'dependent_varname and independent_varname are the same column "%"', dep.colname
+    v := madlib_dl._pp_vars(src_rel, dependent_varname, independent_varname);
+    nd := v.n_dep;
+    IF num_classes IS NOT NULL AND cardinality(num_classes) <> nd THEN
+        RAISE EXCEPTION 'num_classes % has % elements, but there are % dependent variables',
+                        num_classes, cardinality(num_classes), nd
             USING ERRCODE = 'invalid_parameter_value',
-                  HINT = 'Give the class column and the feature array column.';
+                  HINT = 'Give one number of classes per dependent variable (NULL in the array is not allowed), or NULL.';
     END IF;
     PERFORM madlib_dl._pp_check_args(buffer_size, norm);
     seg := madlib_dl._pp_segments(distribution_rules, rules_tbl);
 
-    -- The kind of dependent variable.
-    IF dep.elemtype IS NOT NULL THEN
-        IF dep.elemtype NOT IN ('smallint'::regtype, 'integer'::regtype, 'bigint'::regtype,
-                'real'::regtype, 'double precision'::regtype, 'numeric'::regtype) THEN
-            RAISE EXCEPTION 'dependent variable "%" has type %, not a numeric (one-hot) array',
-                    dep.colname, dep.typname
-                USING ERRCODE = 'datatype_mismatch',
-                      HINT = 'Use a class column (text, integer, boolean, ...) or an already one-hot numeric array.';
-        END IF;
-        dep_kind := 'onehot';
-    ELSIF dep.coltype IN ('text'::regtype, 'character varying'::regtype, 'character'::regtype,
-            'smallint'::regtype, 'integer'::regtype, 'bigint'::regtype, 'boolean'::regtype,
-            'real'::regtype, 'double precision'::regtype, 'numeric'::regtype) THEN
-        dep_kind := 'class';
-    ELSE
-        RAISE EXCEPTION 'dependent variable "%" has type %, which cannot hold class values',
-                dep.colname, dep.typname
-            USING ERRCODE = 'datatype_mismatch',
-                  HINT = 'Use text, character varying, character, smallint, integer, bigint, boolean, '
-                         'real, double precision or numeric classes, or a one-hot numeric array.';
-    END IF;
-
-    n_rows := madlib_dl._pp_count_rows(src);
-    dims := madlib_dl._pp_first_dims(src, indep.colname, indep.coltype, indep.elemtype);
-    FOREACH d IN ARRAY dims LOOP
-        row_values := row_values * d;
+    -- The kind of each dependent variable; its class values column.
+    FOR k IN 1 .. nd LOOP
+        kinds[k] := madlib_dl._pp_dep_kind(src, v.cols[k], v.types[k], v.typnames[k], v.elemtypes[k]);
+        cv_cols[k] := v.cols[k] || '_class_values';
+        cast_types[k] := format_type(v.types[k], NULL);
+        -- Class values: the sorted distinct values, NULL first; for arrays
+        -- NULL (as MADlib), the width coming from the first row.
+        cv_exprs := cv_exprs || format(', %s AS %I',
+            CASE WHEN kinds[k] = 'class'
+                 THEN format('(SELECT array_agg(DISTINCT s.%1$I ORDER BY s.%1$I NULLS FIRST) FROM %2$I.%3$I s)',
+                             v.cols[k], src[1], src[2])
+                 ELSE format('NULL::%s', v.typnames[k]) END,
+            cv_cols[k]);
     END LOOP;
 
-    -- Class values: the sorted distinct values, NULL first; for one-hot
-    -- arrays NULL (as MADlib), the width coming from the first row.
-    cv_col := dep.colname || '_class_values';
-    IF dep_kind = 'class' THEN
-        cv_expr := format('(SELECT array_agg(DISTINCT s.%1$I ORDER BY s.%1$I NULLS FIRST) FROM %2$I.%3$I s)',
-                          dep.colname, src[1], src[2]);
-    ELSE
-        cv_expr := format('NULL::%s', dep.typname);
-    END IF;
+    n_rows := madlib_dl._pp_count_rows(src);
+    FOR k IN nd + 1 .. cardinality(v.cols) LOOP
+        dims_k := madlib_dl._pp_first_dims(src, v.cols[k], v.types[k], v.elemtypes[k]);
+        dims := dims || jsonb_build_array(to_jsonb(dims_k));
+        row_values := 1;
+        FOREACH d IN ARRAY dims_k LOOP
+            row_values := row_values * d;
+        END LOOP;
+        max_values := greatest(max_values, row_values);
+    END LOOP;
+
     EXECUTE format($q$
         CREATE TABLE %I.%I AS
         SELECT $1::text AS source_table, $2::text AS output_table,
-               ARRAY[$3]::text[] AS dependent_varname, ARRAY[$4]::text[] AS independent_varname,
-               ARRAY[$5]::text[] AS dependent_vartype,
-               %s AS %I,
+               $3::text[] AS dependent_varname, $4::text[] AS independent_varname,
+               $5::text[] AS dependent_vartype%s,
                NULL::integer AS buffer_size, $6::real AS normalizing_const,
                NULL::integer[] AS num_classes, $7::text AS distribution_rules,
                'all_segments'::text AS __internal_gpu_config__, $8::integer AS num_segments
-        $q$, summ[1], summ[2], cv_expr, cv_col)
-    USING madlib_dl._table_given(src), madlib_dl._table_given(dst), dep.colname, indep.colname,
-          dep.typname, norm, seg.rules, seg.nseg;
+        $q$, summ[1], summ[2], cv_exprs)
+    USING madlib_dl._table_given(src), madlib_dl._table_given(dst), v.cols[1:nd], v.cols[nd + 1:],
+          v.typnames[1:nd], norm, seg.rules, seg.nseg;
 
-    IF dep_kind = 'class' THEN
-        EXECUTE format('SELECT cardinality(%I) FROM %I.%I', cv_col, summ[1], summ[2]) INTO n_distinct;
-        ncls := coalesce(num_classes, n_distinct);
-        IF ncls < n_distinct THEN
-            RAISE EXCEPTION 'num_classes % is smaller than the % distinct class values', ncls, n_distinct
-                USING ERRCODE = 'invalid_parameter_value',
-                      HINT = format('Give num_classes of at least %s, or NULL to use the number of distinct values.',
-                                    n_distinct);
-        END IF;
-        IF ncls > n_distinct THEN
-            -- MADlib pads the class values with NULL classes.
-            EXECUTE format('UPDATE %1$I.%2$I SET %3$I = %3$I || array_fill(NULL::%4$s, ARRAY[$1])',
-                           summ[1], summ[2], cv_col, format_type(dep.coltype, NULL))
-            USING ncls - n_distinct;
-        END IF;
-        cast_type := format_type(dep.coltype, NULL);
-    ELSE
-        EXECUTE format('SELECT s.ctid, array_length(s.%1$I, 1) FROM %2$I.%3$I s LIMIT 1',
-                       dep.colname, src[1], src[2])
-           INTO first_tid, ncls;
-        IF ncls IS NULL THEN
-            RAISE EXCEPTION 'dependent variable is NULL or empty in the row with ctid %', first_tid
-                USING ERRCODE = 'null_value_not_allowed',
-                      HINT = format('Find the row with SELECT * FROM %s WHERE ctid = ''%s'', then fix or delete it.',
-                                    madlib_dl._table_sql(src), first_tid);
-        END IF;
-        IF num_classes IS NOT NULL AND num_classes <> ncls THEN
-            RAISE EXCEPTION 'num_classes % does not match the % values of the one-hot dependent variable',
-                    num_classes, ncls
-                USING ERRCODE = 'invalid_parameter_value',
-                      HINT = 'Give NULL for num_classes: a one-hot array has one value per class.';
-        END IF;
-    END IF;
+    FOR k IN 1 .. nd LOOP
+        ncls[k] := madlib_dl._pp_class_count(src, summ, v.cols[k], v.types[k], kinds[k], cv_cols[k],
+                                             num_classes[k]);
+    END LOOP;
 
-    bs := madlib_dl._pp_buffer_size(n_rows, row_values, seg.nseg, buffer_size);
-    EXECUTE format('UPDATE %I.%I SET buffer_size = $1, num_classes = ARRAY[$2]', summ[1], summ[2])
+    -- the buffer size of the widest independent variable (MADlib: the smallest of theirs)
+    bs := madlib_dl._pp_buffer_size(n_rows, max_values, seg.nseg, buffer_size);
+    EXECUTE format('UPDATE %I.%I SET buffer_size = $1, num_classes = $2', summ[1], summ[2])
     USING bs, ncls;
 
-    PERFORM madlib_dl._pp_pack(src, dst, summ, cv_col, dep.colname, indep.colname, dep_kind, cast_type,
-                               n_rows, bs, seg.nseg, ncls, norm, dims, true);
+    PERFORM madlib_dl._pp_pack(src, dst, summ, cv_cols, v.cols[1:nd], v.cols[nd + 1:], kinds,
+                               cast_types, n_rows, bs, seg.nseg, ncls, norm, dims, true);
     IF madlib_dl._is_greenplum() THEN   -- place buffer b on segment b % nseg (90_greenplum.sql)
         PERFORM madlib_dl._gp_place_buffers(dst);
+    END IF;
+END
+$$;
+
+-- The kind of validation dependent variable col, of the kind of the
+-- training data's (vartype, its dependent_vartype): arrays ('onehot' or
+-- 'numeric', as _pp_dep_kind finds them) or classes ('class', with
+-- cast_type the element type of the training class values, column
+-- cv_col of summary tsumm_rel).  22023 / 42703 / 42804 otherwise.
+CREATE FUNCTION madlib_dl._pp_val_dep_kind(src text[], tsumm_rel regclass, col text, coltype regtype,
+                                           typname text, elemtype regtype, vartype text, cv_col text,
+                                           OUT kind text, OUT cast_type text)
+RETURNS record
+LANGUAGE plpgsql STABLE SECURITY INVOKER
+SET search_path = pg_catalog, pg_temp
+AS $$
+DECLARE
+    elem_kind "char";
+BEGIN
+    IF vartype LIKE '%[]' THEN
+        IF elemtype IS NULL OR elemtype NOT IN ('smallint'::regtype, 'integer'::regtype,
+                'bigint'::regtype, 'real'::regtype, 'double precision'::regtype, 'numeric'::regtype) THEN
+            RAISE EXCEPTION 'dependent variable "%" has type %, but the training data has one-hot arrays of type %',
+                    col, typname, vartype
+                USING ERRCODE = 'datatype_mismatch',
+                      HINT = 'Give a one-hot numeric array column, as for training.';
+        END IF;
+        kind := madlib_dl._pp_dep_kind(src, col, coltype, typname, elemtype);
+        RETURN;
+    END IF;
+    IF elemtype IS NOT NULL THEN
+        RAISE EXCEPTION 'dependent variable "%" has type %, but the training data has class values of type %',
+                col, typname, vartype
+            USING ERRCODE = 'datatype_mismatch',
+                  HINT = 'Give a class column of the training data''s type.';
+    END IF;
+    kind := 'class';
+    -- The class values are cast to the element type of <dep>_class_values,
+    -- read from a table another role may own: only a base or enum type,
+    -- never a domain, whose CHECK would run that role's code as the caller.
+    SELECT format_type(t.typelem, NULL), et.typtype INTO cast_type, elem_kind
+      FROM pg_attribute a JOIN pg_type t ON t.oid = a.atttypid
+           LEFT JOIN pg_type et ON et.oid = t.typelem
+     WHERE a.attrelid = tsumm_rel AND a.attname = cv_col AND NOT a.attisdropped;
+    IF NOT FOUND THEN
+        RAISE EXCEPTION 'table "%" has no column "%"', tsumm_rel::text, cv_col
+            USING ERRCODE = 'undefined_column',
+                  HINT = 'Give a table made by training_preprocessor_dl.';
+    END IF;
+    IF elem_kind IS NULL OR elem_kind NOT IN ('b', 'e') THEN
+        RAISE EXCEPTION 'column "%" of table "%" has type %, not an array of a base type',
+                cv_col, tsumm_rel::text,
+                (SELECT format_type(a.atttypid, a.atttypmod) FROM pg_attribute a
+                  WHERE a.attrelid = tsumm_rel AND a.attname = cv_col)
+            USING ERRCODE = 'datatype_mismatch',
+                  HINT = 'Give a table made by training_preprocessor_dl; its class values are an array of the class column''s base type.';
+    END IF;
+END
+$$;
+
+-- Check validation dependent variable col (of kind kind) against the
+-- training data: every class value a training class (class values in
+-- column cv_col of summary tsumm), NULL only if NULL was a class in
+-- training (it sorts first), not a padding slot; an array's width the
+-- training's ncls.  22000 naming the value or the row.
+CREATE FUNCTION madlib_dl._pp_val_dep_check(src text[], tsumm text[], col text, kind text,
+                                            cast_type text, cv_col text, ncls integer)
+RETURNS void
+LANGUAGE plpgsql STABLE SECURITY INVOKER
+SET search_path = pg_catalog, pg_temp
+AS $$
+DECLARE
+    bad_value text;
+    first_tid tid;
+    d integer;
+BEGIN
+    IF kind = 'class' THEN
+        EXECUTE format($q$
+            SELECT quote_nullable(s.%1$I)
+              FROM %2$I.%3$I s, (SELECT %4$I AS cv FROM %5$I.%6$I) c
+             WHERE CASE WHEN s.%1$I IS NULL THEN c.cv[1] IS NOT NULL
+                        ELSE array_position(c.cv, s.%1$I::%7$s) IS NULL END
+             LIMIT 1 $q$,
+            col, src[1], src[2], cv_col, tsumm[1], tsumm[2], cast_type)
+           INTO bad_value;
+        IF bad_value IS NOT NULL THEN
+            RAISE EXCEPTION 'class value % of dependent variable "%" is not among the class values of the training data',
+                    bad_value, col
+                USING ERRCODE = 'data_exception',
+                      HINT = format('The training classes are listed in %s of %s; validation data may use only those.',
+                                    cv_col, madlib_dl._table_sql(tsumm));
+        END IF;
+        RETURN;
+    END IF;
+    EXECUTE format('SELECT s.ctid, array_length(s.%1$I, 1) FROM %2$I.%3$I s LIMIT 1', col, src[1], src[2])
+       INTO first_tid, d;
+    IF d IS DISTINCT FROM ncls THEN
+        RAISE EXCEPTION 'dependent variable has % values in the row with ctid %, but the training data has % classes',
+                coalesce(d::text, 'no'), first_tid, ncls
+            USING ERRCODE = 'data_exception',
+                  HINT = 'Each one-hot array must have one value per training class.';
     END IF;
 END
 $$;
@@ -622,23 +914,23 @@ DECLARE
     src_rel regclass;
     train_rel regclass;
     tsumm_rel regclass;
-    dep record;
-    indep record;
+    ts record;                  -- the training summary's lists
+    v record;                   -- _pp_vars: the variables, dependent ones first
+    nd integer;
     seg record;
-    ts record;
-    dep_kind text;
-    cv_col text;
-    cast_type text;
-    elem_kind "char";
+    dk record;
+    kinds text[];
+    cast_types text[];
+    cv_cols text[];             -- the training summary's class value columns
+    cv_exprs text := '';
     n_rows bigint;
-    dims integer[];
+    dims jsonb := '[]';
+    dims_k integer[];
     train_dims integer[];
-    row_values bigint := 1;
-    ncls integer;
+    row_values bigint;
+    max_values bigint := 1;
     bs integer;
     d integer;
-    bad_value text;
-    first_tid tid;
 BEGIN
     src_rel := madlib_dl._assert_table_exists(src, 'source_table');
     PERFORM madlib_dl._assert_output_absent(dst, 'output_table');
@@ -650,18 +942,19 @@ BEGIN
               'num_classes', 'num_segments'],
         ARRAY['text[]', 'text[]', 'text[]', 'real', 'integer[]', 'integer'],
         'the summary of a table made by training_preprocessor_dl');
-    EXECUTE format('SELECT dependent_varname[1] AS dep, independent_varname[1] AS indep, '
-                   'dependent_vartype[1] AS vartype, normalizing_const, num_classes[1] AS ncls, '
+    EXECUTE format('SELECT dependent_varname AS deps, independent_varname AS indeps, '
+                   'dependent_vartype AS vartypes, normalizing_const, num_classes AS ncls, '
                    'num_segments FROM %I.%I', tsumm[1], tsumm[2])
        INTO ts;
-    cv_col := ts.dep || '_class_values';
 
-    dep := madlib_dl._pp_column(src_rel, dependent_varname, 'dependent_varname', 'dependent variables');
-    indep := madlib_dl._pp_column(src_rel, independent_varname, 'independent_varname', 'independent variables');
-    IF dep.colname = indep.colname THEN
-        RAISE EXCEPTION 'dependent_varname and independent_varname are the same column "%"', dep.colname
-            USING ERRCODE = 'invalid_parameter_value',
-                  HINT = 'Give the class column and the feature array column.';
+    v := madlib_dl._pp_vars(src_rel, dependent_varname, independent_varname);
+    nd := v.n_dep;
+    IF nd IS DISTINCT FROM cardinality(ts.deps) OR cardinality(v.cols) - nd IS DISTINCT FROM cardinality(ts.indeps)
+       OR cardinality(ts.vartypes) IS DISTINCT FROM nd OR cardinality(ts.ncls) IS DISTINCT FROM nd THEN
+        RAISE EXCEPTION 'the validation data has % dependent and % independent variables, the training data % and %',
+                nd, cardinality(v.cols) - nd, coalesce(cardinality(ts.deps), 0), coalesce(cardinality(ts.indeps), 0)
+            USING ERRCODE = 'data_exception',
+                  HINT = 'Give the variables of the training data, in the same order.';
     END IF;
     PERFORM madlib_dl._pp_check_args(buffer_size, NULL);
     IF distribution_rules IS NULL THEN
@@ -670,108 +963,57 @@ BEGIN
         seg := madlib_dl._pp_segments(distribution_rules, rules_tbl, ts.num_segments);
     END IF;
 
-    -- The dependent variable must be of the training data's kind.
-    IF ts.vartype LIKE '%[]' THEN
-        IF dep.elemtype IS NULL OR dep.elemtype NOT IN ('smallint'::regtype, 'integer'::regtype,
-                'bigint'::regtype, 'real'::regtype, 'double precision'::regtype, 'numeric'::regtype) THEN
-            RAISE EXCEPTION 'dependent variable "%" has type %, but the training data has one-hot arrays of type %',
-                    dep.colname, dep.typname, ts.vartype
-                USING ERRCODE = 'datatype_mismatch',
-                      HINT = 'Give a one-hot numeric array column, as for training.';
-        END IF;
-        dep_kind := 'onehot';
-    ELSE
-        IF dep.elemtype IS NOT NULL THEN
-            RAISE EXCEPTION 'dependent variable "%" has type %, but the training data has class values of type %',
-                    dep.colname, dep.typname, ts.vartype
-                USING ERRCODE = 'datatype_mismatch',
-                      HINT = 'Give a class column of the training data''s type.';
-        END IF;
-        dep_kind := 'class';
-        -- The class values are cast to the element type of <dep>_class_values,
-        -- read from a table another role may own: only a base or enum type,
-        -- never a domain, whose CHECK would run that role's code as the caller.
-        SELECT format_type(t.typelem, NULL), et.typtype INTO cast_type, elem_kind
-          FROM pg_attribute a JOIN pg_type t ON t.oid = a.atttypid
-               LEFT JOIN pg_type et ON et.oid = t.typelem
-         WHERE a.attrelid = tsumm_rel AND a.attname = cv_col AND NOT a.attisdropped;
-        IF NOT FOUND THEN
-            RAISE EXCEPTION 'table "%" has no column "%"', tsumm_rel::text, cv_col
-                USING ERRCODE = 'undefined_column',
-                      HINT = 'Give a table made by training_preprocessor_dl.';
-        END IF;
-        IF elem_kind IS NULL OR elem_kind NOT IN ('b', 'e') THEN
-            RAISE EXCEPTION 'column "%" of table "%" has type %, not an array of a base type',
-                    cv_col, tsumm_rel::text,
-                    (SELECT format_type(a.atttypid, a.atttypmod) FROM pg_attribute a
-                      WHERE a.attrelid = tsumm_rel AND a.attname = cv_col)
-                USING ERRCODE = 'datatype_mismatch',
-                      HINT = 'Give a table made by training_preprocessor_dl; its class values are an array of the class column''s base type.';
-        END IF;
-    END IF;
+    -- Each dependent variable must be of the training data's kind.
+    FOR k IN 1 .. nd LOOP
+        cv_cols[k] := ts.deps[k] || '_class_values';
+        dk := madlib_dl._pp_val_dep_kind(src, tsumm_rel, v.cols[k], v.types[k], v.typnames[k],
+                                         v.elemtypes[k], ts.vartypes[k], cv_cols[k]);
+        kinds[k] := dk.kind;
+        cast_types[k] := dk.cast_type;
+        cv_exprs := cv_exprs || format(', (SELECT %I FROM %I.%I) AS %I', cv_cols[k], tsumm[1], tsumm[2],
+                                       v.cols[k] || '_class_values');
+    END LOOP;
 
     n_rows := madlib_dl._pp_count_rows(src);
-    dims := madlib_dl._pp_first_dims(src, indep.colname, indep.coltype, indep.elemtype);
-    EXECUTE format('SELECT %I[2:] FROM %I.%I LIMIT 1', ts.indep || '_shape', train[1], train[2])
-       INTO train_dims;
-    IF train_dims IS DISTINCT FROM dims THEN
-        RAISE EXCEPTION 'independent variable "%" has shape % in the first row, but the training data has shape %',
-                indep.colname, dims, train_dims
-            USING ERRCODE = 'data_exception',
-                  HINT = 'Validation rows must have the shape of the training rows.';
-    END IF;
-    FOREACH d IN ARRAY dims LOOP
-        row_values := row_values * d;
+    FOR k IN nd + 1 .. cardinality(v.cols) LOOP
+        dims_k := madlib_dl._pp_first_dims(src, v.cols[k], v.types[k], v.elemtypes[k]);
+        EXECUTE format('SELECT %I[2:] FROM %I.%I LIMIT 1', ts.indeps[k - nd] || '_shape', train[1], train[2])
+           INTO train_dims;
+        IF train_dims IS DISTINCT FROM dims_k THEN
+            RAISE EXCEPTION 'independent variable "%" has shape % in the first row, but the training data has shape %',
+                    v.cols[k], dims_k, train_dims
+                USING ERRCODE = 'data_exception',
+                      HINT = 'Validation rows must have the shape of the training rows.';
+        END IF;
+        dims := dims || jsonb_build_array(to_jsonb(dims_k));
+        row_values := 1;
+        FOREACH d IN ARRAY dims_k LOOP
+            row_values := row_values * d;
+        END LOOP;
+        max_values := greatest(max_values, row_values);
     END LOOP;
-    ncls := ts.ncls;
+    FOR k IN 1 .. nd LOOP
+        PERFORM madlib_dl._pp_val_dep_check(src, tsumm, v.cols[k], kinds[k], cast_types[k], cv_cols[k],
+                                            ts.ncls[k]);
+    END LOOP;
 
-    IF dep_kind = 'class' THEN
-        -- Every class must be a training class; NULL only if NULL was a
-        -- class in training (it sorts first), not a padding slot.
-        EXECUTE format($q$
-            SELECT quote_nullable(s.%1$I)
-              FROM %2$I.%3$I s, (SELECT %4$I AS cv FROM %5$I.%6$I) c
-             WHERE CASE WHEN s.%1$I IS NULL THEN c.cv[1] IS NOT NULL
-                        ELSE array_position(c.cv, s.%1$I::%7$s) IS NULL END
-             LIMIT 1 $q$,
-            dep.colname, src[1], src[2], cv_col, tsumm[1], tsumm[2], cast_type)
-           INTO bad_value;
-        IF bad_value IS NOT NULL THEN
-            RAISE EXCEPTION 'class value % of dependent variable "%" is not among the class values of the training data',
-                    bad_value, dep.colname
-                USING ERRCODE = 'data_exception',
-                      HINT = format('The training classes are listed in %s of %s; validation data may use only those.',
-                                    cv_col, madlib_dl._table_sql(tsumm));
-        END IF;
-    ELSE
-        EXECUTE format('SELECT s.ctid, array_length(s.%1$I, 1) FROM %2$I.%3$I s LIMIT 1',
-                       dep.colname, src[1], src[2])
-           INTO first_tid, d;
-        IF d IS DISTINCT FROM ncls THEN
-            RAISE EXCEPTION 'dependent variable has % values in the row with ctid %, but the training data has % classes',
-                    coalesce(d::text, 'no'), first_tid, ncls
-                USING ERRCODE = 'data_exception',
-                      HINT = 'Each one-hot array must have one value per training class.';
-        END IF;
-    END IF;
-
-    bs := madlib_dl._pp_buffer_size(n_rows, row_values, seg.nseg, buffer_size);
+    bs := madlib_dl._pp_buffer_size(n_rows, max_values, seg.nseg, buffer_size);
     EXECUTE format($q$
         CREATE TABLE %I.%I AS
         SELECT $1::text AS source_table, $2::text AS output_table,
-               ARRAY[$3]::text[] AS dependent_varname, ARRAY[$4]::text[] AS independent_varname,
-               ARRAY[$5]::text[] AS dependent_vartype,
-               (SELECT %I FROM %I.%I) AS %I,
+               $3::text[] AS dependent_varname, $4::text[] AS independent_varname,
+               $5::text[] AS dependent_vartype%s,
                $6::integer AS buffer_size, $7::real AS normalizing_const,
-               ARRAY[$8]::integer[] AS num_classes, $9::text AS distribution_rules,
+               $8::integer[] AS num_classes, $9::text AS distribution_rules,
                'all_segments'::text AS __internal_gpu_config__, $10::integer AS num_segments
-        $q$, summ[1], summ[2], cv_col, tsumm[1], tsumm[2], dep.colname || '_class_values')
-    USING madlib_dl._table_given(src), madlib_dl._table_given(dst), dep.colname, indep.colname,
-          dep.typname, bs, ts.normalizing_const, ncls, seg.rules, seg.nseg;
+        $q$, summ[1], summ[2], cv_exprs)
+    USING madlib_dl._table_given(src), madlib_dl._table_given(dst), v.cols[1:nd], v.cols[nd + 1:],
+          v.typnames[1:nd], bs, ts.normalizing_const, ts.ncls, seg.rules, seg.nseg;
 
-    PERFORM madlib_dl._pp_pack(src, dst, summ, dep.colname || '_class_values', dep.colname, indep.colname,
-                               dep_kind, cast_type, n_rows, bs, seg.nseg, ncls,
-                               ts.normalizing_const, dims, false);
+    PERFORM madlib_dl._pp_pack(src, dst, summ,
+                               ARRAY(SELECT c || '_class_values' FROM unnest(v.cols[1:nd]) c),
+                               v.cols[1:nd], v.cols[nd + 1:], kinds, cast_types, n_rows, bs, seg.nseg,
+                               ts.ncls, ts.normalizing_const, dims, false);
     IF madlib_dl._is_greenplum() THEN   -- place buffer b on segment b % nseg (90_greenplum.sql)
         PERFORM madlib_dl._gp_place_buffers(dst);
     END IF;
@@ -828,31 +1070,37 @@ features and one-hot int16 classes, spread over the segments.
         source_table         VARCHAR,  -- table with one example per row
         output_table         VARCHAR,  -- packed table to create (and <output_table>_summary)
         dependent_varname    VARCHAR,  -- class column (text, varchar, integer, boolean,
-                                       -- double, ...; NULL is a class), or a one-hot
-                                       -- numeric array column
-        independent_varname  VARCHAR,  -- numeric array column, any rank
+                                       -- double, ...; NULL is a class), a one-hot
+                                       -- numeric array column, or a numeric array of
+                                       -- regression targets (packed as float32);
+                                       -- several: a comma list, e.g. 'y1, y2'
+        independent_varname  VARCHAR,  -- numeric array column, any rank; several: a
+                                       -- comma list, e.g. 'x1, x2' (one per model input)
         buffer_size          INTEGER,  -- optional: rows per buffer hint (default: computed)
         normalizing_const    REAL,     -- optional: features are divided by it (default 1.0)
-        num_classes          INTEGER,  -- optional: pad the classes with NULL classes up to
-                                       -- this number (also ARRAY[n])
+        num_classes          INTEGER[],-- optional: pad the classes with NULL classes up to
+                                       -- this number, one per dependent variable (also n)
         distribution_rules   TEXT      -- optional: 'all_segments' (default) or a number of
                                        -- virtual segments, e.g. '2'; a table of segment
                                        -- ids (dbid column) is accepted and ignored, with
                                        -- a NOTICE: PostgreSQL has no segments to choose
     );
 
-Output table, one row per buffer:
+Output table, one row per buffer (with several variables: every dependent
+variable, then every independent one, then their _shape columns in the
+same order):
     <dependent_varname>          BYTEA    int16 one-hot, little-endian, (n, num_classes)
+                                          (float32 for regression targets)
     <independent_varname>        BYTEA    float32, little-endian, (n, dims...)
     <dependent_varname>_shape    INTEGER[] {n, num_classes}
     <independent_varname>_shape  INTEGER[] {n, dims...}
     buffer_id                    INTEGER
     __dist_key__                 INTEGER  segment of the buffer: buffer_id % num_segments
 
-<output_table>_summary: source_table, output_table, dependent_varname,
-independent_varname, dependent_vartype, <dependent_varname>_class_values,
-buffer_size, normalizing_const, num_classes, distribution_rules,
-__internal_gpu_config__, num_segments.
+<output_table>_summary: source_table, output_table, dependent_varname[],
+independent_varname[], dependent_vartype[], <dependent_varname>_class_values
+(one per dependent variable), buffer_size, normalizing_const, num_classes[],
+distribution_rules, __internal_gpu_config__, num_segments.
 
 Rows are shuffled deterministically.  madlib_dl._unpack_float32(x, x_shape)
 and madlib_dl._unpack_int16(y, y_shape) turn buffers back into arrays.
@@ -892,7 +1140,9 @@ num_classes.
         source_table                 VARCHAR,  -- table with one example per row
         output_table                 VARCHAR,  -- packed table to create (and <output_table>_summary)
         dependent_varname            VARCHAR,  -- class column, of the training data's kind
+                                               -- (a comma list: as many, in training order)
         independent_varname          VARCHAR,  -- numeric array column, of the training shape
+                                               -- (a comma list: as many, in training order)
         training_preprocessor_table  VARCHAR,  -- output_table of training_preprocessor_dl
         buffer_size                  INTEGER,  -- optional: rows per buffer hint
         distribution_rules           TEXT      -- optional: default the training table's

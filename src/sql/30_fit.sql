@@ -29,6 +29,15 @@ RETURNS void
 AS 'MODULE_PATHNAME', 'madlib_dl__check_input_shape'
 LANGUAGE C IMMUTABLE PARALLEL SAFE;
 
+-- ERROR 22000 unless shape {n, dims...} of variable what (a column of a
+-- packed table) fits input k of the architecture (output: output k, shape
+-- {n, classes}); k from 0.
+CREATE FUNCTION madlib_dl._check_var_shape(model_arch json, output boolean, k integer,
+                                           shape integer[], what text)
+RETURNS void
+AS 'MODULE_PATHNAME', 'madlib_dl__check_var_shape'
+LANGUAGE C IMMUTABLE PARALLEL SAFE;
+
 CREATE TYPE madlib_dl._fit_result AS (
     model_weights        bytea,
     training_loss        double precision[],
@@ -37,12 +46,22 @@ CREATE TYPE madlib_dl._fit_result AS (
     validation_metrics   double precision[],
     metrics_iters        integer[],
     metrics_elapsed_time double precision[],
-    workers_launched     integer
+    workers_launched     integer,
+    -- a model of several outputs: each output's series, one row per
+    -- metrics point, one column per output (NULL for one output)
+    output_training_loss      double precision[],
+    output_training_metrics   double precision[],
+    output_validation_loss    double precision[],
+    output_validation_metrics double precision[]
 );
 
 -- A training job: everything _fit_run and _fit_multiple_run are asked to
--- do, in one value (src/pg/api/job.c reads and checks it).  One model
--- configuration per element of the arrays (fit: one); init_weights and
+-- do, in one value (src/pg/api/job.c reads and checks it).  x_cols and
+-- y_cols: the packed table's independent and dependent variables, one
+-- per model input and output, in the model's order (MADlib's multi-io
+-- layout; most models have one of each); val_x_cols and val_y_cols the
+-- validation table's.  One model configuration per element of the other
+-- arrays (fit: one); init_weights and
 -- fit_params elements may be NULL (random start, defaults).  transport:
 -- 'workers' (parallel workers on this server), 'greenplum' (aggregates
 -- over Greenplum's segments) or 'plproxy' (the PL/Proxy cluster named by
@@ -55,11 +74,11 @@ CREATE TYPE madlib_dl._fit_result AS (
 -- few mini-batches"); NULL in the other jobs.
 CREATE TYPE madlib_dl._train_job AS (
     source                    regclass,
-    x_col                     text,
-    y_col                     text,
+    x_cols                    text[],
+    y_cols                    text[],
     validation                regclass,
-    val_x_col                 text,
-    val_y_col                 text,
+    val_x_cols                text[],
+    val_y_cols                text[],
     mst_keys                  integer[],
     model_archs               text[],
     init_weights              bytea[],
@@ -105,7 +124,9 @@ $$;
 -- configuration per element of model_archs; mst_keys 1..K, no initial
 -- weights, default fit_params, metrics at the last iteration, the
 -- transport and segments of _job_transport (workers: num_segments is
--- required), the budget deciding caching (use_caching NULL).
+-- required), the budget deciding caching (use_caching NULL).  x_col and
+-- y_col name one variable each; x_cols, y_cols (and val_x_cols,
+-- val_y_cols), when given, name several and replace them.
 CREATE FUNCTION madlib_dl._make_train_job(source regclass, x_col text, y_col text,
     model_archs text[], compile_params text[], num_iterations integer,
     fit_params text[] DEFAULT NULL, init_weights bytea[] DEFAULT NULL, mst_keys integer[] DEFAULT NULL,
@@ -113,7 +134,8 @@ CREATE FUNCTION madlib_dl._make_train_job(source regclass, x_col text, y_col tex
     metrics_compute_frequency integer DEFAULT NULL, num_segments integer DEFAULT NULL,
     schedule_seed bigint DEFAULT 1, transport text DEFAULT NULL, cluster text DEFAULT NULL,
     use_caching boolean DEFAULT NULL, averaging_period integer DEFAULT NULL,
-    lr_scaling text DEFAULT NULL)
+    lr_scaling text DEFAULT NULL, x_cols text[] DEFAULT NULL, y_cols text[] DEFAULT NULL,
+    val_x_cols text[] DEFAULT NULL, val_y_cols text[] DEFAULT NULL)
 RETURNS madlib_dl._train_job
 LANGUAGE plpgsql STABLE
 SET search_path = pg_catalog, pg_temp
@@ -128,7 +150,9 @@ BEGIN
         cluster := tr.cluster;
         num_segments := coalesce(num_segments, tr.num_segments);
     END IF;
-    RETURN ROW(source, x_col, y_col, validation, val_x_col, val_y_col,
+    RETURN ROW(source, coalesce(x_cols, ARRAY[x_col]), coalesce(y_cols, ARRAY[y_col]), validation,
+               CASE WHEN validation IS NOT NULL THEN coalesce(val_x_cols, ARRAY[val_x_col]) END,
+               CASE WHEN validation IS NOT NULL THEN coalesce(val_y_cols, ARRAY[val_y_col]) END,
                coalesce(mst_keys, ARRAY(SELECT g FROM generate_series(1, k) g)), model_archs,
                coalesce(init_weights, array_fill(NULL::bytea, ARRAY[k])), compile_params,
                coalesce(fit_params, array_fill(NULL::text, ARRAY[k])),
@@ -182,9 +206,22 @@ BEGIN
 END
 $$;
 
+-- The variables of a packed table's summary (psum, _fit_packed_summary):
+-- x_cols its independent_varname list, y_cols its dependent_varname list.
+CREATE FUNCTION madlib_dl._fit_vars(psum jsonb, OUT x_cols text[], OUT y_cols text[])
+RETURNS record
+LANGUAGE sql IMMUTABLE PARALLEL SAFE
+SET search_path = pg_catalog, pg_temp
+AS $$
+    SELECT ARRAY(SELECT jsonb_array_elements_text(psum->'independent_varname')),
+           ARRAY(SELECT jsonb_array_elements_text(psum->'dependent_varname'))
+$$;
+
 -- Check a packed table's columns and its first buffer's shapes against the
--- architecture.  Returns the number of buffers.
-CREATE FUNCTION madlib_dl._fit_check_packed(tbl text[], param text, x_col text, y_col text,
+-- architecture: one independent variable (x_cols) per model input and one
+-- dependent variable (y_cols) per output, in the model's order (MADlib's
+-- multi-io layout).  Returns the number of buffers.
+CREATE FUNCTION madlib_dl._fit_check_packed(tbl text[], param text, x_cols text[], y_cols text[],
                                             model_arch json)
 RETURNS bigint
 LANGUAGE plpgsql STABLE SECURITY INVOKER
@@ -192,13 +229,17 @@ SET search_path = pg_catalog, pg_temp
 AS $$
 DECLARE
     rel regclass := madlib_dl._assert_table_exists(tbl, param);
+    vars text[] := x_cols || y_cols;
+    n_in integer;
+    n_out integer;
     xs integer[];
     ys integer[];
     nbuf bigint;
 BEGIN
     PERFORM madlib_dl._assert_columns(rel,
-        ARRAY[x_col, y_col, x_col || '_shape', y_col || '_shape', 'buffer_id'],
-        ARRAY['bytea', 'bytea', 'integer[]', 'integer[]', 'integer'],
+        vars || ARRAY(SELECT v || '_shape' FROM unnest(vars) v) || ARRAY['buffer_id'],
+        array_fill('bytea'::text, ARRAY[cardinality(vars)])
+            || array_fill('integer[]'::text, ARRAY[cardinality(vars)]) || ARRAY['integer'],
         'a table made by training_preprocessor_dl');
     EXECUTE format('SELECT count(*) FROM %s', madlib_dl._table_sql(tbl)) INTO nbuf;
     IF nbuf = 0 THEN
@@ -206,10 +247,30 @@ BEGIN
             USING ERRCODE = 'no_data_found',
                   HINT = 'Preprocess a table that has rows.';
     END IF;
-    EXECUTE format('SELECT %I, %I FROM %s ORDER BY buffer_id LIMIT 1',
-                   x_col || '_shape', y_col || '_shape', madlib_dl._table_sql(tbl))
-       INTO xs, ys;
-    PERFORM madlib_dl._check_input_shape(model_arch, xs, ys);
+    SELECT count(*) FILTER (WHERE a.io = 'input'), count(*) FILTER (WHERE a.io = 'output')
+      INTO n_in, n_out FROM madlib_dl._arch_io(model_arch) a;
+    IF n_in <> cardinality(x_cols) OR n_out <> cardinality(y_cols) THEN
+        RAISE EXCEPTION '% "%" has % independent and % dependent variables, but the model has % inputs and % outputs',
+                        param, madlib_dl._table_label(tbl), cardinality(x_cols), cardinality(y_cols),
+                        n_in, n_out
+            USING ERRCODE = 'data_exception',
+                  HINT = 'Preprocess one independent variable per model input and one dependent variable per output, '
+                         'in the order of the model''s inputs and outputs (madlib_dl._arch_io lists them).';
+    END IF;
+    IF n_in = 1 AND n_out = 1 THEN
+        EXECUTE format('SELECT %I, %I FROM %s ORDER BY buffer_id LIMIT 1',
+                       x_cols[1] || '_shape', y_cols[1] || '_shape', madlib_dl._table_sql(tbl))
+           INTO xs, ys;
+        PERFORM madlib_dl._check_input_shape(model_arch, xs, ys);
+        RETURN nbuf;
+    END IF;
+    FOR i IN 1 .. cardinality(vars) LOOP
+        EXECUTE format('SELECT %I FROM %s ORDER BY buffer_id LIMIT 1', vars[i] || '_shape',
+                       madlib_dl._table_sql(tbl))
+           INTO xs;
+        PERFORM madlib_dl._check_var_shape(model_arch, i > n_in,
+                                           CASE WHEN i > n_in THEN i - n_in ELSE i END - 1, xs, vars[i]);
+    END LOOP;
     RETURN nbuf;
 END
 $$;
@@ -271,6 +332,75 @@ BEGIN
 END
 $$;
 
+-- The class value columns of the model summaries: <y>_class_values for
+-- each dependent variable y of y_cols, of its type in the summary of the
+-- packed table source (text[] when that summary has no such column).
+-- defs: ", <col> <type>" for each, to append to a CREATE TABLE's
+-- columns; exprs: ", <expr>" reading each from that summary.
+CREATE FUNCTION madlib_dl._fit_class_values_columns(source text[], y_cols text[],
+                                                    OUT defs text, OUT exprs text)
+RETURNS record
+LANGUAGE plpgsql STABLE SECURITY INVOKER
+SET search_path = pg_catalog, pg_temp
+AS $$
+DECLARE
+    stbl text[] := ARRAY[source[1], source[2] || '_summary'];
+    srel regclass := madlib_dl._table_oid(stbl);
+    cv_col text;
+    cv_type text;
+BEGIN
+    defs := '';
+    exprs := '';
+    FOREACH cv_col IN ARRAY ARRAY(SELECT y || '_class_values' FROM unnest(y_cols) y) LOOP
+        cv_type := madlib_dl._class_values_type(srel, cv_col);
+        defs := defs || format(', %I %s', cv_col, coalesce(cv_type, 'text[]'));
+        exprs := exprs || ', ' || CASE WHEN cv_type IS NULL THEN 'NULL::text[]'
+                                       ELSE format('(SELECT s.%I::%s FROM %s s LIMIT 1)', cv_col, cv_type,
+                                                   madlib_dl._table_sql(stbl)) END;
+    END LOOP;
+END
+$$;
+
+-- The per-output metric columns of a model of several outputs, one set
+-- per dependent variable y of y_cols (none for one): MADlib's eight
+-- metric columns, each output's own, named <y>_training_metrics_final,
+-- <y>_training_loss_final, <y>_training_metrics, <y>_training_loss and
+-- the same four for validation.  res is the SQL of the result row
+-- (madlib_dl._fit_result or _fit_multiple_result) whose output_* series
+-- (one column per output) they are read from.  defs and exprs as
+-- _fit_class_values_columns gives them.
+CREATE FUNCTION madlib_dl._fit_output_columns(y_cols text[], res text, OUT defs text, OUT exprs text)
+RETURNS record
+LANGUAGE plpgsql IMMUTABLE SECURITY INVOKER
+SET search_path = pg_catalog, pg_temp
+AS $$
+DECLARE
+    kind text;
+    series text;
+BEGIN
+    defs := '';
+    exprs := '';
+    IF cardinality(y_cols) < 2 THEN
+        RETURN;
+    END IF;
+    FOR k IN 1 .. cardinality(y_cols) LOOP
+        FOREACH kind IN ARRAY ARRAY['training', 'validation'] LOOP
+            FOREACH series IN ARRAY ARRAY['metrics', 'loss'] LOOP
+                defs := defs || format(', %I double precision', format('%s_%s_%s_final', y_cols[k], kind, series));
+                exprs := exprs || format(', (%1$s.output_%2$s_%3$s)[array_upper(%1$s.output_%2$s_%3$s, 1)][%4$s]',
+                                         res, kind, series, k);
+            END LOOP;
+            FOREACH series IN ARRAY ARRAY['metrics', 'loss'] LOOP
+                defs := defs || format(', %I double precision[]', format('%s_%s_%s', y_cols[k], kind, series));
+                exprs := exprs || format(', CASE WHEN %1$s.output_%2$s_%3$s IS NOT NULL'
+                                         ' THEN ARRAY(SELECT unnest((%1$s.output_%2$s_%3$s)[:][%4$s:%4$s])) END',
+                                         res, kind, series, k);
+            END LOOP;
+        END LOOP;
+    END LOOP;
+END
+$$;
+
 -- ---------------------------------------------------------------------
 -- The driver
 -- ---------------------------------------------------------------------
@@ -291,10 +421,9 @@ DECLARE
     val_rel regclass;
     psum jsonb;
     vsum jsonb;
-    x_col text;
-    y_col text;
-    vx_col text;
-    vy_col text;
+    vars record;                -- _fit_vars: x_cols, y_cols
+    vx_cols text[];             -- the validation table's
+    vy_cols text[];
     arch json;
     arch_weights bytea;
     old_arch json;
@@ -304,8 +433,8 @@ DECLARE
     nseg integer;
     tr record;                  -- _job_transport: how the job runs
     saved_workers text;         -- _leader_only_for_temp
-    cv_col text;
-    cv_type text;
+    cv record;                  -- _fit_class_values_columns
+    oc record;                  -- _fit_output_columns
     t_start timestamp;
     t_end timestamp;
     r madlib_dl._fit_result;
@@ -329,8 +458,7 @@ BEGIN
     -- 2. tables: inputs exist, outputs absent (or present for warm start)
     src_rel := madlib_dl._assert_table_exists(source, 'source_table');
     psum := madlib_dl._fit_packed_summary(source, 'source_table');
-    y_col := psum->'dependent_varname'->>0;
-    x_col := psum->'independent_varname'->>0;
+    vars := madlib_dl._fit_vars(psum);
     IF warm_start THEN
         PERFORM madlib_dl._assert_warm_start_outputs(model, 'model', summary_tbl,
             ARRAY['model_weights', 'model_arch'], ARRAY['bytea', 'json'], 'fit');
@@ -362,13 +490,12 @@ BEGIN
         ARRAY[format('model_id %s', model_id)],
         num_iterations => num_iterations, metrics_compute_frequency => freq, num_segments => nseg);
 
-    PERFORM madlib_dl._fit_check_packed(source, 'source_table', x_col, y_col, arch);
+    PERFORM madlib_dl._fit_check_packed(source, 'source_table', vars.x_cols, vars.y_cols, arch);
     IF validation IS NOT NULL THEN
         val_rel := madlib_dl._assert_table_exists(validation, 'validation_table');
         vsum := madlib_dl._fit_packed_summary(validation, 'validation_table');
-        vy_col := vsum->'dependent_varname'->>0;
-        vx_col := vsum->'independent_varname'->>0;
-        PERFORM madlib_dl._fit_check_packed(validation, 'validation_table', vx_col, vy_col, arch);
+        SELECT v.x_cols, v.y_cols INTO vx_cols, vy_cols FROM madlib_dl._fit_vars(vsum) v;
+        PERFORM madlib_dl._fit_check_packed(validation, 'validation_table', vx_cols, vy_cols, arch);
     END IF;
 
     -- 4. initial weights: warm start, else transfer learning, else random
@@ -411,7 +538,7 @@ BEGIN
     --    MADlib's fit has no use_caching: madlib_dl.partition_memory decides
     PERFORM madlib_dl._progress_label(model);
     t_start := clock_timestamp();
-    r := madlib_dl._fit_run(ROW(src_rel, x_col, y_col, val_rel, vx_col, vy_col, ARRAY[model_id],
+    r := madlib_dl._fit_run(ROW(src_rel, vars.x_cols, vars.y_cols, val_rel, vx_cols, vy_cols, ARRAY[model_id],
                                 ARRAY[arch::text], ARRAY[init_weights], ARRAY[compile_params::text],
                                 ARRAY[fit_params::text], num_iterations, freq, nseg, 1,
                                 tr.transport, tr.cluster, NULL, averaging_period,
@@ -429,8 +556,8 @@ BEGIN
     EXECUTE format('INSERT INTO %s VALUES ($1, $2)', madlib_dl._table_sql(model))
        USING r.model_weights, arch;
 
-    cv_col := y_col || '_class_values';
-    cv_type := madlib_dl._class_values_type(madlib_dl._table_oid(ARRAY[source[1], source[2] || '_summary']), cv_col);
+    cv := madlib_dl._fit_class_values_columns(source, vars.y_cols);
+    oc := madlib_dl._fit_output_columns(vars.y_cols, '($38::madlib_dl._fit_result)');
     EXECUTE format(
         'CREATE TABLE %s ('
         '  source_table text, model text, dependent_varname text[], independent_varname text[],'
@@ -444,16 +571,13 @@ BEGIN
         '  training_metrics double precision[], training_loss double precision[],'
         '  validation_metrics_final double precision, validation_loss_final double precision,'
         '  validation_metrics double precision[], validation_loss double precision[],'
-        '  metrics_iters integer[], %I %s, seed bigint, averaging_period integer, lr_scaling text)',
-        madlib_dl._table_sql(summary_tbl), cv_col, coalesce(cv_type, 'text[]'));
+        '  metrics_iters integer[]%s, seed bigint, averaging_period integer, lr_scaling text%s)',
+        madlib_dl._table_sql(summary_tbl), cv.defs, oc.defs);
     EXECUTE format(
         'INSERT INTO %s SELECT $1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12, $13, $14, $15,'
         ' $16, $17, $18, $19, $20, $21, $22, $23, $24, $25, $26, $27, $28, $29, $30, $31, $32,'
-        ' $33, $34, %s, $35, $36, $37',
-        madlib_dl._table_sql(summary_tbl),
-        CASE WHEN cv_type IS NULL THEN 'NULL::text[]'
-             ELSE format('(SELECT s.%I::%s FROM %s s LIMIT 1)', cv_col, cv_type,
-                         madlib_dl._table_sql(ARRAY[source[1], source[2] || '_summary'])) END)
+        ' $33, $34%s, $35, $36, $37%s',
+        madlib_dl._table_sql(summary_tbl), cv.exprs, oc.exprs)
     USING
         madlib_dl._table_given(source),                               -- source_table, as given
         madlib_dl._table_given(model),                                -- model
@@ -495,7 +619,8 @@ BEGIN
         r.metrics_iters,
         params.seed,
         averaging_period,
-        lr_scaling::text;
+        lr_scaling::text,
+        r;
 END
 $$;
 
@@ -581,6 +706,10 @@ segment too (Su & Chen 2015); docs/fit.md has the rules.
 Results are byte-identical for the same seed however many parallel
 workers PostgreSQL launched.  The seed is fit_params' seed= (default 42),
 recorded in the summary's seed column.
+
+A model of several inputs or outputs trains on a table packed with as
+many variables (training_preprocessor_dl's comma lists), matched by
+position; compile_params may give a loss list or dict and loss_weights.
 
 Output: <model> (model_weights BYTEA, model_arch JSON), one row, and
 <model>_summary with MADlib's columns.  docs/fit.md describes them.$usage$

@@ -38,6 +38,18 @@ RETURNS SETOF record
 AS 'MODULE_PATHNAME', 'madlib_dl__predict_batch'
 LANGUAGE C VOLATILE PARALLEL UNSAFE ROWS 3;
 
+-- The same for any model (several inputs or outputs): features is a row
+-- of one float8[] per model input, in its order (feature_cols names
+-- them); each row's outputs come output after output, output 1-based,
+-- each one's classes ranked on their own.
+CREATE FUNCTION madlib_dl._predict_batch_io(model_arch json, model_weights bytea,
+    normalizing_const float8, batch_size integer, feature_cols text[], max_rank integer,
+    id_value text, features record, flush boolean,
+    OUT id text, OUT output integer, OUT class_index integer, OUT prob float8, OUT rank integer)
+RETURNS SETOF record
+AS 'MODULE_PATHNAME', 'madlib_dl__predict_batch_io'
+LANGUAGE C VOLATILE PARALLEL UNSAFE ROWS 3;
+
 -- ---------------------------------------------------------------------
 -- Internal helpers (names start with _ep_)
 -- ---------------------------------------------------------------------
@@ -179,12 +191,37 @@ BEGIN
 END
 $$;
 
--- predict_byom's class_values as one list: given as MADlib 1.x takes
--- them (a one-dimensional array) or as MADlib 2.x documents them (a
--- two-dimensional array, one row per model output; models have one
--- output here, so one row).  22023 unless it holds one class value per
--- model output (n_out); 0A000 for rows of several outputs; each error
--- says what was wrong.
+-- The number of values of each output of the model (the class count of
+-- a classifier), in the model's order.
+CREATE FUNCTION madlib_dl._ep_output_sizes(model_arch json)
+RETURNS integer[]
+LANGUAGE plpgsql IMMUTABLE STRICT PARALLEL SAFE
+SET search_path = pg_catalog, pg_temp
+AS $$
+DECLARE
+    sizes integer[] := '{}';
+    shape integer[];
+    n bigint;
+    d integer;
+BEGIN
+    FOR shape IN SELECT a.shape FROM madlib_dl._arch_io(model_arch) a
+                  WHERE a.io = 'output' ORDER BY a."position" LOOP
+        n := 1;
+        FOREACH d IN ARRAY shape LOOP
+            n := n * d;
+        END LOOP;
+        sizes := sizes || n::integer;
+    END LOOP;
+    RETURN sizes;
+END
+$$;
+
+-- predict_byom's class_values for a model of one output, as one list:
+-- given as MADlib 1.x takes them (a one-dimensional array) or as MADlib
+-- 2.x documents them (a two-dimensional array, one row per model
+-- output: here one row).  22023 unless it holds one class value per
+-- model output (n_out), each error saying what was wrong.  Models of
+-- several outputs: _ep_byom_class_values_io.
 CREATE FUNCTION madlib_dl._ep_byom_class_values(class_values text[], n_out integer)
 RETURNS text[]
 LANGUAGE plpgsql IMMUTABLE PARALLEL SAFE
@@ -206,9 +243,10 @@ BEGIN
     END IF;
     IF nd = 2 THEN
         IF array_length(class_values, 1) > 1 THEN
-            RAISE EXCEPTION 'class_values has % lists of class values, one per output, but models with several outputs are not supported',
+            RAISE EXCEPTION 'class_values has % lists of class values, one per output, but the model has one output',
                             array_length(class_values, 1)
-                USING ERRCODE = 'feature_not_supported', HINT = hint;
+                USING ERRCODE = 'invalid_parameter_value',
+                      HINT = hint || ' A model of several outputs takes one list per output, with dependent_count.';
         END IF;
         class_values := ARRAY(SELECT unnest(class_values));   -- the one row, in order
     END IF;
@@ -221,6 +259,44 @@ BEGIN
 END
 $$;
 
+-- predict_byom's class_values for a model of several outputs (sizes:
+-- each one's class count) as a jsonb array, one element per output:
+-- NULL gives every output 0..K-1; else a two-dimensional array, one row
+-- per output (MADlib 2.x's list of lists), whose first K values are that
+-- output's classes and the rest (a shorter output's padding) NULL.
+-- 22023 naming the row otherwise.
+CREATE FUNCTION madlib_dl._ep_byom_class_values_io(class_values text[], sizes integer[])
+RETURNS jsonb
+LANGUAGE plpgsql IMMUTABLE PARALLEL SAFE
+SET search_path = pg_catalog, pg_temp
+AS $$
+DECLARE
+    out jsonb := '[]';
+    vals text[];
+BEGIN
+    IF class_values IS NULL THEN
+        RETURN to_jsonb(array_fill(NULL::text, ARRAY[cardinality(sizes)]));
+    END IF;
+    IF coalesce(array_ndims(class_values), 0) <> 2 OR array_length(class_values, 1) <> cardinality(sizes) THEN
+        RAISE EXCEPTION 'class_values must hold one list of class values per model output: % outputs',
+                        cardinality(sizes)
+            USING ERRCODE = 'invalid_parameter_value',
+                  HINT = 'Give ARRAY[ARRAY[''a'', ''b''], ARRAY[''c'', NULL]]: one row per output, padded with NULL, or NULL for 0..K-1.';
+    END IF;
+    FOR i IN 1 .. cardinality(sizes) LOOP
+        vals := ARRAY(SELECT unnest(class_values[i:i][:]));
+        IF cardinality(vals) < sizes[i]
+           OR EXISTS (SELECT 1 FROM unnest(vals[sizes[i] + 1:]) v WHERE v IS NOT NULL) THEN
+            RAISE EXCEPTION 'class_values row % does not give exactly the % classes of output %', i, sizes[i], i
+                USING ERRCODE = 'invalid_parameter_value',
+                  HINT = 'Give each output''s class values in its row, in output order, padded with NULL.';
+        END IF;
+        out := out || jsonb_build_array(to_jsonb(vals[1:sizes[i]]));
+    END LOOP;
+    RETURN out;
+END
+$$;
+
 -- Everything evaluate and predict need from a trained model table (fit's
 -- <model> + <model>_summary, or fit_multiple's <model> + <model>_info +
 -- <model>_summary, selected by mst_key).  Enforces the mst_key rules.
@@ -228,7 +304,8 @@ CREATE FUNCTION madlib_dl._ep_model(mtbl text[], mst_key integer,
     OUT model_arch json, OUT model_weights bytea, OUT compile_params text,
     OUT metrics_type text[], OUT loss_type text,
     OUT dependent_varname text, OUT independent_varname text,
-    OUT normalizing_const float8, OUT class_values text[])
+    OUT normalizing_const float8, OUT class_values text[],
+    OUT dependent_varnames text[], OUT independent_varnames text[], OUT class_values_list jsonb)
 RETURNS record
 LANGUAGE plpgsql STABLE SECURITY INVOKER
 SET search_path = pg_catalog, pg_temp
@@ -324,9 +401,11 @@ BEGIN
     -- The weights must fit the architecture and be finite (22000).
     PERFORM madlib_dl._validate_arch(model_arch, model_weights);
 
-    EXECUTE format('SELECT dependent_varname[1], independent_varname[1], normalizing_const'
+    EXECUTE format('SELECT dependent_varname[1], independent_varname[1], normalizing_const,'
+                   '       dependent_varname, independent_varname'
                    '  FROM %s', madlib_dl._table_sql(stbl))
-       INTO dependent_varname, independent_varname, normalizing_const;
+       INTO dependent_varname, independent_varname, normalizing_const, dependent_varnames,
+            independent_varnames;
     IF dependent_varname IS NULL THEN
         RAISE EXCEPTION 'model summary table "%" has no dependent_varname',
                         madlib_dl._table_label(stbl)
@@ -338,6 +417,18 @@ BEGIN
         EXECUTE format('SELECT %I::text[] FROM %s', cv_col, madlib_dl._table_sql(stbl))
            INTO class_values;
     END IF;
+    -- every output's class values (NULL: none), for a model of several
+    class_values_list := '[]';
+    FOR i IN 1 .. coalesce(cardinality(dependent_varnames), 0) LOOP
+        cv_col := dependent_varnames[i] || '_class_values';
+        IF madlib_dl._ep_has_column(srel, cv_col) THEN
+            EXECUTE format('SELECT $1 || jsonb_build_array(to_jsonb(%I::text[])) FROM %s', cv_col,
+                           madlib_dl._table_sql(stbl))
+               INTO class_values_list USING class_values_list;
+        ELSE
+            class_values_list := class_values_list || 'null'::jsonb;
+        END IF;
+    END LOOP;
     normalizing_const := coalesce(normalizing_const, 1.0);
 END
 $$;
@@ -359,11 +450,6 @@ BEGIN
                   HINT = format('Give the name of the array column of %s that holds the features.',
                                 rel::text);
     END IF;
-    IF position(',' IN col) > 0 THEN
-        RAISE EXCEPTION 'multiple independent variables are not supported: "%"', col
-            USING ERRCODE = 'feature_not_supported',
-                  HINT = 'Give one array column; models with several inputs are not supported.';
-    END IF;
     SELECT t.typelem, format_type(a.atttypid, a.atttypmod) INTO elem, typ
       FROM pg_attribute a JOIN pg_type t ON t.oid = a.atttypid
      WHERE a.attrelid = rel AND a.attname = col AND a.attnum > 0 AND NOT a.attisdropped;
@@ -379,6 +465,51 @@ BEGIN
             USING ERRCODE = 'datatype_mismatch',
                   HINT = 'predict reads raw rows, one example per row in a numeric array '
                          '(e.g. real[]); evaluate takes the tables made by the preprocessors.';
+    END IF;
+END
+$$;
+
+-- The array columns independent_varname names in rel, checked as
+-- _ep_assert_feature_column does: one name, or a comma list of them
+-- (MADlib's multi-io predict: one per model input), each as the column
+-- is named (a double-quoted name without its quotes).
+CREATE FUNCTION madlib_dl._ep_feature_columns(rel regclass, independent_varname text)
+RETURNS text[]
+LANGUAGE plpgsql STABLE PARALLEL SAFE
+SET search_path = pg_catalog, pg_temp
+AS $$
+DECLARE
+    cols text[];
+    c text;
+BEGIN
+    IF independent_varname IS NULL OR position(',' IN independent_varname) = 0 THEN
+        PERFORM madlib_dl._ep_assert_feature_column(rel, independent_varname, 'independent_varname');
+        RETURN ARRAY[independent_varname];
+    END IF;
+    cols := ARRAY(SELECT CASE WHEN p ~ '^".*"$' THEN replace(substr(p, 2, length(p) - 2), '""', '"') ELSE p END
+                    FROM unnest(madlib_dl._pp_split_vars(independent_varname, 'independent_varname')) p);
+    FOREACH c IN ARRAY cols LOOP
+        PERFORM madlib_dl._ep_assert_feature_column(rel, c, 'independent_varname');
+    END LOOP;
+    RETURN cols;
+END
+$$;
+
+-- 22023 unless cols (the feature columns of predict) has one column per
+-- input of model_arch.
+CREATE FUNCTION madlib_dl._ep_check_inputs(cols text[], model_arch json)
+RETURNS void
+LANGUAGE plpgsql IMMUTABLE PARALLEL SAFE
+SET search_path = pg_catalog, pg_temp
+AS $$
+DECLARE
+    n_in integer := (SELECT count(*) FROM madlib_dl._arch_io(model_arch) a WHERE a.io = 'input');
+BEGIN
+    IF cardinality(cols) <> n_in THEN
+        RAISE EXCEPTION 'independent_varname names % columns, but the model has % inputs', cardinality(cols), n_in
+            USING ERRCODE = 'invalid_parameter_value',
+                  HINT = 'Give one array column per model input, in the order of the model''s inputs, '
+                         'e.g. ''a, b'' (madlib_dl._arch_io lists them).';
     END IF;
 END
 $$;
@@ -468,6 +599,69 @@ BEGIN
 END
 $$;
 
+-- _ep_write_predictions for any model (several inputs or outputs):
+-- indep_cols one array column per model input; class_names (the
+-- dependent variables) and class_values (a jsonb array: each output's
+-- class values as text, NULL for 0..K-1) one per output.  The output
+-- table has predict's columns; each row's outputs come output after
+-- output (class_name tells them apart), each one's classes ranked on
+-- their own (MADlib ranks per id and class_name).
+CREATE FUNCTION madlib_dl._ep_write_predictions_io(rel regclass, id_col text, indep_cols text[],
+    otbl text[], model_arch json, model_weights bytea, normalizing_const float8,
+    class_names text[], class_values jsonb, kind text, k integer, threshold float8)
+RETURNS void
+LANGUAGE plpgsql VOLATILE SECURITY INVOKER
+SET search_path = pg_catalog, pg_temp
+AS $$
+DECLARE
+    id_type text := madlib_dl._ep_id_type(rel, id_col);
+    cols text := ', (q.r).rank';
+    filter text := '';
+    max_rank integer;
+    feats text;
+    cv jsonb := '[]';
+    vals jsonb;
+BEGIN
+    CASE kind
+        WHEN 'prob' THEN NULL;
+        WHEN 'response' THEN cols := ''; max_rank := 1;
+        WHEN 'top_k' THEN max_rank := k;
+        WHEN 'threshold' THEN filter := format(' WHERE (q.r).prob > %L::float8', threshold);
+        ELSE
+            RAISE EXCEPTION 'pred_type kind % is not one of prob, response, top_k, threshold',
+                            coalesce(quote_literal(kind), 'NULL')
+                USING ERRCODE = 'invalid_parameter_value',
+                      HINT = 'Call predict or predict_byom, which choose the kind from pred_type.';
+    END CASE;
+    -- an output without class values (one-hot or numeric training data): 0..K-1
+    FOR i IN 1 .. cardinality(class_names) LOOP
+        IF coalesce(class_values->(i - 1), 'null') = 'null' THEN
+            SELECT jsonb_agg(g::text ORDER BY g) INTO vals
+              FROM generate_series(0, (madlib_dl._ep_output_sizes(model_arch))[i] - 1) g;
+        ELSE
+            vals := class_values->(i - 1);
+        END IF;
+        cv := cv || jsonb_build_array(vals);
+    END LOOP;
+    SELECT string_agg(format('(t.%I)::pg_catalog.float8[]', c), ', ' ORDER BY o) INTO feats
+      FROM unnest(indep_cols) WITH ORDINALITY AS u(c, o);
+
+    EXECUTE format(
+        'CREATE TABLE %s AS'
+        ' SELECT (q.r).id::%s AS %I, ($1::text[])[(q.r).output] AS class_name,'
+        '        $2::jsonb -> ((q.r).output - 1) ->> ((q.r).class_index - 1) AS class_value, (q.r).prob%s'
+        '   FROM (SELECT madlib_dl._predict_batch_io($3, $4, $5, 1024, $6, $7, s.i, s.x, s.flush) AS r'
+        '           FROM (SELECT (t.%I)::pg_catalog.text AS i, ROW(%s) AS x, false AS flush'
+        '                   FROM %s t'
+        '                 UNION ALL'
+        '                 SELECT NULL, NULL, true%s) s) q%s',
+        madlib_dl._table_sql(otbl), id_type, id_col, cols, id_col, feats, rel,
+        CASE WHEN madlib_dl._is_greenplum() THEN ' FROM gp_dist_random(''gp_id'')' ELSE '' END,
+        filter)
+    USING class_names, cv, model_arch, model_weights, normalizing_const, indep_cols, max_rank;
+END
+$$;
+
 -- {loss, metric}: the means over every example of the packed table test
 -- (columns dep_col, indep_col, <dep_col>_shape, <indep_col>_shape,
 -- buffer_id, as the preprocessors write them) of the loss and metric that
@@ -506,9 +700,104 @@ BEGIN
 END
 $$;
 
+-- _ep_evaluate for any model: one packed variable per model input
+-- (indep_cols) and output (dep_cols), through _evaluate_segment_io.
+-- Returns {loss, metric, loss of each output..., metric of each
+-- output...}: loss the weighted total (Keras' loss), metric the first
+-- output's.
+CREATE FUNCTION madlib_dl._ep_evaluate_io(test regclass, dep_cols text[], indep_cols text[],
+                                          model_arch json, model_weights bytea, compile_params text)
+RETURNS float8[]
+LANGUAGE plpgsql VOLATILE SECURITY INVOKER
+SET search_path = pg_catalog, pg_temp
+AS $$
+DECLARE
+    grouped boolean := madlib_dl._ep_has_column(test, '__dist_key__');
+    k integer := cardinality(dep_cols);
+    vars text;
+    r float8[];
+    n numeric;
+BEGIN
+    SELECT string_agg(format(', s.%I, s.%I', c, c || '_shape'), '' ORDER BY i) INTO vars
+      FROM unnest(indep_cols || dep_cols) WITH ORDINALITY AS u(c, i);
+    EXECUTE format('SELECT ARRAY[sum((g.r).loss_sum ORDER BY g.k), sum((g.r).metric_sum ORDER BY g.k)]%s%s,'
+                   '       sum((g.r).n)'
+                   '  FROM (SELECT %s AS k, madlib_dl._evaluate_segment_io($1, $2, $3, s.buffer_id, %s%s) AS r'
+                   '          FROM %s s%s) g',
+                   (SELECT string_agg(format(' || sum((g.r).output_loss_sums[%s] ORDER BY g.k)', i), '')
+                      FROM generate_series(1, k) i),
+                   (SELECT string_agg(format(' || sum((g.r).output_metric_sums[%s] ORDER BY g.k)', i), '')
+                      FROM generate_series(1, k) i),
+                   CASE WHEN grouped THEN 's.__dist_key__' ELSE '0' END, cardinality(indep_cols), vars, test,
+                   CASE WHEN grouped THEN ' GROUP BY s.__dist_key__' ELSE '' END)
+       INTO r, n
+      USING model_arch, model_weights, compile_params;
+    IF coalesce(n, 0) = 0 THEN
+        RAISE EXCEPTION 'test table % has no examples', test::text
+            USING ERRCODE = 'data_exception',
+                  HINT = 'Evaluate on a preprocessed table with at least one row.';
+    END IF;
+    RETURN ARRAY(SELECT v / n FROM unnest(r) v);
+END
+$$;
+
 -- ---------------------------------------------------------------------
 -- Drivers (internal; search_path pinned; tables come as {schema, table})
 -- ---------------------------------------------------------------------
+
+-- evaluate for a model of several inputs or outputs (m: _ep_model): the
+-- test table's variables from its own summary, else the model's; the
+-- output table has evaluate's columns and, for several outputs, each
+-- output's <y>_loss and <y>_metric (y its dependent variable).
+CREATE FUNCTION madlib_dl._evaluate_io(model_arch json, model_weights bytea, compile_params text,
+                                       metrics_type text[], loss_type text, model_deps text[],
+                                       model_indeps text[], trel regclass, ttbl text[], otbl text[])
+RETURNS void
+LANGUAGE plpgsql VOLATILE SECURITY INVOKER
+SET search_path = pg_catalog, pg_temp
+AS $$
+DECLARE
+    tsum regclass := madlib_dl._table_oid(madlib_dl._ep_suffix(ttbl, '_summary'));
+    deps text[] := model_deps;
+    indeps text[] := model_indeps;
+    k integer;
+    r float8[];
+BEGIN
+    IF tsum IS NOT NULL
+       AND madlib_dl._ep_has_column(tsum, 'dependent_varname')
+       AND madlib_dl._ep_has_column(tsum, 'independent_varname') THEN
+        EXECUTE format('SELECT coalesce(dependent_varname, $1), coalesce(independent_varname, $2)'
+                       '  FROM %s LIMIT 1', tsum::text)
+           INTO deps, indeps USING deps, indeps;
+        deps := coalesce(deps, model_deps);
+        indeps := coalesce(indeps, model_indeps);
+    END IF;
+    BEGIN
+        PERFORM madlib_dl._fit_check_packed(ttbl, 'test_table', indeps, deps, model_arch);
+    EXCEPTION WHEN undefined_column OR datatype_mismatch THEN
+        RAISE EXCEPTION 'test_table "%" is not a preprocessed table', madlib_dl._table_label(ttbl)
+            USING ERRCODE = 'wrong_object_type',
+                  DETAIL = SQLERRM,
+                  HINT = 'evaluate takes a table made by training_preprocessor_dl or '
+                         'validation_preprocessor_dl; predict takes raw rows.';
+    END;
+    k := cardinality(deps);
+    r := madlib_dl._ep_evaluate_io(trel, deps, indeps, model_arch, model_weights, compile_params);
+    EXECUTE format('CREATE TABLE %s (loss float8, metric float8, metrics_type text[], loss_type text%s)',
+                   madlib_dl._table_sql(otbl),
+                   CASE WHEN k > 1 THEN (SELECT string_agg(format(', %I float8, %I float8', d || '_loss',
+                                                                  d || '_metric'), '' ORDER BY i)
+                                           FROM unnest(model_deps) WITH ORDINALITY AS u(d, i))
+                        ELSE '' END);
+    EXECUTE format('INSERT INTO %s SELECT $1[1], CASE WHEN $2 IS NOT NULL THEN $1[2] END, $2, $3%s',
+                   madlib_dl._table_sql(otbl),
+                   CASE WHEN k > 1 THEN (SELECT string_agg(format(', $1[%s], CASE WHEN $2 IS NOT NULL THEN $1[%s] END',
+                                                                  2 + i, 2 + k + i), '' ORDER BY i)
+                                           FROM generate_series(1, k) i)
+                        ELSE '' END)
+    USING r, metrics_type, loss_type;
+END
+$$;
 
 CREATE FUNCTION madlib_dl._evaluate(mtbl text[], ttbl text[], otbl text[],
                                     use_gpus boolean, mst_key integer)
@@ -528,6 +817,13 @@ BEGIN
     PERFORM madlib_dl._assert_output_absent(otbl, 'output_table');
     trel := madlib_dl._ep_assert_readable(ttbl, 'test_table');
     m := madlib_dl._ep_model(mtbl, mst_key);
+    IF cardinality(m.dependent_varnames) > 1 OR cardinality(m.independent_varnames) > 1
+       OR (SELECT count(*) FROM madlib_dl._arch_io(m.model_arch)) > 2 THEN
+        PERFORM madlib_dl._evaluate_io(m.model_arch, m.model_weights, m.compile_params, m.metrics_type,
+                                       m.loss_type, m.dependent_varnames, m.independent_varnames,
+                                       trel, ttbl, otbl);
+        RETURN;
+    END IF;
 
     -- The packed columns' names: from the test table's own summary when
     -- it has one (validation_preprocessor_dl writes it), else the model's.
@@ -575,6 +871,8 @@ AS $$
 DECLARE
     m record;
     trel regclass;
+    cols text[];
+    sizes integer[];
     n_out integer;
     n_cv integer;
 BEGIN
@@ -582,9 +880,25 @@ BEGIN
     PERFORM madlib_dl._assert_output_absent(otbl, 'output_table');
     trel := madlib_dl._ep_assert_readable(ttbl, 'test_table');
     PERFORM madlib_dl._ep_id_type(trel, id_col);
-    PERFORM madlib_dl._ep_assert_feature_column(trel, independent_varname, 'independent_varname');
+    cols := madlib_dl._ep_feature_columns(trel, independent_varname);
     m := madlib_dl._ep_model(mtbl, mst_key);
 
+    sizes := madlib_dl._ep_output_sizes(m.model_arch);
+    PERFORM madlib_dl._ep_check_inputs(cols, m.model_arch);
+    IF cardinality(cols) > 1 OR cardinality(sizes) > 1 THEN
+        -- several inputs or outputs (MADlib's multi-io)
+        IF cardinality(m.dependent_varnames) IS DISTINCT FROM cardinality(sizes) THEN
+            RAISE EXCEPTION 'the model summary names % dependent variables but the model has % outputs',
+                            coalesce(cardinality(m.dependent_varnames), 0), cardinality(sizes)
+                USING ERRCODE = 'data_exception',
+                      HINT = 'Give the model table and summary table that fit wrote together.';
+        END IF;
+        PERFORM madlib_dl._ep_check_pred_type(kind, k, threshold, (SELECT max(z) FROM unnest(sizes) z));
+        PERFORM madlib_dl._ep_write_predictions_io(trel, id_col, cols, otbl, m.model_arch,
+            m.model_weights, m.normalizing_const, m.dependent_varnames, m.class_values_list,
+            kind, k, threshold);
+        RETURN;
+    END IF;
     n_out := madlib_dl._ep_output_size(m.model_arch);
     PERFORM madlib_dl._ep_check_pred_type(kind, k, threshold, n_out);
     n_cv := coalesce(array_length(m.class_values, 1), 0);
@@ -621,14 +935,16 @@ DECLARE
     weights bytea;
     n bigint;
     n_out integer;
+    cols text[];
+    sizes integer[];
     nc float8 := coalesce(normalizing_const, 1.0);
 BEGIN
     PERFORM madlib_dl._ep_assert_no_gpus(use_gpus);
     PERFORM madlib_dl._assert_not_null(model_id, 'model_id');
-    IF dependent_count IS DISTINCT FROM 1 THEN
-        RAISE EXCEPTION 'dependent_count % is not supported', coalesce(dependent_count::text, 'NULL')
-            USING ERRCODE = 'feature_not_supported',
-                  HINT = 'Models with one output are supported: pass dependent_count => 1.';
+    IF dependent_count IS NULL OR dependent_count < 1 OR dependent_count > 16 THEN
+        RAISE EXCEPTION 'dependent_count % is out of range', coalesce(dependent_count::text, 'NULL')
+            USING ERRCODE = 'invalid_parameter_value',
+                  HINT = 'Give the number of outputs of the model, 1 to 16 (default 1).';
     END IF;
     IF NOT nc > 0 OR nc = 'Infinity'::float8 THEN
         RAISE EXCEPTION 'normalizing_const % must be a positive number', nc
@@ -641,7 +957,7 @@ BEGIN
         ARRAY['integer', 'json', 'bytea'], 'a model architecture table made by load_keras_model');
     trel := madlib_dl._ep_assert_readable(ttbl, 'test_table');
     PERFORM madlib_dl._ep_id_type(trel, id_col);
-    PERFORM madlib_dl._ep_assert_feature_column(trel, independent_varname, 'independent_varname');
+    cols := madlib_dl._ep_feature_columns(trel, independent_varname);
 
     EXECUTE format('SELECT model_arch, model_weights FROM %s WHERE model_id = $1',
                    madlib_dl._table_sql(atbl))
@@ -664,6 +980,24 @@ BEGIN
     -- the table may have been changed since
     PERFORM madlib_dl._validate_arch(arch, weights);
 
+    sizes := madlib_dl._ep_output_sizes(arch);
+    IF dependent_count <> cardinality(sizes) THEN
+        RAISE EXCEPTION 'dependent_count % does not match the % outputs of model id %', dependent_count,
+                        cardinality(sizes), model_id
+            USING ERRCODE = 'invalid_parameter_value',
+                  HINT = format('Pass dependent_count => %s, the number of the model''s outputs.', cardinality(sizes));
+    END IF;
+    PERFORM madlib_dl._ep_check_inputs(cols, arch);
+    IF cardinality(cols) > 1 OR cardinality(sizes) > 1 THEN
+        -- several inputs or outputs (MADlib's multi-io): class names
+        -- dependent_var_0, dependent_var_1, ... as MADlib names them
+        PERFORM madlib_dl._ep_check_pred_type(kind, k, threshold, (SELECT max(z) FROM unnest(sizes) z));
+        PERFORM madlib_dl._ep_write_predictions_io(trel, id_col, cols, otbl, arch, weights, nc,
+            CASE WHEN cardinality(sizes) = 1 THEN ARRAY['dependent_var']
+                 ELSE ARRAY(SELECT 'dependent_var_' || g FROM generate_series(0, cardinality(sizes) - 1) g) END,
+            madlib_dl._ep_byom_class_values_io(class_values, sizes), kind, k, threshold);
+        RETURN;
+    END IF;
     n_out := madlib_dl._ep_output_size(arch);
     PERFORM madlib_dl._ep_check_pred_type(kind, k, threshold, n_out);
     IF class_values IS NULL THEN
@@ -902,6 +1236,10 @@ The output table has one row:
     metric        FLOAT8   mean metric (NULL when compile_params has none)
     metrics_type  TEXT[]   the metric's name, from the model summary
     loss_type     TEXT     the loss's name, from the model summary
+and, for a model of several outputs (loss: the weighted sum of theirs,
+metric: the first output's), each output's:
+    <y>_loss      FLOAT8   its mean loss (<y>: its dependent variable)
+    <y>_metric    FLOAT8   its mean metric
 
 See also: SELECT madlib_dl.madlib_keras_predict('usage');
 $usage$
@@ -950,7 +1288,9 @@ rows, one example per row.  The training normalizing_const is applied.
         model_table          VARCHAR,  -- model table made by fit (or fit_multiple_model)
         test_table           VARCHAR,  -- table or view with one example per row
         id_col               VARCHAR,  -- column that identifies each row
-        independent_varname  VARCHAR,  -- numeric array column with the features
+        independent_varname  VARCHAR,  -- numeric array column with the features;
+                                       -- a comma list, one per model input, for a
+                                       -- model of several inputs: 'x1, x2'
         output_table         VARCHAR,  -- table to create; must not exist
         pred_type            VARCHAR,  -- default 'prob'; see below
         use_gpus             BOOLEAN,  -- default false; true is not supported
@@ -967,11 +1307,13 @@ pred_type:
 
 The output table has one row per example and class written:
     <id_col>     the id, with the type of test_table's column
-    class_name   TEXT     the dependent variable's name
+    class_name   TEXT     the dependent variable's name (a model of several
+                          outputs: each output's rows, named by its variable)
     class_value  TEXT     the class (its index 0..K-1 when the model was
                           trained on an already one-hot dependent)
     prob         FLOAT8   the model's output for that class
-    rank         INTEGER  1 for the most probable class (not for 'response')
+    rank         INTEGER  1 for the most probable class (not for 'response'),
+                          within each output
 
 See also: SELECT madlib_dl.madlib_keras_predict_byom('usage');
 $usage$
@@ -1023,19 +1365,22 @@ model).
                                         -- model_weights (not NULL) are used
         test_table           VARCHAR,   -- table or view with one example per row
         id_col               VARCHAR,   -- column that identifies each row
-        independent_varname  VARCHAR,   -- numeric array column with the features
+        independent_varname  VARCHAR,   -- numeric array column with the features;
+                                        -- a comma list for several inputs
         output_table         VARCHAR,   -- table to create; must not exist
         pred_type            VARCHAR,   -- default 'prob'; as for predict
         use_gpus             BOOLEAN,   -- default false; true is not supported
         class_values         TEXT[],    -- default NULL: '0' .. 'K-1'; a list, or
                                         -- MADlib 2.x's list of lists (one
-                                        -- per output: here one)
+                                        -- per output, padded with NULL)
         normalizing_const    FLOAT8,    -- default NULL: 1.0; features are
                                         -- divided by it
-        dependent_count      INTEGER    -- default 1; only 1 is supported
+        dependent_count      INTEGER    -- default 1; the model's number of
+                                        -- outputs (1 to 16)
     );
 
-The output table is predict's, with class_name 'dependent_var'.
+The output table is predict's, with class_name 'dependent_var' (several
+outputs: 'dependent_var_0', 'dependent_var_1', ...).
 
 See also: SELECT madlib_dl.madlib_keras_predict('usage');
 $usage$

@@ -20,7 +20,13 @@ CREATE TYPE madlib_dl._fit_multiple_result AS (
     schedule             integer[],
     workers_launched     integer,
     training_seconds     double precision,    -- the model's own steps, on whichever segment
-    waiting_seconds      double precision     -- the rest of its run, waiting for a free segment
+    waiting_seconds      double precision,    -- the rest of its run, waiting for a free segment
+    -- a model of several outputs: each output's series, one row per
+    -- metrics point, one column per output (NULL for one output)
+    output_training_loss      double precision[],
+    output_training_metrics   double precision[],
+    output_validation_loss    double precision[],
+    output_validation_metrics double precision[]
 );
 
 -- The whole model selection run, in one call: the models hop between the
@@ -60,10 +66,10 @@ DECLARE
     arch_rel regclass;
     psum jsonb;
     vsum jsonb;
-    x_col text;
-    y_col text;
-    vx_col text;
-    vy_col text;
+    x_cols text[];              -- the packed tables' variables (_fit_vars)
+    y_cols text[];
+    vx_cols text[];
+    vy_cols text[];
     arch_raw text;
     arch_qualified text;
     object_raw text;
@@ -92,8 +98,8 @@ DECLARE
     saved_workers text;         -- _leader_only_for_temp
     nt bigint;
     i integer;
-    cv_col text;
-    cv_type text;
+    cv record;                  -- _fit_class_values_columns
+    oc record;                  -- _fit_output_columns
     t_start timestamp;
     t_end timestamp;
     results madlib_dl._fit_multiple_result[];
@@ -112,8 +118,7 @@ BEGIN
     -- 2. tables: inputs exist, outputs absent (or the model table present for warm start)
     src_rel := madlib_dl._assert_table_exists(source, 'source_table');
     psum := madlib_dl._fit_packed_summary(source, 'source_table');
-    y_col := psum->'dependent_varname'->>0;
-    x_col := psum->'independent_varname'->>0;
+    SELECT v.x_cols, v.y_cols INTO x_cols, y_cols FROM madlib_dl._fit_vars(psum) v;
     IF warm_start THEN
         PERFORM madlib_dl._assert_warm_start_outputs(model, 'model_output_table', summary_tbl,
             ARRAY['mst_key', 'model_weights', 'model_arch'], ARRAY['integer', 'bytea', 'json'],
@@ -127,8 +132,7 @@ BEGIN
     IF validation IS NOT NULL THEN
         val_rel := madlib_dl._assert_table_exists(validation, 'validation_table');
         vsum := madlib_dl._fit_packed_summary(validation, 'validation_table');
-        vy_col := vsum->'dependent_varname'->>0;
-        vx_col := vsum->'independent_varname'->>0;
+        SELECT v.x_cols, v.y_cols INTO vx_cols, vy_cols FROM madlib_dl._fit_vars(vsum) v;
     END IF;
 
     -- 3. the model selection table and its summary
@@ -246,9 +250,9 @@ BEGIN
         n_params[i] := (madlib_dl._arch_info(a)).n_params;
         IF array_position(ids[1:i - 1], ids[i]) IS NULL THEN
             -- each architecture once: the data must fit it
-            PERFORM madlib_dl._fit_check_packed(source, 'source_table', x_col, y_col, a);
+            PERFORM madlib_dl._fit_check_packed(source, 'source_table', x_cols, y_cols, a);
             IF validation IS NOT NULL THEN
-                PERFORM madlib_dl._fit_check_packed(validation, 'validation_table', vx_col, vy_col, a);
+                PERFORM madlib_dl._fit_check_packed(validation, 'validation_table', vx_cols, vy_cols, a);
             END IF;
         END IF;
     END LOOP;
@@ -315,7 +319,7 @@ BEGIN
     PERFORM madlib_dl._progress_label(model);
     t_start := clock_timestamp();
     results := ARRAY(
-        SELECT r FROM madlib_dl._fit_multiple_run(ROW(src_rel, x_col, y_col, val_rel, vx_col, vy_col,
+        SELECT r FROM madlib_dl._fit_multiple_run(ROW(src_rel, x_cols, y_cols, val_rel, vx_cols, vy_cols,
                           keys, archs, inits, compiles, fits, num_iterations, freq, nseg,
                           schedule_seed, tr.transport, tr.cluster, use_caching,
                           NULL, NULL)::madlib_dl._train_job) r);
@@ -340,6 +344,7 @@ BEGIN
                    ' ORDER BY r.mst_key', madlib_dl._table_sql(model))
        USING results, keys, archs;
 
+    oc := madlib_dl._fit_output_columns(y_cols, 'r');
     EXECUTE format(
         'CREATE TABLE %s ('
         '  mst_key integer PRIMARY KEY, model_id integer, compile_params text, fit_params text,'
@@ -350,7 +355,7 @@ BEGIN
         '  validation_metrics_final double precision, validation_loss_final double precision,'
         '  validation_metrics double precision[], validation_loss double precision[],'
         '  metrics_iters integer[], status text, training_seconds double precision,'
-        '  waiting_seconds double precision)', madlib_dl._table_sql(info_tbl));
+        '  waiting_seconds double precision%s)', madlib_dl._table_sql(info_tbl), oc.defs);
     EXECUTE format(
         'INSERT INTO %s'
         ' SELECT r.mst_key, k.id, k.c, k.f, ''madlib_keras'', octet_length(r.model_weights) / 1024.0,'
@@ -361,14 +366,13 @@ BEGIN
         '        r.validation_metrics[array_upper(r.validation_metrics, 1)],'
         '        r.validation_loss[array_upper(r.validation_loss, 1)],'
         '        r.validation_metrics, r.validation_loss, r.metrics_iters, r.status,'
-        '        r.training_seconds, r.waiting_seconds'
+        '        r.training_seconds, r.waiting_seconds%s'
         '   FROM unnest($1) r'
         '   JOIN unnest($2, $3, $4, $5, $6, $7) AS k(key, id, c, f, l, m) ON k.key = r.mst_key'
-        '  ORDER BY r.mst_key', madlib_dl._table_sql(info_tbl))
+        '  ORDER BY r.mst_key', madlib_dl._table_sql(info_tbl), oc.exprs)
        USING results, keys, ids, compiles, fits, loss_types, metric_types;
 
-    cv_col := y_col || '_class_values';
-    cv_type := madlib_dl._class_values_type(madlib_dl._table_oid(ARRAY[source[1], source[2] || '_summary']), cv_col);
+    cv := madlib_dl._fit_class_values_columns(source, y_cols);
     EXECUTE format(
         'CREATE TABLE %s ('
         '  source_table text, validation_table text, model text, model_info text,'
@@ -376,16 +380,13 @@ BEGIN
         '  model_selection_table text, object_table text, num_iterations integer,'
         '  metrics_compute_frequency integer, warm_start boolean, name text, description text,'
         '  start_training_time timestamp, end_training_time timestamp, madlib_version text,'
-        '  num_classes integer[], %I %s, dependent_vartype text[], normalizing_const real,'
+        '  num_classes integer[]%s, dependent_vartype text[], normalizing_const real,'
         '  metrics_iters integer[], schedule integer[], use_caching boolean)',
-        madlib_dl._table_sql(summary_tbl), cv_col, coalesce(cv_type, 'text[]'));
+        madlib_dl._table_sql(summary_tbl), cv.defs);
     EXECUTE format(
         'INSERT INTO %s SELECT $1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12, $13, $14, $15,'
-        ' $16, $17, $18, %s, $19, $20, $21, $22, $23',
-        madlib_dl._table_sql(summary_tbl),
-        CASE WHEN cv_type IS NULL THEN 'NULL::text[]'
-             ELSE format('(SELECT s.%I::%s FROM %s s LIMIT 1)', cv_col, cv_type,
-                         madlib_dl._table_sql(ARRAY[source[1], source[2] || '_summary'])) END)
+        ' $16, $17, $18%s, $19, $20, $21, $22, $23',
+        madlib_dl._table_sql(summary_tbl), cv.exprs)
     USING
         madlib_dl._table_given(source),                               -- as the user gave them
         CASE WHEN validation IS NULL THEN NULL ELSE madlib_dl._table_given(validation) END,

@@ -109,10 +109,10 @@ DECLARE
     arch_rel regclass;
     psum jsonb;
     vsum jsonb;
-    x_col text;
-    y_col text;
-    vx_col text;
-    vy_col text;
+    x_cols text[];              -- the packed tables' variables (_fit_vars)
+    y_cols text[];
+    vx_cols text[];
+    vy_cols text[];
     ids integer[];
     archs text[];
     inits bytea[];
@@ -131,8 +131,7 @@ DECLARE
     metric_types text[];
     params record;
     best record;
-    cv_col text;
-    cv_type text;
+    cv record;                  -- _fit_class_values_columns
 BEGIN
     -- 1. arguments that need no table
     IF coalesce(use_gpus, false) THEN
@@ -155,13 +154,11 @@ BEGIN
     -- 2. tables: inputs exist, outputs absent
     src_rel := madlib_dl._assert_table_exists(source, 'source_table');
     psum := madlib_dl._fit_packed_summary(source, 'source_table');
-    y_col := psum->'dependent_varname'->>0;
-    x_col := psum->'independent_varname'->>0;
+    SELECT v.x_cols, v.y_cols INTO x_cols, y_cols FROM madlib_dl._fit_vars(psum) v;
     IF validation IS NOT NULL THEN
         val_rel := madlib_dl._assert_table_exists(validation, 'validation_table');
         vsum := madlib_dl._fit_packed_summary(validation, 'validation_table');
-        vy_col := vsum->'dependent_varname'->>0;
-        vx_col := vsum->'independent_varname'->>0;
+        SELECT v.x_cols, v.y_cols INTO vx_cols, vy_cols FROM madlib_dl._fit_vars(vsum) v;
     END IF;
     PERFORM madlib_dl._assert_schema_exists(model);
     PERFORM madlib_dl._assert_output_absent(model, 'model_output_table');
@@ -191,9 +188,9 @@ BEGIN
         IF aw IS NOT NULL THEN
             PERFORM madlib_dl._validate_arch(a, aw);
         END IF;
-        PERFORM madlib_dl._fit_check_packed(source, 'source_table', x_col, y_col, a);
+        PERFORM madlib_dl._fit_check_packed(source, 'source_table', x_cols, y_cols, a);
         IF validation IS NOT NULL THEN
-            PERFORM madlib_dl._fit_check_packed(validation, 'validation_table', vx_col, vy_col, a);
+            PERFORM madlib_dl._fit_check_packed(validation, 'validation_table', vx_cols, vy_cols, a);
         END IF;
     END LOOP;
 
@@ -212,7 +209,7 @@ BEGIN
     t_start := clock_timestamp();
     results := ARRAY(
         SELECT r FROM madlib_dl._automl_run(
-            ROW(src_rel, x_col, y_col, val_rel, vx_col, vy_col, ids, archs, inits,
+            ROW(src_rel, x_cols, y_cols, val_rel, vx_cols, vy_cols, ids, archs, inits,
                 array_fill(''::text, ARRAY[cardinality(ids)]),
                 array_fill(NULL::text, ARRAY[cardinality(ids)]), chk.max_iterations,
                 freq, nseg, 1::bigint, tr.transport, tr.cluster, use_caching,
@@ -266,8 +263,7 @@ BEGIN
         CASE WHEN chk.method = 'hyperband' THEN ' r.bracket, r.rung,' ELSE '' END)
        USING results, loss_types, metric_types;
 
-    cv_col := y_col || '_class_values';
-    cv_type := madlib_dl._class_values_type(madlib_dl._table_oid(ARRAY[source[1], source[2] || '_summary']), cv_col);
+    cv := madlib_dl._fit_class_values_columns(source, y_cols);
     EXECUTE format(
         'CREATE TABLE %s ('
         '  source_table text, validation_table text, model text, model_info text,'
@@ -275,16 +271,13 @@ BEGIN
         '  model_selection_table text, automl_method text, automl_params text, random_state text,'
         '  object_table text, use_gpus boolean, metrics_compute_frequency integer, name text,'
         '  description text, start_training_time timestamp, end_training_time timestamp,'
-        '  madlib_version text, num_classes integer[], %I %s, dependent_vartype text[],'
+        '  madlib_version text, num_classes integer[]%s, dependent_vartype text[],'
         '  normalizing_const real, use_caching boolean, workers_launched integer)',
-        madlib_dl._table_sql(summary_tbl), cv_col, coalesce(cv_type, 'text[]'));
+        madlib_dl._table_sql(summary_tbl), cv.defs);
     EXECUTE format(
         'INSERT INTO %s SELECT $1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12, $13, $14, $15,'
-        ' $16, $17, $18, $19, $20, %s, $21, $22, $23, $24',
-        madlib_dl._table_sql(summary_tbl),
-        CASE WHEN cv_type IS NULL THEN 'NULL::text[]'
-             ELSE format('(SELECT s.%I::%s FROM %s s LIMIT 1)', cv_col, cv_type,
-                         madlib_dl._table_sql(ARRAY[source[1], source[2] || '_summary'])) END)
+        ' $16, $17, $18, $19, $20%s, $21, $22, $23, $24',
+        madlib_dl._table_sql(summary_tbl), cv.exprs)
     USING
         madlib_dl._table_given(source),
         CASE WHEN validation IS NULL THEN NULL ELSE madlib_dl._table_given(validation) END,

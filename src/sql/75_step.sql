@@ -37,14 +37,19 @@ CREATE TYPE madlib_dl._step AS (
 -- for an evaluation, for a group without rows, and when training
 -- diverged (diverged then holds the engine's message).  loss_sum and
 -- metric_sum over n samples (all epochs of a training step); seconds:
--- the step's own time on its segment.
+-- the step's own time on its segment.  An evaluation of a model of
+-- several outputs also gives each output's loss and metric sums
+-- (loss_sum is their weighted total, metric_sum the first output's);
+-- NULL otherwise.
 CREATE TYPE madlib_dl._step_result AS (
-    state      bytea,
-    loss_sum   double precision,
-    metric_sum double precision,
-    n          bigint,
-    seconds    double precision,
-    diverged   text
+    state              bytea,
+    loss_sum           double precision,
+    metric_sum         double precision,
+    n                  bigint,
+    seconds            double precision,
+    diverged           text,
+    output_loss_sums   double precision[],
+    output_metric_sums double precision[]
 );
 
 CREATE FUNCTION madlib_dl._gp_step_transition(state internal, step madlib_dl._step,
@@ -84,6 +89,36 @@ CREATE AGGREGATE madlib_dl._gp_eval_segment(step madlib_dl._step, buffer_id inte
     PARALLEL = SAFE
 );
 
+-- The same over a table of several variables (MADlib's multi-io layout:
+-- a model of several inputs or outputs): after the buffer_id, n_x, then
+-- each variable's bytea and its int[] shape, the n_x independent ones
+-- (one per model input, in order) first, then the dependent ones (one
+-- per output).  VARIADIC "any", so that every value comes as it is
+-- stored (a TOAST pointer, read when the step reads its rows).
+CREATE FUNCTION madlib_dl._gp_step_transition_io(state internal, step madlib_dl._step,
+    buffer_id integer, n_x integer, VARIADIC "any")
+RETURNS internal
+AS 'MODULE_PATHNAME', 'madlib_dl__gp_step_transition_io'
+LANGUAGE C VOLATILE PARALLEL SAFE;
+
+CREATE AGGREGATE madlib_dl._gp_fit_segment_io(step madlib_dl._step, buffer_id integer,
+                                              n_x integer, VARIADIC "any") (
+    SFUNC = madlib_dl._gp_step_transition_io,
+    STYPE = internal,
+    FINALFUNC = madlib_dl._gp_fit_final,
+    FINALFUNC_MODIFY = READ_WRITE,
+    PARALLEL = SAFE
+);
+
+CREATE AGGREGATE madlib_dl._gp_eval_segment_io(step madlib_dl._step, buffer_id integer,
+                                               n_x integer, VARIADIC "any") (
+    SFUNC = madlib_dl._gp_step_transition_io,
+    STYPE = internal,
+    FINALFUNC = madlib_dl._gp_eval_final,
+    FINALFUNC_MODIFY = READ_WRITE,
+    PARALLEL = SAFE
+);
+
 -- The loss and metric sums of a model over the buffers of a packed table
 -- (src/pg/api/evaluate.c): madlib_keras_evaluate's aggregate, run per
 -- segment (grouped by __dist_key__) by _ep_evaluate (40_evaluate_predict.
@@ -107,6 +142,23 @@ CREATE AGGREGATE madlib_dl._evaluate_segment(model_arch json, model_weights byte
     compile_params text, buffer_id integer, dep bytea, indep bytea, dep_shape integer[],
     indep_shape integer[]) (
     SFUNC = madlib_dl._evaluate_transition,
+    STYPE = internal,
+    FINALFUNC = madlib_dl._evaluate_final,
+    PARALLEL = SAFE
+);
+
+-- The same over a table of several variables: after the buffer_id, n_x,
+-- then each variable's bytea and its int[] shape (as _gp_fit_segment_io);
+-- the result also gives each output's sums.
+CREATE FUNCTION madlib_dl._evaluate_transition_io(state internal, model_arch json,
+    model_weights bytea, compile_params text, buffer_id integer, n_x integer, VARIADIC "any")
+RETURNS internal
+AS 'MODULE_PATHNAME', 'madlib_dl__evaluate_transition_io'
+LANGUAGE C VOLATILE PARALLEL SAFE;
+
+CREATE AGGREGATE madlib_dl._evaluate_segment_io(model_arch json, model_weights bytea,
+    compile_params text, buffer_id integer, n_x integer, VARIADIC "any") (
+    SFUNC = madlib_dl._evaluate_transition_io,
     STYPE = internal,
     FINALFUNC = madlib_dl._evaluate_final,
     PARALLEL = SAFE

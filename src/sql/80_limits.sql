@@ -42,7 +42,7 @@ LANGUAGE C STABLE PARALLEL SAFE;
 -- workers, each segment alone: cached (decoded into memory for the whole
 -- call) or streamed (read from the table a window at a time).  Nothing
 -- is trained; the directories are read, and what caching would decode.
-CREATE FUNCTION madlib_dl._partition_plan(source regclass, x_col text, y_col text,
+CREATE FUNCTION madlib_dl._partition_plan(source regclass, x_cols text[], y_cols text[],
     num_segments integer, use_caching boolean)
 RETURNS TABLE (segment integer, rows bigint, buffers integer, blocks bigint, cache_bytes bigint,
                stream_bytes bigint, budget bigint, cached boolean)
@@ -61,8 +61,10 @@ DECLARE
     rel regclass := madlib_dl._assert_table_exists(src, 'source_table');
     psum jsonb := madlib_dl._fit_packed_summary(src, 'source_table');
 BEGIN
-    RETURN QUERY SELECT * FROM madlib_dl._partition_plan(rel, psum->'independent_varname'->>0,
-        psum->'dependent_varname'->>0, madlib_dl._fit_num_segments(src, rel, psum), use_caching);
+    RETURN QUERY SELECT * FROM madlib_dl._partition_plan(rel,
+        ARRAY(SELECT jsonb_array_elements_text(psum->'independent_varname')),
+        ARRAY(SELECT jsonb_array_elements_text(psum->'dependent_varname')),
+        madlib_dl._fit_num_segments(src, rel, psum), use_caching);
 END
 $$;
 

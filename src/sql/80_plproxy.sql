@@ -334,9 +334,45 @@ BEGIN
 END
 $$;
 
+-- Part k (from 1) of a bundle of bytea values: each value as its 8-byte
+-- big-endian length (-1: NULL) and its bytes.  22023 for a bundle that
+-- does not hold k values.
+CREATE FUNCTION madlib_dl._px_bundle_part(bundle bytea, k integer)
+RETURNS bytea
+LANGUAGE plpgsql IMMUTABLE PARALLEL SAFE
+SET search_path = pg_catalog, pg_temp
+AS $$
+DECLARE
+    off bigint := 1;
+    len bigint;
+BEGIN
+    FOR i IN 1 .. k LOOP
+        IF off + 8 > octet_length(bundle) + 1 THEN
+            RAISE EXCEPTION 'a bundle of % bytes holds no value %', octet_length(bundle), k
+                USING ERRCODE = 'invalid_parameter_value',
+                      HINT = 'Call madlib_dl.plproxy_distribute, which sends the batches.';
+        END IF;
+        len := ('x' || encode(substring(bundle FROM off::integer FOR 8), 'hex'))::bit(64)::bigint;
+        off := off + 8;
+        IF len < -1 OR off + greatest(len, 0) > octet_length(bundle) + 1 THEN
+            RAISE EXCEPTION 'a bundle of % bytes holds a value of % bytes at byte %', octet_length(bundle), len, off
+                USING ERRCODE = 'invalid_parameter_value',
+                      HINT = 'Call madlib_dl.plproxy_distribute, which sends the batches.';
+        END IF;
+        IF i = k THEN
+            RETURN CASE WHEN len < 0 THEN NULL ELSE substring(bundle FROM off::integer FOR len::integer) END;
+        END IF;
+        off := off + greatest(len, 0);
+    END LOOP;
+    RETURN NULL;
+END
+$$;
+
 -- Add rows to the load table: row i is rows[i] (the columns that are not
--- bytea, as JSON) with its bytea columns bcols[1] = b1[i] and bcols[2] =
--- b2[i] (the buffers, which PL/Proxy sends in binary).
+-- bytea, as JSON) with its bytea columns bcols (the buffers, which
+-- PL/Proxy sends in binary): bcols[1] = b1[i], and bcols[2] = b2[i] for a
+-- table of two (one variable of each kind), else b2[i] is the bundle
+-- (_px_bundle_part) of bcols[2..] (a table of several variables).
 CREATE FUNCTION madlib_dl._px_node_insert(cluster text, tbl text[], segs integer[], rows json[],
     bcols text[], b1 bytea[], b2 bytea[])
 RETURNS integer
@@ -351,12 +387,16 @@ DECLARE
     n bigint;
 BEGIN
     SELECT string_agg(format('%I', a.attname), ', ' ORDER BY a.attnum),
-           string_agg(CASE a.attname WHEN bcols[1] THEN 'u.v1' WHEN bcols[2] THEN 'u.v2'
-                                     ELSE format('(u.r).%I', a.attname) END, ', ' ORDER BY a.attnum),
+           string_agg(CASE WHEN a.attname = bcols[1] THEN 'u.v1'
+                           WHEN a.attname = bcols[2] AND cardinality(bcols) = 2 THEN 'u.v2'
+                           WHEN a.attname = ANY (bcols[2:])
+                           THEN format('madlib_dl._px_bundle_part(u.v2, %s)',
+                                       array_position(bcols[2:], a.attname::text))
+                           ELSE format('(u.r).%I', a.attname) END, ', ' ORDER BY a.attnum),
            count(*) FILTER (WHERE a.attname = ANY (bcols) AND a.atttypid = 'bytea'::regtype)
       INTO cols, vals, nb
       FROM pg_attribute a WHERE a.attrelid = rel AND a.attnum > 0 AND NOT a.attisdropped;
-    IF cardinality(bcols) IS DISTINCT FROM 2 OR nb <> 2
+    IF coalesce(cardinality(bcols), 0) < 2 OR nb <> cardinality(bcols)
        OR cardinality(rows) IS DISTINCT FROM cardinality(b1) OR cardinality(rows) IS DISTINCT FROM cardinality(b2) THEN
         RAISE EXCEPTION 'a batch of rows for table "%.%" names bytea columns % of its columns, with % rows, % and % buffers',
                         tbl[1], tbl[2], bcols, cardinality(rows), cardinality(b1), cardinality(b2)
@@ -425,11 +465,12 @@ $$;
 -- madlib_dl._step_result as columns (state NULL: unchanged, as for a
 -- segment without rows here).  call_id names the fit or fit_multiple call:
 -- a partition cached on its first hop serves the call's next hops.
-CREATE FUNCTION madlib_dl._px_node_step(cluster text, source text[], x_col text, y_col text,
+CREATE FUNCTION madlib_dl._px_node_step(cluster text, source text[], x_cols text[], y_cols text[],
     train boolean, segs integer[], states bytea[], archs text[], compiles text[], fits text[],
     iterations integer[], call_id bigint, use_caching boolean,
     OUT seg integer, OUT state bytea, OUT loss_sum double precision, OUT metric_sum double precision,
-    OUT n bigint, OUT seconds double precision, OUT diverged text)
+    OUT n bigint, OUT seconds double precision, OUT diverged text,
+    OUT output_loss_sums double precision[], OUT output_metric_sums double precision[])
 RETURNS SETOF record
 LANGUAGE plpgsql VOLATILE SECURITY INVOKER
 SET search_path = pg_catalog, pg_temp
@@ -438,19 +479,20 @@ DECLARE
     k integer := coalesce(cardinality(segs), 0);
     rel regclass;
 BEGIN
-    IF train IS NULL OR x_col IS NULL OR y_col IS NULL OR call_id IS NULL
+    IF train IS NULL OR x_cols IS NULL OR y_cols IS NULL OR call_id IS NULL
        OR ARRAY[cardinality(states), cardinality(archs), cardinality(compiles), cardinality(fits),
                 cardinality(iterations)] <> array_fill(k, ARRAY[5]) THEN
-        RAISE EXCEPTION 'a round of steps needs train, x_col, y_col, call_id and % elements in every list', k
+        RAISE EXCEPTION 'a round of steps needs train, x_cols, y_cols, call_id and % elements in every list', k
             USING ERRCODE = 'invalid_parameter_value',
                   HINT = 'Call fit or fit_multiple, which run the rounds.';
     END IF;
     rel := madlib_dl._px_node_table(source);
     FOR i IN 1 .. k LOOP
         seg := segs[i];
-        SELECT (r).state, (r).loss_sum, (r).metric_sum, (r).n, (r).seconds, (r).diverged
-          INTO state, loss_sum, metric_sum, n, seconds, diverged
-          FROM (SELECT madlib_dl._px_node_run(call_id, rel, x_col, y_col, train, segs[i],
+        SELECT (r).state, (r).loss_sum, (r).metric_sum, (r).n, (r).seconds, (r).diverged,
+               (r).output_loss_sums, (r).output_metric_sums
+          INTO state, loss_sum, metric_sum, n, seconds, diverged, output_loss_sums, output_metric_sums
+          FROM (SELECT madlib_dl._px_node_run(call_id, rel, x_cols, y_cols, train, segs[i],
                     ROW(states[i], archs[i], compiles[i], fits[i], iterations[i], segs[i],
                         use_caching)::madlib_dl._step) AS r) s;
         RETURN NEXT;
@@ -459,8 +501,9 @@ END
 $$;
 
 -- The step of one segment on this node (src/pg/runtime/node.c); NULL for
--- a segment without rows.
-CREATE FUNCTION madlib_dl._px_node_run(call_id bigint, rel regclass, x_col text, y_col text,
+-- a segment without rows.  x_cols and y_cols: the packed table's
+-- variables (several for a model of several inputs or outputs).
+CREATE FUNCTION madlib_dl._px_node_run(call_id bigint, rel regclass, x_cols text[], y_cols text[],
     train boolean, seg integer, step madlib_dl._step)
 RETURNS madlib_dl._step_result
 AS 'MODULE_PATHNAME', 'madlib_dl__px_node_run'
@@ -543,11 +586,12 @@ BEGIN
     $p$ LANGUAGE plproxy
     $f$;
     EXECUTE $f$
-    CREATE OR REPLACE FUNCTION madlib_dl._px_step(cluster text, source text[], x_col text, y_col text,
+    CREATE OR REPLACE FUNCTION madlib_dl._px_step(cluster text, source text[], x_cols text[], y_cols text[],
         train boolean, segs integer[], states bytea[], archs text[], compiles text[], fits text[],
         iterations integer[], call_id bigint, use_caching boolean,
         OUT seg integer, OUT state bytea, OUT loss_sum double precision, OUT metric_sum double precision,
-        OUT n bigint, OUT seconds double precision, OUT diverged text)
+        OUT n bigint, OUT seconds double precision, OUT diverged text,
+        OUT output_loss_sums double precision[], OUT output_metric_sums double precision[])
     RETURNS SETOF record AS $p$
         CLUSTER madlib_dl._px_cluster_name(cluster);
         SPLIT segs, states, archs, compiles, fits, iterations;
@@ -630,7 +674,7 @@ $$;
 -- madlib_dl._step_result (NULL for a segment without rows).  An error of
 -- the call is raised again by _px_rethrow, naming the nodes that fail.
 -- call_id names the training call, use_caching is its flag.
-CREATE FUNCTION madlib_dl._px_round(cluster text, source text[], x_col text, y_col text,
+CREATE FUNCTION madlib_dl._px_round(cluster text, source text[], x_cols text[], y_cols text[],
     train boolean, segs integer[], states bytea[], archs text[], compiles text[], fits text[],
     iterations integer[], call_id bigint, use_caching boolean)
 RETURNS TABLE (seg integer, result madlib_dl._step_result)
@@ -645,9 +689,10 @@ DECLARE
 BEGIN
     RETURN QUERY
         SELECT t.seg, CASE WHEN t.n IS NOT NULL THEN
-                   ROW(t.state, t.loss_sum, t.metric_sum, t.n, t.seconds, t.diverged)::madlib_dl._step_result
+                   ROW(t.state, t.loss_sum, t.metric_sum, t.n, t.seconds, t.diverged,
+                       t.output_loss_sums, t.output_metric_sums)::madlib_dl._step_result
                END
-          FROM madlib_dl._px_step(cluster, source, x_col, y_col, train, segs, states, archs, compiles,
+          FROM madlib_dl._px_step(cluster, source, x_cols, y_cols, train, segs, states, archs, compiles,
                                   fits, iterations, call_id, use_caching) t;
 EXCEPTION WHEN OTHERS THEN
     GET STACKED DIAGNOSTICS e_state = RETURNED_SQLSTATE, e_msg = MESSAGE_TEXT,
@@ -818,7 +863,7 @@ DECLARE
     total bigint := 0;
     b record;
     r record;
-    bcols text[];               -- the two bytea columns: sent in binary
+    bcols text[];               -- the bytea columns: sent in binary
     batch_sql text;
     lo integer;
     hi integer;
@@ -848,8 +893,8 @@ BEGIN
     SELECT array_agg(a.attname::text ORDER BY a.attnum) INTO bcols
       FROM pg_attribute a
      WHERE a.attrelid = rel AND a.attnum > 0 AND NOT a.attisdropped AND a.atttypid = 'bytea'::regtype;
-    IF coalesce(cardinality(bcols), 0) <> 2 THEN
-        RAISE EXCEPTION 'packed_table "%" has % bytea columns, not the 2 buffer columns of a packed table',
+    IF coalesce(cardinality(bcols), 0) < 2 THEN
+        RAISE EXCEPTION 'packed_table "%" has % bytea columns, not the buffer columns of a packed table',
                         madlib_dl._table_label(tbl), coalesce(cardinality(bcols), 0)
             USING ERRCODE = 'datatype_mismatch',
                   HINT = 'Distribute a table made by training_preprocessor_dl, as it made it.';
@@ -888,17 +933,26 @@ BEGIN
     -- batches of up to batch_size buffers and 64 MB (one buffer at least),
     -- in buffer_id order: the buffers as bytea[] (binary), the other
     -- columns as JSON; each batch is read when it is sent
+    -- (more than two bytea columns, a table of several variables: the
+    -- second and later ones travel as one bundle, _px_bundle_part)
     SELECT format('SELECT array_agg(t.__dist_key__ ORDER BY t.buffer_id) AS segs,'
                   '       array_agg(json_build_object(%s) ORDER BY t.buffer_id) AS rows,'
-                  '       array_agg(t.%I ORDER BY t.buffer_id) AS b1, array_agg(t.%I ORDER BY t.buffer_id) AS b2'
+                  '       array_agg(t.%I ORDER BY t.buffer_id) AS b1, array_agg(%s ORDER BY t.buffer_id) AS b2'
                   '  FROM %s t WHERE t.buffer_id BETWEEN $1 AND $2',
                   string_agg(format('%L, t.%I', a.attname, a.attname), ', ' ORDER BY a.attnum),
-                  bcols[1], bcols[2], rel)
+                  bcols[1],
+                  CASE WHEN cardinality(bcols) = 2 THEN format('t.%I', bcols[2])
+                       ELSE (SELECT string_agg(format('int8send(coalesce(octet_length(t.%1$I), -1))'
+                                                      ' || coalesce(t.%1$I, ''''::bytea)', c), ' || ' ORDER BY o)
+                               FROM unnest(bcols[2:]) WITH ORDINALITY AS u(c, o)) END,
+                  rel)
       INTO batch_sql
       FROM pg_attribute a
      WHERE a.attrelid = rel AND a.attnum > 0 AND NOT a.attisdropped AND a.atttypid <> 'bytea'::regtype;
-    FOR r IN EXECUTE format('SELECT buffer_id, count(*) AS n, sum(octet_length(%I) + octet_length(%I)) AS bytes'
-                            '  FROM %s GROUP BY buffer_id ORDER BY buffer_id', bcols[1], bcols[2], rel) LOOP
+    FOR r IN EXECUTE format('SELECT buffer_id, count(*) AS n, sum(%s) AS bytes'
+                            '  FROM %s GROUP BY buffer_id ORDER BY buffer_id',
+                            (SELECT string_agg(format('coalesce(octet_length(%I), 0)', c), ' + ')
+                               FROM unnest(bcols) c), rel) LOOP
         IF n_in > 0 AND (n_in + r.n > batch_size OR bytes_in + coalesce(r.bytes, 0) > cap) THEN
             EXECUTE batch_sql INTO b USING lo, hi;
             PERFORM madlib_dl._px_insert(cluster, tbl, b.segs, b.rows, bcols, b.b1, b.b2);

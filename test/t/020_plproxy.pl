@@ -7,7 +7,9 @@
 #	  distributed to the nodes (segment k on node k % 2), and trained over
 #	  the cluster (the plproxy transport): fit, and fit_multiple with K = 3
 #	  models (K < N = 4 and K > N = 2), also with a segment without rows
-#	  and with training that diverges on one segment.  Each is compared
+#	  and with training that diverges on one segment, and a model of two
+#	  inputs and two outputs on a table of four variables (MADlib's
+#	  multi-io layout).  Each is compared
 #	  with a job that differs only in its transport (workers, on the
 #	  coordinator's copy of the table): byte-identical weights and the
 #	  same metrics.  Then a data node is stopped in the middle of a run:
@@ -400,6 +402,54 @@ for my $case ([1, 'linear'], [3, undef])
 	note $1 if $stderr =~ /(fit averaged [^\n]*)/;
 }
 
+# --- a model of two inputs and two outputs over the cluster -------------
+# MADlib's multi-io layout (one packed column per variable, _px_node_run
+# reading every one): fit and fit_multiple over the cluster give the bytes
+# and every metric, each output's included, of the workers transport.
+my $mio_arch = '{"class_name": "Model", "config": {"name": "mio", "layers": ['
+  . '{"class_name": "InputLayer", "name": "a", "config": {"name": "a", "batch_input_shape": [null, 4]}, "inbound_nodes": []}, '
+  . '{"class_name": "InputLayer", "name": "b", "config": {"name": "b", "batch_input_shape": [null, 4]}, "inbound_nodes": []}, '
+  . '{"class_name": "Dense", "name": "da", "config": {"name": "da", "units": 6, "activation": "relu"}, "inbound_nodes": [[["a", 0, 0, {}]]]}, '
+  . '{"class_name": "Dense", "name": "db", "config": {"name": "db", "units": 6, "activation": "tanh"}, "inbound_nodes": [[["b", 0, 0, {}]]]}, '
+  . '{"class_name": "Concatenate", "name": "cat", "config": {"name": "cat"}, "inbound_nodes": [[["da", 0, 0, {}], ["db", 0, 0, {}]]]}, '
+  . '{"class_name": "Dense", "name": "c1", "config": {"name": "c1", "units": 3, "activation": "softmax"}, "inbound_nodes": [[["cat", 0, 0, {}]]]}, '
+  . '{"class_name": "Dense", "name": "c2", "config": {"name": "c2", "units": 3, "activation": "softmax"}, "inbound_nodes": [[["db", 0, 0, {}]]]}], '
+  . '"input_layers": [["a", 0, 0], ["b", 0, 0]], "output_layers": [["c1", 0, 0], ["c2", 0, 0]]}}';
+$coord->safe_psql('postgres', qq{
+	CREATE TABLE mio AS SELECT id, attributes, ARRAY(SELECT v * v FROM unnest(attributes) v) AS attributes2,
+	       class_text, class_text AS class_text2 FROM iris_data;
+	SELECT madlib_dl.load_keras_model('mio_arch', '$mio_arch');
+	SELECT madlib_dl.training_preprocessor_dl('mio', 'mio4', 'class_text, class_text2',
+		'attributes, attributes2', NULL, 1.0, NULL, '4');
+	SELECT madlib_dl.validation_preprocessor_dl('mio', 'miov', 'class_text, class_text2',
+		'attributes, attributes2', 'mio4');
+});
+is($coord->safe_psql('postgres', "SELECT madlib_dl.plproxy_distribute('mio4', 'c4')"),
+	$coord->safe_psql('postgres', 'SELECT count(*) FROM mio4'), 'mio4: a table of four variables distributed');
+for my $what ('_fit_run', '_fit_multiple_run')
+{
+	my $job = sub {
+		my ($tr) = @_;
+		my $how = $tr ? "num_segments => 4, transport => '$tr'" : 'transport => NULL';
+		return "madlib_dl._make_train_job('mio4', NULL, NULL, "
+		  . "ARRAY[(SELECT model_arch::text FROM mio_arch)], ARRAY[\$\$$COMPILE\$\$], 2, "
+		  . "fit_params => ARRAY['batch_size=16, epochs=2'], validation => 'miov', "
+		  . "metrics_compute_frequency => 1, $how, x_cols => ARRAY['attributes', 'attributes2'], "
+		  . "y_cols => ARRAY['class_text', 'class_text2'], val_x_cols => ARRAY['attributes', 'attributes2'], "
+		  . "val_y_cols => ARRAY['class_text', 'class_text2'])";
+	};
+	my $cols = 'md5(r.model_weights), r.training_loss, r.training_metrics, r.validation_loss, '
+	  . 'r.validation_metrics, r.output_training_loss, r.output_training_metrics, '
+	  . 'r.output_validation_loss, r.output_validation_metrics';
+	my $one = $coord->safe_psql('postgres', "SET client_min_messages = warning; SELECT $cols FROM "
+		  . "madlib_dl.$what(" . $job->('workers') . ") r");
+	my $px = $coord->safe_psql('postgres', "SET client_min_messages = warning; SELECT $cols FROM "
+		  . "madlib_dl.$what(" . $job->(undef) . ") r");
+	like($px, qr/^[0-9a-f]{32}\|.*\|\{\{[-0-9.e]+,[-0-9.e]+\},\{[-0-9.e]+,[-0-9.e]+\}\}$/,
+		"mio4: $what over the cluster gives weights and each output's metrics");
+	is($px, $one, "mio4: $what over the cluster: weights and metrics identical to the workers transport");
+}
+
 # --- the public API on a distributed table -------------------------------
 $coord->safe_psql('postgres', "SET client_min_messages = warning; "
 	  . "SELECT madlib_dl.fit_multiple('p4', 'api_out', 'mst', 2, FALSE, 'v', 1)");
@@ -456,8 +506,8 @@ is($after, ';;;', 'after fit_multiple over the cluster the nodes keep no partiti
 my $round = sub {
 	my ($call, $cache) = @_;
 	return $cs->query_safe(
-		"SELECT (t.result).n FROM px_step s, madlib_dl._px_round('c4', ARRAY['public', 'p4'], 'attributes',"
-		  . " 'class_text', true, ARRAY[0], ARRAY[s.state], ARRAY[s.arch], ARRAY[\$\$$COMPILE\$\$],"
+		"SELECT (t.result).n FROM px_step s, madlib_dl._px_round('c4', ARRAY['public', 'p4'], ARRAY['attributes'],"
+		  . " ARRAY['class_text'], true, ARRAY[0], ARRAY[s.state], ARRAY[s.arch], ARRAY[\$\$$COMPILE\$\$],"
 		  . " ARRAY['batch_size=16'], ARRAY[1], $call, $cache) t");
 };
 my $rows0 = $round->(42, 'NULL');

@@ -168,6 +168,8 @@ epoch(DlModel *m, const DlTrainConfig *cfg, const float *x, const float *y, cons
 		int			k = 0;
 		int64_t		used = 0;
 
+		memset(runs, 0, sizeof(runs));
+
 		for (; k < DL_EPOCH_WINDOW_BLOCKS && w + k < nb; k++)
 		{
 			const DlBlock *b = &blocks[order[w + k]];

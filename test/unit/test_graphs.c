@@ -33,6 +33,7 @@
 #include <json-c/json.h>
 
 #include "unit_util.h"
+#include "madlib_dl/dl_epoch.h"
 #include "madlib_dl/dl_keras.h"
 #include "madlib_dl/dl_model.h"
 #include "model_impl.h"
@@ -865,6 +866,136 @@ test_multi_io_api(void **state)
 }
 
 /*
+ * An epoch of a model of several inputs or outputs (the one shuffle,
+ * dl_epoch.h): its batches are the rows of the window's permutation, each
+ * row's inputs and outputs together, as the same rows stepped through
+ * dl_model_train_batch_io by hand give.  Were an input or a label
+ * permuted apart from the others, the weights would differ.
+ */
+static void
+epoch_io_case(json_object *c)
+{
+	GraphCase	g;
+	DlOptimConfig oc;
+	DlTrainConfig cfg;
+	DlModel    *m1,
+			   *m2;
+	DlRng		rng;
+	DlError		err;
+	DlBatchStats s1,
+				s2;
+	int64_t    *perm;
+	float	   *bx[DL_MAX_IO];
+	float	   *by[DL_MAX_IO];
+	int64_t		yw[DL_MAX_IO];
+	DlRows		run;
+
+	case_read(&g, c, "model_arch");
+	dl_optim_config_default(&oc, DL_OPTIM_ADAM);
+	memset(&cfg, 0, sizeof(cfg));
+	cfg.loss = g.out_cfg[0].loss;
+	cfg.batch_size = 2;
+	cfg.shuffle = true;
+	cfg.outputs = g.out_cfg;
+	assert_int_equal(dl_model_create(g.spec, &oc, &g.alloc, &m1, &err), DL_OK);
+	assert_int_equal(dl_model_create(g.spec, &oc, &g.alloc, &m2, &err), DL_OK);
+	assert_int_equal(dl_model_set_params(m1, g.w0, g.P, &err), DL_OK);
+	assert_int_equal(dl_model_set_params(m2, g.w0, g.P, &err), DL_OK);
+	dl_model_seed_rng(m1, 99);
+	dl_model_seed_rng(m2, 99);
+
+	/* the rows fit one block: no block draws, one permutation of the window */
+	rng = *dl_model_rng(m1);
+	perm = malloc(sizeof(int64_t) * g.n);
+	for (int64_t i = 0; i < g.n; i++)
+		perm[i] = i;
+	dl_rng_shuffle_i64(&rng, perm, g.n);
+	memset(&s1, 0, sizeof(s1));
+	if (dl_model_train_epoch_io(m1, &cfg, (const float *const *) g.x, (const float *const *) g.y,
+								g.n, &s1, &err) != DL_OK)
+		fail_msg("%s: epoch: %s", g.name, err.msg);
+
+	memset(&s2, 0, sizeof(s2));
+	for (int k = 0; k < g.n_in; k++)
+		bx[k] = malloc(sizeof(float) * 2 * dl_shape_size(&g.spec->input_shapes[k]));
+	for (int k = 0; k < g.n_out; k++)
+	{
+		yw[k] = dl_shape_size(&g.spec->output_shapes[k]);
+		by[k] = malloc(sizeof(float) * 2 * yw[k]);
+	}
+	for (int64_t b = 0; b < g.n; b += 2)
+	{
+		int64_t		B = g.n - b < 2 ? g.n - b : 2;
+
+		for (int64_t r = 0; r < B; r++)
+		{
+			for (int k = 0; k < g.n_in; k++)
+			{
+				int64_t		w = dl_shape_size(&g.spec->input_shapes[k]);
+
+				memcpy(bx[k] + r * w, g.x[k] + perm[b + r] * w, sizeof(float) * w);
+			}
+			for (int k = 0; k < g.n_out; k++)
+				memcpy(by[k] + r * yw[k], g.y[k] + perm[b + r] * yw[k], sizeof(float) * yw[k]);
+		}
+		assert_int_equal(dl_model_train_batch_io(m2, &cfg, (const float *const *) bx,
+												 (const float *const *) by, B, &s2, &err), DL_OK);
+	}
+	assert_memory_equal(dl_model_params(m1), dl_model_params(m2), sizeof(float) * g.P);
+	assert_memory_equal(&s1.loss_sum, &s2.loss_sum, sizeof(double));
+	assert_memory_equal(s1.output_loss_sum, s2.output_loss_sum, sizeof(double) * g.n_out);
+	assert_int_equal(s1.n, g.n);
+	print_message("epoch of %s: %lld rows in batches of 2, shuffled, the same bytes as by hand\n",
+				  g.name, (long long) g.n);
+
+	/* a window run of one array for a model of several: refused */
+	{
+		DlPass		p;
+
+		memset(&run, 0, sizeof(run));
+		run.x = g.x[0];
+		run.y = g.y[0];
+		run.n = 1;
+		run.y_width = yw[0];
+		assert_int_equal(dl_pass_begin(&p, m1, &cfg, true, 1, NULL, &err), DL_OK);
+		assert_int_equal(dl_pass_window(&p, &run, 1, &err), DL_ERR_INVALID_ARGUMENT);
+		assert_non_null(strstr(err.msg, "one array for a model of"));
+	}
+	for (int k = 0; k < g.n_in; k++)
+		free(bx[k]);
+	for (int k = 0; k < g.n_out; k++)
+		free(by[k]);
+	free(perm);
+	dl_model_free(m1);
+	dl_model_free(m2);
+	case_free(&g);
+}
+
+static void
+test_epoch_io(void **state)
+{
+	char	   *text = read_fixture("tfjs_graphs.json", NULL);
+	json_object *root = json_tokener_parse(text);
+	json_object *cases = member(root, "cases");
+	int			done = 0;
+
+	for (size_t i = 0; i < json_object_array_length(cases); i++)
+	{
+		json_object *c = json_object_array_get_idx(cases, i);
+		const char *name = json_object_get_string(member(c, "name"));
+
+		if (strcmp(name, "two_inputs") == 0 || strcmp(name, "two_outputs") == 0)
+		{
+			epoch_io_case(c);
+			done++;
+		}
+	}
+	assert_int_equal(done, 2);
+	json_object_put(root);
+	free(text);
+}
+
+/*
  * Hand-built specs: finalize writes out a chain's defaults and refuses
  * graphs that are not well formed, naming the layer.
  */
@@ -952,6 +1083,7 @@ main(void)
 		cmocka_unit_test(test_resnet_memory),
 		cmocka_unit_test(test_plans_agree),
 		cmocka_unit_test(test_multi_io_api),
+		cmocka_unit_test(test_epoch_io),
 		cmocka_unit_test(test_finalize_graphs),
 	};
 

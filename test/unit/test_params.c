@@ -17,6 +17,7 @@
 #include <string.h>
 
 #include "unit_util.h"
+#include "madlib_dl/dl_keras.h"
 #include "madlib_dl/dl_params.h"
 
 static DlCompileParams
@@ -196,18 +197,107 @@ test_compile_forms(void **state)
 	assert_int_equal(p.metric, DL_METRIC_SPARSE_CATEGORICAL_ACCURACY);
 	assert_int_equal(p.loss, DL_LOSS_SPARSE_CATEGORICAL_CROSSENTROPY);
 
-	/* accepted and ignored */
+	/* loss_weights read (and checked against a model later); the others accepted and ignored */
 	p = compile_ok("optimizer=SGD, loss=mse, loss_weights=[1.0, 0.5], weighted_metrics=['acc', 'mse'], "
 				   "sample_weight_mode=None");
 	assert_int_equal(p.loss, DL_LOSS_MEAN_SQUARED_ERROR);
+	assert_int_equal(p.losses.n, 0);
+	assert_int_equal(p.loss_weights.n, 2);
+	assert_false(p.loss_weights.by_name);
+	assert_true(p.loss_weights.weight[0] == 1.0 && p.loss_weights.weight[1] == 0.5);
 	p = compile_ok("optimizer=SGD, loss=mse, loss_weights={'out': 1.0}");
 	assert_int_equal(p.optim.kind, DL_OPTIM_SGD);
+	assert_true(p.loss_weights.by_name && p.loss_weights.n == 1);
+	assert_string_equal(p.loss_weights.names[0], "out");
+	p = compile_ok("optimizer=SGD, loss=mse, loss_weights=None");
+	assert_int_equal(p.loss_weights.n, 0);
 
 	/* quotes and brackets inside quoted strings do not count */
 	p = compile_ok("optimizer='Adam(name=\"a,b)(\")', loss='mse'");
 	assert_int_equal(p.optim.kind, DL_OPTIM_ADAM);
 	p = compile_ok("optimizer='Adam(name=\"it\\\"s\")', loss='mse'");
 	assert_int_equal(p.optim.kind, DL_OPTIM_ADAM);
+}
+
+/*
+ * Keras' per-output forms: loss as a list or dict, loss_weights likewise,
+ * resolved against a model of two outputs named cls and reg.
+ */
+static void
+test_compile_outputs(void **state)
+{
+	static const char json[] =
+		"{\"class_name\": \"Model\", \"config\": {\"name\": \"two\", \"layers\": ["
+		"{\"class_name\": \"InputLayer\", \"name\": \"a\", \"config\": {\"name\": \"a\", \"batch_input_shape\": [null, 3]}, \"inbound_nodes\": []},"
+		"{\"class_name\": \"Dense\", \"name\": \"cls\", \"config\": {\"name\": \"cls\", \"units\": 2, \"activation\": \"softmax\"}, \"inbound_nodes\": [[[\"a\", 0, 0, {}]]]},"
+		"{\"class_name\": \"Dense\", \"name\": \"reg\", \"config\": {\"name\": \"reg\", \"units\": 1}, \"inbound_nodes\": [[[\"a\", 0, 0, {}]]]}],"
+		"\"input_layers\": [[\"a\", 0, 0]], \"output_layers\": [[\"cls\", 0, 0], [\"reg\", 0, 0]]}}";
+	TestAllocCounter c;
+	DlAllocator a = test_allocator(&c);
+	DlModelSpec *spec;
+	DlOutputConfig out[DL_MAX_IO];
+	DlCompileParams p;
+	DlError		err;
+
+	assert_int_equal(dl_keras_parse_multi_io(json, strlen(json), &a, &spec, &err), DL_OK);
+
+	/* one loss for every output, weight 1 */
+	p = compile_ok("optimizer=SGD, loss=mse, metrics=['mae']");
+	assert_int_equal(dl_compile_params_outputs(&p, spec, out, &err), DL_OK);
+	assert_true(out[0].loss == DL_LOSS_MEAN_SQUARED_ERROR && out[1].loss == DL_LOSS_MEAN_SQUARED_ERROR);
+	assert_true(out[0].loss_weight == 1.0 && out[1].loss_weight == 1.0);
+	assert_true(out[0].metric == DL_METRIC_MAE && out[1].metric == DL_METRIC_MAE);
+
+	/* a list: in the outputs' order; p.loss is the first */
+	p = compile_ok("optimizer=SGD, loss=['categorical_crossentropy', 'mse'], loss_weights=[1.0, 0.5], "
+				   "metrics=['accuracy']");
+	assert_int_equal(p.loss, DL_LOSS_CATEGORICAL_CROSSENTROPY);
+	assert_int_equal(p.losses.n, 2);
+	assert_int_equal(dl_compile_params_outputs(&p, spec, out, &err), DL_OK);
+	assert_true(out[0].loss == DL_LOSS_CATEGORICAL_CROSSENTROPY && out[1].loss == DL_LOSS_MEAN_SQUARED_ERROR);
+	assert_true(out[0].loss_weight == 1.0 && out[1].loss_weight == 0.5);
+	assert_true(out[0].metric == DL_METRIC_ACCURACY && out[1].metric == DL_METRIC_ACCURACY);
+
+	/* a dict: by the output layers' names, in any order; a missing weight is 1 */
+	p = compile_ok("optimizer=SGD, loss={'reg': 'mae', \"cls\": binary_crossentropy}, "
+				   "loss_weights={'reg': 2}");
+	assert_true(p.losses.by_name && p.losses.n == 2);
+	assert_int_equal(dl_compile_params_outputs(&p, spec, out, &err), DL_OK);
+	assert_true(out[0].loss == DL_LOSS_BINARY_CROSSENTROPY && out[1].loss == DL_LOSS_MEAN_ABSOLUTE_ERROR);
+	assert_true(out[0].loss_weight == 1.0 && out[1].loss_weight == 2.0);
+
+	/* against the model: lengths, names, every output's loss, the metric per output */
+	p = compile_ok("optimizer=SGD, loss=['mse']");
+	assert_int_equal(dl_compile_params_outputs(&p, spec, out, &err), DL_ERR_INVALID_ARGUMENT);
+	assert_non_null(strstr(err.msg, "has 1 entries, but the model has 2 outputs"));
+	p = compile_ok("optimizer=SGD, loss=mse, loss_weights=[1, 2, 3]");
+	assert_int_equal(dl_compile_params_outputs(&p, spec, out, &err), DL_ERR_INVALID_ARGUMENT);
+	p = compile_ok("optimizer=SGD, loss={'cls': 'mse', 'other': 'mse'}");
+	assert_int_equal(dl_compile_params_outputs(&p, spec, out, &err), DL_ERR_INVALID_ARGUMENT);
+	assert_non_null(strstr(err.msg, "\"other\", which is not an output"));
+	p = compile_ok("optimizer=SGD, loss={'cls': 'mse'}");
+	assert_int_equal(dl_compile_params_outputs(&p, spec, out, &err), DL_ERR_INVALID_ARGUMENT);
+	assert_non_null(strstr(err.msg, "no loss for output \"reg\""));
+	p = compile_ok("optimizer=SGD, loss=['sparse_categorical_crossentropy', 'sparse_categorical_crossentropy'], "
+				   "metrics=['sparse_categorical_accuracy']");
+	assert_int_equal(dl_compile_params_outputs(&p, spec, out, &err), DL_OK);
+	p.losses.loss[1] = DL_LOSS_MEAN_SQUARED_ERROR;
+	assert_int_equal(dl_compile_params_outputs(&p, spec, out, &err), DL_ERR_INVALID_ARGUMENT);
+	assert_non_null(strstr(err.msg, "output \"reg\""));
+
+	/* the strings themselves */
+	compile_bad("optimizer=SGD, loss=[]", DL_ERR_INVALID_ARGUMENT, "\"loss\" has no entry");
+	compile_bad("optimizer=SGD, loss=['mse', 'nope']", DL_ERR_INVALID_ARGUMENT, "nope");
+	compile_bad("optimizer=SGD, loss={'a' 'mse'}", DL_ERR_PARSE, "expected 'output name': value");
+	compile_bad("optimizer=SGD, loss={'a': 'mse', 'a': 'mae'}", DL_ERR_INVALID_ARGUMENT, "appears twice");
+	compile_bad("optimizer=SGD, loss={'a\\'b': 'mse'}", DL_ERR_INVALID_ARGUMENT, "invalid output name");
+	compile_bad("optimizer=SGD, loss=mse, loss_weights=[1, -0.5]", DL_ERR_INVALID_ARGUMENT, "-0.5");
+	compile_bad("optimizer=SGD, loss=mse, loss_weights=[1, 'x']", DL_ERR_INVALID_ARGUMENT, "'x'");
+	compile_bad("optimizer=SGD, loss=mse, loss_weights=0.5", DL_ERR_INVALID_ARGUMENT, "loss_weights");
+	compile_bad("optimizer=SGD, loss=mse, loss_weights=[1,1,1,1,1,1,1,1,1,1,1,1,1,1,1,1,1]",
+				DL_ERR_INVALID_ARGUMENT, "more than 16 entries");
+	dl_model_spec_free(spec, &a);
+	assert_no_leaks(&c);
 }
 
 static void
@@ -538,6 +628,16 @@ assert_compile_equal(const DlCompileParams *a, const DlCompileParams *b)
 	assert_true(x->clipnorm == y->clipnorm && x->clipvalue == y->clipvalue);
 	assert_true(x->nesterov == y->nesterov && x->amsgrad == y->amsgrad &&
 				x->centered == y->centered);
+	assert_int_equal(a->losses.n, b->losses.n);
+	assert_int_equal(a->losses.by_name, b->losses.by_name);
+	assert_int_equal(a->loss_weights.n, b->loss_weights.n);
+	assert_int_equal(a->loss_weights.by_name, b->loss_weights.by_name);
+	for (int i = 0; i < a->losses.n; i++)
+		assert_true(a->losses.loss[i] == b->losses.loss[i] &&
+					strcmp(a->losses.names[i], b->losses.names[i]) == 0);
+	for (int i = 0; i < a->loss_weights.n; i++)
+		assert_true(a->loss_weights.weight[i] == b->loss_weights.weight[i] &&
+					strcmp(a->loss_weights.names[i], b->loss_weights.names[i]) == 0);
 }
 
 static void
@@ -556,6 +656,8 @@ test_format_round_trip(void **state)
 		"optimizer=Nadam(schedule_decay=0.01, lr=0.123456789012345678), loss=mse",
 		"optimizer=SGD, loss=categorical_crossentropy, metrics=['top_3_accuracy']",
 		"optimizer=SGD, loss=categorical_crossentropy, metrics=['top_5_accuracy']",
+		"optimizer=SGD, loss=['categorical_crossentropy', mse], loss_weights=[1, 0.25]",
+		"optimizer=SGD, loss={'cls': 'categorical_crossentropy', 'reg': 'mae'}, loss_weights={'reg': 1e-3}",
 	};
 	char		buf[512];
 	char		tiny[24];
@@ -722,6 +824,7 @@ main(void)
 		cmocka_unit_test(test_compile_madlib_examples),
 		cmocka_unit_test(test_compile_forms),
 		cmocka_unit_test(test_compile_errors),
+		cmocka_unit_test(test_compile_outputs),
 		cmocka_unit_test(test_fit),
 		cmocka_unit_test(test_fit_errors),
 		cmocka_unit_test(test_fit_initial_epoch),

@@ -106,6 +106,7 @@ part_window(void *arg, const int64_t *order, int k, DlRows *runs, DlError *err)
 	{
 		const DlBlock *b = &p->blocks[order[j]];
 
+		memset(&runs[j], 0, sizeof(DlRows));
 		runs[j].n = b->n;
 		runs[j].y_width = CLASSES;
 		runs[j].x = p->x + b->start * WIDTH;

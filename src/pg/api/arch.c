@@ -3,13 +3,15 @@
  * arch.c
  *	  SQL functions over Keras architectures and flat model weights.
  *
- * The JSON is parsed by the engine (dl_keras_parse); this file only turns
+ * The JSON is parsed by the engine (dl_keras_parse_multi_io: any graph,
+ * several inputs and outputs included); this file only turns
  * the resulting DlModelSpec into SQL values and engine errors into
  * ereports.  Every function here allocates in CurrentMemoryContext, so an
  * ERROR frees everything.
  *
  *	 _validate_arch(json, bytea)    parse, check weights, return P
  *	 _arch_info(json)               input/output shapes, P, fingerprint
+ *	 _arch_io(json)                 each input and output: name, shape
  *	 keras_model_summary(json)      one row per layer, like model.summary()
  *	 weights_to_array(bytea)        flat little-endian float32 -> real[]
  *	 weights_from_array(real[])     real[] -> flat little-endian float32
@@ -57,10 +59,10 @@ parse_arch(text *arch, DlAllocator *alloc)
 	DlStatus	st;
 
 	dl_error_clear(&err);
-	st = dl_keras_parse(VARDATA_ANY(arch), VARSIZE_ANY_EXHDR(arch), alloc, &spec, &err);
+	st = dl_keras_parse_multi_io(VARDATA_ANY(arch), VARSIZE_ANY_EXHDR(arch), alloc, &spec, &err);
 	dl_pg_check(st, &err);
 	if (spec == NULL)
-		elog(ERROR, "dl_keras_parse returned DL_OK without a spec");
+		elog(ERROR, "dl_keras_parse_multi_io returned DL_OK without a spec");
 	return spec;
 }
 
@@ -232,6 +234,45 @@ madlib_dl__arch_info(PG_FUNCTION_ARGS)
 	values[5] = Int64GetDatum((int64) dl_model_spec_fingerprint(spec));
 	dl_model_spec_free(spec, &alloc);
 	PG_RETURN_DATUM(HeapTupleGetDatum(heap_form_tuple(tupdesc, values, nulls)));
+}
+
+/*
+ * _arch_io(model_arch json) RETURNS TABLE (io text, position integer,
+ *     name text, shape integer[])
+ *
+ * The model's inputs ('input', their InputLayers' names) and outputs
+ * ('output', their layers' names) in the model's order (position
+ * 0-based), each with its shape per sample.  STRICT in SQL.
+ */
+PG_FUNCTION_INFO_V1(madlib_dl__arch_io);
+Datum
+madlib_dl__arch_io(PG_FUNCTION_ARGS)
+{
+	ReturnSetInfo *rsinfo = (ReturnSetInfo *) fcinfo->resultinfo;
+	DlAllocator alloc = dl_pg_allocator(CurrentMemoryContext);
+	DlModelSpec *spec;
+
+	InitMaterializedSRF(fcinfo, 0);
+	if (rsinfo->setDesc->natts != 4)
+		elog(ERROR, "_arch_io must return 4 columns, is declared with %d", rsinfo->setDesc->natts);
+	spec = parse_arch(PG_GETARG_TEXT_PP(0), &alloc);
+	for (int i = 0; i < spec->n_inputs + spec->n_outputs; i++)
+	{
+		bool		in = i < spec->n_inputs;
+		int			k = in ? i : i - spec->n_inputs;
+		Datum		values[4];
+		bool		nulls[4] = {false, false, false, false};
+
+		values[0] = CStringGetTextDatum(in ? "input" : "output");
+		values[1] = Int32GetDatum(k);
+		values[2] = CStringGetTextDatum(in ? spec->input_names[k] :
+										spec->layers[spec->outputs[k]].name);
+		values[3] = PointerGetDatum(shape_to_array(in ? &spec->input_shapes[k] :
+												   &spec->output_shapes[k]));
+		tuplestore_putvalues(rsinfo->setResult, rsinfo->setDesc, values, nulls);
+	}
+	dl_model_spec_free(spec, &alloc);
+	return (Datum) 0;
 }
 
 /*

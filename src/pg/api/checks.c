@@ -47,6 +47,7 @@ madlib_dl__check_params(PG_FUNCTION_ARGS)
 	bool		nulls[5] = {false, false, false, false, false};
 	char	   *compile;
 	char	   *fitp;
+	char		loss_name[DL_MAX_IO * (DL_NAME_MAX + 48)];
 
 	if (PG_ARGISNULL(0))
 		ereport(ERROR,
@@ -61,7 +62,7 @@ madlib_dl__check_params(PG_FUNCTION_ARGS)
 	if (get_call_result_type(fcinfo, NULL, &tupdesc) != TYPEFUNC_COMPOSITE)
 		elog(ERROR, "madlib_dl: _check_params must return a composite type");
 
-	values[0] = CStringGetTextDatum(dl_loss_name(cp.loss));
+	values[0] = CStringGetTextDatum(dl_compile_params_loss_name(&cp, loss_name, sizeof(loss_name)));
 	if (cp.metric != DL_METRIC_NONE)
 	{
 		char		name[32];
@@ -100,6 +101,46 @@ madlib_dl__check_input_shape(PG_FUNCTION_ARGS)
 	m = dl_pg_model_parse(arch, strlen(arch), NULL, NULL, CurrentMemoryContext);
 	dl_pg_model_check_input(m, PG_GETARG_ARRAYTYPE_P(1),
 							PG_ARGISNULL(2) ? NULL : PG_GETARG_ARRAYTYPE_P(2));
+	dl_pg_model_free(m);
+	PG_RETURN_VOID();
+}
+
+PG_FUNCTION_INFO_V1(madlib_dl__check_var_shape);
+
+/*
+ * madlib_dl._check_var_shape(model_arch json, output boolean, k integer,
+ *     shape integer[], what text) RETURNS void: the shape {n, dims...} of
+ * variable what (a column of a packed table) against input k (output
+ * false) or output k of the architecture, as dl_pg_model_check_io; no
+ * model is built.  22023 for k out of range.
+ */
+Datum
+madlib_dl__check_var_shape(PG_FUNCTION_ARGS)
+{
+	char	   *arch;
+	char	   *what;
+	DlPgModel  *m;
+	bool		output;
+	int32		k;
+
+	for (int i = 0; i < 5; i++)
+		if (PG_ARGISNULL(i))
+			ereport(ERROR,
+					(errcode(ERRCODE_NULL_VALUE_NOT_ALLOWED),
+					 errmsg("the arguments of _check_var_shape must not be NULL")));
+	arch = text_to_cstring(PG_GETARG_TEXT_PP(0));
+	output = PG_GETARG_BOOL(1);
+	k = PG_GETARG_INT32(2);
+	what = text_to_cstring(PG_GETARG_TEXT_PP(4));
+	m = dl_pg_model_parse(arch, strlen(arch), NULL, NULL, CurrentMemoryContext);
+	if (k < 0 || k >= (output ? m->spec->n_outputs : m->spec->n_inputs))
+		ereport(ERROR,
+				(errcode(ERRCODE_INVALID_PARAMETER_VALUE),
+				 errmsg("the model has no %s %d", output ? "output" : "input", k),
+				 errhint("The model has %d inputs and %d outputs.", m->spec->n_inputs,
+						 m->spec->n_outputs)));
+	dl_pg_model_check_io(m, output ? -1 : k, PG_GETARG_ARRAYTYPE_P(3), psprintf("\"%s\"", what),
+						 output ? k : -1, PG_GETARG_ARRAYTYPE_P(3), psprintf("\"%s\"", what));
 	dl_pg_model_free(m);
 	PG_RETURN_VOID();
 }

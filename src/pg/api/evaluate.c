@@ -48,6 +48,7 @@
 #include "pg_limits.h"
 #include "pg_model.h"
 #include "pg_util.h"
+#include "segments.h"
 
 /* Mini-batch size of the forward passes; any value gives the same sums. */
 #define EVAL_BATCH_SIZE 1024
@@ -69,6 +70,7 @@ typedef struct EvalState
 	DlBatchStats stats;
 	double		seconds;
 	bool		has_metric;		/* compile_params name a metric */
+	int			n_out;			/* outputs of a model of several; else 0 */
 } EvalState;
 
 /*
@@ -147,6 +149,28 @@ eval_model(FunctionCallInfo fcinfo)
 }
 
 /*
+ * Output k's labels of n examples from its packed value y: decoded, and
+ * one-hot rows turned into class indexes when its loss is sparse.
+ */
+static const float *
+eval_labels(EvalModel *em, int k, bytea *y, int64 n)
+{
+	int64		K = dl_pg_model_output_width_k(em->m, k);
+	DlLossKind	loss = em->cfg.outputs != NULL ? em->cfg.outputs[k].loss : em->cfg.loss;
+	float	   *v = dl_pg_decode_y(y, n, K, CurrentMemoryContext);
+
+	if (dl_loss_y_width(loss, K) != K)
+	{
+		/* n * 4 bytes is below the y buffer's n * K * 2 bytes + 2 */
+		float	   *idx = palloc(sizeof(float) * (n > 0 ? n : 1));
+
+		one_hot_to_index(idx, v, n, K);
+		return idx;
+	}
+	return v;
+}
+
+/*
  * Add the loss and metric of buffer (arguments 4..8: buffer_id, dep,
  * indep, dep_shape, indep_shape) to stats, decoded in the current memory
  * context (the aggregate's per-row one).
@@ -198,19 +222,67 @@ eval_buffer(FunctionCallInfo fcinfo, EvalModel *em, DlBatchStats *stats)
 	}
 }
 
-PG_FUNCTION_INFO_V1(madlib_dl__evaluate_transition);
+/*
+ * Add the loss and metric of a buffer of several variables (arguments
+ * 4..: buffer_id, n_x, then each variable and its shape, dl_gp_row_vars)
+ * to stats: one variable per model input and output, each of its shape.
+ */
+static void
+eval_buffer_io(FunctionCallInfo fcinfo, EvalModel *em, DlBatchStats *stats)
+{
+	const DlModelSpec *spec = em->m->spec;
+	int32		buffer_id = PG_ARGISNULL(4) ? -1 : PG_GETARG_INT32(4);
+	Datum		vals[DL_SEG_MAX_VARS];
+	ArrayType  *shapes[DL_SEG_MAX_VARS];
+	const float *xs[DL_MAX_IO];
+	const float *ys[DL_MAX_IO];
+	int			n_x;
+	int			n_y;
+	int64		n = -1;
+	DlError		err;
+
+	dl_gp_row_vars(fcinfo, 5, &n_x, &n_y, vals, shapes);
+	if (n_x != spec->n_inputs || n_y != spec->n_outputs)
+		ereport(ERROR,
+				(errcode(ERRCODE_DATA_EXCEPTION),
+				 errmsg("buffer %d has %d independent and %d dependent variables, the model has %d inputs and %d outputs",
+						buffer_id, n_x, n_y, spec->n_inputs, spec->n_outputs),
+				 errhint("Evaluate on a table preprocessed with one variable per model input and output.")));
+	for (int i = 0; i < n_x + n_y; i++)
+	{
+		bool		y = i >= n_x;
+		int			k = y ? i - n_x : i;
+		int64		d[DL_MAX_RANK + 1];
+
+		dl_pg_model_check_io(em->m, y ? -1 : k, shapes[i], "the test table", y ? k : -1,
+							 shapes[i], "the test table");
+		(void) dl_pg_read_shape(shapes[i], d, DL_MAX_RANK + 1, "variable shape");
+		if (n >= 0 && d[0] != n)
+			ereport(ERROR,
+					(errcode(ERRCODE_DATA_EXCEPTION),
+					 errmsg("buffer %d has " INT64_FORMAT " examples of one variable and " INT64_FORMAT " of another",
+							buffer_id, n, d[0]),
+					 errhint("Preprocess the test table again with validation_preprocessor_dl.")));
+		n = d[0];
+		if (!y)
+			xs[k] = dl_pg_decode_x(DatumGetByteaPP(vals[i]), n, dl_pg_model_input_size_k(em->m, k),
+								   CurrentMemoryContext);
+		else
+			ys[k] = eval_labels(em, k, DatumGetByteaPP(vals[i]), n);
+	}
+	if (n > 0)
+	{
+		dl_error_clear(&err);
+		dl_pg_check(dl_model_evaluate_io(em->m->model, &em->cfg, xs, ys, n, stats, &err), &err);
+	}
+}
 
 /*
- * madlib_dl._evaluate_transition(state internal, model_arch json,
- *     model_weights bytea, compile_params text, buffer_id int, dep bytea,
- *     indep bytea, dep_shape int[], indep_shape int[]) RETURNS internal
- *
- * Add one buffer's loss and metric sums.  Every buffer's shapes are
- * checked against the architecture (ERROR 22000 naming both); NULLs are
- * ERROR 22004.
+ * The transition of _evaluate_segment (io false: one variable of each
+ * kind, arguments 5..8) or of _evaluate_segment_io (several).
  */
-Datum
-madlib_dl__evaluate_transition(PG_FUNCTION_ARGS)
+static Datum
+evaluate_transition(FunctionCallInfo fcinfo, bool io)
 {
 	MemoryContext aggcxt;
 	EvalState  *st = PG_ARGISNULL(0) ? NULL : (EvalState *) PG_GETARG_POINTER(0);
@@ -229,10 +301,54 @@ madlib_dl__evaluate_transition(PG_FUNCTION_ARGS)
 	{
 		st = MemoryContextAllocZero(aggcxt, sizeof(EvalState));
 		st->has_metric = em->cfg.metric != DL_METRIC_NONE;
+		st->n_out = em->m->spec->n_outputs > 1 ? em->m->spec->n_outputs : 0;
 	}
-	eval_buffer(fcinfo, em, &st->stats);
+	if (io)
+		eval_buffer_io(fcinfo, em, &st->stats);
+	else if (em->m->spec->n_inputs == 1 && em->m->spec->n_outputs == 1)
+		eval_buffer(fcinfo, em, &st->stats);
+	else
+		ereport(ERROR,
+				(errcode(ERRCODE_DATA_EXCEPTION),
+				 errmsg("the model has %d inputs and %d outputs, the test table one variable of each",
+						em->m->spec->n_inputs, em->m->spec->n_outputs),
+				 errhint("Evaluate on a table preprocessed with one variable per model input and output.")));
 	st->seconds += dl_pg_seconds_since(start);
 	PG_RETURN_POINTER(st);
+}
+
+PG_FUNCTION_INFO_V1(madlib_dl__evaluate_transition);
+
+/*
+ * madlib_dl._evaluate_transition(state internal, model_arch json,
+ *     model_weights bytea, compile_params text, buffer_id int, dep bytea,
+ *     indep bytea, dep_shape int[], indep_shape int[]) RETURNS internal
+ *
+ * Add one buffer's loss and metric sums.  Every buffer's shapes are
+ * checked against the architecture (ERROR 22000 naming both); NULLs are
+ * ERROR 22004.
+ */
+Datum
+madlib_dl__evaluate_transition(PG_FUNCTION_ARGS)
+{
+	return evaluate_transition(fcinfo, false);
+}
+
+PG_FUNCTION_INFO_V1(madlib_dl__evaluate_transition_io);
+
+/*
+ * madlib_dl._evaluate_transition_io(state internal, model_arch json,
+ *     model_weights bytea, compile_params text, buffer_id int, n_x int,
+ *     VARIADIC "any") RETURNS internal
+ *
+ * _evaluate_transition for a buffer of several variables: n_x
+ * independent ones, then the dependent ones, each a bytea and its
+ * int[] shape, one per model input and output.
+ */
+Datum
+madlib_dl__evaluate_transition_io(PG_FUNCTION_ARGS)
+{
+	return evaluate_transition(fcinfo, true);
 }
 
 PG_FUNCTION_INFO_V1(madlib_dl__evaluate_final);
@@ -249,16 +365,19 @@ madlib_dl__evaluate_final(PG_FUNCTION_ARGS)
 {
 	EvalState  *st = PG_ARGISNULL(0) ? NULL : (EvalState *) PG_GETARG_POINTER(0);
 	TupleDesc	tupdesc;
-	Datum		values[6] = {0};
-	bool		nulls[6] = {true, false, false, false, false, true};
+	Datum		values[8] = {0};
+	bool		nulls[8] = {true, false, false, false, false, true, true, true};
 
 	if (!AggCheckCallContext(fcinfo, NULL))
 		ereport(ERROR,
 				(errcode(ERRCODE_FEATURE_NOT_SUPPORTED),
 				 errmsg("_evaluate_final must be called as an aggregate support function"),
 				 errhint("Call the aggregate _evaluate_segment.")));
-	if (get_call_result_type(fcinfo, NULL, &tupdesc) != TYPEFUNC_COMPOSITE || tupdesc->natts != 6)
+	if (get_call_result_type(fcinfo, NULL, &tupdesc) != TYPEFUNC_COMPOSITE || tupdesc->natts != 8)
 		elog(ERROR, "madlib_dl: _evaluate_final must return madlib_dl._step_result");
+	if (st != NULL)
+		dl_seg_output_sums(st->n_out, st->stats.output_loss_sum, st->stats.output_metric_sum,
+						   values + 6, nulls + 6);
 	values[1] = Float8GetDatum(st != NULL ? st->stats.loss_sum : 0.0);
 	values[2] = Float8GetDatum(st != NULL ? st->stats.metric_sum : 0.0);
 	values[3] = Int64GetDatum(st != NULL ? st->stats.n : 0);

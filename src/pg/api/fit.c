@@ -139,7 +139,8 @@ fit_build(FitRun *r, MemoryContext cxt)
 	dl_pg_check(dl_blob_size(r->model->model, &r->state_size, &err), &err);
 	dl_pg_check(dl_avg_begin(&r->avg, r->model->model, &r->alloc, &err), &err);	/* freed with cxt */
 	r->has_metric = r->model->compile.metric != DL_METRIC_NONE;
-	dl_pg_history_init(&r->history, dl_limits_metric_points(job->num_iterations, job->freq));
+	dl_pg_history_init(&r->history, dl_limits_metric_points(job->num_iterations, job->freq),
+					   r->model->spec->n_outputs);
 
 	r->rounds = job->averaging_period > 0 || job->lr_scaling != DL_PG_LR_SCALING_NONE;
 	r->visit = palloc0(sizeof(DlVisitRound) * job->nseg);
@@ -421,10 +422,10 @@ static Datum
 fit_result(FitRun *r, FunctionCallInfo fcinfo)
 {
 	TupleDesc	tupdesc;
-	Datum		values[8];
-	bool		nulls[8];
+	Datum		values[12];
+	bool		nulls[12];
 
-	if (get_call_result_type(fcinfo, NULL, &tupdesc) != TYPEFUNC_COMPOSITE || tupdesc->natts != 8)
+	if (get_call_result_type(fcinfo, NULL, &tupdesc) != TYPEFUNC_COMPOSITE || tupdesc->natts != 12)
 		elog(ERROR, "madlib_dl: _fit_run must return madlib_dl._fit_result");
 	values[0] = PointerGetDatum(dl_pg_model_get_weights(r->model));
 	nulls[0] = false;
@@ -432,6 +433,8 @@ fit_result(FitRun *r, FunctionCallInfo fcinfo)
 						  values + 1, nulls + 1);
 	values[7] = Int32GetDatum(r->launched);
 	nulls[7] = false;
+	dl_pg_history_output_columns(&r->history, r->has_metric, OidIsValid(r->job.validation),
+								 values + 8, nulls + 8);
 	tupdesc = BlessTupleDesc(tupdesc);
 	return HeapTupleGetDatum(heap_form_tuple(tupdesc, values, nulls));
 }

@@ -93,8 +93,8 @@ dl_fm_describe(FmRun *r, MemoryContext cxt, int64 n_points)
 		fm->has_metric = m->compile.metric != DL_METRIC_NONE;
 		fm->higher_is_better = fm->has_metric && fm->metric != DL_METRIC_MAE &&
 			fm->metric != DL_METRIC_MSE;
+		dl_pg_history_init(&fm->history, n_points, m->spec->n_outputs);
 		dl_pg_model_free(m);
-		dl_pg_history_init(&fm->history, n_points);
 	}
 }
 
@@ -519,8 +519,8 @@ fm_result_rows(FmRun *r, bytea **weights, ReturnSetInfo *rsinfo)
 	for (int k = 0; k < r->K; k++)
 	{
 		FmModel    *fm = &r->models[k];
-		Datum		values[13];
-		bool		nulls[13];
+		Datum		values[17];
+		bool		nulls[17];
 
 		memset(nulls, 0, sizeof(nulls));
 		values[0] = Int32GetDatum(fm->mst_key);
@@ -531,6 +531,8 @@ fm_result_rows(FmRun *r, bytea **weights, ReturnSetInfo *rsinfo)
 		values[10] = Int32GetDatum(r->launched);
 		values[11] = Float8GetDatum(fm->train_seconds);
 		values[12] = Float8GetDatum(Max(fm->finished_at - fm->train_seconds, 0.0));
+		dl_pg_history_output_columns(&fm->history, fm->has_metric, r->has_val, values + 13,
+									 nulls + 13);
 		tuplestore_putvalues(rsinfo->setResult, rsinfo->setDesc, values, nulls);
 	}
 }
@@ -565,7 +567,7 @@ madlib_dl__fit_multiple_run(PG_FUNCTION_ARGS)
 	r.has_val = OidIsValid(r.job.validation);
 	dl_pg_job_check_memory(&r.job, DL_PG_JOB_FIT_MULTIPLE);
 	InitMaterializedSRF(fcinfo, 0);
-	if (rsinfo->setDesc->natts != 13)
+	if (rsinfo->setDesc->natts != 17)
 		elog(ERROR, "madlib_dl: _fit_multiple_run must return madlib_dl._fit_multiple_result");
 	INSTR_TIME_SET_CURRENT(r.start);
 	dl_pg_set_blas_threads();

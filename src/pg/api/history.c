@@ -10,17 +10,29 @@
  */
 #include "postgres.h"
 
+#include "catalog/pg_type.h"
+#include "utils/array.h"
 #include "utils/memutils.h"
 
 #include "history.h"
 #include "pg_util.h"
 
 void
-dl_pg_history_init(DlPgHistory *h, int64 n_points)
+dl_pg_history_init(DlPgHistory *h, int64 n_points, int n_out)
 {
 	Size		n = (Size) Max(n_points, 1);
 
 	memset(h, 0, sizeof(*h));
+	if (n_out > 1)
+	{
+		Size		bytes = mul_size(mul_size(n, n_out), sizeof(double));
+
+		h->n_out = n_out;
+		h->out.train_loss = MemoryContextAllocHuge(CurrentMemoryContext, bytes);
+		h->out.train_metric = MemoryContextAllocHuge(CurrentMemoryContext, bytes);
+		h->out.val_loss = MemoryContextAllocHuge(CurrentMemoryContext, bytes);
+		h->out.val_metric = MemoryContextAllocHuge(CurrentMemoryContext, bytes);
+	}
 	h->cap = n_points;
 	h->train_loss = MemoryContextAllocHuge(CurrentMemoryContext, mul_size(n, sizeof(double)));
 	h->train_metric = MemoryContextAllocHuge(CurrentMemoryContext, mul_size(n, sizeof(double)));
@@ -39,6 +51,14 @@ dl_pg_eval_sums_add(DlPgEvalSums *sums, const DlSegStats *st)
 	sums->val_loss += st->val_loss_sum;
 	sums->val_metric += st->val_metric_sum;
 	sums->val_n += st->val_n;
+	sums->n_out = Max(sums->n_out, st->n_out);
+	for (int k = 0; k < st->n_out; k++)
+	{
+		sums->train_out_loss[k] += st->train_out_loss[k];
+		sums->train_out_metric[k] += st->train_out_metric[k];
+		sums->val_out_loss[k] += st->val_out_loss[k];
+		sums->val_out_metric[k] += st->val_out_metric[k];
+	}
 }
 
 int
@@ -54,6 +74,13 @@ dl_pg_history_add(DlPgHistory *h, int it, const DlPgEvalSums *sums, double elaps
 	h->val_loss[j] = dl_pg_ratio(sums->val_loss, sums->val_n);
 	h->val_metric[j] = dl_pg_ratio(sums->val_metric, sums->val_n);
 	h->elapsed[j] = elapsed;
+	for (int k = 0; k < h->n_out; k++)
+	{
+		h->out.train_loss[j * h->n_out + k] = dl_pg_ratio(sums->train_out_loss[k], sums->train_n);
+		h->out.train_metric[j * h->n_out + k] = dl_pg_ratio(sums->train_out_metric[k], sums->train_n);
+		h->out.val_loss[j * h->n_out + k] = dl_pg_ratio(sums->val_out_loss[k], sums->val_n);
+		h->out.val_metric[j * h->n_out + k] = dl_pg_ratio(sums->val_out_metric[k], sums->val_n);
+	}
 	h->n++;
 	return j;
 }
@@ -80,4 +107,36 @@ dl_pg_history_columns(const DlPgHistory *h, bool has_metric, bool has_val, Datum
 		nulls[2] = nulls[3] = true;
 	values[4] = PointerGetDatum(dl_pg_int4_array(h->iters, NULL, h->n));
 	values[5] = PointerGetDatum(dl_pg_float8_array(h->elapsed, h->n));
+}
+
+/* A two-dimensional float8 array of rows x cols values v. */
+static ArrayType *
+float8_matrix(const double *v, int rows, int cols)
+{
+	Datum	   *d = palloc(sizeof(Datum) * Max(rows * cols, 1));
+	int			dims[2] = {rows, cols};
+	int			lbs[2] = {1, 1};
+
+	for (int i = 0; i < rows * cols; i++)
+		d[i] = Float8GetDatum(v[i]);
+	if (rows == 0)
+		return construct_empty_array(FLOAT8OID);
+	return construct_md_array(d, NULL, 2, dims, lbs, FLOAT8OID, sizeof(float8), FLOAT8PASSBYVAL,
+							  TYPALIGN_DOUBLE);
+}
+
+void
+dl_pg_history_output_columns(const DlPgHistory *h, bool has_metric, bool has_val, Datum *values,
+							 bool *nulls)
+{
+	const double *series[4] = {h->out.train_loss, h->out.train_metric, h->out.val_loss,
+	h->out.val_metric};
+	bool		present[4] = {true, has_metric, has_val, has_val && has_metric};
+
+	for (int c = 0; c < 4; c++)
+	{
+		nulls[c] = h->n_out == 0 || !present[c];
+		values[c] = nulls[c] ? (Datum) 0 :
+			PointerGetDatum(float8_matrix(series[c], h->n, h->n_out));
+	}
 }

@@ -25,7 +25,21 @@ typedef struct DlPgEvalSums
 	double		val_loss;
 	double		val_metric;
 	int64		val_n;
+	int			n_out;			/* a model of several outputs: each one's sums */
+	double		train_out_loss[DL_MAX_IO];
+	double		train_out_metric[DL_MAX_IO];
+	double		val_out_loss[DL_MAX_IO];
+	double		val_out_metric[DL_MAX_IO];
 } DlPgEvalSums;
+
+/* Per-output series of a model of several outputs: (cap, n_out) means. */
+typedef struct DlPgOutputHistory
+{
+	double	   *train_loss;
+	double	   *train_metric;
+	double	   *val_loss;
+	double	   *val_metric;
+} DlPgOutputHistory;
 
 typedef struct DlPgHistory
 {
@@ -37,13 +51,16 @@ typedef struct DlPgHistory
 	double	   *val_metric;
 	int32	   *iters;			/* (cap) the iteration of each entry */
 	double	   *elapsed;		/* (cap) seconds since the start */
+	int			n_out;			/* outputs of a model of several; else 0 */
+	DlPgOutputHistory out;		/* when n_out > 0 */
 } DlPgHistory;
 
 /*
  * Room for n_points entries (dl_limits_metric_points; the job's memory
- * check bounded it) in the current memory context.
+ * check bounded it) in the current memory context, for a model of n_out
+ * outputs (each one's series too when n_out > 1).
  */
-void		dl_pg_history_init(DlPgHistory *h, int64 n_points);
+void		dl_pg_history_init(DlPgHistory *h, int64 n_points, int n_out);
 
 /* Add a segment's EVAL statistics to sums. */
 void		dl_pg_eval_sums_add(DlPgEvalSums *sums, const DlSegStats *st);
@@ -60,5 +77,16 @@ int			dl_pg_history_add(DlPgHistory *h, int it, const DlPgEvalSums *sums, double
  */
 void		dl_pg_history_columns(const DlPgHistory *h, bool has_metric, bool has_val,
 								  Datum *values, bool *nulls);
+
+/*
+ * The four per-output result columns output_training_loss,
+ * output_training_metrics, output_validation_loss and
+ * output_validation_metrics: two-dimensional arrays, one row per metrics
+ * point and one column per output; NULL for a model of one output, the
+ * metric ones without a metric, the validation ones without a validation
+ * table.
+ */
+void		dl_pg_history_output_columns(const DlPgHistory *h, bool has_metric, bool has_val,
+										 Datum *values, bool *nulls);
 
 #endif							/* DL_PG_HISTORY_H */

@@ -261,14 +261,22 @@ dl_pg_job_read(HeapTupleHeader job, int max_models, DlPgTrainJob *out)
 
 	memset(out, 0, sizeof(*out));
 	out->source = DatumGetObjectId(field(job, "source"));
-	out->x_col = text_field(job, "x_col");
-	out->y_col = text_field(job, "y_col");
+	dl_seg_vars_from_arrays(DatumGetArrayTypeP(field(job, "x_cols")),
+							DatumGetArrayTypeP(field(job, "y_cols")), &out->vars,
+							"x_cols of the training job", "y_cols of the training job");
 	d = field_or_null(job, "validation", &isnull);
 	if (!isnull)
 	{
 		out->validation = DatumGetObjectId(d);
-		out->val_x_col = text_field(job, "val_x_col");
-		out->val_y_col = text_field(job, "val_y_col");
+		dl_seg_vars_from_arrays(DatumGetArrayTypeP(field(job, "val_x_cols")),
+								DatumGetArrayTypeP(field(job, "val_y_cols")), &out->val_vars,
+								"val_x_cols of the training job", "val_y_cols of the training job");
+		if (out->val_vars.n_x != out->vars.n_x || out->val_vars.n_y != out->vars.n_y)
+			ereport(ERROR,
+					(errcode(ERRCODE_INVALID_PARAMETER_VALUE),
+					 errmsg("the validation table of the training job has %d independent and %d dependent variables, the training table %d and %d",
+							out->val_vars.n_x, out->val_vars.n_y, out->vars.n_x, out->vars.n_y),
+					 errhint("Preprocess the validation data with the variables of the training data.")));
 	}
 	read_models(job, max_models, out);
 	out->num_iterations = DatumGetInt32(field(job, "num_iterations"));
@@ -310,11 +318,9 @@ dl_pg_job_setup(const DlPgTrainJob *job, DlSegModelDef *defs, DlSegSetup *setup)
 	setup->caching = job->caching;
 	setup->cluster = job->cluster;
 	setup->source = job->source;
-	setup->x_col = job->x_col;
-	setup->y_col = job->y_col;
+	setup->vars = job->vars;
 	setup->validation = job->validation;
-	setup->val_x_col = job->val_x_col;
-	setup->val_y_col = job->val_y_col;
+	setup->val_vars = job->val_vars;
 	setup->nseg = job->nseg;
 	setup->n_models = job->n_models;
 	setup->models = defs;

@@ -36,11 +36,9 @@ typedef enum DlPgLrScaling
 typedef struct DlPgTrainJob
 {
 	Oid			source;			/* packed training table */
-	char	   *x_col;
-	char	   *y_col;
+	DlSegVars	vars;			/* its variables: x_cols, y_cols */
 	Oid			validation;		/* packed validation table, or InvalidOid */
-	char	   *val_x_col;
-	char	   *val_y_col;
+	DlSegVars	val_vars;		/* its variables: val_x_cols, val_y_cols */
 	int			n_models;		/* K: 1 for fit */
 	int32	   *mst_keys;		/* (K) distinct */
 	char	  **archs;			/* (K) Keras JSON */

@@ -72,7 +72,8 @@ engine_check(const char *s, bool compile, const char *context, bool canon)
 	if (canon)
 	{
 		/* a class_weight entry takes at most "1023: 3.40282347e+38, " */
-		size_t		len = MS_CANON_LEN + (compile ? 0 : (size_t) fp.n_class_weight * 24);
+		size_t		len = MS_CANON_LEN + (compile ? (size_t) 2 * DL_MAX_IO * (DL_NAME_MAX + 64) :
+									 (size_t) fp.n_class_weight * 24);
 
 		buf = palloc(len);
 		st = compile ? dl_compile_params_format(&cp, buf, len, &err)

@@ -40,6 +40,7 @@
 #include <math.h>
 
 #include "catalog/pg_type.h"
+#include "access/htup_details.h"
 #include "executor/executor.h"
 #include "fmgr.h"
 #include "funcapi.h"
@@ -47,6 +48,7 @@
 #include "miscadmin.h"
 #include "utils/array.h"
 #include "utils/builtins.h"
+#include "utils/typcache.h"
 
 #include "madlib_dl/dl_model.h"
 
@@ -159,35 +161,43 @@ copy_features(float *x, Datum arr_datum, bool arr_null, const DlShape *in, int64
 }
 
 /*
- * The state of one call site of _predict_batch, for the whole query
- * (fn_extra, in per-query memory).
+ * The state of one call site of _predict_batch (or _predict_batch_io),
+ * for the whole query (fn_extra, in per-query memory).
  */
 typedef struct PredictState
 {
 	MemoryContext cxt;			/* owns this, the model and the buffers */
 	MemoryContext batch_cxt;	/* the batch's ids */
 	DlPgModel  *m;
-	int64		in_size;
-	int64		K;
-	int64		max_rank;		/* ranks returned per row: 1..K */
+	bool		io;				/* _predict_batch_io: features are a record of
+								 * one array per input, result rows name
+								 * their output */
+	int			n_in;
+	int			n_out;
+	int64		in_size[DL_MAX_IO];
+	int64		K[DL_MAX_IO];
+	int64		max_rank[DL_MAX_IO];	/* ranks returned per row and output: 1..K */
 	int64		rows_per_batch;
 	double		nc;
-	char	   *feature_col;	/* for messages */
-	Size		sizes[2];		/* of model_arch and model_weights as the first
-								 * row gave them: every row must give the same */
+	char	   *feature_col[DL_MAX_IO]; /* for messages */
+	Size		sizes[3];		/* of model_arch, model_weights and the feature
+								 * columns as the first row gave them: every
+								 * row must give the same */
 	int32		batch_size;
 	int32		max_rank_given; /* max_rank as given (NULL: PG_INT32_MAX) */
 	TupleDesc	desc;			/* of the result rows, blessed */
 	bool		callback_set;	/* the rescan callback is registered */
 	/* the batch */
-	float	   *x;				/* (rows_per_batch, in_size) */
+	float	   *x[DL_MAX_IO];	/* (rows_per_batch, in_size[k]) */
 	char	  **ids;			/* (rows_per_batch); NULL for a NULL id */
 	int64		n;
 	/* its outputs, being returned */
-	float	   *out;			/* (rows_per_batch, K) */
-	int32	   *order;			/* (K) the classes of row emit_row, by rank */
+	float	   *out[DL_MAX_IO]; /* (rows_per_batch, K[k]) */
+	int32	   *order;			/* (the largest K) the classes of (emit_row,
+								 * emit_out), by rank */
 	bool		emitting;
 	int64		emit_row;
+	int			emit_out;
 	int64		emit_rank;
 } PredictState;
 
@@ -230,19 +240,32 @@ predict_model(PredictState *ps, text *arch, int32 batch_size)
 	char	   *arch_s = text_to_cstring(arch);
 	DlPgJobModel jm = {arch_s, NULL, NULL, "the model"};
 	DlPgJob		job = {DL_PG_JOB_PREDICT, 1, &jm, 0, 0, 0, 0};
+	const DlModelSpec *spec;
+	int64		row = 0;
 
 	ps->m = dl_pg_model_parse(VARDATA_ANY(arch), VARSIZE_ANY_EXHDR(arch), NULL, NULL, ps->cxt);
-	ps->in_size = dl_pg_model_input_size(ps->m);
-	ps->K = dl_pg_model_output_width(ps->m);
-	if (ps->in_size < 1 || ps->K < 1 || ps->K > (int64) (MaxAllocSize / sizeof(Datum)))
+	spec = ps->m->spec;
+	ps->n_in = spec->n_inputs;
+	ps->n_out = spec->n_outputs;
+	for (int k = 0; k < ps->n_in; k++)
+		row += ps->in_size[k] = dl_pg_model_input_size_k(ps->m, k);
+	for (int k = 0; k < ps->n_out; k++)
+	{
+		ps->K[k] = dl_pg_model_output_width_k(ps->m, k);
+		if (ps->K[k] < 1 || ps->K[k] > (int64) (MaxAllocSize / sizeof(Datum)))
+			ereport(ERROR,
+					(errcode(ERRCODE_PROGRAM_LIMIT_EXCEEDED),
+					 errmsg("model has output width " INT64_FORMAT, ps->K[k]),
+					 errhint("Predict with a model of at most %d outputs.",
+							 (int) (MaxAllocSize / sizeof(Datum)))));
+	}
+	if (row < 1)
 		ereport(ERROR,
 				(errcode(ERRCODE_PROGRAM_LIMIT_EXCEEDED),
-				 errmsg("model has input size " INT64_FORMAT " and output width " INT64_FORMAT,
-						ps->in_size, ps->K),
-				 errhint("Predict with a model of at most %d outputs.",
-						 (int) (MaxAllocSize / sizeof(Datum)))));
-	/* in_size * 4 bytes fits easily: the engine bounds shapes far below 2^62 */
-	ps->rows_per_batch = Min((int64) batch_size, Max((int64) 1, PREDICT_BATCH_BYTES / (ps->in_size * 4)));
+				 errmsg("model has input size " INT64_FORMAT, row),
+				 errhint("Predict with a model that reads its inputs.")));
+	/* row * 4 bytes fits easily: the engine bounds shapes far below 2^62 */
+	ps->rows_per_batch = Min((int64) batch_size, Max((int64) 1, PREDICT_BATCH_BYTES / (row * 4)));
 	/* the memory check, before the model is built */
 	job.batch_size = ps->rows_per_batch;
 	(void) dl_limits_check_job(&job);
@@ -251,19 +274,89 @@ predict_model(PredictState *ps, text *arch, int32 batch_size)
 }
 
 /*
+ * The feature column names of argument 4: feature_col (text) for
+ * _predict_batch, feature_cols (text[], one per model input) for
+ * _predict_batch_io.
+ */
+static void
+predict_feature_cols(FunctionCallInfo fcinfo, PredictState *ps)
+{
+	Datum	   *v;
+	bool	   *nulls;
+	int			n;
+
+	if (!ps->io)
+	{
+		if (ps->n_in != 1)
+			ereport(ERROR,
+					(errcode(ERRCODE_INVALID_PARAMETER_VALUE),
+					 errmsg("the model has %d inputs, the rows give one array", ps->n_in),
+					 errhint("Give one independent variable per model input: predict with a list 'a, b'.")));
+		ps->feature_col[0] = text_to_cstring(PG_GETARG_TEXT_PP(4));
+		return;
+	}
+	deconstruct_array(PG_GETARG_ARRAYTYPE_P(4), TEXTOID, -1, false, TYPALIGN_INT, &v, &nulls, &n);
+	if (n != ps->n_in)
+		ereport(ERROR,
+				(errcode(ERRCODE_INVALID_PARAMETER_VALUE),
+				 errmsg("%d independent variables are given for a model of %d inputs", n, ps->n_in),
+				 errhint("Give one independent variable per model input, in the model's order.")));
+	for (int k = 0; k < n; k++)
+		ps->feature_col[k] = nulls[k] ? "independent variable" : TextDatumGetCString(v[k]);
+}
+
+/* A new state of this call site for the first row's arguments (see predict_state). */
+static PredictState *
+predict_state_new(FunctionCallInfo fcinfo, bool io, const Size *sizes, double nc, int32 batch_size,
+				  int32 max_rank)
+{
+	MemoryContext old = MemoryContextSwitchTo(fcinfo->flinfo->fn_mcxt);
+	PredictState *ps = palloc0(sizeof(PredictState));
+	int64		max_K = 1;
+
+	ps->cxt = AllocSetContextCreate(fcinfo->flinfo->fn_mcxt, "madlib_dl predict",
+									ALLOCSET_DEFAULT_SIZES);
+	MemoryContextSwitchTo(ps->cxt);
+	ps->io = io;
+	ps->batch_cxt = AllocSetContextCreate(ps->cxt, "madlib_dl predict batch", ALLOCSET_DEFAULT_SIZES);
+	predict_model(ps, PG_GETARG_TEXT_PP(0), batch_size);
+	predict_feature_cols(fcinfo, ps);
+	ps->max_rank_given = max_rank;
+	ps->nc = nc;
+	ps->batch_size = batch_size;
+	memcpy(ps->sizes, sizes, sizeof(ps->sizes));
+	dl_pg_model_set_weights(ps->m, PG_GETARG_BYTEA_PP(1));
+	for (int k = 0; k < ps->n_in; k++)
+		ps->x[k] = MemoryContextAllocHuge(ps->cxt, (Size) ps->rows_per_batch * (Size) ps->in_size[k] * sizeof(float));
+	for (int k = 0; k < ps->n_out; k++)
+	{
+		ps->max_rank[k] = Min((int64) max_rank, ps->K[k]);
+		ps->out[k] = MemoryContextAllocHuge(ps->cxt, (Size) ps->rows_per_batch * (Size) ps->K[k] * sizeof(float));
+		max_K = Max(max_K, ps->K[k]);
+	}
+	ps->ids = palloc0(sizeof(char *) * ps->rows_per_batch);
+	ps->order = palloc(sizeof(int32) * max_K);
+	if (get_call_result_type(fcinfo, NULL, &ps->desc) != TYPEFUNC_COMPOSITE || ps->desc->natts != (io ? 5 : 4))
+		elog(ERROR, "madlib_dl: _predict_batch must return %d columns", io ? 5 : 4);
+	ps->desc = BlessTupleDesc(ps->desc);
+	MemoryContextSwitchTo(old);
+	fcinfo->flinfo->fn_extra = ps;
+	return ps;
+}
+
+/*
  * The state of this call site: on the first call, check the model
  * arguments (0..5), run the memory check and build the model; later,
  * check that they are the same.
  */
 static PredictState *
-predict_state(FunctionCallInfo fcinfo)
+predict_state(FunctionCallInfo fcinfo, bool io)
 {
 	PredictState *ps = (PredictState *) fcinfo->flinfo->fn_extra;
-	Size		sizes[2];
+	Size		sizes[3];
 	int32		batch_size;
 	int32		max_rank;
 	double		nc;
-	MemoryContext old;
 
 	for (int i = 0; i < 5; i++)
 		if (PG_ARGISNULL(i))
@@ -273,6 +366,7 @@ predict_state(FunctionCallInfo fcinfo)
 					 errhint("Call madlib_keras_predict, which fills every argument.")));
 	sizes[0] = VARSIZE_ANY(DatumGetPointer(PG_GETARG_DATUM(0)));
 	sizes[1] = VARSIZE_ANY(DatumGetPointer(PG_GETARG_DATUM(1)));
+	sizes[2] = VARSIZE_ANY(DatumGetPointer(PG_GETARG_DATUM(4)));
 	nc = PG_GETARG_FLOAT8(2);
 	batch_size = PG_GETARG_INT32(3);
 	max_rank = PG_ARGISNULL(5) ? PG_INT32_MAX : PG_GETARG_INT32(5);
@@ -301,31 +395,7 @@ predict_state(FunctionCallInfo fcinfo)
 				(errcode(ERRCODE_INVALID_PARAMETER_VALUE),
 				 errmsg("max_rank %d must be at least 1", max_rank),
 				 errhint("Give how many of each row's classes to return, or NULL for all.")));
-
-	old = MemoryContextSwitchTo(fcinfo->flinfo->fn_mcxt);
-	ps = palloc0(sizeof(PredictState));
-	ps->cxt = AllocSetContextCreate(fcinfo->flinfo->fn_mcxt, "madlib_dl predict",
-									ALLOCSET_DEFAULT_SIZES);
-	MemoryContextSwitchTo(ps->cxt);
-	ps->batch_cxt = AllocSetContextCreate(ps->cxt, "madlib_dl predict batch", ALLOCSET_DEFAULT_SIZES);
-	predict_model(ps, PG_GETARG_TEXT_PP(0), batch_size);
-	ps->max_rank = Min((int64) max_rank, ps->K);
-	ps->max_rank_given = max_rank;
-	ps->nc = nc;
-	ps->batch_size = batch_size;
-	memcpy(ps->sizes, sizes, sizeof(sizes));
-	ps->feature_col = text_to_cstring(PG_GETARG_TEXT_PP(4));
-	dl_pg_model_set_weights(ps->m, PG_GETARG_BYTEA_PP(1));
-	ps->x = MemoryContextAllocHuge(ps->cxt, (Size) ps->rows_per_batch * (Size) ps->in_size * sizeof(float));
-	ps->out = MemoryContextAllocHuge(ps->cxt, (Size) ps->rows_per_batch * (Size) ps->K * sizeof(float));
-	ps->ids = palloc0(sizeof(char *) * ps->rows_per_batch);
-	ps->order = palloc(sizeof(int32) * ps->K);
-	if (get_call_result_type(fcinfo, NULL, &ps->desc) != TYPEFUNC_COMPOSITE || ps->desc->natts != 4)
-		elog(ERROR, "madlib_dl: _predict_batch must return 4 columns");
-	ps->desc = BlessTupleDesc(ps->desc);
-	MemoryContextSwitchTo(old);
-	fcinfo->flinfo->fn_extra = ps;
-	return ps;
+	return predict_state_new(fcinfo, io, sizes, nc, batch_size, max_rank);
 }
 
 /* Predict the batch and start returning its outputs. */
@@ -335,34 +405,47 @@ predict_run(PredictState *ps)
 	DlError		err;
 
 	dl_error_clear(&err);
-	dl_pg_check(dl_model_predict(ps->m->model, ps->out, ps->x, ps->n, ps->rows_per_batch, &err), &err);
+	dl_pg_check(dl_model_predict_io(ps->m->model, ps->out, (const float *const *) ps->x, ps->n,
+									ps->rows_per_batch, &err), &err);
 	ps->emitting = true;
 	ps->emit_row = -1;
-	ps->emit_rank = ps->max_rank;	/* the next output moves to row 0 */
+	ps->emit_out = ps->n_out - 1;
+	ps->emit_rank = ps->max_rank[ps->emit_out]; /* the next output moves to row 0 */
 }
 
-/* The next output row of the batch: (id, class_index, prob, rank). */
+/*
+ * The next output row of the batch: (id, class_index, prob, rank), and
+ * for _predict_batch_io the output (1-based) after the id.
+ */
 static Datum
 predict_next(PredictState *ps)
 {
-	Datum		values[4];
-	bool		nulls[4] = {false, false, false, false};
+	Datum		values[5];
+	bool		nulls[5] = {false, false, false, false, false};
 	const float *p;
+	int			c = 0;
 
-	if (ps->emit_rank >= ps->max_rank)
+	if (ps->emit_rank >= ps->max_rank[ps->emit_out])
 	{
-		ps->emit_row++;
+		if (++ps->emit_out >= ps->n_out)
+		{
+			ps->emit_out = 0;
+			ps->emit_row++;
+		}
 		ps->emit_rank = 0;
-		for (int32 k = 0; k < (int32) ps->K; k++)
+		for (int32 k = 0; k < (int32) ps->K[ps->emit_out]; k++)
 			ps->order[k] = k;
-		qsort_arg(ps->order, ps->K, sizeof(int32), class_cmp, ps->out + ps->emit_row * ps->K);
+		qsort_arg(ps->order, ps->K[ps->emit_out], sizeof(int32), class_cmp,
+				  ps->out[ps->emit_out] + ps->emit_row * ps->K[ps->emit_out]);
 	}
-	p = ps->out + ps->emit_row * ps->K;
-	nulls[0] = ps->ids[ps->emit_row] == NULL;
-	values[0] = nulls[0] ? (Datum) 0 : CStringGetTextDatum(ps->ids[ps->emit_row]);
-	values[1] = Int32GetDatum(ps->order[ps->emit_rank] + 1);
-	values[2] = Float8GetDatum((double) p[ps->order[ps->emit_rank]]);
-	values[3] = Int32GetDatum((int32) ps->emit_rank + 1);
+	p = ps->out[ps->emit_out] + ps->emit_row * ps->K[ps->emit_out];
+	nulls[c] = ps->ids[ps->emit_row] == NULL;
+	values[c++] = nulls[0] ? (Datum) 0 : CStringGetTextDatum(ps->ids[ps->emit_row]);
+	if (ps->io)
+		values[c++] = Int32GetDatum(ps->emit_out + 1);
+	values[c++] = Int32GetDatum(ps->order[ps->emit_rank] + 1);
+	values[c++] = Float8GetDatum((double) p[ps->order[ps->emit_rank]]);
+	values[c++] = Int32GetDatum((int32) ps->emit_rank + 1);
 	ps->emit_rank++;
 	return HeapTupleGetDatum(heap_form_tuple(ps->desc, values, nulls));
 }
@@ -371,40 +454,95 @@ predict_next(PredictState *ps)
 static bool
 predict_done(const PredictState *ps)
 {
-	return ps->emit_row >= ps->n - 1 && ps->emit_rank >= ps->max_rank;
+	return ps->emit_row >= ps->n - 1 && ps->emit_out >= ps->n_out - 1 &&
+		ps->emit_rank >= ps->max_rank[ps->emit_out];
 }
 
-/* Add the row (arguments 6 and 7: id_value, features) to the batch. */
+/*
+ * The arrays of the record of features (argument 7) of _predict_batch_io:
+ * one float8[] (or NULL) per model input; 42804 for a record of another
+ * shape.  A NULL record is a NULL array for every input.
+ */
+static void
+predict_record(FunctionCallInfo fcinfo, PredictState *ps, Datum id, bool id_null, Datum *arrs,
+			   bool *nulls)
+{
+	HeapTupleHeader rec;
+	TupleDesc	desc;
+	HeapTupleData tuple;
+
+	for (int k = 0; k < ps->n_in; k++)
+	{
+		arrs[k] = (Datum) 0;
+		nulls[k] = true;
+	}
+	if (PG_ARGISNULL(7))
+		return;
+	rec = PG_GETARG_HEAPTUPLEHEADER(7);
+	desc = lookup_rowtype_tupdesc(HeapTupleHeaderGetTypeId(rec), HeapTupleHeaderGetTypMod(rec));
+	if (desc->natts != ps->n_in)
+	{
+		ReleaseTupleDesc(desc);
+		ereport(ERROR,
+				(errcode(ERRCODE_DATATYPE_MISMATCH),
+				 errmsg("the row with id %s gives %d feature arrays for a model of %d inputs",
+						id_label(id, id_null), desc->natts, ps->n_in),
+				 errhint("Give one array per model input, ROW(a::float8[], b::float8[], ...).")));
+	}
+	tuple.t_len = HeapTupleHeaderGetDatumLength(rec);
+	ItemPointerSetInvalid(&tuple.t_self);
+	tuple.t_tableOid = InvalidOid;
+	tuple.t_data = rec;
+	for (int k = 0; k < ps->n_in; k++)
+	{
+		if (TupleDescAttr(desc, k)->atttypid != FLOAT8ARRAYOID || TupleDescAttr(desc, k)->attisdropped)
+		{
+			ReleaseTupleDesc(desc);
+			ereport(ERROR,
+					(errcode(ERRCODE_DATATYPE_MISMATCH),
+					 errmsg("feature array %d of the row with id %s is not a float8[]", k + 1,
+							id_label(id, id_null)),
+					 errhint("Give one array per model input, ROW(a::float8[], b::float8[], ...).")));
+		}
+		arrs[k] = heap_getattr(&tuple, k + 1, desc, &nulls[k]);
+	}
+	ReleaseTupleDesc(desc);
+}
+
+/*
+ * Add the row (arguments 6 and 7: id_value, features) to the batch:
+ * features a float8[] (_predict_batch), or a record of one float8[] per
+ * model input (_predict_batch_io).
+ */
 static void
 predict_add_row(FunctionCallInfo fcinfo, PredictState *ps)
 {
 	bool		id_null = PG_ARGISNULL(6);
 	Datum		id = id_null ? (Datum) 0 : PG_GETARG_DATUM(6);
+	Datum		arrs[DL_MAX_IO];
+	bool		arr_nulls[DL_MAX_IO];
 
-	copy_features(ps->x + ps->n * ps->in_size, PG_ARGISNULL(7) ? (Datum) 0 : PG_GETARG_DATUM(7),
-				  PG_ARGISNULL(7), &ps->m->spec->input_shape, ps->in_size, ps->nc, id, id_null,
-				  ps->feature_col);
+	if (!ps->io)
+	{
+		arr_nulls[0] = PG_ARGISNULL(7);
+		arrs[0] = arr_nulls[0] ? (Datum) 0 : PG_GETARG_DATUM(7);
+	}
+	else
+		predict_record(fcinfo, ps, id, id_null, arrs, arr_nulls);
+	for (int k = 0; k < ps->n_in; k++)
+		copy_features(ps->x[k] + ps->n * ps->in_size[k], arrs[k], arr_nulls[k],
+					  &ps->m->spec->input_shapes[k], ps->in_size[k], ps->nc, id, id_null,
+					  ps->feature_col[k]);
 	ps->ids[ps->n] = id_null ? NULL : MemoryContextStrdup(ps->batch_cxt, TextDatumGetCString(id));
 	ps->n++;
 }
 
-PG_FUNCTION_INFO_V1(madlib_dl__predict_batch);
-
 /*
- * _predict_batch(model_arch json, model_weights bytea,
- *     normalizing_const float8, batch_size int, feature_col text,
- *     max_rank int, id_value text, features float8[], flush boolean)
- *	 RETURNS SETOF record (id text, class_index int, prob float8, rank int)
- *
- * In the SELECT list of a query whose rows end with a flush row (see the
- * header).  A row's features must be an array of exactly the model's
- * input shape; they are divided by normalizing_const; feature_col names
- * them in messages.  max_rank NULL: every class.  The model arguments
- * (1..6) must be the same in every row.  Not STRICT: NULL model arguments
- * raise 22004; flush NULL is false.
+ * _predict_batch and _predict_batch_io (io): keep the row, or predict
+ * and return the batch's outputs a row at a time.
  */
-Datum
-madlib_dl__predict_batch(PG_FUNCTION_ARGS)
+static Datum
+predict_batch(FunctionCallInfo fcinfo, bool io)
 {
 	ReturnSetInfo *rsinfo = (ReturnSetInfo *) fcinfo->resultinfo;
 	PredictState *ps;
@@ -415,7 +553,7 @@ madlib_dl__predict_batch(PG_FUNCTION_ARGS)
 				 errmsg("_predict_batch must be called as a set-returning function"),
 				 errhint("Call madlib_keras_predict.")));
 	CHECK_FOR_INTERRUPTS();
-	ps = predict_state(fcinfo);
+	ps = predict_state(fcinfo, io);
 	if (!ps->callback_set)
 	{
 		RegisterExprContextCallback(rsinfo->econtext, predict_reset, PointerGetDatum(ps));
@@ -443,4 +581,46 @@ madlib_dl__predict_batch(PG_FUNCTION_ARGS)
 	}
 	rsinfo->isDone = ExprEndResult;
 	PG_RETURN_NULL();
+}
+
+PG_FUNCTION_INFO_V1(madlib_dl__predict_batch);
+
+/*
+ * _predict_batch(model_arch json, model_weights bytea,
+ *     normalizing_const float8, batch_size int, feature_col text,
+ *     max_rank int, id_value text, features float8[], flush boolean)
+ *	 RETURNS SETOF record (id text, class_index int, prob float8, rank int)
+ *
+ * In the SELECT list of a query whose rows end with a flush row (see the
+ * header).  A row's features must be an array of exactly the model's
+ * input shape; they are divided by normalizing_const; feature_col names
+ * them in messages.  max_rank NULL: every class.  The model arguments
+ * (1..6) must be the same in every row.  Not STRICT: NULL model arguments
+ * raise 22004; flush NULL is false.  For a model of one input and one
+ * output.
+ */
+Datum
+madlib_dl__predict_batch(PG_FUNCTION_ARGS)
+{
+	return predict_batch(fcinfo, false);
+}
+
+PG_FUNCTION_INFO_V1(madlib_dl__predict_batch_io);
+
+/*
+ * _predict_batch_io(model_arch json, model_weights bytea,
+ *     normalizing_const float8, batch_size int, feature_cols text[],
+ *     max_rank int, id_value text, features record, flush boolean)
+ *	 RETURNS SETOF record (id text, output int, class_index int,
+ *	 prob float8, rank int)
+ *
+ * _predict_batch for any model: features is a row of one float8[] per
+ * model input, in its order (feature_cols names them), and a row's
+ * outputs come output after output (output 1-based), each one's classes
+ * by rank.
+ */
+Datum
+madlib_dl__predict_batch_io(PG_FUNCTION_ARGS)
+{
+	return predict_batch(fcinfo, true);
 }

@@ -15,6 +15,8 @@
  *		 n x num_classes int16, one-hot
  *	 _pack_int16_array(y, row, slot, n, width)
  *		 n x width int16, from arrays that are already one-hot
+ *	 _pack_target_float32(y, row, slot, n, width)
+ *		 n x width float32, from arrays of numeric targets (regression)
  *
  * Each row carries its slot (0 .. n-1) in its buffer and is written at
  * that slot.  The bytes therefore do not depend on the order in which rows
@@ -279,80 +281,40 @@ required_int4(FunctionCallInfo fcinfo, int argno, const char *name)
 
 /* Report a value of x that is not finite, or not after the division. */
 static void
-report_bad_value(ArrayType *x, int64 k, double v, double norm, const char *row) pg_attribute_noreturn();
+report_bad_value(ArrayType *x, int64 k, double v, double norm, const char *row,
+				 const char *what) pg_attribute_noreturn();
 
 static void
-report_bad_value(ArrayType *x, int64 k, double v, double norm, const char *row)
+report_bad_value(ArrayType *x, int64 k, double v, double norm, const char *row, const char *what)
 {
 	char	   *at = element_label(x, k);
 
 	if (isnan(v) || isinf(v))
 		ereport(ERROR,
 				(errcode(ERRCODE_DATA_EXCEPTION),
-				 errmsg("independent variable has value %s at %s in the row with ctid %s",
+				 errmsg("%s has value %s at %s in the row with ctid %s", what,
 						isnan(v) ? "NaN" : (v > 0 ? "Infinity" : "-Infinity"), at, row),
 				 errhint(ROW_HINT, row)));
 	ereport(ERROR,
 			(errcode(ERRCODE_NUMERIC_VALUE_OUT_OF_RANGE),
-			 errmsg("independent variable value %g at %s in the row with ctid %s divided by "
-					"normalizing_const %g is out of range for real", v, at, row, norm),
+			 errmsg("%s value %g at %s in the row with ctid %s divided by "
+					"normalizing_const %g is out of range for real", what, v, at, row, norm),
 			 errhint("Give a larger normalizing_const, or fix the row.")));
 	pg_unreachable();
 }
 
 /*
- * _pack_float32_sfunc(state internal, x anyarray, row tid, slot int,
- *                     n int, normalizing_const float8, dims int[])
- *
- * Writes x / normalizing_const as float32 at slot of a buffer of n rows.
- * x must have exactly the dims given (those of the table's first row),
- * no NULL element and only finite values; element types smallint,
- * integer, bigint, real, double precision and numeric.  Not strict: a
- * NULL x is an error naming the row.
+ * Write the row's array (argument 1) divided by norm as float32 at slot
+ * of the buffer of st, whose dims it must have; what names the variable
+ * in the errors.
  */
-PG_FUNCTION_INFO_V1(madlib_dl__pack_float32_sfunc);
-Datum
-madlib_dl__pack_float32_sfunc(PG_FUNCTION_ARGS)
+static void
+pack_float32_row(FunctionCallInfo fcinfo, PackState *st, int32 slot, double norm, const char *what)
 {
-	int32		slot = required_int4(fcinfo, 3, "slot");
-	int32		n = required_int4(fcinfo, 4, "n");
-	double		norm;
 	ArrayType  *x;
-	PackState  *st;
 	uint8	   *dst;
 	Oid			elemtype;
 	int64		nv;
-
-	if (PG_ARGISNULL(5) || PG_ARGISNULL(6))
-		PACK_ERROR("madlib_dl packing: normalizing_const and dims must not be NULL");
-	norm = PG_GETARG_FLOAT8(5);
-	if (!(norm > 0.0) || isinf(norm))
-		ereport(ERROR,
-				(errcode(ERRCODE_INVALID_PARAMETER_VALUE),
-				 errmsg("normalizing_const must be a positive finite number, not %g", norm),
-				 errhint("Give a value such as 1.0 or 255.0.")));
-
-	if (PG_ARGISNULL(0))
-	{
-		ArrayType  *dims = PG_GETARG_ARRAYTYPE_P(6);
-		int			nd = ArrayGetNItems(ARR_NDIM(dims), ARR_DIMS(dims));
-		int32	   *dv;
-		int64		prod = 1;
-
-		if (ARR_ELEMTYPE(dims) != INT4OID || ARR_HASNULL(dims) || nd < 1 || nd > MAXDIM)
-			PACK_ERROR("madlib_dl packing: dims must be 1 to %d integers", MAXDIM);
-		dv = (int32 *) array_data(dims);
-		for (int d = 0; d < nd; d++)
-		{
-			if (dv[d] <= 0 || pg_mul_s64_overflow(prod, dv[d], &prod))
-				PACK_ERROR("madlib_dl packing: invalid dims");
-		}
-		st = pack_state(fcinfo, n, prod, 4);
-		st->ndims = nd;
-		memcpy(st->dims, dv, nd * sizeof(int));
-	}
-	else
-		st = pack_state(fcinfo, n, 0, 4);
 
 	if (PG_ARGISNULL(1))
 	{
@@ -360,7 +322,7 @@ madlib_dl__pack_float32_sfunc(PG_FUNCTION_ARGS)
 
 		ereport(ERROR,
 				(errcode(ERRCODE_NULL_VALUE_NOT_ALLOWED),
-				 errmsg("independent variable is NULL in the row with ctid %s", row),
+				 errmsg("%s is NULL in the row with ctid %s", what, row),
 				 errhint(ROW_HINT, row)));
 	}
 	x = PG_GETARG_ARRAYTYPE_P(1);
@@ -372,13 +334,13 @@ madlib_dl__pack_float32_sfunc(PG_FUNCTION_ARGS)
 
 		ereport(ERROR,
 				(errcode(ERRCODE_DATA_EXCEPTION),
-				 errmsg("independent variable has shape %s in the row with ctid %s, not %s as in the first row",
-						dims_label(ARR_NDIM(x), ARR_DIMS(x)), row,
+				 errmsg("%s has shape %s in the row with ctid %s, not %s as in the first row",
+						what, dims_label(ARR_NDIM(x), ARR_DIMS(x)), row,
 						dims_label(st->ndims, st->dims)),
 				 errhint("Every row's array must have the same dimensions.")));
 	}
 	if (ARR_HASNULL(x))
-		report_null_element(x, "independent variable", row_label(fcinfo, 2));
+		report_null_element(x, what, row_label(fcinfo, 2));
 
 	dst = pack_slot(st, slot);
 	nv = st->row_values;
@@ -410,7 +372,7 @@ madlib_dl__pack_float32_sfunc(PG_FUNCTION_ARGS)
 		{ \
 			double	v = (double) src[k]; \
 			if (!isfinite((float) (v / norm))) \
-				report_bad_value(x, k, v, norm, row_label(fcinfo, 2)); \
+				report_bad_value(x, k, v, norm, row_label(fcinfo, 2), what); \
 		} \
 	} while (0)
 #else
@@ -422,7 +384,7 @@ madlib_dl__pack_float32_sfunc(PG_FUNCTION_ARGS)
 			double	v = (double) src[k]; \
 			float	f = (float) (v / norm); \
 			if (unlikely(!isfinite(f))) \
-				report_bad_value(x, k, v, norm, row_label(fcinfo, 2)); \
+				report_bad_value(x, k, v, norm, row_label(fcinfo, 2), what); \
 			put_f32le(dst + 4 * k, f); \
 		} \
 	} while (0)
@@ -459,7 +421,7 @@ madlib_dl__pack_float32_sfunc(PG_FUNCTION_ARGS)
 					float		f = (float) (v / norm);
 
 					if (!isfinite(f))
-						report_bad_value(x, k, v, norm, row_label(fcinfo, 2));
+						report_bad_value(x, k, v, norm, row_label(fcinfo, 2), what);
 					put_f32le(dst + 4 * k, f);
 				}
 			}
@@ -467,12 +429,92 @@ madlib_dl__pack_float32_sfunc(PG_FUNCTION_ARGS)
 		default:
 			ereport(ERROR,
 					(errcode(ERRCODE_DATATYPE_MISMATCH),
-					 errmsg("independent variable has type %s[], not a numeric array",
+					 errmsg("%s has type %s[], not a numeric array", what,
 							format_type_be(elemtype)),
 					 errhint("Use an array of smallint, integer, bigint, real, double precision or numeric.")));
 	}
 #undef PACK_LOOP
+}
 
+/*
+ * _pack_float32_sfunc(state internal, x anyarray, row tid, slot int,
+ *                     n int, normalizing_const float8, dims int[])
+ *
+ * Writes x / normalizing_const as float32 at slot of a buffer of n rows.
+ * x must have exactly the dims given (those of the table's first row),
+ * no NULL element and only finite values; element types smallint,
+ * integer, bigint, real, double precision and numeric.  Not strict: a
+ * NULL x is an error naming the row.
+ */
+PG_FUNCTION_INFO_V1(madlib_dl__pack_float32_sfunc);
+Datum
+madlib_dl__pack_float32_sfunc(PG_FUNCTION_ARGS)
+{
+	int32		slot = required_int4(fcinfo, 3, "slot");
+	int32		n = required_int4(fcinfo, 4, "n");
+	double		norm;
+	PackState  *st;
+
+	if (PG_ARGISNULL(5) || PG_ARGISNULL(6))
+		PACK_ERROR("madlib_dl packing: normalizing_const and dims must not be NULL");
+	norm = PG_GETARG_FLOAT8(5);
+	if (!(norm > 0.0) || isinf(norm))
+		ereport(ERROR,
+				(errcode(ERRCODE_INVALID_PARAMETER_VALUE),
+				 errmsg("normalizing_const must be a positive finite number, not %g", norm),
+				 errhint("Give a value such as 1.0 or 255.0.")));
+
+	if (PG_ARGISNULL(0))
+	{
+		ArrayType  *dims = PG_GETARG_ARRAYTYPE_P(6);
+		int			nd = ArrayGetNItems(ARR_NDIM(dims), ARR_DIMS(dims));
+		int32	   *dv;
+		int64		prod = 1;
+
+		if (ARR_ELEMTYPE(dims) != INT4OID || ARR_HASNULL(dims) || nd < 1 || nd > MAXDIM)
+			PACK_ERROR("madlib_dl packing: dims must be 1 to %d integers", MAXDIM);
+		dv = (int32 *) array_data(dims);
+		for (int d = 0; d < nd; d++)
+		{
+			if (dv[d] <= 0 || pg_mul_s64_overflow(prod, dv[d], &prod))
+				PACK_ERROR("madlib_dl packing: invalid dims");
+		}
+		st = pack_state(fcinfo, n, prod, 4);
+		st->ndims = nd;
+		memcpy(st->dims, dv, nd * sizeof(int));
+	}
+	else
+		st = pack_state(fcinfo, n, 0, 4);
+
+	pack_float32_row(fcinfo, st, slot, norm, "independent variable");
+	PG_RETURN_POINTER(st);
+}
+
+/*
+ * _pack_target_float32_sfunc(state internal, y anyarray, row tid, slot
+ *     int, n int, width int)
+ *
+ * Writes y, a one-dimensional numeric array of exactly width values (a
+ * numeric dependent variable: a regression target), as float32 at slot,
+ * unscaled; NULLs, NaN and infinities are errors naming the row.
+ */
+PG_FUNCTION_INFO_V1(madlib_dl__pack_target_float32_sfunc);
+Datum
+madlib_dl__pack_target_float32_sfunc(PG_FUNCTION_ARGS)
+{
+	int32		slot = required_int4(fcinfo, 3, "slot");
+	int32		n = required_int4(fcinfo, 4, "n");
+	int32		width = required_int4(fcinfo, 5, "width");
+	PackState  *st;
+
+	if (width < 1)
+		PACK_ERROR("madlib_dl packing: width %d is not positive", width);
+	st = pack_state(fcinfo, n, width, 4);
+	if (st->row_values != width)
+		PACK_ERROR("madlib_dl packing: width changed from " INT64_FORMAT " to %d", st->row_values, width);
+	st->ndims = 1;
+	st->dims[0] = width;
+	pack_float32_row(fcinfo, st, slot, 1.0, "dependent variable");
 	PG_RETURN_POINTER(st);
 }
 

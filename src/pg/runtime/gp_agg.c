@@ -52,6 +52,7 @@
  */
 #include "postgres.h"
 
+#include "catalog/pg_type.h"
 #include "common/int.h"
 #include "executor/executor.h"
 #include "fmgr.h"
@@ -77,9 +78,10 @@ typedef struct GpBuffer
 	int32		buffer_id;
 	int32		arrival;		/* its place in the input: the tie-breaker */
 	int64		n;				/* rows */
-	Datum		x;				/* indep, a copy of the value given: a
-								 * TOASTed one stays a pointer until read */
-	Datum		y;				/* dep, likewise */
+	Datum		v[DL_SEG_MAX_VARS]; /* the variables' values (independent
+									 * ones, then dependent ones), copies of
+									 * the values given: a TOASTed one stays
+									 * a pointer until read */
 } GpBuffer;
 
 /*
@@ -106,8 +108,10 @@ typedef struct GpStepState
 	int			nbufs;
 	int			cap;
 	int64		n;				/* rows of all buffers */
-	int64		x_width;		/* floats per sample; -1 before the first buffer */
-	int64		y_width;		/* classes */
+	int			n_x;			/* independent variables */
+	int			n_y;			/* dependent variables */
+	int64		widths[DL_SEG_MAX_VARS];	/* floats per sample of each; -1
+											 * before the first buffer */
 } GpStepState;
 
 /* The step's fields (madlib_dl._step). */
@@ -178,12 +182,12 @@ keep_varlena(Datum d)
 }
 
 /*
- * The rows and sample widths of one buffer, from its shapes {n, dims...}
- * and {n, classes}; ERROR 22000 when they disagree or differ from the
- * group's.
+ * The rows and sample widths of one buffer of one independent and one
+ * dependent variable, from their shapes {n, dims...} and {n, classes};
+ * ERROR 22000 when they disagree or differ from the group's.
  */
 static int64
-buffer_rows(GpStepState *st, ArrayType *dep_shape, ArrayType *indep_shape)
+buffer_rows_1(GpStepState *st, ArrayType *dep_shape, ArrayType *indep_shape)
 {
 	int64		xd[DL_MAX_RANK + 1];
 	int64		yd[2];
@@ -199,18 +203,59 @@ buffer_rows(GpStepState *st, ArrayType *dep_shape, ArrayType *indep_shape)
 				 errhint("Preprocess the data again with training_preprocessor_dl.")));
 	for (int i = 1; i < nx; i++)
 		w = checked_mul64(w, xd[i]);
-	if (st->x_width < 0)
+	if (st->widths[0] < 0)
 	{
-		st->x_width = w;
-		st->y_width = yd[1];
+		st->widths[0] = w;
+		st->widths[1] = yd[1];
 	}
-	else if (w != st->x_width || yd[1] != st->y_width)
+	else if (w != st->widths[0] || yd[1] != st->widths[1])
 		ereport(ERROR,
 				(errcode(ERRCODE_DATA_EXCEPTION),
 				 errmsg("buffers have different sample sizes: " INT64_FORMAT " and " INT64_FORMAT " values, " INT64_FORMAT " and " INT64_FORMAT " classes",
-						st->x_width, w, st->y_width, yd[1]),
+						st->widths[0], w, st->widths[1], yd[1]),
 				 errhint("Preprocess the data again with training_preprocessor_dl.")));
 	return xd[0];
+}
+
+/*
+ * The rows of one buffer and the sample width of each of its variables,
+ * from their shapes (shapes[i]: {n, dims...}, a dependent one {n,
+ * classes}); ERROR 22000 when they disagree or differ from the group's.
+ */
+static int64
+buffer_rows(GpStepState *st, ArrayType **shapes)
+{
+	int64		n = -1;
+
+	if (st->n_x == 1 && st->n_y == 1)
+		return buffer_rows_1(st, shapes[1], shapes[0]);
+	for (int i = 0; i < st->n_x + st->n_y; i++)
+	{
+		bool		y = i >= st->n_x;
+		int64		d[DL_MAX_RANK + 1];
+		int			nd = dl_pg_read_shape(shapes[i], d, DL_MAX_RANK + 1,
+										  y ? "dependent variable shape" : "independent variable shape");
+		int64		w = 1;
+
+		if (nd < 2 || (y && nd != 2) || (n >= 0 && d[0] != n))
+			ereport(ERROR,
+					(errcode(ERRCODE_DATA_EXCEPTION),
+					 errmsg("buffer shapes do not match: the %s variable %d has a shape of %d values with " INT64_FORMAT " rows, other variables " INT64_FORMAT " rows",
+							y ? "dependent" : "independent", (y ? i - st->n_x : i) + 1, nd, d[0], n),
+					 errhint("Preprocess the data again with training_preprocessor_dl.")));
+		n = d[0];
+		for (int j = 1; j < nd; j++)
+			w = checked_mul64(w, d[j]);
+		if (st->widths[i] < 0)
+			st->widths[i] = w;
+		else if (w != st->widths[i])
+			ereport(ERROR,
+					(errcode(ERRCODE_DATA_EXCEPTION),
+					 errmsg("buffers have different sample sizes: " INT64_FORMAT " and " INT64_FORMAT " %s",
+							st->widths[i], w, y ? "classes" : "values"),
+					 errhint("Preprocess the data again with training_preprocessor_dl.")));
+	}
+	return n;
 }
 
 static GpStepId
@@ -238,38 +283,29 @@ same_step_id(GpStepId a, GpStepId b)
 		a.toastrelid == b.toastrelid;
 }
 
-PG_FUNCTION_INFO_V1(madlib_dl__gp_step_transition);
-
 /*
- * madlib_dl._gp_step_transition(state internal, step madlib_dl._step,
- *     buffer_id int, dep bytea, indep bytea, dep_shape int[],
- *     indep_shape int[]) RETURNS internal
- * Keep the step (first row) and one buffer.  No argument may be NULL.
+ * The group's state: on its first row, one of n_x and n_y variables
+ * keeping the step (argument 1); later, checking that the rows give the
+ * same step and the same variables.
  */
-Datum
-madlib_dl__gp_step_transition(PG_FUNCTION_ARGS)
+static GpStepState *
+group_state(FunctionCallInfo fcinfo, MemoryContext aggcxt, int n_x, int n_y)
 {
-	MemoryContext aggcxt = agg_context(fcinfo, "_gp_step_transition");
 	GpStepState *st = PG_ARGISNULL(0) ? NULL : (GpStepState *) PG_GETARG_POINTER(0);
 	MemoryContext old;
-	GpBuffer   *b;
-	int64		n;
 
 	if (PG_ARGISNULL(1))
 		ereport(ERROR,
 				(errcode(ERRCODE_NULL_VALUE_NOT_ALLOWED),
 				 errmsg("the step must not be NULL"),
 				 errhint("Give a madlib_dl._step value: the state, the model definition, the iteration and the segment.")));
-	require_arg(fcinfo, 2, "buffer_id");
-	require_arg(fcinfo, 3, "dependent variable");
-	require_arg(fcinfo, 4, "independent variable");
-	require_arg(fcinfo, 5, "dependent variable shape");
-	require_arg(fcinfo, 6, "independent variable shape");
 	if (st == NULL)
 	{
 		st = MemoryContextAllocZero(aggcxt, sizeof(GpStepState));
-		st->x_width = -1;
-		st->y_width = -1;
+		st->n_x = n_x;
+		st->n_y = n_y;
+		for (int i = 0; i < DL_SEG_MAX_VARS; i++)
+			st->widths[i] = -1;
 		old = MemoryContextSwitchTo(aggcxt);
 		st->step = keep_varlena(PG_GETARG_DATUM(1));
 		MemoryContextSwitchTo(old);
@@ -280,7 +316,26 @@ madlib_dl__gp_step_transition(PG_FUNCTION_ARGS)
 				(errcode(ERRCODE_INVALID_PARAMETER_VALUE),
 				 errmsg("the rows of one group give different steps"),
 				 errhint("Pass one madlib_dl._step per group, the same in every row, e.g. a column of a table joined on the group key.")));
-	n = buffer_rows(st, PG_GETARG_ARRAYTYPE_P(5), PG_GETARG_ARRAYTYPE_P(6));
+	else if (st->n_x != n_x || st->n_y != n_y)
+		ereport(ERROR,
+				(errcode(ERRCODE_INVALID_PARAMETER_VALUE),
+				 errmsg("the rows of one group give different numbers of variables"),
+				 errhint("Pass the same variables in every row.")));
+	return st;
+}
+
+/*
+ * Keep one buffer of the group: buffer_id, the values vals of its
+ * variables (independent ones, then dependent ones) and their shapes.
+ */
+static void
+keep_buffer(GpStepState *st, MemoryContext aggcxt, int32 buffer_id, const Datum *vals,
+			ArrayType **shapes)
+{
+	MemoryContext old;
+	GpBuffer   *b;
+	int64		n = buffer_rows(st, shapes);
+
 	if (pg_add_s64_overflow(st->n, n, &st->n) || st->nbufs >= (int) (MaxAllocSize / sizeof(GpBuffer)) - 1)
 		ereport(ERROR,
 				(errcode(ERRCODE_PROGRAM_LIMIT_EXCEEDED),
@@ -296,13 +351,106 @@ madlib_dl__gp_step_transition(PG_FUNCTION_ARGS)
 	}
 	old = MemoryContextSwitchTo(aggcxt);
 	b = &st->bufs[st->nbufs];
-	b->buffer_id = PG_GETARG_INT32(2);
+	memset(b, 0, sizeof(*b));
+	b->buffer_id = buffer_id;
 	b->arrival = st->nbufs;
 	b->n = n;
-	b->x = keep_varlena(PG_GETARG_DATUM(4));
-	b->y = keep_varlena(PG_GETARG_DATUM(3));
+	for (int i = 0; i < st->n_x + st->n_y; i++)
+		b->v[i] = keep_varlena(vals[i]);
 	MemoryContextSwitchTo(old);
 	st->nbufs++;
+}
+
+PG_FUNCTION_INFO_V1(madlib_dl__gp_step_transition);
+
+/*
+ * madlib_dl._gp_step_transition(state internal, step madlib_dl._step,
+ *     buffer_id int, dep bytea, indep bytea, dep_shape int[],
+ *     indep_shape int[]) RETURNS internal
+ * Keep the step (first row) and one buffer.  No argument may be NULL.
+ */
+Datum
+madlib_dl__gp_step_transition(PG_FUNCTION_ARGS)
+{
+	MemoryContext aggcxt = agg_context(fcinfo, "_gp_step_transition");
+	GpStepState *st;
+	Datum		vals[2];
+	ArrayType  *shapes[2];
+
+	st = group_state(fcinfo, aggcxt, 1, 1);
+	require_arg(fcinfo, 2, "buffer_id");
+	require_arg(fcinfo, 3, "dependent variable");
+	require_arg(fcinfo, 4, "independent variable");
+	require_arg(fcinfo, 5, "dependent variable shape");
+	require_arg(fcinfo, 6, "independent variable shape");
+	vals[0] = PG_GETARG_DATUM(4);
+	vals[1] = PG_GETARG_DATUM(3);
+	shapes[0] = PG_GETARG_ARRAYTYPE_P(6);
+	shapes[1] = PG_GETARG_ARRAYTYPE_P(5);
+	keep_buffer(st, aggcxt, PG_GETARG_INT32(2), vals, shapes);
+	PG_RETURN_POINTER(st);
+}
+
+/*
+ * The variables of a multi-io row from argument first on: n_x (an
+ * integer), then a bytea value and its int[] shape for each variable,
+ * the independent ones first (VARIADIC "any").  Their count and types
+ * are checked; *n_y is what is left.
+ */
+void
+dl_gp_row_vars(FunctionCallInfo fcinfo, int first, int *n_x, int *n_y, Datum *vals,
+			   ArrayType **shapes)
+{
+	int			nargs = PG_NARGS() - first - 1;
+
+	require_arg(fcinfo, first, "n_x");
+	*n_x = PG_GETARG_INT32(first);
+	if (get_fn_expr_argtype(fcinfo->flinfo, first) != INT4OID || nargs % 2 != 0 ||
+		*n_x < 1 || *n_x > DL_MAX_IO || nargs / 2 - *n_x < 1 || nargs / 2 - *n_x > DL_MAX_IO)
+		ereport(ERROR,
+				(errcode(ERRCODE_INVALID_PARAMETER_VALUE),
+				 errmsg("a buffer of several variables is n_x, then a value and its shape for each of 2 to %d variables, not %d arguments with n_x %d",
+						2 * DL_MAX_IO, nargs + 1, *n_x),
+				 errhint("Pass n_x, then each independent variable and its shape, then each dependent one and its shape.")));
+	*n_y = nargs / 2 - *n_x;
+	for (int i = 0; i < nargs / 2; i++)
+	{
+		int			a = first + 1 + 2 * i;
+
+		if (get_fn_expr_argtype(fcinfo->flinfo, a) != BYTEAOID ||
+			get_fn_expr_argtype(fcinfo->flinfo, a + 1) != INT4ARRAYOID)
+			ereport(ERROR,
+					(errcode(ERRCODE_DATATYPE_MISMATCH),
+					 errmsg("variable %d of a buffer must be a bytea value and its integer[] shape", i + 1),
+					 errhint("Pass the columns of a table made by training_preprocessor_dl.")));
+		require_arg(fcinfo, a, i < *n_x ? "independent variable" : "dependent variable");
+		require_arg(fcinfo, a + 1, "variable shape");
+		vals[i] = PG_GETARG_DATUM(a);
+		shapes[i] = PG_GETARG_ARRAYTYPE_P(a + 1);
+	}
+}
+
+PG_FUNCTION_INFO_V1(madlib_dl__gp_step_transition_io);
+
+/*
+ * madlib_dl._gp_step_transition_io(state internal, step madlib_dl._step,
+ *     buffer_id int, n_x int, VARIADIC "any") RETURNS internal
+ * The same for a buffer of several variables (dl_gp_row_vars).
+ */
+Datum
+madlib_dl__gp_step_transition_io(PG_FUNCTION_ARGS)
+{
+	MemoryContext aggcxt = agg_context(fcinfo, "_gp_step_transition_io");
+	Datum		vals[DL_SEG_MAX_VARS];
+	ArrayType  *shapes[DL_SEG_MAX_VARS];
+	int			n_x;
+	int			n_y;
+	GpStepState *st;
+
+	require_arg(fcinfo, 2, "buffer_id");
+	dl_gp_row_vars(fcinfo, 3, &n_x, &n_y, vals, shapes);
+	st = group_state(fcinfo, aggcxt, n_x, n_y);
+	keep_buffer(st, aggcxt, PG_GETARG_INT32(2), vals, shapes);
 	PG_RETURN_POINTER(st);
 }
 
@@ -375,10 +523,9 @@ build_partition(GpStepState *st, const GpStep *step, DlSegPartition *p, MemoryCo
 	{
 		bufs[i].buffer_id = st->bufs[i].buffer_id;
 		bufs[i].n = st->bufs[i].n;
-		bufs[i].x = st->bufs[i].x;
-		bufs[i].y = st->bufs[i].y;
+		bufs[i].v = st->bufs[i].v;
 	}
-	dl_seg_partition_from_buffers(p, bufs, st->nbufs, st->x_width, st->y_width,
+	dl_seg_partition_from_buffers(p, bufs, st->nbufs, st->n_x, st->n_y, st->widths,
 								  "(the aggregate's rows)", step->segment, cxt);
 	dl_seg_partitions_place(&pp, 1, step->caching,
 							dl_limits_partition_budget(dl_seg_default_count()));
@@ -386,18 +533,20 @@ build_partition(GpStepState *st, const GpStep *step, DlSegPartition *p, MemoryCo
 
 /*
  * The madlib_dl._step_result of a step: state (NULL: none), the sums of
- * st (training ones), seconds, and diverged (NULL: did not).
+ * st (training ones), seconds, diverged (NULL: did not), and each
+ * output's sums (NULL for a model of one output, and for a training step).
  */
 static Datum
 step_result(FunctionCallInfo fcinfo, bytea *state, const DlSegStats *st, double seconds,
 			const char *diverged)
 {
 	TupleDesc	tupdesc;
-	Datum		values[6];
-	bool		nulls[6] = {false, false, false, false, false, false};
+	Datum		values[8];
+	bool		nulls[8] = {false, false, false, false, false, false, false, false};
 
-	if (get_call_result_type(fcinfo, NULL, &tupdesc) != TYPEFUNC_COMPOSITE || tupdesc->natts != 6)
+	if (get_call_result_type(fcinfo, NULL, &tupdesc) != TYPEFUNC_COMPOSITE || tupdesc->natts != 8)
 		elog(ERROR, "madlib_dl: a step's final function must return madlib_dl._step_result");
+	dl_seg_output_sums(st->n_out, st->train_out_loss, st->train_out_metric, values + 6, nulls + 6);
 	values[0] = PointerGetDatum(state);
 	nulls[0] = state == NULL;
 	values[1] = Float8GetDatum(st->train_loss_sum);

@@ -310,8 +310,11 @@ job_model_info(const DlPgJob *job, const DlPgJobModel *jm, JobModelInfo *info)
 	info->n_params = m->spec->n_params;
 	if (job->kind == DL_PG_JOB_EVALUATE || job->kind == DL_PG_JOB_PREDICT)
 	{
-		int64		in = dl_pg_model_input_size(m);
-		int64		K = dl_pg_model_output_width(m);
+		int64		in = dl_pg_model_row_width(m);
+		int64		K = 0;
+
+		for (int k = 0; k < m->spec->n_outputs; k++)
+			K += dl_pg_model_output_width_k(m, k);
 
 		dl_pg_model_estimate(m, DL_PG_MODEL_INFER, job->batch_size, &info->infer);
 		if (job->kind == DL_PG_JOB_PREDICT)
@@ -330,7 +333,7 @@ job_model_info(const DlPgJob *job, const DlPgJobModel *jm, JobModelInfo *info)
 		info->averaging = 2.0 * (info->state.state_blob - DL_BLOB_HEADER_SIZE);
 		/* the one shuffle permutes the rows of a window: an int64 each */
 		info->shuffle = (double) sizeof(int64) *
-			(double) dl_epoch_window_rows(dl_pg_model_input_size(m));
+			(double) dl_epoch_window_rows(dl_pg_model_row_width(m));
 	}
 	dl_pg_model_free(m);
 }

@@ -129,82 +129,27 @@ require(FunctionCallInfo fcinfo, int i, const char *what)
 				 errhint("Call fit or fit_multiple, which run the steps.")));
 }
 
-PG_FUNCTION_INFO_V1(madlib_dl__px_node_run);
-
 /*
- * madlib_dl._px_node_run(call_id bigint, rel regclass, x_col text,
- *     y_col text, train boolean, seg integer, step madlib_dl._step)
- *   RETURNS madlib_dl._step_result
- *
- * The step on this node's rows of segment seg of rel (__dist_key__ =
- * seg): training (divergence reported in the result) or evaluation.  A
- * segment without rows gives NULL, as the step aggregate does.
+ * Segment seg's partition of relid (variables vars) for this step of call
+ * call_id: the one this backend keeps for the call, else read now (its
+ * memory a child of cxt: fresh) and placed under this server's budget
+ * and caching; a cached one is kept for the call's next hops (one at a
+ * time), its TOAST pointers forgotten.
  */
-Datum
-madlib_dl__px_node_run(PG_FUNCTION_ARGS)
+static DlSegPartition *
+node_partition(int64 call_id, Oid relid, const DlSegVars *vars, int32 seg, DlCaching caching,
+			   MemoryContext cxt, DlSegPartition *fresh)
 {
-	MemoryContext caller = CurrentMemoryContext;
-	MemoryContext cxt;
-	int64		call_id;
-	Oid			relid;
-	Oid			relfilenode;
-	char	   *x_col;
-	char	   *y_col;
-	bool		train;
-	int32		seg;
-	HeapTupleHeader step;
-	bytea	   *state;
-	char	   *arch;
-	char	   *compile;
-	char	   *fitp;
-	int32		iteration;
-	DlCaching	caching;
+	Oid			relfilenode = relation_filenode(relid);
 	DlSegPartition *part = NULL;
-	DlSegPartition fresh;
-	DlSegStats	stats;
-	DlPgModel  *m;
-	bytea	   *out_state = NULL;
-	instr_time	start;
-	TupleDesc	tupdesc;
-	Datum		values[6];
-	bool		nulls[6] = {false, false, false, false, false, false};
-	bool		isnull;
-	Datum		d;
-
-	for (int i = 0; i < 7; i++)
-		require(fcinfo, i, i == 6 ? "the step" : "the arguments of _px_node_run");
-	if (get_call_result_type(fcinfo, NULL, &tupdesc) != TYPEFUNC_COMPOSITE || tupdesc->natts != 6)
-		elog(ERROR, "madlib_dl: _px_node_run must return madlib_dl._step_result");
-	call_id = PG_GETARG_INT64(0);
-	relid = PG_GETARG_OID(1);
-	x_col = text_to_cstring(PG_GETARG_TEXT_PP(2));
-	y_col = text_to_cstring(PG_GETARG_TEXT_PP(3));
-	train = PG_GETARG_BOOL(4);
-	seg = PG_GETARG_INT32(5);
-	step = PG_GETARG_HEAPTUPLEHEADER(6);
-	state = DatumGetByteaPP(step_field(step, "state", false, &isnull));
-	arch = TextDatumGetCString(step_field(step, "model_arch", false, &isnull));
-	compile = TextDatumGetCString(step_field(step, "compile_params", false, &isnull));
-	d = step_field(step, "fit_params", true, &isnull);
-	fitp = isnull ? NULL : TextDatumGetCString(d);
-	iteration = DatumGetInt32(step_field(step, "iteration", false, &isnull));
-	if (DatumGetInt32(step_field(step, "segment", false, &isnull)) != seg)
-		ereport(ERROR,
-				(errcode(ERRCODE_INVALID_PARAMETER_VALUE),
-				 errmsg("the step is for segment %d, not %d",
-						DatumGetInt32(step_field(step, "segment", false, &isnull)), seg),
-				 errhint("Call fit or fit_multiple, which run the steps.")));
-	d = step_field(step, "use_caching", true, &isnull);
-	caching = isnull ? DL_CACHING_AUTO : DatumGetBool(d) ? DL_CACHING_ON : DL_CACHING_OFF;
-	dl_pg_require_packed_table(relid, x_col, y_col);
-	relfilenode = relation_filenode(relid);
+	MemoryContext pcxt;
+	NodeEntry  *e;
 
 	/* another call's entries are stale: it ended or failed */
 	(void) drop_entries(call_id, false);
 	for (NodeEntry **link = &node_entries; *link != NULL;)
 	{
-		NodeEntry  *e = *link;
-
+		e = *link;
 		if (e->relid == relid && e->seg == seg && e->relfilenode != relfilenode)
 		{
 			/* the table was rewritten since: read it again */
@@ -220,86 +165,161 @@ madlib_dl__px_node_run(PG_FUNCTION_ARGS)
 		}
 		link = &e->next;
 	}
+	if (part != NULL)
+		return part;
+
+	/* the partition's own context: kept when it is cached */
+	pcxt = AllocSetContextCreate(cxt, "madlib_dl node partition", ALLOCSET_DEFAULT_SIZES);
+	dl_seg_partition_read(fresh, relid, vars, true, seg, 0, pcxt);
+	part = fresh;
+	dl_seg_partitions_place(&part, 1, caching, dl_limits_partition_budget(dl_seg_default_count()));
+	if (!fresh->cached)
+		return fresh;
+
+	/*
+	 * one partition at a time: a call's backend serves one segment of one
+	 * table, and no caller can pile partitions up beyond the budget
+	 */
+	(void) drop_entries(0, true);
+	if (node_cxt == NULL)
+		node_cxt = AllocSetContextCreate(TopMemoryContext, "madlib_dl node cache",
+										 ALLOCSET_SMALL_SIZES);
+	e = MemoryContextAllocZero(node_cxt, sizeof(NodeEntry));
+	e->call_id = call_id;
+	e->relid = relid;
+	e->relfilenode = relfilenode;
+	e->seg = seg;
+	e->hits = 1;
+	e->cxt = pcxt;
+	e->part = *fresh;
+	/* the rows are decoded: the directory's TOAST pointers are never read again */
+	for (int i = 0; i < e->part.nbuf; i++)
+		memset(e->part.bufs[i].v, 0, sizeof(Datum) * (e->part.n_x + e->part.n_y));
+	MemoryContextSetParent(pcxt, node_cxt);
+	e->next = node_entries;
+	node_entries = e;
+	return &e->part;
+}
+
+/*
+ * The step on part (not empty) of the model of step's fields: training
+ * (the new state, in caller's memory; NULL when it diverged) or
+ * evaluation (NULL); statistics into *stats.
+ */
+static bytea *
+node_step(DlSegPartition *part, HeapTupleHeader step, bool train, int32 seg, DlSegStats *stats,
+		  MemoryContext cxt, MemoryContext caller)
+{
+	bytea	   *state;
+	char	   *arch;
+	char	   *fitp;
+	bool		isnull;
+	Datum		d;
+	DlPgModel  *m;
+	bytea	   *out_state = NULL;
+
+	state = DatumGetByteaPP(step_field(step, "state", false, &isnull));
+	arch = TextDatumGetCString(step_field(step, "model_arch", false, &isnull));
+	d = step_field(step, "fit_params", true, &isnull);
+	fitp = isnull ? NULL : TextDatumGetCString(d);
+	dl_pg_set_blas_threads();
+	m = dl_pg_model_build(arch, strlen(arch),
+						  TextDatumGetCString(step_field(step, "compile_params", false, &isnull)),
+						  fitp, DL_PG_MODEL_TRAIN, 0, cxt);
+	if (train)
+	{
+		Size		len = VARSIZE_ANY_EXHDR(state);
+		size_t		cap;
+		uint8	   *buf;
+		DlError		err;
+
+		dl_error_clear(&err);
+		dl_pg_check(dl_blob_size(m->model, &cap, &err), &err);
+		cap = Max(cap, len);
+		buf = MemoryContextAllocHuge(cxt, Max(cap, 1));
+		memcpy(buf, VARDATA_ANY(state), len);
+		if (dl_seg_train_step(m, buf, len, cap, &len, part, cxt,
+							  DatumGetInt32(step_field(step, "iteration", false, &isnull)), seg, true,
+							  stats))
+		{
+			if (len > MaxAllocSize - VARHDRSZ)
+				ereport(ERROR,
+						(errcode(ERRCODE_PROGRAM_LIMIT_EXCEEDED),
+						 errmsg("model state of %zu bytes is larger than a bytea can hold", len),
+						 errhint("Use a smaller model.")));
+			out_state = MemoryContextAlloc(caller, VARHDRSZ + len);
+			SET_VARSIZE(out_state, VARHDRSZ + len);
+			memcpy(VARDATA(out_state), buf, len);
+		}
+	}
+	else
+		dl_seg_eval_step(m, (const uint8 *) VARDATA_ANY(state), VARSIZE_ANY_EXHDR(state),
+						 part, NULL, cxt, stats);
+	return out_state;
+}
+
+PG_FUNCTION_INFO_V1(madlib_dl__px_node_run);
+
+/*
+ * madlib_dl._px_node_run(call_id bigint, rel regclass, x_cols text[],
+ *     y_cols text[], train boolean, seg integer, step madlib_dl._step)
+ *   RETURNS madlib_dl._step_result
+ *
+ * The step on this node's rows of segment seg of rel (__dist_key__ =
+ * seg): training (divergence reported in the result) or evaluation.  A
+ * segment without rows gives NULL, as the step aggregate does.
+ */
+Datum
+madlib_dl__px_node_run(PG_FUNCTION_ARGS)
+{
+	MemoryContext caller = CurrentMemoryContext;
+	MemoryContext cxt;
+	Oid			relid;
+	DlSegVars	vars;
+	int32		seg;
+	HeapTupleHeader step;
+	DlCaching	caching;
+	DlSegPartition *part;
+	DlSegPartition fresh;
+	DlSegStats	stats;
+	bytea	   *out_state = NULL;
+	instr_time	start;
+	TupleDesc	tupdesc;
+	Datum		values[8];
+	bool		nulls[8] = {false, false, false, false, false, false, false, false};
+	bool		isnull;
+	Datum		d;
+
+	for (int i = 0; i < 7; i++)
+		require(fcinfo, i, i == 6 ? "the step" : "the arguments of _px_node_run");
+	if (get_call_result_type(fcinfo, NULL, &tupdesc) != TYPEFUNC_COMPOSITE || tupdesc->natts != 8)
+		elog(ERROR, "madlib_dl: _px_node_run must return madlib_dl._step_result");
+	relid = PG_GETARG_OID(1);
+	dl_seg_vars_from_arrays(PG_GETARG_ARRAYTYPE_P(2), PG_GETARG_ARRAYTYPE_P(3), &vars, "x_cols",
+							"y_cols");
+	seg = PG_GETARG_INT32(5);
+	step = PG_GETARG_HEAPTUPLEHEADER(6);
+	(void) step_field(step, "state", false, &isnull);
+	(void) step_field(step, "model_arch", false, &isnull);
+	(void) step_field(step, "compile_params", false, &isnull);
+	(void) step_field(step, "iteration", false, &isnull);
+	if (DatumGetInt32(step_field(step, "segment", false, &isnull)) != seg)
+		ereport(ERROR,
+				(errcode(ERRCODE_INVALID_PARAMETER_VALUE),
+				 errmsg("the step is for segment %d, not %d",
+						DatumGetInt32(step_field(step, "segment", false, &isnull)), seg),
+				 errhint("Call fit or fit_multiple, which run the steps.")));
+	d = step_field(step, "use_caching", true, &isnull);
+	caching = isnull ? DL_CACHING_AUTO : DatumGetBool(d) ? DL_CACHING_ON : DL_CACHING_OFF;
+	dl_seg_require_vars(relid, &vars);
 
 	cxt = AllocSetContextCreate(caller, "madlib_dl node step", ALLOCSET_DEFAULT_SIZES);
 	MemoryContextSwitchTo(cxt);
-	if (part == NULL)
-	{
-		/* the partition's own context: kept when it is cached */
-		MemoryContext pcxt = AllocSetContextCreate(cxt, "madlib_dl node partition",
-												   ALLOCSET_DEFAULT_SIZES);
-
-		dl_seg_partition_read(&fresh, relid, x_col, y_col, true, seg, 0, pcxt);
-		part = &fresh;
-		dl_seg_partitions_place(&part, 1, caching,
-								dl_limits_partition_budget(dl_seg_default_count()));
-		if (fresh.cached)
-		{
-			NodeEntry  *e;
-
-			/*
-			 * one partition at a time: a call's backend serves one segment of
-			 * one table, and no caller can pile partitions up beyond the
-			 * budget
-			 */
-			(void) drop_entries(0, true);
-
-			if (node_cxt == NULL)
-				node_cxt = AllocSetContextCreate(TopMemoryContext, "madlib_dl node cache",
-												 ALLOCSET_SMALL_SIZES);
-			e = MemoryContextAllocZero(node_cxt, sizeof(NodeEntry));
-			e->call_id = call_id;
-			e->relid = relid;
-			e->relfilenode = relfilenode;
-			e->seg = seg;
-			e->hits = 1;
-			e->cxt = pcxt;
-			e->part = fresh;
-			/* the rows are decoded: the directory's TOAST pointers are never read again */
-			for (int i = 0; i < e->part.nbuf; i++)
-				e->part.bufs[i].x = e->part.bufs[i].y = (Datum) 0;
-			MemoryContextSetParent(pcxt, node_cxt);
-			e->next = node_entries;
-			node_entries = e;
-			part = &e->part;
-		}
-	}
-
+	part = node_partition(PG_GETARG_INT64(0), relid, &vars, seg, caching, cxt, &fresh);
 	memset(&stats, 0, sizeof(stats));
 	INSTR_TIME_SET_CURRENT(start);
 	if (part->n > 0)
-	{
-		dl_pg_set_blas_threads();
-		m = dl_pg_model_build(arch, strlen(arch), compile, fitp, DL_PG_MODEL_TRAIN, 0, cxt);
-		if (train)
-		{
-			Size		len = VARSIZE_ANY_EXHDR(state);
-			size_t		cap;
-			uint8	   *buf;
-			DlError		err;
-
-			dl_error_clear(&err);
-			dl_pg_check(dl_blob_size(m->model, &cap, &err), &err);
-			cap = Max(cap, len);
-			buf = MemoryContextAllocHuge(cxt, Max(cap, 1));
-			memcpy(buf, VARDATA_ANY(state), len);
-			if (dl_seg_train_step(m, buf, len, cap, &len, part, cxt, iteration, seg, true, &stats))
-			{
-				if (len > MaxAllocSize - VARHDRSZ)
-					ereport(ERROR,
-							(errcode(ERRCODE_PROGRAM_LIMIT_EXCEEDED),
-							 errmsg("model state of %zu bytes is larger than a bytea can hold", len),
-							 errhint("Use a smaller model.")));
-				MemoryContextSwitchTo(caller);
-				out_state = palloc(VARHDRSZ + len);
-				SET_VARSIZE(out_state, VARHDRSZ + len);
-				memcpy(VARDATA(out_state), buf, len);
-			}
-		}
-		else
-			dl_seg_eval_step(m, (const uint8 *) VARDATA_ANY(state), VARSIZE_ANY_EXHDR(state),
-							 part, NULL, cxt, &stats);
-	}
+		out_state = node_step(part, step, PG_GETARG_BOOL(4), seg, &stats, cxt, caller);
 	MemoryContextSwitchTo(caller);
 	if (part->n <= 0)
 	{
@@ -314,6 +334,8 @@ madlib_dl__px_node_run(PG_FUNCTION_ARGS)
 	values[4] = Float8GetDatum(dl_pg_seconds_since(start));
 	values[5] = stats.diverged ? CStringGetTextDatum(stats.message) : (Datum) 0;
 	nulls[5] = !stats.diverged;
+	dl_seg_output_sums(stats.n_out, stats.train_out_loss, stats.train_out_metric, values + 6,
+					   nulls + 6);
 	tupdesc = BlessTupleDesc(tupdesc);
 	d = HeapTupleGetDatum(heap_form_tuple(tupdesc, values, nulls));
 	MemoryContextDelete(cxt);

@@ -125,37 +125,50 @@ report_buffer(DlError *err, const char *what)
 	dl_pg_report(err);
 }
 
+/* Is variable i of p a dependent one? */
+static inline bool
+is_y(const DlSegPartition *p, int i)
+{
+	return i >= p->n_x;
+}
+
+/*
+ * Bytes per value of variable i of buffer b: 4 (float32) for an
+ * independent one; for a dependent one 2 (int16 classes) or 4 (float32
+ * numeric targets), as its raw size says.
+ */
+static int
+value_elem(const DlSegPartition *p, const DlSegBuffer *b, int i)
+{
+	if (!is_y(p, i))
+		return sizeof(float);
+	return (int64) toast_raw_datum_size(b->v[i]) - VARHDRSZ ==
+		b->n * p->widths[i] * (int64) sizeof(float) && b->n * p->widths[i] > 0 ?
+		(int) sizeof(float) : (int) sizeof(int16);
+}
+
 /*
  * Check one buffer's raw sizes (what its values decode to) against its
- * shape: 22000 as the decoders say it otherwise.
+ * shapes: 22000 as the decoders say it otherwise.
  */
 static void
 check_sizes(const DlSegPartition *p, const DlSegBuffer *b)
 {
-	struct
+	for (int i = 0; i < p->n_x + p->n_y; i++)
 	{
-		Datum		d;
-		int64		width;
-		int			elem;
-		const char *what;
-	}			v[2] = {
-		{b->x, p->x_width, sizeof(float), "independent variable"},
-		{b->y, p->y_width, sizeof(int16), "dependent variable"},
-	};
-
-	for (int i = 0; i < 2; i++)
-	{
-		int64		want = checked_mul(checked_mul(b->n, v[i].width, "buffer"), v[i].elem, "buffer");
-		int64		have = (int64) toast_raw_datum_size(v[i].d) - VARHDRSZ;
+		const char *what = is_y(p, i) ? "dependent variable" : "independent variable";
+		int64		vals = checked_mul(b->n, p->widths[i], "buffer");
+		int64		want = checked_mul(vals, value_elem(p, b, i), "buffer");
+		int64		have = (int64) toast_raw_datum_size(b->v[i]) - VARHDRSZ;
 		DlError		err;
 
 		if (have == want)
 			continue;
 		dl_error_clear(&err);
 		dl_error_set(&err, DL_ERR_SHAPE, "%s buffer holds %lld bytes, but its shape {%lld,%lld} needs %lld",
-					 v[i].what, (long long) have, (long long) b->n, (long long) v[i].width,
+					 what, (long long) have, (long long) b->n, (long long) p->widths[i],
 					 (long long) want);
-		report_buffer(&err, v[i].what);
+		report_buffer(&err, what);
 	}
 }
 
@@ -202,20 +215,43 @@ directory_add(DlSegPartition *p, const DlSegBuffer *b)
 	}
 	check_sizes(p, b);
 	p->bufs[p->nbuf++] = *b;
-	p->dir_bytes += sizeof(DlSegBuffer) + value_held(b->x) + value_held(b->y);
+	p->dir_bytes += sizeof(DlSegBuffer) + sizeof(Datum) * (p->n_x + p->n_y);
+	for (int i = 0; i < p->n_x + p->n_y; i++)
+		p->dir_bytes += value_held(b->v[i]);
 }
 
-/* An empty partition in cxt, named for messages. */
+/*
+ * An empty partition of n_x and n_y variables in cxt, named for messages;
+ * widths -1 until the first buffer gives them.
+ */
 static void
-partition_init(DlSegPartition *p, const char *relname, int seg, MemoryContext cxt)
+partition_init(DlSegPartition *p, int n_x, int n_y, const char *relname, int seg,
+			   MemoryContext cxt)
 {
 	memset(p, 0, sizeof(*p));
 	p->loaded = true;
 	p->cxt = cxt;
 	p->relname = MemoryContextStrdup(cxt, relname);
 	p->seg = seg;
-	p->x_width = -1;
-	p->y_width = -1;
+	p->n_x = n_x;
+	p->n_y = n_y;
+	for (int i = 0; i < DL_SEG_MAX_VARS; i++)
+		p->widths[i] = -1;
+}
+
+/* The widths together, once known (0 for a partition without buffers). */
+static void
+partition_widths(DlSegPartition *p)
+{
+	p->x_width = p->y_width = 0;
+	for (int i = 0; i < p->n_x + p->n_y; i++)
+	{
+		p->widths[i] = Max(p->widths[i], 0);
+		if (is_y(p, i))
+			p->y_width += p->widths[i];
+		else
+			p->x_width += p->widths[i];
+	}
 }
 
 /* Column col (1-based) of an SPI row; ERROR 22004 naming it when NULL. */
@@ -233,49 +269,138 @@ row_value(HeapTuple tup, TupleDesc desc, int col, const char *name)
 }
 
 /*
- * The rows of one buffer from its shapes {n, dims...} and {n, classes},
- * setting the partition's widths from the first buffer: 22000 when the
- * shapes disagree or differ from the partition's.  xs, ys name them.
+ * The sample width of variable i of one buffer from its shape {n, dims...}
+ * (a dependent one: {n, classes}), setting the partition's width from
+ * the first buffer: 22000 when it differs from the partition's.  Returns
+ * n.  name names the shape column.
  */
 static int64
-shape_rows(DlSegPartition *p, ArrayType *x_shape, ArrayType *y_shape, const char *xs,
-		   const char *ys)
+shape_rows(DlSegPartition *p, int i, ArrayType *shape, const char *name)
 {
-	int64		xd[DL_MAX_RANK + 1];
-	int64		yd[2];
-	int			nx = dl_pg_read_shape(x_shape, xd, DL_MAX_RANK + 1, xs);
-	int			ny = dl_pg_read_shape(y_shape, yd, 2, ys);
+	int64		d[DL_MAX_RANK + 1];
+	int			nd = dl_pg_read_shape(shape, d, DL_MAX_RANK + 1, name);
 	int64		w = 1;
 
-	if (nx < 2 || ny != 2 || xd[0] != yd[0])
+	if (nd < 2 || (is_y(p, i) && nd != 2))
 		ereport(ERROR,
 				(errcode(ERRCODE_DATA_EXCEPTION),
-				 errmsg("buffer shapes do not match: %s has %d values and %s has %d, with " INT64_FORMAT " and " INT64_FORMAT " rows",
-						xs, nx, ys, ny, xd[0], ny > 0 ? yd[0] : (int64) 0),
+				 errmsg("buffer shape %s has %d values, expected %s", name, nd,
+						is_y(p, i) ? "2: {rows, classes}" : "2 or more: {rows, dims...}"),
 				 errhint("Preprocess the data again with training_preprocessor_dl.")));
-	for (int i = 1; i < nx; i++)
-		w = checked_mul(w, xd[i], "sample size");
-	if (p->x_width < 0)
+	for (int j = 1; j < nd; j++)
+		w = checked_mul(w, d[j], "sample size");
+	if (p->widths[i] < 0)
+		p->widths[i] = w;
+	else if (w != p->widths[i])
+		ereport(ERROR,
+				(errcode(ERRCODE_DATA_EXCEPTION),
+				 errmsg("buffers have different sample sizes in %s: " INT64_FORMAT " and " INT64_FORMAT " values",
+						name, p->widths[i], w),
+				 errhint("Preprocess the data again with training_preprocessor_dl.")));
+	return d[0];
+}
+
+/*
+ * The rows of one buffer: every variable's shape gives the same count
+ * (22000 otherwise).  shapes[i] is variable i's shape, names[i] its
+ * column's name.
+ */
+static int64
+buffer_rows(DlSegPartition *p, ArrayType **shapes, char **names)
+{
+	int64		n = -1;
+
+	for (int i = 0; i < p->n_x + p->n_y; i++)
 	{
-		p->x_width = w;
-		p->y_width = yd[1];
+		int64		r = shape_rows(p, i, shapes[i], names[i]);
+
+		if (n >= 0 && r != n)
+			ereport(ERROR,
+					(errcode(ERRCODE_DATA_EXCEPTION),
+					 errmsg("buffer shapes do not match: %s has " INT64_FORMAT " rows and %s " INT64_FORMAT,
+							names[0], n, names[i], r),
+					 errhint("Preprocess the data again with training_preprocessor_dl.")));
+		n = r;
 	}
-	else if (w != p->x_width || yd[1] != p->y_width)
-		ereport(ERROR,
-				(errcode(ERRCODE_DATA_EXCEPTION),
-				 errmsg("buffers have different sample sizes: " INT64_FORMAT " and " INT64_FORMAT " values, " INT64_FORMAT " and " INT64_FORMAT " classes",
-						p->x_width, w, p->y_width, yd[1]),
-				 errhint("Preprocess the data again with training_preprocessor_dl.")));
-	return xd[0];
+	return n;
 }
 
 void
-dl_seg_partition_read(DlSegPartition *p, Oid rel, const char *x_col, const char *y_col,
+dl_seg_require_vars(Oid rel, const DlSegVars *vars)
+{
+	if (!dl_seg_vars_valid(vars))
+		ereport(ERROR,
+				(errcode(ERRCODE_INVALID_PARAMETER_VALUE),
+				 errmsg("a packed table is read with %d independent and %d dependent variables",
+						vars->n_x, vars->n_y),
+				 errhint("Give 1 to %d of each.", DL_MAX_IO)));
+	for (int i = 0; i < Max(vars->n_x, vars->n_y); i++)
+		dl_pg_require_packed_table(rel, vars->x[Min(i, vars->n_x - 1)], vars->y[Min(i, vars->n_y - 1)]);
+}
+
+/*
+ * The query of a segment's directory: the shapes, buffer_id, the values.
+ * cols[i] and names[i] get variable i's column and shape column.
+ */
+static char *
+directory_sql(const DlSegVars *vars, const char *relsql, bool by_dist_key, const char **cols,
+			  char **names)
+{
+	StringInfoData q;
+	int			nv = vars->n_x + vars->n_y;
+
+	initStringInfo(&q);
+	appendStringInfoString(&q, "SELECT ");
+	for (int i = 0; i < nv; i++)
+	{
+		cols[i] = i < vars->n_x ? vars->x[i] : vars->y[i - vars->n_x];
+		names[i] = psprintf("%s_shape", cols[i]);
+		appendStringInfo(&q, "%s, ", quote_identifier(names[i]));
+	}
+	appendStringInfoString(&q, "buffer_id");
+	for (int i = 0; i < nv; i++)
+		appendStringInfo(&q, ", %s", quote_identifier(cols[i]));
+	appendStringInfo(&q, " FROM %s WHERE %s ORDER BY buffer_id", relsql,
+					 by_dist_key ? "__dist_key__ = $1" : "buffer_id % $2 = $1");
+	return q.data;
+}
+
+/* Add the buffers of the fetched rows to p's directory. */
+static void
+directory_fetched(DlSegPartition *p, ReadContext *rc, const char **cols, char **names)
+{
+	int			nv = p->n_x + p->n_y;
+	TupleDesc	desc = SPI_tuptable->tupdesc;
+
+	for (uint64 r = 0; r < SPI_processed; r++)
+	{
+		HeapTuple	tup = SPI_tuptable->vals[r];
+		ArrayType  *shapes[DL_SEG_MAX_VARS];
+		DlSegBuffer b;
+		MemoryContext old;
+
+		memset(&b, 0, sizeof(b));
+		b.buffer_id = rc->buffer_id = DatumGetInt32(row_value(tup, desc, nv + 1, "buffer_id"));
+		for (int i = 0; i < nv; i++)
+			shapes[i] = DatumGetArrayTypeP(row_value(tup, desc, i + 1, names[i]));
+		b.n = buffer_rows(p, shapes, names);
+		old = MemoryContextSwitchTo(p->cxt);
+		/* an out-of-line value stays its TOAST pointer; a value in the row is copied */
+		b.v = palloc(sizeof(Datum) * nv);
+		for (int i = 0; i < nv; i++)
+			b.v[i] = datumCopy(row_value(tup, desc, nv + 2 + i, cols[i]), false, -1);
+		MemoryContextSwitchTo(old);
+		directory_add(p, &b);
+	}
+}
+
+void
+dl_seg_partition_read(DlSegPartition *p, Oid rel, const DlSegVars *vars,
 					  bool by_dist_key, int seg, int nseg, MemoryContext cxt)
 {
-	char	   *xs = psprintf("%s_shape", x_col);
-	char	   *ys = psprintf("%s_shape", y_col);
 	char	   *relsql = dl_pg_relation_sql_name(rel);
+	char	   *names[DL_SEG_MAX_VARS];
+	const char *cols[DL_SEG_MAX_VARS];
 	Oid			argtypes[2] = {INT4OID, INT4OID};
 	Datum		args[2] = {Int32GetDatum(seg), Int32GetDatum(nseg)};
 	ReadContext rc;
@@ -283,7 +408,7 @@ dl_seg_partition_read(DlSegPartition *p, Oid rel, const char *x_col, const char 
 	Portal		portal;
 	char	   *sql;
 
-	partition_init(p, relsql, seg, cxt);
+	partition_init(p, vars->n_x, vars->n_y, relsql, seg, cxt);
 	rc.p = p;
 	rc.buffer_id = -1;
 	rc.offset = rc.n = 0;
@@ -294,56 +419,34 @@ dl_seg_partition_read(DlSegPartition *p, Oid rel, const char *x_col, const char 
 
 	if (SPI_connect() != SPI_OK_CONNECT)
 		elog(ERROR, "madlib_dl: SPI_connect failed");
-	sql = psprintf("SELECT %s, %s, buffer_id, %s, %s FROM %s WHERE %s ORDER BY buffer_id",
-				   quote_identifier(xs), quote_identifier(ys), quote_identifier(x_col),
-				   quote_identifier(y_col), relsql,
-				   by_dist_key ? "__dist_key__ = $1" : "buffer_id % $2 = $1");
+	sql = directory_sql(vars, relsql, by_dist_key, cols, names);
 	/* not parallel (options 0): the leader, in parallel mode, starts no nested workers */
 	portal = SPI_cursor_open_with_args(NULL, sql, 2, argtypes, args, NULL, true, 0);
 	for (;;)
 	{
-		HeapTuple	tup;
-		TupleDesc	desc;
-		DlSegBuffer b;
-		MemoryContext old;
-
 		CHECK_FOR_INTERRUPTS();
 		SPI_cursor_fetch(portal, true, 64);
 		if (SPI_processed == 0)
 			break;
-		desc = SPI_tuptable->tupdesc;
-		for (uint64 i = 0; i < SPI_processed; i++)
-		{
-			tup = SPI_tuptable->vals[i];
-			memset(&b, 0, sizeof(b));
-			b.buffer_id = rc.buffer_id = DatumGetInt32(row_value(tup, desc, 3, "buffer_id"));
-			b.n = shape_rows(p, DatumGetArrayTypeP(row_value(tup, desc, 1, xs)),
-							 DatumGetArrayTypeP(row_value(tup, desc, 2, ys)), xs, ys);
-			old = MemoryContextSwitchTo(p->cxt);
-			/* an out-of-line value stays its TOAST pointer; a value in the row is copied */
-			b.x = datumCopy(row_value(tup, desc, 4, x_col), false, -1);
-			b.y = datumCopy(row_value(tup, desc, 5, y_col), false, -1);
-			MemoryContextSwitchTo(old);
-			directory_add(p, &b);
-		}
+		directory_fetched(p, &rc, cols, names);
 		SPI_freetuptable(SPI_tuptable);
 	}
 	SPI_cursor_close(portal);
 	SPI_finish();
-	p->x_width = Max(p->x_width, 0);
-	p->y_width = Max(p->y_width, 0);
+	partition_widths(p);
 	directory_finish(p);
 	error_context_stack = errcb.previous;
 }
 
 void
 dl_seg_partition_from_buffers(DlSegPartition *p, const DlSegBuffer *bufs, int nbuf,
-							  int64 x_width, int64 y_width, const char *relname, int seg,
-							  MemoryContext cxt)
+							  int n_x, int n_y, const int64 *widths, const char *relname,
+							  int seg, MemoryContext cxt)
 {
-	partition_init(p, relname, seg, cxt);
-	p->x_width = Max(x_width, 0);
-	p->y_width = Max(y_width, 0);
+	partition_init(p, n_x, n_y, relname, seg, cxt);
+	for (int i = 0; i < n_x + n_y; i++)
+		p->widths[i] = Max(widths[i], 0);
+	partition_widths(p);
 	for (int i = 0; i < nbuf; i++)
 	{
 		CHECK_FOR_INTERRUPTS();
@@ -374,12 +477,13 @@ dl_seg_partition_cache_bytes(const DlSegPartition *p)
 static double
 read_bytes(const DlSegPartition *p, const DlSegBuffer *b, int64 rows)
 {
-	double		x = value_sliceable(b->x) ? (double) rows * p->x_width * sizeof(float)
-		: (double) toast_raw_datum_size(b->x);
-	double		y = value_sliceable(b->y) ? (double) rows * p->y_width * sizeof(int16)
-		: (double) toast_raw_datum_size(b->y);
+	double		bytes = 0;
 
-	return x + y;
+	for (int i = 0; i < p->n_x + p->n_y; i++)
+		bytes += value_sliceable(b->v[i]) ?
+			(double) rows * p->widths[i] * value_elem(p, b, i) :
+			(double) toast_raw_datum_size(b->v[i]);
+	return bytes;
 }
 
 double
@@ -410,27 +514,32 @@ size_text(double bytes)
 	return psprintf("%.0f %s", bytes, units[u]);
 }
 
-/* Decode every buffer of p into one float array: the cached placement. */
+/* Decode every buffer of p into one float array per variable: the cached placement. */
 static void
 partition_cache(DlSegPartition *p)
 {
-	int64		xbytes = checked_mul(checked_mul(p->n, p->x_width, "partition"), sizeof(float), "partition");
-	int64		ybytes = checked_mul(checked_mul(p->n, p->y_width, "partition"), sizeof(float), "partition");
+	int			nv = p->n_x + p->n_y;
 
-	if ((uint64) xbytes > MaxAllocHugeSize || (uint64) ybytes > MaxAllocHugeSize)
-		ereport(ERROR, (errcode(ERRCODE_PROGRAM_LIMIT_EXCEEDED),
-						errmsg("segment %d holds " INT64_FORMAT " bytes of data, more than one process can hold in one array",
-							   p->seg, xbytes),
-						errhint("Let it be streamed (use_caching NULL or false), or preprocess with more segments.")));
-	p->x = MemoryContextAllocExtended(p->cxt, Max(xbytes, 1), MCXT_ALLOC_HUGE);
-	p->y = MemoryContextAllocExtended(p->cxt, Max(ybytes, 1), MCXT_ALLOC_HUGE);
+	for (int v = 0; v < nv; v++)
+	{
+		int64		bytes = checked_mul(checked_mul(p->n, p->widths[v], "partition"), sizeof(float), "partition");
+
+		if ((uint64) bytes > MaxAllocHugeSize)
+			ereport(ERROR, (errcode(ERRCODE_PROGRAM_LIMIT_EXCEEDED),
+							errmsg("segment %d holds " INT64_FORMAT " bytes of data, more than one process can hold in one array",
+								   p->seg, bytes),
+							errhint("Let it be streamed (use_caching NULL or false), or preprocess with more segments.")));
+		p->data[v] = MemoryContextAllocExtended(p->cxt, Max(bytes, 1), MCXT_ALLOC_HUGE);
+	}
 	for (int i = 0; i < p->nbuf; i++)
 	{
 		DlSegBuffer *b = &p->bufs[i];
+		float	   *out[DL_SEG_MAX_VARS];
 
 		CHECK_FOR_INTERRUPTS();
-		dl_seg_partition_read_rows(p, i, 0, b->n, p->x + b->start * p->x_width,
-								   p->y + b->start * p->y_width);
+		for (int v = 0; v < nv; v++)
+			out[v] = p->data[v] + b->start * p->widths[v];
+		dl_seg_partition_read_rows(p, i, 0, b->n, out);
 	}
 	p->cached = true;
 }
@@ -502,18 +611,26 @@ dl_seg_partitions_place(DlSegPartition **ps, int np, DlCaching caching, double b
  * Reading rows
  * --------------------------------------------------------------------- */
 
+/* Decode len bytes of rows of width values (elem bytes each; y: a dependent variable) into out. */
+static DlStatus
+decode_rows(float *out, const uint8_t *data, int64 len, int64 rows, int64 width, bool y,
+			DlError *err)
+{
+	return y ? dl_buffer_decode_target(out, data, len, rows, width, err) :
+		dl_buffer_decode_x(out, data, len, rows, width, err);
+}
+
 /*
- * Decode values [first, first + count) of the value d (elem bytes each,
- * row values per row) as rows into out: float32 x (elem 4) or int16 y
- * (elem 2).  Slices when d is out of line and uncompressed, else detoasts
- * it whole.
+ * Decode rows [first_row, first_row + rows) of the value d (elem bytes a
+ * value, width values a row; y: a dependent variable) into out.  Slices
+ * when d is out of line and uncompressed, else detoasts it whole.
  */
 static void
-read_values(Datum d, int64 first_row, int64 rows, int64 width, int elem, float *out)
+read_values(Datum d, int64 first_row, int64 rows, int64 width, int elem, bool y, float *out)
 {
 	struct varlena *v = (struct varlena *) DatumGetPointer(d);
 	int64		row_bytes = width * elem;
-	const char *what = elem == sizeof(float) ? "independent variable" : "dependent variable";
+	const char *what = y ? "dependent variable" : "independent variable";
 	DlError		err;
 
 	dl_error_clear(&err);
@@ -527,7 +644,6 @@ read_values(Datum d, int64 first_row, int64 rows, int64 width, int elem, float *
 		{
 			int64		cnt = Min(per, rows - r);
 			struct varlena *sl;
-			DlStatus	st;
 
 			CHECK_FOR_INTERRUPTS();
 			sl = pg_detoast_datum_slice(v, (int32) ((first_row + r) * row_bytes),
@@ -537,12 +653,8 @@ read_values(Datum d, int64 first_row, int64 rows, int64 width, int elem, float *
 						(errcode(ERRCODE_DATA_CORRUPTED),
 						 errmsg("a slice of " INT64_FORMAT " bytes of a buffer read " INT64_FORMAT,
 								cnt * row_bytes, (int64) VARSIZE_ANY_EXHDR(sl))));
-			st = elem == sizeof(float) ?
-				dl_buffer_decode_x(out + r * width, (const uint8_t *) VARDATA_ANY(sl),
-								   VARSIZE_ANY_EXHDR(sl), cnt, width, &err) :
-				dl_buffer_decode_y(out + r * width, (const uint8_t *) VARDATA_ANY(sl),
-								   VARSIZE_ANY_EXHDR(sl), cnt, width, &err);
-			if (st != DL_OK)
+			if (decode_rows(out + r * width, (const uint8_t *) VARDATA_ANY(sl),
+							VARSIZE_ANY_EXHDR(sl), cnt, width, y, &err) != DL_OK)
 				report_buffer(&err, what);
 			pfree(sl);
 		}
@@ -559,11 +671,8 @@ read_values(Datum d, int64 first_row, int64 rows, int64 width, int elem, float *
 					(errcode(ERRCODE_DATA_EXCEPTION),
 					 errmsg("a buffer of " INT64_FORMAT " bytes has no rows " INT64_FORMAT " to " INT64_FORMAT,
 							len, first_row + 1, first_row + rows)));
-		if ((elem == sizeof(float) ?
-			 dl_buffer_decode_x(out, data + first_row * row_bytes, rows * row_bytes,
-								rows, width, &err) :
-			 dl_buffer_decode_y(out, data + first_row * row_bytes, rows * row_bytes,
-								rows, width, &err)) != DL_OK)
+		if (decode_rows(out, data + first_row * row_bytes, rows * row_bytes, rows, width, y,
+						&err) != DL_OK)
 			report_buffer(&err, what);
 		if (w != v)
 			pfree(w);
@@ -572,7 +681,7 @@ read_values(Datum d, int64 first_row, int64 rows, int64 width, int elem, float *
 
 void
 dl_seg_partition_read_rows(const DlSegPartition *p, int buf, int64 offset, int64 n,
-						   float *x, float *y)
+						   float *const *out)
 {
 	const DlSegBuffer *b;
 	ReadContext rc;
@@ -590,8 +699,8 @@ dl_seg_partition_read_rows(const DlSegPartition *p, int buf, int64 offset, int64
 	errcb.arg = &rc;
 	errcb.previous = error_context_stack;
 	error_context_stack = &errcb;
-	read_values(b->x, offset, n, p->x_width, sizeof(float), x);
-	read_values(b->y, offset, n, p->y_width, sizeof(int16), y);
+	for (int i = 0; i < p->n_x + p->n_y; i++)
+		read_values(b->v[i], offset, n, p->widths[i], value_elem(p, b, i), is_y(p, i), out[i]);
 	error_context_stack = errcb.previous;
 }
 
@@ -599,10 +708,80 @@ dl_seg_partition_read_rows(const DlSegPartition *p, int buf, int64 offset, int64
  * SQL
  * --------------------------------------------------------------------- */
 
+/*
+ * The names of one-dimensional text array a (NULL: none) into names, n of
+ * them: 1 .. DL_MAX_IO, none NULL or empty.  ERROR 22023 naming what.
+ */
+static int
+vars_from_array(ArrayType *a, const char **names, const char *what)
+{
+	Datum	   *v;
+	bool	   *nulls;
+	int			n;
+
+	if (ARR_ELEMTYPE(a) != TEXTOID || ARR_NDIM(a) > 1)
+		ereport(ERROR,
+				(errcode(ERRCODE_INVALID_PARAMETER_VALUE),
+				 errmsg("%s must be a one-dimensional text array", what),
+				 errhint("Give the names of the packed table's variables.")));
+	deconstruct_array(a, TEXTOID, -1, false, TYPALIGN_INT, &v, &nulls, &n);
+	if (n < 1 || n > DL_MAX_IO)
+		ereport(ERROR,
+				(errcode(ERRCODE_INVALID_PARAMETER_VALUE),
+				 errmsg("%s has %d names, expected 1 to %d", what, n, DL_MAX_IO),
+				 errhint("Give one name per model input or output; a model has at most %d of each.",
+						 DL_MAX_IO)));
+	for (int i = 0; i < n; i++)
+	{
+		if (nulls[i] || VARSIZE_ANY_EXHDR(DatumGetPointer(v[i])) == 0)
+			ereport(ERROR,
+					(errcode(ERRCODE_INVALID_PARAMETER_VALUE),
+					 errmsg("%s[%d] is NULL or empty", what, i + 1),
+					 errhint("Give the names of the packed table's variables.")));
+		names[i] = TextDatumGetCString(v[i]);
+	}
+	return n;
+}
+
+bool
+dl_seg_vars_valid(const DlSegVars *vars)
+{
+	if (vars->n_x < 1 || vars->n_x > DL_MAX_IO || vars->n_y < 1 || vars->n_y > DL_MAX_IO)
+		return false;
+	for (int i = 0; i < vars->n_x; i++)
+		if (vars->x[i] == NULL)
+			return false;
+	for (int i = 0; i < vars->n_y; i++)
+		if (vars->y[i] == NULL)
+			return false;
+	return true;
+}
+
+void
+dl_seg_vars_copy(DlSegVars *dst, const DlSegVars *src)
+{
+	memset(dst, 0, sizeof(*dst));
+	dst->n_x = src->n_x;
+	dst->n_y = src->n_y;
+	for (int i = 0; i < src->n_x; i++)
+		dst->x[i] = pstrdup(src->x[i]);
+	for (int i = 0; i < src->n_y; i++)
+		dst->y[i] = pstrdup(src->y[i]);
+}
+
+void
+dl_seg_vars_from_arrays(ArrayType *x, ArrayType *y, DlSegVars *out, const char *x_what,
+						const char *y_what)
+{
+	memset(out, 0, sizeof(*out));
+	out->n_x = vars_from_array(x, out->x, x_what);
+	out->n_y = vars_from_array(y, out->y, y_what);
+}
+
 PG_FUNCTION_INFO_V1(madlib_dl__partition_plan);
 
 /*
- * madlib_dl._partition_plan(source regclass, x_col text, y_col text,
+ * madlib_dl._partition_plan(source regclass, x_cols text[], y_cols text[],
  *     num_segments integer, use_caching boolean) RETURNS TABLE (segment integer, rows bigint,
  *     buffers integer, blocks bigint, cache_bytes bigint, stream_bytes
  *     bigint, budget bigint, cached boolean)
@@ -619,8 +798,7 @@ madlib_dl__partition_plan(PG_FUNCTION_ARGS)
 	Oid			rel;
 	int			nseg;
 	DlCaching	caching;
-	char	   *x_col;
-	char	   *y_col;
+	DlSegVars	vars;
 	bool		by_dist_key;
 	double		budget;
 	MemoryContext cxt;
@@ -629,11 +807,11 @@ madlib_dl__partition_plan(PG_FUNCTION_ARGS)
 	if (PG_ARGISNULL(0) || PG_ARGISNULL(1) || PG_ARGISNULL(2) || PG_ARGISNULL(3))
 		ereport(ERROR,
 				(errcode(ERRCODE_NULL_VALUE_NOT_ALLOWED),
-				 errmsg("source, x_col, y_col and num_segments must not be NULL"),
+				 errmsg("source, x_cols, y_cols and num_segments must not be NULL"),
 				 errhint("Call madlib_dl.partition_plan with a packed table.")));
 	rel = PG_GETARG_OID(0);
-	x_col = text_to_cstring(PG_GETARG_TEXT_PP(1));
-	y_col = text_to_cstring(PG_GETARG_TEXT_PP(2));
+	dl_seg_vars_from_arrays(PG_GETARG_ARRAYTYPE_P(1), PG_GETARG_ARRAYTYPE_P(2), &vars, "x_cols",
+							"y_cols");
 	nseg = PG_GETARG_INT32(3);
 	if (nseg < 1 || nseg > DL_SEG_MAX)
 		ereport(ERROR,
@@ -641,7 +819,7 @@ madlib_dl__partition_plan(PG_FUNCTION_ARGS)
 				 errmsg("number of segments %d is out of range", nseg),
 				 errhint("Use 1 to %d segments.", DL_SEG_MAX)));
 	caching = PG_ARGISNULL(4) ? DL_CACHING_AUTO : PG_GETARG_BOOL(4) ? DL_CACHING_ON : DL_CACHING_OFF;
-	dl_pg_require_packed_table(rel, x_col, y_col);
+	dl_seg_require_vars(rel, &vars);
 	by_dist_key = get_attnum(rel, "__dist_key__") != InvalidAttrNumber;
 	budget = dl_limits_partition_budget(nseg);
 
@@ -656,7 +834,7 @@ madlib_dl__partition_plan(PG_FUNCTION_ARGS)
 		bool		nulls[8] = {false, false, false, false, false, false, false, false};
 
 		old = MemoryContextSwitchTo(cxt);
-		dl_seg_partition_read(&p, rel, x_col, y_col, by_dist_key, k, nseg, cxt);
+		dl_seg_partition_read(&p, rel, &vars, by_dist_key, k, nseg, cxt);
 		dl_seg_partitions_place(&pp, 1, caching, budget);
 		MemoryContextSwitchTo(old);
 		values[0] = Int32GetDatum(k);

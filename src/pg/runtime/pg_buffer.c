@@ -73,8 +73,8 @@ dl_pg_decode_y(bytea *y, int64 n, int64 n_classes, MemoryContext cxt)
 	DlError		err;
 
 	dl_error_clear(&err);
-	if (dl_buffer_decode_y(out, (const uint8_t *) VARDATA_ANY(y), VARSIZE_ANY_EXHDR(y),
-						   n, n_classes, &err) != DL_OK)
+	if (dl_buffer_decode_target(out, (const uint8_t *) VARDATA_ANY(y), VARSIZE_ANY_EXHDR(y),
+								n, n_classes, &err) != DL_OK)
 		report_buffer_error(&err, "dependent variable");
 	return out;
 }

@@ -32,9 +32,10 @@
 float	   *dl_pg_decode_x(bytea *x, int64 n, int64 row_size, MemoryContext cxt);
 
 /*
- * Decode y (n samples of n_classes int16 each, usually one-hot) into a new
+ * Decode y (n samples of n_classes int16 each, usually one-hot, or of
+ * n_classes float32 numeric targets: the length says which) into a new
  * float array (n, n_classes) allocated in cxt.  Same rules as
- * dl_pg_decode_x, with 2 bytes per value.
+ * dl_pg_decode_x, with 2 or 4 bytes per value.
  */
 float	   *dl_pg_decode_y(bytea *y, int64 n, int64 n_classes, MemoryContext cxt);
 

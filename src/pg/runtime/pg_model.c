@@ -19,6 +19,25 @@
 #include "pg_buffer.h"
 #include "pg_limits.h"
 
+/*
+ * Each output's loss, weight and metric from compile_params (m->outputs),
+ * given to the engine when the model has several outputs or a weight is
+ * not 1; a list of one loss for a model of one output is its loss.
+ */
+static void
+model_outputs(DlPgModel *m)
+{
+	DlError		err;
+
+	dl_error_clear(&err);
+	dl_pg_check(dl_compile_params_outputs(&m->compile, m->spec, m->outputs, &err), &err);
+	m->has_outputs = m->spec->n_outputs > 1;
+	for (int k = 0; k < m->spec->n_outputs; k++)
+		m->has_outputs = m->has_outputs || m->outputs[k].loss_weight != 1.0;
+	if (!m->has_outputs)
+		m->compile.loss = m->outputs[0].loss;
+}
+
 DlPgModel *
 dl_pg_model_parse(const char *arch_json, size_t len,
 				  const char *compile_params, const char *fit_params,
@@ -34,13 +53,19 @@ dl_pg_model_parse(const char *arch_json, size_t len,
 	m->cxt = mcxt;
 	m->alloc = dl_pg_allocator(mcxt);
 
-	dl_pg_check(dl_keras_parse(arch_json, len, &m->alloc, &m->spec, &err), &err);
+	dl_pg_check(dl_keras_parse_multi_io(arch_json, len, &m->alloc, &m->spec, &err), &err);
 	if (compile_params != NULL)
 	{
 		dl_pg_check(dl_compile_params_parse(compile_params, &m->compile, &err), &err);
 		m->has_compile = true;
+		model_outputs(m);
 	}
 	dl_pg_check(dl_fit_params_parse(fit_params, &m->fit, &err), &err);
+	if (m->fit.n_class_weight > 0 && m->spec->n_outputs > 1)
+		ereport(ERROR,
+				(errcode(ERRCODE_FEATURE_NOT_SUPPORTED),
+				 errmsg("class_weight is not supported for a model of %d outputs", m->spec->n_outputs),
+				 errhint("Leave class_weight out of fit_params, or weigh the outputs with loss_weights in compile_params.")));
 	/* class_weight names the model's classes, before any data is read */
 	dl_pg_check(dl_fit_params_check_classes(&m->fit, m->has_compile ? m->compile.loss :
 											DL_LOSS_CATEGORICAL_CROSSENTROPY,
@@ -145,6 +170,28 @@ dl_pg_model_input_size(const DlPgModel *m)
 	return dl_shape_size(&m->spec->input_shape);
 }
 
+int64
+dl_pg_model_input_size_k(const DlPgModel *m, int k)
+{
+	return dl_shape_size(&m->spec->input_shapes[k]);
+}
+
+int64
+dl_pg_model_output_width_k(const DlPgModel *m, int k)
+{
+	return dl_shape_size(&m->spec->output_shapes[k]);
+}
+
+int64
+dl_pg_model_row_width(const DlPgModel *m)
+{
+	int64		w = 0;
+
+	for (int k = 0; k < m->spec->n_inputs; k++)
+		w += dl_shape_size(&m->spec->input_shapes[k]);
+	return w;
+}
+
 /* Append "{a,b,c}" of dims to buf. */
 static void
 append_dims(StringInfo buf, const int64 *dims, int n)
@@ -156,43 +203,60 @@ append_dims(StringInfo buf, const int64 *dims, int n)
 }
 
 void
-dl_pg_model_check_input(const DlPgModel *m, ArrayType *x_shape, ArrayType *y_shape_or_null)
+dl_pg_model_check_io(const DlPgModel *m, int k_in, ArrayType *x_shape, const char *x_what,
+					 int k_out, ArrayType *y_shape, const char *y_what)
 {
-	int64		xd[DL_MAX_RANK + 1];
-	int			nx = dl_pg_read_shape(x_shape, xd, DL_MAX_RANK + 1, "independent variable shape");
-	const DlShape *in = &m->spec->input_shape;
-	bool		same = (nx - 1 == in->rank);
-
-	for (int i = 0; same && i < in->rank; i++)
-		same = (xd[i + 1] == in->dims[i]);
-	if (!same)
+	if (k_in >= 0)
 	{
-		StringInfoData data;
-		StringInfoData arch;
+		int64		xd[DL_MAX_RANK + 1];
+		int			nx = dl_pg_read_shape(x_shape, xd, DL_MAX_RANK + 1, "independent variable shape");
+		const DlShape *in = &m->spec->input_shapes[k_in];
+		bool		same = (nx - 1 == in->rank);
 
-		initStringInfo(&data);
-		initStringInfo(&arch);
-		append_dims(&data, xd + 1, nx - 1);
-		append_dims(&arch, in->dims, in->rank);
-		ereport(ERROR,
-				(errcode(ERRCODE_DATA_EXCEPTION),
-				 errmsg("input shape %s in the data does not match the input shape %s of the model architecture",
-						data.data, arch.data),
-				 errhint("Use an architecture whose input layer has the shape of the data, or preprocess the data to that shape.")));
+		for (int i = 0; same && i < in->rank; i++)
+			same = (xd[i + 1] == in->dims[i]);
+		if (!same)
+		{
+			StringInfoData data;
+			StringInfoData arch;
+
+			initStringInfo(&data);
+			initStringInfo(&arch);
+			append_dims(&data, xd + 1, nx - 1);
+			append_dims(&arch, in->dims, in->rank);
+			ereport(ERROR,
+					(errcode(ERRCODE_DATA_EXCEPTION),
+					 x_what == NULL ?
+					 errmsg("input shape %s in the data does not match the input shape %s of the model architecture",
+							data.data, arch.data) :
+					 errmsg("input shape %s of %s in the data does not match the shape %s of input \"%s\" of the model architecture",
+							data.data, x_what, arch.data, m->spec->input_names[k_in]),
+					 errhint("Use an architecture whose input layer has the shape of the data, or preprocess the data to that shape.")));
+		}
 	}
-	if (y_shape_or_null != NULL)
+	if (k_out >= 0 && y_shape != NULL)
 	{
 		int64		yd[2];
-		int			ny = dl_pg_read_shape(y_shape_or_null, yd, 2, "dependent variable shape");
-		int64		K = dl_pg_model_output_width(m);
+		int			ny = dl_pg_read_shape(y_shape, yd, 2, "dependent variable shape");
+		int64		K = dl_pg_model_output_width_k(m, k_out);
 
 		if (ny != 2 || yd[1] != K)
 			ereport(ERROR,
 					(errcode(ERRCODE_DATA_EXCEPTION),
+					 y_what == NULL ?
 					 errmsg("the data has " INT64_FORMAT " classes but the model architecture has " INT64_FORMAT " outputs",
-							ny == 2 ? yd[1] : (int64) 0, K),
+							ny == 2 ? yd[1] : (int64) 0, K) :
+					 errmsg("%s has " INT64_FORMAT " classes but output \"%s\" of the model architecture has " INT64_FORMAT " values",
+							y_what, ny == 2 ? yd[1] : (int64) 0,
+							m->spec->layers[m->spec->outputs[k_out]].name, K),
 					 errhint("Use an architecture whose last layer has one unit per class, or set num_classes in the preprocessor.")));
 	}
+}
+
+void
+dl_pg_model_check_input(const DlPgModel *m, ArrayType *x_shape, ArrayType *y_shape_or_null)
+{
+	dl_pg_model_check_io(m, 0, x_shape, NULL, y_shape_or_null != NULL ? 0 : -1, y_shape_or_null, NULL);
 }
 
 static void
@@ -217,6 +281,7 @@ dl_pg_model_train_config(const DlPgModel *m, DlTrainConfig *cfg)
 	cfg->shuffle = m->fit.shuffle;
 	cfg->class_weight = m->fit.n_class_weight > 0 ? m->fit.class_weight : NULL;
 	cfg->n_class_weight = m->fit.n_class_weight;
+	cfg->outputs = m->has_outputs ? m->outputs : NULL;
 	cfg->between_batches = check_interrupts;
 	cfg->between_batches_arg = NULL;
 }

@@ -36,6 +36,14 @@ typedef struct DlPgModel
 	DlCompileParams compile;	/* valid when has_compile */
 	DlFitParams fit;			/* defaults when fit_params was NULL */
 	bool		has_compile;
+
+	/*
+	 * Each output's loss, weight and metric (dl_compile_params_outputs),
+	 * given to the engine (DlTrainConfig.outputs) when has_outputs: a
+	 * model of several outputs, or loss_weights other than 1.
+	 */
+	bool		has_outputs;
+	DlOutputConfig outputs[DL_MAX_IO];
 } DlPgModel;
 
 /*
@@ -112,15 +120,29 @@ bytea	   *dl_pg_model_get_weights(DlPgModel *m);
  * Check the data against the architecture: x_shape ({n, dims...}) must
  * end in the model's input shape, and y_shape ({n, classes}), when not
  * NULL, must have as many classes as the model has outputs.  ERROR 22000
- * naming both shapes otherwise.
+ * naming both shapes otherwise.  For input 0 and output 0.
  */
 void		dl_pg_model_check_input(const DlPgModel *m, ArrayType *x_shape, ArrayType *y_shape_or_null);
 
-/* Width of the model output per sample (K). */
+/*
+ * The same for input k and output k (either -1: not checked); x_what and
+ * y_what name the variables in the messages.
+ */
+void		dl_pg_model_check_io(const DlPgModel *m, int k_in, ArrayType *x_shape, const char *x_what,
+								 int k_out, ArrayType *y_shape, const char *y_what);
+
+/* Width of output 0 per sample (K). */
 int64		dl_pg_model_output_width(const DlPgModel *m);
 
-/* Floats per input sample (product of the input shape). */
+/* Floats per sample of input 0 (product of the input shape). */
 int64		dl_pg_model_input_size(const DlPgModel *m);
+
+/* The same for input k and output k. */
+int64		dl_pg_model_input_size_k(const DlPgModel *m, int k);
+int64		dl_pg_model_output_width_k(const DlPgModel *m, int k);
+
+/* Floats of a sample's inputs, all of them together (the one shuffle's row width). */
+int64		dl_pg_model_row_width(const DlPgModel *m);
 
 /*
  * Fill cfg for training or evaluation from the compile and fit params:

@@ -35,8 +35,10 @@
 
 #include "postgres.h"
 
+#include "fmgr.h"
 #include "storage/dsm.h"
 #include "storage/shm_toc.h"
+#include "utils/array.h"
 
 #include "madlib_dl/dl_epoch.h"
 #include "madlib_dl/dl_model.h"
@@ -99,6 +101,17 @@ typedef struct DlSegStats
 								 * weight became NaN/inf; the slot is left
 								 * as it was (the last finite state) */
 	char		message[DL_SEG_MESSAGE_LEN];	/* the engine's message then */
+
+	/*
+	 * EVAL of a model of several outputs: each output's loss and metric
+	 * sums (train_loss_sum is their weighted total, train_metric_sum
+	 * output 0's metric); n_out 0 for a model of one output.
+	 */
+	int			n_out;
+	double		train_out_loss[DL_MAX_IO];
+	double		train_out_metric[DL_MAX_IO];
+	double		val_out_loss[DL_MAX_IO];
+	double		val_out_metric[DL_MAX_IO];
 } DlSegStats;
 
 /* One model configuration of a job. */
@@ -125,17 +138,32 @@ typedef enum DlCaching
 	DL_CACHING_OFF				/* streamed */
 } DlCaching;
 
+/* Most variables of a packed table a job reads: every input and output. */
+#define DL_SEG_MAX_VARS (2 * DL_MAX_IO)
+
+/*
+ * The variables of a packed table: the independent ones (x, one per
+ * model input, in the model's order) and the dependent ones (y, one per
+ * output).  Each is a bytea column <name> with its shapes in <name>_shape
+ * (MADlib's multi-io layout); most models have one of each.
+ */
+typedef struct DlSegVars
+{
+	int			n_x;			/* 1 .. DL_MAX_IO */
+	int			n_y;			/* 1 .. DL_MAX_IO */
+	const char *x[DL_MAX_IO];
+	const char *y[DL_MAX_IO];
+} DlSegVars;
+
 typedef struct DlSegSetup
 {
 	DlTransportKind transport;
 	DlCaching	caching;		/* the job's use_caching */
 	const char *cluster;		/* PLPROXY: the cluster's name */
 	Oid			source;			/* packed training table */
-	const char *x_col;			/* independent column; <x_col>_shape holds shapes */
-	const char *y_col;			/* dependent column; <y_col>_shape */
+	DlSegVars	vars;			/* its variables */
 	Oid			validation;		/* packed validation table, or InvalidOid */
-	const char *val_x_col;
-	const char *val_y_col;
+	DlSegVars	val_vars;		/* its variables (when validation is valid) */
 	int			nseg;			/* 1..DL_SEG_MAX */
 	int			n_models;		/* 1..DL_SEG_MAX_MODELS */
 	const DlSegModelDef *models;	/* (n_models) */
@@ -147,59 +175,90 @@ typedef struct DlSegSetup
 
 /*
  * One buffer of a partition: its rows, its first row in the partition,
- * and its x and y values as stored (a TOAST pointer, or a copy of a value
- * stored in the row).
+ * and the values of its variables as stored (a TOAST pointer, or a copy
+ * of a value stored in the row): v[0 .. n_x) the independent ones, then
+ * v[n_x .. n_x + n_y) the dependent ones (an array in the partition's
+ * memory, or the caller's for dl_seg_partition_from_buffers).
  */
 typedef struct DlSegBuffer
 {
 	int32		buffer_id;
 	int64		n;
 	int64		start;
-	Datum		x;
-	Datum		y;
+	Datum	   *v;				/* (n_x + n_y) */
 } DlSegBuffer;
 
 /*
  * One segment's partition (runtime/partition.c): its buffers in
  * buffer_id order (the directory), and either every row in memory
  * (cached) or nothing more: the steps read the rows of each block of the
- * one shuffle (dl_epoch.h) when its window comes (streamed).
+ * one shuffle (dl_epoch.h) when its window comes (streamed).  A sample is
+ * one row of every variable: all of them travel together.
  */
 typedef struct DlSegPartition
 {
 	bool		loaded;
 	bool		cached;
 	int64		n;				/* N, samples */
-	int64		x_width;		/* floats per sample */
-	int64		y_width;		/* classes */
+	int			n_x;			/* independent variables (the model's inputs) */
+	int			n_y;			/* dependent ones (its outputs) */
+	int64		widths[DL_SEG_MAX_VARS];	/* floats per sample of each
+											 * variable: x's, then y's
+											 * (classes) */
+	int64		x_width;		/* the x widths together: the one shuffle's
+								 * row width */
+	int64		y_width;		/* the y widths together */
 	int			nbuf;
 	int			cap;
 	DlSegBuffer *bufs;			/* (nbuf) */
 	Size		dir_bytes;		/* what the directory holds */
 	DlBlock    *blocks;			/* (n_blocks) the shuffle's blocks */
 	int64		n_blocks;
-	float	   *x;				/* cached: (N, x_width) */
-	float	   *y;				/* cached: (N, y_width), one-hot */
+	float	   *data[DL_SEG_MAX_VARS];	/* cached: (N, widths[i]) each */
 	MemoryContext cxt;			/* all of the above */
 	const char *relname;		/* for messages */
 	int			seg;
 } DlSegPartition;
 
 /*
- * Read the directory of segment seg of packed table rel (columns x_col,
- * y_col and their _shape columns), in buffer_id order, into p (memory in
+ * Variables from the text arrays x and y (one-dimensional, 1 ..
+ * DL_MAX_IO names each, none NULL or empty: 22023 naming x_what or
+ * y_what), the names palloc'd.
+ */
+void		dl_seg_vars_from_arrays(ArrayType *x, ArrayType *y, DlSegVars *out,
+									const char *x_what, const char *y_what);
+
+/* Are vars 1 .. DL_MAX_IO names of each kind, none NULL? */
+bool		dl_seg_vars_valid(const DlSegVars *vars);
+
+/* Copy src's names into dst, palloc'd in the current context. */
+void		dl_seg_vars_copy(DlSegVars *dst, const DlSegVars *src);
+
+/*
+ * ERROR unless rel has the columns of vars (bytea, and int[] shapes) and
+ * buffer_id, as a packed table (dl_pg_require_packed_table); 22023 for
+ * vars out of range.
+ */
+void		dl_seg_require_vars(Oid rel, const DlSegVars *vars);
+
+/*
+ * Read the directory of segment seg of packed table rel (the columns of
+ * vars and their _shape columns), in buffer_id order, into p (memory in
  * cxt): the rows with __dist_key__ = seg when by_dist_key, else
  * buffer_id % nseg = seg.  Shapes and value sizes are checked (22000,
  * 22004); nothing is decoded.  The caller has checked the column types
- * (dl_pg_require_packed_table) and holds a lock on rel.
+ * (dl_seg_require_vars) and holds a lock on rel.
  */
-void		dl_seg_partition_read(DlSegPartition *p, Oid rel, const char *x_col, const char *y_col,
+void		dl_seg_partition_read(DlSegPartition *p, Oid rel, const DlSegVars *vars,
 								  bool by_dist_key, int seg, int nseg, MemoryContext cxt);
 
-/* The same from buffers given in buffer_id order (their values stay the caller's). */
+/*
+ * The same from buffers given in buffer_id order (their values stay the
+ * caller's), of n_x and n_y variables of widths[0 .. n_x + n_y).
+ */
 void		dl_seg_partition_from_buffers(DlSegPartition *p, const DlSegBuffer *bufs, int nbuf,
-										  int64 x_width, int64 y_width, const char *relname,
-										  int seg, MemoryContext cxt);
+										  int n_x, int n_y, const int64 *widths,
+										  const char *relname, int seg, MemoryContext cxt);
 
 /* Bytes p holds cached (decoded rows, directory, blocks), and streamed at most. */
 double		dl_seg_partition_cache_bytes(const DlSegPartition *p);
@@ -217,13 +276,13 @@ void		dl_seg_partitions_place(DlSegPartition **ps, int np, DlCaching caching,
 									double budget);
 
 /*
- * Decode rows [offset, offset + n) of buffer buf of p into x (n, x_width)
- * and y (n, y_width): a slice of the values when they are stored out of
- * line without compression, else from the whole value.  22000 for a bad
- * value, naming the buffer and rows.
+ * Decode rows [offset, offset + n) of buffer buf of p into out[i] (n,
+ * widths[i]) for each variable i: a slice of the values when they are
+ * stored out of line without compression, else from the whole value.
+ * 22000 for a bad value, naming the buffer and rows.
  */
 void		dl_seg_partition_read_rows(const DlSegPartition *p, int buf, int64 offset, int64 n,
-									   float *x, float *y);
+									   float *const *out);
 
 /* ---------------------------------------------------------------------
  * The per-segment steps (runtime/step.c): no shared memory, no parallel
@@ -282,6 +341,26 @@ bool		dl_seg_train_step(DlPgModel *m, uint8 *state, Size state_len, Size state_c
 void		dl_seg_eval_step(DlPgModel *m, const uint8 *state, Size state_len,
 							 DlSegPartition *tp, DlSegPartition *vp, MemoryContext cxt,
 							 DlSegStats *st);
+
+/*
+ * The per-output columns of a madlib_dl._step_result (output_loss_sums,
+ * output_metric_sums) for n_out outputs' sums loss and metric: float8
+ * arrays, or NULLs when n_out is 0 (a model of one output).
+ */
+void		dl_seg_output_sums(int n_out, const double *loss, const double *metric,
+							   Datum *values, bool *nulls);
+
+/*
+ * The variables of one buffer of several, as the _io aggregates take them
+ * (runtime/gp_agg.c): argument first is n_x (an integer), then for each
+ * variable a bytea value and its int[] shape, the n_x independent ones
+ * first, the dependent ones after (VARIADIC "any": the values stay TOAST
+ * pointers).  Their count (2 to 2 DL_MAX_IO variables, 1 .. DL_MAX_IO of
+ * each kind) and types are checked (22023, 42804), NULLs refused (22004);
+ * vals[i] and shapes[i] get variable i, *n_y the dependent ones' count.
+ */
+void		dl_gp_row_vars(FunctionCallInfo fcinfo, int first, int *n_x, int *n_y, Datum *vals,
+						   ArrayType **shapes);
 
 /* ERROR 22000 when partition p's sample sizes do not fit model m; what names p. */
 void		dl_seg_check_partition(const DlPgModel *m, const DlSegPartition *p, const char *what);

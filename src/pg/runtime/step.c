@@ -36,8 +36,9 @@
 /* A pass over a partition's windows: where a streamed window's rows go. */
 typedef struct StepWindow
 {
-	float	   *x;				/* streamed: (window rows, x_width) */
-	float	   *y;				/* streamed: (window rows, y_width) */
+	float	   *buf[DL_SEG_MAX_VARS];	/* streamed: (window rows, widths[i]) */
+	/* the runs' arrays: every variable's rows of each run */
+	const float *rows[DL_EPOCH_WINDOW_BLOCKS][DL_SEG_MAX_VARS];
 	double		read_seconds;
 } StepWindow;
 
@@ -51,22 +52,23 @@ window_alloc(StepWindow *w, const DlSegPartition *p)
 	if (p->cached || p->n <= 0)
 		return;
 	/* the partition's sizes were checked against MaxAllocHugeSize rows by rows */
-	w->x = MemoryContextAllocExtended(CurrentMemoryContext,
-									  Max((Size) rows * p->x_width * sizeof(float), 1),
-									  MCXT_ALLOC_HUGE);
-	w->y = MemoryContextAllocExtended(CurrentMemoryContext,
-									  Max((Size) rows * p->y_width * sizeof(float), 1),
-									  MCXT_ALLOC_HUGE);
+	for (int i = 0; i < p->n_x + p->n_y; i++)
+		w->buf[i] = MemoryContextAllocExtended(CurrentMemoryContext,
+											   Max((Size) rows * p->widths[i] * sizeof(float), 1),
+											   MCXT_ALLOC_HUGE);
 }
 
 /*
  * The rows of blocks order[first .. first + k) of p as runs: pointers
- * into a cached partition, or read into w's buffers.
+ * into a cached partition, or read into w's buffers.  A run gives every
+ * variable's rows: the model's inputs (xs) and outputs (ys, one-hot or
+ * numeric of each output's width).
  */
 static void
 window_runs(const DlSegPartition *p, const int64 *order, int64 first, int k, StepWindow *w,
 			DlRows *runs)
 {
+	int			nv = p->n_x + p->n_y;
 	int64		used = 0;
 	instr_time	start;
 
@@ -75,20 +77,20 @@ window_runs(const DlSegPartition *p, const int64 *order, int64 first, int k, Ste
 	for (int j = 0; j < k; j++)
 	{
 		const DlBlock *b = &p->blocks[order[first + j]];
+		float	   *out[DL_SEG_MAX_VARS];
 
+		memset(&runs[j], 0, sizeof(DlRows));
 		runs[j].n = b->n;
-		runs[j].y_width = p->y_width;
+		runs[j].xs = w->rows[j];
+		runs[j].ys = w->rows[j] + p->n_x;
+		runs[j].y_widths = (const int64_t *) p->widths + p->n_x;
+		for (int i = 0; i < nv; i++)
+			w->rows[j][i] = p->cached ? p->data[i] + b->start * p->widths[i] :
+				(out[i] = w->buf[i] + used * p->widths[i]);
 		if (p->cached)
-		{
-			runs[j].x = p->x + b->start * p->x_width;
-			runs[j].y = p->y + b->start * p->y_width;
 			continue;
-		}
 		CHECK_FOR_INTERRUPTS();
-		dl_seg_partition_read_rows(p, (int) b->buffer, b->offset, b->n,
-								   w->x + used * p->x_width, w->y + used * p->y_width);
-		runs[j].x = w->x + used * p->x_width;
-		runs[j].y = w->y + used * p->y_width;
+		dl_seg_partition_read_rows(p, (int) b->buffer, b->offset, b->n, out);
 		used += b->n;
 	}
 	if (!p->cached)
@@ -170,14 +172,43 @@ step_context(MemoryContext cxt, const DlSegPartition *p, int64 **order)
 void
 dl_seg_check_partition(const DlPgModel *m, const DlSegPartition *p, const char *what)
 {
-	if (p->n > 0 && (p->x_width != dl_pg_model_input_size(m) ||
-					 p->y_width != dl_pg_model_output_width(m)))
+	const DlModelSpec *spec = m->spec;
+
+	if (p->n <= 0)
+		return;
+	if (p->n_x != spec->n_inputs || p->n_y != spec->n_outputs)
 		ereport(ERROR,
 				(errcode(ERRCODE_DATA_EXCEPTION),
-				 errmsg("%s data has " INT64_FORMAT " values and " INT64_FORMAT " classes per sample, the model takes " INT64_FORMAT " and gives " INT64_FORMAT,
-						what, p->x_width, p->y_width, dl_pg_model_input_size(m),
-						dl_pg_model_output_width(m)),
-				 errhint("Use an architecture that matches the preprocessed data.")));
+				 errmsg("%s data has %d independent and %d dependent variables, the model has %d inputs and %d outputs",
+						what, p->n_x, p->n_y, spec->n_inputs, spec->n_outputs),
+				 errhint("Preprocess one independent variable per model input and one dependent variable per output, in the model's order.")));
+	if (p->n_x == 1 && p->n_y == 1)
+	{
+		if (p->x_width != dl_pg_model_input_size(m) || p->y_width != dl_pg_model_output_width(m))
+			ereport(ERROR,
+					(errcode(ERRCODE_DATA_EXCEPTION),
+					 errmsg("%s data has " INT64_FORMAT " values and " INT64_FORMAT " classes per sample, the model takes " INT64_FORMAT " and gives " INT64_FORMAT,
+							what, p->x_width, p->y_width, dl_pg_model_input_size(m),
+							dl_pg_model_output_width(m)),
+					 errhint("Use an architecture that matches the preprocessed data.")));
+		return;
+	}
+	for (int i = 0; i < p->n_x + p->n_y; i++)
+	{
+		bool		y = i >= p->n_x;
+		int			k = y ? i - p->n_x : i;
+		int64		want = y ? dl_pg_model_output_width_k(m, k) : dl_pg_model_input_size_k(m, k);
+
+		if (p->widths[i] != want)
+			ereport(ERROR,
+					(errcode(ERRCODE_DATA_EXCEPTION),
+					 errmsg("%s data has " INT64_FORMAT " %s per sample in %s variable %d, model %s \"%s\" %s " INT64_FORMAT,
+							what, p->widths[i], y ? "classes" : "values", y ? "dependent" : "independent",
+							k + 1, y ? "output" : "input",
+							y ? spec->layers[spec->outputs[k]].name : spec->input_names[k],
+							y ? "gives" : "takes", want),
+					 errhint("Preprocess the variables in the order of the model's inputs and outputs, each of its shape.")));
+	}
 }
 
 bool
@@ -293,6 +324,9 @@ dl_seg_eval_step(DlPgModel *m, const uint8 *state, Size state_len,
 	st->train_loss_sum = bs.loss_sum;
 	st->train_metric_sum = bs.metric_sum;
 	st->train_n = bs.n;
+	st->n_out = m->spec->n_outputs > 1 ? m->spec->n_outputs : 0;
+	memcpy(st->train_out_loss, bs.output_loss_sum, sizeof(double) * st->n_out);
+	memcpy(st->train_out_metric, bs.output_metric_sum, sizeof(double) * st->n_out);
 	if (vp != NULL)
 	{
 		DlBatchStats vs = {0};
@@ -301,5 +335,19 @@ dl_seg_eval_step(DlPgModel *m, const uint8 *state, Size state_len,
 		st->val_loss_sum = vs.loss_sum;
 		st->val_metric_sum = vs.metric_sum;
 		st->val_n = vs.n;
+		memcpy(st->val_out_loss, vs.output_loss_sum, sizeof(double) * st->n_out);
+		memcpy(st->val_out_metric, vs.output_metric_sum, sizeof(double) * st->n_out);
 	}
+}
+
+void
+dl_seg_output_sums(int n_out, const double *loss, const double *metric, Datum *values,
+				   bool *nulls)
+{
+	nulls[0] = nulls[1] = n_out <= 0;
+	values[0] = values[1] = (Datum) 0;
+	if (n_out <= 0)
+		return;
+	values[0] = PointerGetDatum(dl_pg_float8_array(loss, n_out));
+	values[1] = PointerGetDatum(dl_pg_float8_array(metric, n_out));
 }

@@ -194,23 +194,48 @@ create_round_table(GpTransport *g, MemoryContext cxt)
 }
 
 /*
- * One part of a round's query: the step aggregate agg over the rows of
- * relation rel (columns x, y) joined with the round table's rows of part,
- * on __dist_key__ (and cond).
+ * The aggregate's arguments after the buffer_id for variables vars of
+ * rows s: a table of one independent and one dependent variable passes
+ * (dep, indep, dep_shape, indep_shape) to the six-argument aggregate;
+ * one of several variables passes n_x, then each variable and its shape
+ * to the _io aggregate (VARIADIC "any": the values stay TOAST pointers).
+ */
+static void
+append_vars(StringInfo q, const DlSegVars *vars)
+{
+	if (vars->n_x == 1 && vars->n_y == 1)
+	{
+		appendStringInfo(q, "s.%s, s.%s, s.%s, s.%s", quote_identifier(vars->y[0]),
+						 quote_identifier(vars->x[0]),
+						 quote_identifier(psprintf("%s_shape", vars->y[0])),
+						 quote_identifier(psprintf("%s_shape", vars->x[0])));
+		return;
+	}
+	appendStringInfo(q, "%d", vars->n_x);
+	for (int i = 0; i < vars->n_x + vars->n_y; i++)
+	{
+		const char *col = i < vars->n_x ? vars->x[i] : vars->y[i - vars->n_x];
+
+		appendStringInfo(q, ", s.%s, s.%s", quote_identifier(col),
+						 quote_identifier(psprintf("%s_shape", col)));
+	}
+}
+
+/*
+ * One part of a round's query: the step aggregate agg (its _io form for
+ * several variables) over the rows of relation rel (variables vars)
+ * joined with the round table's rows of part, on __dist_key__ (and cond).
  */
 static void
 append_part(StringInfo q, const GpTransport *g, const char *agg, const char *rel,
-			const char *x, const char *y, int part, const char *cond)
+			const DlSegVars *vars, int part, const char *cond)
 {
-	char	   *xs = psprintf("%s_shape", x);
-	char	   *ys = psprintf("%s_shape", y);
-
-	appendStringInfo(q, "SELECT u.seg, u.part, u.__dist_key__,"
-					 " madlib_dl.%s(u.step, s.buffer_id, s.%s, s.%s, s.%s, s.%s)"
-					 " FROM %s u JOIN %s s ON s.__dist_key__ = u.__dist_key__%s"
+	appendStringInfo(q, "SELECT u.seg, u.part, u.__dist_key__, madlib_dl.%s%s(u.step, s.buffer_id, ",
+					 agg, vars->n_x == 1 && vars->n_y == 1 ? "" : "_io");
+	append_vars(q, vars);
+	appendStringInfo(q, ") FROM %s u JOIN %s s ON s.__dist_key__ = u.__dist_key__%s"
 					 " WHERE u.part = %d GROUP BY u.__dist_key__, u.seg, u.part",
-					 agg, quote_identifier(y), quote_identifier(x), quote_identifier(ys),
-					 quote_identifier(xs), g->round_table, rel, cond, part);
+					 g->round_table, rel, cond, part);
 }
 
 /* The SQL of a round, into g. */
@@ -224,15 +249,15 @@ build_sql(GpTransport *g, const DlSegSetup *setup, MemoryContext cxt)
 	g->insert_sql = psprintf("INSERT INTO %s VALUES ($1, $2, $3, ROW($4, $5, $6, $7, $8, $9, $10)::madlib_dl._step)",
 							 g->round_table);
 	initStringInfo(&q);
-	append_part(&q, g, "_gp_fit_segment", src, setup->x_col, setup->y_col, 0, "");
+	append_part(&q, g, "_gp_fit_segment", src, &setup->vars, 0, "");
 	g->train_sql = q.data;
 	initStringInfo(&q);
-	append_part(&q, g, "_gp_eval_segment", src, setup->x_col, setup->y_col, 0, "");
+	append_part(&q, g, "_gp_eval_segment", src, &setup->vars, 0, "");
 	if (OidIsValid(setup->validation))
 	{
 		appendStringInfoString(&q, " UNION ALL ");
 		append_part(&q, g, "_gp_eval_segment", dl_pg_relation_sql_name(setup->validation),
-					setup->val_x_col, setup->val_y_col, 1, " AND s.buffer_id % $1 = u.seg");
+					&setup->val_vars, 1, " AND s.buffer_id % $1 = u.seg");
 	}
 	g->eval_sql = q.data;
 	MemoryContextSwitchTo(old);
@@ -304,14 +329,7 @@ add_val_parts(DlRounds *r, GpValPart *vp, int n)
 {
 	qsort(vp, n, sizeof(GpValPart), val_part_cmp);
 	for (int i = 0; i < n; i++)
-	{
-		DlSegStats *st = &r->stats[vp[i].seg];
-
-		st->val_loss_sum += vp[i].res.loss_sum;
-		st->val_metric_sum += vp[i].res.metric_sum;
-		st->val_n += vp[i].res.n;
-		st->seconds += vp[i].res.seconds;
-	}
+		dl_rounds_eval_done(r, vp[i].seg, &vp[i].res, true);
 }
 
 /* The greenplum transport's round (DlRoundsHooks.run). */
@@ -367,12 +385,7 @@ gp_run(DlRounds *r, DlSegCommandKind kind, const int *segs, int n)
 		else if (kind == DL_SEG_CMD_TRAIN)
 			dl_rounds_train_done(r, seg, &res);
 		else
-		{
-			r->stats[seg].train_loss_sum = res.loss_sum;
-			r->stats[seg].train_metric_sum = res.metric_sum;
-			r->stats[seg].train_n = res.n;
-			r->stats[seg].seconds += res.seconds;
-		}
+			dl_rounds_eval_done(r, seg, &res, false);
 		seen[seg] = part == 0 || seen[seg];
 		SPI_freetuptable(SPI_tuptable);
 	}
@@ -407,10 +420,10 @@ dl_transport_greenplum_start(const DlSegSetup *setup, MemoryContext cxt)
 	GpTransport *g = (GpTransport *) r->priv;
 	const DlSegSetup *s = &r->setup;
 
-	dl_pg_require_packed_table(s->source, s->x_col, s->y_col);
+	dl_seg_require_vars(s->source, &s->vars);
 	if (OidIsValid(s->validation))
 	{
-		dl_pg_require_packed_table(s->validation, s->val_x_col, s->val_y_col);
+		dl_seg_require_vars(s->validation, &s->val_vars);
 		if (get_attnum(s->validation, "__dist_key__") == InvalidAttrNumber)
 			ereport(ERROR,
 					(errcode(ERRCODE_UNDEFINED_COLUMN),

@@ -146,6 +146,9 @@ eval_val_share(DlRounds *r, const PxTransport *p, int seg)
 	r->stats[seg].val_loss_sum = st.val_loss_sum;
 	r->stats[seg].val_metric_sum = st.val_metric_sum;
 	r->stats[seg].val_n = st.val_n;
+	r->stats[seg].n_out = Max(r->stats[seg].n_out, st.n_out);
+	memcpy(r->stats[seg].val_out_loss, st.val_out_loss, sizeof(st.val_out_loss));
+	memcpy(r->stats[seg].val_out_metric, st.val_out_metric, sizeof(st.val_out_metric));
 	r->stats[seg].seconds += dl_pg_seconds_since(start);
 	MemoryContextDelete(cxt);
 }
@@ -155,7 +158,7 @@ static void
 px_run(DlRounds *r, DlSegCommandKind kind, const int *segs, int n)
 {
 	PxTransport *p = (PxTransport *) r->priv;
-	Oid			argtypes[13] = {TEXTOID, TEXTARRAYOID, TEXTOID, TEXTOID, BOOLOID, INT4ARRAYOID,
+	Oid			argtypes[13] = {TEXTOID, TEXTARRAYOID, TEXTARRAYOID, TEXTARRAYOID, BOOLOID, INT4ARRAYOID,
 	BYTEAARRAYOID, TEXTARRAYOID, TEXTARRAYOID, TEXTARRAYOID, INT4ARRAYOID, INT8OID, BOOLOID};
 	Datum		args[13];
 	char		nulls[13];
@@ -168,8 +171,8 @@ px_run(DlRounds *r, DlSegCommandKind kind, const int *segs, int n)
 	round_arrays(r, segs, n, &a);
 	args[0] = CStringGetTextDatum(r->setup.cluster);
 	args[1] = p->src;
-	args[2] = CStringGetTextDatum(r->setup.x_col);
-	args[3] = CStringGetTextDatum(r->setup.y_col);
+	args[2] = PointerGetDatum(text_array((char **) r->setup.vars.x, r->setup.vars.n_x));
+	args[3] = PointerGetDatum(text_array((char **) r->setup.vars.y, r->setup.vars.n_y));
 	args[4] = BoolGetDatum(kind == DL_SEG_CMD_TRAIN);
 	args[5] = PointerGetDatum(a.segs);
 	args[6] = PointerGetDatum(a.states);
@@ -205,12 +208,7 @@ px_run(DlRounds *r, DlSegCommandKind kind, const int *segs, int n)
 		if (kind == DL_SEG_CMD_TRAIN)
 			dl_rounds_train_done(r, seg, &res);
 		else
-		{
-			r->stats[seg].train_loss_sum = res.loss_sum;
-			r->stats[seg].train_metric_sum = res.metric_sum;
-			r->stats[seg].train_n = res.n;
-			r->stats[seg].seconds = res.seconds;
-		}
+			dl_rounds_eval_done(r, seg, &res, false);
 		SPI_freetuptable(SPI_tuptable);
 	}
 	SPI_cursor_close(portal);
@@ -266,7 +264,7 @@ px_check(const DlSegSetup *s, MemoryContext cxt)
 
 	if (SPI_connect() != SPI_OK_CONNECT)
 		elog(ERROR, "madlib_dl: SPI_connect failed");
-	if (SPI_execute("SELECT to_regprocedure('madlib_dl._px_round(text, text[], text, text, boolean,"
+	if (SPI_execute("SELECT to_regprocedure('madlib_dl._px_round(text, text[], text[], text[], boolean,"
 					" integer[], bytea[], text[], text[], text[], integer[], bigint, boolean)') IS NOT NULL"
 					" AND to_regproc('madlib_dl._px_step') IS NOT NULL"
 					" AND to_regproc('madlib_dl._px_release') IS NOT NULL", true, 0) != SPI_OK_SELECT ||
@@ -311,7 +309,7 @@ dl_transport_plproxy_start(const DlSegSetup *setup, MemoryContext cxt)
 
 	if (s->cluster == NULL)
 		elog(ERROR, "madlib_dl: a plproxy job without a cluster");
-	dl_pg_require_packed_table(s->source, s->x_col, s->y_col);
+	dl_seg_require_vars(s->source, &s->vars);
 	p->src = px_check(s, r->cxt);
 	if (!pg_strong_random(&p->call_id, sizeof(p->call_id)))
 		elog(ERROR, "madlib_dl: could not draw a call identifier");
@@ -320,13 +318,13 @@ dl_transport_plproxy_start(const DlSegSetup *setup, MemoryContext cxt)
 	{
 		DlSegPartition **ps = palloc(sizeof(DlSegPartition *) * s->nseg);
 
-		dl_pg_require_packed_table(s->validation, s->val_x_col, s->val_y_col);
+		dl_seg_require_vars(s->validation, &s->val_vars);
 		p->val = palloc0(sizeof(DlSegPartition) * s->nseg);
 		for (int k = 0; k < s->nseg; k++)
 		{
 			CHECK_FOR_INTERRUPTS();
-			dl_seg_partition_read(&p->val[k], s->validation, s->val_x_col, s->val_y_col,
-								  false, k, s->nseg, r->cxt);
+			dl_seg_partition_read(&p->val[k], s->validation, &s->val_vars, false, k, s->nseg,
+								  r->cxt);
 			ps[k] = &p->val[k];
 		}
 		/* the coordinator holds every share: one budget for them all */

@@ -11,8 +11,10 @@
  */
 #include "postgres.h"
 
+#include "catalog/pg_type.h"
 #include "executor/executor.h"
 #include "miscadmin.h"
+#include "utils/array.h"
 #include "utils/builtins.h"
 #include "utils/memutils.h"
 
@@ -177,10 +179,9 @@ copy_setup(DlRounds *r, const DlSegSetup *setup)
 
 	r->setup = *setup;
 	r->setup.cluster = strdup_or_null(r->cxt, setup->cluster);
-	r->setup.x_col = pstrdup(setup->x_col);
-	r->setup.y_col = pstrdup(setup->y_col);
-	r->setup.val_x_col = strdup_or_null(r->cxt, setup->val_x_col);
-	r->setup.val_y_col = strdup_or_null(r->cxt, setup->val_y_col);
+	dl_seg_vars_copy(&r->setup.vars, &setup->vars);
+	if (OidIsValid(setup->validation))
+		dl_seg_vars_copy(&r->setup.val_vars, &setup->val_vars);
 	for (int k = 0; k < setup->n_models; k++)
 	{
 		if (setup->models[k].arch_json == NULL || setup->models[k].compile_params == NULL)
@@ -203,8 +204,8 @@ dl_rounds_create(const DlSegSetup *setup, MemoryContext cxt, const DlRoundsHooks
 
 	if (setup->nseg < 1 || setup->nseg > DL_SEG_MAX_PLACES || setup->n_models < 1 ||
 		setup->n_models > DL_SEG_MAX_MODELS || setup->n_slots < 1 ||
-		setup->x_col == NULL || setup->y_col == NULL ||
-		(OidIsValid(setup->validation) && (setup->val_x_col == NULL || setup->val_y_col == NULL)))
+		!dl_seg_vars_valid(&setup->vars) ||
+		(OidIsValid(setup->validation) && !dl_seg_vars_valid(&setup->val_vars)))
 		elog(ERROR, "madlib_dl: bad %s job (%d segments, %d models, %d slots)",
 			 hooks->name, setup->nseg, setup->n_models, setup->n_slots);
 	rcxt = AllocSetContextCreate(cxt, "madlib_dl transport", ALLOCSET_DEFAULT_SIZES);
@@ -268,6 +269,28 @@ result_field(HeapTupleHeader t, int i, bool *isnull)
 	return GetAttributeByNum(t, (AttrNumber) i, isnull);
 }
 
+/*
+ * The per-output sums of a step result, a float8[] of 1 .. DL_MAX_IO
+ * values without NULLs, into out; their count.
+ */
+static int
+result_sums(Datum d, double *out)
+{
+	ArrayType  *a = DatumGetArrayTypeP(d);
+	Datum	   *v;
+	bool	   *nulls;
+	int			n;
+
+	if (ARR_ELEMTYPE(a) != FLOAT8OID || ARR_NDIM(a) != 1 || ARR_HASNULL(a))
+		elog(ERROR, "madlib_dl: a step result's output sums must be numbers");
+	deconstruct_array(a, FLOAT8OID, sizeof(float8), FLOAT8PASSBYVAL, TYPALIGN_DOUBLE, &v, &nulls, &n);
+	if (n < 1 || n > DL_MAX_IO)
+		elog(ERROR, "madlib_dl: a step result gives %d output sums, expected 1 to %d", n, DL_MAX_IO);
+	for (int i = 0; i < n; i++)
+		out[i] = DatumGetFloat8(v[i]);
+	return n;
+}
+
 void
 dl_rounds_read_result(Datum d, bool isnull, DlStepResult *out)
 {
@@ -279,7 +302,7 @@ dl_rounds_read_result(Datum d, bool isnull, DlStepResult *out)
 	if (isnull)
 		return;
 	t = DatumGetHeapTupleHeader(d);
-	if (HeapTupleHeaderGetNatts(t) != 6)
+	if (HeapTupleHeaderGetNatts(t) != 8)
 		elog(ERROR, "madlib_dl: a step result must be a madlib_dl._step_result");
 	v = result_field(t, 1, &null);
 	out->state = null ? NULL : DatumGetByteaPP(v);
@@ -293,6 +316,40 @@ dl_rounds_read_result(Datum d, bool isnull, DlStepResult *out)
 	out->seconds = null ? 0 : DatumGetFloat8(v);
 	v = result_field(t, 6, &null);
 	out->diverged = null ? NULL : TextDatumGetCString(v);
+	v = result_field(t, 7, &null);
+	if (!null)
+		out->n_out = result_sums(v, out->out_loss);
+	v = result_field(t, 8, &null);
+	if (!null && result_sums(v, out->out_metric) != out->n_out)
+		elog(ERROR, "madlib_dl: a step result gives %d output losses and other metrics", out->n_out);
+}
+
+void
+dl_rounds_eval_done(DlRounds *r, int seg, const DlStepResult *res, bool val)
+{
+	DlSegStats *st = &r->stats[seg];
+
+	if (!val)
+	{
+		st->train_loss_sum = res->loss_sum;
+		st->train_metric_sum = res->metric_sum;
+		st->train_n = res->n;
+		st->n_out = res->n_out;
+		memcpy(st->train_out_loss, res->out_loss, sizeof(double) * res->n_out);
+		memcpy(st->train_out_metric, res->out_metric, sizeof(double) * res->n_out);
+		st->seconds += res->seconds;
+		return;
+	}
+	st->val_loss_sum += res->loss_sum;
+	st->val_metric_sum += res->metric_sum;
+	st->val_n += res->n;
+	st->seconds += res->seconds;
+	st->n_out = Max(st->n_out, res->n_out);
+	for (int k = 0; k < res->n_out; k++)
+	{
+		st->val_out_loss[k] += res->out_loss[k];
+		st->val_out_metric[k] += res->out_metric[k];
+	}
 }
 
 void

@@ -66,6 +66,10 @@ typedef struct DlStepResult
 	int64		n;
 	double		seconds;
 	char	   *diverged;		/* the engine's message when it diverged */
+	int			n_out;			/* an evaluation of a model of several
+								 * outputs: each one's sums; else 0 */
+	double		out_loss[DL_MAX_IO];
+	double		out_metric[DL_MAX_IO];
 } DlStepResult;
 
 /*
@@ -103,5 +107,12 @@ void		dl_rounds_read_result(Datum d, bool isnull, DlStepResult *out);
  * divergence, else ERROR 22000.
  */
 void		dl_rounds_train_done(DlRounds *r, int seg, const DlStepResult *res);
+
+/*
+ * Segment seg's EVAL command gave res for its training partition (val
+ * false: the sums are set) or for a part of its validation share (val
+ * true: the sums are added): its statistics, each output's included.
+ */
+void		dl_rounds_eval_done(DlRounds *r, int seg, const DlStepResult *res, bool val);
 
 #endif							/* DL_ROUNDS_H */

@@ -141,6 +141,15 @@ typedef struct DlSegSlot
 	Size		len;			/* bytes of the state it holds now */
 } DlSegSlot;
 
+/* A table's variables (DlSegVars) in the text area: their names' offsets. */
+typedef struct DlSegTextVars
+{
+	int			n_x;
+	int			n_y;
+	int64		x[DL_MAX_IO];
+	int64		y[DL_MAX_IO];
+} DlSegTextVars;
+
 typedef struct DlSegControl
 {
 	slock_t		mutex;			/* protects generation, cmd, cmd_gen, done_gen */
@@ -161,10 +170,8 @@ typedef struct DlSegControl
 	Oid			validation;
 	bool		by_dist_key;	/* training partition by __dist_key__ */
 	int			caching;		/* DlCaching: the job's use_caching */
-	int64		x_col;			/* offsets into the text area */
-	int64		y_col;
-	int64		val_x_col;
-	int64		val_y_col;
+	DlSegTextVars vars;			/* the tables' variable names */
+	DlSegTextVars val_vars;
 } DlSegControl;
 
 /* Per-process view of a job: shared pointers plus local models and data. */
@@ -202,6 +209,19 @@ static const char *
 text_at(const DlSegLocal *l, int64 off)
 {
 	return off < 0 ? NULL : l->text + off;
+}
+
+/* The variables tv as names in the text area. */
+static void
+vars_at(const DlSegLocal *l, const DlSegTextVars *tv, DlSegVars *out)
+{
+	memset(out, 0, sizeof(*out));
+	out->n_x = tv->n_x;
+	out->n_y = tv->n_y;
+	for (int i = 0; i < tv->n_x; i++)
+		out->x[i] = text_at(l, tv->x[i]);
+	for (int i = 0; i < tv->n_y; i++)
+		out->y[i] = text_at(l, tv->y[i]);
 }
 
 /* ---------------------------------------------------------------------
@@ -337,13 +357,18 @@ local_load(DlSegLocal *l, const int *segs, int n)
 	int			np = 0;
 	instr_time	start;
 
+	DlSegVars	vars;
+	DlSegVars	val_vars;
+
 	INSTR_TIME_SET_CURRENT(start);
+	vars_at(l, &ctl->vars, &vars);
+	vars_at(l, &ctl->val_vars, &val_vars);
 	for (int i = 0; i < n; i++)
 	{
 		int			seg = segs[i];
 
-		dl_seg_partition_read(&l->train[seg], ctl->source, text_at(l, ctl->x_col),
-							  text_at(l, ctl->y_col), ctl->by_dist_key, seg, ctl->nseg, l->cxt);
+		dl_seg_partition_read(&l->train[seg], ctl->source, &vars, ctl->by_dist_key, seg,
+							  ctl->nseg, l->cxt);
 		ps[np++] = &l->train[seg];
 		ctl->part_rows[seg] = l->train[seg].n;
 	}
@@ -351,8 +376,8 @@ local_load(DlSegLocal *l, const int *segs, int n)
 	{
 		int			seg = segs[i];
 
-		dl_seg_partition_read(&l->val[seg], ctl->validation, text_at(l, ctl->val_x_col),
-							  text_at(l, ctl->val_y_col), false, seg, ctl->nseg, l->cxt);
+		dl_seg_partition_read(&l->val[seg], ctl->validation, &val_vars, false, seg, ctl->nseg,
+							  l->cxt);
 		ps[np++] = &l->val[seg];
 	}
 	/* the budget of one segment of this server's nseg, for all this process holds */
@@ -457,6 +482,34 @@ text_need(const char *s)
 	return s == NULL ? 0 : strlen(s) + 1;
 }
 
+/* Bytes the names of vars (NULL: none) take in the text area. */
+static Size
+vars_need(const DlSegVars *vars)
+{
+	Size		n = 0;
+
+	for (int i = 0; vars != NULL && i < vars->n_x; i++)
+		n = add_size(n, text_need(vars->x[i]));
+	for (int i = 0; vars != NULL && i < vars->n_y; i++)
+		n = add_size(n, text_need(vars->y[i]));
+	return n;
+}
+
+/* Put the names of vars (NULL: none) into the text area, their offsets into tv. */
+static void
+vars_put(char *area, Size *used, const DlSegVars *vars, DlSegTextVars *tv)
+{
+	memset(tv, 0, sizeof(*tv));
+	if (vars == NULL)
+		return;
+	tv->n_x = vars->n_x;
+	tv->n_y = vars->n_y;
+	for (int i = 0; i < vars->n_x; i++)
+		tv->x[i] = text_put(area, used, vars->x[i]);
+	for (int i = 0; i < vars->n_y; i++)
+		tv->y[i] = text_put(area, used, vars->y[i]);
+}
+
 static uint8 *workers_slot(DlTransport *t, int slot);
 static Size workers_slot_len(const DlTransport *t, int slot);
 static Size workers_slot_cap(const DlTransport *t, int slot);
@@ -501,22 +554,14 @@ dl_transport_workers_start(const DlSegSetup *setup, MemoryContext cxt)
 				 errhint("Use 1 to %d segments (distribution_rules of the preprocessor).", DL_SEG_MAX)));
 	if (setup->n_models < 1 || setup->n_models > DL_SEG_MAX_MODELS || setup->n_slots < 1)
 		elog(ERROR, "madlib_dl: bad segment job (%d models, %d slots)", setup->n_models, setup->n_slots);
-	if (setup->x_col == NULL || setup->y_col == NULL)
-		elog(ERROR, "madlib_dl: segment job without column names");
 	/* the workers read these tables as packed ones: their types, checked once */
-	dl_pg_require_packed_table(setup->source, setup->x_col, setup->y_col);
+	dl_seg_require_vars(setup->source, &setup->vars);
 	if (OidIsValid(setup->validation))
-	{
-		if (setup->val_x_col == NULL || setup->val_y_col == NULL)
-			elog(ERROR, "madlib_dl: segment job without validation column names");
-		dl_pg_require_packed_table(setup->validation, setup->val_x_col, setup->val_y_col);
-	}
+		dl_seg_require_vars(setup->validation, &setup->val_vars);
 
 	/* sizes, overflow-checked (add_size/mul_size ERROR on overflow) */
-	text_size = add_size(text_size, text_need(setup->x_col));
-	text_size = add_size(text_size, text_need(setup->y_col));
-	text_size = add_size(text_size, text_need(setup->val_x_col));
-	text_size = add_size(text_size, text_need(setup->val_y_col));
+	text_size = add_size(vars_need(&setup->vars),
+						 vars_need(OidIsValid(setup->validation) ? &setup->val_vars : NULL));
 	for (int i = 0; i < setup->n_models; i++)
 	{
 		text_size = add_size(text_size, text_need(setup->models[i].arch_json));
@@ -564,10 +609,8 @@ dl_transport_workers_start(const DlSegSetup *setup, MemoryContext cxt)
 	ctl->caching = (int) setup->caching;
 
 	text = shm_toc_allocate(pcxt->toc, text_size);
-	ctl->x_col = text_put(text, &used, setup->x_col);
-	ctl->y_col = text_put(text, &used, setup->y_col);
-	ctl->val_x_col = text_put(text, &used, setup->val_x_col);
-	ctl->val_y_col = text_put(text, &used, setup->val_y_col);
+	vars_put(text, &used, &setup->vars, &ctl->vars);
+	vars_put(text, &used, OidIsValid(setup->validation) ? &setup->val_vars : NULL, &ctl->val_vars);
 	mtext = shm_toc_allocate(pcxt->toc, sizeof(DlSegModelText) * setup->n_models);
 	for (int i = 0; i < setup->n_models; i++)
 	{
