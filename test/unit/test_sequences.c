@@ -38,9 +38,16 @@ test_tfjs_fixture(void **state)
 }
 
 static void
+test_torch_fixture(void **state)
+{
+	fx_check_fixture("torch_sequences.json", "PyTorch");
+}
+
+static void
 test_fixture_gradients(void **state)
 {
 	fx_check_fixture_gradients("tfjs_sequences.json");
+	fx_check_fixture_gradients("torch_sequences.json");
 }
 
 int
@@ -48,6 +55,7 @@ main(void)
 {
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test(test_tfjs_fixture),
+		cmocka_unit_test(test_torch_fixture),
 		cmocka_unit_test(test_fixture_gradients),
 	};
 
