@@ -441,6 +441,9 @@ void		dl_prelu_backward(float *dx, float *dalpha, const float *dy, const float *
 int64_t		dl_embedding_forward(float *y, const float *x, const float *E, int64_t N,
 								 int64_t V, int64_t D);
 
+/* The index of the first of the N ids x that is bad, -1 when none is. */
+int64_t		dl_embedding_check(const float *x, int64_t N, int64_t V);
+
 /* dE (V, D) += dy (N, D) rows added to the rows of their ids; bad ids skipped. */
 void		dl_embedding_backward(float *dE, const float *dy, const float *x, int64_t N,
 								  int64_t V, int64_t D);

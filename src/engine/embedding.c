@@ -32,6 +32,15 @@ id_ok(float v, int64_t V)
 }
 
 int64_t
+dl_embedding_check(const float *x, int64_t N, int64_t V)
+{
+	for (int64_t i = 0; i < N; i++)
+		if (!id_ok(x[i], V))
+			return i;
+	return -1;
+}
+
+int64_t
 dl_embedding_forward(float *y, const float *x, const float *E, int64_t N, int64_t V,
 					 int64_t D)
 {

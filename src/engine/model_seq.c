@@ -374,3 +374,41 @@ dl_seq_layer_backward(DlModel *m, const DlLayer *l, DlLayerWork *w, float *dy, f
 			break;
 	}
 }
+
+bool
+dl_model_spec_reads_ids(const DlModelSpec *spec, int k)
+{
+	for (int i = 0; i < spec->n_layers; i++)
+		if (spec->layers[i].kind == DL_LAYER_EMBEDDING && spec->layers[i].in[0] == -1 - k)
+			return true;
+	return false;
+}
+
+DlStatus
+dl_model_check_ids(const DlModelSpec *spec, int k, const float *x, int64_t n,
+				   int64_t *bad_row, DlError *err)
+{
+	int64_t		size = dl_shape_size(&spec->input_shapes[k]);
+
+	*bad_row = -1;
+	for (int i = 0; i < spec->n_layers; i++)
+	{
+		const DlLayer *l = &spec->layers[i];
+		int64_t		bad;
+
+		if (l->kind != DL_LAYER_EMBEDDING || l->in[0] != -1 - k)
+			continue;
+		bad = dl_embedding_check(x, n * size, l->input_dim);
+		if (bad < 0)
+			continue;
+		*bad_row = bad / size;
+		dl_error_set(err, DL_ERR_DATA,
+					 "row %lld holds id %.9g at position %lld, not an integer in [0, %lld) "
+					 "(layer \"%s\", Embedding)",
+					 (long long) (bad / size + 1), (double) x[bad], (long long) (bad % size + 1),
+					 (long long) l->input_dim, l->name);
+		return dl_error_hint(err, "Give the Embedding integer token ids from 0 to input_dim - 1 "
+							 "(0 for padding), or build it with a larger input_dim.");
+	}
+	return DL_OK;
+}
