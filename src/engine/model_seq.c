@@ -403,10 +403,8 @@ dl_model_check_ids(const DlModelSpec *spec, int k, const float *x, int64_t n,
 			continue;
 		*bad_row = bad / size;
 		dl_error_set(err, DL_ERR_DATA,
-					 "row %lld holds id %.9g at position %lld, not an integer in [0, %lld) "
-					 "(layer \"%s\", Embedding)",
-					 (long long) (bad / size + 1), (double) x[bad], (long long) (bad % size + 1),
-					 (long long) l->input_dim, l->name);
+					 "id %.9g at position %lld is not an integer in [0, %lld) (layer \"%s\", Embedding)",
+					 (double) x[bad], (long long) (bad % size + 1), (long long) l->input_dim, l->name);
 		return dl_error_hint(err, "Give the Embedding integer token ids from 0 to input_dim - 1 "
 							 "(0 for padding), or build it with a larger input_dim.");
 	}

@@ -327,6 +327,14 @@ dl_rnn_forward(DlRnnState *st, const float *x, const float *w, const DlRnnGeom *
 
 #define CHUNK 256				/* elementwise work in stack blocks of this */
 
+/* dst (m) = src (m), m <= CHUNK */
+static inline void
+copy_chunk(float *dst, const float *src, int64_t m)
+{
+	for (int64_t u = 0; u < m; u++)
+		dst[u] = src[u];
+}
+
 /*
  * An LSTM step's elementwise backward for one batch row, in blocks of
  * CHUNK units (all of it is elementwise): gr (4U) the gates i, f, g, o,
@@ -354,7 +362,7 @@ lstm_backward_row(const DlRnnGeom *g, float *gr, const float *dh, float *dc, con
 					dg[CHUNK],
 					dov[CHUNK];
 
-		memcpy(ac, at + u0, (size_t) m * sizeof(float));
+		copy_chunk(ac, at + u0, m);
 		rnn_act(g->act, ac, m);
 		for (int64_t u = 0; u < m; u++)
 			dcv[u] = dh[u0 + u] * go[u];
@@ -372,10 +380,10 @@ lstm_backward_row(const DlRnnGeom *g, float *gr, const float *dh, float *dc, con
 		rnn_dact(g->rec_act, df, gf, m);
 		rnn_dact(g->act, dg, gg, m);
 		rnn_dact(g->rec_act, dov, go, m);
-		memcpy(gi, di, (size_t) m * sizeof(float));
-		memcpy(gf, df, (size_t) m * sizeof(float));
-		memcpy(gg, dg, (size_t) m * sizeof(float));
-		memcpy(go, dov, (size_t) m * sizeof(float));
+		copy_chunk(gi, di, m);
+		copy_chunk(gf, df, m);
+		copy_chunk(gg, dg, m);
+		copy_chunk(go, dov, m);
 	}
 }
 
@@ -409,8 +417,8 @@ gru_backward_row(const DlRnnGeom *g, float *gr, const float *dh, const float *hp
 		}
 		rnn_dact(g->rec_act, dz, gz, m);
 		rnn_dact(g->act, dhh, gh, m);
-		memcpy(gz, dz, (size_t) m * sizeof(float));
-		memcpy(gh, dhh, (size_t) m * sizeof(float));
+		copy_chunk(gz, dz, m);
+		copy_chunk(gh, dhh, m);
 		if (g->reset_after)
 		{
 			float	   *grec = gr + 3 * U + u0;
@@ -423,7 +431,7 @@ gru_backward_row(const DlRnnGeom *g, float *gr, const float *dh, const float *hp
 				grec[u] = dhh[u] * grr[u];
 			}
 			rnn_dact(g->rec_act, dr, grr, m);
-			memcpy(grr, dr, (size_t) m * sizeof(float));
+			copy_chunk(grr, dr, m);
 		}
 	}
 }
@@ -451,7 +459,7 @@ gru_reset_before_row(const DlRnnGeom *g, float *gr, const float *drh, const floa
 				dhp[u0 + u] += drh[u0 + u] * grr[u];
 		}
 		rnn_dact(g->rec_act, dr, grr, m);
-		memcpy(grr, dr, (size_t) m * sizeof(float));
+		copy_chunk(grr, dr, m);
 	}
 }
 
