@@ -463,6 +463,26 @@ gru_reset_before_row(const DlRnnGeom *g, float *gr, const float *drh, const floa
 	}
 }
 
+/* Rows of the products over every step, at most, per call (an int for BLAS). */
+#define GEMM_ROWS ((int64_t) 1 << 30)
+
+/*
+ * C (M, N) += A^T B over rows of A (rows, M; rows lda apart) and B
+ * (rows, N; ldb apart): the kernels' gradients of every step at once, in
+ * calls of at most GEMM_ROWS rows.
+ */
+static void
+gemm_over_steps(int64_t M, int64_t N, int64_t rows, const float *A, int64_t lda,
+				const float *B, int64_t ldb, float *C, int64_t ldc)
+{
+	for (int64_t r0 = 0; r0 < rows; r0 += GEMM_ROWS)
+	{
+		int64_t		k = rows - r0 < GEMM_ROWS ? rows - r0 : GEMM_ROWS;
+
+		dl_sgemm(true, false, M, N, k, 1.0f, A + r0 * lda, lda, B + r0 * ldb, ldb, 1.0f, C, ldc);
+	}
+}
+
 /* db (n) += column sums of the rows (n floats, ld apart) of m (rows). */
 static void
 colsum_add(float *db, const float *m, int64_t rows, int64_t n, int64_t ld)
@@ -553,22 +573,17 @@ dl_rnn_backward(float *dx, bool add_dx, float *dw, float *dH, float *work,
 	/* every step's kernel gradients at once: [x, h_prev]^T dG */
 	if (g->cell != DL_LAYER_GRU)
 	{
-		dl_sgemm(true, false, I + U, GU, B * T, 1.0f, st->xh, I + U, st->gates, S * U, 1.0f,
-				 dw, GU);
+		gemm_over_steps(I + U, GU, B * T, st->xh, I + U, st->gates, S * U, dw, GU);
 		if (db != NULL)
 			colsum_add(db, st->gates, B * T, GU, S * U);
 		return;
 	}
-	dl_sgemm(true, false, I + U, 2 * U, B * T, 1.0f, st->xh, I + U, st->gates, S * U, 1.0f,
-			 dw, GU);
-	dl_sgemm(true, false, I, U, B * T, 1.0f, st->xh, I + U, st->gates + 2 * U, S * U, 1.0f,
-			 dw + 2 * U, GU);
+	gemm_over_steps(I + U, 2 * U, B * T, st->xh, I + U, st->gates, S * U, dw, GU);
+	gemm_over_steps(I, U, B * T, st->xh, I + U, st->gates + 2 * U, S * U, dw + 2 * U, GU);
 	if (g->reset_after)
-		dl_sgemm(true, false, U, U, B * T, 1.0f, st->xh + I, I + U, st->gates + 3 * U, S * U,
-				 1.0f, dUk + 2 * U, GU);
+		gemm_over_steps(U, U, B * T, st->xh + I, I + U, st->gates + 3 * U, S * U, dUk + 2 * U, GU);
 	else
-		dl_sgemm(true, false, U, U, B * T, 1.0f, st->aux, U, st->gates + 2 * U, S * U, 1.0f,
-				 dUk + 2 * U, GU);
+		gemm_over_steps(U, U, B * T, st->aux, U, st->gates + 2 * U, S * U, dUk + 2 * U, GU);
 	if (db == NULL)
 		return;
 	colsum_add(db, st->gates, B * T, 3 * U, S * U);

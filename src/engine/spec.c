@@ -14,6 +14,7 @@
  *
  *-------------------------------------------------------------------------
  */
+#include <limits.h>
 #include <math.h>
 #include <stdio.h>
 #include <string.h>
@@ -349,6 +350,12 @@ finalize_recurrent(DlLayer *layer, const DlShape *in, DlShape *out, int64_t *n_p
 	per = rnn_direction_params(layer, in->dims[1]);
 	if (per < 0 || per > DL_MAX_ELEMENTS / 2)
 		return dl_error_set(err, DL_ERR_LIMIT, "layer \"%s\": kernel is too large", layer->name);
+	/* a step's rows lie steps x (in + 4 units) floats apart: an int for BLAS */
+	if (in->dims[0] > INT_MAX / (in->dims[1] + 4 * layer->units))
+		return dl_error_set(err, DL_ERR_LIMIT,
+							"layer \"%s\": %lld steps of %lld features and %lld units are too many",
+							layer->name, (long long) in->dims[0], (long long) in->dims[1],
+							(long long) layer->units);
 	*n_params = dirs * per;
 	out->rank = layer->return_sequences ? 2 : 1;
 	out->dims[0] = layer->return_sequences ? in->dims[0] : 0;
