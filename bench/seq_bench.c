@@ -144,7 +144,6 @@ write_data(bool text, const char *file, int32_t ntrain, int32_t ntest)
 	int32_t		hdr[4] = {ntrain, ntest, text ? 100 : 400, K};
 	FILE	   *f = fopen(file, "wb");
 	float	   *x = xmalloc(sizeof(float) * 400);
-	int32_t		y;
 
 	if (f == NULL)
 	{

@@ -20,7 +20,7 @@
 #   BENCH_OUT: directory for the data and raw outputs (default
 #   bench/out/seq-<time>); BENCH_MALLOC_TUNE, BENCH_BACKEND as bench/run.sh
 #
-# Full run (docs/performance.md quotes it; about 10 minutes on one core):
+# Full run (docs/performance.md; about 3 minutes on an idle machine):
 #   bench/seq_run.sh
 # Small run (a minute):
 #   SEQ_TRAIN_N=2000 SEQ_TEST_N=1000 SEQ_EPOCHS=2 bench/seq_run.sh
