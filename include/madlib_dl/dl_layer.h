@@ -242,11 +242,12 @@ typedef struct DlLayer
 	DlLayerKind kind;
 	char		name[DL_NAME_MAX];	/* Keras layer name, for messages */
 	bool		trainable;		/* false: parameters are frozen */
-	DlActivation activation;	/* Dense, Conv2D, Activation */
+	DlActivation activation;	/* Dense, the convolutions, Activation; the
+								 * recurrent layers' candidate and state */
 
-	/* Dense */
+	/* Dense; Embedding's output_dim; the recurrent layers' */
 	int64_t		units;
-	bool		use_bias;		/* Dense, Conv2D */
+	bool		use_bias;		/* Dense, the convolutions, recurrent layers */
 
 	/* Conv2D */
 	int64_t		filters;

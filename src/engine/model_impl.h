@@ -14,7 +14,10 @@
  *	 input; Dropout aliases its input in inference mode; buffers are reused
  *	 as the spec's plan says), the saved data of the backward pass
  *	 (max-pooling argmax, Dropout masks, BatchNormalization mean and
- *	 invstd), the arena of the gradients, the im2col buffer of
+ *	 invstd, LayerNormalization's per row, the pre-activation of swish
+ *	 and gelu), the recurrent layers' per-step tensors and a separable
+ *	 convolution's depthwise output (in inference too: the passes need
+ *	 them), the arena of the gradients, the im2col buffer of
  *	 the convolutions and the gathered mini-batch of train_epoch.  Models
  *	 built without an optimizer get only what inference needs.
  *

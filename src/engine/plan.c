@@ -17,8 +17,12 @@
  *	    output lives from the layer to its last reader, or to the end when
  *	    it is a model output or the backward pass needs it (its own
  *	    activation's derivative, a Dense or Conv2D kernel gradient, a
- *	    Multiply, Maximum or Minimum).  Layers whose output is their input
- *	    (Flatten, ...) extend their input's life instead of taking room;
+ *	    Multiply, Maximum or Minimum; an Embedding's ids, a Conv1D's or
+ *	    a depthwise convolution's input, a LayerNormalization's, a
+ *	    parametric ReLU's, a swish or gelu Activation's; a recurrent
+ *	    layer keeps its own copy).  Layers whose output is their input
+ *	    (Flatten, Reshape, ...) extend their input's life instead of
+ *	    taking room;
  *	 4. the gradient arena: the backward pass visits the layers in reverse;
  *	    a tensor's gradient lives from its first contribution to its
  *	    producer's backward, shared along in-place layers (and an Add's
