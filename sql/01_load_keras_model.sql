@@ -102,11 +102,11 @@ SELECT madlib_dl.load_keras_model('model_arch_library', '{"class_name": "Sequent
 \set VERBOSITY default
 SELECT madlib_dl.load_keras_model('model_arch_library',
        replace(:'iris_tf2', '"class_name": "Dense", "config": {"name": "dense_1"',
-                            '"class_name": "LSTM", "config": {"name": "lstm"')::json);
+                            '"class_name": "MultiHeadAttention", "config": {"name": "mha"')::json);
 \echo :LAST_ERROR_SQLSTATE
 \set VERBOSITY terse
 SELECT madlib_dl.load_keras_model('model_arch_library',
-       replace(:'iris_tf2', '"softmax"', '"swish"')::json);
+       replace(:'iris_tf2', '"softmax"', '"mish"')::json);
 \echo :LAST_ERROR_SQLSTATE
 -- a conv layer on a flat input
 SELECT madlib_dl.load_keras_model('model_arch_library',

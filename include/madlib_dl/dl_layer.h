@@ -11,6 +11,18 @@
  *	 Conv2D:             kernel (KH, KW, C, OC), then bias (OC)
  *	 BatchNormalization: gamma (C), beta (C), moving_mean (C), moving_variance (C)
  *	                     (gamma absent when scale=false, beta when center=false)
+ *	 Embedding:          embeddings (input_dim, output_dim)
+ *	 Conv1D:             kernel (K, C, OC), then bias (OC)
+ *	 LSTM, GRU,          kernel (I, G*U), recurrent_kernel (U, G*U), bias (G*U)
+ *	 SimpleRNN:          with G = 4 (gates i, f, c, o), 3 (z, r, h) or 1; a
+ *	                     GRU with reset_after has bias (2, 3U): input, then
+ *	                     recurrent; Bidirectional: the forward layer's, then
+ *	                     the backward layer's
+ *	 DepthwiseConv2D:    depthwise_kernel (KH, KW, C, M), then bias (C*M)
+ *	 SeparableConv2D:    depthwise_kernel (KH, KW, C, M), pointwise_kernel
+ *	                     (1, 1, C*M, OC), then bias (OC)
+ *	 LayerNormalization: gamma (C), beta (C) (each absent as for BN)
+ *	 PReLU:              alpha (the input shape, shared axes of size 1)
  * Other layers have no parameters.
  *
  * A layer reads n_in tensors (in[]), each the output of an earlier layer
@@ -56,7 +68,26 @@ typedef enum DlLayerKind
 	DL_LAYER_AVERAGE,
 	DL_LAYER_MAXIMUM,
 	DL_LAYER_MINIMUM,
-	DL_LAYER_CONCATENATE		/* ... and joined along concat_axis */
+	DL_LAYER_CONCATENATE,		/* ... and joined along concat_axis */
+	/* text and sequences (recurrent.c, embedding.c), 1-D layers (run by
+	 * the 2-D kernels with a height of 1) and the layers after them */
+	DL_LAYER_EMBEDDING,
+	DL_LAYER_CONV1D,
+	DL_LAYER_MAXPOOL1D,
+	DL_LAYER_AVGPOOL1D,
+	DL_LAYER_GLOBALMAXPOOL1D,
+	DL_LAYER_GLOBALAVGPOOL1D,
+	DL_LAYER_LSTM,
+	DL_LAYER_GRU,
+	DL_LAYER_SIMPLERNN,
+	DL_LAYER_DEPTHWISECONV2D,
+	DL_LAYER_SEPARABLECONV2D,
+	DL_LAYER_LAYERNORM,
+	DL_LAYER_RELU,				/* ReLU with arguments, LeakyReLU */
+	DL_LAYER_PRELU,
+	DL_LAYER_RESHAPE,
+	DL_LAYER_PERMUTE,
+	DL_LAYER_REPEATVECTOR
 } DlLayerKind;
 
 /* Most tensors one layer reads (a merge's inputs), a bound for hostile JSON. */
@@ -69,6 +100,13 @@ dl_layer_is_merge(DlLayerKind kind)
 	return kind >= DL_LAYER_ADD && kind <= DL_LAYER_CONCATENATE;
 }
 
+/* Is kind a recurrent layer (LSTM, GRU, SimpleRNN, or one Bidirectional wraps)? */
+static inline bool
+dl_layer_is_recurrent(DlLayerKind kind)
+{
+	return kind == DL_LAYER_LSTM || kind == DL_LAYER_GRU || kind == DL_LAYER_SIMPLERNN;
+}
+
 typedef enum DlActivation
 {
 	DL_ACT_LINEAR = 0,
@@ -77,13 +115,42 @@ typedef enum DlActivation
 	DL_ACT_TANH,
 	DL_ACT_SOFTMAX,				/* over the last axis */
 	DL_ACT_ELU,					/* alpha = 1 */
-	DL_ACT_SOFTPLUS
+	DL_ACT_SOFTPLUS,
+	/* appended: the values above are part of stored fingerprints */
+	DL_ACT_SELU,
+	DL_ACT_SWISH,				/* x * sigmoid(x), Keras' silu */
+	DL_ACT_GELU,				/* x * Phi(x), exact (erf), Keras' default */
+	DL_ACT_SOFTSIGN,
+	DL_ACT_HARD_SIGMOID,		/* clip(0.2 x + 0.5, 0, 1): TF.js, tf.keras 2 */
+	DL_ACT_EXPONENTIAL,
+	DL_ACT_HARD_SIGMOID_K3		/* clip(x / 6 + 0.5, 0, 1): Keras 3 */
 } DlActivation;
+
+/*
+ * Whether act's derivative needs its input x (swish, gelu); every other
+ * activation's is a function of its output y (activation.c).
+ */
+static inline bool
+dl_activation_needs_input(DlActivation act)
+{
+	return act == DL_ACT_SWISH || act == DL_ACT_GELU;
+}
+
+/* Bidirectional's merge_mode; NONE: a layer of one direction. */
+typedef enum DlBidirMerge
+{
+	DL_BIDIR_NONE = 0,
+	DL_BIDIR_CONCAT,
+	DL_BIDIR_SUM,
+	DL_BIDIR_AVE,
+	DL_BIDIR_MUL
+} DlBidirMerge;
 
 typedef enum DlPadding
 {
 	DL_PADDING_VALID = 0,
-	DL_PADDING_SAME
+	DL_PADDING_SAME,
+	DL_PADDING_CAUSAL			/* Conv1D: (K - 1) * dilation zeros before */
 } DlPadding;
 
 typedef enum DlInitKind
@@ -94,7 +161,8 @@ typedef enum DlInitKind
 	DL_INIT_RANDOM_NORMAL,		/* mean, stddev */
 	DL_INIT_RANDOM_UNIFORM,		/* minval, maxval */
 	DL_INIT_TRUNCATED_NORMAL,	/* mean, stddev; redraw beyond 2 stddev */
-	DL_INIT_VARIANCE_SCALING	/* scale, mode, distribution; glorot/he/lecun map here */
+	DL_INIT_VARIANCE_SCALING,	/* scale, mode, distribution; glorot/he/lecun map here */
+	DL_INIT_ORTHOGONAL			/* gain (in scale): the recurrent kernels' default */
 } DlInitKind;
 
 typedef enum DlFanMode
@@ -174,11 +242,12 @@ typedef struct DlLayer
 	DlLayerKind kind;
 	char		name[DL_NAME_MAX];	/* Keras layer name, for messages */
 	bool		trainable;		/* false: parameters are frozen */
-	DlActivation activation;	/* Dense, Conv2D, Activation */
+	DlActivation activation;	/* Dense, the convolutions, Activation; the
+								 * recurrent layers' candidate and state */
 
-	/* Dense */
+	/* Dense; Embedding's output_dim; the recurrent layers' */
 	int64_t		units;
-	bool		use_bias;		/* Dense, Conv2D */
+	bool		use_bias;		/* Dense, the convolutions, recurrent layers */
 
 	/* Conv2D */
 	int64_t		filters;
@@ -206,20 +275,58 @@ typedef struct DlLayer
 	bool		has_seed;
 	uint64_t	seed;
 
-	/* BatchNormalization (axis must be the last axis) */
+	/* BatchNormalization, LayerNormalization (axis must be the last axis) */
 	double		momentum;
 	double		epsilon;
 	bool		center;
 	bool		scale;
 
-	DlInitializer kernel_init;	/* Dense, Conv2D */
+	/* Embedding: ids 0 .. input_dim - 1, each a vector of units floats */
+	int64_t		input_dim;
+
+	/*
+	 * LSTM, GRU, SimpleRNN (units, activation, use_bias above): the time
+	 * axis is the input's first, of T steps, the features its last
+	 */
+	DlActivation recurrent_activation;
+	bool		return_sequences;	/* output (T, units), else (units) */
+	bool		go_backwards;	/* read the steps from the last */
+	bool		reset_after;	/* GRU: the reset gate after the recurrent
+								 * product (Keras' default, PyTorch's GRU) */
+	bool		unit_forget_bias;	/* LSTM: initialize the forget bias to 1 */
+	DlBidirMerge bidir;			/* Bidirectional: two layers, merged */
+
+	/* DepthwiseConv2D, SeparableConv2D (and Conv2D's fields) */
+	int64_t		depth_multiplier;
+
+	/* ReLU with arguments, LeakyReLU (negative_slope = alpha) */
+	bool		has_max_value;
+	double		max_value;
+	double		negative_slope;
+	double		threshold;
+
+	/* PReLU: bit d set: alpha is shared along per-sample axis d */
+	unsigned	shared_axes;
+
+	/* Reshape (target, -1 resolved), Permute (axis d of the output is
+	 * axis perm[d] of the input), RepeatVector (n copies) */
+	DlShape		target_shape;
+	int			perm[DL_MAX_RANK];
+	int64_t		repeat_n;
+
+	DlInitializer kernel_init;	/* Dense, Conv2D; Embedding's embeddings,
+								 * the depthwise kernels, PReLU's alpha */
 	DlInitializer bias_init;	/* Dense, Conv2D */
+	DlInitializer recurrent_init;	/* LSTM, GRU, SimpleRNN */
+	DlInitializer pointwise_init;	/* SeparableConv2D */
 	DlInitializer gamma_init;	/* BatchNormalization */
 	DlInitializer beta_init;
 	DlInitializer moving_mean_init;
 	DlInitializer moving_variance_init;
 	DlRegularizer kernel_reg;
 	DlRegularizer bias_reg;
+	DlRegularizer recurrent_reg;	/* LSTM, GRU, SimpleRNN */
+	DlRegularizer pointwise_reg;	/* SeparableConv2D */
 
 	/*
 	 * The tensors the layer reads: in[j] >= 0 is the output of layer
@@ -245,6 +352,9 @@ typedef struct DlLayer
 
 /* Set every attribute of *layer to the Keras default for its kind. */
 void		dl_layer_defaults(DlLayer *layer, DlLayerKind kind);
+
+/* Gate blocks of a recurrent cell: LSTM 4 (i, f, c, o), GRU 3 (z, r, h), SimpleRNN 1. */
+int			dl_rnn_gates(DlLayerKind kind);
 
 /* Static names: "Dense", "relu", ... as Keras spells them. */
 const char *dl_layer_kind_name(DlLayerKind kind);

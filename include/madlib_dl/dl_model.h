@@ -248,6 +248,20 @@ DlStatus	dl_model_predict(DlModel *m, float *out, const float *x, int64_t N,
 DlStatus	dl_model_predict_io(DlModel *m, float *const *outs, const float *const *xs, int64_t N,
 								int64_t batch_size, DlError *err);
 
+/*
+ * Token ids: whether input k of spec is read by an Embedding layer (its
+ * values are then ids), and a check of n rows x of that input: each
+ * value an Embedding reads must be an integer in [0, its input_dim).
+ * DL_OK, or DL_ERR_DATA naming the layer, the position and the value,
+ * with the row's 0-based index in *bad_row (-1 when all are good), for
+ * the caller to name (the row of a packed buffer, a row's id).  The
+ * Embedding's forward pass checks the same (and any id reaching it
+ * otherwise), naming the sample of the batch.
+ */
+bool		dl_model_spec_reads_ids(const DlModelSpec *spec, int k);
+DlStatus	dl_model_check_ids(const DlModelSpec *spec, int k, const float *x, int64_t n,
+							   int64_t *bad_row, DlError *err);
+
 /* Ranges of the block the optimizer updates (trainable layers' trainable floats). */
 const DlParamRange *dl_model_trainable_ranges(const DlModel *m, int *n_ranges);
 

@@ -11,6 +11,13 @@
  *	 elu      y > 0 ? 1 : y + 1     (alpha = 1)
  *	 softplus 1 - exp(-y)           (= sigmoid(x))
  *	 softmax  dx = y * (dy - sum(dy * y)) per row
+ *	 selu     y > 0 ? scale : y + scale * alpha
+ *	 softsign (1 - |y|)^2
+ *	 hard_sigmoid  0 < y < 1 ? 0.2 : 0   (Keras 3's: 1/6)
+ *	 exponential   y
+ * but those of swish (x sigmoid(x)) and gelu (x Phi(x)), which need x:
+ * dl_activation_backward_x.  Also the parametric ReLUs (ReLU with
+ * arguments, LeakyReLU, PReLU), whose backward passes read x too.
  *
  * IDENTIFICATION
  *	  src/engine/activation.c
@@ -21,6 +28,10 @@
 #include <string.h>
 
 #include "dl_kernels.h"
+
+/* SELU's constants (Klambauer et al.), as Keras and TF.js */
+#define SELU_SCALE 1.0507009873554804934
+#define SELU_SCALE_ALPHA 1.7580993408473768599	/* scale * alpha */
 
 /* Row-wise numerically stable softmax; y may equal x. */
 static void
@@ -91,6 +102,44 @@ dl_activation_forward(DlActivation act, float *y, const float *x,
 
 				y[i] = (v > 0.0f ? v : 0.0f) + log1pf(expf(-fabsf(v)));
 			}
+			break;
+		case DL_ACT_SELU:
+			for (int64_t i = 0; i < n; i++)
+				y[i] = x[i] > 0.0f ? (float) SELU_SCALE * x[i] :
+					(float) SELU_SCALE_ALPHA * expm1f(x[i]);
+			break;
+		case DL_ACT_SWISH:
+			for (int64_t i = 0; i < n; i++)
+				y[i] = x[i] * (1.0f / (1.0f + expf(-x[i])));
+			break;
+		case DL_ACT_GELU:
+			for (int64_t i = 0; i < n; i++)
+				y[i] = 0.5f * x[i] * (1.0f + erff(x[i] * (float) M_SQRT1_2));
+			break;
+		case DL_ACT_SOFTSIGN:
+			for (int64_t i = 0; i < n; i++)
+				y[i] = x[i] / (1.0f + fabsf(x[i]));
+			break;
+		case DL_ACT_HARD_SIGMOID:
+			for (int64_t i = 0; i < n; i++)
+			{
+				float		v = 0.2f * x[i] + 0.5f;
+
+				y[i] = v < 0.0f ? 0.0f : (v > 1.0f ? 1.0f : v);
+			}
+			break;
+		case DL_ACT_HARD_SIGMOID_K3:
+			/* relu6(x + 3) / 6 */
+			for (int64_t i = 0; i < n; i++)
+			{
+				float		v = x[i] + 3.0f;
+
+				y[i] = (v < 0.0f ? 0.0f : (v > 6.0f ? 6.0f : v)) / 6.0f;
+			}
+			break;
+		case DL_ACT_EXPONENTIAL:
+			for (int64_t i = 0; i < n; i++)
+				y[i] = expf(x[i]);
 			break;
 	}
 }
@@ -195,5 +244,193 @@ dl_activation_backward(DlActivation act, float *dx, const float *dy,
 			for (int64_t i = 0; i < n; i++)
 				dx[i] = dy[i] * -expm1f(-y[i]);
 			break;
+		case DL_ACT_SELU:
+			for (int64_t i = 0; i < n; i++)
+				dx[i] = dy[i] * (y[i] > 0.0f ? (float) SELU_SCALE :
+								 y[i] + (float) SELU_SCALE_ALPHA);
+			break;
+		case DL_ACT_SOFTSIGN:
+			for (int64_t i = 0; i < n; i++)
+			{
+				float		a = 1.0f - fabsf(y[i]);
+
+				dx[i] = dy[i] * a * a;
+			}
+			break;
+		case DL_ACT_HARD_SIGMOID:
+		case DL_ACT_HARD_SIGMOID_K3:
+			{
+				float		slope = act == DL_ACT_HARD_SIGMOID ? 0.2f : 1.0f / 6.0f;
+
+				for (int64_t i = 0; i < n; i++)
+					dx[i] = y[i] > 0.0f && y[i] < 1.0f ? dy[i] * slope : 0.0f;
+			}
+			break;
+		case DL_ACT_EXPONENTIAL:
+			for (int64_t i = 0; i < n; i++)
+				dx[i] = dy[i] * y[i];
+			break;
+		case DL_ACT_SWISH:
+		case DL_ACT_GELU:
+			/* not from y: the layers call dl_activation_backward_x (plan.c keeps x) */
+			break;
+	}
+}
+
+void
+dl_activation_backward_x(DlActivation act, float *dx, const float *dy, const float *x,
+						 int64_t n)
+{
+	switch (act)
+	{
+		case DL_ACT_SWISH:
+			/* s (1 + x (1 - s)), s = sigmoid(x) */
+			for (int64_t i = 0; i < n; i++)
+			{
+				float		sg = 1.0f / (1.0f + expf(-x[i]));
+
+				dx[i] = dy[i] * sg * (1.0f + x[i] * (1.0f - sg));
+			}
+			break;
+		case DL_ACT_GELU:
+			/* Phi(x) + x phi(x) */
+			for (int64_t i = 0; i < n; i++)
+			{
+				float		cdf = 0.5f * (1.0f + erff(x[i] * (float) M_SQRT1_2));
+				float		pdf = expf(-0.5f * x[i] * x[i]) * (float) (M_2_SQRTPI * M_SQRT1_2 * 0.5);
+
+				dx[i] = dy[i] * (cdf + x[i] * pdf);
+			}
+			break;
+		default:
+			break;
+	}
+}
+
+void
+dl_relu_args_forward(float *y, const float *x, int64_t n, bool has_max, double max_value,
+					 double slope, double threshold)
+{
+	float		mx = (float) max_value,
+				sl = (float) slope,
+				th = (float) threshold;
+
+	for (int64_t i = 0; i < n; i++)
+	{
+		float		p = x[i] > th ? x[i] : 0.0f;
+		float		neg = th - x[i] > 0.0f ? th - x[i] : 0.0f;
+
+		if (has_max)
+			p = p < 0.0f ? 0.0f : (p > mx ? mx : p);
+		y[i] = sl != 0.0f ? p - sl * neg : p;
+	}
+}
+
+void
+dl_relu_args_backward(float *dx, const float *dy, const float *x, int64_t n, bool has_max,
+					  double max_value, double slope, double threshold)
+{
+	float		mx = (float) max_value,
+				sl = (float) slope,
+				th = (float) threshold;
+
+	for (int64_t i = 0; i < n; i++)
+	{
+		float		d = 0.0f;
+
+		if (x[i] > th && (!has_max || (x[i] >= 0.0f && x[i] <= mx)))
+			d = 1.0f;
+		else if (x[i] < th)
+			d = sl;
+		dx[i] = dy[i] * d;
+	}
+}
+
+/*
+ * alpha's offset for each element of a sample of shape dims (rank axes),
+ * by an odometer: the strides of alpha's shape, 0 along the shared axes.
+ */
+typedef struct AlphaWalk
+{
+	int64_t		dims[DL_MAX_RANK];
+	int64_t		step[DL_MAX_RANK];
+	int64_t		idx[DL_MAX_RANK];
+	int64_t		off;
+	int			rank;
+} AlphaWalk;
+
+static void
+alpha_walk_init(AlphaWalk *w, const int64_t *dims, int rank, unsigned shared)
+{
+	int64_t		s = 1;
+
+	w->rank = rank;
+	w->off = 0;
+	for (int d = rank - 1; d >= 0; d--)
+	{
+		bool		sh = (shared & (1u << d)) != 0;
+
+		w->dims[d] = dims[d];
+		w->idx[d] = 0;
+		w->step[d] = sh ? 0 : s;
+		s *= sh ? 1 : dims[d];
+	}
+}
+
+static inline void
+alpha_walk_next(AlphaWalk *w)
+{
+	for (int d = w->rank - 1; d >= 0; d--)
+	{
+		w->off += w->step[d];
+		if (++w->idx[d] < w->dims[d])
+			return;
+		w->off -= w->step[d] * w->dims[d];
+		w->idx[d] = 0;
+	}
+}
+
+void
+dl_prelu_forward(float *y, const float *x, const float *alpha, int64_t B, const int64_t *dims,
+				 int rank, unsigned shared)
+{
+	int64_t		n = 1;
+
+	for (int d = 0; d < rank; d++)
+		n *= dims[d];
+	for (int64_t b = 0; b < B; b++)
+	{
+		AlphaWalk	w;
+
+		alpha_walk_init(&w, dims, rank, shared);
+		for (int64_t i = b * n; i < (b + 1) * n; i++)
+		{
+			y[i] = x[i] > 0.0f ? x[i] : alpha[w.off] * x[i];
+			alpha_walk_next(&w);
+		}
+	}
+}
+
+void
+dl_prelu_backward(float *dx, float *dalpha, const float *dy, const float *x,
+				  const float *alpha, int64_t B, const int64_t *dims, int rank, unsigned shared)
+{
+	int64_t		n = 1;
+
+	for (int d = 0; d < rank; d++)
+		n *= dims[d];
+	for (int64_t b = 0; b < B; b++)
+	{
+		AlphaWalk	w;
+
+		alpha_walk_init(&w, dims, rank, shared);
+		for (int64_t i = b * n; i < (b + 1) * n; i++)
+		{
+			if (x[i] < 0.0f)
+				dalpha[w.off] += dy[i] * x[i];
+			if (dx != NULL)
+				dx[i] = x[i] > 0.0f ? dy[i] : alpha[w.off] * dy[i];
+			alpha_walk_next(&w);
+		}
 	}
 }

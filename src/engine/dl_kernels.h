@@ -396,4 +396,171 @@ void		dl_batchnorm_backward(float *dx, float *dgamma, float *dbeta, const float 
 								  const float *invstd, const float *gamma, int64_t R,
 								  int64_t C);
 
+/* activation.c (more) -------------------------------------------------- */
+
+/*
+ * The backward of the activations whose derivative needs the input
+ * (dl_activation_needs_input: swish, gelu): dx (n) = dy * act'(x), from
+ * the forward's input x (n).  dx may equal dy.
+ */
+void		dl_activation_backward_x(DlActivation act, float *dx, const float *dy,
+									 const float *x, int64_t n);
+
+/*
+ * ReLU with arguments and LeakyReLU, Keras' formula: with p the positive
+ * part (x if x > threshold, else 0; max(x, 0) when threshold is 0, then
+ * clipped to [0, max_value] when has_max), y = p - slope * max(threshold
+ * - x, 0).  y (n) from x (n); dx (n) = dy * y'(x), from x.
+ */
+void		dl_relu_args_forward(float *y, const float *x, int64_t n, bool has_max,
+								 double max_value, double slope, double threshold);
+void		dl_relu_args_backward(float *dx, const float *dy, const float *x, int64_t n,
+								  bool has_max, double max_value, double slope,
+								  double threshold);
+
+/*
+ * PReLU: y = x > 0 ? x : alpha * x over B samples of shape dims (rank
+ * axes), alpha (the shape with the shared axes of size 1) broadcast over
+ * them (bit d of shared: axis d shared).  Backward: dx (overwritten,
+ * skipped when NULL), dalpha += sum of dy * min(x, 0) over what shares
+ * each alpha.
+ */
+void		dl_prelu_forward(float *y, const float *x, const float *alpha, int64_t B,
+							 const int64_t *dims, int rank, unsigned shared);
+void		dl_prelu_backward(float *dx, float *dalpha, const float *dy, const float *x,
+							  const float *alpha, int64_t B, const int64_t *dims, int rank,
+							  unsigned shared);
+
+/* embedding.c --------------------------------------------------------- */
+
+/*
+ * y (N, D) = E (V, D) row x[i] for each of the N ids x (N), floats that
+ * must be integers in [0, V).  A row of a bad id is zero; returns the
+ * index of the first bad id, -1 when all are good.
+ */
+int64_t		dl_embedding_forward(float *y, const float *x, const float *E, int64_t N,
+								 int64_t V, int64_t D);
+
+/* The index of the first of the N ids x that is bad, -1 when none is. */
+int64_t		dl_embedding_check(const float *x, int64_t N, int64_t V);
+
+/* dE (V, D) += dy (N, D) rows added to the rows of their ids; bad ids skipped. */
+void		dl_embedding_backward(float *dE, const float *dy, const float *x, int64_t N,
+								  int64_t V, int64_t D);
+
+/* recurrent.c --------------------------------------------------------- */
+
+typedef struct DlRnnGeom
+{
+	DlLayerKind cell;			/* DL_LAYER_LSTM, _GRU or _SIMPLERNN */
+	int64_t		B, T, I, U;		/* x (B, T, I), states (B, U) */
+	DlActivation act;			/* the candidate's and state's (SimpleRNN: h's) */
+	DlActivation rec_act;		/* the gates' */
+	bool		reset_after;	/* GRU */
+	bool		backwards;		/* from the last step to the first */
+	bool		use_bias;
+} DlRnnGeom;
+
+/*
+ * One direction's tensors for every step, batch-major and indexed by the
+ * step's time (recurrent.c), each (B, T, width):
+ *	 xh     I+U    the step's input and the previous state
+ *	 gates  S*U    the gates (dl_rnn_slots); the backward pass overwrites
+ *	               them with their gradients
+ *	 h      U      the states
+ *	 aux    U      an LSTM's cell states, a GRU's r * h_prev without
+ *	               reset_after; NULL for the others (dl_rnn_has_aux)
+ */
+typedef struct DlRnnState
+{
+	float	   *xh;
+	float	   *gates;
+	float	   *h;
+	float	   *aux;
+} DlRnnState;
+
+int			dl_rnn_slots(const DlRnnGeom *g);
+bool		dl_rnn_has_aux(const DlRnnGeom *g);
+
+/*
+ * Run one direction over x (B, T, I) with w, its parameters (kernel
+ * (I, G*U), recurrent kernel (U, G*U), bias), filling *st.
+ */
+void		dl_rnn_forward(DlRnnState *st, const float *x, const float *w, const DlRnnGeom *g);
+
+/*
+ * Backward through time of one direction after dl_rnn_forward: dH
+ * (B, T, U) holds dL/dh of each step from the layer's outputs and is
+ * used up; dx (B, T, I) written, or added to when add_dx (skipped when
+ * NULL); dw += the parameters' gradients; work (B, U).
+ */
+void		dl_rnn_backward(float *dx, bool add_dx, float *dw, float *dH, float *work,
+							const DlRnnState *st, const float *w, const DlRnnGeom *g);
+
+/*
+ * The layer's output y from the states of its direction(s): hf (B, T, U)
+ * the forward (or only) direction's, hb the backward one's (NULL: one
+ * direction, merge NONE); the whole sequence, or each direction's last
+ * step.  backwards: the only direction goes backwards (its sequence comes
+ * in the order it was made, as in Keras).
+ */
+void		dl_rnn_output(float *y, const float *hf, const float *hb, DlBidirMerge merge,
+						  bool return_sequences, bool backwards, int64_t B, int64_t T,
+						  int64_t U);
+
+/*
+ * dH (B, T, U) of direction dir (0, or 1 the backward one) from the
+ * output's gradient dy; other: the other direction's states (MUL only).
+ */
+void		dl_rnn_output_grad(float *dH, const float *dy, const float *other, int dir,
+							   DlBidirMerge merge, bool return_sequences, bool backwards,
+							   int64_t B, int64_t T, int64_t U);
+
+/* depthwise.c --------------------------------------------------------- */
+
+/*
+ * DepthwiseConv2D: y (B,OH,OW,C*M), channel c*M+m = the window of
+ * channel c of x (B,H,W,C) times K (KH,KW,C,M), plus b (C*M, may be
+ * NULL); g's OC is C*M (its geometry: dl_conv_geom_init_dilated).
+ * Backward: dx (overwritten, skipped when NULL), dK +=, db += (skipped
+ * when NULL), from dy.
+ */
+void		dl_depthwise_forward(float *y, const float *x, const float *K, const float *b,
+								 int64_t M, const DlConvGeom *g);
+void		dl_depthwise_backward(float *dx, float *dK, float *db, const float *dy,
+								  const float *x, const float *K, int64_t M, const DlConvGeom *g);
+
+/* layernorm.c --------------------------------------------------------- */
+
+/*
+ * LayerNormalization over the last axis: each of R rows of C values,
+ * y = gamma * (x - mean) * invstd + beta, invstd = 1/sqrt(var + eps),
+ * biased variance; gamma or beta may be NULL.  mean, invstd (R) saved
+ * for backward unless NULL.
+ */
+void		dl_layernorm_forward(float *y, float *mean, float *invstd, const float *x,
+								 const float *gamma, const float *beta, int64_t R, int64_t C,
+								 double epsilon);
+
+/* dx (R,C) overwritten (skipped when NULL); dgamma, dbeta (C) += (skipped when NULL). */
+void		dl_layernorm_backward(float *dx, float *dgamma, float *dbeta, const float *dy,
+								  const float *x, const float *mean, const float *invstd,
+								  const float *gamma, int64_t R, int64_t C);
+
+/* reshape.c ----------------------------------------------------------- */
+
+/*
+ * Permute: y (B, out dims) from x (B, in dims), output axis d being input
+ * axis perm[d] (rank axes per sample); backward: dx (B, in dims) from dy,
+ * overwritten.
+ */
+void		dl_permute_forward(float *y, const float *x, int64_t B, const int64_t *in_dims,
+							   const int *perm, int rank);
+void		dl_permute_backward(float *dx, const float *dy, int64_t B, const int64_t *in_dims,
+								const int *perm, int rank);
+
+/* RepeatVector: y (B, n, F) = x (B, F) n times; dx (B, F) = sum of dy's n copies. */
+void		dl_repeat_forward(float *y, const float *x, int64_t B, int64_t n, int64_t F);
+void		dl_repeat_backward(float *dx, const float *dy, int64_t B, int64_t n, int64_t F);
+
 #endif							/* DL_KERNELS_H */

@@ -67,7 +67,9 @@ static const char *const hint_layers =
 "Use only the layers Dense, Conv2D, MaxPooling2D, AveragePooling2D, GlobalAveragePooling2D, "
 "GlobalMaxPooling2D, ZeroPadding2D, Cropping2D, UpSampling2D, Flatten, Dropout, Activation, "
 "ReLU, Softmax, ELU, BatchNormalization, Add, Subtract, Multiply, Average, Maximum, Minimum, "
-"Concatenate and InputLayer.";
+"Concatenate, Embedding, Conv1D, MaxPooling1D, AveragePooling1D, GlobalMaxPooling1D, "
+"GlobalAveragePooling1D, LSTM, GRU, SimpleRNN, Bidirectional, DepthwiseConv2D, SeparableConv2D, "
+"LayerNormalization, LeakyReLU, PReLU, Reshape, Permute, RepeatVector and InputLayer.";
 
 static const char *const hint_graph =
 "Export a Sequential model, or a functional model whose layers each take the outputs of layers "
@@ -434,16 +436,25 @@ static const struct
 	{"softmax", DL_ACT_SOFTMAX},
 	{"elu", DL_ACT_ELU},
 	{"softplus", DL_ACT_SOFTPLUS},
+	{"selu", DL_ACT_SELU},
+	{"swish", DL_ACT_SWISH},
+	{"silu", DL_ACT_SWISH},
+	{"gelu", DL_ACT_GELU},
+	{"softsign", DL_ACT_SOFTSIGN},
+	{"hard_sigmoid", DL_ACT_HARD_SIGMOID},	/* Keras 3's: read_layer */
+	{"hardSigmoid", DL_ACT_HARD_SIGMOID},
+	{"exponential", DL_ACT_EXPONENTIAL},
 };
 
 /*
- * activation: a name, null (linear), or Keras 3's
- * {"class_name": "function", "config": "relu"}.
+ * The activation under key: a name, null (linear), or Keras 3's
+ * {"class_name": "function", "config": "relu"}; into *out.
  */
 static DlStatus
-get_activation(json_object *cfg, DlLayer *layer, DlError *err)
+get_activation_key(json_object *cfg, const char *key, DlLayer *layer, DlActivation *out,
+				   DlError *err)
 {
-	json_object *v = jget(cfg, "activation");
+	json_object *v = jget(cfg, key);
 	char		text[KERAS_TEXT_MAX];
 
 	if (v == NULL)
@@ -455,7 +466,7 @@ get_activation(json_object *cfg, DlLayer *layer, DlError *err)
 		if (c != NULL && json_object_is_type(c, json_type_string))
 			v = c;
 		else if (jget_str(v, "class_name") == NULL)
-			return bad_type(layer, "activation", v, "a name", err);
+			return bad_type(layer, key, v, "a name", err);
 	}
 	if (json_object_is_type(v, json_type_string))
 	{
@@ -463,16 +474,24 @@ get_activation(json_object *cfg, DlLayer *layer, DlError *err)
 		{
 			if (strcmp(json_object_get_string(v), keras_activations[i].name) == 0)
 			{
-				layer->activation = keras_activations[i].act;
+				*out = keras_activations[i].act;
 				return DL_OK;
 			}
 		}
 	}
 	else if (!json_object_is_type(v, json_type_object))
-		return bad_type(layer, "activation", v, "a name", err);
-	dl_error_set(err, DL_ERR_UNSUPPORTED, "layer \"%s\" has unsupported activation %s",
-				 layer->name, value_text(v, text, sizeof(text)));
-	return dl_error_hint(err, "Use one of the activations linear, relu, sigmoid, tanh, softmax, elu and softplus.");
+		return bad_type(layer, key, v, "a name", err);
+	dl_error_set(err, DL_ERR_UNSUPPORTED, "layer \"%s\" has unsupported %s %s",
+				 layer->name, key, value_text(v, text, sizeof(text)));
+	return dl_error_hint(err, "Use one of the activations linear, relu, sigmoid, tanh, softmax, elu, "
+						 "softplus, selu, swish (silu), gelu, softsign, hard_sigmoid and exponential.");
+}
+
+/* activation, into layer->activation. */
+static DlStatus
+get_activation(json_object *cfg, DlLayer *layer, DlError *err)
+{
+	return get_activation_key(cfg, "activation", layer, &layer->activation, err);
 }
 
 /* Reset *init to kind with the Keras defaults of every parameter. */
@@ -643,6 +662,16 @@ get_initializer(json_object *layer_cfg, const char *key, const DlLayer *layer,
 								"layer \"%s\": %s minval %g is greater than maxval %g",
 								layer->name, key, init->minval, init->maxval);
 	}
+	else if (strcmp(norm, "orthogonal") == 0)
+	{
+		init_reset(init, DL_INIT_ORTHOGONAL);
+		if ((st = get_double(cfg, "gain", layer, &init->scale, err)) != DL_OK)
+			return st;
+		if (!(init->scale > 0.0))
+			return dl_error_set(err, DL_ERR_INVALID_ARGUMENT,
+								"layer \"%s\": %s gain must be positive, got %g",
+								layer->name, key, init->scale);
+	}
 	else if (strcmp(norm, "variancescaling") == 0)
 	{
 		init_reset(init, DL_INIT_VARIANCE_SCALING);
@@ -667,7 +696,8 @@ get_initializer(json_object *layer_cfg, const char *key, const DlLayer *layer,
 						 layer->name, key, clsbuf);
 			return dl_error_hint(err, "Use one of the initializers Zeros, Ones, Constant, RandomNormal, "
 								 "RandomUniform, TruncatedNormal, VarianceScaling, GlorotUniform, "
-								 "GlorotNormal, HeUniform, HeNormal, LecunUniform and LecunNormal.");
+								 "GlorotNormal, HeUniform, HeNormal, LecunUniform, LecunNormal and "
+								 "Orthogonal.");
 		}
 		init_reset(init, DL_INIT_VARIANCE_SCALING);
 		init->scale = keras_vs_presets[i].scale;
@@ -772,6 +802,30 @@ static const struct
 	{"Maximum", DL_LAYER_MAXIMUM},
 	{"Minimum", DL_LAYER_MINIMUM},
 	{"Concatenate", DL_LAYER_CONCATENATE},
+	{"Embedding", DL_LAYER_EMBEDDING},
+	{"Conv1D", DL_LAYER_CONV1D},
+	{"Convolution1D", DL_LAYER_CONV1D},
+	{"MaxPooling1D", DL_LAYER_MAXPOOL1D},
+	{"MaxPool1D", DL_LAYER_MAXPOOL1D},
+	{"AveragePooling1D", DL_LAYER_AVGPOOL1D},
+	{"AvgPool1D", DL_LAYER_AVGPOOL1D},
+	{"GlobalMaxPooling1D", DL_LAYER_GLOBALMAXPOOL1D},
+	{"GlobalMaxPool1D", DL_LAYER_GLOBALMAXPOOL1D},
+	{"GlobalAveragePooling1D", DL_LAYER_GLOBALAVGPOOL1D},
+	{"GlobalAvgPool1D", DL_LAYER_GLOBALAVGPOOL1D},
+	{"LSTM", DL_LAYER_LSTM},
+	{"GRU", DL_LAYER_GRU},
+	{"SimpleRNN", DL_LAYER_SIMPLERNN},
+	{"Bidirectional", DL_LAYER_LSTM},	/* the wrapped layer's kind: read_bidirectional */
+	{"DepthwiseConv2D", DL_LAYER_DEPTHWISECONV2D},
+	{"SeparableConv2D", DL_LAYER_SEPARABLECONV2D},
+	{"SeparableConvolution2D", DL_LAYER_SEPARABLECONV2D},
+	{"LayerNormalization", DL_LAYER_LAYERNORM},
+	{"LeakyReLU", DL_LAYER_RELU},
+	{"PReLU", DL_LAYER_PRELU},
+	{"Reshape", DL_LAYER_RESHAPE},
+	{"Permute", DL_LAYER_PERMUTE},
+	{"RepeatVector", DL_LAYER_REPEATVECTOR},
 };
 
 /* Attributes shared by Dense and Conv2D. */
@@ -1065,14 +1119,515 @@ read_batchnorm(json_object *cfg, DlLayer *layer, int rank, DlError *err)
 	return DL_OK;
 }
 
+/* ----------------------------------------------------------------------
+ * Layers of text and sequences, and the layers after them (issue 18)
+ * ----------------------------------------------------------------------
+ */
+
+/*
+ * A 1-D window size or stride under key: an integer, or a list of one
+ * (TF.js, tf.keras 2), in [1, INT_MAX].  Absent or null keeps *out.
+ */
+static DlStatus
+get_single(json_object *cfg, const char *key, const DlLayer *layer, int *out, DlError *err)
+{
+	json_object *v = jget(cfg, key);
+	int64_t		n;
+	char		text[KERAS_TEXT_MAX];
+
+	if (v == NULL)
+		return DL_OK;
+	if (!(json_int64(v, &n) || (jlen(v) == 1 && json_int64(jidx(v, 0), &n))))
+		return bad_type(layer, key, v, "an integer or a list of one integer", err);
+	if (n < 1 || n > INT_MAX)
+		return dl_error_set(err, DL_ERR_INVALID_ARGUMENT, "layer \"%s\": %s %s must be positive",
+							layer->name, key, value_text(v, text, sizeof(text)));
+	*out = (int) n;
+	return DL_OK;
+}
+
+/* Refuse each of keys unless absent or null. */
+static DlStatus
+need_nulls(json_object *cfg, const char *const *keys, size_t n, const DlLayer *layer, DlError *err)
+{
+	DlStatus	st;
+
+	for (size_t i = 0; i < n; i++)
+		if ((st = need_null(cfg, keys[i], layer, err)) != DL_OK)
+			return st;
+	return DL_OK;
+}
+
+/* Refuse key unless absent, null or the number 0 (a dropout rate). */
+static DlStatus
+need_zero(json_object *cfg, const char *key, const DlLayer *layer, DlError *err)
+{
+	json_object *v = jget(cfg, key);
+	char		text[KERAS_TEXT_MAX];
+
+	if (v == NULL ||
+		((json_object_is_type(v, json_type_int) || json_object_is_type(v, json_type_double)) &&
+		 json_object_get_double(v) == 0.0))
+		return DL_OK;
+	dl_error_set(err, DL_ERR_UNSUPPORTED, "layer \"%s\": %s %s is not supported",
+				 layer->name, key, value_text(v, text, sizeof(text)));
+	return dl_error_hint(err, "Set %s to 0, or put a Dropout layer before the layer.", key);
+}
+
+/*
+ * Embedding: input_dim, output_dim (kept in units), the embeddings'
+ * initializer and regularizer.  mask_zero is refused: masking would have
+ * to run through every layer after it.
+ */
+static DlStatus
+read_embedding(json_object *cfg, DlLayer *layer, int *rank, DlError *err)
+{
+	static const char *const refused[] = {
+		"activity_regularizer", "embeddings_constraint", "lora_rank", "quantization_config"
+	};
+	json_object *mz = jget(cfg, "mask_zero");
+	DlStatus	st;
+
+	if ((st = get_required_int(cfg, "input_dim", layer, &layer->input_dim, err)) != DL_OK ||
+		(st = get_required_int(cfg, "output_dim", layer, &layer->units, err)) != DL_OK ||
+		(st = get_initializer(cfg, "embeddings_initializer", layer, &layer->kernel_init, err)) != DL_OK ||
+		(st = get_regularizer(cfg, "embeddings_regularizer", layer, &layer->kernel_reg, err)) != DL_OK ||
+		(st = need_false(cfg, "sparse", layer, err)) != DL_OK ||
+		(st = need_nulls(cfg, refused, sizeof(refused) / sizeof(refused[0]), layer, err)) != DL_OK)
+		return st;
+	if (mz != NULL && !(json_object_is_type(mz, json_type_boolean) && !json_object_get_boolean(mz)))
+	{
+		dl_error_set(err, DL_ERR_UNSUPPORTED, "layer \"%s\": mask_zero true is not supported",
+					 layer->name);
+		return dl_error_hint(err, "Build the Embedding with mask_zero=False: padding ids then count as "
+							 "ordinary ids (learn an embedding for id 0, or pad on the left before an RNN).");
+	}
+	*rank += 1;
+	return DL_OK;
+}
+
+/* Conv1D: filters, kernel_size, strides, padding (valid, same, causal), dilation_rate. */
+static DlStatus
+read_conv1d(json_object *cfg, DlLayer *layer, DlError *err)
+{
+	json_object *pad = jget(cfg, "padding");
+	int64_t		groups = 1;
+	DlStatus	st;
+
+	if ((st = get_required_int(cfg, "filters", layer, &layer->filters, err)) != DL_OK)
+		return st;
+	if (jget(cfg, "kernel_size") == NULL)
+		return dl_error_set(err, DL_ERR_PARSE, "layer \"%s\" (Conv1D) has no \"kernel_size\"",
+							layer->name);
+	if ((st = get_single(cfg, "kernel_size", layer, &layer->kernel_size[1], err)) != DL_OK ||
+		(st = get_single(cfg, "strides", layer, &layer->strides[1], err)) != DL_OK ||
+		(st = get_single(cfg, "dilation_rate", layer, &layer->dilation[1], err)) != DL_OK ||
+		(st = check_data_format(cfg, layer, err)) != DL_OK ||
+		(st = get_int(cfg, "groups", layer, &groups, err)) != DL_OK)
+		return st;
+	if (pad != NULL && json_object_is_type(pad, json_type_string) &&
+		strcasecmp(json_object_get_string(pad), "causal") == 0)
+		layer->padding = DL_PADDING_CAUSAL;
+	else if ((st = get_padding(cfg, layer, &layer->padding, err)) != DL_OK)
+		return st;
+	if (groups != 1)
+	{
+		dl_error_set(err, DL_ERR_UNSUPPORTED, "layer \"%s\": groups %lld is not supported",
+					 layer->name, (long long) groups);
+		return dl_error_hint(err, "Use groups=1.");
+	}
+	return read_weighted(cfg, layer, err);
+}
+
+/* MaxPooling1D, AveragePooling1D: pool_size, strides (null: pool_size), padding. */
+static DlStatus
+read_pooling1d(json_object *cfg, DlLayer *layer, DlError *err)
+{
+	DlStatus	st;
+
+	layer->pool_size[0] = layer->strides[0] = 1;
+	if ((st = get_single(cfg, "pool_size", layer, &layer->pool_size[1], err)) != DL_OK)
+		return st;
+	layer->strides[1] = layer->pool_size[1];
+	if ((st = get_single(cfg, "strides", layer, &layer->strides[1], err)) != DL_OK ||
+		(st = get_padding(cfg, layer, &layer->padding, err)) != DL_OK)
+		return st;
+	return check_data_format(cfg, layer, err);
+}
+
+/*
+ * The activations of a recurrent layer: the backward pass through time
+ * keeps each step's outputs, so each derivative must come from its
+ * output (not swish, gelu) and act on single values (not softmax).
+ */
+static DlStatus
+check_recurrent_activation(const DlLayer *layer, const char *key, DlActivation act,
+						   DlError *err)
+{
+	if (act != DL_ACT_SOFTMAX && !dl_activation_needs_input(act))
+		return DL_OK;
+	dl_error_set(err, DL_ERR_UNSUPPORTED, "layer \"%s\" (%s): %s \"%s\" is not supported",
+				 layer->name, dl_layer_kind_name(layer->kind), key, dl_activation_name(act));
+	return dl_error_hint(err, "Use tanh, sigmoid, hard_sigmoid, relu or another element-wise "
+						 "activation whose derivative follows from its output.");
+}
+
+/*
+ * LSTM, GRU, SimpleRNN: units, the two activations, use_bias, the three
+ * initializers and regularizers, return_sequences, go_backwards,
+ * reset_after (GRU), unit_forget_bias (LSTM).  Refused: dropout,
+ * return_state, stateful, time_major, constraints.
+ */
+static DlStatus
+read_recurrent(json_object *cfg, DlLayer *layer, int *rank, DlError *err)
+{
+	static const char *const refused[] = {
+		"activity_regularizer", "kernel_constraint", "recurrent_constraint", "bias_constraint"
+	};
+	json_object *ufb = jget(cfg, "unit_forget_bias");
+	DlStatus	st;
+
+	if ((st = get_required_int(cfg, "units", layer, &layer->units, err)) != DL_OK ||
+		(st = get_activation(cfg, layer, err)) != DL_OK ||
+		(st = get_activation_key(cfg, "recurrent_activation", layer, &layer->recurrent_activation,
+								 err)) != DL_OK ||
+		(st = get_bool(cfg, "use_bias", layer, &layer->use_bias, err)) != DL_OK ||
+		(st = get_initializer(cfg, "kernel_initializer", layer, &layer->kernel_init, err)) != DL_OK ||
+		(st = get_initializer(cfg, "recurrent_initializer", layer, &layer->recurrent_init, err)) != DL_OK ||
+		(st = get_initializer(cfg, "bias_initializer", layer, &layer->bias_init, err)) != DL_OK ||
+		(st = get_regularizer(cfg, "kernel_regularizer", layer, &layer->kernel_reg, err)) != DL_OK ||
+		(st = get_regularizer(cfg, "recurrent_regularizer", layer, &layer->recurrent_reg, err)) != DL_OK ||
+		(st = get_regularizer(cfg, "bias_regularizer", layer, &layer->bias_reg, err)) != DL_OK ||
+		(st = get_bool(cfg, "return_sequences", layer, &layer->return_sequences, err)) != DL_OK ||
+		(st = get_bool(cfg, "go_backwards", layer, &layer->go_backwards, err)) != DL_OK ||
+		(st = need_false(cfg, "return_state", layer, err)) != DL_OK ||
+		(st = need_false(cfg, "stateful", layer, err)) != DL_OK ||
+		(st = need_false(cfg, "time_major", layer, err)) != DL_OK ||
+		(st = need_zero(cfg, "dropout", layer, err)) != DL_OK ||
+		(st = need_zero(cfg, "recurrent_dropout", layer, err)) != DL_OK ||
+		(st = need_nulls(cfg, refused, sizeof(refused) / sizeof(refused[0]), layer, err)) != DL_OK)
+		return st;
+	if (layer->kind != DL_LAYER_SIMPLERNN &&
+		(st = check_recurrent_activation(layer, "recurrent_activation", layer->recurrent_activation,
+										 err)) != DL_OK)
+		return st;
+	if ((st = check_recurrent_activation(layer, "activation", layer->activation, err)) != DL_OK)
+		return st;
+	/* reset_after: absent in Keras 2.2's and TF.js' GRU, whose formula is reset_after=False */
+	layer->reset_after = false;
+	if (layer->kind == DL_LAYER_GRU &&
+		(st = get_bool(cfg, "reset_after", layer, &layer->reset_after, err)) != DL_OK)
+		return st;
+	/* unit_forget_bias: Keras writes true or false; TF.js null, which means false */
+	if (layer->kind == DL_LAYER_LSTM)
+	{
+		if (ufb == NULL && json_object_object_get_ex(cfg, "unit_forget_bias", NULL))
+			layer->unit_forget_bias = false;
+		else if ((st = get_bool(cfg, "unit_forget_bias", layer, &layer->unit_forget_bias, err)) != DL_OK)
+			return st;
+	}
+	*rank = layer->return_sequences ? 2 : 1;
+	return DL_OK;
+}
+
+/*
+ * Bidirectional(layer): a recurrent layer run over the steps in both
+ * directions, the two outputs merged (merge_mode concat, sum, ave, mul).
+ * The wrapped layer's config gives the attributes; a backward_layer
+ * (Keras 3 always writes one) must be the same layer reading backwards.
+ * name: the Bidirectional layer's, which the spec keeps.
+ */
+static DlStatus
+read_bidirectional(json_object *cfg, const char *name, DlLayer *layer, int *rank, DlError *err)
+{
+	json_object *inner = jget(cfg, "layer");
+	json_object *back = jget(cfg, "backward_layer");
+	json_object *mm = jget(cfg, "merge_mode");
+	const char *cls = jget_str(inner, "class_name");
+	char		text[KERAS_TEXT_MAX];
+	DlLayerKind kind;
+	DlStatus	st;
+
+	copy_clipped(layer->name, sizeof(layer->name), name);
+	if (cls == NULL || !json_object_is_type(jget(inner, "config"), json_type_object))
+		return dl_error_set(err, DL_ERR_PARSE, "layer \"%s\" (Bidirectional) has no \"layer\" with a "
+							"class_name and a config", layer->name);
+	if (strcmp(cls, "LSTM") == 0)
+		kind = DL_LAYER_LSTM;
+	else if (strcmp(cls, "GRU") == 0)
+		kind = DL_LAYER_GRU;
+	else if (strcmp(cls, "SimpleRNN") == 0)
+		kind = DL_LAYER_SIMPLERNN;
+	else
+	{
+		copy_clipped(text, sizeof(text), cls);
+		dl_error_set(err, DL_ERR_UNSUPPORTED, "layer \"%s\" (Bidirectional): layer \"%s\" is not supported",
+					 layer->name, text);
+		return dl_error_hint(err, "Wrap an LSTM, a GRU or a SimpleRNN.");
+	}
+	dl_layer_defaults(layer, kind);
+	copy_clipped(layer->name, sizeof(layer->name), name);
+	if ((st = get_bool(cfg, "trainable", layer, &layer->trainable, err)) != DL_OK ||
+		(st = read_recurrent(jget(inner, "config"), layer, rank, err)) != DL_OK)
+		return st;
+	if (layer->go_backwards)
+		return need_false(jget(inner, "config"), "go_backwards", layer, err);
+	layer->bidir = DL_BIDIR_CONCAT;
+	if (json_object_object_get_ex(cfg, "merge_mode", NULL) &&
+		!(mm != NULL && json_object_is_type(mm, json_type_string)))
+		layer->bidir = DL_BIDIR_NONE;
+	else if (mm != NULL && strcmp(json_object_get_string(mm), "sum") == 0)
+		layer->bidir = DL_BIDIR_SUM;
+	else if (mm != NULL && strcmp(json_object_get_string(mm), "ave") == 0)
+		layer->bidir = DL_BIDIR_AVE;
+	else if (mm != NULL && strcmp(json_object_get_string(mm), "mul") == 0)
+		layer->bidir = DL_BIDIR_MUL;
+	else if (mm != NULL && strcmp(json_object_get_string(mm), "concat") != 0)
+		layer->bidir = DL_BIDIR_NONE;
+	if (layer->bidir == DL_BIDIR_NONE)
+	{
+		dl_error_set(err, DL_ERR_UNSUPPORTED, "layer \"%s\" (Bidirectional): merge_mode %s is not supported",
+					 layer->name, value_text(mm, text, sizeof(text)));
+		return dl_error_hint(err, "Use merge_mode \"concat\", \"sum\", \"ave\" or \"mul\".");
+	}
+	if (back != NULL)
+	{
+		/* the backward layer: the same attributes, reading backwards */
+		DlLayer		b;
+		int			brank = 2;
+		const char *bcls = jget_str(back, "class_name");
+
+		dl_layer_defaults(&b, kind);
+		copy_clipped(b.name, sizeof(b.name), layer->name);
+		if (bcls == NULL || strcmp(bcls, cls) != 0 ||
+			read_recurrent(jget(back, "config"), &b, &brank, err) != DL_OK ||
+			!b.go_backwards || b.units != layer->units || b.activation != layer->activation ||
+			b.recurrent_activation != layer->recurrent_activation || b.use_bias != layer->use_bias ||
+			b.reset_after != layer->reset_after || b.return_sequences != layer->return_sequences)
+		{
+			dl_error_set(err, DL_ERR_UNSUPPORTED,
+						 "layer \"%s\" (Bidirectional): a backward_layer other than the layer reading "
+						 "backwards is not supported", layer->name);
+			return dl_error_hint(err, "Leave backward_layer out, or give the same layer with go_backwards=True.");
+		}
+	}
+	return DL_OK;
+}
+
+/*
+ * DepthwiseConv2D and SeparableConv2D: kernel_size, strides, padding,
+ * dilation_rate, depth_multiplier, activation, use_bias; the depthwise
+ * (and pointwise) kernels' initializers and regularizers.
+ */
+static DlStatus
+read_depthwise(json_object *cfg, DlLayer *layer, DlError *err)
+{
+	static const char *const refused[] = {
+		"activity_regularizer", "depthwise_constraint", "pointwise_constraint", "bias_constraint"
+	};
+	bool		sep = layer->kind == DL_LAYER_SEPARABLECONV2D;
+	DlStatus	st;
+
+	if (sep && (st = get_required_int(cfg, "filters", layer, &layer->filters, err)) != DL_OK)
+		return st;
+	if (jget(cfg, "kernel_size") == NULL)
+		return dl_error_set(err, DL_ERR_PARSE, "layer \"%s\" (%s) has no \"kernel_size\"",
+							layer->name, dl_layer_kind_name(layer->kind));
+	if ((st = get_pair(cfg, "kernel_size", layer, layer->kernel_size, err)) != DL_OK ||
+		(st = get_pair(cfg, "strides", layer, layer->strides, err)) != DL_OK ||
+		(st = get_padding(cfg, layer, &layer->padding, err)) != DL_OK ||
+		(st = check_data_format(cfg, layer, err)) != DL_OK ||
+		(st = get_pair(cfg, "dilation_rate", layer, layer->dilation, err)) != DL_OK ||
+		(st = get_int(cfg, "depth_multiplier", layer, &layer->depth_multiplier, err)) != DL_OK ||
+		(st = get_activation(cfg, layer, err)) != DL_OK ||
+		(st = get_bool(cfg, "use_bias", layer, &layer->use_bias, err)) != DL_OK ||
+		(st = get_initializer(cfg, "depthwise_initializer", layer, &layer->kernel_init, err)) != DL_OK ||
+		(st = get_initializer(cfg, "bias_initializer", layer, &layer->bias_init, err)) != DL_OK ||
+		(st = get_regularizer(cfg, "depthwise_regularizer", layer, &layer->kernel_reg, err)) != DL_OK ||
+		(st = get_regularizer(cfg, "bias_regularizer", layer, &layer->bias_reg, err)) != DL_OK ||
+		(st = need_nulls(cfg, refused, sizeof(refused) / sizeof(refused[0]), layer, err)) != DL_OK)
+		return st;
+	if (!sep)
+		return DL_OK;
+	if ((st = get_initializer(cfg, "pointwise_initializer", layer, &layer->pointwise_init, err)) != DL_OK)
+		return st;
+	return get_regularizer(cfg, "pointwise_regularizer", layer, &layer->pointwise_reg, err);
+}
+
+/*
+ * LayerNormalization over the last axis (-1, rank, or a list of it):
+ * epsilon, center, scale, gamma and beta initializers.  rank: of the
+ * input, without batch.
+ */
+static DlStatus
+read_layernorm(json_object *cfg, DlLayer *layer, int rank, DlError *err)
+{
+	static const char *const refused[] = {
+		"beta_regularizer", "gamma_regularizer", "beta_constraint", "gamma_constraint"
+	};
+	json_object *v = jget(cfg, "axis");
+	json_object *a = v;
+	int64_t		axis = -1;
+	char		text[KERAS_TEXT_MAX];
+	DlStatus	st;
+
+	if (v != NULL && jlen(v) == 1)
+		a = jidx(v, 0);
+	if (v != NULL && (!json_int64(a, &axis) || (axis != -1 && axis != rank)))
+	{
+		dl_error_set(err, DL_ERR_UNSUPPORTED,
+					 "layer \"%s\": axis %s is not supported, only the last axis (-1 or %d)",
+					 layer->name, value_text(v, text, sizeof(text)), rank);
+		return dl_error_hint(err, "Normalize over the last axis: axis=-1.");
+	}
+	layer->epsilon = 1e-3;
+	if ((st = get_double(cfg, "epsilon", layer, &layer->epsilon, err)) != DL_OK ||
+		(st = get_bool(cfg, "center", layer, &layer->center, err)) != DL_OK ||
+		(st = get_bool(cfg, "scale", layer, &layer->scale, err)) != DL_OK ||
+		(st = get_initializer(cfg, "beta_initializer", layer, &layer->beta_init, err)) != DL_OK ||
+		(st = get_initializer(cfg, "gamma_initializer", layer, &layer->gamma_init, err)) != DL_OK ||
+		(st = need_false(cfg, "rms_scaling", layer, err)) != DL_OK)
+		return st;
+	return need_nulls(cfg, refused, sizeof(refused) / sizeof(refused[0]), layer, err);
+}
+
+/*
+ * ReLU with its arguments (max_value, negative_slope, threshold) and
+ * LeakyReLU (alpha, or Keras 3's negative_slope; 0.3 by default).  A ReLU
+ * with the default arguments stays a plain relu Activation (the kind
+ * table's), as before.
+ */
+static DlStatus
+read_relu_args(const char *cls, json_object *cfg, DlLayer *layer, DlError *err)
+{
+	json_object *mv = jget(cfg, "max_value");
+	DlStatus	st;
+
+	layer->kind = DL_LAYER_RELU;
+	layer->negative_slope = strcmp(cls, "LeakyReLU") == 0 ? 0.3 : 0.0;
+	if ((st = get_double(cfg, "alpha", layer, &layer->negative_slope, err)) != DL_OK ||
+		(st = get_double(cfg, "negative_slope", layer, &layer->negative_slope, err)) != DL_OK)
+		return st;
+	if (strcmp(cls, "LeakyReLU") == 0)
+		return DL_OK;
+	if (mv != NULL)
+	{
+		layer->has_max_value = true;
+		if ((st = get_double(cfg, "max_value", layer, &layer->max_value, err)) != DL_OK)
+			return st;
+	}
+	if ((st = get_double(cfg, "threshold", layer, &layer->threshold, err)) != DL_OK)
+		return st;
+	if (!layer->has_max_value && layer->negative_slope == 0.0 && layer->threshold == 0.0)
+	{
+		/* the plain relu: an Activation, fused where the engine fuses it */
+		layer->kind = DL_LAYER_ACTIVATION;
+		layer->activation = DL_ACT_RELU;
+	}
+	return DL_OK;
+}
+
+/* PReLU: alpha's initializer and regularizer, shared_axes (counted with the batch axis). */
+static DlStatus
+read_prelu(json_object *cfg, DlLayer *layer, int rank, DlError *err)
+{
+	json_object *v = jget(cfg, "shared_axes");
+	char		text[KERAS_TEXT_MAX];
+	DlStatus	st;
+
+	if ((st = get_initializer(cfg, "alpha_initializer", layer, &layer->kernel_init, err)) != DL_OK ||
+		(st = get_regularizer(cfg, "alpha_regularizer", layer, &layer->kernel_reg, err)) != DL_OK ||
+		(st = need_null(cfg, "alpha_constraint", layer, err)) != DL_OK)
+		return st;
+	if (v == NULL)
+		return DL_OK;
+	for (size_t i = 0; i < (json_object_is_type(v, json_type_array) ? jlen(v) : 1); i++)
+	{
+		int64_t		a;
+
+		if (!json_int64(json_object_is_type(v, json_type_array) ? jidx(v, i) : v, &a))
+			return bad_type(layer, "shared_axes", v, "an integer or a list of integers", err);
+		if (a < 1 || a > rank)
+		{
+			dl_error_set(err, DL_ERR_UNSUPPORTED, "layer \"%s\": shared_axes %s is not supported",
+						 layer->name, value_text(v, text, sizeof(text)));
+			return dl_error_hint(err, "Name axes of the sample, 1 to %d.", rank);
+		}
+		layer->shared_axes |= 1u << (a - 1);
+	}
+	return DL_OK;
+}
+
+/*
+ * A list of at most DL_MAX_RANK integers under key (Reshape's
+ * target_shape, Permute's dims) into v[], its length into *n.
+ */
+static DlStatus
+get_int_list(json_object *cfg, const char *key, const DlLayer *layer, int64_t *v, int *n,
+			 DlError *err)
+{
+	json_object *a = jget(cfg, key);
+	char		text[KERAS_TEXT_MAX];
+
+	if (a == NULL)
+		return dl_error_set(err, DL_ERR_PARSE, "layer \"%s\" (%s) has no \"%s\"",
+							layer->name, dl_layer_kind_name(layer->kind), key);
+	if (!json_object_is_type(a, json_type_array) || jlen(a) < 1)
+		return bad_type(layer, key, a, "a list of integers", err);
+	if (jlen(a) > DL_MAX_RANK)
+	{
+		dl_error_set(err, DL_ERR_UNSUPPORTED, "layer \"%s\": %s %s has more than %d dimensions",
+					 layer->name, key, value_text(a, text, sizeof(text)), DL_MAX_RANK);
+		return dl_error_hint(err, "Use at most %d dimensions per sample.", DL_MAX_RANK);
+	}
+	for (size_t i = 0; i < jlen(a); i++)
+		if (!json_int64(jidx(a, i), &v[i]) || v[i] < -1 || v[i] > ((int64_t) 1 << 40))
+			return bad_type(layer, key, a, "a list of integers", err);
+	*n = (int) jlen(a);
+	return DL_OK;
+}
+
+/* Reshape (target_shape), Permute (dims, 1-based), RepeatVector (n). */
+static DlStatus
+read_shape_layer(json_object *cfg, DlLayer *layer, int *rank, DlError *err)
+{
+	int64_t		v[DL_MAX_RANK];
+	int			n;
+	DlStatus	st;
+
+	switch (layer->kind)
+	{
+		case DL_LAYER_RESHAPE:
+			if ((st = get_int_list(cfg, "target_shape", layer, v, &n, err)) != DL_OK)
+				return st;
+			layer->target_shape.rank = n;
+			for (int d = 0; d < n; d++)
+				layer->target_shape.dims[d] = v[d];
+			*rank = n;
+			return DL_OK;
+		case DL_LAYER_PERMUTE:
+			if ((st = get_int_list(cfg, "dims", layer, v, &n, err)) != DL_OK)
+				return st;
+			for (int d = 0; d < n; d++)
+				layer->perm[d] = v[d] >= 1 && v[d] <= DL_MAX_RANK ? (int) v[d] - 1 : DL_MAX_RANK;
+			return DL_OK;
+		default:
+			if (jget(cfg, "n") == NULL)
+				return dl_error_set(err, DL_ERR_PARSE, "layer \"%s\" (RepeatVector) has no \"n\"",
+									layer->name);
+			*rank = 2;
+			return get_int(cfg, "n", layer, &layer->repeat_n, err);
+	}
+}
+
 /*
  * Translate one Keras layer (class cls, config cfg) into *layer.  name is
  * the layer's name; *rank is the rank of its input (without batch) and is
  * updated to the rank of its output.
  */
 static DlStatus
-read_layer(const char *cls, const char *name, json_object *cfg, DlLayer *layer, int *rank,
-		   DlError *err)
+read_layer_config(const char *cls, const char *name, json_object *cfg, DlLayer *layer,
+				  int *rank, DlError *err)
 {
 	size_t		i;
 	DlStatus	st;
@@ -1147,14 +1702,69 @@ read_layer(const char *cls, const char *name, json_object *cfg, DlLayer *layer, 
 				return st;
 			return need_null(cfg, "noise_shape", layer, err);
 		case DL_LAYER_ACTIVATION:
+			if (strcmp(cls, "ReLU") == 0)
+				return read_relu_args(cls, cfg, layer, err);
 			if (strcmp(cls, "Activation") != 0)
 				return read_advanced_activation(cls, cfg, layer, *rank, err);
 			return get_activation(cfg, layer, err);
 		case DL_LAYER_BATCHNORM:
 			return read_batchnorm(cfg, layer, *rank, err);
+		case DL_LAYER_EMBEDDING:
+			return read_embedding(cfg, layer, rank, err);
+		case DL_LAYER_CONV1D:
+			return read_conv1d(cfg, layer, err);
+		case DL_LAYER_MAXPOOL1D:
+		case DL_LAYER_AVGPOOL1D:
+			return read_pooling1d(cfg, layer, err);
+		case DL_LAYER_GLOBALMAXPOOL1D:
+		case DL_LAYER_GLOBALAVGPOOL1D:
+			*rank = 1;
+			if ((st = need_false(cfg, "keepdims", layer, err)) != DL_OK)
+				return st;
+			return check_data_format(cfg, layer, err);
+		case DL_LAYER_LSTM:
+		case DL_LAYER_GRU:
+		case DL_LAYER_SIMPLERNN:
+			if (strcmp(cls, "Bidirectional") == 0)
+				return read_bidirectional(cfg, name, layer, rank, err);
+			return read_recurrent(cfg, layer, rank, err);
+		case DL_LAYER_DEPTHWISECONV2D:
+		case DL_LAYER_SEPARABLECONV2D:
+			return read_depthwise(cfg, layer, err);
+		case DL_LAYER_LAYERNORM:
+			return read_layernorm(cfg, layer, *rank, err);
+		case DL_LAYER_RELU:
+			return read_relu_args(cls, cfg, layer, err);
+		case DL_LAYER_PRELU:
+			return read_prelu(cfg, layer, *rank, err);
+		case DL_LAYER_RESHAPE:
+		case DL_LAYER_PERMUTE:
+		case DL_LAYER_REPEATVECTOR:
+			return read_shape_layer(cfg, layer, rank, err);
 	}
 	return dl_error_set(err, DL_ERR_INTERNAL, "layer \"%s\": unhandled kind %d", layer->name,
 						(int) layer->kind);
+}
+
+/*
+ * read_layer_config, then what depends on the dialect: Keras 3 (keras3)
+ * defines hard_sigmoid as relu6(x + 3) / 6, tf.keras 2, Keras 2.2 and
+ * TF.js as clip(0.2 x + 0.5, 0, 1).
+ */
+static DlStatus
+read_layer(const char *cls, const char *name, json_object *cfg, DlLayer *layer, int *rank,
+		   bool keras3, DlError *err)
+{
+	DlStatus	st = read_layer_config(cls, name, cfg, layer, rank, err);
+
+	if (st == DL_OK && keras3)
+	{
+		if (layer->activation == DL_ACT_HARD_SIGMOID)
+			layer->activation = DL_ACT_HARD_SIGMOID_K3;
+		if (layer->recurrent_activation == DL_ACT_HARD_SIGMOID)
+			layer->recurrent_activation = DL_ACT_HARD_SIGMOID_K3;
+	}
+	return st;
 }
 
 /* ----------------------------------------------------------------------
@@ -1869,7 +2479,7 @@ graph_to_spec(const KerasGraph *g, json_object *model, DlModelSpec *spec, DlErro
 		int			rank = t0->is_input ? ranks[t0->input_no] : layer_rank[t0->spec_index];
 
 		st = read_layer(jget_str(node->layer, "class_name"), node->name,
-						jget(node->layer, "config"), l, &rank, err);
+						jget(node->layer, "config"), l, &rank, jget(model, "module") != NULL, err);
 		/* read_layer set the layer's defaults: the inputs go in after */
 		l->n_in = node->n_refs;
 		for (int j = 0; j < node->n_refs; j++)
@@ -1963,7 +2573,7 @@ read_sequential(json_object *model, json_object *cfg, json_object *layers, size_
 			st = refuse_graph(layer_name(entry), "is an InputLayer after the first layer", err);
 		else
 			st = read_layer(lcls, layer_name(entry), jget(entry, "config"),
-							&spec->layers[i - skip], &rank, err);
+							&spec->layers[i - skip], &rank, jget(model, "module") != NULL, err);
 		if (st != DL_OK)
 		{
 			dl_model_spec_free(spec, alloc);

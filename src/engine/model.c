@@ -355,18 +355,86 @@ workspace_layout(const DlModelSpec *spec, bool training, int64_t B, DlModel *m,
 				}
 				break;
 			case DL_LAYER_CONV2D:
+			case DL_LAYER_CONV1D:
 				{
 					DlConvGeom	g;
 					double		cf;
 
-					conv_geom(&g, l, B);
+					if (l->kind == DL_LAYER_CONV2D)
+						conv_geom(&g, l, B);
+					else
+						dl_seq_conv_geom(&g, l, B);
 					cf = dl_conv2d_workspace_floats_d(&g);
 					if (cf > conv_floats)
 						conv_floats = cf;
 				}
 				break;
+			case DL_LAYER_MAXPOOL1D:
+			case DL_LAYER_GLOBALMAXPOOL1D:
+				off = ws_take(&it, b * size);
+				w->argmax = m != NULL ? ibase + (size_t) off : NULL;
+				break;
+			case DL_LAYER_SEPARABLECONV2D:
+				{
+					/* the depthwise output, and its gradient */
+					double		mid = (double) l->out_shape.dims[0] * (double) l->out_shape.dims[1] *
+						(double) c * (double) l->depth_multiplier;
+
+					off = ws_take(&ft, b * mid);
+					w->mid = F_PTR(off);
+					if (training && l->plan.backward)
+					{
+						off = ws_take(&ft, b * mid);
+						w->dmid = F_PTR(off);
+					}
+				}
+				break;
+			case DL_LAYER_LAYERNORM:
+				if (training && l->plan.backward)
+				{
+					off = ws_take(&ft, b * size / c);
+					w->mean = F_PTR(off);
+					off = ws_take(&ft, b * size / c);
+					w->invstd = F_PTR(off);
+				}
+				break;
+			case DL_LAYER_LSTM:
+			case DL_LAYER_GRU:
+			case DL_LAYER_SIMPLERNN:
+				for (int dir = 0; dir < (l->bidir != DL_BIDIR_NONE ? 2 : 1); dir++)
+				{
+					DlRnnGeom	g;
+					double		steps;
+
+					dl_seq_rnn_geom(&g, l, dir, B);
+					steps = b * (double) g.T;
+					off = ws_take(&ft, steps * (double) (g.I + g.U));
+					w->rnn[dir].xh = F_PTR(off);
+					off = ws_take(&ft, steps * (double) dl_rnn_slots(&g) * (double) g.U);
+					w->rnn[dir].gates = F_PTR(off);
+					off = ws_take(&ft, steps * (double) g.U);
+					w->rnn[dir].h = F_PTR(off);
+					if (dl_rnn_has_aux(&g))
+					{
+						off = ws_take(&ft, steps * (double) g.U);
+						w->rnn[dir].aux = F_PTR(off);
+					}
+					if (dir == 0 && training && l->plan.backward)
+					{
+						off = ws_take(&ft, steps * (double) g.U);
+						w->rnn_dh = F_PTR(off);
+						off = ws_take(&ft, b * (double) g.U);
+						w->rnn_work = F_PTR(off);
+					}
+				}
+				break;
 			default:
 				break;
+		}
+		if (training && l->plan.backward && dl_seq_keeps_pre(l))
+		{
+			off = ws_take(&ft, b * size);
+			w->pre = F_PTR(off);
 		}
 	}
 	off = ws_take(&ft, conv_floats);
@@ -462,9 +530,12 @@ onednn_budget(const DlModelSpec *spec)
 		DlConvGeom	g;
 		double		b;
 
-		if (l->kind != DL_LAYER_CONV2D)
+		if (l->kind != DL_LAYER_CONV2D && l->kind != DL_LAYER_CONV1D)
 			continue;
-		conv_geom(&g, l, 1);
+		if (l->kind == DL_LAYER_CONV2D)
+			conv_geom(&g, l, 1);
+		else
+			dl_seq_conv_geom(&g, l, 1);
 		b = dl_conv2d_dnnl_scratch_budget(&g, dl_backend_threads());
 		if (b > best)
 			best = b;
@@ -681,22 +752,40 @@ dl_model_forward_io(DlModel *m, const float *const *xs, int64_t B, bool training
 				/* rank > 1: applies to the last axis, leading dims are rows */
 				/* bias and activation fused into the pass after the sgemm */
 				dl_dense_forward_act(w->buf, in, p, l->use_bias ? p + cin * l->units : NULL,
-									 l->activation, B * (in_size / cin), cin, l->units);
+									 w->pre != NULL ? DL_ACT_LINEAR : l->activation,
+									 B * (in_size / cin), cin, l->units);
+				if (w->pre != NULL)
+				{
+					/* swish, gelu: the backward pass needs the pre-activation */
+					memcpy(w->pre, w->buf, (size_t) (B * out_size) * sizeof(float));
+					dl_activation_forward(l->activation, w->buf, w->buf, rows, cout);
+				}
 				break;
 			case DL_LAYER_CONV2D:
+			case DL_LAYER_CONV1D:
 				{
 					DlConvGeom	g;
 					int64_t		nk = (int64_t) l->kernel_size[0] * l->kernel_size[1] * cin * l->filters;
 
 					DlError		e;
 
-					conv_geom(&g, l, B);
+					DlActivation act = w->pre != NULL ? DL_ACT_LINEAR : l->activation;
+
+					if (l->kind == DL_LAYER_CONV2D)
+						conv_geom(&g, l, B);
+					else
+						dl_seq_conv_geom(&g, l, B);
 					if (!conv_kernel_ok(m, dl_conv2d_dnnl_forward(w->buf, in, p,
 																  l->use_bias ? p + nk : NULL,
-																  l->activation, &g, &m->conv_scratch, &e),
+																  act, &g, &m->conv_scratch, &e),
 										&e))
 						dl_conv2d_forward_act(w->buf, m->conv_work, in, p,
-											  l->use_bias ? p + nk : NULL, l->activation, &g);
+											  l->use_bias ? p + nk : NULL, act, &g);
+					if (w->pre != NULL)
+					{
+						memcpy(w->pre, w->buf, (size_t) (B * out_size) * sizeof(float));
+						dl_activation_forward(l->activation, w->buf, w->buf, rows, cout);
+					}
 				}
 				break;
 			case DL_LAYER_MAXPOOL2D:
@@ -734,6 +823,7 @@ dl_model_forward_io(DlModel *m, const float *const *xs, int64_t B, bool training
 									  cin, l->size[0], l->size[1]);
 				break;
 			case DL_LAYER_FLATTEN:
+			case DL_LAYER_RESHAPE:
 				w->out = in;	/* a reshape */
 				break;
 			case DL_LAYER_DROPOUT:
@@ -789,6 +879,10 @@ dl_model_forward_io(DlModel *m, const float *const *xs, int64_t B, bool training
 					concat_widths(spec, l, B, width, &outer);
 					dl_concat_forward(w->buf, ins, width, l->n_in, outer);
 				}
+				break;
+			default:
+				/* the layers of text and sequences */
+				dl_seq_layer_forward(m, l, w, in, B, training);
 				break;
 		}
 	}
@@ -887,20 +981,24 @@ dl_model_backward_io(DlModel *m, const float *const *xs, int64_t B, const bool *
 		{
 			case DL_LAYER_DENSE:
 				if (do_act)
-					dl_activation_backward(l->activation, dy, dy, w->out, rows, cout);
+					dl_seq_activation_backward(l, w, dy, rows, cout);
 				dl_dense_backward(dx, g, l->use_bias ? g + cin * l->units : NULL, dy, in, p,
 								  B * (in_size / cin), cin, l->units);
 				break;
 			case DL_LAYER_CONV2D:
+			case DL_LAYER_CONV1D:
 				{
 					DlConvGeom	g2;
 					int64_t		nk = (int64_t) l->kernel_size[0] * l->kernel_size[1] * cin * l->filters;
 					DlError		e;
 
 					if (do_act)
-						dl_activation_backward(l->activation, dy, dy, w->out, rows, cout);
+						dl_seq_activation_backward(l, w, dy, rows, cout);
 
-					conv_geom(&g2, l, B);
+					if (l->kind == DL_LAYER_CONV2D)
+						conv_geom(&g2, l, B);
+					else
+						dl_seq_conv_geom(&g2, l, B);
 					if (!conv_kernel_ok(m, dl_conv2d_dnnl_backward(dx, g, l->use_bias ? g + nk : NULL,
 																   dy, in, p, &g2, &m->conv_scratch, &e),
 										&e))
@@ -946,6 +1044,7 @@ dl_model_backward_io(DlModel *m, const float *const *xs, int64_t B, const bool *
 				dl_upsample2d_backward(dx, dy, B, H, W, cin, l->size[0], l->size[1]);
 				break;
 			case DL_LAYER_FLATTEN:
+			case DL_LAYER_RESHAPE:
 			case DL_LAYER_ACTIVATION:
 			case DL_LAYER_DROPOUT:
 				if (l->kind == DL_LAYER_DROPOUT && w->mask != NULL)
@@ -954,7 +1053,10 @@ dl_model_backward_io(DlModel *m, const float *const *xs, int64_t B, const bool *
 					break;
 				}
 				/* in place: dy becomes dx, which is in[0]'s gradient when first */
-				if (l->kind == DL_LAYER_ACTIVATION && do_act)
+				if (l->kind == DL_LAYER_ACTIVATION && do_act &&
+					dl_activation_needs_input(l->activation))
+					dl_activation_backward_x(l->activation, dy, dy, in, rows * cout);
+				else if (l->kind == DL_LAYER_ACTIVATION && do_act)
 					dl_activation_backward(l->activation, dy, dy, w->out, rows, cout);
 				if (input_takes_grad(spec, l, 0) && !first)
 					dl_add_into(m->lw[l->in[0]].grad, dy, B * in_size);
@@ -1022,6 +1124,10 @@ dl_model_backward_io(DlModel *m, const float *const *xs, int64_t B, const bool *
 					}
 					dx = NULL;	/* every share is in place */
 				}
+				break;
+			default:
+				/* the layers of text and sequences (with their activations) */
+				dl_seq_layer_backward(m, l, w, dy, dx, in, B);
 				break;
 		}
 		/* a share computed aside joins the gradient the input already has */

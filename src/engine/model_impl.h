@@ -14,7 +14,10 @@
  *	 input; Dropout aliases its input in inference mode; buffers are reused
  *	 as the spec's plan says), the saved data of the backward pass
  *	 (max-pooling argmax, Dropout masks, BatchNormalization mean and
- *	 invstd), the arena of the gradients, the im2col buffer of
+ *	 invstd, LayerNormalization's per row, the pre-activation of swish
+ *	 and gelu), the recurrent layers' per-step tensors and a separable
+ *	 convolution's depthwise output (in inference too: the passes need
+ *	 them), the arena of the gradients, the im2col buffer of
  *	 the convolutions and the gathered mini-batch of train_epoch.  Models
  *	 built without an optimizer get only what inference needs.
  *
@@ -47,6 +50,15 @@ typedef struct DlLayerWork
 								 * does not run the layer */
 	float	   *grad_tmp;		/* (ws_cap, in size), where an input gradient
 								 * that is added is computed; NULL if none */
+	float	   *pre;			/* (ws_cap, out size), the pre-activation of a
+								 * layer whose activation's derivative needs
+								 * it (swish, gelu), training */
+	float	   *mid;			/* SeparableConv2D: the depthwise output
+								 * (ws_cap, OH*OW*C*M) */
+	float	   *dmid;			/* ... and its gradient (training) */
+	DlRnnState	rnn[2];			/* recurrent layers: each direction's tensors */
+	float	   *rnn_dh;			/* (ws_cap, T, U): dL/dh of a direction (training) */
+	float	   *rnn_work;		/* (ws_cap, U): the backward pass's scratch */
 } DlLayerWork;
 
 struct DlModel
@@ -153,6 +165,41 @@ void		dl_model_reset_optim(DlModel *m);
 
 /* The gradient block (P), NULL for inference-only models. */
 float	   *dl_model_grads(DlModel *m);
+
+/* model_seq.c --------------------------------------------------------- */
+
+/* Conv1D and DepthwiseConv2D / SeparableConv2D geometry for B samples. */
+void		dl_seq_conv_geom(DlConvGeom *g, const DlLayer *l, int64_t B);
+
+/* MaxPooling1D, AveragePooling1D geometry: a height of 1. */
+void		dl_seq_pool_geom(DlPoolGeom *g, const DlLayer *l, int64_t B);
+
+/* Direction dir (0, or 1: Bidirectional's backward one) of a recurrent layer. */
+void		dl_seq_rnn_geom(DlRnnGeom *g, const DlLayer *l, int dir, int64_t B);
+
+/* Does l's activation need its pre-activation kept for the backward pass? */
+bool		dl_seq_keeps_pre(const DlLayer *l);
+
+/*
+ * The forward pass of the layers of text and sequences (model.c's switch
+ * sends every kind from DL_LAYER_EMBEDDING on here): in (B, in size) to
+ * w->buf; w->out set as model.c does.  A bad Embedding id is recorded as
+ * the model's kernel failure (dl_model_kernel_status).
+ */
+void		dl_seq_layer_forward(DlModel *m, const DlLayer *l, DlLayerWork *w, const float *in,
+								 int64_t B, bool training);
+
+/*
+ * Their backward pass: dy (B, out size) the output's gradient (may be
+ * used up), dx (B, in size) where in[0]'s share goes, overwritten (NULL:
+ * none), g the layer's slice of the gradients.
+ */
+void		dl_seq_layer_backward(DlModel *m, const DlLayer *l, DlLayerWork *w, float *dy,
+								  float *dx, const float *in, int64_t B);
+
+/* The backward of l's own activation on dy (B rows of cout), in place. */
+void		dl_seq_activation_backward(const DlLayer *l, const DlLayerWork *w, float *dy,
+									   int64_t rows, int64_t cout);
 
 /* train.c ------------------------------------------------------------- */
 

@@ -17,8 +17,12 @@
  *	    output lives from the layer to its last reader, or to the end when
  *	    it is a model output or the backward pass needs it (its own
  *	    activation's derivative, a Dense or Conv2D kernel gradient, a
- *	    Multiply, Maximum or Minimum).  Layers whose output is their input
- *	    (Flatten, ...) extend their input's life instead of taking room;
+ *	    Multiply, Maximum or Minimum; an Embedding's ids, a Conv1D's or
+ *	    a depthwise convolution's input, a LayerNormalization's, a
+ *	    parametric ReLU's, a swish or gelu Activation's; a recurrent
+ *	    layer keeps its own copy).  Layers whose output is their input
+ *	    (Flatten, Reshape, ...) extend their input's life instead of
+ *	    taking room;
  *	 4. the gradient arena: the backward pass visits the layers in reverse;
  *	    a tensor's gradient lives from its first contribution to its
  *	    producer's backward, shared along in-place layers (and an Add's
@@ -72,6 +76,7 @@ dl_plan_forward_aliases(const DlLayer *l, bool training)
 	switch (l->kind)
 	{
 		case DL_LAYER_FLATTEN:
+		case DL_LAYER_RESHAPE:
 			return true;
 		case DL_LAYER_ACTIVATION:
 			return l->activation == DL_ACT_LINEAR || l->plan.fwd_relu_done;
@@ -86,10 +91,15 @@ bool
 dl_plan_grad_in_place(const DlLayer *l)
 {
 	return l->kind == DL_LAYER_FLATTEN || l->kind == DL_LAYER_ACTIVATION ||
-		l->kind == DL_LAYER_ADD || (l->kind == DL_LAYER_DROPOUT && !(l->rate > 0.0));
+		l->kind == DL_LAYER_ADD || (l->kind == DL_LAYER_DROPOUT && !(l->rate > 0.0)) ||
+		l->kind == DL_LAYER_RESHAPE;
 }
 
-/* Does l's backward read its own output (its activation's derivative)? */
+/*
+ * Does l's backward read its own output (its activation's derivative)?
+ * Not for swish and gelu, whose derivatives read the pre-activation: a
+ * Dense's, Conv's ... kept aside (model.c), an Activation's input.
+ */
 static bool
 backward_reads_output(const DlLayer *l)
 {
@@ -98,7 +108,10 @@ backward_reads_output(const DlLayer *l)
 		case DL_LAYER_DENSE:
 		case DL_LAYER_CONV2D:
 		case DL_LAYER_ACTIVATION:
-			return l->activation != DL_ACT_LINEAR;
+		case DL_LAYER_CONV1D:
+		case DL_LAYER_DEPTHWISECONV2D:
+		case DL_LAYER_SEPARABLECONV2D:
+			return l->activation != DL_ACT_LINEAR && !dl_activation_needs_input(l->activation);
 		case DL_LAYER_MAXPOOL2D:
 			return true;		/* dl_maxpool2d_backward_relu */
 		default:
@@ -106,7 +119,10 @@ backward_reads_output(const DlLayer *l)
 	}
 }
 
-/* Does l's backward read its inputs' values? */
+/*
+ * Does l's backward read its inputs' values?  (A recurrent layer keeps
+ * its own copy of its input, beside its states.)
+ */
 static bool
 backward_reads_inputs(const DlLayer *l)
 {
@@ -117,7 +133,16 @@ backward_reads_inputs(const DlLayer *l)
 		case DL_LAYER_MULTIPLY:
 		case DL_LAYER_MAXIMUM:
 		case DL_LAYER_MINIMUM:
+		case DL_LAYER_EMBEDDING:	/* the ids */
+		case DL_LAYER_CONV1D:
+		case DL_LAYER_DEPTHWISECONV2D:
+		case DL_LAYER_SEPARABLECONV2D:
+		case DL_LAYER_LAYERNORM:
+		case DL_LAYER_RELU:
+		case DL_LAYER_PRELU:
 			return true;
+		case DL_LAYER_ACTIVATION:
+			return dl_activation_needs_input(l->activation);
 		case DL_LAYER_BATCHNORM:
 			return l->trainable;	/* xhat is recomputed from the input */
 		default:

@@ -14,6 +14,8 @@
  *
  *-------------------------------------------------------------------------
  */
+#include <limits.h>
+#include <math.h>
 #include <stdio.h>
 #include <string.h>
 
@@ -68,6 +70,19 @@ dl_layer_defaults(DlLayer *layer, DlLayerKind kind)
 	layer->scale = true;
 	init_glorot_uniform(&layer->kernel_init);
 	init_set(&layer->bias_init, DL_INIT_ZEROS);
+	init_set(&layer->recurrent_init, DL_INIT_ORTHOGONAL);
+	init_glorot_uniform(&layer->pointwise_init);
+	layer->recurrent_activation = DL_ACT_SIGMOID;
+	layer->unit_forget_bias = true;
+	layer->depth_multiplier = 1;
+	for (int d = 0; d < DL_MAX_RANK; d++)
+		layer->perm[d] = -1;
+	if (kind == DL_LAYER_EMBEDDING)
+		init_set(&layer->kernel_init, DL_INIT_RANDOM_UNIFORM);
+	if (kind == DL_LAYER_PRELU)
+		init_set(&layer->kernel_init, DL_INIT_ZEROS);
+	if (dl_layer_is_recurrent(kind))
+		layer->activation = DL_ACT_TANH;
 	init_set(&layer->gamma_init, DL_INIT_ONES);
 	init_set(&layer->beta_init, DL_INIT_ZEROS);
 	init_set(&layer->moving_mean_init, DL_INIT_ZEROS);
@@ -119,6 +134,40 @@ dl_layer_kind_name(DlLayerKind kind)
 			return "Minimum";
 		case DL_LAYER_CONCATENATE:
 			return "Concatenate";
+		case DL_LAYER_EMBEDDING:
+			return "Embedding";
+		case DL_LAYER_CONV1D:
+			return "Conv1D";
+		case DL_LAYER_MAXPOOL1D:
+			return "MaxPooling1D";
+		case DL_LAYER_AVGPOOL1D:
+			return "AveragePooling1D";
+		case DL_LAYER_GLOBALMAXPOOL1D:
+			return "GlobalMaxPooling1D";
+		case DL_LAYER_GLOBALAVGPOOL1D:
+			return "GlobalAveragePooling1D";
+		case DL_LAYER_LSTM:
+			return "LSTM";
+		case DL_LAYER_GRU:
+			return "GRU";
+		case DL_LAYER_SIMPLERNN:
+			return "SimpleRNN";
+		case DL_LAYER_DEPTHWISECONV2D:
+			return "DepthwiseConv2D";
+		case DL_LAYER_SEPARABLECONV2D:
+			return "SeparableConv2D";
+		case DL_LAYER_LAYERNORM:
+			return "LayerNormalization";
+		case DL_LAYER_RELU:
+			return "ReLU";
+		case DL_LAYER_PRELU:
+			return "PReLU";
+		case DL_LAYER_RESHAPE:
+			return "Reshape";
+		case DL_LAYER_PERMUTE:
+			return "Permute";
+		case DL_LAYER_REPEATVECTOR:
+			return "RepeatVector";
 	}
 	return "unknown";
 }
@@ -142,6 +191,19 @@ dl_activation_name(DlActivation act)
 			return "elu";
 		case DL_ACT_SOFTPLUS:
 			return "softplus";
+		case DL_ACT_SELU:
+			return "selu";
+		case DL_ACT_SWISH:
+			return "swish";
+		case DL_ACT_GELU:
+			return "gelu";
+		case DL_ACT_SOFTSIGN:
+			return "softsign";
+		case DL_ACT_HARD_SIGMOID:
+		case DL_ACT_HARD_SIGMOID_K3:
+			return "hard_sigmoid";
+		case DL_ACT_EXPONENTIAL:
+			return "exponential";
 	}
 	return "unknown";
 }
@@ -227,6 +289,193 @@ need_rank3(const DlLayer *layer, const DlShape *in, DlError *err)
 					 layer->name, dl_layer_kind_name(layer->kind), in->rank);
 		return dl_error_hint(err, "Give the input layer a shape such as [28, 28, 1], or add a Flatten layer before Dense layers only.");
 	}
+	return DL_OK;
+}
+
+static const char *shape_text(const DlShape *s, char *buf, size_t size);
+
+static DlStatus
+need_rank2(const DlLayer *layer, const DlShape *in, DlError *err)
+{
+	if (in->rank != 2)
+	{
+		dl_error_set(err, DL_ERR_SHAPE,
+					 "layer \"%s\" (%s) needs an input of rank 2 (steps, features), got rank %d",
+					 layer->name, dl_layer_kind_name(layer->kind), in->rank);
+		return dl_error_hint(err, "Give the layer a sequence: an Embedding's output, a Conv1D's, or an input "
+							 "of shape [steps, features].");
+	}
+	return DL_OK;
+}
+
+/* Gate blocks of a recurrent cell: LSTM 4 (i, f, c, o), GRU 3 (z, r, h), SimpleRNN 1. */
+int
+dl_rnn_gates(DlLayerKind kind)
+{
+	return kind == DL_LAYER_LSTM ? 4 : kind == DL_LAYER_GRU ? 3 : 1;
+}
+
+/*
+ * Floats of one direction of a recurrent layer: kernel (I, G*U),
+ * recurrent_kernel (U, G*U) and bias; -1 when too many.
+ */
+static int64_t
+rnn_direction_params(const DlLayer *layer, int64_t I)
+{
+	int64_t		U = layer->units;
+	int64_t		GU = dl_rnn_gates(layer->kind) * U;
+	int64_t		bias = !layer->use_bias ? 0 :
+		(layer->kind == DL_LAYER_GRU && layer->reset_after ? 2 * GU : GU);
+
+	if (I > DL_MAX_ELEMENTS / GU || U > DL_MAX_ELEMENTS / GU)
+		return -1;
+	return I * GU + U * GU + bias;
+}
+
+/* Recurrent layers: (T, I) -> (T, U') or (U'); U' = 2U for a concatenation. */
+static DlStatus
+finalize_recurrent(DlLayer *layer, const DlShape *in, DlShape *out, int64_t *n_params,
+				   DlError *err)
+{
+	int64_t		dirs = layer->bidir != DL_BIDIR_NONE ? 2 : 1;
+	int64_t		per;
+	DlStatus	st;
+
+	if ((st = need_rank2(layer, in, err)) != DL_OK)
+		return st;
+	if (layer->units < 1 || layer->units > DL_MAX_ELEMENTS / 4)
+		return dl_error_set(err, DL_ERR_INVALID_ARGUMENT,
+							"layer \"%s\": units must be positive, got %lld",
+							layer->name, (long long) layer->units);
+	per = rnn_direction_params(layer, in->dims[1]);
+	if (per < 0 || per > DL_MAX_ELEMENTS / 2)
+		return dl_error_set(err, DL_ERR_LIMIT, "layer \"%s\": kernel is too large", layer->name);
+	/* a step's rows lie steps x (in + 4 units) floats apart: an int for BLAS */
+	if (in->dims[0] > INT_MAX / (in->dims[1] + 4 * layer->units))
+		return dl_error_set(err, DL_ERR_LIMIT,
+							"layer \"%s\": %lld steps of %lld features and %lld units are too many",
+							layer->name, (long long) in->dims[0], (long long) in->dims[1],
+							(long long) layer->units);
+	*n_params = dirs * per;
+	out->rank = layer->return_sequences ? 2 : 1;
+	out->dims[0] = layer->return_sequences ? in->dims[0] : 0;
+	out->dims[out->rank - 1] = (layer->bidir == DL_BIDIR_CONCAT ? 2 : 1) * layer->units;
+	return DL_OK;
+}
+
+/*
+ * Conv1D, DepthwiseConv2D and SeparableConv2D geometry: the output's
+ * spatial extent (Conv1D as a height of 1) from kernel, strides,
+ * dilation and padding ("causal": (K - 1) * D zeros before, none after).
+ */
+static DlStatus
+finalize_window_conv(DlLayer *layer, const DlShape *in, DlShape *out, DlError *err)
+{
+	int			axes = layer->kind == DL_LAYER_CONV1D ? 1 : 2;
+	DlStatus	st;
+
+	if (layer->dilation[0] < 1 || layer->dilation[1] < 1)
+		return dl_error_set(err, DL_ERR_INVALID_ARGUMENT,
+							"layer \"%s\": dilation_rate (%d, %d) must be positive",
+							layer->name, layer->dilation[0], layer->dilation[1]);
+	if ((layer->dilation[0] > 1 || layer->dilation[1] > 1) &&
+		(layer->strides[0] > 1 || layer->strides[1] > 1))
+	{
+		dl_error_set(err, DL_ERR_INVALID_ARGUMENT,
+					 "layer \"%s\": dilation_rate (%d, %d) with strides (%d, %d)",
+					 layer->name, layer->dilation[0], layer->dilation[1],
+					 layer->strides[0], layer->strides[1]);
+		return dl_error_hint(err, "Keras allows a dilation_rate other than 1 only with strides 1.");
+	}
+	for (int a = 0; a < axes; a++)
+	{
+		int			d = axes == 1 ? 1 : a;	/* the axis of the geometry */
+		int64_t		span = (int64_t) (layer->kernel_size[d] - 1) * layer->dilation[d] + 1;
+
+		if (layer->padding == DL_PADDING_CAUSAL)
+		{
+			if (layer->kind != DL_LAYER_CONV1D)
+				return dl_error_set(err, DL_ERR_UNSUPPORTED,
+									"layer \"%s\": padding \"causal\" is for Conv1D only", layer->name);
+			/* (K - 1) * D zeros before the first step: a "valid" window over T + span - 1 */
+			st = window_out(in->dims[0] + span - 1, span, layer->strides[d], DL_PADDING_VALID,
+							&out->dims[0], layer, "steps", err);
+		}
+		else
+			st = window_out(in->dims[a], span, layer->strides[d], layer->padding, &out->dims[a],
+							layer, axes == 1 ? "steps" : a == 0 ? "height" : "width", err);
+		if (st != DL_OK)
+			return st;
+	}
+	return DL_OK;
+}
+
+/* Resolve Reshape's target_shape (one dimension may be -1) against the input's size. */
+static DlStatus
+finalize_reshape(DlLayer *layer, const DlShape *in, DlShape *out, DlError *err)
+{
+	int64_t		size = dl_shape_size(in);
+	int64_t		known = 1;
+	int			unknown = -1;
+
+	*out = layer->target_shape;
+	if (out->rank < 1 || out->rank > DL_MAX_RANK)
+		return dl_error_set(err, DL_ERR_INVALID_ARGUMENT,
+							"layer \"%s\" (Reshape): target_shape of rank %d", layer->name, out->rank);
+	for (int d = 0; d < out->rank; d++)
+	{
+		if (out->dims[d] == -1 && unknown < 0)
+			unknown = d;
+		else if (out->dims[d] < 1 || out->dims[d] > DL_MAX_ELEMENTS / known)
+			return dl_error_set(err, DL_ERR_INVALID_ARGUMENT,
+								"layer \"%s\" (Reshape): target_shape dimension %d is %lld",
+								layer->name, d + 1, (long long) out->dims[d]);
+		else
+			known *= out->dims[d];
+	}
+	if (unknown >= 0 && size % known == 0)
+		out->dims[unknown] = size / known;
+	if ((unknown >= 0 && size % known != 0) || (unknown < 0 && known != size))
+	{
+		char		a[64],
+					b[64];
+
+		dl_error_set(err, DL_ERR_SHAPE,
+					 "layer \"%s\" (Reshape): an input of shape %s cannot become %s",
+					 layer->name, shape_text(in, a, sizeof(a)),
+					 shape_text(&layer->target_shape, b, sizeof(b)));
+		return dl_error_hint(err, "Give a target_shape with as many values as the input, "
+							 "one dimension at most -1.");
+	}
+	return DL_OK;
+}
+
+/* Permute's dims: a permutation of the input's axes. */
+static DlStatus
+finalize_permute(DlLayer *layer, const DlShape *in, DlShape *out, DlError *err)
+{
+	unsigned	seen = 0;
+
+	for (int d = 0; d < in->rank; d++)
+	{
+		int			p = layer->perm[d];
+
+		if (p < 0 || p >= in->rank || (seen & (1u << p)) != 0)
+		{
+			dl_error_set(err, DL_ERR_INVALID_ARGUMENT,
+						 "layer \"%s\" (Permute): dims are not a permutation of the %d axes of its input",
+						 layer->name, in->rank);
+			return dl_error_hint(err, "Give dims as the input's axes 1 .. rank in a new order, "
+								 "e.g. [2, 1].");
+		}
+		seen |= 1u << p;
+		out->dims[d] = in->dims[p];
+	}
+	for (int d = in->rank; d < DL_MAX_RANK; d++)
+		if (layer->perm[d] != -1)
+			return dl_error_set(err, DL_ERR_INVALID_ARGUMENT,
+								"layer \"%s\" (Permute): dims has more axes than its input's %d",
+								layer->name, in->rank);
 	return DL_OK;
 }
 
@@ -501,6 +750,139 @@ finalize_layer(DlLayer *layer, const DlShape *const *ins, int n_in, size_t *offs
 			if ((st = merge_shape(layer, ins, n_in, &out, err)) != DL_OK)
 				return st;
 			break;
+		case DL_LAYER_EMBEDDING:
+			if (in->rank >= DL_MAX_RANK)
+				return dl_error_set(err, DL_ERR_SHAPE,
+									"layer \"%s\" (Embedding): an input of rank %d gives an output of rank %d, "
+									"more than %d", layer->name, in->rank, in->rank + 1, DL_MAX_RANK);
+			if (layer->input_dim < 1 || layer->units < 1 ||
+				layer->input_dim > DL_MAX_ELEMENTS / layer->units)
+				return dl_error_set(err, DL_ERR_INVALID_ARGUMENT,
+									"layer \"%s\" (Embedding): input_dim %lld and output_dim %lld must be "
+									"positive and their product at most 2^40",
+									layer->name, (long long) layer->input_dim, (long long) layer->units);
+			out.rank = in->rank + 1;
+			out.dims[in->rank] = layer->units;
+			n_params = layer->input_dim * layer->units;
+			n_trainable = n_params;
+			break;
+		case DL_LAYER_CONV1D:
+			if ((st = need_rank2(layer, in, err)) != DL_OK)
+				return st;
+			if (layer->filters < 1)
+				return dl_error_set(err, DL_ERR_INVALID_ARGUMENT,
+									"layer \"%s\": filters must be positive, got %lld",
+									layer->name, (long long) layer->filters);
+			if ((st = finalize_window_conv(layer, in, &out, err)) != DL_OK)
+				return st;
+			out.dims[1] = layer->filters;
+			if (c > DL_MAX_ELEMENTS / layer->kernel_size[1] ||
+				c * layer->kernel_size[1] > DL_MAX_ELEMENTS / layer->filters)
+				return dl_error_set(err, DL_ERR_LIMIT, "layer \"%s\": kernel is too large", layer->name);
+			n_params = layer->kernel_size[1] * c * layer->filters + (layer->use_bias ? layer->filters : 0);
+			n_trainable = n_params;
+			break;
+		case DL_LAYER_MAXPOOL1D:
+		case DL_LAYER_AVGPOOL1D:
+			if ((st = need_rank2(layer, in, err)) != DL_OK ||
+				(st = window_out(in->dims[0], layer->pool_size[1], layer->strides[1],
+								 layer->padding, &out.dims[0], layer, "steps", err)) != DL_OK)
+				return st;
+			break;
+		case DL_LAYER_GLOBALMAXPOOL1D:
+		case DL_LAYER_GLOBALAVGPOOL1D:
+			if ((st = need_rank2(layer, in, err)) != DL_OK)
+				return st;
+			out.rank = 1;
+			out.dims[0] = c;
+			break;
+		case DL_LAYER_LSTM:
+		case DL_LAYER_GRU:
+		case DL_LAYER_SIMPLERNN:
+			if ((st = finalize_recurrent(layer, in, &out, &n_params, err)) != DL_OK)
+				return st;
+			n_trainable = n_params;
+			break;
+		case DL_LAYER_DEPTHWISECONV2D:
+		case DL_LAYER_SEPARABLECONV2D:
+			if ((st = need_rank3(layer, in, err)) != DL_OK)
+				return st;
+			if (layer->depth_multiplier < 1 || layer->depth_multiplier > DL_MAX_ELEMENTS / c)
+				return dl_error_set(err, DL_ERR_INVALID_ARGUMENT,
+									"layer \"%s\": depth_multiplier must be positive, got %lld",
+									layer->name, (long long) layer->depth_multiplier);
+			if (layer->kind == DL_LAYER_SEPARABLECONV2D && layer->filters < 1)
+				return dl_error_set(err, DL_ERR_INVALID_ARGUMENT,
+									"layer \"%s\": filters must be positive, got %lld",
+									layer->name, (long long) layer->filters);
+			if ((st = finalize_window_conv(layer, in, &out, err)) != DL_OK)
+				return st;
+			{
+				int64_t		k = (int64_t) layer->kernel_size[0] * layer->kernel_size[1];
+				int64_t		cm = c * layer->depth_multiplier;
+				int64_t		oc = layer->kind == DL_LAYER_SEPARABLECONV2D ? layer->filters : cm;
+
+				if (cm > DL_MAX_ELEMENTS / k || cm > DL_MAX_ELEMENTS / oc)
+					return dl_error_set(err, DL_ERR_LIMIT, "layer \"%s\": kernel is too large",
+										layer->name);
+				out.dims[2] = oc;
+				n_params = k * cm + (layer->kind == DL_LAYER_SEPARABLECONV2D ? cm * oc : 0) +
+					(layer->use_bias ? oc : 0);
+			}
+			n_trainable = n_params;
+			break;
+		case DL_LAYER_LAYERNORM:
+			if (!(layer->epsilon > 0.0))
+				return dl_error_set(err, DL_ERR_INVALID_ARGUMENT,
+									"layer \"%s\": epsilon must be positive, got %g",
+									layer->name, layer->epsilon);
+			n_params = c * ((layer->scale ? 1 : 0) + (layer->center ? 1 : 0));
+			n_trainable = n_params;
+			break;
+		case DL_LAYER_RELU:
+			if (!isfinite(layer->negative_slope) || !isfinite(layer->threshold) ||
+				(layer->has_max_value && !(layer->max_value >= 0.0)))
+			{
+				dl_error_set(err, DL_ERR_INVALID_ARGUMENT,
+							 "layer \"%s\" (ReLU): max_value %g, negative_slope %g and threshold %g "
+							 "must be finite, max_value not negative",
+							 layer->name, layer->has_max_value ? layer->max_value : 0.0,
+							 layer->negative_slope, layer->threshold);
+				return dl_error_hint(err, "Give ReLU a max_value of at least 0, or none.");
+			}
+			break;
+		case DL_LAYER_PRELU:
+			n_params = 1;
+			for (int d = 0; d < in->rank; d++)
+				if ((layer->shared_axes & (1u << d)) == 0)
+					n_params *= in->dims[d];
+			if ((layer->shared_axes >> in->rank) != 0)
+				return dl_error_set(err, DL_ERR_INVALID_ARGUMENT,
+									"layer \"%s\" (PReLU): shared_axes name an axis beyond the %d of its input",
+									layer->name, in->rank);
+			n_trainable = n_params;
+			break;
+		case DL_LAYER_RESHAPE:
+			if ((st = finalize_reshape(layer, in, &out, err)) != DL_OK)
+				return st;
+			break;
+		case DL_LAYER_PERMUTE:
+			if ((st = finalize_permute(layer, in, &out, err)) != DL_OK)
+				return st;
+			break;
+		case DL_LAYER_REPEATVECTOR:
+			if (in->rank != 1)
+				return dl_error_set(err, DL_ERR_SHAPE,
+									"layer \"%s\" (RepeatVector) needs an input of rank 1, got rank %d",
+									layer->name, in->rank);
+			if (layer->repeat_n < 1 || layer->repeat_n > DL_MAX_ELEMENTS)
+				return dl_error_set(err, DL_ERR_INVALID_ARGUMENT,
+									"layer \"%s\" (RepeatVector): n must be positive, got %lld",
+									layer->name, (long long) layer->repeat_n);
+			out.rank = 2;
+			out.dims[0] = layer->repeat_n;
+			out.dims[1] = in->dims[0];
+			break;
 	}
 	if (!elements_ok(&out))
 		return dl_error_set(err, DL_ERR_LIMIT, "layer \"%s\": output shape is empty or too large",
@@ -683,6 +1065,31 @@ dl_model_spec_fingerprint(const DlModelSpec *spec)
 		}
 		if (l->kind == DL_LAYER_CONCATENATE)
 			h = fnv_mix(h, l->concat_axis);
+		if (l->kind >= DL_LAYER_EMBEDDING)
+		{
+			/* the attributes of the layers of text and sequences */
+			h = fnv_mix(h, l->input_dim);
+			h = fnv_mix(h, l->recurrent_activation);
+			h = fnv_mix(h, (int64_t) l->return_sequences | (int64_t) l->go_backwards << 1 |
+						(int64_t) l->reset_after << 2 | (int64_t) l->has_max_value << 3);
+			h = fnv_mix(h, l->bidir);
+			h = fnv_mix(h, l->depth_multiplier);
+			h = fnv_mix(h, l->dilation[0]);
+			h = fnv_mix(h, l->dilation[1]);
+			h = fnv_mix(h, (int64_t) l->shared_axes);
+			for (int d = 0; d < DL_MAX_RANK; d++)
+				h = fnv_mix(h, l->perm[d]);
+			{
+				double		v[3] = {l->max_value, l->negative_slope, l->threshold};
+				int64_t		bits;
+
+				for (int k = 0; k < 3; k++)
+				{
+					memcpy(&bits, &v[k], sizeof(bits));
+					h = fnv_mix(h, bits);
+				}
+			}
+		}
 	}
 	if (!spec->is_chain)
 	{

@@ -169,6 +169,69 @@ regularize(float *g, const float *w, size_t n, const DlRegularizer *r)
 	}
 }
 
+/*
+ * The regularizers of the layers of text and sequences: the embeddings,
+ * a Conv1D's kernel and bias, each direction's kernel, recurrent kernel
+ * and bias, the depthwise and pointwise kernels and bias, PReLU's alpha.
+ */
+static void
+add_regularization_seq(DlModel *m, const DlLayer *l)
+{
+	float	   *g = m->grads + l->param_offset;
+	const float *w = m->params + l->param_offset;
+	int64_t		c = dl_shape_last(&l->in_shape);
+	int64_t		k = (int64_t) l->kernel_size[0] * l->kernel_size[1];
+	size_t		n;
+
+	switch (l->kind)
+	{
+		case DL_LAYER_EMBEDDING:
+		case DL_LAYER_PRELU:
+			regularize(g, w, l->n_params, &l->kernel_reg);
+			break;
+		case DL_LAYER_CONV1D:
+			n = (size_t) (k * c * l->filters);
+			regularize(g, w, n, &l->kernel_reg);
+			if (l->use_bias)
+				regularize(g + n, w + n, (size_t) l->filters, &l->bias_reg);
+			break;
+		case DL_LAYER_LSTM:
+		case DL_LAYER_GRU:
+		case DL_LAYER_SIMPLERNN:
+			{
+				int			dirs = l->bidir != DL_BIDIR_NONE ? 2 : 1;
+				size_t		per = l->n_params / (size_t) dirs;
+				size_t		gu = (size_t) (dl_rnn_gates(l->kind) * l->units);
+				size_t		nk = (size_t) c * gu;
+				size_t		nr = (size_t) l->units * gu;
+
+				for (int d = 0; d < dirs; d++)
+				{
+					regularize(g + d * per, w + d * per, nk, &l->kernel_reg);
+					regularize(g + d * per + nk, w + d * per + nk, nr, &l->recurrent_reg);
+					regularize(g + d * per + nk + nr, w + d * per + nk + nr, per - nk - nr,
+							   &l->bias_reg);
+				}
+			}
+			break;
+		case DL_LAYER_DEPTHWISECONV2D:
+		case DL_LAYER_SEPARABLECONV2D:
+			{
+				size_t		nd = (size_t) (k * c * l->depth_multiplier);
+				size_t		np = l->kind == DL_LAYER_SEPARABLECONV2D ?
+					(size_t) (c * l->depth_multiplier * l->filters) : 0;
+
+				regularize(g, w, nd, &l->kernel_reg);
+				regularize(g + nd, w + nd, np, &l->pointwise_reg);
+				if (l->use_bias)
+					regularize(g + nd + np, w + nd + np, l->n_params - nd - np, &l->bias_reg);
+			}
+			break;
+		default:
+			break;
+	}
+}
+
 static void
 add_regularization(DlModel *m)
 {
@@ -181,6 +244,8 @@ add_regularization(DlModel *m)
 		int64_t		out;
 		size_t		nk;
 
+		if (l->n_trainable > 0 && l->kind >= DL_LAYER_EMBEDDING)
+			add_regularization_seq(m, l);
 		if (l->n_trainable == 0 ||
 			(l->kind != DL_LAYER_DENSE && l->kind != DL_LAYER_CONV2D))
 			continue;

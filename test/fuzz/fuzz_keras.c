@@ -10,7 +10,8 @@
  * When the model is small (fewer than 1e6 parameters, inputs of fewer
  * than 1e5 values and bounded work per sample) it is built with
  * dl_model_create, its weights are initialised from the JSON's
- * initializers and two samples of its inputs are predicted; when it is
+ * initializers and two samples of its inputs (0.5, or the id 1 where an
+ * Embedding reads them) are predicted; when it is
  * smaller still, a training model takes one step on them (SGD, mean
  * squared error against zeros): forward, backward and the plan's buffers
  * of any graph.  Finally the
@@ -67,7 +68,7 @@ small_model(const DlModelSpec *spec, double max_work)
 }
 
 /*
- * Predict two samples of 0.5 with m, and, when it trains, take one step
+ * Predict two samples of 0.5 (ids 1) with m, and, when it trains, take one step
  * on them; every failure must be a well-formed error.
  */
 static void
@@ -87,8 +88,9 @@ run_passes(DlModel *m, const DlModelSpec *spec, bool train)
 
 		x[k] = malloc(n * sizeof(float));
 		ok = ok && x[k] != NULL;
+		/* an input an Embedding reads holds the id 1 (an input_dim of 1 refuses it) */
 		for (size_t i = 0; x[k] != NULL && i < n; i++)
-			x[k][i] = 0.5f;
+			x[k][i] = dl_model_spec_reads_ids(spec, k) ? 1.0f : 0.5f;
 	}
 	for (int k = 0; k < spec->n_outputs; k++)
 	{

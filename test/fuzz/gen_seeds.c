@@ -10,8 +10,8 @@
  *
  * Usage: gen_seeds DIR [FIXTURES]   (writes DIR/fuzz_params, DIR/fuzz_grid,
  * DIR/fuzz_blob, DIR/fuzz_buffer and DIR/fuzz_keras, which must exist;
- * FIXTURES, default ../unit/fixtures, holds tfjs_graphs.json and
- * torch_graphs.json).  Test code: prints and exits.
+ * FIXTURES, default ../unit/fixtures, holds tfjs_graphs.json,
+ * torch_graphs.json, tfjs_sequences.json and torch_sequences.json).  Test code: prints and exits.
  *
  * IDENTIFICATION
  *	  test/fuzz/gen_seeds.c
@@ -289,6 +289,45 @@ static const char *const graph_seeds[] = {
 	"\"input_layers\": [[\"x\", 0, 0]], \"output_layers\": [[\"a\", 0, 0]]}}",
 };
 
+/* ---- the layers of text and sequences (issue 18) for fuzz_keras ------ */
+
+#define S_HEAD(shape) "{\"class_name\": \"Sequential\", \"config\": {\"name\": \"s\", \"layers\": [" \
+	"{\"class_name\": \"InputLayer\", \"config\": {\"name\": \"x\", \"batch_input_shape\": [null, " shape "]}}"
+#define S_L(cls, cfg) ", {\"class_name\": \"" cls "\", \"config\": {\"name\": \"" cls "\"" cfg "}}"
+#define S_TAIL "]}}"
+
+static const char *const sequence_seeds[] = {
+	/* valid: text through every recurrent layer and merge */
+	S_HEAD("6") S_L("Embedding", ", \"input_dim\": 4, \"output_dim\": 3")
+	S_L("Conv1D", ", \"filters\": 3, \"kernel_size\": 2, \"padding\": \"causal\", \"dilation_rate\": 2")
+	S_L("MaxPooling1D", ", \"pool_size\": 2, \"padding\": \"same\"")
+	", {\"class_name\": \"Bidirectional\", \"config\": {\"name\": \"bi\", \"merge_mode\": \"mul\", "
+	"\"layer\": {\"class_name\": \"GRU\", \"config\": {\"name\": \"g\", \"units\": 2, \"reset_after\": true, "
+	"\"return_sequences\": true}}}}"
+	S_L("LSTM", ", \"units\": 2, \"return_sequences\": true, \"go_backwards\": true")
+	S_L("SimpleRNN", ", \"units\": 2, \"activation\": \"selu\", \"return_sequences\": true")
+	S_L("LayerNormalization", "") S_L("AveragePooling1D", ", \"pool_size\": [2]")
+	S_L("GlobalAveragePooling1D", "") S_L("RepeatVector", ", \"n\": 2") S_L("Permute", ", \"dims\": [2, 1]")
+	S_L("Reshape", ", \"target_shape\": [-1]") S_L("PReLU", "") S_TAIL,
+	/* valid: images through the mobile convolutions and the activation layers */
+	S_HEAD("5, 5, 2") S_L("DepthwiseConv2D", ", \"kernel_size\": 3, \"depth_multiplier\": 2, \"padding\": \"same\"")
+	S_L("SeparableConv2D", ", \"filters\": 2, \"kernel_size\": 2, \"activation\": \"gelu\"")
+	S_L("ReLU", ", \"max_value\": 6, \"negative_slope\": 0.1, \"threshold\": 0.5")
+	S_L("LeakyReLU", ", \"alpha\": 0.2") S_L("GlobalMaxPooling2D", "")
+	S_L("Dense", ", \"units\": 2, \"activation\": \"swish\"")
+	S_L("Activation", ", \"activation\": \"hard_sigmoid\"") S_TAIL,
+	/* refused or hostile: masking, a backward layer of another kind, huge sizes */
+	S_HEAD("4") S_L("Embedding", ", \"input_dim\": 9, \"output_dim\": 2, \"mask_zero\": true") S_TAIL,
+	S_HEAD("4, 2") ", {\"class_name\": \"Bidirectional\", \"config\": {\"name\": \"bi\", "
+	"\"layer\": {\"class_name\": \"LSTM\", \"config\": {\"name\": \"l\", \"units\": 2}}, "
+	"\"backward_layer\": {\"class_name\": \"GRU\", \"config\": {\"name\": \"b\", \"units\": 2, "
+	"\"go_backwards\": true}}}}" S_TAIL,
+	S_HEAD("4") S_L("Embedding", ", \"input_dim\": 1099511627776, \"output_dim\": 2") S_TAIL,
+	S_HEAD("1000000, 3") S_L("LSTM", ", \"units\": 4611686018427387904") S_TAIL,
+	S_HEAD("3, 2") S_L("Reshape", ", \"target_shape\": [-1, -1]") S_TAIL,
+	S_HEAD("3, 2") S_L("Permute", ", \"dims\": [9, -3]") S_TAIL,
+};
+
 /* A merge of n references to the input: n = 64 is the most a layer reads. */
 static void
 fan_in_seed(const char *name, int n)
@@ -409,6 +448,15 @@ main(int argc, char **argv)
 	deep_seed("graph_deep_100", 100);
 	fixture_graph_seeds(argc == 3 ? argv[2] : "../unit/fixtures", "tfjs_graphs.json", "graph_tfjs");
 	fixture_graph_seeds(argc == 3 ? argv[2] : "../unit/fixtures", "torch_graphs.json", "graph_torch");
+	for (size_t i = 0; i < sizeof(sequence_seeds) / sizeof(sequence_seeds[0]); i++)
+	{
+		char		name[32];
+
+		snprintf(name, sizeof(name), "sequence_%02zu", i);
+		write_seed("fuzz_keras", name, sequence_seeds[i], strlen(sequence_seeds[i]));
+	}
+	fixture_graph_seeds(argc == 3 ? argv[2] : "../unit/fixtures", "tfjs_sequences.json", "seq_tfjs");
+	fixture_graph_seeds(argc == 3 ? argv[2] : "../unit/fixtures", "torch_sequences.json", "seq_torch");
 	printf("gen_seeds: wrote %d seeds\n", n_written);
 	return 0;
 }

@@ -226,6 +226,27 @@ ref_activation_forward(DlActivation act, double *y, const double *x, int64_t row
 				break;
 			case DL_ACT_SOFTMAX:
 				break;
+			case DL_ACT_SELU:
+				y[i] = 1.0507009873554804934 * (v > 0 ? v : 1.6732632423543772848 * (exp(v) - 1.0));
+				break;
+			case DL_ACT_SWISH:
+				y[i] = v / (1.0 + exp(-v));
+				break;
+			case DL_ACT_GELU:
+				y[i] = 0.5 * v * (1.0 + erf(v / sqrt(2.0)));
+				break;
+			case DL_ACT_SOFTSIGN:
+				y[i] = v / (1.0 + fabs(v));
+				break;
+			case DL_ACT_HARD_SIGMOID:
+				y[i] = fmin(fmax(0.2 * v + 0.5, 0.0), 1.0);
+				break;
+			case DL_ACT_HARD_SIGMOID_K3:
+				y[i] = fmin(fmax(v + 3.0, 0.0), 6.0) / 6.0;
+				break;
+			case DL_ACT_EXPONENTIAL:
+				y[i] = exp(v);
+				break;
 		}
 	}
 }

@@ -103,6 +103,17 @@ void		ref_merge_forward(DlLayerKind kind, double *y, double *const *x, int k, in
 void		ref_concat_forward(double *y, double *const *x, const int64_t *width, int k,
 							   int64_t outer);
 
+/*
+ * The forward pass of a chain of layers in double, directly from Keras'
+ * formulas (issue 18): spec (a chain, finalized) with its parameters p
+ * (P, in the layout of the spec), x (B, input size); y (B, output size).
+ * Takes Dense, Activation, Flatten and every kind from DL_LAYER_EMBEDDING
+ * on; fails the test for any other.
+ */
+struct DlModelSpec;
+void		ref_chain_forward(double *y, const struct DlModelSpec *spec, const double *p,
+							  const double *x, int64_t B);
+
 /* sum over n of r[i] * y[i]: the scalar loss of the gradient checks. */
 double		ref_dot(const double *r, const double *y, int64_t n);
 

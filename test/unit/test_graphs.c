@@ -10,8 +10,8 @@
  * UpSampling2D, GlobalMaxPooling2D, dilated Conv2D), sets fixed initial
  * weights, predicts, and takes two full-batch training steps with SGD and
  * with Adam.  The engine reads the same JSON, sets the same weights, and
- * must predict the same within PRED_TOL and train to the same weights
- * within STEP_TOL.  torch_graphs.json (gen_graphs_torch.py) does the same
+ * must predict the same within FX_PRED_TOL and train to the same weights
+ * within FX_STEP_TOL.  torch_graphs.json (gen_graphs_torch.py) does the same
  * for what TF.js lacks: Subtract and the training of dilated
  * convolutions.
  *
@@ -30,453 +30,27 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include <json-c/json.h>
-
-#include "unit_util.h"
+#include "fixture_cases.h"
 #include "madlib_dl/dl_epoch.h"
-#include "madlib_dl/dl_keras.h"
-#include "madlib_dl/dl_model.h"
 #include "model_impl.h"
-
-/* the issue's bounds: predictions within 1e-5, two steps within 2e-4 */
-#define PRED_TOL 1e-5
-#define STEP_TOL 2e-4
-#define LOSS_TOL 1e-5
-
-static json_object *
-member(json_object *o, const char *key)
-{
-	json_object *v;
-
-	if (!json_object_object_get_ex(o, key, &v))
-		fail_msg("fixture lacks \"%s\"", key);
-	return v;
-}
-
-/* The number array a as floats (malloc'd), its length into *n. */
-static float *
-array_floats(json_object *a, size_t *n)
-{
-	size_t		len = json_object_array_length(a);
-	float	   *out = malloc(sizeof(float) * (len > 0 ? len : 1));
-
-	for (size_t i = 0; i < len; i++)
-		out[i] = (float) json_object_get_double(json_object_array_get_idx(a, i));
-	*n = len;
-	return out;
-}
-
-static DlLossKind
-loss_of(const char *name)
-{
-	if (strcmp(name, "categoricalCrossentropy") == 0)
-		return DL_LOSS_CATEGORICAL_CROSSENTROPY;
-	if (strcmp(name, "binaryCrossentropy") == 0)
-		return DL_LOSS_BINARY_CROSSENTROPY;
-	if (strcmp(name, "meanSquaredError") == 0)
-		return DL_LOSS_MEAN_SQUARED_ERROR;
-	fail_msg("unknown loss %s in the fixture", name);
-	return DL_LOSS_CATEGORICAL_CROSSENTROPY;
-}
-
-static double
-max_abs_diff(const float *a, const float *b, size_t n)
-{
-	double		d = 0;
-
-	for (size_t i = 0; i < n; i++)
-		d = fmax(d, fabs((double) a[i] - (double) b[i]));
-	return d;
-}
-
-/* One fixture case, read: the model and its data. */
-typedef struct GraphCase
-{
-	const char *name;
-	TestAllocCounter counter;
-	DlAllocator alloc;
-	DlModelSpec *spec;
-	int64_t		n;
-	int			n_in;
-	int			n_out;
-	float	   *x[DL_MAX_IO];
-	float	   *y[DL_MAX_IO];
-	float	   *pred[DL_MAX_IO];
-	size_t		pred_len[DL_MAX_IO];
-	DlOutputConfig out_cfg[DL_MAX_IO];
-	float	   *w0;
-	size_t		P;
-} GraphCase;
-
-/*
- * Read case c with the architecture under arch_key; smooth: with every
- * ReLU made a tanh, so that finite differences see no kinks.
- */
-static void
-case_read_as(GraphCase *g, json_object *c, const char *arch_key, bool smooth)
-{
-	char	   *arch = strdup(json_object_to_json_string_ext(member(c, arch_key), JSON_C_TO_STRING_PLAIN));
-	char	   *at;
-	json_object *ins = member(c, "inputs");
-	json_object *outs = member(c, "outputs");
-	DlError		err;
-	size_t		len;
-
-	memset(g, 0, sizeof(*g));
-	g->name = json_object_get_string(member(c, "name"));
-	g->alloc = test_allocator(&g->counter);
-	while (smooth && (at = strstr(arch, "\"activation\":\"relu\"")) != NULL)
-		memcpy(at + strlen("\"activation\":\""), "tanh", 4);
-	if (dl_keras_parse_multi_io(arch, strlen(arch), &g->alloc, &g->spec, &err) != DL_OK)
-		fail_msg("%s (%s): %s", g->name, arch_key, err.msg);
-	free(arch);
-	g->n = json_object_get_int64(member(c, "n"));
-	g->n_in = (int) json_object_array_length(ins);
-	g->n_out = (int) json_object_array_length(outs);
-	assert_int_equal(g->spec->n_inputs, g->n_in);
-	assert_int_equal(g->spec->n_outputs, g->n_out);
-	for (int k = 0; k < g->n_in; k++)
-	{
-		g->x[k] = array_floats(member(json_object_array_get_idx(ins, (size_t) k), "data"), &len);
-		assert_int_equal(len, g->n * dl_shape_size(&g->spec->input_shapes[k]));
-	}
-	for (int k = 0; k < g->n_out; k++)
-	{
-		json_object *o = json_object_array_get_idx(outs, (size_t) k);
-
-		g->y[k] = array_floats(member(o, "y"), &len);
-		g->pred[k] = array_floats(member(o, "prediction"), &g->pred_len[k]);
-		assert_int_equal(g->pred_len[k], g->n * dl_shape_size(&g->spec->output_shapes[k]));
-		g->out_cfg[k].loss = loss_of(json_object_get_string(member(o, "loss")));
-		g->out_cfg[k].loss_weight = json_object_get_double(member(o, "loss_weight"));
-		g->out_cfg[k].metric = DL_METRIC_NONE;
-		g->out_cfg[k].top_k = 5;
-	}
-	g->w0 = array_floats(member(c, "initial_weights"), &g->P);
-	if (g->P != g->spec->n_params)
-		fail_msg("%s: the fixture has %zu weights, the spec %zu", g->name, g->P, g->spec->n_params);
-}
-
-static void
-case_read(GraphCase *g, json_object *c, const char *arch_key)
-{
-	case_read_as(g, c, arch_key, false);
-}
-
-static void
-case_free(GraphCase *g)
-{
-	dl_model_spec_free(g->spec, &g->alloc);
-	assert_no_leaks(&g->counter);
-	for (int k = 0; k < g->n_in; k++)
-		free(g->x[k]);
-	for (int k = 0; k < g->n_out; k++)
-	{
-		free(g->y[k]);
-		free(g->pred[k]);
-	}
-	free(g->w0);
-}
-
-/* The engine's predictions against TF.js'; the largest difference. */
-static double
-case_predict(GraphCase *g)
-{
-	DlModel    *m;
-	DlError		err;
-	float	   *out[DL_MAX_IO];
-	double		d = 0;
-
-	assert_int_equal(dl_model_create(g->spec, NULL, &g->alloc, &m, &err), DL_OK);
-	assert_int_equal(dl_model_set_params(m, g->w0, g->P, &err), DL_OK);
-	for (int k = 0; k < g->n_out; k++)
-		out[k] = malloc(sizeof(float) * g->pred_len[k]);
-	/* batches of 2: several passes through the reused buffers */
-	if (dl_model_predict_io(m, out, (const float *const *) g->x, g->n, 2, &err) != DL_OK)
-		fail_msg("%s: predict: %s", g->name, err.msg);
-	for (int k = 0; k < g->n_out; k++)
-	{
-		d = fmax(d, max_abs_diff(out[k], g->pred[k], g->pred_len[k]));
-		free(out[k]);
-	}
-	dl_model_free(m);
-	return d;
-}
-
-/*
- * Two full-batch steps with the optimizer of fixture object opt ("sgd"
- * or "adam"); the largest weight difference from TF.js' after either,
- * and the largest loss difference into *dloss.
- */
-static double
-case_train(GraphCase *g, json_object *c, const char *opt, double *dloss, double *moved)
-{
-	json_object *o = member(c, opt);
-	json_object *after = member(o, "weights");
-	json_object *loss = member(o, "loss");
-	DlOptimConfig oc;
-	DlTrainConfig cfg;
-	DlModel    *m;
-	DlError		err;
-	double		d = 0;
-
-	dl_optim_config_default(&oc, strcmp(opt, "sgd") == 0 ? DL_OPTIM_SGD : DL_OPTIM_ADAM);
-	oc.lr = json_object_get_double(member(o, "lr"));
-	if (oc.kind == DL_OPTIM_ADAM)
-	{
-		oc.beta_1 = json_object_get_double(member(o, "beta_1"));
-		oc.beta_2 = json_object_get_double(member(o, "beta_2"));
-		oc.epsilon = json_object_get_double(member(o, "epsilon"));
-	}
-	memset(&cfg, 0, sizeof(cfg));
-	cfg.loss = g->out_cfg[0].loss;
-	cfg.batch_size = g->n;
-	cfg.outputs = g->out_cfg;
-	assert_int_equal(dl_model_create(g->spec, &oc, &g->alloc, &m, &err), DL_OK);
-	assert_int_equal(dl_model_set_params(m, g->w0, g->P, &err), DL_OK);
-	*dloss = 0;
-	*moved = 0;
-	for (int s = 0; s < 2; s++)
-	{
-		DlBatchStats st;
-		size_t		n;
-		float	   *want = array_floats(json_object_array_get_idx(after, (size_t) s), &n);
-
-		memset(&st, 0, sizeof(st));
-		assert_int_equal(n, g->P);
-		if (dl_model_train_batch_io(m, &cfg, (const float *const *) g->x,
-									(const float *const *) g->y, g->n, &st, &err) != DL_OK)
-			fail_msg("%s: %s step %d: %s", g->name, opt, s + 1, err.msg);
-		d = fmax(d, max_abs_diff(dl_model_params(m), want, n));
-		*moved = fmax(*moved, max_abs_diff(dl_model_params(m), g->w0, n));
-		*dloss = fmax(*dloss, fabs(st.loss_sum / (double) st.n -
-								   json_object_get_double(json_object_array_get_idx(loss, (size_t) s))));
-		free(want);
-	}
-	dl_model_free(m);
-	return d;
-}
-
-/* Every case of a fixture file: predictions, then SGD and Adam steps. */
-static void
-check_fixture(const char *file, const char *who)
-{
-	char	   *text = read_fixture(file, NULL);
-	json_object *root = json_tokener_parse(text);
-	json_object *cases;
-	double		worst_p = 0,
-				worst_w = 0;
-
-	assert_non_null(root);
-	cases = member(root, "cases");
-	assert_true(json_object_array_length(cases) >= 2);
-	for (size_t i = 0; i < json_object_array_length(cases); i++)
-	{
-		json_object *c = json_object_array_get_idx(cases, i);
-		json_object *k3;
-		GraphCase	g;
-		double		dp,
-					dsgd = 0,
-					dadam = 0,
-					lsgd = 0,
-					ladam = 0,
-					msgd = 0,
-					madam = 0;
-
-		case_read(&g, c, "model_arch");
-		dp = case_predict(&g);
-		if (json_object_get_boolean(member(c, "trained")))
-		{
-			dsgd = case_train(&g, c, "sgd", &lsgd, &msgd);
-			dadam = case_train(&g, c, "adam", &ladam, &madam);
-		}
-		print_message("%s %-18s P %5zu: max |prediction difference| %.2e, two steps: "
-					  "SGD max |weight difference| %.2e (moved %.2e, loss %.1e), "
-					  "Adam %.2e (moved %.2e, loss %.1e)\n",
-					  who, g.name, g.P, dp, dsgd, msgd, lsgd, dadam, madam, ladam);
-		if (!(dp <= PRED_TOL))
-			fail_msg("%s: predictions differ from %s' by %g", g.name, who, dp);
-		if (json_object_get_boolean(member(c, "trained")))
-		{
-			if (!(dsgd <= STEP_TOL) || !(dadam <= STEP_TOL))
-				fail_msg("%s: weights after two steps differ from %s' by %g (SGD), %g (Adam)",
-						 g.name, who, dsgd, dadam);
-			if (!(lsgd <= LOSS_TOL) || !(ladam <= LOSS_TOL))
-				fail_msg("%s: losses differ from %s' by %g (SGD), %g (Adam)", g.name, who, lsgd, ladam);
-			/* a step that moved nothing would match anything */
-			if (!(msgd > 20 * STEP_TOL) || !(madam > 20 * STEP_TOL))
-				fail_msg("%s: the steps moved the weights by only %g, %g", g.name, msgd, madam);
-		}
-		worst_p = fmax(worst_p, dp);
-		worst_w = fmax(worst_w, fmax(dsgd, dadam));
-		case_free(&g);
-
-		/* the same graph in Keras 3's dialect, where the fixture has it */
-		if (json_object_object_get_ex(c, "model_arch_k3", &k3))
-		{
-			GraphCase	g3;
-			double		d3;
-
-			case_read(&g3, c, "model_arch_k3");
-			d3 = case_predict(&g3);
-			print_message("%s %-18s in Keras 3's dialect: max |prediction difference| %.2e\n",
-						  who, g3.name, d3);
-			if (!(d3 <= PRED_TOL))
-				fail_msg("%s (Keras 3 dialect): predictions differ by %g", g3.name, d3);
-			case_free(&g3);
-		}
-	}
-	print_message("%s, all cases: max |prediction difference| %.2e, max |weight difference| %.2e\n",
-				  who, worst_p, worst_w);
-	json_object_put(root);
-	free(text);
-}
 
 static void
 test_tfjs_fixture(void **state)
 {
-	check_fixture("tfjs_graphs.json", "TF.js");
+	fx_check_fixture("tfjs_graphs.json", "TF.js");
 }
 
 static void
 test_torch_fixture(void **state)
 {
-	check_fixture("torch_graphs.json", "PyTorch");
-}
-
-/* ---------------------------------------------------------------------
- * Gradients against finite differences
- * --------------------------------------------------------------------- */
-
-/* The loss (mean over the batch) at the current weights, in double. */
-static double
-mean_loss(DlModel *m, const DlTrainConfig *cfg, float *const *x, float *const *y, int64_t B)
-{
-	double		loss;
-	DlError		err;
-
-	if (dl_model_compute_gradients_io(m, cfg, (const float *const *) x, (const float *const *) y,
-									  B, &loss, &err) != DL_OK)
-		fail_msg("compute_gradients: %s", err.msg);
-	return loss / (double) B;
-}
-
-static double
-central_difference(DlModel *m, const DlTrainConfig *cfg, float *const *x, float *const *y,
-				   int64_t B, size_t i, double eps)
-{
-	float		w0 = m->params[i];
-	double		lp,
-				lm;
-
-	m->params[i] = w0 + (float) eps;
-	lp = mean_loss(m, cfg, x, y, B);
-	m->params[i] = w0 - (float) eps;
-	lm = mean_loss(m, cfg, x, y, B);
-	m->params[i] = w0;
-	return (lp - lm) / (2 * eps);
-}
-
-/*
- * The analytic gradient of every trainable float of g's model at its
- * initial weights, on its data, against central differences (eps 1e-3
- * and 5e-4; a float whose two estimates disagree sits at a kink, a ReLU
- * at 0 or a maximum changing hands, and is skipped); the relative L2
- * error.
- */
-static double
-gradcheck(GraphCase *g, int *n_kinks)
-{
-	DlOptimConfig o;
-	DlTrainConfig cfg;
-	DlModel    *m;
-	DlError		err;
-	double	   *fd = malloc(sizeof(double) * g->P);
-	float	   *ga = malloc(sizeof(float) * g->P);
-	float	   *grad = malloc(sizeof(float) * g->P);
-	const DlParamRange *ranges;
-	int			n_ranges;
-	size_t		n = 0;
-	int			n_checked = 0;
-	double		loss,
-				e;
-
-	*n_kinks = 0;
-	dl_optim_config_default(&o, DL_OPTIM_SGD);
-	memset(&cfg, 0, sizeof(cfg));
-	cfg.batch_size = g->n;
-	cfg.outputs = g->out_cfg;
-	assert_int_equal(dl_model_create(g->spec, &o, &g->alloc, &m, &err), DL_OK);
-	assert_int_equal(dl_model_set_params(m, g->w0, g->P, &err), DL_OK);
-	if (dl_model_compute_gradients_io(m, &cfg, (const float *const *) g->x,
-									  (const float *const *) g->y, g->n, &loss, &err) != DL_OK)
-		fail_msg("%s: %s", g->name, err.msg);
-	memcpy(grad, dl_model_grads(m), sizeof(float) * g->P);
-	ranges = dl_model_trainable_ranges(m, &n_ranges);
-	for (int k = 0; k < n_ranges; k++)
-		for (size_t i = ranges[k].begin; i < ranges[k].end; i++)
-		{
-			double		d1 = central_difference(m, &cfg, g->x, g->y, g->n, i, 1e-3);
-			double		d2 = central_difference(m, &cfg, g->x, g->y, g->n, i, 5e-4);
-
-			n_checked++;
-			if (fabs(d1 - d2) > 2e-3 + 0.02 * fabs(d1))
-			{
-				(*n_kinks)++;
-				continue;
-			}
-			fd[n] = d1;
-			ga[n] = grad[i];
-			n++;
-		}
-	if (*n_kinks * 10 > n_checked)
-		fail_msg("%s: %d of %d floats sit at a kink: the check is meaningless", g->name,
-				 *n_kinks, n_checked);
-	e = rel_l2_error_fd(ga, fd, n);
-	dl_model_free(m);
-	free(fd);
-	free(ga);
-	free(grad);
-	return e;
-}
-
-/* with kinks skipped, float forward passes give errors of about 1e-4 */
-#define GRAD_TOL 5e-3
-
-/*
- * Every model of the fixtures, its ReLUs made tanh: the analytic
- * gradients are right.
- */
-static void
-check_fixture_gradients(const char *file)
-{
-	char	   *text = read_fixture(file, NULL);
-	json_object *root = json_tokener_parse(text);
-	json_object *cases = member(root, "cases");
-
-	for (size_t i = 0; i < json_object_array_length(cases); i++)
-	{
-		GraphCase	g;
-		int			kinks;
-		double		e;
-
-		case_read_as(&g, json_object_array_get_idx(cases, i), "model_arch", true);
-		e = gradcheck(&g, &kinks);
-		print_message("gradient check %-18s: relative L2 error %.2e (%d floats at a kink skipped)\n",
-					  g.name, e, kinks);
-		if (!(e < GRAD_TOL))
-			fail_msg("%s: relative L2 gradient error %g >= %g", g.name, e, GRAD_TOL);
-		case_free(&g);
-	}
-	json_object_put(root);
-	free(text);
+	fx_check_fixture("torch_graphs.json", "PyTorch");
 }
 
 static void
 test_fixture_gradients(void **state)
 {
-	check_fixture_gradients("tfjs_graphs.json");
-	check_fixture_gradients("torch_graphs.json");
+	fx_check_fixture_gradients("tfjs_graphs.json");
+	fx_check_fixture_gradients("torch_graphs.json");
 }
 
 /* ---------------------------------------------------------------------
@@ -506,9 +80,9 @@ parse_graph(const char *json, const DlAllocator *a)
 	return spec;
 }
 
-/* A GraphCase for spec with random weights and data (B samples). */
+/* A FxCase for spec with random weights and data (B samples). */
 static void
-case_random(GraphCase *g, const char *name, const char *json, int64_t B, const DlLossKind *losses,
+case_random(FxCase *g, const char *name, const char *json, int64_t B, const DlLossKind *losses,
 			const double *weights, uint64_t seed)
 {
 	DlRng		r;
@@ -578,16 +152,16 @@ test_tensor_read_twice(void **state)
 
 	for (int q = 0; q < 4; q++)
 	{
-		GraphCase	g;
+		FxCase	g;
 		int			kinks;
 		double		e;
 
 		case_random(&g, graphs[q][0], graphs[q][1], 5, losses, weights, 60 + q);
-		e = gradcheck(&g, &kinks);
+		e = fx_gradcheck(&g, &kinks);
 		print_message("gradient check %-18s: relative L2 error %.2e\n", g.name, e);
-		if (!(e < GRAD_TOL))
-			fail_msg("%s: relative L2 gradient error %g >= %g", g.name, e, GRAD_TOL);
-		case_free(&g);
+		if (!(e < FX_GRAD_TOL))
+			fail_msg("%s: relative L2 gradient error %g >= %g", g.name, e, FX_GRAD_TOL);
+		fx_case_free(&g);
 	}
 }
 
@@ -747,11 +321,11 @@ test_plans_agree(void **state)
 {
 	char	   *text = read_fixture("tfjs_graphs.json", NULL);
 	json_object *root = json_tokener_parse(text);
-	json_object *cases = member(root, "cases");
+	json_object *cases = fx_member(root, "cases");
 
 	for (size_t i = 0; i < json_object_array_length(cases); i++)
 	{
-		GraphCase	g;
+		FxCase	g;
 		DlModel    *infer,
 				   *train;
 		DlOptimConfig o;
@@ -759,7 +333,7 @@ test_plans_agree(void **state)
 		float	   *a[DL_MAX_IO],
 				   *b[DL_MAX_IO];
 
-		case_read(&g, json_object_array_get_idx(cases, i), "model_arch");
+		fx_case_read(&g, json_object_array_get_idx(cases, i), "model_arch");
 		dl_optim_config_default(&o, DL_OPTIM_SGD);
 		assert_int_equal(dl_model_create(g.spec, NULL, &g.alloc, &infer, &err), DL_OK);
 		assert_int_equal(dl_model_create(g.spec, &o, &g.alloc, &train, &err), DL_OK);
@@ -779,14 +353,14 @@ test_plans_agree(void **state)
 						 DL_OK);
 		for (int k = 0; k < g.n_out; k++)
 		{
-			if (max_abs_diff(a[k], b[k], g.pred_len[k]) > 1e-6)
+			if (fx_max_abs_diff(a[k], b[k], g.pred_len[k]) > 1e-6)
 				fail_msg("%s: batches of 1 and of %lld predict differently", g.name, (long long) g.n);
 			free(a[k]);
 			free(b[k]);
 		}
 		dl_model_free(infer);
 		dl_model_free(train);
-		case_free(&g);
+		fx_case_free(&g);
 	}
 	json_object_put(root);
 	free(text);
@@ -810,7 +384,7 @@ test_multi_io_api(void **state)
 		FN_TAIL("[[\"a\", 0, 0], [\"b\", 0, 0]]", "[[\"cls\", 0, 0], [\"frozen\", 0, 0]]");
 	static const DlLossKind losses[2] = {DL_LOSS_CATEGORICAL_CROSSENTROPY, DL_LOSS_MEAN_SQUARED_ERROR};
 	static const double weights[2] = {1.0, 2.0};
-	GraphCase	g;
+	FxCase	g;
 	DlModel    *m;
 	DlOptimConfig o;
 	DlTrainConfig cfg;
@@ -862,7 +436,7 @@ test_multi_io_api(void **state)
 	assert_close(ev.loss_sum, st.loss_sum, 1e-6, 0);
 	assert_int_equal(ev.n, 4);
 	dl_model_free(m);
-	case_free(&g);
+	fx_case_free(&g);
 }
 
 /*
@@ -875,7 +449,7 @@ test_multi_io_api(void **state)
 static void
 epoch_io_case(json_object *c)
 {
-	GraphCase	g;
+	FxCase	g;
 	DlOptimConfig oc;
 	DlTrainConfig cfg;
 	DlModel    *m1,
@@ -890,7 +464,7 @@ epoch_io_case(json_object *c)
 	int64_t		yw[DL_MAX_IO];
 	DlRows		run;
 
-	case_read(&g, c, "model_arch");
+	fx_case_read(&g, c, "model_arch");
 	dl_optim_config_default(&oc, DL_OPTIM_ADAM);
 	memset(&cfg, 0, sizeof(cfg));
 	cfg.loss = g.out_cfg[0].loss;
@@ -968,7 +542,7 @@ epoch_io_case(json_object *c)
 	free(perm);
 	dl_model_free(m1);
 	dl_model_free(m2);
-	case_free(&g);
+	fx_case_free(&g);
 }
 
 static void
@@ -976,13 +550,13 @@ test_epoch_io(void **state)
 {
 	char	   *text = read_fixture("tfjs_graphs.json", NULL);
 	json_object *root = json_tokener_parse(text);
-	json_object *cases = member(root, "cases");
+	json_object *cases = fx_member(root, "cases");
 	int			done = 0;
 
 	for (size_t i = 0; i < json_object_array_length(cases); i++)
 	{
 		json_object *c = json_object_array_get_idx(cases, i);
-		const char *name = json_object_get_string(member(c, "name"));
+		const char *name = json_object_get_string(fx_member(c, "name"));
 
 		if (strcmp(name, "two_inputs") == 0 || strcmp(name, "two_outputs") == 0)
 		{

@@ -7,7 +7,8 @@
  * into Activation layers when their attributes give the plain activation
  * (ReLU: max_value null, negative_slope 0, threshold 0; Softmax: last
  * axis; ELU: alpha 1) and refuses any other value, naming the layer and
- * the attribute.  The fixtures hold the same network (Conv2D, ReLU,
+ * the attribute.  (Since issue 18 a ReLU with other arguments is a ReLU
+ * layer of its own, DL_LAYER_RELU.)  The fixtures hold the same network (Conv2D, ReLU,
  * Flatten, Dense, ELU, Dense, Softmax) in three dialects, plus the same
  * network written with Activation layers:
  *	 k2_advanced_activations.json    Keras 2.2.4
@@ -127,6 +128,39 @@ expect_ok(const char *fixture, const char *from, const char *to, DlActivation ac
 	assert_no_leaks(&counter);
 }
 
+/*
+ * The fixture with from replaced by to must parse, layer index being a
+ * ReLU with arguments (issue 18): max_value (has_max), negative_slope,
+ * threshold as given.
+ */
+static void
+expect_relu_args(const char *fixture, const char *from, const char *to, int index,
+				 bool has_max, double max_value, double slope, double threshold)
+{
+	char	   *text = read_fixture(fixture, NULL);
+	char	   *good = replace_once(text, from, to);
+	TestAllocCounter counter;
+	DlAllocator alloc;
+	DlModelSpec *spec = NULL;
+	DlError		err;
+	DlStatus	st = parse(good, strlen(good), &counter, &alloc, &spec, &err);
+	const DlLayer *l;
+
+	free(good);
+	free(text);
+	if (st != DL_OK)
+		fail_msg("%s -> %s: parse failed with %s: %s", from, to, dl_status_name(st), err.msg);
+	l = &spec->layers[index];
+	assert_int_equal(l->kind, DL_LAYER_RELU);
+	assert_int_equal(l->has_max_value, has_max);
+	if (has_max)
+		assert_true(l->max_value == max_value);
+	assert_true(l->negative_slope == slope);
+	assert_true(l->threshold == threshold);
+	dl_model_spec_free(spec, &alloc);
+	assert_no_leaks(&counter);
+}
+
 /* Every dialect gives Activation layers, the same spec as the plain model. */
 static void
 test_advanced_activation_dialects(void **state)
@@ -237,16 +271,16 @@ test_advanced_activation_errors(void **state)
 	const char *f = "tf2_advanced_activations.json";
 	const char *k3 = "k3_advanced_activations.json";
 
-	expect_error(f, "\"max_value\": null", "\"max_value\": 6.0", DL_ERR_UNSUPPORTED,
-				 "\"re_lu\"", "max_value 6");
-	expect_error(k3, "\"max_value\": null", "\"max_value\": 6", DL_ERR_UNSUPPORTED,
-				 "\"re_lu\"", "max_value 6");
-	expect_error(f, "\"negative_slope\": 0.0", "\"negative_slope\": 0.3", DL_ERR_UNSUPPORTED,
-				 "\"re_lu\"", "negative_slope 0.3");
-	expect_error(f, "\"threshold\": 0.0", "\"threshold\": 0.5", DL_ERR_UNSUPPORTED,
-				 "\"re_lu\"", "threshold 0.5");
-	expect_error(f, "\"threshold\": 0.0", "\"threshold\": \"0\"", DL_ERR_UNSUPPORTED,
-				 "\"re_lu\"", "threshold \"0\"");
+	/* a ReLU with arguments is a layer of its own since issue 18 */
+	expect_relu_args(f, "\"max_value\": null", "\"max_value\": 6.0", 1, true, 6.0, 0.0, 0.0);
+	expect_relu_args(k3, "\"max_value\": null", "\"max_value\": 6", 1, true, 6.0, 0.0, 0.0);
+	expect_relu_args(f, "\"negative_slope\": 0.0", "\"negative_slope\": 0.3", 1, false, 0.0,
+					 0.3, 0.0);
+	expect_relu_args(f, "\"threshold\": 0.0", "\"threshold\": 0.5", 1, false, 0.0, 0.0, 0.5);
+	expect_error(f, "\"threshold\": 0.0", "\"threshold\": \"0\"", DL_ERR_PARSE,
+				 "\"re_lu\"", "threshold must be a finite number, got \"0\"");
+	expect_error(f, "\"max_value\": null", "\"max_value\": -1", DL_ERR_INVALID_ARGUMENT,
+				 "\"re_lu\"", "max_value -1");
 	expect_error(f, "\"alpha\": 1.0", "\"alpha\": 0.5", DL_ERR_UNSUPPORTED,
 				 "\"elu\"", "alpha 0.5");
 	expect_error(k3, "\"alpha\": 1.0", "\"alpha\": 2.0", DL_ERR_UNSUPPORTED,
@@ -259,9 +293,10 @@ test_advanced_activation_errors(void **state)
 				 "\"softmax\"", "axis (1, 2)");
 	expect_error(f, "\"axis\": -1", "\"axis\": \"last\"", DL_ERR_UNSUPPORTED,
 				 "\"softmax\"", "axis \"last\"");
-	/* a class that is not one of the three is still an unknown layer */
-	expect_error(f, "\"ELU\"", "\"LeakyReLU\"", DL_ERR_UNSUPPORTED, "\"elu\"", "LeakyReLU");
-	expect_error(f, "\"ReLU\"", "\"PReLU\"", DL_ERR_UNSUPPORTED, "\"re_lu\"", "PReLU");
+	/* a class that is none of them is still an unknown layer */
+	expect_error(f, "\"ELU\"", "\"ThresholdedReLU\"", DL_ERR_UNSUPPORTED, "\"elu\"",
+				 "ThresholdedReLU");
+	expect_error(f, "\"ReLU\"", "\"Snake\"", DL_ERR_UNSUPPORTED, "\"re_lu\"", "Snake");
 }
 
 /* A Softmax after Conv2D (rank 3): axis -1 or 3 is the last axis, 1 is not. */

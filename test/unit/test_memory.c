@@ -8,7 +8,9 @@
  * batch (and an evaluation) or a prediction; the allocator's peak must
  * not exceed the estimate, and the estimate must stay within twice the
  * peak.  MLP, CNN (im2col on the OpenBLAS backend, and oneDNN),
- * BatchNormalization and Dropout models, training and inference.  The
+ * BatchNormalization and Dropout models, and the layers of text and
+ * sequences (Embedding, LSTM, Bidirectional GRU, Conv1D, separable
+ * convolutions), training and inference.  The
  * figures go to stdout (docs/engine.md quotes them).
  *
  * IDENTIFICATION
@@ -64,6 +66,42 @@ DENSE("d2", "64", "relu") ","
 "{\"class_name\": \"Dropout\", \"config\": {\"name\": \"dr2\", \"rate\": 0.25}},"
 DENSE("d3", "5", "softmax") SEQ_TAIL;
 
+/* The layers of text and sequences (issue 18): their saved tensors are workspace too. */
+#define LAYER(cls, cfg) "{\"class_name\": \"" cls "\", \"config\": {\"name\": \"" cls "\"" cfg "}}"
+
+static const char emb_lstm_json[] =
+SEQ_HEAD INPUT("20")
+LAYER("Embedding", ", \"input_dim\": 50, \"output_dim\": 16") ","
+"{\"class_name\": \"LSTM\", \"config\": {\"name\": \"l1\", \"units\": 24, \"return_sequences\": true}},"
+"{\"class_name\": \"LSTM\", \"config\": {\"name\": \"l2\", \"units\": 8}},"
+DENSE("d", "5", "softmax") SEQ_TAIL;
+
+static const char emb_conv1d_json[] =
+SEQ_HEAD INPUT("30")
+LAYER("Embedding", ", \"input_dim\": 100, \"output_dim\": 16") ","
+LAYER("Conv1D", ", \"filters\": 32, \"kernel_size\": 5, \"activation\": \"relu\"") ","
+LAYER("GlobalMaxPooling1D", "") ","
+DENSE("d", "5", "softmax") SEQ_TAIL;
+
+static const char bigru_json[] =
+SEQ_HEAD INPUT("12, 6")
+"{\"class_name\": \"Bidirectional\", \"config\": {\"name\": \"bi\", \"merge_mode\": \"mul\", "
+"\"layer\": {\"class_name\": \"GRU\", \"config\": {\"name\": \"g\", \"units\": 10, "
+"\"reset_after\": true, \"return_sequences\": true}}}},"
+LAYER("LayerNormalization", "") ","
+LAYER("Conv1D", ", \"filters\": 6, \"kernel_size\": 3, \"padding\": \"causal\", \"dilation_rate\": 2, \"activation\": \"swish\"") ","
+LAYER("MaxPooling1D", ", \"pool_size\": 2") ","
+LAYER("Flatten", "") ","
+DENSE("d", "5", "softmax") SEQ_TAIL;
+
+static const char separable_json[] =
+SEQ_HEAD INPUT("12, 12, 3")
+LAYER("SeparableConv2D", ", \"filters\": 8, \"kernel_size\": 3, \"depth_multiplier\": 2, \"activation\": \"gelu\"") ","
+LAYER("DepthwiseConv2D", ", \"kernel_size\": 3, \"padding\": \"same\"") ","
+LAYER("PReLU", "") ","
+LAYER("GlobalAveragePooling2D", "") ","
+DENSE("d", "5", "softmax") SEQ_TAIL;
+
 static DlModelSpec *
 parse(const char *json, const DlAllocator *a)
 {
@@ -118,11 +156,17 @@ check_model(const char *name, const char *json, bool training, int64_t B)
 	int64_t		in = dl_shape_size(&spec->input_shape);
 	int64_t		k = dl_shape_size(&spec->output_shape);
 	float	   *x = data_x(B * in);
+	int64_t		vocab = 0;		/* an Embedding's input_dim: x holds ids below it */
 	float	   *y = data_y(B, k);
 	float	   *out = malloc((size_t) (B * k) * sizeof(float));
 	size_t		blob;
 	size_t		scratch_cap;
 
+	for (int i = 0; i < spec->n_layers; i++)
+		if (spec->layers[i].kind == DL_LAYER_EMBEDDING)
+			vocab = spec->layers[i].input_dim;
+	for (int64_t i = 0; vocab > 0 && i < B * in; i++)
+		x[i] = (float) ((i * 37) % vocab);
 	dl_optim_config_default(&o, DL_OPTIM_ADAM);
 	use.optim = training ? &o : NULL;
 	use.batch_size = B;
@@ -219,6 +263,26 @@ test_batchnorm_dropout(void **state)
 	check_model("dropout predict", dropout_json, false, 32);
 }
 
+static void
+test_sequences(void **state)
+{
+	check_model("embedding lstm train", emb_lstm_json, true, 16);
+	check_model("embedding lstm predict", emb_lstm_json, false, 32);
+	check_model("embedding conv1d train", emb_conv1d_json, true, 16);
+	check_model("embedding conv1d predict", emb_conv1d_json, false, 32);
+	check_model("bigru conv1d train", bigru_json, true, 16);
+	check_model("bigru conv1d predict", bigru_json, false, 64);
+	check_model("separable train", separable_json, true, 8);
+	check_model("separable predict", separable_json, false, 16);
+	if (dl_backend_onednn_available())
+	{
+		/* Conv1D's oneDNN scratch is in the budget */
+		dl_backend_set(DL_BACKEND_ONEDNN);
+		assert_true(check_model("embedding conv1d onednn", emb_conv1d_json, true, 16) > 0);
+		dl_backend_set(DL_BACKEND_AUTO);
+	}
+}
+
 /*
  * Hostile specs: the estimate is huge, finite and made without
  * allocating; the parts add up.
@@ -288,6 +352,7 @@ main(void)
 		cmocka_unit_test(test_cnn_openblas),
 		cmocka_unit_test(test_cnn_onednn),
 		cmocka_unit_test(test_batchnorm_dropout),
+		cmocka_unit_test(test_sequences),
 		cmocka_unit_test(test_hostile),
 	};
 

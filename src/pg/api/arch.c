@@ -303,7 +303,10 @@ madlib_dl_keras_model_summary(PG_FUNCTION_ARGS)
 		bool		nulls[4] = {false, false, false, false};
 
 		values[0] = CStringGetTextDatum(l->name);
-		values[1] = CStringGetTextDatum(dl_layer_kind_name(l->kind));
+		/* a Bidirectional layer is its wrapped layer, run both ways */
+		values[1] = CStringGetTextDatum(l->bidir != DL_BIDIR_NONE ?
+										psprintf("Bidirectional(%s)", dl_layer_kind_name(l->kind)) :
+										dl_layer_kind_name(l->kind));
 		values[2] = PointerGetDatum(shape_to_array(&l->out_shape));
 		values[3] = Int64GetDatum(count_to_int64(l->n_params));
 		tuplestore_putvalues(rsinfo->setResult, rsinfo->setDesc, values, nulls);

@@ -217,7 +217,16 @@ eval_buffer(FunctionCallInfo fcinfo, EvalModel *em, DlBatchStats *stats)
 	}
 	if (n > 0)
 	{
+		int64_t		row;
+
 		dl_error_clear(&err);
+		/* token ids an Embedding cannot look up: name the row and its buffer */
+		if (dl_model_check_ids(dl_model_spec(em->m->model), 0, x, n, &row, &err) != DL_OK)
+		{
+			dl_error_prefix(&err, "row " INT64_FORMAT " of buffer %d of the test table",
+							(int64) (row + 1), buffer_id);
+			dl_pg_report(&err);
+		}
 		dl_pg_check(dl_model_evaluate(em->m->model, &em->cfg, x, y, n, stats, &err), &err);
 	}
 }
@@ -272,7 +281,17 @@ eval_buffer_io(FunctionCallInfo fcinfo, EvalModel *em, DlBatchStats *stats)
 	}
 	if (n > 0)
 	{
+		int64_t		row;
+
 		dl_error_clear(&err);
+		/* token ids an Embedding cannot look up: name the row and its buffer */
+		for (int k = 0; k < n_x; k++)
+			if (dl_model_check_ids(spec, k, xs[k], n, &row, &err) != DL_OK)
+			{
+				dl_error_prefix(&err, "row " INT64_FORMAT " of buffer %d of the test table",
+								(int64) (row + 1), buffer_id);
+				dl_pg_report(&err);
+			}
 		dl_pg_check(dl_model_evaluate_io(em->m->model, &em->cfg, xs, ys, n, stats, &err), &err);
 	}
 }

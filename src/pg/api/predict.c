@@ -403,8 +403,20 @@ static void
 predict_run(PredictState *ps)
 {
 	DlError		err;
+	int64_t		row;
 
 	dl_error_clear(&err);
+	/* token ids an Embedding cannot look up: name the row by its id */
+	for (int k = 0; k < ps->n_in; k++)
+		if (dl_model_check_ids(dl_model_spec(ps->m->model), k, ps->x[k], ps->n, &row, &err) != DL_OK)
+		{
+			if (ps->ids[row] != NULL)
+				dl_error_prefix(&err, "the row with id %s", ps->ids[row]);
+			if (ps->nc != 1.0)
+				dl_error_hint(&err, "The features were divided by normalizing_const %g: give 1.0 for "
+							  "token ids.", ps->nc);
+			dl_pg_report(&err);
+		}
 	dl_pg_check(dl_model_predict_io(ps->m->model, ps->out, (const float *const *) ps->x, ps->n,
 									ps->rows_per_batch, &err), &err);
 	ps->emitting = true;

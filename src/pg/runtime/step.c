@@ -98,6 +98,39 @@ window_runs(const DlSegPartition *p, const int64 *order, int64 first, int k, Ste
 }
 
 /*
+ * The token ids of a window's runs (blocks order[first .. first + k) of
+ * p): every value an Embedding reads from the input must be an integer
+ * id it can look up.  ERROR 22000 naming the row, its buffer and the
+ * table (the Embedding's forward pass would name only the row of a
+ * shuffled batch).
+ */
+static void
+check_window_ids(DlPgModel *m, const DlSegPartition *p, const int64 *order, int64 first, int k,
+				 const DlRows *runs)
+{
+	const DlModelSpec *spec = dl_model_spec(m->model);
+
+	for (int i = 0; i < spec->n_inputs && i < p->n_x; i++)
+	{
+		if (!dl_model_spec_reads_ids(spec, i))
+			continue;
+		for (int j = 0; j < k; j++)
+		{
+			const DlBlock *b = &p->blocks[order[first + j]];
+			DlError		err;
+			int64_t		row;
+
+			dl_error_clear(&err);
+			if (dl_model_check_ids(spec, i, runs[j].xs[i], runs[j].n, &row, &err) == DL_OK)
+				continue;
+			dl_error_prefix(&err, "row " INT64_FORMAT " of buffer %d of table %s",
+							(int64) (b->offset + row + 1), p->bufs[b->buffer].buffer_id, p->relname);
+			dl_pg_report(&err);
+		}
+	}
+}
+
+/*
  * One pass over p: an epoch (train: the blocks in the order drawn from
  * the model's generator) or an evaluation (the rows in order).
  */
@@ -117,6 +150,7 @@ partition_pass(DlPgModel *m, const DlTrainConfig *cfg, const DlSegPartition *p, 
 		int			k = (int) Min((int64) DL_EPOCH_WINDOW_BLOCKS, p->n_blocks - first);
 
 		window_runs(p, order, first, k, w, runs);
+		check_window_ids(m, p, order, first, k, runs);
 		if ((rc = dl_pass_window(&pass, runs, k, err)) != DL_OK)
 			return rc;
 	}
@@ -126,6 +160,7 @@ partition_pass(DlPgModel *m, const DlTrainConfig *cfg, const DlSegPartition *p, 
 /* A visit's windows (dl_visit.h): the partition and where its windows go. */
 typedef struct StepVisit
 {
+	DlPgModel  *m;				/* its token ids are checked */
 	const DlSegPartition *p;
 	StepWindow	w;
 } StepVisit;
@@ -137,6 +172,7 @@ visit_window(void *arg, const int64_t *order, int k, DlRows *runs, DlError *err)
 	StepVisit  *v = (StepVisit *) arg;
 
 	window_runs(v->p, order, 0, k, &v->w, runs);
+	check_window_ids(v->m, v->p, order, 0, k, runs);
 	return DL_OK;
 }
 
@@ -248,6 +284,7 @@ dl_seg_train_step(DlPgModel *m, uint8 *state, Size state_len, Size state_cap,
 
 	sc = step_context(cxt, p, &d.order);
 	old = MemoryContextSwitchTo(sc);
+	v.m = m;
 	v.p = p;
 	window_alloc(&v.w, p);
 	d.blocks = p->blocks;
