@@ -156,13 +156,14 @@ def main(argv):
     paths = wanted or (sorted(glob.glob("docs/*.md")) + sorted(glob.glob("docs/functions/*.md"))
                        + ["README.md"])
     setup_page = Page(SETUP_PAGE)
-    ran = skipped_pages = skipped_blocks = blocks_run = 0
+    ran = skipped_pages = skipped_blocks = blocks_run = no_sql = 0
     failures = []
     started = time.time()
     for i, path in enumerate(paths):
         page = Page(path)
         failures += page.errors
         if not page.blocks:
+            no_sql += 1
             continue
         if page.skip:
             skipped_pages += 1
@@ -200,8 +201,9 @@ def main(argv):
     for f in failures:
         print("check-docs: " + f)
     print("check-docs: %d pages run (%d blocks), %d pages skipped, %d blocks skipped, "
-          "%d failures, %.0f s" % (ran, blocks_run, skipped_pages, skipped_blocks, len(failures),
-                                   time.time() - started))
+          "%d pages without sql blocks, %d failures, %.0f s"
+          % (ran, blocks_run, skipped_pages, skipped_blocks, no_sql, len(failures),
+             time.time() - started))
     return 1 if failures else 0
 
 
