@@ -29,6 +29,11 @@
 #   install     make install (with sudo when not root)
 #   regress     pg_regress (make installcheck) inside pg_virtualenv, a
 #               temporary cluster; regression.diffs is printed on failure
+#   docs        scripts/check-docs.py inside pg_virtualenv: every page of
+#               docs/ (and README.md) runs its ```sql blocks in order in a
+#               fresh database, after the setup it names
+#               (docs/example-data.md); pages and blocks marked as
+#               illustrations are skipped and listed with their reasons
 #   notebook    docs/examples' notebook, executed headless (scripts/run_notebook.sh)
 #   tap         make prove_installcheck (test/t/*.pl), among them the
 #               hostile calls of every function and a sqlsmith run
@@ -43,7 +48,7 @@ QUICK=0
 for arg in "$@"; do
   case "$arg" in
     --quick) QUICK=1 ;;
-    -h|--help) sed -n '2,30p' "$0" | sed 's/^# \{0,1\}//'; exit 0 ;;
+    -h|--help) sed -n '2,/^[^#]/{/^#/p}' "$0" | sed 's/^# \{0,1\}//'; exit 0 ;;
     *) echo "test.sh: unknown argument $arg (try --help)" >&2; exit 2 ;;
   esac
 done
@@ -153,6 +158,12 @@ do_regress() {
   return 1
 }
 
+# The docs' examples, each page in a fresh database of a throwaway cluster
+# (scripts/check-docs.py; the cluster preloads the library like the others).
+do_docs() {
+  pg_virtualenv -t $PGV_OPTS scripts/check-docs.py
+}
+
 # The notebook in docs/examples runs headless against a throwaway cluster,
 # on a small subset, and fails if any cell fails.
 do_notebook() {
@@ -200,6 +211,7 @@ else
 fi
 step install do_install
 step regress do_regress
+step docs do_docs
 step notebook do_notebook
 if compgen -G "test/t/*.pl" >/dev/null; then
   step tap do_tap

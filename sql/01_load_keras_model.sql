@@ -18,10 +18,10 @@ SET search_path = arch_test, public;
 
 -- layers, shapes and parameter counts (Keras model.summary() agrees:
 -- 50 + 110 + 33 = 193; 80 + 0 + 0 + 0 + 730 = 810; 80 + 51 = 131)
-SELECT * FROM madlib_dl.keras_model_summary(:'iris_tf2');
-SELECT * FROM madlib_dl.keras_model_summary(:'iris_k22');
-SELECT * FROM madlib_dl.keras_model_summary(:'cnn_tf2');
-SELECT * FROM madlib_dl.keras_model_summary(:'mlp_k3');
+SELECT * FROM madlib_dl.keras_model_summary(:'iris_tf2'::json);
+SELECT * FROM madlib_dl.keras_model_summary(:'iris_k22'::json);
+SELECT * FROM madlib_dl.keras_model_summary(:'cnn_tf2'::json);
+SELECT * FROM madlib_dl.keras_model_summary(:'mlp_k3'::json);
 SELECT input_shape, output_shape, n_params, n_trainable, n_layers
   FROM madlib_dl._arch_info(:'cnn_tf2');
 -- the two iris dialects describe the same network
@@ -188,6 +188,22 @@ SELECT madlib_dl.load_keras_model() LIKE 'load_keras_model: %' AS summary;
 SELECT madlib_dl.load_keras_model('usage') LIKE '%__internal_madlib_id__%' AS usage;
 SELECT madlib_dl.delete_keras_model();
 SELECT madlib_dl.delete_keras_model('usage') LIKE '%P0002%' AS usage;
+-- keras_model_summary, weights_to_array and weights_from_array: fn() and
+-- fn('usage'); any other untyped text is refused with a hint to cast it
+-- (never answered with help in place of the result)
+SELECT madlib_dl.keras_model_summary() LIKE 'keras_model_summary: %' AS summary,
+       madlib_dl.keras_model_summary('usage') LIKE '%output_shape%' AS usage,
+       madlib_dl.weights_to_array() LIKE 'weights_to_array: %' AS to_summary,
+       madlib_dl.weights_to_array('usage') LIKE '%get_weights()%' AS to_usage,
+       madlib_dl.weights_from_array() LIKE 'weights_from_array: %' AS from_summary,
+       madlib_dl.weights_from_array('HELP') LIKE '%row-major%' AS from_usage;
+SELECT * FROM madlib_dl.keras_model_summary('{"class_name": "Sequential"}');
+SELECT madlib_dl.weights_to_array('\x0000803f');
+SELECT madlib_dl.weights_from_array('{1, 2}');
+\set VERBOSITY sqlstate
+SELECT madlib_dl.weights_from_array('x');
+\set VERBOSITY default
+SELECT madlib_dl.weights_to_array('\x0000803f'::bytea), madlib_dl.weights_from_array('{1, 2}'::real[]);
 
 RESET search_path;
 \set VERBOSITY default

@@ -21,7 +21,7 @@ $$ SELECT max(abs(x::float8 - y::float8)) FROM unnest(a, b) AS u(x, y) $$;
 -- the architecture: every layer in an order where each comes after what it reads
 SELECT load_keras_model('rn_arch', :'rn_arch', weights_from_array((SELECT weights FROM rn_init)),
                         'tfjs resnet');
-SELECT * FROM keras_model_summary(:'rn_arch');
+SELECT * FROM keras_model_summary(:'rn_arch'::json);
 SELECT input_shape, output_shape, n_params, n_layers FROM madlib_dl._arch_info(:'rn_arch');
 
 -- predict_byom with TF.js' initial weights: TF.js' probabilities
@@ -86,7 +86,7 @@ RESET client_min_messages;
 \set VERBOSITY default
 SELECT load_keras_model('rn_arch', :'two_in');
 \echo :LAST_ERROR_SQLSTATE
-SELECT * FROM keras_model_summary(:'two_out');
+SELECT * FROM keras_model_summary(:'two_out'::json);
 \echo :LAST_ERROR_SQLSTATE
 \set VERBOSITY terse
 SELECT count(*) AS models FROM rn_arch;

@@ -28,7 +28,7 @@ SELECT load_keras_model('mio_arch', :'to_arch', weights_from_array((SELECT weigh
                         'two outputs');
 SELECT m.model_id, a.* FROM mio_arch m, madlib_dl._arch_io(m.model_arch) a
  ORDER BY m.model_id, a.io, a."position";
-SELECT layer_name, layer_type, output_shape FROM keras_model_summary(:'to_arch');
+SELECT layer_name, layer_type, output_shape FROM keras_model_summary(:'to_arch'::json);
 
 -- predict_byom with TF.js' initial weights: every output's probabilities;
 -- two inputs as MADlib names them, 'vec, img'; two outputs with

@@ -26,8 +26,8 @@ SELECT load_keras_model('seq_arch', :'el_arch', weights_from_array((SELECT weigh
                         'tfjs embedding lstm');
 SELECT load_keras_model('seq_arch', :'ec_arch', weights_from_array((SELECT weights FROM ec_init)),
                         'tfjs embedding conv1d');
-SELECT * FROM keras_model_summary(:'el_arch');
-SELECT * FROM keras_model_summary(:'ec_arch');
+SELECT * FROM keras_model_summary(:'el_arch'::json);
+SELECT * FROM keras_model_summary(:'ec_arch'::json);
 SELECT * FROM keras_model_summary('{"class_name": "Sequential", "config": {"name": "s", "layers": [
   {"class_name": "InputLayer", "config": {"name": "x", "batch_input_shape": [null, 10]}},
   {"class_name": "Embedding", "config": {"name": "emb", "input_dim": 50, "output_dim": 8}},
@@ -36,7 +36,7 @@ SELECT * FROM keras_model_summary('{"class_name": "Sequential", "config": {"name
   {"class_name": "Conv1D", "config": {"name": "causal", "filters": 3, "kernel_size": 3, "padding": "causal", "dilation_rate": 2}},
   {"class_name": "LayerNormalization", "config": {"name": "ln"}},
   {"class_name": "GlobalAveragePooling1D", "config": {"name": "gap"}},
-  {"class_name": "Dense", "config": {"name": "head", "units": 2, "activation": "softmax"}}]}}');
+  {"class_name": "Dense", "config": {"name": "head", "units": 2, "activation": "softmax"}}]}}'::json);
 SELECT input_shape, output_shape, n_params, n_layers FROM madlib_dl._arch_info(:'el_arch');
 SELECT input_shape, output_shape, n_params, n_layers FROM madlib_dl._arch_info(:'ec_arch');
 

@@ -237,3 +237,125 @@ RETURNS text
 LANGUAGE sql IMMUTABLE SECURITY INVOKER
 SET search_path = pg_catalog, pg_temp
 AS $$ SELECT madlib_dl.delete_keras_model(''::varchar) $$;
+
+-- The help of keras_model_summary, weights_to_array and weights_from_array.
+-- Their one argument is json, bytea or real[], so an untyped literal picks
+-- these varchar overloads: anything but a help word is refused with a hint
+-- to cast it, never answered with help text in place of the result.
+CREATE FUNCTION madlib_dl._help_or_refuse(fn text, arg_type text, message varchar,
+                                          usage text, summary text)
+RETURNS text
+LANGUAGE plpgsql IMMUTABLE SECURITY INVOKER
+SET search_path = pg_catalog, pg_temp
+AS $$
+BEGIN
+    IF lower(coalesce(message, '')) IN ('usage', 'help', '?') THEN
+        RETURN usage;
+    ELSIF coalesce(message, '') = '' THEN
+        RETURN summary;
+    END IF;
+    RAISE EXCEPTION 'madlib_dl.%() takes a % value, not the text %', fn, arg_type,
+        quote_literal(CASE WHEN length(message) > 40 THEN left(message, 40) || '...' ELSE message END)
+        USING ERRCODE = 'invalid_parameter_value',
+              HINT = format('Cast the literal: madlib_dl.%s(''...''::%s); for help, madlib_dl.%s(''usage'').',
+                            fn, arg_type, fn);
+END
+$$;
+
+CREATE FUNCTION madlib_dl.keras_model_summary(message varchar)
+RETURNS text
+LANGUAGE sql IMMUTABLE SECURITY INVOKER
+SET search_path = pg_catalog, pg_temp
+AS $$
+SELECT madlib_dl._help_or_refuse('keras_model_summary', 'json', message,
+$usage$keras_model_summary: the layers of a Keras architecture, one row per layer
+in model order, like Keras' model.summary().
+
+    SELECT * FROM madlib_dl.keras_model_summary(
+        model_arch  JSON    -- Keras model.to_json(), as load_keras_model takes it
+    );
+
+Columns:
+    layer_name    TEXT       the layer's name
+    layer_type    TEXT       Dense, Conv2D, Flatten, ...
+    output_shape  INTEGER[]  the shape of one sample after the layer (channels last)
+    n_params      BIGINT     the layer's weights, trainable or not
+
+A NULL architecture gives no rows; a bad one raises load_keras_model's errors
+(22023, 0A000, 22000, 54000).  A literal architecture needs a cast:
+keras_model_summary('{...}'::json).
+
+See also: SELECT madlib_dl.load_keras_model('usage');$usage$,
+$summary$keras_model_summary: the layers of a Keras architecture, like model.summary().
+
+    SELECT s.* FROM model_arch_library, madlib_dl.keras_model_summary(model_arch) s
+     WHERE model_id = 1;
+
+For all parameters: SELECT madlib_dl.keras_model_summary('usage');$summary$)
+$$;
+
+CREATE FUNCTION madlib_dl.keras_model_summary()
+RETURNS text
+LANGUAGE sql IMMUTABLE SECURITY INVOKER
+SET search_path = pg_catalog, pg_temp
+AS $$ SELECT madlib_dl.keras_model_summary(''::varchar) $$;
+
+CREATE FUNCTION madlib_dl.weights_to_array(message varchar)
+RETURNS text
+LANGUAGE sql IMMUTABLE SECURITY INVOKER
+SET search_path = pg_catalog, pg_temp
+AS $$
+SELECT madlib_dl._help_or_refuse('weights_to_array', 'bytea', message,
+$usage$weights_to_array: model_weights as an array of real, e.g. to inspect weights.
+
+    SELECT madlib_dl.weights_to_array(
+        model_weights  BYTEA   -- little-endian float32 values, the concatenation of
+                               -- Keras get_weights(), as fit and load_keras_model store them
+    );                         -- returns REAL[]
+
+A byte length that is not a multiple of 4 is an error (22000); NULL gives NULL.
+A literal needs a cast: weights_to_array('\x0000803f'::bytea).
+
+See also: SELECT madlib_dl.weights_from_array('usage');$usage$,
+$summary$weights_to_array: model_weights as an array of real.
+
+    SELECT madlib_dl.weights_to_array(model_weights) FROM iris_model;
+
+For all parameters: SELECT madlib_dl.weights_to_array('usage');$summary$)
+$$;
+
+CREATE FUNCTION madlib_dl.weights_to_array()
+RETURNS text
+LANGUAGE sql IMMUTABLE SECURITY INVOKER
+SET search_path = pg_catalog, pg_temp
+AS $$ SELECT madlib_dl.weights_to_array(''::varchar) $$;
+
+CREATE FUNCTION madlib_dl.weights_from_array(message varchar)
+RETURNS text
+LANGUAGE sql IMMUTABLE SECURITY INVOKER
+SET search_path = pg_catalog, pg_temp
+AS $$
+SELECT madlib_dl._help_or_refuse('weights_from_array', 'real[]', message,
+$usage$weights_from_array: an array of real as model_weights, e.g. to load weights
+computed in SQL.
+
+    SELECT madlib_dl.weights_from_array(
+        weights  REAL[]   -- any shape, read in row-major order; no NULL element
+    );                    -- returns BYTEA: little-endian float32 values
+
+A NULL element is an error (22004); NULL gives NULL.  A literal needs a cast:
+weights_from_array('{1, 2}'::real[]).
+
+See also: SELECT madlib_dl.weights_to_array('usage');$usage$,
+$summary$weights_from_array: an array of real as model_weights.
+
+    UPDATE model_arch_library SET model_weights = madlib_dl.weights_from_array(w) ...;
+
+For all parameters: SELECT madlib_dl.weights_from_array('usage');$summary$)
+$$;
+
+CREATE FUNCTION madlib_dl.weights_from_array()
+RETURNS text
+LANGUAGE sql IMMUTABLE SECURITY INVOKER
+SET search_path = pg_catalog, pg_temp
+AS $$ SELECT madlib_dl.weights_from_array(''::varchar) $$;

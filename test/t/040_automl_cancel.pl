@@ -9,7 +9,8 @@
 #	  (held there by a lock).  Each time: the session gets the cancel
 #	  error, no output table is left, no parallel worker survives, no
 #	  progress row is left, and the server and the session go on serving.
-#	  Also: the NOTICEs of automl and of fit_multiple name their metric.
+#	  Also: the NOTICEs of automl and of fit_multiple name their metric,
+#	  and fit_multiple's names the best point of the whole run.
 #
 # IDENTIFICATION
 #	  test/t/040_automl_cancel.pl
@@ -157,6 +158,35 @@ bg_send($s, "SELECT madlib_dl.fit_multiple('iris_packed', 'fm', 'mst', 1);");
 ($out, $err) = bg_finish($s, 60);
 like($err, qr/iteration 1 of 1: best so far mst_key 1 \(iteration 1\): training accuracy [0-9.]+, loss/,
 	'fit_multiple: the NOTICE names the metric');
+
+# 7. fit_multiple's "best so far" is the best metrics point of the whole
+# run, not the best of the models' latest points: with a high learning
+# rate the validation accuracy rises and then falls, so the two differ.
+$node->safe_psql('postgres', q{
+	CREATE TABLE iris_v AS SELECT * FROM iris_data WHERE id % 5 = 0;
+	SELECT madlib_dl.validation_preprocessor_dl('iris_v', 'iris_v_packed', 'class_text', 'attributes',
+		'iris_packed');
+	SELECT madlib_dl.load_model_selection_table('arch', 'mst_hi', ARRAY[1],
+		ARRAY[$$loss='categorical_crossentropy', optimizer='SGD(lr=0.5, momentum=0.9)', metrics=['accuracy']$$,
+		      $$loss='categorical_crossentropy', optimizer='Adam(lr=0.2)', metrics=['accuracy']$$],
+		ARRAY['batch_size=4, epochs=1, seed=3']);
+});
+bg_send($s, "SELECT madlib_dl.fit_multiple('iris_packed', 'fm_hi', 'mst_hi', 8, FALSE, 'iris_v_packed', 1);");
+($out, $err) = bg_finish($s, 120);
+# every metrics point: mst_key|iteration|accuracy, best first (ties: the
+# lower mst_key, then the earlier iteration)
+my @points = split /\n/, $node->safe_psql('postgres', q{
+	SELECT mst_key || '|' || it || '|' || round(m::numeric, 4)
+	  FROM fm_hi_info, unnest(metrics_iters, validation_metrics) AS p(it, m)
+	 ORDER BY m DESC, mst_key, it});
+my $best_latest = $node->safe_psql('postgres', q{
+	SELECT round(max(validation_metrics[cardinality(validation_metrics)])::numeric, 4) FROM fm_hi_info});
+my ($bk, $bi, $bm) = split /\|/, $points[0];
+ok($bm > $best_latest,
+	"the run's best accuracy ($bm) is above the best of the latest points ($best_latest): the case is exercised");
+my ($last) = $err =~ /(iteration 8 of 8: best so far [^\n]*)/;
+like($last // $err, qr/best so far mst_key $bk \(iteration $bi\): validation accuracy $bm, loss/,
+	"fit_multiple: the last NOTICE names the best point of the run (mst_key $bk, iteration $bi, $bm)");
 
 $s->quit;
 $blocker->quit;

@@ -215,14 +215,15 @@ dl_fm_init_state(FmRun *r, int k, MemoryContext cxt)
 	dl_pg_model_free(m);
 }
 
-/* Is model a's latest score better than b's?  by_metric: compare metrics. */
+/*
+ * Is point ia of model a's metrics history better than point ib of model
+ * b's?  by_metric: compare metrics, else losses.
+ */
 static bool
-better(const FmModel *a, const FmModel *b, bool use_val, bool by_metric)
+better(const FmModel *a, int ia, const FmModel *b, int ib, bool use_val, bool by_metric)
 {
 	const DlPgHistory *ha = &a->history;
 	const DlPgHistory *hb = &b->history;
-	int			ia = ha->n - 1;
-	int			ib = hb->n - 1;
 	double		va;
 	double		vb;
 
@@ -241,14 +242,20 @@ better(const FmModel *a, const FmModel *b, bool use_val, bool by_metric)
 	return !isnan(va) && va < vb;
 }
 
-/* The best model by its latest metrics point, -1 when none has one; *by_metric. */
+/*
+ * The best metrics point of the run so far, over every model and every
+ * point of its history: returns the model (-1 when none has a point) and
+ * sets *point to the point's index in its history; *by_metric.  Ties go
+ * to the lower model index, then to the earlier point.
+ */
 static int
-best_model(const FmRun *r, bool *by_metric)
+best_model(const FmRun *r, int *point, bool *by_metric)
 {
 	int			best = -1;
 	const FmModel *first = NULL;
 
 	*by_metric = true;
+	*point = -1;
 	for (int k = 0; k < r->K; k++)
 	{
 		const FmModel *fm = &r->models[k];
@@ -261,9 +268,13 @@ best_model(const FmRun *r, bool *by_metric)
 			*by_metric = false;
 	}
 	for (int k = 0; k < r->K; k++)
-		if (r->models[k].history.n > 0 &&
-			(best < 0 || better(&r->models[k], &r->models[best], r->has_val, *by_metric)))
-			best = k;
+		for (int j = 0; j < r->models[k].history.n; j++)
+			if (best < 0 ||
+				better(&r->models[k], j, &r->models[best], *point, r->has_val, *by_metric))
+			{
+				best = k;
+				*point = j;
+			}
 	return best;
 }
 
@@ -277,7 +288,8 @@ fm_notice(FmRun *r, int it, const double *loss, const int64 *n, int stride)
 {
 	StringInfoData msg;
 	bool		by_metric;
-	int			best = best_model(r, &by_metric);
+	int			j;
+	int			best = best_model(r, &j, &by_metric);
 	double		best_metric = get_float8_nan();
 	double		now = dl_pg_seconds_since(r->start);
 	int			n_div = 0;
@@ -287,7 +299,6 @@ fm_notice(FmRun *r, int it, const double *loss, const int64 *n, int stride)
 	{
 		const FmModel *b = &r->models[best];
 		const DlPgHistory *h = &b->history;
-		int			j = h->n - 1;
 
 		appendStringInfo(&msg, "best so far mst_key %d (iteration %d): %s ",
 						 b->mst_key, h->iters[j], r->has_val ? "validation" : "training");
