@@ -13,6 +13,9 @@
 # Steps:
 #   tree        no tracked file over 5 MB and no core dump in the repository
 #   deps        scripts/install-deps.sh
+#   meta        scripts/check-meta.py: META.json against the PGXN Meta Spec
+#               (required keys, version formats, provides; its version is
+#               the Makefile's and the control file's), and its self-test
 #   build       make (fails if the compiler prints "warning:")
 #   compat      scripts/check-pg-compat.sh: every file of src/pg compiled
 #               against the PostgreSQL 12 and 14 headers of test/pg-headers
@@ -40,6 +43,15 @@
 #               (docs/fuzzing.md); initdb refuses to run as root, so as
 #               root it runs as the user madlib_dl_test (created when
 #               missing) in a copy of the tree
+#   package     the Debian package (docs/packaging.md), last because it
+#               replaces the files of the install step: dpkg-buildpackage in
+#               a copy of the tree, lintian (no error, no unexplained
+#               warning), apt-get install of the .deb, dpkg -S owns every
+#               file the extension loads, pg_regress against the installed
+#               package (debian/tests/installcheck: pg_buildext
+#               installcheck), CREATE EXTENSION from it; then, unless it was
+#               installed before, the package is removed and make install
+#               puts back what the install step had installed
 set -uo pipefail
 cd "$(dirname "$0")/.."
 ROOT="$(pwd)"
@@ -126,6 +138,18 @@ do_deps() {
   scripts/install-deps.sh
 }
 
+do_meta() {
+  python3 scripts/check-meta.py && python3 scripts/check-meta.py --self-test
+}
+
+# copy_tree DEST [TAR-OPTION...]: the source tree, without build outputs,
+# test clusters and git metadata, copied into DEST.
+copy_tree() {
+  local dest="$1"; shift
+  tar --exclude=./build --exclude=./tmp_check --exclude=./results --exclude=./.pgdata \
+      --exclude=./.git "$@" -cf - . | tar -xf - -C "$dest"
+}
+
 do_build() {
   make_no_warnings -j"$JOBS"
 }
@@ -182,8 +206,7 @@ do_tap() {
   fi
   local copy
   copy="$(mktemp -d "${TMPDIR:-/tmp}/madlib_dl_tap.XXXXXX")" || return 1
-  tar --exclude=./build --exclude=./tmp_check --exclude=./results --exclude=./.pgdata \
-      --exclude=./.git -cf - . | tar -xf - -C "$copy" || return 1
+  copy_tree "$copy" || return 1
   chown -R "$TAP_USER": "$copy"
   local rc=0
   runuser -u "$TAP_USER" -- env -C "$copy" HOME="$(getent passwd "$TAP_USER" | cut -d: -f6)" \
@@ -192,8 +215,126 @@ do_tap() {
   return "$rc"
 }
 
+# The Debian package (debian/, docs/packaging.md), built in a copy of the
+# tree: dpkg-buildpackage cleans the tree it builds in and writes the .deb
+# into its parent directory.
+LINTIAN_EXPLAINED=initial-upload-closes-no-bugs   # docs/packaging.md, "Lintian"
+do_package() {
+  local work rc=0
+  work="$(mktemp -d "${TMPDIR:-/tmp}/madlib_dl_pkg.XXXXXX")" || return 1
+  chmod 755 "$work"   # apt reads the .deb as the user _apt
+  mkdir "$work/src" &&
+    copy_tree "$work/src" --exclude='*.o' --exclude='*.so' --exclude='*.bc' --exclude=./.deps \
+      --exclude=./demo_output --exclude=./bench/out --exclude=./log &&
+    package_check "$work" || rc=1
+  rm -rf "$work"
+  return "$rc"
+}
+
+package_check() {
+  local work="$1" src="$1/src" t v pkg pgc libdir extdir defver f owner out
+  local pkgs=() was_installed=() files=() rc=0
+  t=$SECONDS
+  echo "--- dpkg-buildpackage -b -us -uc (in $src)"
+  (cd "$src" && dpkg-buildpackage -b -us -uc) || return 1
+  echo "--- built in $((SECONDS - t)) s:"
+  ls -l "$work"
+  for v in $(cd "$src" && pg_buildext supported-versions); do
+    pkgs+=("postgresql-$v-madlib-dl")
+  done
+  [ ${#pkgs[@]} -gt 0 ] || { echo "package: debian/pgversions names no installed PostgreSQL"; return 1; }
+
+  t=$SECONDS
+  echo "--- lintian (fails on an error or on a warning other than: $LINTIAN_EXPLAINED)"
+  lintian --fail-on error,warning --suppress-tags "$LINTIAN_EXPLAINED" "$work"/*.changes || return 1
+  echo "--- lintian: no error, no unexplained warning ($((SECONDS - t)) s)"
+
+  for pkg in "${pkgs[@]}"; do
+    if dpkg-query -W -f='${Status}' "$pkg" 2>/dev/null | grep -q "install ok installed"; then
+      was_installed+=("$pkg")
+    fi
+  done
+  t=$SECONDS
+  (cd "$work" || exit 1
+   debs=()
+   for pkg in "${pkgs[@]}"; do debs+=(./"$pkg"_*.deb); done
+   echo "--- apt-get install -y ${debs[*]}"
+   "${SUDO[@]}" env DEBIAN_FRONTEND=noninteractive apt-get install -y -q "${debs[@]}") || return 1
+  echo "--- installed in $((SECONDS - t)) s"
+
+  for pkg in "${pkgs[@]}"; do
+    v="${pkg#postgresql-}"; v="${v%%-*}"
+    pgc="/usr/lib/postgresql/$v/bin/pg_config"
+    libdir="$("$pgc" --pkglibdir)"; extdir="$("$pgc" --sharedir)/extension"
+    defver="$(sed -n "s/^[[:space:]]*default_version[[:space:]]*=[[:space:]]*'\([^']*\)'.*/\1/p" \
+              "$extdir/madlib_dl.control" 2>/dev/null)"
+    # Every file the server may load for the extension, as found on disk:
+    # the library (and JIT bitcode), the control file, every script.
+    mapfile -t files < <(
+      { find "$libdir" "$libdir/bitcode" -maxdepth 1 -name 'madlib_dl*'
+        find "$extdir" -maxdepth 1 \( -name 'madlib_dl.control' -o -name 'madlib_dl--*.sql' \)
+      } 2>/dev/null | sort)
+    echo "--- dpkg -S: the files PostgreSQL $v loads for madlib_dl belong to $pkg"
+    for f in "$libdir/madlib_dl.so" "$extdir/madlib_dl.control" "$extdir/madlib_dl--${defver:-?}.sql"; do
+      if ! printf '%s\n' "${files[@]}" | grep -qxF "$f"; then
+        echo "package: $f is missing (the library, the control file and the script of its default_version must be installed)"
+        rc=1
+      fi
+    done
+    for f in "${files[@]}"; do
+      owner="$(dpkg -S "$f" 2>/dev/null | sed -n "s|: $f\$||p")"
+      if [ "$owner" = "$pkg" ]; then
+        echo "ok   $f ($owner)"
+      else
+        echo "FAIL $f belongs to ${owner:-no package}, not to $pkg"
+        rc=1
+      fi
+    done
+  done
+
+  t=$SECONDS
+  echo "--- pg_regress against the installed package (debian/tests/installcheck: pg_buildext installcheck)"
+  (cd "$src" && debian/tests/installcheck) || rc=1
+  echo "--- installcheck: $((SECONDS - t)) s"
+
+  for pkg in "${pkgs[@]}"; do
+    v="${pkg#postgresql-}"; v="${v%%-*}"
+    echo "--- CREATE EXTENSION madlib_dl from $pkg, in a cluster with the default settings"
+    defver="$(sed -n "s/^[[:space:]]*default_version[[:space:]]*=[[:space:]]*'\([^']*\)'.*/\1/p" \
+              "$("/usr/lib/postgresql/$v/bin/pg_config" --sharedir)/extension/madlib_dl.control")"
+    # (pg_virtualenv prints its own lines on stdout: psql writes to a file)
+    rm -f "$work/create_extension.out"
+    pg_virtualenv -t -v "$v" psql -X -q -At -v ON_ERROR_STOP=1 -o "$work/create_extension.out" \
+      -c 'CREATE EXTENSION madlib_dl CASCADE' \
+      -c "SELECT extversion FROM pg_extension WHERE extname = 'madlib_dl'" \
+      -c "SELECT madlib_dl.weights_to_array('\\x0000803f'::bytea)" || { rc=1; continue; }
+    out="$(cat "$work/create_extension.out")"
+    echo "$out"
+    if [ "$out" = "$defver"$'\n''{1}' ]; then
+      echo "ok   version $defver, its library answers"
+    else
+      echo "FAIL expected the version $defver and {1}"
+      rc=1
+    fi
+  done
+
+  # Leave the system as the install step left it: a package that was not
+  # installed before goes, and make install puts the checkout's build back.
+  local remove=()
+  for pkg in "${pkgs[@]}"; do
+    printf '%s\n' "${was_installed[@]}" | grep -qxF "$pkg" || remove+=("$pkg")
+  done
+  if [ ${#remove[@]} -gt 0 ]; then
+    echo "--- apt-get remove ${remove[*]}; make install"
+    "${SUDO[@]}" env DEBIAN_FRONTEND=noninteractive apt-get remove -y -q "${remove[@]}" || rc=1
+    (cd "$ROOT" && "${SUDO[@]}" make install >/dev/null) || rc=1
+  fi
+  return "$rc"
+}
+
 step tree do_tree
 step deps do_deps
+step meta do_meta
 step build do_build
 step compat scripts/check-pg-compat.sh
 step unit do_unit
@@ -219,6 +360,7 @@ else
   echo
   echo "=== tap: skipped, test/t has no *.pl tests yet"
 fi
+step package do_package
 
 echo
 echo "logs: $LOGDIR"
