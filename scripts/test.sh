@@ -34,7 +34,9 @@
 #               hostile calls of every function and a sqlsmith run
 #               (docs/fuzzing.md); initdb refuses to run as root, so as
 #               root it runs as the user madlib_dl_test (created when
-#               missing) in a copy of the tree
+#               missing) in a copy of the tree, with MADLIB_DL_GIT_DIR
+#               naming this checkout's .git (050_upgrade builds 0.1.0
+#               from its history)
 set -uo pipefail
 cd "$(dirname "$0")/.."
 ROOT="$(pwd)"
@@ -174,9 +176,13 @@ do_tap() {
   tar --exclude=./build --exclude=./tmp_check --exclude=./results --exclude=./.pgdata \
       --exclude=./.git -cf - . | tar -xf - -C "$copy" || return 1
   chown -R "$TAP_USER": "$copy"
+  # The copy has no .git: 050_upgrade builds 0.1.0 from this checkout's
+  # history (git archive, read only).
+  local git_dir
+  git_dir="$(git rev-parse --absolute-git-dir 2>/dev/null)" || git_dir=
   local rc=0
   runuser -u "$TAP_USER" -- env -C "$copy" HOME="$(getent passwd "$TAP_USER" | cut -d: -f6)" \
-    make prove_installcheck || rc=$?
+    ${git_dir:+MADLIB_DL_GIT_DIR="$git_dir"} make prove_installcheck || rc=$?
   rm -rf "$copy"
   return "$rc"
 }
