@@ -256,6 +256,45 @@ BEGIN
 END
 $function$;
 
+CREATE FUNCTION madlib_dl._assert_known_format(summ regclass, what text)
+ RETURNS void
+ LANGUAGE plpgsql
+ STABLE PARALLEL SAFE
+ SET search_path TO 'pg_catalog', 'pg_temp'
+AS $function$
+DECLARE
+    cur text[] := regexp_match(madlib_dl.version(), '^madlib_dl ([0-9]{1,9})\.([0-9]{1,9})\.');
+    v text;
+    m text[];
+BEGIN
+    IF summ IS NULL OR NOT EXISTS (SELECT 1 FROM pg_attribute a
+                                    WHERE a.attrelid = summ AND a.attname = 'madlib_version'
+                                      AND a.attnum > 0 AND NOT a.attisdropped
+                                      AND a.atttypid IN ('text'::regtype, 'varchar'::regtype)) THEN
+        RETURN;
+    END IF;
+    FOR v IN EXECUTE format('SELECT DISTINCT madlib_version::text FROM %s', summ::text) LOOP
+        CONTINUE WHEN v IS NULL OR left(v, 10) <> 'madlib_dl ';
+        m := regexp_match(v, '^madlib_dl ([0-9]{1,9})\.([0-9]{1,9})\.');
+        IF m IS NULL THEN
+            RAISE EXCEPTION '% was written by "%", a madlib_dl version this one cannot tell', what, v
+                USING ERRCODE = 'feature_not_supported',
+                      DETAIL = format('Summary table %s says madlib_version "%s"; madlib_dl writes "madlib_dl X.Y.Z".',
+                                      summ::text, v),
+                      HINT = 'Write the table again with this version of madlib_dl (docs/formats.md).';
+        END IF;
+        IF ARRAY[m[1]::integer, m[2]::integer] > ARRAY[cur[1]::integer, cur[2]::integer] THEN
+            RAISE EXCEPTION '% was written by %, newer than this %', what, v, madlib_dl.version()
+                USING ERRCODE = 'feature_not_supported',
+                      DETAIL = format('madlib_dl %s.%s may store model weights and packed buffers in a layout '
+                                      '%s does not know.', m[1], m[2], madlib_dl.version()),
+                      HINT = format('Upgrade madlib_dl to %s.%s or later to read it, or write the table again '
+                                    'with this version (docs/formats.md).', m[1], m[2]);
+        END IF;
+    END LOOP;
+END
+$function$;
+
 CREATE FUNCTION madlib_dl._class_values_type(summ regclass, col text)
  RETURNS text
  LANGUAGE sql
@@ -951,7 +990,8 @@ BEGIN
                $5::text[] AS dependent_vartype%s,
                NULL::integer AS buffer_size, $6::real AS normalizing_const,
                NULL::integer[] AS num_classes, $7::text AS distribution_rules,
-               'all_segments'::text AS __internal_gpu_config__, $8::integer AS num_segments
+               'all_segments'::text AS __internal_gpu_config__, $8::integer AS num_segments,
+               madlib_dl.version() AS madlib_version
         $q$, summ[1], summ[2], cv_exprs)
     USING madlib_dl._table_given(src), madlib_dl._table_given(dst), v.cols[1:nd], v.cols[nd + 1:],
           v.typnames[1:nd], norm, seg.rules, seg.nseg;
@@ -1098,6 +1138,8 @@ BEGIN
     PERFORM madlib_dl._assert_output_absent(summ, 'output_table');
     train_rel := madlib_dl._assert_table_exists(train, 'training_preprocessor_table');
     tsumm_rel := madlib_dl._assert_table_exists(tsumm, 'training_preprocessor_table summary');
+    PERFORM madlib_dl._assert_known_format(tsumm_rel,
+        format('training_preprocessor_table "%s"', madlib_dl._table_label(train)));
     PERFORM madlib_dl._assert_columns(tsumm_rel,
         ARRAY['dependent_varname', 'independent_varname', 'dependent_vartype', 'normalizing_const',
               'num_classes', 'num_segments'],
@@ -1166,7 +1208,8 @@ BEGIN
                $5::text[] AS dependent_vartype%s,
                $6::integer AS buffer_size, $7::real AS normalizing_const,
                $8::integer[] AS num_classes, $9::text AS distribution_rules,
-               'all_segments'::text AS __internal_gpu_config__, $10::integer AS num_segments
+               'all_segments'::text AS __internal_gpu_config__, $10::integer AS num_segments,
+               madlib_dl.version() AS madlib_version
         $q$, summ[1], summ[2], cv_exprs)
     USING madlib_dl._table_given(src), madlib_dl._table_given(dst), v.cols[1:nd], v.cols[nd + 1:],
           v.typnames[1:nd], bs, ts.normalizing_const, ts.ncls, seg.rules, seg.nseg;
@@ -1392,6 +1435,37 @@ CREATE FUNCTION madlib_dl._fit_run(job madlib_dl._train_job)
  LANGUAGE c
 AS '$libdir/madlib_dl', $function$madlib_dl__fit_run$function$;
 
+CREATE OR REPLACE FUNCTION madlib_dl._fit_packed_summary(tbl text[], param text)
+ RETURNS jsonb
+ LANGUAGE plpgsql
+ STABLE
+ SET search_path TO 'pg_catalog', 'pg_temp'
+AS $function$
+DECLARE
+    stbl text[] := ARRAY[tbl[1], tbl[2] || '_summary'];
+    srel regclass := madlib_dl._table_oid(stbl);
+    js jsonb;
+BEGIN
+    IF srel IS NULL THEN
+        RAISE EXCEPTION '% "%" has no summary table "%"', param, madlib_dl._table_label(tbl),
+                        madlib_dl._table_label(stbl)
+            USING ERRCODE = 'undefined_table',
+                  HINT = 'Give a table made by training_preprocessor_dl or validation_preprocessor_dl.';
+    END IF;
+    PERFORM madlib_dl._assert_known_format(srel, format('%s "%s"', param, madlib_dl._table_label(tbl)));
+    PERFORM madlib_dl._assert_columns(srel, ARRAY['dependent_varname', 'independent_varname'],
+        ARRAY['text[]', 'text[]'], 'a table made by training_preprocessor_dl');
+    EXECUTE format('SELECT to_jsonb(s) FROM %s s LIMIT 1', madlib_dl._table_sql(stbl)) INTO js;
+    IF js IS NULL OR js->'dependent_varname'->>0 IS NULL OR js->'independent_varname'->>0 IS NULL THEN
+        RAISE EXCEPTION 'summary table "%" names no dependent or independent variable',
+                        madlib_dl._table_label(stbl)
+            USING ERRCODE = 'null_value_not_allowed',
+                  HINT = 'Preprocess the data again with training_preprocessor_dl.';
+    END IF;
+    RETURN js;
+END
+$function$;
+
 CREATE FUNCTION madlib_dl._fit_vars(psum jsonb, OUT x_cols text[], OUT y_cols text[])
  RETURNS record
  LANGUAGE sql
@@ -1616,6 +1690,8 @@ BEGIN
 
     -- 4. initial weights: warm start, else transfer learning, else random
     IF warm_start THEN
+        PERFORM madlib_dl._assert_known_format(madlib_dl._table_oid(summary_tbl),
+                                               format('model table "%s"', madlib_dl._table_label(model)));
         EXECUTE format('SELECT count(*), (array_agg(model_weights))[1], (array_agg(model_arch))[1] FROM %s',
                        madlib_dl._table_sql(model))
            INTO nt, init_weights, old_arch;
@@ -1979,6 +2055,7 @@ BEGIN
     PERFORM madlib_dl._assert_columns(mrel, ARRAY['model_weights', 'model_arch'],
         ARRAY['bytea', 'json'], 'a model table made by fit or fit_multiple_model');
     srel := madlib_dl._assert_table_exists(stbl, 'model summary table');
+    PERFORM madlib_dl._assert_known_format(srel, format('model table "%s"', madlib_dl._table_label(mtbl)));
     PERFORM madlib_dl._assert_columns(srel,
         ARRAY['dependent_varname', 'independent_varname', 'normalizing_const'],
         ARRAY['text[]', 'text[]', 'real'],
@@ -2323,6 +2400,7 @@ DECLARE
     k integer;
     r float8[];
 BEGIN
+    PERFORM madlib_dl._assert_known_format(tsum, format('test_table "%s"', madlib_dl._table_label(ttbl)));
     IF tsum IS NOT NULL
        AND madlib_dl._ep_has_column(tsum, 'dependent_varname')
        AND madlib_dl._ep_has_column(tsum, 'independent_varname') THEN
@@ -2389,6 +2467,7 @@ BEGIN
     dep := m.dependent_varname;
     indep := m.independent_varname;
     tsum := madlib_dl._table_oid(madlib_dl._ep_suffix(ttbl, '_summary'));
+    PERFORM madlib_dl._assert_known_format(tsum, format('test_table "%s"', madlib_dl._table_label(ttbl)));
     IF tsum IS NOT NULL
        AND madlib_dl._ep_has_column(tsum, 'dependent_varname')
        AND madlib_dl._ep_has_column(tsum, 'independent_varname') THEN
@@ -3465,6 +3544,8 @@ BEGIN
 
     -- 5. warm start: keys in the model table continue from their weights
     IF warm_start THEN
+        PERFORM madlib_dl._assert_known_format(madlib_dl._table_oid(summary_tbl),
+                                               format('model table "%s"', madlib_dl._table_label(model)));
         FOR i IN 1 .. cardinality(keys) LOOP
             EXECUTE format('SELECT count(*), (array_agg(model_weights))[1], (array_agg(model_arch))[1]'
                            '  FROM %s WHERE mst_key = $1', madlib_dl._table_sql(model))
@@ -5106,6 +5187,7 @@ BEGIN
                     'madlib_dl._arch_info(json)',
                     'madlib_dl._arch_io(json)',
                     'madlib_dl._assert_columns(regclass,text[],text[],text)',
+                    'madlib_dl._assert_known_format(regclass,text)',
                     'madlib_dl._assert_not_null(anyelement,text)',
                     'madlib_dl._assert_output_absent(text[],text)',
                     'madlib_dl._assert_schema_exists(text[])',
