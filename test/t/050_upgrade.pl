@@ -15,7 +15,9 @@
 #	     0.1.0 SQL now calls the new library.  Every C symbol of the 0.1.0
 #	     script is exported by it, and the 0.1.0 functions either work or
 #	     fail cleanly (55000, hint ALTER EXTENSION madlib_dl UPDATE); the
-#	     server stays up;
+#	     server stays up; the hostile calls of 030_hostile_calls over
+#	     the 0.1.0 catalog crash nothing ($MADLIB_DL_UPGRADE_HOSTILE_CALLS
+#	     calls, default 6000);
 #	  4. ALTER EXTENSION madlib_dl UPDATE; the old model tables predict
 #	     exactly as before, evaluate to the same loss and warm start (fit
 #	     and fit_multiple);
@@ -23,7 +25,8 @@
 #	     CREATE EXTENSION: every member function (signature, result,
 #	     language, volatility, strictness, parallel safety, security,
 #	     settings, cost, body, library symbol, aggregate parts, owner,
-#	     grants), type, table, view, policy, event trigger, comment.
+#	     grants), type, table, view, policy, event trigger, comment
+#	     (grants compared as they act: no ACL is the default ACL).
 #
 #	  The git history is needed (the commit of 0.1.0): the test runs `git
 #	  archive` in the repository of this tree, or in $MADLIB_DL_GIT_DIR
@@ -41,6 +44,7 @@ use Cwd qw(abs_path);
 use File::Path qw(make_path);
 use FindBin;
 use lib "$FindBin::RealBin/../perl";
+use MadlibDLHostile;
 use MadlibDLTest;
 use PostgreSQL::Test::Cluster;
 use PostgreSQL::Test::Utils;
@@ -51,6 +55,7 @@ my $OLD_VERSION = '0.1.0';
 my $OLD_COMMIT = '5bff818bffe5ee2a2f9475c84d41144cab1e6f15';
 my $root = abs_path("$FindBin::RealBin/../..");
 my $tmp = PostgreSQL::Test::Utils::tempdir('upgrade');
+my $hostile_budget = $ENV{MADLIB_DL_UPGRADE_HOSTILE_CALLS} // 6000;
 my $jobs = $ENV{MADLIB_DL_UPGRADE_JOBS} // (`nproc 2>/dev/null` =~ /(\d+)/ ? $1 : 2);
 my $t0 = time;
 
@@ -118,13 +123,18 @@ my $node = PostgreSQL::Test::Cluster->new('upgrade',
 	install_path => abs_path("$inst_root$dir{bindir}/.."));
 $node->init;
 $node->append_conf('postgresql.conf',
-	"max_worker_processes = 16\nmax_parallel_workers = 8\nlog_min_messages = warning\n");
+	"max_worker_processes = 16\nmax_parallel_workers = 8\nlog_min_messages = warning\n"
+	  . "restart_after_crash = on\n");
 $node->start;
 $node->safe_psql('postgres', "CREATE EXTENSION madlib_dl VERSION '$OLD_VERSION'");
 is($node->safe_psql('postgres', 'SELECT madlib_dl.version()'), "madlib_dl $OLD_VERSION",
 	"the node runs madlib_dl $OLD_VERSION");
 
 # --- training under 0.1.0 ------------------------------------------------
+# The hostile calls' fixtures (test/perl/MadlibDLHostile.pm: its own role
+# and schema, tables trained by fit and fit_multiple), made by 0.1.0 first.
+my $fx = hostile_fixtures($node);
+$node->safe_psql('postgres', "ALTER ROLE hostile SET statement_timeout = '2s'");
 load_iris($node);
 my $arch = iris_arch();
 my $fitp = 'batch_size=16, epochs=1';
@@ -255,6 +265,20 @@ for my $c (@old_calls)
 			"$OLD_VERSION $what with the new library: asks for ALTER EXTENSION UPDATE");
 	}
 }
+# Every function of the 0.1.0 catalog, called with hostile arguments as
+# 030_hostile_calls does, with the new library: errors are fine, crashes,
+# lost connections and hangs are not.
+{
+	my ($calls, $st) = hostile_calls($node, budget => $hostile_budget, seed => 20261201, fx => $fx);
+	my $r = hostile_run($node, 'hostile', $calls, timeout => '2s', prologue => $fx->{temp_sql});
+	note sprintf('hostile calls of the %s catalog: %d functions, %d calls in %.0f s; outcomes: %s', $OLD_VERSION,
+		$st->{functions}, $r->{calls}, $r->{seconds},
+		join(', ', map { "$_ $r->{sqlstates}{$_}" } sort keys %{ $r->{sqlstates} }));
+	is($r->{calls}, scalar @$calls, "hostile calls of the $OLD_VERSION catalog: every planned call was made");
+	my $list = join '', map { "$_->{fn}: $_->{label}\n    $_->{sql}\n" }
+	  @{ $r->{crashes} }, @{ $r->{lost} }, @{ $r->{hangs} };
+	is($list, '', "hostile calls of the $OLD_VERSION catalog with the new library: no crash, lost connection or hang");
+}
 is($node->safe_psql('postgres', 'SELECT md5(model_weights) FROM m_fit'), $weights_before,
 	'the failed 0.1.0 calls left the model alone');
 my $log = slurp_file($node->logfile);
@@ -294,7 +318,7 @@ SELECT line FROM (
         ' lang=' || l.lanname || ' vol=' || p.provolatile::text || ' strict=' || p.proisstrict ||
         ' par=' || p.proparallel::text || ' secdef=' || p.prosecdef || ' leakproof=' || p.proleakproof ||
         ' cost=' || p.procost || ' rows=' || p.prorows ||
-        ' config=' || coalesce(p.proconfig::text, '-') || ' acl=' || coalesce(p.proacl::text, '-') ||
+        ' config=' || coalesce(p.proconfig::text, '-') || ' acl=' || coalesce(p.proacl, acldefault('f', p.proowner))::text ||
         ' owner=' || pg_get_userbyid(p.proowner) ||
         ' src=' || md5(coalesce(p.prosrc, '')) || ' bin=' || coalesce(p.probin, '-') ||
         coalesce(' agg=' || (SELECT concat_ws(',', a.aggtransfn, a.aggfinalfn, a.aggcombinefn, a.aggserialfn,
@@ -304,14 +328,14 @@ SELECT line FROM (
    FROM m JOIN pg_proc p ON m.classid = 'pg_proc'::regclass AND p.oid = m.objid
    JOIN pg_language l ON l.oid = p.prolang
  UNION ALL
- SELECT 'type ' || format_type(t.oid, NULL) || ' ' || t.typtype::text || ' acl=' || coalesce(t.typacl::text, '-') ||
+ SELECT 'type ' || format_type(t.oid, NULL) || ' ' || t.typtype::text || ' acl=' || coalesce(t.typacl, acldefault('T', t.typowner))::text ||
         ' (' || coalesce((SELECT string_agg(a.attname || ' ' || format_type(a.atttypid, a.atttypmod), ', '
                                             ORDER BY a.attnum)
            FROM pg_attribute a WHERE a.attrelid = t.typrelid AND a.attnum > 0 AND NOT a.attisdropped), '') || ')' ||
         ' comment=' || coalesce(obj_description(t.oid, 'pg_type'), '-')
    FROM m JOIN pg_type t ON m.classid = 'pg_type'::regclass AND t.oid = m.objid
  UNION ALL
- SELECT 'relation ' || c.oid::regclass::text || ' ' || c.relkind::text || ' acl=' || coalesce(c.relacl::text, '-') ||
+ SELECT 'relation ' || c.oid::regclass::text || ' ' || c.relkind::text || ' acl=' || coalesce(c.relacl, acldefault('r', c.relowner))::text ||
         ' rls=' || c.relrowsecurity || ' (' ||
         coalesce((SELECT string_agg(a.attname || ' ' || format_type(a.atttypid, a.atttypmod) || ' notnull=' ||
                                     a.attnotnull || coalesce(' default ' || pg_get_expr(ad.adbin, ad.adrelid), ''),
@@ -340,7 +364,7 @@ SELECT line FROM (
   WHERE m.classid NOT IN ('pg_proc'::regclass, 'pg_type'::regclass, 'pg_class'::regclass,
                           'pg_event_trigger'::regclass)
  UNION ALL
- SELECT 'schema ' || n.nspname || ' acl=' || coalesce(n.nspacl::text, '-') || ' owner=' || pg_get_userbyid(n.nspowner)
+ SELECT 'schema ' || n.nspname || ' acl=' || coalesce(n.nspacl, acldefault('n', n.nspowner))::text || ' owner=' || pg_get_userbyid(n.nspowner)
    FROM pg_namespace n WHERE n.nspname = 'madlib_dl'
  UNION ALL
  SELECT 'extension ' || extversion || ' relocatable=' || extrelocatable || ' config=' ||
@@ -348,6 +372,8 @@ SELECT line FROM (
    FROM pg_extension WHERE extname = 'madlib_dl'
 ) q ORDER BY line
 SQL
+# The hostile role's grant is the test's, not the extension's.
+$node->safe_psql('postgres', 'REVOKE USAGE ON SCHEMA madlib_dl FROM hostile');
 $node->safe_psql('postgres', 'CREATE DATABASE fresh');
 $node->safe_psql('fresh', 'CREATE EXTENSION madlib_dl');
 $node->safe_psql('postgres', 'CREATE DATABASE updated_empty');
