@@ -9,7 +9,7 @@
 #   scripts/test.sh      everything, with its own temporary server
 
 EXTENSION = madlib_dl
-EXTVERSION = 0.1.0
+EXTVERSION = 0.2.0
 MODULE_big = madlib_dl
 PGFILEDESC = "madlib_dl - deep learning in the database"
 
@@ -20,6 +20,10 @@ OBJS = $(ENGINE_SRCS:.c=.o) $(PG_SRCS:.c=.o)
 # The install script is assembled from the pieces in src/sql/, in order.
 SQL_PIECES = $(sort $(wildcard src/sql/*.sql))
 DATA_built = $(EXTENSION)--$(EXTVERSION).sql
+# Earlier releases' install scripts and the upgrade scripts between
+# versions, kept in sql/ (docs/releasing.md); pg_regress's tests there
+# are the sql/NN_*.sql files only.
+DATA = $(sort $(wildcard sql/$(EXTENSION)--*.sql))
 EXTRA_CLEAN = $(EXTENSION)--$(EXTVERSION).sql build results regression.diffs regression.out tmp_check
 
 # pg_regress reads sql/*.sql and expected/*.out; tests are listed

@@ -22,7 +22,8 @@
 #
 # Run from anywhere; PG_CONFIG (default pg_config) names this server, for
 # its fmgrprotos.h; the install script is src/sql/*.sql in order, as the
-# Makefile assembles it.
+# Makefile assembles it, followed by the upgrade scripts sql/madlib_dl--*--*.sql
+# (which run there too).
 # Exit status 0 when every check passes.
 set -uo pipefail
 cd "$(dirname "$0")/.."
@@ -31,7 +32,7 @@ CC="${CC:-gcc}"
 TMP="$(mktemp -d "${TMPDIR:-/tmp}/madlib_dl_compat.XXXXXX")"
 trap 'rm -rf "$TMP"' EXIT
 fail=0
-cat $(LC_ALL=C ls src/sql/*.sql) > "$TMP/install.sql"
+cat $(LC_ALL=C ls src/sql/*.sql sql/madlib_dl--*--*.sql) > "$TMP/install.sql"
 
 FLAGS=(-std=gnu11 -fsyntax-only -Wall -Wextra -Wno-unused-parameter -Wno-missing-field-initializers
        -Werror=implicit-function-declaration -Werror=uninitialized

@@ -42,7 +42,9 @@
 #               hostile calls of every function and a sqlsmith run
 #               (docs/fuzzing.md); initdb refuses to run as root, so as
 #               root it runs as the user madlib_dl_test (created when
-#               missing) in a copy of the tree
+#               missing) in a copy of the tree, with MADLIB_DL_GIT_DIR
+#               naming a bare copy of this checkout's history (050_upgrade
+#               builds 0.1.0 from it)
 #   package     the Debian package (docs/packaging.md), last because it
 #               replaces the files of the install step: dpkg-buildpackage in
 #               a copy of the tree, lintian (no error, no unexplained
@@ -208,9 +210,18 @@ do_tap() {
   copy="$(mktemp -d "${TMPDIR:-/tmp}/madlib_dl_tap.XXXXXX")" || return 1
   copy_tree "$copy" || return 1
   chown -R "$TAP_USER": "$copy"
+  # The copy has no .git: 050_upgrade builds 0.1.0 from this checkout's
+  # history (git archive).  The test user may not be able to read the
+  # checkout (a clone under /root), so it gets a bare copy of the history
+  # of its own (--no-local: new files, not hard links to the checkout's).
+  local git_dir=
+  if git rev-parse --git-dir >/dev/null 2>&1; then
+    git clone --quiet --bare --no-local "$ROOT" "$copy/.git-history" &&
+      chown -R "$TAP_USER": "$copy/.git-history" && git_dir="$copy/.git-history"
+  fi
   local rc=0
   runuser -u "$TAP_USER" -- env -C "$copy" HOME="$(getent passwd "$TAP_USER" | cut -d: -f6)" \
-    make prove_installcheck || rc=$?
+    ${git_dir:+MADLIB_DL_GIT_DIR="$git_dir"} make prove_installcheck || rc=$?
   rm -rf "$copy"
   return "$rc"
 }

@@ -13,6 +13,7 @@
 #include "pg_util.h"
 
 #include "catalog/pg_class.h"
+#include "catalog/pg_proc.h"
 #include "catalog/pg_type.h"
 #include "executor/spi.h"
 #include "funcapi.h"
@@ -22,6 +23,7 @@
 #include "utils/builtins.h"
 #include "utils/float.h"
 #include "utils/lsyscache.h"
+#include "utils/syscache.h"
 #include "utils/tuplestore.h"
 
 
@@ -202,3 +204,37 @@ dl_init_materialized_srf(FunctionCallInfo fcinfo, bits32 flags)
 	MemoryContextSwitchTo(old);
 }
 #endif
+
+void
+dl_pg_old_sql_error(FunctionCallInfo fcinfo, const char *version)
+{
+	Oid			fn = fcinfo->flinfo != NULL ? fcinfo->flinfo->fn_oid : InvalidOid;
+	char	   *name = OidIsValid(fn) ? get_func_name(fn) : NULL;
+
+	ereport(ERROR,
+			(errcode(ERRCODE_OBJECT_NOT_IN_PREREQUISITE_STATE),
+			 errmsg("function madlib_dl.%s was created by madlib_dl %s, whose SQL this library no longer serves",
+					name != NULL ? name : "?", version),
+			 errdetail("The madlib_dl library was upgraded and the extension's SQL objects were not."),
+			 errhint("Run ALTER EXTENSION madlib_dl UPDATE.")));
+}
+
+Oid
+dl_pg_declared_argtype(FunctionCallInfo fcinfo, int i)
+{
+	HeapTuple	tup;
+	Form_pg_proc proc;
+	Oid			type = InvalidOid;
+
+	if (fcinfo->flinfo == NULL || !OidIsValid(fcinfo->flinfo->fn_oid) || i < 0)
+		return InvalidOid;
+	tup = SearchSysCache1(PROCOID, ObjectIdGetDatum(fcinfo->flinfo->fn_oid));
+	if (!HeapTupleIsValid(tup))
+		return InvalidOid;
+	proc = (Form_pg_proc) GETSTRUCT(tup);
+	if (i < proc->pronargs)
+		type = proc->proargtypes.values[i];
+	ReleaseSysCache(tup);
+	return type;
+}
+

@@ -24,6 +24,22 @@
 /* Text argument i as a palloc'd C string, or NULL for SQL NULL. */
 char	   *dl_pg_text_arg(FunctionCallInfo fcinfo, int i);
 
+/*
+ * ERROR 55000 for a call from SQL that an older release's install script
+ * created (version: its version), whose arguments this library does not
+ * read: "function madlib_dl.<name> was created by madlib_dl <version>",
+ * hint ALTER EXTENSION madlib_dl UPDATE.  docs/releasing.md.
+ */
+void		dl_pg_old_sql_error(FunctionCallInfo fcinfo, const char *version) pg_attribute_noreturn();
+
+/*
+ * The type of argument i as the calling SQL function declares it in
+ * pg_proc (InvalidOid when it has no argument i, or is not called through
+ * the function manager): how a C function tells an older release's
+ * signature from its own, as its arguments must not be read before.
+ */
+Oid			dl_pg_declared_argtype(FunctionCallInfo fcinfo, int i);
+
 /* A 1-D float8[] of the n values v (n >= 0), palloc'd.  v (n) */
 ArrayType  *dl_pg_float8_array(const double *v, int n);
 

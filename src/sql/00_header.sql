@@ -5,4 +5,4 @@
 -- The extension's version, as written into every summary table.
 CREATE FUNCTION version() RETURNS text
 LANGUAGE sql IMMUTABLE PARALLEL SAFE
-AS $$ SELECT 'madlib_dl 0.1.0'::text $$;
+AS $$ SELECT 'madlib_dl 0.2.0'::text $$;

@@ -305,6 +305,56 @@ BEGIN
 END
 $$;
 
+-- Data written by a newer madlib_dl: refused, as its layout may be one
+-- this version does not know (docs/formats.md).  summ: the summary table
+-- of a model table (fit, fit_multiple, AutoML) or of a packed table (the
+-- preprocessors); what names the data in messages ('model table "s.m"').
+-- Its madlib_version column (text, as madlib_dl.version() writes it,
+-- 'madlib_dl X.Y.Z') decides: a madlib_dl of a newer major.minor than this
+-- one: 0A000; an older or this one: read (every release so far stores
+-- model_weights and packed buffers in format 1); another writer (no such
+-- column, NULL, or not 'madlib_dl ...': MADlib's tables, whose layout is
+-- format 1): read.  'madlib_dl ' and no version after it: 0A000.
+-- Patch releases never change a layout.
+-- PERFORM madlib_dl._assert_known_format(srel, format('model table "%s"', label));
+CREATE FUNCTION madlib_dl._assert_known_format(summ regclass, what text)
+RETURNS void
+LANGUAGE plpgsql STABLE PARALLEL SAFE
+SET search_path = pg_catalog, pg_temp
+AS $$
+DECLARE
+    cur text[] := regexp_match(madlib_dl.version(), '^madlib_dl ([0-9]{1,9})\.([0-9]{1,9})\.');
+    v text;
+    m text[];
+BEGIN
+    IF summ IS NULL OR NOT EXISTS (SELECT 1 FROM pg_attribute a
+                                    WHERE a.attrelid = summ AND a.attname = 'madlib_version'
+                                      AND a.attnum > 0 AND NOT a.attisdropped
+                                      AND a.atttypid IN ('text'::regtype, 'varchar'::regtype)) THEN
+        RETURN;
+    END IF;
+    FOR v IN EXECUTE format('SELECT DISTINCT madlib_version::text FROM %s', summ::text) LOOP
+        CONTINUE WHEN v IS NULL OR left(v, 10) <> 'madlib_dl ';
+        m := regexp_match(v, '^madlib_dl ([0-9]{1,9})\.([0-9]{1,9})\.');
+        IF m IS NULL THEN
+            RAISE EXCEPTION '% was written by "%", a madlib_dl version this one cannot tell', what, v
+                USING ERRCODE = 'feature_not_supported',
+                      DETAIL = format('Summary table %s says madlib_version "%s"; madlib_dl writes "madlib_dl X.Y.Z".',
+                                      summ::text, v),
+                      HINT = 'Write the table again with this version of madlib_dl (docs/formats.md).';
+        END IF;
+        IF ARRAY[m[1]::integer, m[2]::integer] > ARRAY[cur[1]::integer, cur[2]::integer] THEN
+            RAISE EXCEPTION '% was written by %, newer than this %', what, v, madlib_dl.version()
+                USING ERRCODE = 'feature_not_supported',
+                      DETAIL = format('madlib_dl %s.%s may store model weights and packed buffers in a layout '
+                                      '%s does not know.', m[1], m[2], madlib_dl.version()),
+                      HINT = format('Upgrade madlib_dl to %s.%s or later to read it, or write the table again '
+                                    'with this version (docs/formats.md).', m[1], m[2]);
+        END IF;
+    END LOOP;
+END
+$$;
+
 -- The type of the output summaries' <y>_class_values column, copied from
 -- the packed table's summary summ: its type when that is an array of a
 -- base or enum type (as training_preprocessor_dl writes it), else text[]

@@ -777,7 +777,8 @@ BEGIN
                $5::text[] AS dependent_vartype%s,
                NULL::integer AS buffer_size, $6::real AS normalizing_const,
                NULL::integer[] AS num_classes, $7::text AS distribution_rules,
-               'all_segments'::text AS __internal_gpu_config__, $8::integer AS num_segments
+               'all_segments'::text AS __internal_gpu_config__, $8::integer AS num_segments,
+               madlib_dl.version() AS madlib_version
         $q$, summ[1], summ[2], cv_exprs)
     USING madlib_dl._table_given(src), madlib_dl._table_given(dst), v.cols[1:nd], v.cols[nd + 1:],
           v.typnames[1:nd], norm, seg.rules, seg.nseg;
@@ -937,6 +938,8 @@ BEGIN
     PERFORM madlib_dl._assert_output_absent(summ, 'output_table');
     train_rel := madlib_dl._assert_table_exists(train, 'training_preprocessor_table');
     tsumm_rel := madlib_dl._assert_table_exists(tsumm, 'training_preprocessor_table summary');
+    PERFORM madlib_dl._assert_known_format(tsumm_rel,
+        format('training_preprocessor_table "%s"', madlib_dl._table_label(train)));
     PERFORM madlib_dl._assert_columns(tsumm_rel,
         ARRAY['dependent_varname', 'independent_varname', 'dependent_vartype', 'normalizing_const',
               'num_classes', 'num_segments'],
@@ -1005,7 +1008,8 @@ BEGIN
                $5::text[] AS dependent_vartype%s,
                $6::integer AS buffer_size, $7::real AS normalizing_const,
                $8::integer[] AS num_classes, $9::text AS distribution_rules,
-               'all_segments'::text AS __internal_gpu_config__, $10::integer AS num_segments
+               'all_segments'::text AS __internal_gpu_config__, $10::integer AS num_segments,
+               madlib_dl.version() AS madlib_version
         $q$, summ[1], summ[2], cv_exprs)
     USING madlib_dl._table_given(src), madlib_dl._table_given(dst), v.cols[1:nd], v.cols[nd + 1:],
           v.typnames[1:nd], bs, ts.normalizing_const, ts.ncls, seg.rules, seg.nseg;

@@ -193,6 +193,7 @@ BEGIN
             USING ERRCODE = 'undefined_table',
                   HINT = 'Give a table made by training_preprocessor_dl or validation_preprocessor_dl.';
     END IF;
+    PERFORM madlib_dl._assert_known_format(srel, format('%s "%s"', param, madlib_dl._table_label(tbl)));
     PERFORM madlib_dl._assert_columns(srel, ARRAY['dependent_varname', 'independent_varname'],
         ARRAY['text[]', 'text[]'], 'a table made by training_preprocessor_dl');
     EXECUTE format('SELECT to_jsonb(s) FROM %s s LIMIT 1', madlib_dl._table_sql(stbl)) INTO js;
@@ -500,6 +501,8 @@ BEGIN
 
     -- 4. initial weights: warm start, else transfer learning, else random
     IF warm_start THEN
+        PERFORM madlib_dl._assert_known_format(madlib_dl._table_oid(summary_tbl),
+                                               format('model table "%s"', madlib_dl._table_label(model)));
         EXECUTE format('SELECT count(*), (array_agg(model_weights))[1], (array_agg(model_arch))[1] FROM %s',
                        madlib_dl._table_sql(model))
            INTO nt, init_weights, old_arch;

@@ -336,6 +336,7 @@ BEGIN
     PERFORM madlib_dl._assert_columns(mrel, ARRAY['model_weights', 'model_arch'],
         ARRAY['bytea', 'json'], 'a model table made by fit or fit_multiple_model');
     srel := madlib_dl._assert_table_exists(stbl, 'model summary table');
+    PERFORM madlib_dl._assert_known_format(srel, format('model table "%s"', madlib_dl._table_label(mtbl)));
     PERFORM madlib_dl._assert_columns(srel,
         ARRAY['dependent_varname', 'independent_varname', 'normalizing_const'],
         ARRAY['text[]', 'text[]', 'real'],
@@ -763,6 +764,7 @@ DECLARE
     k integer;
     r float8[];
 BEGIN
+    PERFORM madlib_dl._assert_known_format(tsum, format('test_table "%s"', madlib_dl._table_label(ttbl)));
     IF tsum IS NOT NULL
        AND madlib_dl._ep_has_column(tsum, 'dependent_varname')
        AND madlib_dl._ep_has_column(tsum, 'independent_varname') THEN
@@ -830,6 +832,7 @@ BEGIN
     dep := m.dependent_varname;
     indep := m.independent_varname;
     tsum := madlib_dl._table_oid(madlib_dl._ep_suffix(ttbl, '_summary'));
+    PERFORM madlib_dl._assert_known_format(tsum, format('test_table "%s"', madlib_dl._table_label(ttbl)));
     IF tsum IS NOT NULL
        AND madlib_dl._ep_has_column(tsum, 'dependent_varname')
        AND madlib_dl._ep_has_column(tsum, 'independent_varname') THEN

@@ -283,6 +283,8 @@ BEGIN
 
     -- 5. warm start: keys in the model table continue from their weights
     IF warm_start THEN
+        PERFORM madlib_dl._assert_known_format(madlib_dl._table_oid(summary_tbl),
+                                               format('model table "%s"', madlib_dl._table_label(model)));
         FOR i IN 1 .. cardinality(keys) LOOP
             EXECUTE format('SELECT count(*), (array_agg(model_weights))[1], (array_agg(model_arch))[1]'
                            '  FROM %s WHERE mst_key = $1', madlib_dl._table_sql(model))

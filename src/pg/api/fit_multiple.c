@@ -567,6 +567,9 @@ madlib_dl__fit_multiple_run(PG_FUNCTION_ARGS)
 	bytea	  **weights;
 	int		   *alive;
 
+	/* 0.1.0's _fit_multiple_run took 15 arguments (src/pg/api/compat.c) */
+	if (PG_NARGS() != 1)
+		dl_pg_old_sql_error(fcinfo, "0.1.0");
 	if (PG_ARGISNULL(0))
 		ereport(ERROR,
 				(errcode(ERRCODE_NULL_VALUE_NOT_ALLOWED),

@@ -270,7 +270,8 @@ madlib_dl__gpu_list(PG_FUNCTION_ARGS)
 				 errhint("Pass 'tensorflow' or 'nvidia'.")));
 
 	InitMaterializedSRF(fcinfo, 0);
-	if (PG_ARGISNULL(1))
+	/* 0.1.0's _gpu_list(source) has no second argument: the host's GPUs */
+	if (PG_NARGS() < 2 || PG_ARGISNULL(1))
 		n = read_host_information(&texts, &labels);
 	else
 		n = array_information(PG_GETARG_ARRAYTYPE_P(1), &texts, &labels);

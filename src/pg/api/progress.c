@@ -57,6 +57,7 @@
 #include "utils/tuplestore.h"
 
 #include "pg_compat.h"
+#include "pg_util.h"
 #include "progress.h"
 
 /* Longest function name ("fit_multiple" and room to spare). */
@@ -404,6 +405,9 @@ madlib_dl__progress_label(PG_FUNCTION_ARGS)
 	Oid			user = GetUserId();
 	AclResult	acl;
 
+	/* 0.1.0's _progress_label took text (src/pg/api/compat.c) */
+	if (dl_pg_declared_argtype(fcinfo, 0) != TEXTARRAYOID)
+		dl_pg_old_sql_error(fcinfo, "0.1.0");
 	if (PG_ARGISNULL(0))
 	{
 		pending_label[0] = '\0';

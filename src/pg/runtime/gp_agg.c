@@ -70,6 +70,7 @@
 #include "pg_glue.h"
 #include "pg_limits.h"
 #include "pg_model.h"
+#include "pg_util.h"
 #include "segments.h"
 
 /* One buffer of the group, as it came. */
@@ -544,7 +545,10 @@ step_result(FunctionCallInfo fcinfo, bytea *state, const DlSegStats *st, double 
 	Datum		values[8];
 	bool		nulls[8] = {false, false, false, false, false, false, false, false};
 
-	if (get_call_result_type(fcinfo, NULL, &tupdesc) != TYPEFUNC_COMPOSITE || tupdesc->natts != 8)
+	/* 0.1.0's final functions returned bytea and float8[] (src/pg/api/compat.c) */
+	if (get_call_result_type(fcinfo, NULL, &tupdesc) != TYPEFUNC_COMPOSITE)
+		dl_pg_old_sql_error(fcinfo, "0.1.0");
+	if (tupdesc->natts != 8)
 		elog(ERROR, "madlib_dl: a step's final function must return madlib_dl._step_result");
 	dl_seg_output_sums(st->n_out, st->train_out_loss, st->train_out_metric, values + 6, nulls + 6);
 	values[0] = PointerGetDatum(state);

@@ -1,0 +1,142 @@
+-- scripts/upgrade/0.1.0--0.2.0.sql: the hand-written parts of
+-- sql/madlib_dl--0.1.0--0.2.0.sql, which scripts/make-upgrade.py
+-- generates (docs/releasing.md).  Before the "generated" mark: the
+-- extension's own tables, which keep their rows.  After it: the install
+-- script's conditional blocks, run again as a fresh install runs them.
+
+-- madlib_dl.plproxy_tables: 0.1.0 keyed the distributed tables by name
+-- (schema_name, table_name); 0.2.0 keys them by the table's OID (relid,
+-- first column), with row security and DELETE for everyone (80_plproxy.sql).
+-- The rows move to a table made exactly as a fresh install makes it, in
+-- this transaction: every row whose table still exists keeps its cluster,
+-- segment count and time; a row whose table is gone (0.1.0 never forgot
+-- dropped tables) cannot be keyed by OID and is left out, with a NOTICE.
+ALTER TABLE madlib_dl.plproxy_tables RENAME TO plproxy_tables_0_1_0;
+ALTER TABLE madlib_dl.plproxy_tables_0_1_0 RENAME CONSTRAINT plproxy_tables_pkey TO plproxy_tables_0_1_0_pkey;
+ALTER TABLE madlib_dl.plproxy_tables_0_1_0 RENAME CONSTRAINT plproxy_tables_num_segments_check TO plproxy_tables_0_1_0_num_segments_check;
+DO $do$
+BEGIN
+    EXECUTE 'CREATE TABLE madlib_dl.plproxy_tables ('
+            '    relid        regclass PRIMARY KEY,'
+            '    schema_name  text NOT NULL,'
+            '    table_name   text NOT NULL,'
+            '    cluster      text NOT NULL,'
+            '    num_segments integer NOT NULL CHECK (num_segments BETWEEN 1 AND 64),'
+            '    distributed_at timestamptz NOT NULL DEFAULT now(),'
+            '    UNIQUE (schema_name, table_name)'
+            ')' || CASE WHEN to_regclass('pg_catalog.gp_segment_configuration') IS NOT NULL
+                        THEN ' DISTRIBUTED REPLICATED' ELSE '' END;
+END
+$do$;
+DO $do$
+DECLARE
+    gone bigint;
+BEGIN
+    INSERT INTO madlib_dl.plproxy_tables (relid, schema_name, table_name, cluster, num_segments, distributed_at)
+    SELECT to_regclass(format('%I.%I', o.schema_name, o.table_name)), o.schema_name, o.table_name,
+           o.cluster, o.num_segments, o.distributed_at
+      FROM madlib_dl.plproxy_tables_0_1_0 o
+     WHERE to_regclass(format('%I.%I', o.schema_name, o.table_name)) IS NOT NULL;
+    SELECT count(*) INTO gone FROM madlib_dl.plproxy_tables_0_1_0 o
+     WHERE to_regclass(format('%I.%I', o.schema_name, o.table_name)) IS NULL;
+    IF gone > 0 THEN
+        RAISE NOTICE 'madlib_dl.plproxy_tables: % rows name tables that no longer exist and were left out', gone;
+    END IF;
+END
+$do$;
+DROP TABLE madlib_dl.plproxy_tables_0_1_0;
+ALTER TABLE madlib_dl.plproxy_tables ENABLE ROW LEVEL SECURITY;
+CREATE POLICY plproxy_tables_read ON madlib_dl.plproxy_tables FOR SELECT USING (true);
+CREATE POLICY plproxy_tables_owner ON madlib_dl.plproxy_tables FOR ALL
+    USING (NOT EXISTS (SELECT 1 FROM pg_catalog.pg_class c
+                        WHERE c.oid = plproxy_tables.relid AND NOT pg_catalog.pg_has_role(c.relowner, 'USAGE')))
+    WITH CHECK (EXISTS (SELECT 1 FROM pg_catalog.pg_class c
+                         WHERE c.oid = plproxy_tables.relid AND pg_catalog.pg_has_role(c.relowner, 'USAGE')));
+GRANT SELECT, DELETE ON madlib_dl.plproxy_tables TO PUBLIC;
+
+-- @@ generated @@
+
+-- 80_plproxy.sql: the proxy functions, now if PL/Proxy is installed here.
+DO $do$
+BEGIN
+    IF EXISTS (SELECT 1 FROM pg_language WHERE lanname = 'plproxy') THEN
+        PERFORM madlib_dl.plproxy_setup();
+    END IF;
+END
+$do$;
+
+-- 90_greenplum.sql: the Greenplum / Cloudberry only functions.
+DO $do$
+BEGIN
+    IF to_regclass('pg_catalog.gp_segment_configuration') IS NULL THEN
+        RETURN;     -- PostgreSQL: nothing more
+    END IF;
+
+    -- One __dist_key__ value per primary segment (MADlib's mapping,
+    -- input_data_preprocessor.py_in): a million keys distributed by
+    -- themselves, the smallest per gp_segment_id.
+    EXECUTE $f$
+    CREATE FUNCTION madlib_dl._gp_segment_keys(OUT content integer, OUT dist_key integer)
+    RETURNS SETOF record
+    LANGUAGE plpgsql VOLATILE SECURITY INVOKER
+    SET search_path = pg_catalog, pg_temp
+    AS $$
+    DECLARE
+        tmp text := madlib_dl._temp_table_name('madlib_dl_gp_keyspace');
+    BEGIN
+        EXECUTE format('CREATE TEMPORARY TABLE %I ON COMMIT DROP AS'
+                       ' SELECT g::integer AS __dist_key__ FROM generate_series(0, 999999) g'
+                       ' DISTRIBUTED BY (__dist_key__)', tmp);
+        RETURN QUERY EXECUTE format(
+            'SELECT k.gp_segment_id::integer, min(k.__dist_key__)::integer'
+            '  FROM pg_temp.%I k GROUP BY k.gp_segment_id ORDER BY 1', tmp);
+        EXECUTE format('DROP TABLE pg_temp.%I', tmp);
+    END
+    $$
+    $f$;
+
+    -- Place the buffers of a packed table on the real segments: buffer b
+    -- goes to the segment with content id b % nseg, through the key that
+    -- hashes there, and the table becomes DISTRIBUTED BY (__dist_key__).
+    -- Its summary's num_segments becomes the segment count.
+    EXECUTE $f$
+    CREATE FUNCTION madlib_dl._gp_place_buffers(tbl text[])
+    RETURNS void
+    LANGUAGE plpgsql VOLATILE SECURITY INVOKER
+    SET search_path = pg_catalog, pg_temp
+    AS $$
+    DECLARE
+        rel regclass := madlib_dl._assert_table_exists(tbl, 'output_table');
+        summ text[] := ARRAY[tbl[1], tbl[2] || '_summary'];
+        tmp text := tbl[2] || '__madlib_dl_placing';
+        keys integer[];
+        nseg integer;
+        nprim integer;
+        cols text;
+    BEGIN
+        SELECT array_agg(k.dist_key ORDER BY k.content) INTO keys FROM madlib_dl._gp_segment_keys() k;
+        SELECT count(*) INTO nprim FROM gp_segment_configuration WHERE role = 'p' AND content >= 0;
+        nseg := array_length(keys, 1);
+        IF nseg IS NULL OR nseg <> nprim THEN
+            RAISE EXCEPTION 'found keys for % of % primary segments', coalesce(nseg, 0), nprim
+                USING ERRCODE = 'internal_error',
+                      HINT = 'Check gp_segment_configuration; every primary segment must be up.';
+        END IF;
+        SELECT string_agg(quote_ident(a.attname), ', ' ORDER BY a.attnum) INTO cols
+          FROM pg_attribute a
+         WHERE a.attrelid = rel AND a.attnum > 0 AND NOT a.attisdropped AND a.attname <> '__dist_key__';
+        EXECUTE format('CREATE TABLE %I.%I AS SELECT %s, ($1::integer[])[buffer_id %% $2 + 1] AS __dist_key__'
+                       '  FROM %I.%I DISTRIBUTED BY (__dist_key__)', tbl[1], tmp, cols, tbl[1], tbl[2])
+        USING keys, nseg;
+        EXECUTE format('DROP TABLE %I.%I', tbl[1], tbl[2]);
+        EXECUTE format('ALTER TABLE %I.%I RENAME TO %I', tbl[1], tmp, tbl[2]);
+        IF madlib_dl._table_oid(summ) IS NOT NULL AND EXISTS (
+               SELECT 1 FROM pg_attribute a WHERE a.attrelid = madlib_dl._table_oid(summ)
+                  AND a.attname = 'num_segments' AND NOT a.attisdropped) THEN
+            EXECUTE format('UPDATE %I.%I SET num_segments = $1', summ[1], summ[2]) USING nseg;
+        END IF;
+    END
+    $$
+    $f$;
+END
+$do$;
