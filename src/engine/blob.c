@@ -21,6 +21,7 @@
  */
 #include <string.h>
 
+#include "bytes_le.h"
 #include "madlib_dl/dl_blob.h"
 #include "model_impl.h"
 
@@ -43,40 +44,6 @@
 #define OFF_SAMPLES_SEEN 80
 #define OFF_CHECKSUM 88
 
-static void
-put_u32(uint8_t *p, uint32_t v)
-{
-	for (int i = 0; i < 4; i++)
-		p[i] = (uint8_t) (v >> (8 * i));
-}
-
-static void
-put_u64(uint8_t *p, uint64_t v)
-{
-	for (int i = 0; i < 8; i++)
-		p[i] = (uint8_t) (v >> (8 * i));
-}
-
-static uint32_t
-get_u32(const uint8_t *p)
-{
-	uint32_t	v = 0;
-
-	for (int i = 0; i < 4; i++)
-		v |= (uint32_t) p[i] << (8 * i);
-	return v;
-}
-
-static uint64_t
-get_u64(const uint8_t *p)
-{
-	uint64_t	v = 0;
-
-	for (int i = 0; i < 8; i++)
-		v |= (uint64_t) p[i] << (8 * i);
-	return v;
-}
-
 #if defined(__BYTE_ORDER__) && __BYTE_ORDER__ == __ORDER_LITTLE_ENDIAN__
 #define BLOB_HOST_LE 1			/* float32 bytes are already the blob's */
 #else
@@ -98,7 +65,7 @@ put_f32s(uint8_t *p, const float *w, size_t n)
 		uint32_t	u;
 
 		memcpy(&u, &w[i], sizeof(u));
-		put_u32(p + 4 * i, u);
+		dl_le_put_u32(p + 4 * i, u);
 	}
 }
 
@@ -114,7 +81,7 @@ get_f32s(float *w, const uint8_t *p, size_t n)
 	}
 	for (size_t i = 0; i < n; i++)
 	{
-		uint32_t	u = get_u32(p + 4 * i);
+		uint32_t	u = dl_le_get_u32(p + 4 * i);
 
 		memcpy(&w[i], &u, sizeof(u));
 	}
@@ -127,7 +94,7 @@ load_u64(const uint8_t *p)
 	uint64_t	v;
 
 	if (!BLOB_HOST_LE)
-		return get_u64(p);
+		return dl_le_get_u64(p);
 	memcpy(&v, p, sizeof(v));
 	return v;
 }
@@ -200,7 +167,7 @@ blob_checksum(const uint8_t *buf, size_t n)
 bool
 dl_blob_checksum_is(const uint8_t *blob, uint64_t sum)
 {
-	return get_u64(blob + OFF_CHECKSUM) == sum;
+	return dl_le_get_u64(blob + OFF_CHECKSUM) == sum;
 }
 
 /* Total blob size for P parameters and n_slots state arrays; false on overflow. */
@@ -249,23 +216,22 @@ dl_blob_write(const DlModel *m, int64_t samples_seen, uint8_t *buf, size_t cap, 
 
 	memset(buf, 0, DL_BLOB_HEADER_SIZE);
 	memcpy(buf + OFF_MAGIC, DL_BLOB_MAGIC, 4);
-	put_u32(buf + OFF_VERSION, DL_BLOB_VERSION);
-	put_u64(buf + OFF_FINGERPRINT, dl_model_spec_fingerprint(m->spec));
-	put_u64(buf + OFF_P, (uint64_t) P);
-	put_u32(buf + OFF_OPTIM_KIND, m->has_optim ? (uint32_t) m->optim.cfg.kind : (uint32_t) -1);
-	put_u32(buf + OFF_N_SLOTS, (uint32_t) n_slots);
-	put_u64(buf + OFF_ITERATIONS, m->has_optim ? (uint64_t) m->optim.iterations : 0);
+	dl_le_put_u32(buf + OFF_VERSION, DL_BLOB_VERSION);
+	dl_le_put_u64(buf + OFF_FINGERPRINT, dl_model_spec_fingerprint(m->spec));
+	dl_le_put_u64(buf + OFF_P, (uint64_t) P);
+	dl_le_put_u32(buf + OFF_OPTIM_KIND, m->has_optim ? (uint32_t) m->optim.cfg.kind : (uint32_t) -1);
+	dl_le_put_u32(buf + OFF_N_SLOTS, (uint32_t) n_slots);
+	dl_le_put_u64(buf + OFF_ITERATIONS, m->has_optim ? (uint64_t) m->optim.iterations : 0);
 	msd = m->has_optim ? m->optim.m_schedule : 1.0;
 	memcpy(&ms, &msd, sizeof(ms));
-	put_u64(buf + OFF_M_SCHEDULE, ms);
-	for (int i = 0; i < 4; i++)
-		put_u64(buf + OFF_RNG + 8 * i, m->rng.s[i]);
-	put_u64(buf + OFF_SAMPLES_SEEN, (uint64_t) samples_seen);
+	dl_le_put_u64(buf + OFF_M_SCHEDULE, ms);
+	dl_le_put_rng(buf + OFF_RNG, &m->rng);
+	dl_le_put_u64(buf + OFF_SAMPLES_SEEN, (uint64_t) samples_seen);
 
 	put_f32s(buf + DL_BLOB_HEADER_SIZE, m->params, P);
 	if (n_slots > 0)
 		put_f32s(buf + DL_BLOB_HEADER_SIZE + 4 * P, m->optim.slots, P * (size_t) n_slots);
-	put_u64(buf + OFF_CHECKSUM, blob_checksum(buf + DL_BLOB_HEADER_SIZE, size - DL_BLOB_HEADER_SIZE));
+	dl_le_put_u64(buf + OFF_CHECKSUM, blob_checksum(buf + DL_BLOB_HEADER_SIZE, size - DL_BLOB_HEADER_SIZE));
 	return DL_OK;
 }
 
@@ -284,7 +250,7 @@ dl_blob_samples(const uint8_t *buf, size_t len, int64_t *samples_seen, DlError *
 					 len);
 		return corrupt_hint(err);
 	}
-	*samples_seen = (int64_t) get_u64(buf + OFF_SAMPLES_SEEN);
+	*samples_seen = (int64_t) dl_le_get_u64(buf + OFF_SAMPLES_SEEN);
 	return DL_OK;
 }
 
@@ -300,7 +266,7 @@ dl_blob_weights(const uint8_t *buf, size_t len, const uint8_t **weights, size_t 
 					 len);
 		return corrupt_hint(err);
 	}
-	P = get_u64(buf + OFF_P);
+	P = dl_le_get_u64(buf + OFF_P);
 	if (P > (len - DL_BLOB_HEADER_SIZE) / 4)
 	{
 		dl_error_set(err, DL_ERR_CORRUPT, "model state of %zu bytes cannot hold %llu weights",
@@ -340,22 +306,22 @@ blob_check(const DlModel *m, const uint8_t *buf, size_t len, bool checksum, int3
 		dl_error_set(err, DL_ERR_CORRUPT, "model state has a bad magic number (not a madlib_dl model state)");
 		return corrupt_hint(err);
 	}
-	version = get_u32(buf + OFF_VERSION);
+	version = dl_le_get_u32(buf + OFF_VERSION);
 	if (version != DL_BLOB_VERSION)
 	{
 		dl_error_set(err, DL_ERR_CORRUPT, "unsupported model state version %u", version);
 		return dl_error_hint(err, "This build reads model state version %d; retrain the model or use the madlib_dl version that wrote it.",
 							 DL_BLOB_VERSION);
 	}
-	P = get_u64(buf + OFF_P);
-	if (get_u64(buf + OFF_FINGERPRINT) != dl_model_spec_fingerprint(m->spec) ||
+	P = dl_le_get_u64(buf + OFF_P);
+	if (dl_le_get_u64(buf + OFF_FINGERPRINT) != dl_model_spec_fingerprint(m->spec) ||
 		P != (uint64_t) m->n_params)
 	{
 		dl_error_set(err, DL_ERR_CORRUPT, "model state was made for another architecture");
 		return dl_error_hint(err, "Load the state into a model built from the same model_arch it was trained with.");
 	}
-	kind = (int32_t) get_u32(buf + OFF_OPTIM_KIND);
-	n_slots = get_u32(buf + OFF_N_SLOTS);
+	kind = (int32_t) dl_le_get_u32(buf + OFF_OPTIM_KIND);
+	n_slots = dl_le_get_u32(buf + OFF_N_SLOTS);
 	if (kind < -1 || kind > DL_OPTIM_NADAM || n_slots > BLOB_MAX_SLOTS ||
 		(kind == -1 && n_slots != 0))
 	{
@@ -368,13 +334,13 @@ blob_check(const DlModel *m, const uint8_t *buf, size_t len, bool checksum, int3
 	 * hostile iteration count would overflow in the next step.  Nadam's
 	 * m_schedule is a product of factors in (0, 1).
 	 */
-	ms = get_u64(buf + OFF_M_SCHEDULE);
+	ms = dl_le_get_u64(buf + OFF_M_SCHEDULE);
 	memcpy(&msd, &ms, sizeof(msd));
-	if (get_u64(buf + OFF_ITERATIONS) > BLOB_MAX_ITERATIONS || !(msd >= 0.0 && msd <= 1.0))
+	if (dl_le_get_u64(buf + OFF_ITERATIONS) > BLOB_MAX_ITERATIONS || !(msd >= 0.0 && msd <= 1.0))
 	{
 		dl_error_set(err, DL_ERR_CORRUPT,
 					 "model state has an invalid optimizer header (%llu iterations, m_schedule %g)",
-					 (unsigned long long) get_u64(buf + OFF_ITERATIONS), msd);
+					 (unsigned long long) dl_le_get_u64(buf + OFF_ITERATIONS), msd);
 		return corrupt_hint(err);
 	}
 	if (!blob_total(m->n_params, n_slots, &size))
@@ -392,7 +358,7 @@ blob_check(const DlModel *m, const uint8_t *buf, size_t len, bool checksum, int3
 		return corrupt_hint(err);
 	}
 	if (checksum &&
-		get_u64(buf + OFF_CHECKSUM) != blob_checksum(buf + DL_BLOB_HEADER_SIZE, size - DL_BLOB_HEADER_SIZE))
+		dl_le_get_u64(buf + OFF_CHECKSUM) != blob_checksum(buf + DL_BLOB_HEADER_SIZE, size - DL_BLOB_HEADER_SIZE))
 	{
 		dl_error_set(err, DL_ERR_CORRUPT, "model state checksum mismatch");
 		return corrupt_hint(err);
@@ -416,13 +382,12 @@ dl_blob_read(DlModel *m, const uint8_t *buf, size_t len, int64_t *samples_seen, 
 
 	/* valid: load */
 	get_f32s(m->params, buf + DL_BLOB_HEADER_SIZE, m->n_params);
-	for (int i = 0; i < 4; i++)
-		m->rng.s[i] = get_u64(buf + OFF_RNG + 8 * i);
+	dl_le_get_rng(buf + OFF_RNG, &m->rng);
 	if (m->has_optim)
 	{
 		if (kind == (int32_t) m->optim.cfg.kind && (int) n_slots == m->optim.n_slots)
 		{
-			m->optim.iterations = (int64_t) get_u64(buf + OFF_ITERATIONS);
+			m->optim.iterations = (int64_t) dl_le_get_u64(buf + OFF_ITERATIONS);
 			m->optim.m_schedule = msd;
 			get_f32s(m->optim.slots, buf + DL_BLOB_HEADER_SIZE + 4 * m->n_params,
 					 m->n_params * n_slots);
@@ -431,7 +396,7 @@ dl_blob_read(DlModel *m, const uint8_t *buf, size_t len, int64_t *samples_seen, 
 			dl_model_reset_optim(m);
 	}
 	if (samples_seen != NULL)
-		*samples_seen = (int64_t) get_u64(buf + OFF_SAMPLES_SEEN);
+		*samples_seen = (int64_t) dl_le_get_u64(buf + OFF_SAMPLES_SEEN);
 	return DL_OK;
 }
 
@@ -448,12 +413,12 @@ dl_blob_view(const DlModel *m, const uint8_t *buf, size_t len, bool checksum, Dl
 	if ((st = blob_check(m, buf, len, checksum, &kind, &n_slots, &msd, err)) != DL_OK)
 		return st;
 	v->weights = buf + DL_BLOB_HEADER_SIZE;
-	v->samples_seen = (int64_t) get_u64(buf + OFF_SAMPLES_SEEN);
+	v->samples_seen = (int64_t) dl_le_get_u64(buf + OFF_SAMPLES_SEEN);
 	v->optim_matches = m->has_optim ? kind == (int32_t) m->optim.cfg.kind &&
 		(int) n_slots == m->optim.n_slots : n_slots == 0;
 	if (v->optim_matches && n_slots > 0)
 		v->slots = buf + DL_BLOB_HEADER_SIZE + 4 * m->n_params;
-	v->iterations = (int64_t) get_u64(buf + OFF_ITERATIONS);
+	v->iterations = (int64_t) dl_le_get_u64(buf + OFF_ITERATIONS);
 	v->m_schedule = msd;
 	return DL_OK;
 }

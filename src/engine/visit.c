@@ -21,6 +21,7 @@
 #include <math.h>
 #include <string.h>
 
+#include "bytes_le.h"
 #include "madlib_dl/dl_optim.h"
 #include "madlib_dl/dl_visit.h"
 
@@ -40,54 +41,6 @@
 #define OFF_RNG_WINDOW 104
 #define OFF_RNG 136
 
-static void
-put_u32(uint8_t *p, uint32_t v)
-{
-	for (int i = 0; i < 4; i++)
-		p[i] = (uint8_t) (v >> (8 * i));
-}
-
-static void
-put_u64(uint8_t *p, uint64_t v)
-{
-	for (int i = 0; i < 8; i++)
-		p[i] = (uint8_t) (v >> (8 * i));
-}
-
-static uint32_t
-get_u32(const uint8_t *p)
-{
-	uint32_t	v = 0;
-
-	for (int i = 0; i < 4; i++)
-		v |= (uint32_t) p[i] << (8 * i);
-	return v;
-}
-
-static uint64_t
-get_u64(const uint8_t *p)
-{
-	uint64_t	v = 0;
-
-	for (int i = 0; i < 8; i++)
-		v |= (uint64_t) p[i] << (8 * i);
-	return v;
-}
-
-static void
-put_rng(uint8_t *p, const DlRng *r)
-{
-	for (int i = 0; i < 4; i++)
-		put_u64(p + 8 * i, r->s[i]);
-}
-
-static void
-get_rng(const uint8_t *p, DlRng *r)
-{
-	for (int i = 0; i < 4; i++)
-		r->s[i] = get_u64(p + 8 * i);
-}
-
 void
 dl_visit_round_init(DlVisitRound *r)
 {
@@ -102,20 +55,20 @@ dl_visit_round_write(const DlVisitRound *r, uint8_t *buf)
 
 	memset(buf, 0, DL_VISIT_ROUND_BYTES);
 	memcpy(buf + OFF_MAGIC, DL_VISIT_MAGIC, 4);
-	put_u32(buf + OFF_VERSION, DL_VISIT_VERSION);
-	put_u64(buf + OFF_MAX_BATCHES, (uint64_t) r->max_batches);
+	dl_le_put_u32(buf + OFF_VERSION, DL_VISIT_VERSION);
+	dl_le_put_u64(buf + OFF_MAX_BATCHES, (uint64_t) r->max_batches);
 	memcpy(&f, &r->lr_factor, sizeof(f));
-	put_u64(buf + OFF_LR_FACTOR, f);
-	put_u32(buf + OFF_RESUME, r->resume ? 1 : 0);
-	put_u32(buf + OFF_DONE, r->done ? 1 : 0);
-	put_u64(buf + OFF_TOTAL, (uint64_t) r->total);
-	put_u64(buf + OFF_BATCHES, (uint64_t) r->pos.batches);
-	put_u64(buf + OFF_EPOCH, (uint64_t) r->pos.epoch);
-	put_u64(buf + OFF_WINDOW, (uint64_t) r->pos.window);
-	put_u64(buf + OFF_ROW, (uint64_t) r->pos.row);
-	put_rng(buf + OFF_RNG_PASS, &r->pos.rng_pass);
-	put_rng(buf + OFF_RNG_WINDOW, &r->pos.rng_window);
-	put_rng(buf + OFF_RNG, &r->pos.rng);
+	dl_le_put_u64(buf + OFF_LR_FACTOR, f);
+	dl_le_put_u32(buf + OFF_RESUME, r->resume ? 1 : 0);
+	dl_le_put_u32(buf + OFF_DONE, r->done ? 1 : 0);
+	dl_le_put_u64(buf + OFF_TOTAL, (uint64_t) r->total);
+	dl_le_put_u64(buf + OFF_BATCHES, (uint64_t) r->pos.batches);
+	dl_le_put_u64(buf + OFF_EPOCH, (uint64_t) r->pos.epoch);
+	dl_le_put_u64(buf + OFF_WINDOW, (uint64_t) r->pos.window);
+	dl_le_put_u64(buf + OFF_ROW, (uint64_t) r->pos.row);
+	dl_le_put_rng(buf + OFF_RNG_PASS, &r->pos.rng_pass);
+	dl_le_put_rng(buf + OFF_RNG_WINDOW, &r->pos.rng_window);
+	dl_le_put_rng(buf + OFF_RNG, &r->pos.rng);
 }
 
 static DlStatus
@@ -134,22 +87,22 @@ dl_visit_round_read(const uint8_t *buf, size_t len, DlVisitRound *r, DlError *er
 
 	if (len != DL_VISIT_ROUND_BYTES || memcmp(buf + OFF_MAGIC, DL_VISIT_MAGIC, 4) != 0)
 		return corrupt(err, "no round record");
-	if (get_u32(buf + OFF_VERSION) != DL_VISIT_VERSION)
+	if (dl_le_get_u32(buf + OFF_VERSION) != DL_VISIT_VERSION)
 		return corrupt(err, "another format version");
 	memset(r, 0, sizeof(*r));
-	r->max_batches = (int64_t) get_u64(buf + OFF_MAX_BATCHES);
-	f = get_u64(buf + OFF_LR_FACTOR);
+	r->max_batches = (int64_t) dl_le_get_u64(buf + OFF_MAX_BATCHES);
+	f = dl_le_get_u64(buf + OFF_LR_FACTOR);
 	memcpy(&r->lr_factor, &f, sizeof(f));
-	resume = get_u32(buf + OFF_RESUME);
-	done = get_u32(buf + OFF_DONE);
-	r->total = (int64_t) get_u64(buf + OFF_TOTAL);
-	r->pos.batches = (int64_t) get_u64(buf + OFF_BATCHES);
-	r->pos.epoch = (int64_t) get_u64(buf + OFF_EPOCH);
-	r->pos.window = (int64_t) get_u64(buf + OFF_WINDOW);
-	r->pos.row = (int64_t) get_u64(buf + OFF_ROW);
-	get_rng(buf + OFF_RNG_PASS, &r->pos.rng_pass);
-	get_rng(buf + OFF_RNG_WINDOW, &r->pos.rng_window);
-	get_rng(buf + OFF_RNG, &r->pos.rng);
+	resume = dl_le_get_u32(buf + OFF_RESUME);
+	done = dl_le_get_u32(buf + OFF_DONE);
+	r->total = (int64_t) dl_le_get_u64(buf + OFF_TOTAL);
+	r->pos.batches = (int64_t) dl_le_get_u64(buf + OFF_BATCHES);
+	r->pos.epoch = (int64_t) dl_le_get_u64(buf + OFF_EPOCH);
+	r->pos.window = (int64_t) dl_le_get_u64(buf + OFF_WINDOW);
+	r->pos.row = (int64_t) dl_le_get_u64(buf + OFF_ROW);
+	dl_le_get_rng(buf + OFF_RNG_PASS, &r->pos.rng_pass);
+	dl_le_get_rng(buf + OFF_RNG_WINDOW, &r->pos.rng_window);
+	dl_le_get_rng(buf + OFF_RNG, &r->pos.rng);
 	if (resume > 1 || done > 1)
 		return corrupt(err, "a flag is neither 0 nor 1");
 	if (!(isfinite(r->lr_factor) && r->lr_factor > 0.0))
