@@ -250,6 +250,10 @@ package_check() {
   (cd "$src" && dpkg-buildpackage -b -us -uc) || return 1
   echo "--- built in $((SECONDS - t)) s:"
   ls -l "$work"
+  for f in "$work"/*.deb; do
+    echo "--- dpkg -c $(basename "$f")"
+    dpkg -c "$f"
+  done
   for v in $(cd "$src" && pg_buildext supported-versions); do
     pkgs+=("postgresql-$v-madlib-dl")
   done
