@@ -61,9 +61,8 @@ DL_OLD_SYMBOL_0_1_0(madlib_dl__gp_initial_state)
 DL_OLD_SYMBOL_0_1_0(madlib_dl__gp_state_weights)
 DL_OLD_SYMBOL_0_1_0(madlib_dl__gp_visit_order)
 
-/* 0.1.0's evaluate and predict cores (now _evaluate_segment, _predict_batch). */
+/* 0.1.0's evaluate core (now _evaluate_segment); its _predict_rows is served (compat_predict.c). */
 DL_OLD_SYMBOL_0_1_0(madlib_dl__evaluate_run)
-DL_OLD_SYMBOL_0_1_0(madlib_dl__predict_rows)
 
 /* 0.1.0's memory check and CUDA status (the CUDA backend is gone). */
 DL_OLD_SYMBOL_0_1_0(madlib_dl__check_memory)
