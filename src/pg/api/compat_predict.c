@@ -35,6 +35,7 @@
 #include "pg_limits.h"
 #include "pg_model.h"
 #include "pg_util.h"
+#include "predict.h"
 
 /* 0.1.0's bounds: rows per forward pass, and one batch's input in bytes */
 #define OLD_PREDICT_BATCH_DEFAULT 1024
@@ -50,9 +51,8 @@ id_label(Datum id, bool isnull)
 
 /*
  * Copy one row's feature array (float8[], any dimensions, storage order)
- * into x, divided by nc.  x (in_size).  ERROR naming the row's id and the
- * column when the array is NULL, has another element count, or holds a
- * NULL, a NaN, an infinity or a value out of float32 range.
+ * into x, divided by nc.  x (in_size).  As 0.1.0 did, only the element
+ * count must be the model's input size (0.2.0's predict wants the shape).
  */
 static void
 copy_features(float *x, Datum arr_datum, bool arr_null, int64 in_size, double nc,
@@ -60,7 +60,6 @@ copy_features(float *x, Datum arr_datum, bool arr_null, int64 in_size, double nc
 {
 	ArrayType  *arr;
 	int64		n;
-	const float8 *v;
 
 	if (arr_null)
 		ereport(ERROR,
@@ -76,34 +75,7 @@ copy_features(float *x, Datum arr_datum, bool arr_null, int64 in_size, double nc
 						col, id_label(id, id_null), n, in_size),
 				 errhint("Every row's array must hold exactly the model's input size "
 						 "(the product of its input shape), in row-major order.")));
-	if (ARR_HASNULL(arr))
-	{
-		bits8	   *bitmap = ARR_NULLBITMAP(arr);
-
-		for (int64 j = 0; j < n; j++)
-			if (!(bitmap[j / 8] & (1 << (j % 8))))
-				ereport(ERROR,
-						(errcode(ERRCODE_NULL_VALUE_NOT_ALLOWED),
-						 errmsg("%s of the row with id %s has a NULL at position " INT64_FORMAT,
-								col, id_label(id, id_null), j + 1),
-						 errhint("Every feature must be a number; delete or fix the row.")));
-	}
-	/* no NULLs (checked above): the data follows the fixed overhead */
-	v = (const float8 *) ((const char *) arr + ARR_OVERHEAD_NONULLS(ARR_NDIM(arr)));
-	for (int64 j = 0; j < n; j++)
-	{
-		double		t = v[j] / nc;
-
-		if (!isfinite(v[j]) || !isfinite((float) t))
-			ereport(ERROR,
-					(errcode(ERRCODE_DATA_EXCEPTION),
-					 errmsg("%s of the row with id %s has %s at position " INT64_FORMAT,
-							col, id_label(id, id_null),
-							isnan(v[j]) ? "NaN" : isinf(v[j]) ? "an infinite value" :
-							"a value out of float32 range", j + 1),
-					 errhint("Every feature must be a finite number; delete or fix the row.")));
-		x[j] = (float) t;
-	}
+	dl_pg_predict_copy_values(x, arr, n, nc, col, id, id_null);
 }
 
 /*

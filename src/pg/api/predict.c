@@ -55,6 +55,7 @@
 #include "pg_limits.h"
 #include "pg_model.h"
 #include "pg_util.h"
+#include "predict.h"
 
 /* Upper bound of rows per forward pass. */
 #define PREDICT_BATCH_MAX 65536
@@ -79,6 +80,49 @@ append_shape(StringInfo buf, const int *dims, int n)
 }
 
 /*
+ * Copy the n values of arr (a float8[] of n elements, in storage order)
+ * into x, divided by nc.  x (n).  ERROR naming column col of the row with
+ * id id (NULL: id_null) when a value is NULL, NaN or infinite, or out of
+ * float32 range after the division.  0.1.0's _predict_rows reads its rows
+ * with it too (compat_predict.c).
+ */
+void
+dl_pg_predict_copy_values(float *x, ArrayType *arr, int64 n, double nc, const char *col,
+						  Datum id, bool id_null)
+{
+	const float8 *v;
+
+	if (ARR_HASNULL(arr))
+	{
+		bits8	   *bitmap = ARR_NULLBITMAP(arr);
+
+		for (int64 j = 0; j < n; j++)
+			if (!(bitmap[j / 8] & (1 << (j % 8))))
+				ereport(ERROR,
+						(errcode(ERRCODE_NULL_VALUE_NOT_ALLOWED),
+						 errmsg("%s of the row with id %s has a NULL at position " INT64_FORMAT,
+								col, id_label(id, id_null), j + 1),
+						 errhint("Every feature must be a number; delete or fix the row.")));
+	}
+	/* no NULLs (checked above), so the data follows the fixed overhead */
+	v = (const float8 *) ((const char *) arr + ARR_OVERHEAD_NONULLS(ARR_NDIM(arr)));
+	for (int64 j = 0; j < n; j++)
+	{
+		double		t = v[j] / nc;
+
+		if (!isfinite(v[j]) || !isfinite((float) t))
+			ereport(ERROR,
+					(errcode(ERRCODE_DATA_EXCEPTION),
+					 errmsg("%s of the row with id %s has %s at position " INT64_FORMAT,
+							col, id_label(id, id_null),
+							isnan(v[j]) ? "NaN" : isinf(v[j]) ? "an infinite value" :
+							"a value out of float32 range", j + 1),
+					 errhint("Every feature must be a finite number; delete or fix the row.")));
+		x[j] = (float) t;
+	}
+}
+
+/*
  * Copy one row's feature array into x, dividing by nc.
  *	 x (in_size)
  * arr is the row's float8[], read in storage order; its shape must be the
@@ -94,7 +138,6 @@ copy_features(float *x, Datum arr_datum, bool arr_null, const DlShape *in, int64
 {
 	ArrayType  *arr;
 	int64		n;
-	const float8 *v;
 	bool		same;
 
 	if (arr_null)
@@ -130,34 +173,7 @@ copy_features(float *x, Datum arr_datum, bool arr_null, const DlShape *in, int64
 				 errhint("Give every row an array of exactly the model's input shape %s "
 						 "(%lld values), in row-major order.", want.data, (long long) in_size)));
 	}
-	if (ARR_HASNULL(arr))
-	{
-		bits8	   *bitmap = ARR_NULLBITMAP(arr);
-
-		for (int64 j = 0; j < n; j++)
-			if (!(bitmap[j / 8] & (1 << (j % 8))))
-				ereport(ERROR,
-						(errcode(ERRCODE_NULL_VALUE_NOT_ALLOWED),
-						 errmsg("%s of the row with id %s has a NULL at position " INT64_FORMAT,
-								col, id_label(id, id_null), j + 1),
-						 errhint("Every feature must be a number; delete or fix the row.")));
-	}
-	/* no NULLs (checked above), so the data follows the fixed overhead */
-	v = (const float8 *) ((const char *) arr + ARR_OVERHEAD_NONULLS(ARR_NDIM(arr)));
-	for (int64 j = 0; j < n; j++)
-	{
-		double		t = v[j] / nc;
-
-		if (!isfinite(v[j]) || !isfinite((float) t))
-			ereport(ERROR,
-					(errcode(ERRCODE_DATA_EXCEPTION),
-					 errmsg("%s of the row with id %s has %s at position " INT64_FORMAT,
-							col, id_label(id, id_null),
-							isnan(v[j]) ? "NaN" : isinf(v[j]) ? "an infinite value" :
-							"a value out of float32 range", j + 1),
-					 errhint("Every feature must be a finite number; delete or fix the row.")));
-		x[j] = (float) t;
-	}
+	dl_pg_predict_copy_values(x, arr, n, nc, col, id, id_null);
 }
 
 /*

@@ -1,0 +1,28 @@
+/*-------------------------------------------------------------------------
+ *
+ * predict.h
+ *	  What predict.c shares: the copy of a row's feature values with their
+ *	  checks, for 0.1.0's _predict_rows (compat_predict.c) too.
+ *
+ * IDENTIFICATION
+ *	  src/pg/api/predict.h
+ *
+ *-------------------------------------------------------------------------
+ */
+#ifndef DL_PREDICT_H
+#define DL_PREDICT_H
+
+#include "postgres.h"
+
+#include "utils/array.h"
+
+/*
+ * Copy the n values of arr (a float8[] of n elements, in storage order)
+ * into x, divided by nc.  x (n).  ERROR naming column col of the row with
+ * id id (NULL: id_null) when a value is NULL, NaN or infinite, or out of
+ * float32 range after the division.
+ */
+void		dl_pg_predict_copy_values(float *x, ArrayType *arr, int64 n, double nc, const char *col,
+									  Datum id, bool id_null);
+
+#endif							/* DL_PREDICT_H */
