@@ -370,6 +370,24 @@ SELECT madlib_dl.predict_byom('no_such_arch_table', 2, 'iris_test', 'id', 'attri
 \echo :LAST_ERROR_SQLSTATE
 \set VERBOSITY default
 
+-- A float8[] that keeps a null bitmap after its only NULL was replaced
+-- (PL/pgSQL element assignment keeps it) predicts as the same values
+-- without one: its data starts after the bitmap.
+CREATE TABLE iris_bitmap (id integer, attributes float8[]);
+DO $$
+DECLARE
+    a float8[] := ARRAY[5.1, NULL, 1.4, 0.2];
+BEGIN
+    a[2] := 3.5;
+    INSERT INTO iris_bitmap VALUES (1, a), (2, ARRAY[5.1, 3.5, 1.4, 0.2]);
+END
+$$;
+SELECT count(*) FILTER (WHERE array_to_string(attributes, ',', 'x') = '5.1,3.5,1.4,0.2') AS same_values
+  FROM iris_bitmap;
+SELECT madlib_dl.madlib_keras_predict('iris_model', 'iris_bitmap', 'id', 'attributes', 'bitmap_out', 'prob');
+SELECT count(DISTINCT (class_value, prob)) = count(*) / 2 AS bitmap_row_predicts_the_same
+  FROM bitmap_out;
+
 SET client_min_messages = warning;
 DROP SCHEMA ep_test CASCADE;
 RESET client_min_messages;

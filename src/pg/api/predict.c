@@ -104,8 +104,9 @@ dl_pg_predict_copy_values(float *x, ArrayType *arr, int64 n, double nc, const ch
 								col, id_label(id, id_null), j + 1),
 						 errhint("Every feature must be a number; delete or fix the row.")));
 	}
-	/* no NULLs (checked above), so the data follows the fixed overhead */
-	v = (const float8 *) ((const char *) arr + ARR_OVERHEAD_NONULLS(ARR_NDIM(arr)));
+	/* no NULL elements (checked above); a null bitmap may still be there */
+	v = (const float8 *) ((const char *) arr + (ARR_HASNULL(arr) ? (Size) arr->dataoffset :
+												ARR_OVERHEAD_NONULLS(ARR_NDIM(arr))));
 	for (int64 j = 0; j < n; j++)
 	{
 		double		t = v[j] / nc;
