@@ -50,6 +50,8 @@ DROP FUNCTION madlib_dl._generate_model_configs(text[],text[],text,integer[],tex
 DROP FUNCTION madlib_dl._load_model_selection_table(text[],text[],text,integer[],text[],text[],text);
 DROP FUNCTION madlib_dl._ms_store(text[],text[],text,integer[],text[],text[]);
 DROP FUNCTION madlib_dl._ep_model(text[],integer);
+DROP FUNCTION madlib_dl._ep_output_size(json);
+DROP FUNCTION madlib_dl._ep_suffix(text[],text);
 DROP FUNCTION madlib_dl._predict_rows(json,bytea,regclass,text,text,double precision,integer);
 DROP FUNCTION madlib_dl._evaluate_run(regclass,text,text,json,bytea,text);
 DROP FUNCTION madlib_dl.fit(character varying,character varying,character varying,integer,character varying,character varying,integer,boolean,character varying,integer,boolean,character varying,character varying,character varying);
@@ -1904,7 +1906,7 @@ BEGIN
         compile_params::text,
         fit_params::text,
         num_iterations,
-        CASE WHEN validation IS NULL THEN NULL ELSE madlib_dl._table_given(validation) END,
+        madlib_dl._table_given(validation),
         object_table::text,
         freq,
         name::text,
@@ -2155,8 +2157,8 @@ CREATE FUNCTION madlib_dl._ep_model(mtbl text[], mst_key integer, OUT model_arch
 AS $function$
 DECLARE
     mrel regclass := madlib_dl._assert_table_exists(mtbl, 'model_table');
-    stbl text[] := madlib_dl._ep_suffix(mtbl, '_summary');
-    itbl text[] := madlib_dl._ep_suffix(mtbl, '_info');
+    stbl text[] := madlib_dl._table_with_suffix(mtbl, '_summary');
+    itbl text[] := madlib_dl._table_with_suffix(mtbl, '_info');
     srel regclass;
     irel regclass;
     multi boolean := madlib_dl._ep_has_column(mrel, 'mst_key');
@@ -2518,7 +2520,7 @@ CREATE FUNCTION madlib_dl._evaluate_io(model_arch json, model_weights bytea, com
  SET search_path TO 'pg_catalog', 'pg_temp'
 AS $function$
 DECLARE
-    tsum regclass := madlib_dl._table_oid(madlib_dl._ep_suffix(ttbl, '_summary'));
+    tsum regclass := madlib_dl._table_oid(madlib_dl._table_with_suffix(ttbl, '_summary'));
     deps text[] := model_deps;
     indeps text[] := model_indeps;
     k integer;
@@ -2590,7 +2592,7 @@ BEGIN
     -- it has one (validation_preprocessor_dl writes it), else the model's.
     dep := m.dependent_varname;
     indep := m.independent_varname;
-    tsum := madlib_dl._table_oid(madlib_dl._ep_suffix(ttbl, '_summary'));
+    tsum := madlib_dl._table_oid(madlib_dl._table_with_suffix(ttbl, '_summary'));
     PERFORM madlib_dl._assert_known_format(tsum, format('test_table "%s"', madlib_dl._table_label(ttbl)));
     IF tsum IS NOT NULL
        AND madlib_dl._ep_has_column(tsum, 'dependent_varname')
@@ -2659,7 +2661,7 @@ BEGIN
             kind, k, threshold);
         RETURN;
     END IF;
-    n_out := madlib_dl._ep_output_size(m.model_arch);
+    n_out := sizes[1];
     PERFORM madlib_dl._ep_check_pred_type(kind, k, threshold, n_out);
     n_cv := coalesce(array_length(m.class_values, 1), 0);
     IF m.class_values IS NULL THEN
@@ -2754,7 +2756,7 @@ BEGIN
             madlib_dl._ep_byom_class_values_io(class_values, sizes), kind, k, threshold);
         RETURN;
     END IF;
-    n_out := madlib_dl._ep_output_size(arch);
+    n_out := sizes[1];
     PERFORM madlib_dl._ep_check_pred_type(kind, k, threshold, n_out);
     IF class_values IS NULL THEN
         SELECT array_agg(i::text ORDER BY i) INTO class_values
@@ -3776,7 +3778,7 @@ BEGIN
         madlib_dl._table_sql(summary_tbl), cv.exprs)
     USING
         madlib_dl._table_given(source),                               -- as the user gave them
-        CASE WHEN validation IS NULL THEN NULL ELSE madlib_dl._table_given(validation) END,
+        madlib_dl._table_given(validation),
         madlib_dl._table_given(model),
         madlib_dl._table_given(info_tbl),
         ARRAY(SELECT jsonb_array_elements_text(psum->'dependent_varname')),
@@ -4132,7 +4134,7 @@ BEGIN
         madlib_dl._table_sql(summary_tbl), cv.exprs)
     USING
         madlib_dl._table_given(source),
-        CASE WHEN validation IS NULL THEN NULL ELSE madlib_dl._table_given(validation) END,
+        madlib_dl._table_given(validation),
         madlib_dl._table_given(model),
         madlib_dl._table_given(info_tbl),
         ARRAY(SELECT jsonb_array_elements_text(psum->'dependent_varname')),
@@ -5344,10 +5346,8 @@ BEGIN
                     'madlib_dl._ep_has_column(regclass,text)',
                     'madlib_dl._ep_id_type(regclass,text)',
                     'madlib_dl._ep_model(text[],integer)',
-                    'madlib_dl._ep_output_size(json)',
                     'madlib_dl._ep_output_sizes(json)',
                     'madlib_dl._ep_parse_pred_type(text)',
-                    'madlib_dl._ep_suffix(text[],text)',
                     'madlib_dl._ep_write_predictions(regclass,text,text,text[],json,bytea,double precision,text,text[],text,integer,double precision)',
                     'madlib_dl._ep_write_predictions_io(regclass,text,text[],text[],json,bytea,double precision,text[],jsonb,text,integer,double precision)',
                     'madlib_dl._evaluate(text[],text[],text[],boolean,integer)',

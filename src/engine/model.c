@@ -600,36 +600,33 @@ dl_model_memory_estimate(const DlModelSpec *spec, const DlMemoryUse *use,
 	return DL_OK;
 }
 
-DlStatus
-dl_model_perm_reserve(DlModel *m, int64_t N, DlError *err)
+/* Grow *buf (capacity *cap) to hold at least N int64s; its contents are not kept. */
+static DlStatus
+reserve_i64(DlModel *m, int64_t **buf, int64_t *cap, int64_t N, DlError *err)
 {
 	int64_t    *p;
 
-	if (N <= m->perm_cap)
+	if (N <= *cap)
 		return DL_OK;
 	p = dl_alloc_array(&m->alloc, (size_t) N, sizeof(int64_t), err);
 	if (p == NULL)
 		return err ? err->code : DL_ERR_NO_MEMORY;
-	dl_free(&m->alloc, m->perm);
-	m->perm = p;
-	m->perm_cap = N;
+	dl_free(&m->alloc, *buf);
+	*buf = p;
+	*cap = N;
 	return DL_OK;
+}
+
+DlStatus
+dl_model_perm_reserve(DlModel *m, int64_t N, DlError *err)
+{
+	return reserve_i64(m, &m->perm, &m->perm_cap, N, err);
 }
 
 DlStatus
 dl_model_order_reserve(DlModel *m, int64_t N, DlError *err)
 {
-	int64_t    *p;
-
-	if (N <= m->order_cap)
-		return DL_OK;
-	p = dl_alloc_array(&m->alloc, (size_t) N, sizeof(int64_t), err);
-	if (p == NULL)
-		return err ? err->code : DL_ERR_NO_MEMORY;
-	dl_free(&m->alloc, m->order);
-	m->order = p;
-	m->order_cap = N;
-	return DL_OK;
+	return reserve_i64(m, &m->order, &m->order_cap, N, err);
 }
 
 /* ---------------------------------------------------------------------

@@ -591,7 +591,7 @@ BEGIN
         compile_params::text,
         fit_params::text,
         num_iterations,
-        CASE WHEN validation IS NULL THEN NULL ELSE madlib_dl._table_given(validation) END,
+        madlib_dl._table_given(validation),
         object_table::text,
         freq,
         name::text,

@@ -54,13 +54,6 @@ LANGUAGE C VOLATILE PARALLEL UNSAFE ROWS 3;
 -- Internal helpers (names start with _ep_)
 -- ---------------------------------------------------------------------
 
--- {schema, table || suffix}: the companion tables of a model table.
-CREATE FUNCTION madlib_dl._ep_suffix(tbl text[], suffix text)
-RETURNS text[]
-LANGUAGE sql IMMUTABLE STRICT PARALLEL SAFE
-SET search_path = pg_catalog, pg_temp
-AS $$ SELECT ARRAY[tbl[1], tbl[2] || suffix] $$;
-
 -- True when rel has a (live) column named col.
 CREATE FUNCTION madlib_dl._ep_has_column(rel regclass, col text)
 RETURNS boolean
@@ -169,25 +162,6 @@ BEGIN
             USING ERRCODE = 'invalid_parameter_value',
                   HINT = 'Give a threshold p with 0.0 <= p < 1.0: the classes with prob > p are written.';
     END IF;
-END
-$$;
-
--- The number of values the model outputs per example (product of its
--- output shape: the class count of a classifier).
-CREATE FUNCTION madlib_dl._ep_output_size(model_arch json)
-RETURNS integer
-LANGUAGE plpgsql IMMUTABLE STRICT PARALLEL SAFE
-SET search_path = pg_catalog, pg_temp
-AS $$
-DECLARE
-    shape integer[] := (madlib_dl._arch_info(model_arch)).output_shape;
-    n bigint := 1;
-    d integer;
-BEGIN
-    FOREACH d IN ARRAY shape LOOP
-        n := n * d;
-    END LOOP;
-    RETURN n::integer;
 END
 $$;
 
@@ -312,8 +286,8 @@ SET search_path = pg_catalog, pg_temp
 AS $$
 DECLARE
     mrel regclass := madlib_dl._assert_table_exists(mtbl, 'model_table');
-    stbl text[] := madlib_dl._ep_suffix(mtbl, '_summary');
-    itbl text[] := madlib_dl._ep_suffix(mtbl, '_info');
+    stbl text[] := madlib_dl._table_with_suffix(mtbl, '_summary');
+    itbl text[] := madlib_dl._table_with_suffix(mtbl, '_info');
     srel regclass;
     irel regclass;
     multi boolean := madlib_dl._ep_has_column(mrel, 'mst_key');
@@ -758,7 +732,7 @@ LANGUAGE plpgsql VOLATILE SECURITY INVOKER
 SET search_path = pg_catalog, pg_temp
 AS $$
 DECLARE
-    tsum regclass := madlib_dl._table_oid(madlib_dl._ep_suffix(ttbl, '_summary'));
+    tsum regclass := madlib_dl._table_oid(madlib_dl._table_with_suffix(ttbl, '_summary'));
     deps text[] := model_deps;
     indeps text[] := model_indeps;
     k integer;
@@ -831,7 +805,7 @@ BEGIN
     -- it has one (validation_preprocessor_dl writes it), else the model's.
     dep := m.dependent_varname;
     indep := m.independent_varname;
-    tsum := madlib_dl._table_oid(madlib_dl._ep_suffix(ttbl, '_summary'));
+    tsum := madlib_dl._table_oid(madlib_dl._table_with_suffix(ttbl, '_summary'));
     PERFORM madlib_dl._assert_known_format(tsum, format('test_table "%s"', madlib_dl._table_label(ttbl)));
     IF tsum IS NOT NULL
        AND madlib_dl._ep_has_column(tsum, 'dependent_varname')
@@ -902,7 +876,7 @@ BEGIN
             kind, k, threshold);
         RETURN;
     END IF;
-    n_out := madlib_dl._ep_output_size(m.model_arch);
+    n_out := sizes[1];
     PERFORM madlib_dl._ep_check_pred_type(kind, k, threshold, n_out);
     n_cv := coalesce(array_length(m.class_values, 1), 0);
     IF m.class_values IS NULL THEN
@@ -1001,7 +975,7 @@ BEGIN
             madlib_dl._ep_byom_class_values_io(class_values, sizes), kind, k, threshold);
         RETURN;
     END IF;
-    n_out := madlib_dl._ep_output_size(arch);
+    n_out := sizes[1];
     PERFORM madlib_dl._ep_check_pred_type(kind, k, threshold, n_out);
     IF class_values IS NULL THEN
         SELECT array_agg(i::text ORDER BY i) INTO class_values

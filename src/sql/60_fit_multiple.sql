@@ -391,7 +391,7 @@ BEGIN
         madlib_dl._table_sql(summary_tbl), cv.exprs)
     USING
         madlib_dl._table_given(source),                               -- as the user gave them
-        CASE WHEN validation IS NULL THEN NULL ELSE madlib_dl._table_given(validation) END,
+        madlib_dl._table_given(validation),
         madlib_dl._table_given(model),
         madlib_dl._table_given(info_tbl),
         ARRAY(SELECT jsonb_array_elements_text(psum->'dependent_varname')),

@@ -13,9 +13,10 @@
  *	  functions leaves the server up.
  *
  *	  The symbols whose name still exists but whose arguments changed
- *	  check their caller where they are defined (dl_pg_require_current_sql
- *	  in fit.c, fit_multiple.c, progress.c, gp_agg.c; gpu.c serves the old
- *	  one-argument call).
+ *	  check their caller where they are defined (PG_NARGS,
+ *	  dl_pg_declared_argtype or the declared result type, in fit.c,
+ *	  fit_multiple.c, progress.c, gp_agg.c; gpu.c serves the old
+ *	  one-argument call; compat_predict.c serves _predict_rows).
  *
  * IDENTIFICATION
  *	  src/pg/api/compat.c

@@ -42,13 +42,6 @@
 #define OLD_PREDICT_BATCH_MAX 65536
 #define OLD_PREDICT_BATCH_BYTES ((int64) 64 * 1024 * 1024)
 
-/* The id of a fetched row for messages: its text, or NULL. */
-static const char *
-id_label(Datum id, bool isnull)
-{
-	return isnull ? "NULL" : TextDatumGetCString(id);
-}
-
 /*
  * Copy one row's feature array (float8[], any dimensions, storage order)
  * into x, divided by nc.  x (in_size).  As 0.1.0 did, only the element
@@ -64,7 +57,7 @@ copy_features(float *x, Datum arr_datum, bool arr_null, int64 in_size, double nc
 	if (arr_null)
 		ereport(ERROR,
 				(errcode(ERRCODE_NULL_VALUE_NOT_ALLOWED),
-				 errmsg("%s of the row with id %s is NULL", col, id_label(id, id_null)),
+				 errmsg("%s of the row with id %s is NULL", col, dl_pg_predict_id_label(id, id_null)),
 				 errhint("Every row needs its features; delete or fix the row.")));
 	arr = DatumGetArrayTypeP(arr_datum);
 	n = ArrayGetNItems(ARR_NDIM(arr), ARR_DIMS(arr));
@@ -72,7 +65,7 @@ copy_features(float *x, Datum arr_datum, bool arr_null, int64 in_size, double nc
 		ereport(ERROR,
 				(errcode(ERRCODE_DATA_EXCEPTION),
 				 errmsg("%s of the row with id %s has " INT64_FORMAT " values but the model takes " INT64_FORMAT,
-						col, id_label(id, id_null), n, in_size),
+						col, dl_pg_predict_id_label(id, id_null), n, in_size),
 				 errhint("Every row's array must hold exactly the model's input size "
 						 "(the product of its input shape), in row-major order.")));
 	dl_pg_predict_copy_values(x, arr, n, nc, col, id, id_null);
@@ -235,7 +228,7 @@ madlib_dl__predict_rows(PG_FUNCTION_ARGS)
 			bool		id_null;
 			Datum		id = SPI_getbinval(tt->vals[bad_row], tt->tupdesc, 1, &id_null);
 
-			dl_error_prefix(&err, "the row with id %s", id_label(id, id_null));
+			dl_error_prefix(&err, "the row with id %s", dl_pg_predict_id_label(id, id_null));
 			dl_pg_report(&err);
 		}
 		dl_pg_check(dl_model_predict(m->model, out, x, n, batch_size, &err), &err);

@@ -63,8 +63,8 @@
 #define PREDICT_BATCH_BYTES ((int64) 64 * 1024 * 1024)
 
 /* The id of a fetched row for messages: its text, or NULL. */
-static const char *
-id_label(Datum id, bool isnull)
+const char *
+dl_pg_predict_id_label(Datum id, bool isnull)
 {
 	return isnull ? "NULL" : TextDatumGetCString(id);
 }
@@ -101,7 +101,7 @@ dl_pg_predict_copy_values(float *x, ArrayType *arr, int64 n, double nc, const ch
 				ereport(ERROR,
 						(errcode(ERRCODE_NULL_VALUE_NOT_ALLOWED),
 						 errmsg("%s of the row with id %s has a NULL at position " INT64_FORMAT,
-								col, id_label(id, id_null), j + 1),
+								col, dl_pg_predict_id_label(id, id_null), j + 1),
 						 errhint("Every feature must be a number; delete or fix the row.")));
 	}
 	/* no NULL elements (checked above); a null bitmap may still be there */
@@ -115,7 +115,7 @@ dl_pg_predict_copy_values(float *x, ArrayType *arr, int64 n, double nc, const ch
 			ereport(ERROR,
 					(errcode(ERRCODE_DATA_EXCEPTION),
 					 errmsg("%s of the row with id %s has %s at position " INT64_FORMAT,
-							col, id_label(id, id_null),
+							col, dl_pg_predict_id_label(id, id_null),
 							isnan(v[j]) ? "NaN" : isinf(v[j]) ? "an infinite value" :
 							"a value out of float32 range", j + 1),
 					 errhint("Every feature must be a finite number; delete or fix the row.")));
@@ -144,7 +144,7 @@ copy_features(float *x, Datum arr_datum, bool arr_null, const DlShape *in, int64
 	if (arr_null)
 		ereport(ERROR,
 				(errcode(ERRCODE_NULL_VALUE_NOT_ALLOWED),
-				 errmsg("%s of the row with id %s is NULL", col, id_label(id, id_null)),
+				 errmsg("%s of the row with id %s is NULL", col, dl_pg_predict_id_label(id, id_null)),
 				 errhint("Every row needs its features; delete or fix the row.")));
 	arr = DatumGetArrayTypeP(arr_datum);
 	n = ArrayGetNItems(ARR_NDIM(arr), ARR_DIMS(arr));
@@ -166,7 +166,7 @@ copy_features(float *x, Datum arr_datum, bool arr_null, const DlShape *in, int64
 		ereport(ERROR,
 				(errcode(ERRCODE_DATA_EXCEPTION),
 				 errmsg("%s of the row with id %s has shape %s but the model's input shape is %s",
-						col, id_label(id, id_null), have.data, want.data),
+						col, dl_pg_predict_id_label(id, id_null), have.data, want.data),
 				 n == in_size ?
 				 errhint("The array has the right number of values in another layout (channels "
 						 "first against channels last?): give every row an array of exactly the "
@@ -515,7 +515,7 @@ predict_record(FunctionCallInfo fcinfo, PredictState *ps, Datum id, bool id_null
 		ereport(ERROR,
 				(errcode(ERRCODE_DATATYPE_MISMATCH),
 				 errmsg("the row with id %s gives %d feature arrays for a model of %d inputs",
-						id_label(id, id_null), desc->natts, ps->n_in),
+						dl_pg_predict_id_label(id, id_null), desc->natts, ps->n_in),
 				 errhint("Give one array per model input, ROW(a::float8[], b::float8[], ...).")));
 	}
 	tuple.t_len = HeapTupleHeaderGetDatumLength(rec);
@@ -530,7 +530,7 @@ predict_record(FunctionCallInfo fcinfo, PredictState *ps, Datum id, bool id_null
 			ereport(ERROR,
 					(errcode(ERRCODE_DATATYPE_MISMATCH),
 					 errmsg("feature array %d of the row with id %s is not a float8[]", k + 1,
-							id_label(id, id_null)),
+							dl_pg_predict_id_label(id, id_null)),
 					 errhint("Give one array per model input, ROW(a::float8[], b::float8[], ...).")));
 		}
 		arrs[k] = heap_getattr(&tuple, k + 1, desc, &nulls[k]);

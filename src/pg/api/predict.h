@@ -1,8 +1,9 @@
 /*-------------------------------------------------------------------------
  *
  * predict.h
- *	  What predict.c shares: the copy of a row's feature values with their
- *	  checks, for 0.1.0's _predict_rows (compat_predict.c) too.
+ *	  What predict.c shares with 0.1.0's _predict_rows (compat_predict.c):
+ *	  a row's id for messages, the copy of its feature values with their
+ *	  checks.
  *
  * IDENTIFICATION
  *	  src/pg/api/predict.h
@@ -15,6 +16,9 @@
 #include "postgres.h"
 
 #include "utils/array.h"
+
+/* The id of a fetched row for messages: its text, or "NULL". */
+const char *dl_pg_predict_id_label(Datum id, bool isnull);
 
 /*
  * Copy the n values of arr (a float8[] of n elements, in storage order)

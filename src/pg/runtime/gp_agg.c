@@ -563,17 +563,6 @@ step_result(FunctionCallInfo fcinfo, bytea *state, const DlSegStats *st, double 
 	return HeapTupleGetDatum(heap_form_tuple(tupdesc, values, nulls));
 }
 
-/* Seconds since start. */
-static double
-seconds_since(instr_time start)
-{
-	instr_time	now;
-
-	INSTR_TIME_SET_CURRENT(now);
-	INSTR_TIME_SUBTRACT(now, start);
-	return INSTR_TIME_GET_DOUBLE(now);
-}
-
 /*
  * The final functions: train (or evaluate) the step's state on the
  * group's partition.  A group without samples gives state NULL and n 0;
@@ -639,7 +628,7 @@ step_final(FunctionCallInfo fcinfo, bool train)
 			dl_seg_eval_step(m, (const uint8 *) VARDATA_ANY(step.state),
 							 VARSIZE_ANY_EXHDR(step.state), &part, NULL, cxt, &stats);
 	}
-	seconds = seconds_since(start);
+	seconds = dl_pg_seconds_since(start);
 	MemoryContextSwitchTo(caller);
 	result = step_result(fcinfo, state, &stats, seconds, stats.diverged ? stats.message : NULL);
 	MemoryContextDelete(cxt);
