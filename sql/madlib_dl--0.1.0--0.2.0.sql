@@ -1592,6 +1592,24 @@ BEGIN
 END
 $function$;
 
+CREATE FUNCTION madlib_dl._summary_int_list(v jsonb)
+ RETURNS integer[]
+ LANGUAGE sql
+ IMMUTABLE PARALLEL SAFE STRICT
+ SET search_path TO 'pg_catalog', 'pg_temp'
+AS $function$
+    SELECT CASE jsonb_typeof(v)
+               WHEN 'array' THEN ARRAY(SELECT jsonb_array_elements_text(v))::integer[]
+               WHEN 'number' THEN ARRAY[(v #>> '{}')::integer] END
+$function$;
+
+CREATE FUNCTION madlib_dl._summary_text_list(v jsonb)
+ RETURNS text[]
+ LANGUAGE sql
+ IMMUTABLE PARALLEL SAFE STRICT
+ SET search_path TO 'pg_catalog', 'pg_temp'
+AS $function$ SELECT CASE WHEN jsonb_typeof(v) = 'array' THEN ARRAY(SELECT jsonb_array_elements_text(v)) END $function$;
+
 CREATE FUNCTION madlib_dl._fit_vars(psum jsonb, OUT x_cols text[], OUT y_cols text[])
  RETURNS record
  LANGUAGE sql
@@ -1899,8 +1917,8 @@ BEGIN
     USING
         madlib_dl._table_given(source),                               -- source_table, as given
         madlib_dl._table_given(model),                                -- model
-        ARRAY(SELECT jsonb_array_elements_text(psum->'dependent_varname')),
-        ARRAY(SELECT jsonb_array_elements_text(psum->'independent_varname')),
+        vars.y_cols,
+        vars.x_cols,
         madlib_dl._table_given(arch_tbl),                             -- model_arch_table
         model_id,
         compile_params::text,
@@ -1917,12 +1935,8 @@ BEGIN
         t_end,
         r.metrics_elapsed_time,
         madlib_dl.version(),
-        CASE WHEN jsonb_typeof(psum->'num_classes') = 'array'
-             THEN ARRAY(SELECT jsonb_array_elements_text(psum->'num_classes'))::integer[]
-             WHEN psum->'num_classes' IS NOT NULL AND jsonb_typeof(psum->'num_classes') = 'number'
-             THEN ARRAY[(psum->>'num_classes')::integer] END,
-        CASE WHEN jsonb_typeof(psum->'dependent_vartype') = 'array'
-             THEN ARRAY(SELECT jsonb_array_elements_text(psum->'dependent_vartype')) END,
+        madlib_dl._summary_int_list(psum->'num_classes'),
+        madlib_dl._summary_text_list(psum->'dependent_vartype'),
         coalesce((psum->>'normalizing_const')::real, 1.0::real),
         params.metrics_type,
         params.loss_type,
@@ -3781,8 +3795,8 @@ BEGIN
         madlib_dl._table_given(validation),
         madlib_dl._table_given(model),
         madlib_dl._table_given(info_tbl),
-        ARRAY(SELECT jsonb_array_elements_text(psum->'dependent_varname')),
-        ARRAY(SELECT jsonb_array_elements_text(psum->'independent_varname')),
+        y_cols,
+        x_cols,
         arch_raw,                                                     -- as the selection table records it
         madlib_dl._table_given(mst),
         object_raw,                                                   -- object_table
@@ -3795,12 +3809,8 @@ BEGIN
         t_end,
         madlib_dl.version(),
         -- the class count (MADlib stores the number of dependent variables here)
-        CASE WHEN jsonb_typeof(psum->'num_classes') = 'array'
-             THEN ARRAY(SELECT jsonb_array_elements_text(psum->'num_classes'))::integer[]
-             WHEN jsonb_typeof(psum->'num_classes') = 'number'
-             THEN ARRAY[(psum->>'num_classes')::integer] END,
-        CASE WHEN jsonb_typeof(psum->'dependent_vartype') = 'array'
-             THEN ARRAY(SELECT jsonb_array_elements_text(psum->'dependent_vartype')) END,
+        madlib_dl._summary_int_list(psum->'num_classes'),
+        madlib_dl._summary_text_list(psum->'dependent_vartype'),
         coalesce((psum->>'normalizing_const')::real, 1.0::real),
         planned_iters,
         sched,
@@ -4137,8 +4147,8 @@ BEGIN
         madlib_dl._table_given(validation),
         madlib_dl._table_given(model),
         madlib_dl._table_given(info_tbl),
-        ARRAY(SELECT jsonb_array_elements_text(psum->'dependent_varname')),
-        ARRAY(SELECT jsonb_array_elements_text(psum->'independent_varname')),
+        y_cols,
+        x_cols,
         arch_raw,
         madlib_dl._table_given(mst),
         chk.method,
@@ -4152,12 +4162,8 @@ BEGIN
         t_start,
         t_end,
         madlib_dl.version(),
-        CASE WHEN jsonb_typeof(psum->'num_classes') = 'array'
-             THEN ARRAY(SELECT jsonb_array_elements_text(psum->'num_classes'))::integer[]
-             WHEN jsonb_typeof(psum->'num_classes') = 'number'
-             THEN ARRAY[(psum->>'num_classes')::integer] END,
-        CASE WHEN jsonb_typeof(psum->'dependent_vartype') = 'array'
-             THEN ARRAY(SELECT jsonb_array_elements_text(psum->'dependent_vartype')) END,
+        madlib_dl._summary_int_list(psum->'num_classes'),
+        madlib_dl._summary_text_list(psum->'dependent_vartype'),
         coalesce((psum->>'normalizing_const')::real, 1.0::real),
         use_caching,
         (results[1]).workers_launched;
@@ -4474,10 +4480,9 @@ DECLARE
     rel regclass := madlib_dl._assert_table_exists(src, 'source_table');
     psum jsonb := madlib_dl._fit_packed_summary(src, 'source_table');
 BEGIN
-    RETURN QUERY SELECT * FROM madlib_dl._partition_plan(rel,
-        ARRAY(SELECT jsonb_array_elements_text(psum->'independent_varname')),
-        ARRAY(SELECT jsonb_array_elements_text(psum->'dependent_varname')),
-        madlib_dl._fit_num_segments(src, rel, psum), use_caching);
+    RETURN QUERY SELECT p.* FROM madlib_dl._fit_vars(psum) v,
+        LATERAL madlib_dl._partition_plan(rel, v.x_cols, v.y_cols,
+                                          madlib_dl._fit_num_segments(src, rel, psum), use_caching) p;
 END
 $function$;
 
@@ -5464,6 +5469,8 @@ BEGIN
                     'madlib_dl._px_table_segments(text,regclass)',
                     'madlib_dl._replicated_clause(boolean)',
                     'madlib_dl._resolve_table(text,text)',
+                    'madlib_dl._summary_int_list(jsonb)',
+                    'madlib_dl._summary_text_list(jsonb)',
                     'madlib_dl._table_given(text[])',
                     'madlib_dl._table_label(text[])',
                     'madlib_dl._table_name_parts(text)',

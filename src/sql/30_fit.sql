@@ -207,6 +207,25 @@ BEGIN
 END
 $$;
 
+-- A packed summary's list as the fit summaries store it: num_classes
+-- (an array, or one number as MADlib stores it) as integer[];
+-- dependent_vartype (an array) as text[]; NULL otherwise.
+CREATE FUNCTION madlib_dl._summary_int_list(v jsonb)
+RETURNS integer[]
+LANGUAGE sql IMMUTABLE STRICT PARALLEL SAFE
+SET search_path = pg_catalog, pg_temp
+AS $$
+    SELECT CASE jsonb_typeof(v)
+               WHEN 'array' THEN ARRAY(SELECT jsonb_array_elements_text(v))::integer[]
+               WHEN 'number' THEN ARRAY[(v #>> '{}')::integer] END
+$$;
+
+CREATE FUNCTION madlib_dl._summary_text_list(v jsonb)
+RETURNS text[]
+LANGUAGE sql IMMUTABLE STRICT PARALLEL SAFE
+SET search_path = pg_catalog, pg_temp
+AS $$ SELECT CASE WHEN jsonb_typeof(v) = 'array' THEN ARRAY(SELECT jsonb_array_elements_text(v)) END $$;
+
 -- The variables of a packed table's summary (psum, _fit_packed_summary):
 -- x_cols its independent_varname list, y_cols its dependent_varname list.
 CREATE FUNCTION madlib_dl._fit_vars(psum jsonb, OUT x_cols text[], OUT y_cols text[])
@@ -584,8 +603,8 @@ BEGIN
     USING
         madlib_dl._table_given(source),                               -- source_table, as given
         madlib_dl._table_given(model),                                -- model
-        ARRAY(SELECT jsonb_array_elements_text(psum->'dependent_varname')),
-        ARRAY(SELECT jsonb_array_elements_text(psum->'independent_varname')),
+        vars.y_cols,
+        vars.x_cols,
         madlib_dl._table_given(arch_tbl),                             -- model_arch_table
         model_id,
         compile_params::text,
@@ -602,12 +621,8 @@ BEGIN
         t_end,
         r.metrics_elapsed_time,
         madlib_dl.version(),
-        CASE WHEN jsonb_typeof(psum->'num_classes') = 'array'
-             THEN ARRAY(SELECT jsonb_array_elements_text(psum->'num_classes'))::integer[]
-             WHEN psum->'num_classes' IS NOT NULL AND jsonb_typeof(psum->'num_classes') = 'number'
-             THEN ARRAY[(psum->>'num_classes')::integer] END,
-        CASE WHEN jsonb_typeof(psum->'dependent_vartype') = 'array'
-             THEN ARRAY(SELECT jsonb_array_elements_text(psum->'dependent_vartype')) END,
+        madlib_dl._summary_int_list(psum->'num_classes'),
+        madlib_dl._summary_text_list(psum->'dependent_vartype'),
         coalesce((psum->>'normalizing_const')::real, 1.0::real),
         params.metrics_type,
         params.loss_type,

@@ -283,8 +283,8 @@ BEGIN
         madlib_dl._table_given(validation),
         madlib_dl._table_given(model),
         madlib_dl._table_given(info_tbl),
-        ARRAY(SELECT jsonb_array_elements_text(psum->'dependent_varname')),
-        ARRAY(SELECT jsonb_array_elements_text(psum->'independent_varname')),
+        y_cols,
+        x_cols,
         arch_raw,
         madlib_dl._table_given(mst),
         chk.method,
@@ -298,12 +298,8 @@ BEGIN
         t_start,
         t_end,
         madlib_dl.version(),
-        CASE WHEN jsonb_typeof(psum->'num_classes') = 'array'
-             THEN ARRAY(SELECT jsonb_array_elements_text(psum->'num_classes'))::integer[]
-             WHEN jsonb_typeof(psum->'num_classes') = 'number'
-             THEN ARRAY[(psum->>'num_classes')::integer] END,
-        CASE WHEN jsonb_typeof(psum->'dependent_vartype') = 'array'
-             THEN ARRAY(SELECT jsonb_array_elements_text(psum->'dependent_vartype')) END,
+        madlib_dl._summary_int_list(psum->'num_classes'),
+        madlib_dl._summary_text_list(psum->'dependent_vartype'),
         coalesce((psum->>'normalizing_const')::real, 1.0::real),
         use_caching,
         (results[1]).workers_launched;

@@ -61,10 +61,9 @@ DECLARE
     rel regclass := madlib_dl._assert_table_exists(src, 'source_table');
     psum jsonb := madlib_dl._fit_packed_summary(src, 'source_table');
 BEGIN
-    RETURN QUERY SELECT * FROM madlib_dl._partition_plan(rel,
-        ARRAY(SELECT jsonb_array_elements_text(psum->'independent_varname')),
-        ARRAY(SELECT jsonb_array_elements_text(psum->'dependent_varname')),
-        madlib_dl._fit_num_segments(src, rel, psum), use_caching);
+    RETURN QUERY SELECT p.* FROM madlib_dl._fit_vars(psum) v,
+        LATERAL madlib_dl._partition_plan(rel, v.x_cols, v.y_cols,
+                                          madlib_dl._fit_num_segments(src, rel, psum), use_caching) p;
 END
 $$;
 

@@ -24,6 +24,7 @@
 
 #include <json-c/json.h>
 
+#include "fixture_cases.h"
 #include "unit_util.h"
 #include "madlib_dl/dl_keras.h"
 #include "madlib_dl/dl_model.h"
@@ -35,43 +36,6 @@
 /* without class_weight the weights must move at least this much more */
 #define SENSITIVITY 1e-3
 
-static json_object *
-member(json_object *o, const char *key)
-{
-	json_object *v;
-
-	if (!json_object_object_get_ex(o, key, &v))
-		fail_msg("fixture lacks \"%s\"", key);
-	return v;
-}
-
-/* The array member key as floats (malloc'd), its length into *n. */
-static float *
-floats(json_object *o, const char *key, size_t *n)
-{
-	json_object *a = member(o, key);
-	size_t		len = json_object_array_length(a);
-	float	   *out = malloc(sizeof(float) * (len > 0 ? len : 1));
-
-	for (size_t i = 0; i < len; i++)
-		out[i] = (float) json_object_get_double(json_object_array_get_idx(a, i));
-	*n = len;
-	return out;
-}
-
-static DlLossKind
-loss_of(const char *tfjs_name)
-{
-	if (strcmp(tfjs_name, "categoricalCrossentropy") == 0)
-		return DL_LOSS_CATEGORICAL_CROSSENTROPY;
-	if (strcmp(tfjs_name, "binaryCrossentropy") == 0)
-		return DL_LOSS_BINARY_CROSSENTROPY;
-	if (strcmp(tfjs_name, "meanSquaredError") == 0)
-		return DL_LOSS_MEAN_SQUARED_ERROR;
-	fail_msg("unknown loss %s in the fixture", tfjs_name);
-	return DL_LOSS_CATEGORICAL_CROSSENTROPY;
-}
-
 /*
  * Train case c with the engine, with its class_weight or without; the
  * final weights into out (P floats), the largest difference of the epoch
@@ -82,25 +46,25 @@ train_case(json_object *c, bool with_weights, float *out, size_t P, double *loss
 {
 	TestAllocCounter counter;
 	DlAllocator alloc = test_allocator(&counter);
-	const char *arch = json_object_to_json_string_ext(member(c, "model_arch"), JSON_C_TO_STRING_PLAIN);
+	const char *arch = json_object_to_json_string_ext(fx_member(c, "model_arch"), JSON_C_TO_STRING_PLAIN);
 	DlModelSpec *spec = NULL;
 	DlModel    *m = NULL;
 	DlOptimConfig o;
 	DlTrainConfig cfg;
 	DlError		err;
-	json_object *cwo = member(c, "class_weight");
+	json_object *cwo = fx_member(c, "class_weight");
 	float		cw[DL_CLASS_WEIGHT_MAX];
 	int64_t		n_cw = 0;
 	size_t		nx,
 				ny,
 				nw,
 				nl;
-	float	   *x = floats(c, "x", &nx);
-	float	   *y = floats(c, "y", &ny);
-	float	   *w0 = floats(c, "initial_weights", &nw);
-	float	   *losses = floats(c, "epoch_loss", &nl);
-	int64_t		n = json_object_get_int64(member(c, "n"));
-	int			epochs = json_object_get_int(member(c, "epochs"));
+	float	   *x = fx_floats(fx_member(c, "x"), &nx);
+	float	   *y = fx_floats(fx_member(c, "y"), &ny);
+	float	   *w0 = fx_floats(fx_member(c, "initial_weights"), &nw);
+	float	   *losses = fx_floats(fx_member(c, "epoch_loss"), &nl);
+	int64_t		n = json_object_get_int64(fx_member(c, "n"));
+	int			epochs = json_object_get_int(fx_member(c, "epochs"));
 
 	json_object_object_foreach(cwo, key, val)
 	{
@@ -112,18 +76,18 @@ train_case(json_object *c, bool with_weights, float *out, size_t P, double *loss
 		cw[k] = (float) json_object_get_double(val);
 	}
 	if (dl_keras_parse(arch, strlen(arch), &alloc, &spec, &err) != DL_OK)
-		fail_msg("%s: %s", json_object_get_string(member(c, "name")), err.msg);
+		fail_msg("%s: %s", json_object_get_string(fx_member(c, "name")), err.msg);
 	dl_optim_config_default(&o, DL_OPTIM_SGD);
-	o.lr = json_object_get_double(member(c, "lr"));
+	o.lr = json_object_get_double(fx_member(c, "lr"));
 	assert_int_equal(dl_model_create(spec, &o, &alloc, &m, &err), DL_OK);
 	assert_int_equal(nw, P);
 	assert_int_equal(dl_model_n_params(m), P);
 	assert_int_equal(dl_model_set_params(m, w0, nw, &err), DL_OK);
 
 	memset(&cfg, 0, sizeof(cfg));
-	cfg.loss = loss_of(json_object_get_string(member(c, "loss")));
+	cfg.loss = fx_loss_of(json_object_get_string(fx_member(c, "loss")));
 	cfg.metric = DL_METRIC_NONE;
-	cfg.batch_size = json_object_get_int64(member(c, "batch_size"));
+	cfg.batch_size = json_object_get_int64(fx_member(c, "batch_size"));
 	cfg.shuffle = false;
 	if (with_weights)
 	{
@@ -162,14 +126,14 @@ test_tfjs_fixture(void **state)
 				worst_l = 0;
 
 	assert_non_null(root);
-	cases = member(root, "cases");
+	cases = fx_member(root, "cases");
 	assert_true(json_object_array_length(cases) >= 4);
 	for (size_t i = 0; i < json_object_array_length(cases); i++)
 	{
 		json_object *c = json_object_array_get_idx(cases, i);
-		const char *name = json_object_get_string(member(c, "name"));
+		const char *name = json_object_get_string(fx_member(c, "name"));
 		size_t		P;
-		float	   *expect = floats(c, "final_weights", &P);
+		float	   *expect = fx_floats(fx_member(c, "final_weights"), &P);
 		float	   *got = malloc(sizeof(float) * P);
 		float	   *plain = malloc(sizeof(float) * P);
 		double		dw = 0,
