@@ -525,16 +525,43 @@ BEGIN
 END
 $$;
 
+-- The rows per forward pass of predict: batch_size (NULL: 1024), at
+-- most the rows rel has (at least 1), read without reading a column;
+-- 22023 outside 1..65536.  _predict_batch takes fewer when that many
+-- would be over madlib_dl.max_model_memory.
+CREATE FUNCTION madlib_dl._ep_batch_size(rel regclass, batch_size integer)
+RETURNS integer
+LANGUAGE plpgsql STABLE SECURITY INVOKER
+SET search_path = pg_catalog, pg_temp
+AS $$
+DECLARE
+    want integer := coalesce(batch_size, 1024);
+    n bigint;
+BEGIN
+    IF want < 1 OR want > 65536 THEN
+        RAISE EXCEPTION 'batch_size % is out of range', want
+            USING ERRCODE = 'invalid_parameter_value',
+                  HINT = 'Give the rows per forward pass, 1 to 65536, or NULL for 1024 (fewer are run '
+                         'when that many would be over madlib_dl.max_model_memory).';
+    END IF;
+    EXECUTE format('SELECT count(*) FROM (SELECT FROM %s LIMIT $1) s', rel) INTO n USING want;
+    RETURN greatest(1, least(want::bigint, n))::integer;
+END
+$$;
+
 -- Write the predictions for rel into otbl.  The id column keeps its
 -- name and type; class_value i is class_values[i] (NULL when the model
 -- has more outputs than class values, as for padded classes).  The rows
 -- of rel, then one flush row per segment (Greenplum) or one (here), go
--- through _predict_batch, which predicts them where they are read, 1024
--- rows per forward pass; the output keeps their order, each row's
--- classes by rank.
+-- through _predict_batch, which predicts them where they are read,
+-- batch_size rows per forward pass (NULL: 1024; never more than the
+-- table's rows, and fewer when the model's activations for that many
+-- would be over madlib_dl.max_model_memory); the output keeps their
+-- order, each row's classes by rank.
 CREATE FUNCTION madlib_dl._ep_write_predictions(rel regclass, id_col text, indep_col text,
     otbl text[], model_arch json, model_weights bytea, normalizing_const float8,
-    class_name text, class_values text[], kind text, k integer, threshold float8)
+    class_name text, class_values text[], kind text, k integer, threshold float8,
+    batch_size integer)
 RETURNS void
 LANGUAGE plpgsql VOLATILE SECURITY INVOKER
 SET search_path = pg_catalog, pg_temp
@@ -544,6 +571,7 @@ DECLARE
     cols text := ', (q.r).rank';
     filter text := '';
     max_rank integer;
+    batch integer := madlib_dl._ep_batch_size(rel, batch_size);
 BEGIN
     CASE kind
         WHEN 'prob' THEN NULL;
@@ -561,7 +589,7 @@ BEGIN
         'CREATE TABLE %s AS'
         ' SELECT (q.r).id::%s AS %I, $1::text AS class_name,'
         '        ($2::text[])[(q.r).class_index] AS class_value, (q.r).prob%s'
-        '   FROM (SELECT madlib_dl._predict_batch($3, $4, $5, 1024, $6, $7, s.i, s.x, s.flush) AS r'
+        '   FROM (SELECT madlib_dl._predict_batch($3, $4, $5, $8, $6, $7, s.i, s.x, s.flush) AS r'
         '           FROM (SELECT (t.%I)::pg_catalog.text AS i, (t.%I)::pg_catalog.float8[] AS x,'
         '                        false AS flush'
         '                   FROM %s t'
@@ -570,7 +598,8 @@ BEGIN
         madlib_dl._table_sql(otbl), id_type, id_col, cols, id_col, indep_col, rel,
         CASE WHEN madlib_dl._is_greenplum() THEN ' FROM gp_dist_random(''gp_id'')' ELSE '' END,
         filter)
-    USING class_name, class_values, model_arch, model_weights, normalizing_const, indep_col, max_rank;
+    USING class_name, class_values, model_arch, model_weights, normalizing_const, indep_col, max_rank,
+          batch;
 END
 $$;
 
@@ -583,7 +612,8 @@ $$;
 -- their own (MADlib ranks per id and class_name).
 CREATE FUNCTION madlib_dl._ep_write_predictions_io(rel regclass, id_col text, indep_cols text[],
     otbl text[], model_arch json, model_weights bytea, normalizing_const float8,
-    class_names text[], class_values jsonb, kind text, k integer, threshold float8)
+    class_names text[], class_values jsonb, kind text, k integer, threshold float8,
+    batch_size integer)
 RETURNS void
 LANGUAGE plpgsql VOLATILE SECURITY INVOKER
 SET search_path = pg_catalog, pg_temp
@@ -596,6 +626,7 @@ DECLARE
     feats text;
     cv jsonb := '[]';
     vals jsonb;
+    batch integer := madlib_dl._ep_batch_size(rel, batch_size);
 BEGIN
     CASE kind
         WHEN 'prob' THEN NULL;
@@ -625,7 +656,7 @@ BEGIN
         'CREATE TABLE %s AS'
         ' SELECT (q.r).id::%s AS %I, ($1::text[])[(q.r).output] AS class_name,'
         '        $2::jsonb -> ((q.r).output - 1) ->> ((q.r).class_index - 1) AS class_value, (q.r).prob%s'
-        '   FROM (SELECT madlib_dl._predict_batch_io($3, $4, $5, 1024, $6, $7, s.i, s.x, s.flush) AS r'
+        '   FROM (SELECT madlib_dl._predict_batch_io($3, $4, $5, $8, $6, $7, s.i, s.x, s.flush) AS r'
         '           FROM (SELECT (t.%I)::pg_catalog.text AS i, ROW(%s) AS x, false AS flush'
         '                   FROM %s t'
         '                 UNION ALL'
@@ -633,7 +664,8 @@ BEGIN
         madlib_dl._table_sql(otbl), id_type, id_col, cols, id_col, feats, rel,
         CASE WHEN madlib_dl._is_greenplum() THEN ' FROM gp_dist_random(''gp_id'')' ELSE '' END,
         filter)
-    USING class_names, cv, model_arch, model_weights, normalizing_const, indep_cols, max_rank;
+    USING class_names, cv, model_arch, model_weights, normalizing_const, indep_cols, max_rank,
+          batch;
 END
 $$;
 
@@ -840,7 +872,7 @@ $$;
 
 CREATE FUNCTION madlib_dl._predict(mtbl text[], ttbl text[], id_col text, independent_varname text,
                                    otbl text[], kind text, k integer, threshold float8,
-                                   use_gpus boolean, mst_key integer)
+                                   use_gpus boolean, mst_key integer, batch_size integer DEFAULT NULL)
 RETURNS void
 LANGUAGE plpgsql VOLATILE SECURITY INVOKER
 SET search_path = pg_catalog, pg_temp
@@ -873,7 +905,7 @@ BEGIN
         PERFORM madlib_dl._ep_check_pred_type(kind, k, threshold, (SELECT max(z) FROM unnest(sizes) z));
         PERFORM madlib_dl._ep_write_predictions_io(trel, id_col, cols, otbl, m.model_arch,
             m.model_weights, m.normalizing_const, m.dependent_varnames, m.class_values_list,
-            kind, k, threshold);
+            kind, k, threshold, batch_size);
         RETURN;
     END IF;
     n_out := sizes[1];
@@ -892,7 +924,7 @@ BEGIN
 
     PERFORM madlib_dl._ep_write_predictions(trel, id_col, independent_varname, otbl,
         m.model_arch, m.model_weights, m.normalizing_const,
-        m.dependent_varname, m.class_values, kind, k, threshold);
+        m.dependent_varname, m.class_values, kind, k, threshold, batch_size);
 END
 $$;
 
@@ -900,7 +932,8 @@ CREATE FUNCTION madlib_dl._predict_byom(atbl text[], model_id integer, ttbl text
                                         independent_varname text, otbl text[],
                                         kind text, k integer, threshold float8,
                                         use_gpus boolean, class_values text[],
-                                        normalizing_const float8, dependent_count integer)
+                                        normalizing_const float8, dependent_count integer,
+                                        batch_size integer DEFAULT NULL)
 RETURNS void
 LANGUAGE plpgsql VOLATILE SECURITY INVOKER
 SET search_path = pg_catalog, pg_temp
@@ -972,7 +1005,7 @@ BEGIN
         PERFORM madlib_dl._ep_write_predictions_io(trel, id_col, cols, otbl, arch, weights, nc,
             CASE WHEN cardinality(sizes) = 1 THEN ARRAY['dependent_var']
                  ELSE ARRAY(SELECT 'dependent_var_' || g FROM generate_series(0, cardinality(sizes) - 1) g) END,
-            madlib_dl._ep_byom_class_values_io(class_values, sizes), kind, k, threshold);
+            madlib_dl._ep_byom_class_values_io(class_values, sizes), kind, k, threshold, batch_size);
         RETURN;
     END IF;
     n_out := sizes[1];
@@ -985,7 +1018,7 @@ BEGIN
     END IF;
 
     PERFORM madlib_dl._ep_write_predictions(trel, id_col, independent_varname, otbl,
-        arch, weights, nc, 'dependent_var', class_values, kind, k, threshold);
+        arch, weights, nc, 'dependent_var', class_values, kind, k, threshold, batch_size);
 END
 $$;
 
@@ -1022,14 +1055,15 @@ CREATE FUNCTION madlib_dl.madlib_keras_predict(model_table varchar, test_table v
                                                output_table varchar,
                                                pred_type varchar DEFAULT 'prob',
                                                use_gpus boolean DEFAULT false,
-                                               mst_key integer DEFAULT NULL)
+                                               mst_key integer DEFAULT NULL,
+                                               batch_size integer DEFAULT NULL)
 RETURNS void
 LANGUAGE sql VOLATILE SECURITY INVOKER
 AS $$
     SELECT madlib_dl._predict(madlib_dl._resolve_table($1, 'model_table'),
                               madlib_dl._resolve_table($2, 'test_table'), $3, $4,
                               madlib_dl._resolve_table($5, 'output_table'),
-                              p.kind, p.k, p.threshold, $7, $8)
+                              p.kind, p.k, p.threshold, $7, $8, $9)
       FROM madlib_dl._ep_parse_pred_type($6) AS p
 $$;
 
@@ -1038,14 +1072,15 @@ CREATE FUNCTION madlib_dl.madlib_keras_predict(model_table varchar, test_table v
                                                output_table varchar,
                                                pred_type integer,
                                                use_gpus boolean DEFAULT false,
-                                               mst_key integer DEFAULT NULL)
+                                               mst_key integer DEFAULT NULL,
+                                               batch_size integer DEFAULT NULL)
 RETURNS void
 LANGUAGE sql VOLATILE SECURITY INVOKER
 AS $$
     SELECT madlib_dl._predict(madlib_dl._resolve_table($1, 'model_table'),
                               madlib_dl._resolve_table($2, 'test_table'), $3, $4,
                               madlib_dl._resolve_table($5, 'output_table'),
-                              'top_k', $6, NULL, $7, $8)
+                              'top_k', $6, NULL, $7, $8, $9)
 $$;
 
 CREATE FUNCTION madlib_dl.madlib_keras_predict(model_table varchar, test_table varchar,
@@ -1053,14 +1088,15 @@ CREATE FUNCTION madlib_dl.madlib_keras_predict(model_table varchar, test_table v
                                                output_table varchar,
                                                pred_type double precision,
                                                use_gpus boolean DEFAULT false,
-                                               mst_key integer DEFAULT NULL)
+                                               mst_key integer DEFAULT NULL,
+                                               batch_size integer DEFAULT NULL)
 RETURNS void
 LANGUAGE sql VOLATILE SECURITY INVOKER
 AS $$
     SELECT madlib_dl._predict(madlib_dl._resolve_table($1, 'model_table'),
                               madlib_dl._resolve_table($2, 'test_table'), $3, $4,
                               madlib_dl._resolve_table($5, 'output_table'),
-                              'threshold', NULL, $6, $7, $8)
+                              'threshold', NULL, $6, $7, $8, $9)
 $$;
 
 CREATE FUNCTION madlib_dl.predict(model_table varchar, test_table varchar,
@@ -1068,30 +1104,33 @@ CREATE FUNCTION madlib_dl.predict(model_table varchar, test_table varchar,
                                   output_table varchar,
                                   pred_type varchar DEFAULT 'prob',
                                   use_gpus boolean DEFAULT false,
-                                  mst_key integer DEFAULT NULL)
+                                  mst_key integer DEFAULT NULL,
+                                  batch_size integer DEFAULT NULL)
 RETURNS void
 LANGUAGE sql VOLATILE SECURITY INVOKER
-AS $$ SELECT madlib_dl.madlib_keras_predict($1, $2, $3, $4, $5, $6::varchar, $7, $8) $$;
+AS $$ SELECT madlib_dl.madlib_keras_predict($1, $2, $3, $4, $5, $6::varchar, $7, $8, $9) $$;
 
 CREATE FUNCTION madlib_dl.predict(model_table varchar, test_table varchar,
                                   id_col varchar, independent_varname varchar,
                                   output_table varchar,
                                   pred_type integer,
                                   use_gpus boolean DEFAULT false,
-                                  mst_key integer DEFAULT NULL)
+                                  mst_key integer DEFAULT NULL,
+                                  batch_size integer DEFAULT NULL)
 RETURNS void
 LANGUAGE sql VOLATILE SECURITY INVOKER
-AS $$ SELECT madlib_dl.madlib_keras_predict($1, $2, $3, $4, $5, $6::integer, $7, $8) $$;
+AS $$ SELECT madlib_dl.madlib_keras_predict($1, $2, $3, $4, $5, $6::integer, $7, $8, $9) $$;
 
 CREATE FUNCTION madlib_dl.predict(model_table varchar, test_table varchar,
                                   id_col varchar, independent_varname varchar,
                                   output_table varchar,
                                   pred_type double precision,
                                   use_gpus boolean DEFAULT false,
-                                  mst_key integer DEFAULT NULL)
+                                  mst_key integer DEFAULT NULL,
+                                  batch_size integer DEFAULT NULL)
 RETURNS void
 LANGUAGE sql VOLATILE SECURITY INVOKER
-AS $$ SELECT madlib_dl.madlib_keras_predict($1, $2, $3, $4, $5, $6::double precision, $7, $8) $$;
+AS $$ SELECT madlib_dl.madlib_keras_predict($1, $2, $3, $4, $5, $6::double precision, $7, $8, $9) $$;
 
 CREATE FUNCTION madlib_dl.madlib_keras_predict_byom(model_arch_table varchar, model_id integer,
                                                     test_table varchar, id_col varchar,
@@ -1101,14 +1140,15 @@ CREATE FUNCTION madlib_dl.madlib_keras_predict_byom(model_arch_table varchar, mo
                                                     use_gpus boolean DEFAULT false,
                                                     class_values text[] DEFAULT NULL,
                                                     normalizing_const double precision DEFAULT NULL,
-                                                    dependent_count integer DEFAULT 1)
+                                                    dependent_count integer DEFAULT 1,
+                                                    batch_size integer DEFAULT NULL)
 RETURNS void
 LANGUAGE sql VOLATILE SECURITY INVOKER
 AS $$
     SELECT madlib_dl._predict_byom(madlib_dl._resolve_table($1, 'model_arch_table'), $2,
                                    madlib_dl._resolve_table($3, 'test_table'), $4, $5,
                                    madlib_dl._resolve_table($6, 'output_table'),
-                                   p.kind, p.k, p.threshold, $8, $9, $10, $11)
+                                   p.kind, p.k, p.threshold, $8, $9, $10, $11, $12)
       FROM madlib_dl._ep_parse_pred_type($7) AS p
 $$;
 
@@ -1120,14 +1160,15 @@ CREATE FUNCTION madlib_dl.madlib_keras_predict_byom(model_arch_table varchar, mo
                                                     use_gpus boolean DEFAULT false,
                                                     class_values text[] DEFAULT NULL,
                                                     normalizing_const double precision DEFAULT NULL,
-                                                    dependent_count integer DEFAULT 1)
+                                                    dependent_count integer DEFAULT 1,
+                                                    batch_size integer DEFAULT NULL)
 RETURNS void
 LANGUAGE sql VOLATILE SECURITY INVOKER
 AS $$
     SELECT madlib_dl._predict_byom(madlib_dl._resolve_table($1, 'model_arch_table'), $2,
                                    madlib_dl._resolve_table($3, 'test_table'), $4, $5,
                                    madlib_dl._resolve_table($6, 'output_table'),
-                                   'top_k', $7, NULL, $8, $9, $10, $11)
+                                   'top_k', $7, NULL, $8, $9, $10, $11, $12)
 $$;
 
 CREATE FUNCTION madlib_dl.madlib_keras_predict_byom(model_arch_table varchar, model_id integer,
@@ -1138,14 +1179,15 @@ CREATE FUNCTION madlib_dl.madlib_keras_predict_byom(model_arch_table varchar, mo
                                                     use_gpus boolean DEFAULT false,
                                                     class_values text[] DEFAULT NULL,
                                                     normalizing_const double precision DEFAULT NULL,
-                                                    dependent_count integer DEFAULT 1)
+                                                    dependent_count integer DEFAULT 1,
+                                                    batch_size integer DEFAULT NULL)
 RETURNS void
 LANGUAGE sql VOLATILE SECURITY INVOKER
 AS $$
     SELECT madlib_dl._predict_byom(madlib_dl._resolve_table($1, 'model_arch_table'), $2,
                                    madlib_dl._resolve_table($3, 'test_table'), $4, $5,
                                    madlib_dl._resolve_table($6, 'output_table'),
-                                   'threshold', NULL, $7, $8, $9, $10, $11)
+                                   'threshold', NULL, $7, $8, $9, $10, $11, $12)
 $$;
 
 CREATE FUNCTION madlib_dl.predict_byom(model_arch_table varchar, model_id integer,
@@ -1155,10 +1197,11 @@ CREATE FUNCTION madlib_dl.predict_byom(model_arch_table varchar, model_id intege
                                        use_gpus boolean DEFAULT false,
                                        class_values text[] DEFAULT NULL,
                                        normalizing_const double precision DEFAULT NULL,
-                                       dependent_count integer DEFAULT 1)
+                                       dependent_count integer DEFAULT 1,
+                                       batch_size integer DEFAULT NULL)
 RETURNS void
 LANGUAGE sql VOLATILE SECURITY INVOKER
-AS $$ SELECT madlib_dl.madlib_keras_predict_byom($1, $2, $3, $4, $5, $6, $7::varchar, $8, $9, $10, $11) $$;
+AS $$ SELECT madlib_dl.madlib_keras_predict_byom($1, $2, $3, $4, $5, $6, $7::varchar, $8, $9, $10, $11, $12) $$;
 
 CREATE FUNCTION madlib_dl.predict_byom(model_arch_table varchar, model_id integer,
                                        test_table varchar, id_col varchar,
@@ -1167,10 +1210,11 @@ CREATE FUNCTION madlib_dl.predict_byom(model_arch_table varchar, model_id intege
                                        use_gpus boolean DEFAULT false,
                                        class_values text[] DEFAULT NULL,
                                        normalizing_const double precision DEFAULT NULL,
-                                       dependent_count integer DEFAULT 1)
+                                       dependent_count integer DEFAULT 1,
+                                       batch_size integer DEFAULT NULL)
 RETURNS void
 LANGUAGE sql VOLATILE SECURITY INVOKER
-AS $$ SELECT madlib_dl.madlib_keras_predict_byom($1, $2, $3, $4, $5, $6, $7::integer, $8, $9, $10, $11) $$;
+AS $$ SELECT madlib_dl.madlib_keras_predict_byom($1, $2, $3, $4, $5, $6, $7::integer, $8, $9, $10, $11, $12) $$;
 
 CREATE FUNCTION madlib_dl.predict_byom(model_arch_table varchar, model_id integer,
                                        test_table varchar, id_col varchar,
@@ -1179,10 +1223,11 @@ CREATE FUNCTION madlib_dl.predict_byom(model_arch_table varchar, model_id intege
                                        use_gpus boolean DEFAULT false,
                                        class_values text[] DEFAULT NULL,
                                        normalizing_const double precision DEFAULT NULL,
-                                       dependent_count integer DEFAULT 1)
+                                       dependent_count integer DEFAULT 1,
+                                       batch_size integer DEFAULT NULL)
 RETURNS void
 LANGUAGE sql VOLATILE SECURITY INVOKER
-AS $$ SELECT madlib_dl.madlib_keras_predict_byom($1, $2, $3, $4, $5, $6, $7::double precision, $8, $9, $10, $11) $$;
+AS $$ SELECT madlib_dl.madlib_keras_predict_byom($1, $2, $3, $4, $5, $6, $7::double precision, $8, $9, $10, $11, $12) $$;
 
 -- ---------------------------------------------------------------------
 -- Help text, as MADlib's fn() and fn('usage').

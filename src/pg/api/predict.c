@@ -26,9 +26,11 @@
  * The model is built and its weights loaded once per query and process,
  * after the memory check.  Batches hold up to batch_size rows (fewer when
  * the examples are large, so a batch's input stays near
- * PREDICT_BATCH_BYTES), as many as the SPI cursor of earlier versions
- * fetched, so the numbers are those of earlier versions.  Memory stays at
- * one batch plus the model.
+ * PREDICT_BATCH_BYTES, and fewer again when the model's activations for
+ * that many rows would be over madlib_dl.max_model_memory: the largest
+ * batch that fits, dl_limits_fit_batch), so a large image model predicts
+ * at the default limit.  Memory stays at one batch plus the model; the
+ * numbers do not depend on the batch.
  *
  * IDENTIFICATION
  *	  src/pg/api/predict.c
@@ -283,7 +285,9 @@ predict_model(PredictState *ps, text *arch, int32 batch_size)
 				 errhint("Predict with a model that reads its inputs.")));
 	/* row * 4 bytes fits easily: the engine bounds shapes far below 2^62 */
 	ps->rows_per_batch = Min((int64) batch_size, Max((int64) 1, PREDICT_BATCH_BYTES / (row * 4)));
-	/* the memory check, before the model is built */
+	/* the largest batch up to that which fits madlib_dl.max_model_memory */
+	ps->rows_per_batch = dl_limits_fit_batch(&job, ps->rows_per_batch);
+	/* the memory check, before the model is built: refuses a model one row overflows */
 	job.batch_size = ps->rows_per_batch;
 	(void) dl_limits_check_job(&job);
 	pfree(arch_s);
