@@ -39,6 +39,7 @@
 
 #include "madlib_dl/dl_keras.h"
 #include "madlib_dl/dl_spec.h"
+#include "madlib_dl/dl_weights.h"
 
 #include "pg_limits.h"
 
@@ -108,6 +109,32 @@ layer_of_param(const DlModelSpec *spec, size_t k)
 }
 
 /*
+ * The check of the values that shows weights in another order than
+ * Keras' (dl_weights_check_values: a BatchNormalization's negative
+ * moving_variance), for a model with a BatchNormalization layer: the n
+ * floats of buf are copied (aligned, host order) for it.
+ */
+static void
+check_weight_values(const DlModelSpec *spec, const uint8 *buf, size_t n)
+{
+	bool		any = false;
+	float	   *w;
+	DlError		err;
+
+	for (int i = 0; i < spec->n_layers && !any; i++)
+		any = spec->layers[i].kind == DL_LAYER_BATCHNORM;
+	if (!any || n == 0)
+		return;
+	/* n * 4 is the bytea's length, below 1 GB */
+	w = MemoryContextAllocHuge(CurrentMemoryContext, n * sizeof(float));
+	for (size_t k = 0; k < n; k++)
+		w[k] = read_le_float(buf, k);
+	dl_error_clear(&err);
+	dl_pg_check(dl_weights_check_values(spec, w, &err), &err);
+	pfree(w);
+}
+
+/*
  * Check that weights (a bytea) fits spec: exactly 4*P bytes, all values
  * finite.  Raises DATA_EXCEPTION naming the counts or the first bad value.
  */
@@ -140,6 +167,7 @@ check_weights(const DlModelSpec *spec, bytea *weights)
 							k + 1, layer_of_param(spec, k), isnan(f) ? "NaN" : "infinite"),
 					 errhint("Load finite weights, or leave model_weights NULL so that training initializes them.")));
 	}
+	check_weight_values(spec, buf, n);
 }
 
 /* A DlShape as an int[]; ERROR if a dimension does not fit in int4. */
@@ -389,4 +417,56 @@ madlib_dl_weights_from_array(PG_FUNCTION_ARGS)
 		write_le_float((uint8 *) VARDATA(out), (size_t) k, DatumGetFloat4(elems[k]));
 	}
 	PG_RETURN_BYTEA_P(out);
+}
+
+/*
+ * keras_model_weights(model_arch json) RETURNS TABLE (position int,
+ *     layer_name text, weight_name text, shape int[], first bigint,
+ *     count bigint)
+ *
+ * The weight tensors of the architecture in the order model_weights
+ * holds them, Keras' get_weights() order (position from 1): each
+ * layer's, layer by layer, as "layer/weight" names them in a TF.js
+ * weightsManifest; first is the tensor's first float in the block (from
+ * 1), count its floats.  STRICT in SQL.
+ */
+PG_FUNCTION_INFO_V1(madlib_dl_keras_model_weights);
+Datum
+madlib_dl_keras_model_weights(PG_FUNCTION_ARGS)
+{
+	ReturnSetInfo *rsinfo = (ReturnSetInfo *) fcinfo->resultinfo;
+	DlAllocator alloc = dl_pg_allocator(CurrentMemoryContext);
+	DlModelSpec *spec;
+	int32		pos = 0;
+
+	InitMaterializedSRF(fcinfo, 0);
+	if (rsinfo->setDesc->natts != 6)
+		elog(ERROR, "keras_model_weights must return 6 columns, is declared with %d",
+			 rsinfo->setDesc->natts);
+	spec = parse_arch(PG_GETARG_TEXT_PP(0), &alloc);
+	for (int i = 0; i < spec->n_layers; i++)
+	{
+		DlWeightTensor t[DL_LAYER_MAX_TENSORS];
+		int			n = dl_layer_weight_tensors(&spec->layers[i], t);
+
+		for (int k = 0; k < n; k++)
+		{
+			Datum		values[6];
+			bool		nulls[6] = {false, false, false, false, false, false};
+			DlShape		sh;
+
+			memset(&sh, 0, sizeof(sh));
+			sh.rank = t[k].rank;
+			memcpy(sh.dims, t[k].dims, sizeof(sh.dims));
+			values[0] = Int32GetDatum(++pos);
+			values[1] = CStringGetTextDatum(spec->layers[i].name);
+			values[2] = CStringGetTextDatum(t[k].name);
+			values[3] = PointerGetDatum(shape_to_array(&sh));
+			values[4] = Int64GetDatum(count_to_int64(t[k].offset) + 1);
+			values[5] = Int64GetDatum(count_to_int64(t[k].count));
+			tuplestore_putvalues(rsinfo->setResult, rsinfo->setDesc, values, nulls);
+		}
+	}
+	dl_model_spec_free(spec, &alloc);
+	return (Datum) 0;
 }
