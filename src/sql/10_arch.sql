@@ -51,6 +51,20 @@ RETURNS bytea
 AS 'MODULE_PATHNAME', 'madlib_dl_weights_from_array'
 LANGUAGE C IMMUTABLE STRICT PARALLEL SAFE;
 
+-- A model of a variable input shape ([null, null, null, 3]: any image
+-- size) bound to the shape of one example (NULL: 224 for each unknown
+-- size, what its weights are checked against); the same model when its
+-- input shape is fixed.  _arch_free_dims: how many sizes are unknown.
+CREATE FUNCTION madlib_dl._arch_bind_shape(model_arch json, shape integer[])
+RETURNS json
+AS 'MODULE_PATHNAME', 'madlib_dl__arch_bind_shape'
+LANGUAGE C IMMUTABLE PARALLEL SAFE;
+
+CREATE FUNCTION madlib_dl._arch_free_dims(model_arch json)
+RETURNS integer
+AS 'MODULE_PATHNAME', 'madlib_dl__arch_free_dims'
+LANGUAGE C IMMUTABLE STRICT PARALLEL SAFE;
+
 -- The weight tensors of model_arch in the order model_weights holds
 -- them, Keras' get_weights() order: layer by layer, each layer's as
 -- Keras lists them (Dense: kernel, bias; BatchNormalization: gamma, beta,

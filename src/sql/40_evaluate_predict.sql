@@ -947,6 +947,7 @@ DECLARE
     n_out integer;
     cols text[];
     sizes integer[];
+    shape integer[];
     nc float8 := coalesce(normalizing_const, 1.0);
 BEGIN
     PERFORM madlib_dl._ep_assert_no_gpus(use_gpus);
@@ -989,6 +990,21 @@ BEGIN
     -- the weights were checked against the architecture when loaded, but
     -- the table may have been changed since
     PERFORM madlib_dl._validate_arch(arch, weights);
+    -- a variable input shape ([null, null, null, 3]) is bound to the
+    -- first row's array dimensions; every row must have them
+    -- (_predict_batch refuses another shape, naming the row)
+    IF madlib_dl._arch_free_dims(arch) > 0 THEN
+        IF cardinality(cols) > 1 THEN
+            RAISE EXCEPTION 'model id % has a variable input shape and several inputs', model_id
+                USING ERRCODE = 'feature_not_supported',
+                      HINT = 'Give a model of several inputs fixed input shapes.';
+        END IF;
+        EXECUTE format('SELECT ARRAY(SELECT pg_catalog.array_length(t.%I, d)'
+                       '               FROM pg_catalog.generate_series(1, pg_catalog.array_ndims(t.%I)) d)'
+                       '  FROM %s t WHERE t.%I IS NOT NULL LIMIT 1', cols[1], cols[1], trel, cols[1])
+           INTO shape;
+        arch := madlib_dl._arch_bind_shape(arch, shape);
+    END IF;
 
     sizes := madlib_dl._ep_output_sizes(arch);
     IF dependent_count <> cardinality(sizes) THEN

@@ -67,6 +67,42 @@ parse_arch(text *arch, DlAllocator *alloc)
 	return spec;
 }
 
+/*
+ * The architecture arch with its unknown per-sample input dimensions
+ * bound to dims (rank of them; NULL: DL_KERAS_FREE_DIM_DEFAULT), as a
+ * new text in CurrentMemoryContext, and in *n_free how many there were.
+ * ERROR with the engine's message when the rank differs.
+ */
+static text *
+bind_arch(text *arch, const int64 *dims, int rank, int *n_free)
+{
+	DlAllocator alloc = dl_pg_allocator(CurrentMemoryContext);
+	DlError		err;
+	char	   *out = NULL;
+	text	   *t;
+
+	dl_error_clear(&err);
+	dl_pg_check(dl_keras_bind_shape(VARDATA_ANY(arch), VARSIZE_ANY_EXHDR(arch), (const int64_t *) dims,
+									rank, &alloc, &out, n_free, &err), &err);
+	t = cstring_to_text(out);
+	pfree(out);
+	return t;
+}
+
+/*
+ * arch, or for a model of a variable input shape, arch bound to
+ * DL_KERAS_FREE_DIM_DEFAULT: what the weights are checked against (their
+ * count does not depend on the spatial sizes).
+ */
+static text *
+arch_for_weights(text *arch)
+{
+	int			n_free;
+	text	   *bound = bind_arch(arch, NULL, 0, &n_free);
+
+	return n_free > 0 ? bound : arch;
+}
+
 /* Read the i-th little-endian float32 of buf (4*(i+1) bytes at least). */
 static float
 read_le_float(const uint8 *buf, size_t i)
@@ -217,7 +253,8 @@ madlib_dl__validate_arch(PG_FUNCTION_ARGS)
 				(errcode(ERRCODE_NULL_VALUE_NOT_ALLOWED),
 				 errmsg("model_arch must not be NULL"),
 				 errhint("Pass the JSON of Keras model.to_json().")));
-	spec = parse_arch(PG_GETARG_TEXT_PP(0), &alloc);
+	/* a variable input shape is bound per call; its weights do not depend on it */
+	spec = parse_arch(arch_for_weights(PG_GETARG_TEXT_PP(0)), &alloc);
 	/* an architecture whose weights cannot be stored is refused now, not after training */
 	dl_limits_check_weights(spec->n_params, "the model architecture");
 	if (!PG_ARGISNULL(1))
@@ -443,7 +480,7 @@ madlib_dl_keras_model_weights(PG_FUNCTION_ARGS)
 	if (rsinfo->setDesc->natts != 6)
 		elog(ERROR, "keras_model_weights must return 6 columns, is declared with %d",
 			 rsinfo->setDesc->natts);
-	spec = parse_arch(PG_GETARG_TEXT_PP(0), &alloc);
+	spec = parse_arch(arch_for_weights(PG_GETARG_TEXT_PP(0)), &alloc);
 	for (int i = 0; i < spec->n_layers; i++)
 	{
 		DlWeightTensor t[DL_LAYER_MAX_TENSORS];
@@ -469,4 +506,67 @@ madlib_dl_keras_model_weights(PG_FUNCTION_ARGS)
 	}
 	dl_model_spec_free(spec, &alloc);
 	return (Datum) 0;
+}
+
+/*
+ * _arch_bind_shape(model_arch json, shape int[]) RETURNS json
+ *
+ * model_arch with the unknown (null) per-sample dimensions of its input
+ * bound to shape (the rows' array dimensions; NULL:
+ * DL_KERAS_FREE_DIM_DEFAULT each): a model published with a variable input
+ * shape, [null, null, null, 3], then parses as one of that fixed shape.
+ * The same model when none is unknown.  22023 for a shape of another
+ * rank than the input's, NULL or non-positive elements.  STRICT on
+ * model_arch in SQL.
+ */
+PG_FUNCTION_INFO_V1(madlib_dl__arch_bind_shape);
+Datum
+madlib_dl__arch_bind_shape(PG_FUNCTION_ARGS)
+{
+	int64		dims[DL_MAX_RANK];
+	int			rank = 0;
+	int			n_free;
+
+	if (PG_ARGISNULL(0))
+		PG_RETURN_NULL();
+	if (!PG_ARGISNULL(1))
+	{
+		ArrayType  *a = PG_GETARG_ARRAYTYPE_P(1);
+		Datum	   *e;
+		bool	   *nulls;
+
+		deconstruct_array(a, INT4OID, sizeof(int32), true, TYPALIGN_INT, &e, &nulls, &rank);
+		if (ARR_NDIM(a) > 1 || rank < 1 || rank > DL_MAX_RANK)
+			ereport(ERROR,
+					(errcode(ERRCODE_INVALID_PARAMETER_VALUE),
+					 errmsg("shape must be a list of 1 to %d sizes, got %d", DL_MAX_RANK, rank),
+					 errhint("Give the shape of one example, e.g. '{32,32,3}'.")));
+		for (int i = 0; i < rank; i++)
+		{
+			if (nulls[i] || DatumGetInt32(e[i]) < 1)
+				ereport(ERROR,
+						(errcode(ERRCODE_INVALID_PARAMETER_VALUE),
+						 errmsg("shape element %d is %s", i + 1,
+								nulls[i] ? "NULL" : psprintf("%d", DatumGetInt32(e[i]))),
+						 errhint("Every size of the shape must be positive.")));
+			dims[i] = DatumGetInt32(e[i]);
+		}
+	}
+	PG_RETURN_TEXT_P(bind_arch(PG_GETARG_TEXT_PP(0), PG_ARGISNULL(1) ? NULL : dims, rank, &n_free));
+}
+
+/*
+ * _arch_free_dims(model_arch json) RETURNS int
+ *
+ * How many per-sample input dimensions of model_arch are unknown (null):
+ * 0 for a model of a fixed input shape.  STRICT in SQL.
+ */
+PG_FUNCTION_INFO_V1(madlib_dl__arch_free_dims);
+Datum
+madlib_dl__arch_free_dims(PG_FUNCTION_ARGS)
+{
+	int			n_free;
+
+	(void) bind_arch(PG_GETARG_TEXT_PP(0), NULL, 0, &n_free);
+	PG_RETURN_INT32(n_free);
 }

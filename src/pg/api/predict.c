@@ -174,7 +174,10 @@ copy_features(float *x, Datum arr_datum, bool arr_null, const DlShape *in, int64
 						 "first against channels last?): give every row an array of exactly the "
 						 "model's input shape, in row-major order.") :
 				 errhint("Give every row an array of exactly the model's input shape %s "
-						 "(%lld values), in row-major order.", want.data, (long long) in_size)));
+						 "(%lld values), in row-major order; a model of a variable input shape "
+						 "takes its shape from the first row: predict the rows of each shape in "
+						 "a call of their own (a view WHERE array_dims(x) = ...).",
+						 want.data, (long long) in_size)));
 	}
 	dl_pg_predict_copy_values(x, arr, n, nc, col, id, id_null);
 }
