@@ -46,8 +46,24 @@ SET madlib_dl.max_model_memory = '64MB';
 SELECT madlib_dl._check_model_memory('predict',
     ARRAY[madlib_dl._arch_bind_shape(:'vs_arch'::json, '{32,32,3}')::text], NULL, NULL, NULL,
     batch_size => 1024);
-SELECT madlib_dl.predict_byom('vs_models', 1, 'vs_many', 'id', 'x', 'vs_out_many', 'response');
+SELECT madlib_dl.predict_byom('vs_models', 1, 'vs_many', 'id', 'x', 'vs_out_many', 'response',
+                              batch_size => 1024);
 SELECT count(*) AS n, count(DISTINCT class_value) AS classes FROM vs_out_many;
+-- row mode (no batch_size: one row per forward pass, in parallel workers
+-- when the planner takes them): the same rows with and without workers
+SET max_parallel_workers_per_gather = 0;
+SELECT madlib_dl.predict_byom('vs_models', 1, 'vs_many', 'id', 'x', 'vs_out_serial', 'response');
+SET parallel_setup_cost = 0;
+SET parallel_tuple_cost = 0;
+SET min_parallel_table_scan_size = 0;
+SET max_parallel_workers_per_gather = 2;
+SELECT madlib_dl.predict_byom('vs_models', 1, 'vs_many', 'id', 'x', 'vs_out_parallel', 'response');
+RESET parallel_setup_cost;
+RESET parallel_tuple_cost;
+RESET min_parallel_table_scan_size;
+RESET max_parallel_workers_per_gather;
+SELECT count(*) AS n, bool_and(a.prob = b.prob) AS identical
+  FROM vs_out_serial a FULL JOIN vs_out_parallel b USING (id, class_value);
 -- too large for even one row: the error names the estimate, the limit and what helps
 SET madlib_dl.max_model_memory = '128kB';
 \set VERBOSITY default

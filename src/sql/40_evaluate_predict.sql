@@ -38,6 +38,20 @@ RETURNS SETOF record
 AS 'MODULE_PATHNAME', 'madlib_dl__predict_batch'
 LANGUAGE C VOLATILE PARALLEL UNSAFE ROWS 3;
 
+-- _predict_batch for parallel query: the same function, PARALLEL SAFE, for
+-- the query of predict's row mode (_ep_write_predictions), which calls it
+-- with batch_size 1 and no flush row, so that every parallel worker
+-- predicts the rows it scans (a batch could not be flushed at the end of
+-- a worker's share).  Its COST, a forward pass, lets the planner choose
+-- the workers.
+CREATE FUNCTION madlib_dl._predict_batch_par(model_arch json, model_weights bytea,
+    normalizing_const float8, batch_size integer, feature_col text, max_rank integer,
+    id_value text, features float8[], flush boolean,
+    OUT id text, OUT class_index integer, OUT prob float8, OUT rank integer)
+RETURNS SETOF record
+AS 'MODULE_PATHNAME', 'madlib_dl__predict_batch'
+LANGUAGE C VOLATILE PARALLEL SAFE COST 10000 ROWS 3;
+
 -- The same for any model (several inputs or outputs): features is a row
 -- of one float8[] per model input, in its order (feature_cols names
 -- them); each row's outputs come output after output, output 1-based,
@@ -554,10 +568,14 @@ $$;
 -- has more outputs than class values, as for padded classes).  The rows
 -- of rel, then one flush row per segment (Greenplum) or one (here), go
 -- through _predict_batch, which predicts them where they are read,
--- batch_size rows per forward pass (NULL: 1024; never more than the
--- table's rows, and fewer when the model's activations for that many
--- would be over madlib_dl.max_model_memory); the output keeps their
--- order, each row's classes by rank.
+-- batch_size rows per forward pass (never more than the table's rows,
+-- and fewer when the model's activations for that many would be over
+-- madlib_dl.max_model_memory); the output keeps their order, each row's
+-- classes by rank.  batch_size NULL on PostgreSQL is row mode: one row
+-- per forward pass by _predict_batch_par, without a flush row, so that
+-- parallel query runs it in every worker (all cores); a row's numbers are
+-- the same with any number of workers, and may differ from a batch's in
+-- the last bit of float32 (BLAS sums a batch in another order).
 CREATE FUNCTION madlib_dl._ep_write_predictions(rel regclass, id_col text, indep_col text,
     otbl text[], model_arch json, model_weights bytea, normalizing_const float8,
     class_name text, class_values text[], kind text, k integer, threshold float8,
@@ -565,13 +583,15 @@ CREATE FUNCTION madlib_dl._ep_write_predictions(rel regclass, id_col text, indep
 RETURNS void
 LANGUAGE plpgsql VOLATILE SECURITY INVOKER
 SET search_path = pg_catalog, pg_temp
+SET jit = off
 AS $$
 DECLARE
     id_type text := madlib_dl._ep_id_type(rel, id_col);
     cols text := ', (q.r).rank';
     filter text := '';
     max_rank integer;
-    batch integer := madlib_dl._ep_batch_size(rel, batch_size);
+    rowmode boolean := batch_size IS NULL AND NOT madlib_dl._is_greenplum();
+    batch integer := CASE WHEN rowmode THEN 1 ELSE madlib_dl._ep_batch_size(rel, batch_size) END;
 BEGIN
     CASE kind
         WHEN 'prob' THEN NULL;
@@ -585,6 +605,18 @@ BEGIN
                       HINT = 'Call predict or predict_byom, which choose the kind from pred_type.';
     END CASE;
 
+    IF rowmode THEN
+        EXECUTE format(
+            'CREATE TABLE %s AS'
+            ' SELECT (q.r).id::%s AS %I, $1::text AS class_name,'
+            '        ($2::text[])[(q.r).class_index] AS class_value, (q.r).prob%s'
+            '   FROM (SELECT madlib_dl._predict_batch_par($3, $4, $5, 1, $6, $7,'
+            '                (t.%I)::pg_catalog.text, (t.%I)::pg_catalog.float8[], false) AS r'
+            '           FROM %s t) q%s',
+            madlib_dl._table_sql(otbl), id_type, id_col, cols, id_col, indep_col, rel, filter)
+        USING class_name, class_values, model_arch, model_weights, normalizing_const, indep_col, max_rank;
+        RETURN;
+    END IF;
     EXECUTE format(
         'CREATE TABLE %s AS'
         ' SELECT (q.r).id::%s AS %I, $1::text AS class_name,'
