@@ -213,7 +213,7 @@ BEGIN
                 array_fill(''::text, ARRAY[cardinality(ids)]),
                 array_fill(NULL::text, ARRAY[cardinality(ids)]), chk.max_iterations,
                 freq, nseg, 1::bigint, tr.transport, tr.cluster, use_caching,
-                NULL, NULL)::madlib_dl._train_job,
+                NULL, NULL, NULL)::madlib_dl._train_job,
             chk.method, chk.params, compile_params_grid, fit_params_grid, random_state) r
         ORDER BY r.mst_key);
     t_end := clock_timestamp();
