@@ -151,6 +151,27 @@ SELECT abs(e.loss - i.validation_loss[array_position(i.metrics_iters, i.best_ite
          AS restored_is_best
   FROM fm_es_eval1 e, fm_es_info i WHERE i.mst_key = 1;
 
+-- 4b. automl (Hyperband, R=9): a configuration whose rate jumps stops
+--     within its rung and is never trained again; each stop is Keras'
+--     rule over its own history
+SET client_min_messages = warning;
+SELECT madlib_dl.madlib_keras_automl('iris_p2', 'hb_es', 'arch', 'hb_es_mst', ARRAY[1],
+    $${'loss': ['categorical_crossentropy'],
+       'optimizer_params_list': [{'optimizer': ['Adam'], 'learning_rate': [0.5, 0.01]}],
+       'metrics': ['accuracy']}$$,
+    $${'batch_size': [16], 'epochs': [1]}$$, 'hyperband', 'R=9, eta=3', 42, NULL, FALSE,
+    'iris_v2', 1, early_stopping => 'monitor=validation_loss, patience=1, restore_best=True');
+RESET client_min_messages;
+SELECT count(*) > 0 AS some_stopped,
+       bool_and(i.stopped_at_iteration = e.stop) AS stops_as_keras,
+       bool_and(i.best_iteration = e.best_it) AS best_as_keras,
+       bool_and(i.metrics_iters[array_upper(i.metrics_iters, 1)] = i.stopped_at_iteration)
+         AS not_trained_after
+  FROM hb_es_info i, es_expect(i.validation_loss, i.metrics_iters, 1, 0, false) e
+ WHERE i.stopped_at_iteration IS NOT NULL;
+SELECT bool_and(e.stop IS NULL OR e.stop = i.stopped_at_iteration) AS others_did_not_stop
+  FROM hb_es_info i, es_expect(i.validation_loss, i.metrics_iters, 1, 0, false) e;
+
 -- 5. bad options: clear errors before any work
 SELECT madlib_dl.fit('iris_p2', 'm_bad', 'arch', 1, :cp_jump, NULL, 2, FALSE, NULL, 1,
     early_stopping => 'monitor=validation_loss');
@@ -166,7 +187,12 @@ SELECT madlib_dl.fit('iris_p2', 'm_bad', 'arch', 1, :cp_jump, NULL, 2, FALSE, 'i
     early_stopping => repeat(' ', 2000) || 'patience=1');
 SELECT madlib_dl.fit_multiple('iris_p2', 'fm_bad', 'mst3', 2, FALSE, NULL, 1,
     early_stopping => 'monitor=val_loss');
-SELECT to_regclass('m_bad') IS NULL AND to_regclass('fm_bad') IS NULL AS nothing_written;
+SELECT madlib_dl.madlib_keras_automl('iris_p2', 'hb_bad', 'arch', 'hb_bad_mst', ARRAY[1],
+    $${'loss': ['categorical_crossentropy'], 'optimizer_params_list': [{'optimizer': ['Adam']}],
+       'metrics': ['accuracy']}$$, $${'batch_size': [16]}$$, 'hyperband', 'R=3, eta=3', 1,
+    NULL, FALSE, 'iris_v2', early_stopping => 'monitor=val_mae');
+SELECT to_regclass('m_bad') IS NULL AND to_regclass('fm_bad') IS NULL
+       AND to_regclass('hb_bad') IS NULL AS nothing_written;
 -- the internal check and the job: SQL-callable, checked the same way
 SELECT madlib_dl._check_early_stopping(NULL, NULL, NULL) IS NULL AS null_is_none,
        madlib_dl._check_early_stopping('  ', NULL, NULL) IS NULL AS blank_is_none,
