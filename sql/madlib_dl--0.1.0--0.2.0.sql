@@ -4064,7 +4064,9 @@ CREATE TYPE madlib_dl._automl_result AS (
     rung_promoted boolean[],
     training_seconds double precision,
     waiting_seconds double precision,
-    workers_launched integer
+    workers_launched integer,
+    stopped_at_iteration integer,
+    best_iteration integer
 );
 
 CREATE FUNCTION madlib_dl._automl_run(job madlib_dl._train_job, automl_method text, automl_params text, compile_params_grid text, fit_params_grid text, random_state integer)
@@ -4093,7 +4095,7 @@ BEGIN
 END
 $function$;
 
-CREATE FUNCTION madlib_dl._automl(source text[], model text[], arch_tbl text[], arch_raw text, mst text[], model_id_list integer[], compile_params_grid text, fit_params_grid text, automl_method text, automl_params text, random_state integer, object_table text[], use_gpus boolean, validation text[], metrics_compute_frequency integer, name text, description text, use_caching boolean)
+CREATE FUNCTION madlib_dl._automl(source text[], model text[], arch_tbl text[], arch_raw text, mst text[], model_id_list integer[], compile_params_grid text, fit_params_grid text, automl_method text, automl_params text, random_state integer, object_table text[], use_gpus boolean, validation text[], metrics_compute_frequency integer, name text, description text, use_caching boolean, early_stopping text)
  RETURNS void
  LANGUAGE plpgsql
  SET search_path TO 'pg_catalog', 'pg_temp'
@@ -4130,6 +4132,7 @@ DECLARE
     metric_types text[];
     params record;
     best record;
+    es text;                    -- early_stopping, canonical (NULL: none)
     cv record;                  -- _fit_class_values_columns
 BEGIN
     -- 1. arguments that need no table
@@ -4199,6 +4202,16 @@ BEGIN
     IF object_table IS NOT NULL THEN
         PERFORM madlib_dl._object_table_check(object_table, probe_compiles);
     END IF;
+    -- early_stopping: its series must exist for every value of the grids
+    FOR i IN 1 .. cardinality(probe_compiles) LOOP
+        BEGIN
+            es := madlib_dl._check_early_stopping(early_stopping, probe_compiles[i], validation IS NOT NULL);
+        EXCEPTION WHEN invalid_parameter_value THEN
+            RAISE EXCEPTION 'compile_params %: %', probe_compiles[i], SQLERRM
+                USING ERRCODE = 'invalid_parameter_value',
+                      HINT = 'Monitor a series every configuration has: the loss, or a metric every compile_params of the grid names.';
+        END;
+    END LOOP;
 
     -- 5. train over the transport (no table is written before this returns)
     tr := madlib_dl._job_transport(src_rel);
@@ -4212,7 +4225,7 @@ BEGIN
                 array_fill(''::text, ARRAY[cardinality(ids)]),
                 array_fill(NULL::text, ARRAY[cardinality(ids)]), chk.max_iterations,
                 freq, nseg, 1::bigint, tr.transport, tr.cluster, use_caching,
-                NULL, NULL, NULL)::madlib_dl._train_job,
+                NULL, NULL, es)::madlib_dl._train_job,
             chk.method, chk.params, compile_params_grid, fit_params_grid, random_state) r
         ORDER BY r.mst_key);
     t_end := clock_timestamp();
@@ -4241,7 +4254,8 @@ BEGIN
         '  validation_metrics double precision[], validation_loss double precision[],'
         '  metrics_iters integer[],%s rung integer, rung_iters integer[],'
         '  rung_losses double precision[], rung_metrics double precision[], rung_promoted boolean[],'
-        '  status text, training_seconds double precision, waiting_seconds double precision)',
+        '  status text, training_seconds double precision, waiting_seconds double precision,'
+        '  stopped_at_iteration integer, best_iteration integer)',
         madlib_dl._table_sql(info_tbl), CASE WHEN chk.method = 'hyperband' THEN ' s integer, i integer,' ELSE '' END);
     EXECUTE format(
         'INSERT INTO %s'
@@ -4255,7 +4269,7 @@ BEGIN
         '        r.validation_loss[array_upper(r.validation_loss, 1)],'
         '        r.validation_metrics, r.validation_loss, r.metrics_iters,%s r.rung, r.rung_iters,'
         '        r.rung_losses, r.rung_metrics, r.rung_promoted, r.status, r.training_seconds,'
-        '        r.waiting_seconds'
+        '        r.waiting_seconds, r.stopped_at_iteration, r.best_iteration'
         '   FROM unnest($1) WITH ORDINALITY AS r'
         '   JOIN unnest($2, $3) WITH ORDINALITY AS k(l, m, o) ON k.o = r.ordinality'
         '  ORDER BY r.mst_key', madlib_dl._table_sql(info_tbl),
@@ -4317,7 +4331,7 @@ BEGIN
 END
 $function$;
 
-CREATE FUNCTION madlib_dl.madlib_keras_automl(source_table character varying, model_output_table character varying, model_arch_table character varying, model_selection_table character varying, model_id_list integer[], compile_params_grid character varying, fit_params_grid character varying, automl_method character varying DEFAULT 'hyperband'::character varying, automl_params character varying DEFAULT NULL::character varying, random_state integer DEFAULT NULL::integer, object_table character varying DEFAULT NULL::character varying, use_gpus boolean DEFAULT false, validation_table character varying DEFAULT NULL::character varying, metrics_compute_frequency integer DEFAULT NULL::integer, name character varying DEFAULT NULL::character varying, description character varying DEFAULT NULL::character varying, use_caching boolean DEFAULT NULL::boolean)
+CREATE FUNCTION madlib_dl.madlib_keras_automl(source_table character varying, model_output_table character varying, model_arch_table character varying, model_selection_table character varying, model_id_list integer[], compile_params_grid character varying, fit_params_grid character varying, automl_method character varying DEFAULT 'hyperband'::character varying, automl_params character varying DEFAULT NULL::character varying, random_state integer DEFAULT NULL::integer, object_table character varying DEFAULT NULL::character varying, use_gpus boolean DEFAULT false, validation_table character varying DEFAULT NULL::character varying, metrics_compute_frequency integer DEFAULT NULL::integer, name character varying DEFAULT NULL::character varying, description character varying DEFAULT NULL::character varying, use_caching boolean DEFAULT NULL::boolean, early_stopping character varying DEFAULT NULL::character varying)
  RETURNS void
  LANGUAGE sql
 AS $function$
@@ -4330,7 +4344,7 @@ AS $function$
         CASE WHEN $11 IS NULL THEN NULL ELSE madlib_dl._resolve_table($11, 'object_table') END,
         $12,
         CASE WHEN $13 IS NULL THEN NULL ELSE madlib_dl._resolve_table($13, 'validation_table') END,
-        $14, $15, $16, $17)
+        $14, $15, $16, $17, $18)
 $function$;
 
 CREATE FUNCTION madlib_dl.hyperband_schedule(schedule_table character varying, r integer, eta integer DEFAULT 3, skip_last integer DEFAULT 0)
@@ -4372,7 +4386,8 @@ by model hopping over all virtual segments.
         metrics_compute_frequency INTEGER,  -- DEFAULT NULL: at the end of each rung only
         name                      VARCHAR,  -- DEFAULT NULL, stored in the summary
         description               VARCHAR,  -- DEFAULT NULL, stored in the summary
-        use_caching               BOOLEAN   -- DEFAULT NULL: cache partitions that fit madlib_dl.partition_memory, stream the rest; true: cache (54000 when one does not fit); false: stream
+        use_caching               BOOLEAN,  -- DEFAULT NULL: cache partitions that fit madlib_dl.partition_memory, stream the rest; true: cache (54000 when one does not fit); false: stream
+        early_stopping            VARCHAR   -- DEFAULT NULL; Keras' EarlyStopping for every configuration, e.g. 'monitor=validation_loss, patience=2, restore_best=True': a configuration that stops ends its rung there and is not trained again
     );
 
 Configurations are ranked by their loss (validation loss with a
@@ -5461,7 +5476,7 @@ BEGIN
                     'madlib_dl._assert_trusted_table(regclass,text)',
                     'madlib_dl._assert_warm_start_outputs(text[],text,text[],text[],text[],text,text[],text)',
                     'madlib_dl._assert_writable_table(regclass,text)',
-                    'madlib_dl._automl(text[],text[],text[],text,text[],integer[],text,text,text,text,integer,text[],boolean,text[],integer,text,text,boolean)',
+                    'madlib_dl._automl(text[],text[],text[],text,text[],integer[],text,text,text,text,integer,text[],boolean,text[],integer,text,text,boolean,text)',
                     'madlib_dl._automl_check(text,text)',
                     'madlib_dl._automl_probe(integer[],text,text)',
                     'madlib_dl._automl_run(madlib_dl._train_job,text,text,text,text,integer)',
@@ -5658,7 +5673,7 @@ BEGIN
                     'madlib_dl.load_top_k_accuracy_function(character varying,integer)',
                     'madlib_dl.madlib_keras_automl()',
                     'madlib_dl.madlib_keras_automl(character varying)',
-                    'madlib_dl.madlib_keras_automl(character varying,character varying,character varying,character varying,integer[],character varying,character varying,character varying,character varying,integer,character varying,boolean,character varying,integer,character varying,character varying,boolean)',
+                    'madlib_dl.madlib_keras_automl(character varying,character varying,character varying,character varying,integer[],character varying,character varying,character varying,character varying,integer,character varying,boolean,character varying,integer,character varying,character varying,boolean,character varying)',
                     'madlib_dl.madlib_keras_evaluate()',
                     'madlib_dl.madlib_keras_evaluate(character varying)',
                     'madlib_dl.madlib_keras_evaluate(character varying,character varying,character varying,boolean,integer)',
