@@ -160,17 +160,17 @@ SELECT madlib_dl.madlib_keras_automl('iris_p2', 'hb_es', 'arch', 'hb_es_mst', AR
        'optimizer_params_list': [{'optimizer': ['Adam'], 'learning_rate': [0.5, 0.01]}],
        'metrics': ['accuracy']}$$,
     $${'batch_size': [16], 'epochs': [1]}$$, 'hyperband', 'R=9, eta=3', 42, NULL, FALSE,
-    'iris_v2', 1, early_stopping => 'monitor=validation_loss, patience=1, restore_best=True');
+    'iris_v2', 1, early_stopping => 'monitor=validation_loss, patience=0, restore_best=True');
 RESET client_min_messages;
 SELECT count(*) > 0 AS some_stopped,
        bool_and(i.stopped_at_iteration = e.stop) AS stops_as_keras,
        bool_and(i.best_iteration = e.best_it) AS best_as_keras,
        bool_and(i.metrics_iters[array_upper(i.metrics_iters, 1)] = i.stopped_at_iteration)
          AS not_trained_after
-  FROM hb_es_info i, es_expect(i.validation_loss, i.metrics_iters, 1, 0, false) e
+  FROM hb_es_info i, es_expect(i.validation_loss, i.metrics_iters, 0, 0, false) e
  WHERE i.stopped_at_iteration IS NOT NULL;
 SELECT bool_and(e.stop IS NULL OR e.stop = i.stopped_at_iteration) AS others_did_not_stop
-  FROM hb_es_info i, es_expect(i.validation_loss, i.metrics_iters, 1, 0, false) e;
+  FROM hb_es_info i, es_expect(i.validation_loss, i.metrics_iters, 0, 0, false) e;
 
 -- 5. bad options: clear errors before any work
 SELECT madlib_dl.fit('iris_p2', 'm_bad', 'arch', 1, :cp_jump, NULL, 2, FALSE, NULL, 1,
