@@ -201,4 +201,28 @@ SELECT count(*) FROM madlib_dl._fit_run(madlib_dl._make_train_job('iris_p2', 'at
     'class_text', ARRAY[(SELECT model_arch::text FROM arch)], ARRAY[:cp_jump], 1,
     num_segments => 2, early_stopping => 'monitor=val_accuracy'));
 
+-- 6. restore_best's copy of the state counts in the memory check: with the
+--    limit just above fit's estimate, fit passes and fit with restore_best
+--    fails before it starts (54000)
+SELECT ceil(madlib_dl._check_model_memory('fit', ARRAY[(SELECT model_arch::text FROM arch)],
+    ARRAY[:cp_jump], ARRAY['batch_size=16, seed=7'], NULL, 4, 1, 2) / 1024)::int AS limit_kb \gset
+SET madlib_dl.max_model_memory = :limit_kb;
+SET client_min_messages = warning;
+SELECT madlib_dl.fit('iris_p2', 'm_mem', 'arch', 1, :cp_jump, 'batch_size=16, seed=7', 4,
+    FALSE, 'iris_v2', 1, early_stopping => 'patience=1');
+DO $$
+BEGIN
+    PERFORM madlib_dl.fit('iris_p2', 'm_mem2', 'arch', 1,
+        $c$loss='categorical_crossentropy', optimizer='Adam(learning_rate=PiecewiseConstantDecay([16], [0.01, 0.5]))', metrics=['accuracy']$c$,
+        'batch_size=16, seed=7', 4, FALSE, 'iris_v2', 1,
+        early_stopping => 'patience=1, restore_best=True');
+    RAISE NOTICE 'restore_best: no error';
+EXCEPTION WHEN program_limit_exceeded THEN
+    RAISE WARNING 'restore_best: 54000, the best copy is counted';
+END
+$$;
+RESET client_min_messages;
+RESET madlib_dl.max_model_memory;
+SELECT to_regclass('m_mem') IS NOT NULL AS fit_ran, to_regclass('m_mem2') IS NULL AS nothing_written;
+
 DROP SCHEMA es_test CASCADE;
