@@ -11,11 +11,15 @@
 #                          every row read and its array detoasted
 #   copy_rows_per_s        CREATE TABLE AS SELECT id, x: the scan, written
 #   predict_response_rows_per_s  predict_byom(..., 'response'): one output
-#                          row per input row
+#                          row per input row; row mode, parallel workers
 #   predict_prob_rows_per_s      predict_byom(..., 'prob'): ten output rows
 #                          per input row (MADlib's default)
-#   evaluate_rows_per_s    madlib_keras_evaluate on the table packed by
-#                          validation_preprocessor_dl (packing not timed)
+#   predict_response_one_process_rows_per_s  the same with
+#                          max_parallel_workers_per_gather = 0
+#   predict_response_batch_1024_rows_per_s   batch_size => 1024: batches of
+#                          1024 rows in one process
+#   parallel_equals_one_process  the rows of a parallel and a one-process
+#                          run are identical
 #   workers                max_parallel_workers_per_gather of the session
 # and the ratios predict / scan.  Needs fashion_train in the database.
 set -euo pipefail
@@ -61,14 +65,26 @@ scan=$(best "$N" "SELECT sum(cardinality(x)) FROM fashion_train")
 echo "scan_rows_per_s $scan"
 copy=$(best "$N" "CREATE TABLE pb_copy AS SELECT id, x FROM fashion_train")
 echo "copy_rows_per_s $copy"
-resp=$(best "$N" "SELECT madlib_dl.predict_byom('pb_arch', 1, 'fashion_train', 'id', 'x', 'pb_out', 'response', normalizing_const => 255)")
+P="SELECT madlib_dl.predict_byom('pb_arch', 1, 'fashion_train', 'id', 'x', 'pb_out'"
+resp=$(best "$N" "$P, 'response', normalizing_const => 255)")
 echo "predict_response_rows_per_s $resp"
-prob=$(best "$N" "SELECT madlib_dl.predict_byom('pb_arch', 1, 'fashion_train', 'id', 'x', 'pb_out', 'prob', normalizing_const => 255)")
+prob=$(best "$N" "$P, 'prob', normalizing_const => 255)")
 echo "predict_prob_rows_per_s $prob"
-"${PSQL[@]}" -c "SELECT madlib_dl.validation_preprocessor_dl('fashion_train', 'pb_packed', 'y', 'x', 'fashion_train', 255, 10)" >/dev/null 2>&1 || \
-"${PSQL[@]}" -c "SELECT madlib_dl.training_preprocessor_dl('fashion_train', 'pb_packed', 'y', 'x', NULL, 255)" >/dev/null
-"${PSQL[@]}" <<'SQL' >/dev/null
-CREATE TABLE pb_model AS SELECT model_arch, model_weights FROM pb_arch WHERE model_id = 1;
+one=$(best "$N" "SET max_parallel_workers_per_gather = 0; $P, 'response', normalizing_const => 255)")
+echo "predict_response_one_process_rows_per_s $one"
+batched=$(best "$N" "$P, 'response', normalizing_const => 255, batch_size => 1024)")
+echo "predict_response_batch_1024_rows_per_s $batched"
+# the rows of a parallel run and of a one-process run: identical?
+"${PSQL[@]}" <<SQL
+SET client_min_messages = warning;
+DROP TABLE IF EXISTS pb_par, pb_one, pb_out;
+$P, 'prob', normalizing_const => 255);
+ALTER TABLE pb_out RENAME TO pb_par;
+SET max_parallel_workers_per_gather = 0;
+$P, 'prob', normalizing_const => 255);
+ALTER TABLE pb_out RENAME TO pb_one;
+SELECT 'parallel_equals_one_process ' || (count(*) = 10 * $N AND bool_and(a.prob = b.prob AND a.rank = b.rank))
+  FROM pb_par a JOIN pb_one b USING (id, class_value);
 SQL
 echo "predict_response_over_scan $(awk -v a="$resp" -v b="$scan" 'BEGIN { printf "%.3f", a / b }')"
 echo "predict_prob_over_scan $(awk -v a="$prob" -v b="$scan" 'BEGIN { printf "%.3f", a / b }')"
