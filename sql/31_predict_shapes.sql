@@ -58,6 +58,12 @@ SET parallel_tuple_cost = 0;
 SET min_parallel_table_scan_size = 0;
 SET max_parallel_workers_per_gather = 2;
 SELECT madlib_dl.predict_byom('vs_models', 1, 'vs_many', 'id', 'x', 'vs_out_parallel', 'response');
+-- the query of row mode runs in parallel workers (a Gather over a parallel scan)
+SELECT model_weights AS vs_w FROM vs_models WHERE model_id = 1 \gset
+PREPARE vs_rowmode(json, bytea) AS
+  SELECT madlib_dl._predict_batch_par($1, $2, 1.0, 1, 'x', 1, t.id::text, t.x, false) FROM vs_many t;
+EXPLAIN (COSTS OFF) EXECUTE vs_rowmode(madlib_dl._arch_bind_shape(:'vs_arch'::json, '{32,32,3}'), :'vs_w');
+DEALLOCATE vs_rowmode;
 RESET parallel_setup_cost;
 RESET parallel_tuple_cost;
 RESET min_parallel_table_scan_size;

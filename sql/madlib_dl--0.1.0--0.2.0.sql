@@ -2374,7 +2374,7 @@ CREATE FUNCTION madlib_dl._predict_batch(model_arch json, model_weights bytea, n
  ROWS 3
 AS '$libdir/madlib_dl', $function$madlib_dl__predict_batch$function$;
 
-CREATE FUNCTION madlib_dl._predict_batch_par(model_arch json, model_weights bytea, normalizing_const double precision, batch_size integer, feature_col text, max_rank integer, id_value text, features double precision[], flush boolean, OUT id text, OUT class_index integer, OUT prob double precision, OUT rank integer)
+CREATE FUNCTION madlib_dl._predict_batch_par(model_arch json, model_weights bytea, normalizing_const double precision, batch_size integer, feature_col text, max_rank integer, id_value text, features anyarray, flush boolean, OUT id text, OUT class_index integer, OUT prob double precision, OUT rank integer)
  RETURNS SETOF record
  LANGUAGE c
  PARALLEL SAFE COST 10000 ROWS 3
@@ -2762,7 +2762,14 @@ DECLARE
     max_rank integer;
     rowmode boolean := batch_size IS NULL AND NOT madlib_dl._is_greenplum();
     batch integer := CASE WHEN rowmode THEN 1 ELSE madlib_dl._ep_batch_size(rel, batch_size) END;
+    feat text := format('(t.%I)::pg_catalog.float8[]', indep_col);
 BEGIN
+    -- a real[] or float8[] column goes to row mode as it is stored
+    IF (SELECT t.typelem FROM pg_catalog.pg_attribute a JOIN pg_catalog.pg_type t ON t.oid = a.atttypid
+         WHERE a.attrelid = rel AND a.attname = indep_col AND NOT a.attisdropped)
+       IN ('pg_catalog.float4'::pg_catalog.regtype, 'pg_catalog.float8'::pg_catalog.regtype) THEN
+        feat := format('t.%I', indep_col);
+    END IF;
     CASE kind
         WHEN 'prob' THEN NULL;
         WHEN 'response' THEN cols := ''; max_rank := 1;
@@ -2781,9 +2788,9 @@ BEGIN
             ' SELECT (q.r).id::%s AS %I, $1::text AS class_name,'
             '        ($2::text[])[(q.r).class_index] AS class_value, (q.r).prob%s'
             '   FROM (SELECT madlib_dl._predict_batch_par($3, $4, $5, 1, $6, $7,'
-            '                (t.%I)::pg_catalog.text, (t.%I)::pg_catalog.float8[], false) AS r'
+            '                (t.%I)::pg_catalog.text, %s, false) AS r'
             '           FROM %s t) q%s',
-            madlib_dl._table_sql(otbl), id_type, id_col, cols, id_col, indep_col, rel, filter)
+            madlib_dl._table_sql(otbl), id_type, id_col, cols, id_col, feat, rel, filter)
         USING class_name, class_values, model_arch, model_weights, normalizing_const, indep_col, max_rank;
         RETURN;
     END IF;
@@ -5982,7 +5989,7 @@ BEGIN
                     'madlib_dl._predict(text[],text[],text,text,text[],text,integer,double precision,boolean,integer,integer)',
                     'madlib_dl._predict_batch(json,bytea,double precision,integer,text,integer,text,double precision[],boolean)',
                     'madlib_dl._predict_batch_io(json,bytea,double precision,integer,text[],integer,text,record,boolean)',
-                    'madlib_dl._predict_batch_par(json,bytea,double precision,integer,text,integer,text,double precision[],boolean)',
+                    'madlib_dl._predict_batch_par(json,bytea,double precision,integer,text,integer,text,anyarray,boolean)',
                     'madlib_dl._predict_byom(text[],integer,text[],text,text,text[],text,integer,double precision,boolean,text[],double precision,integer,integer)',
                     'madlib_dl._progress()',
                     'madlib_dl._progress_enabled()',

@@ -43,10 +43,11 @@ LANGUAGE C VOLATILE PARALLEL UNSAFE ROWS 3;
 -- with batch_size 1 and no flush row, so that every parallel worker
 -- predicts the rows it scans (a batch could not be flushed at the end of
 -- a worker's share).  Its COST, a forward pass, lets the planner choose
--- the workers.
+-- the workers.  features is a real[] or a float8[], read as stored (a
+-- real[] is not cast, which would cost more than the scan).
 CREATE FUNCTION madlib_dl._predict_batch_par(model_arch json, model_weights bytea,
     normalizing_const float8, batch_size integer, feature_col text, max_rank integer,
-    id_value text, features float8[], flush boolean,
+    id_value text, features anyarray, flush boolean,
     OUT id text, OUT class_index integer, OUT prob float8, OUT rank integer)
 RETURNS SETOF record
 AS 'MODULE_PATHNAME', 'madlib_dl__predict_batch'
@@ -593,7 +594,14 @@ DECLARE
     max_rank integer;
     rowmode boolean := batch_size IS NULL AND NOT madlib_dl._is_greenplum();
     batch integer := CASE WHEN rowmode THEN 1 ELSE madlib_dl._ep_batch_size(rel, batch_size) END;
+    feat text := format('(t.%I)::pg_catalog.float8[]', indep_col);
 BEGIN
+    -- a real[] or float8[] column goes to row mode as it is stored
+    IF (SELECT t.typelem FROM pg_catalog.pg_attribute a JOIN pg_catalog.pg_type t ON t.oid = a.atttypid
+         WHERE a.attrelid = rel AND a.attname = indep_col AND NOT a.attisdropped)
+       IN ('pg_catalog.float4'::pg_catalog.regtype, 'pg_catalog.float8'::pg_catalog.regtype) THEN
+        feat := format('t.%I', indep_col);
+    END IF;
     CASE kind
         WHEN 'prob' THEN NULL;
         WHEN 'response' THEN cols := ''; max_rank := 1;
@@ -612,9 +620,9 @@ BEGIN
             ' SELECT (q.r).id::%s AS %I, $1::text AS class_name,'
             '        ($2::text[])[(q.r).class_index] AS class_value, (q.r).prob%s'
             '   FROM (SELECT madlib_dl._predict_batch_par($3, $4, $5, 1, $6, $7,'
-            '                (t.%I)::pg_catalog.text, (t.%I)::pg_catalog.float8[], false) AS r'
+            '                (t.%I)::pg_catalog.text, %s, false) AS r'
             '           FROM %s t) q%s',
-            madlib_dl._table_sql(otbl), id_type, id_col, cols, id_col, indep_col, rel, filter)
+            madlib_dl._table_sql(otbl), id_type, id_col, cols, id_col, feat, rel, filter)
         USING class_name, class_values, model_arch, model_weights, normalizing_const, indep_col, max_rank;
         RETURN;
     END IF;

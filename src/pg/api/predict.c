@@ -109,6 +109,34 @@ dl_pg_predict_copy_values(float *x, ArrayType *arr, int64 n, double nc, const ch
 	/* no NULL elements (checked above); a null bitmap may still be there */
 	v = (const float8 *) ((const char *) arr + (ARR_HASNULL(arr) ? (Size) arr->dataoffset :
 												ARR_OVERHEAD_NONULLS(ARR_NDIM(arr))));
+	if (ARR_ELEMTYPE(arr) == FLOAT4OID)
+	{
+		/* a real[] read as it is stored: the float8 of each value, as a cast gives */
+		const float4 *v4 = (const float4 *) v;
+
+		for (int64 j = 0; j < n; j++)
+		{
+			double		d = (double) v4[j];
+			double		t = d / nc;
+
+			if (!isfinite(d) || !isfinite((float) t))
+				ereport(ERROR,
+						(errcode(ERRCODE_DATA_EXCEPTION),
+						 errmsg("%s of the row with id %s has %s at position " INT64_FORMAT,
+								col, dl_pg_predict_id_label(id, id_null),
+								isnan(d) ? "NaN" : isinf(d) ? "an infinite value" :
+								"a value out of float32 range", j + 1),
+						 errhint("Every feature must be a finite number; delete or fix the row.")));
+			x[j] = (float) t;
+		}
+		return;
+	}
+	if (ARR_ELEMTYPE(arr) != FLOAT8OID)
+		ereport(ERROR,
+				(errcode(ERRCODE_DATATYPE_MISMATCH),
+				 errmsg("%s of the row with id %s is an array of type %s, not real[] or float8[]",
+						col, dl_pg_predict_id_label(id, id_null), format_type_be(ARR_ELEMTYPE(arr))),
+				 errhint("Call madlib_keras_predict, which casts the features.")));
 	for (int64 j = 0; j < n; j++)
 	{
 		double		t = v[j] / nc;
