@@ -82,8 +82,8 @@ append_shape(StringInfo buf, const int *dims, int n)
 }
 
 /*
- * Copy the n values of arr (a float8[] of n elements, in storage order)
- * into x, divided by nc.  x (n).  ERROR naming column col of the row with
+ * Copy the n values of arr (a float8[] or, for row mode, a real[] of n
+ * elements, in storage order) into x, divided by nc.  x (n).  ERROR naming column col of the row with
  * id id (NULL: id_null) when a value is NULL, NaN or infinite, or out of
  * float32 range after the division.  0.1.0's _predict_rows reads its rows
  * with it too (compat_predict.c).
