@@ -59,6 +59,7 @@ DROP FUNCTION madlib_dl.madlib_keras_fit(character varying,character varying,cha
 DROP FUNCTION madlib_dl._fit(text[],text[],text[],integer,character varying,character varying,integer,boolean,text[],integer,boolean,character varying,character varying,character varying);
 DROP FUNCTION madlib_dl._fit_check_packed(text[],text,text,text,json);
 DROP FUNCTION madlib_dl._fit_run(regclass,text,text,regclass,text,text,json,bytea,text,text,integer,integer,integer);
+DROP FUNCTION madlib_dl.training_preprocessor_dl(character varying,character varying,character varying,character varying,integer,real,anycompatible,text);
 DROP FUNCTION madlib_dl._validation_preprocessor_dl(text[],text[],text,text,text[],integer,text);
 DROP FUNCTION madlib_dl._training_preprocessor_dl(text[],text[],text,text,integer,real,integer,text);
 DROP FUNCTION madlib_dl._pp_pack(text[],text[],text[],text,text,text,text,text,bigint,integer,integer,integer,real,integer[],boolean);
@@ -370,6 +371,48 @@ CREATE FUNCTION madlib_dl._leader_only_end(saved text)
  SET search_path TO 'pg_catalog', 'pg_temp'
 AS $function$ SELECT set_config('max_parallel_workers', saved, true) WHERE saved IS NOT NULL $function$;
 
+CREATE FUNCTION madlib_dl._object_table_what()
+ RETURNS text
+ LANGUAGE sql
+ IMMUTABLE PARALLEL SAFE
+ SET search_path TO 'pg_catalog', 'pg_temp'
+AS $function$ SELECT 'an object table made by load_top_k_accuracy_function'::text $function$;
+
+CREATE FUNCTION madlib_dl._object_table_check(obj text[], compiles text[])
+ RETURNS void
+ LANGUAGE plpgsql
+ STABLE
+ SET search_path TO 'pg_catalog', 'pg_temp'
+AS $function$
+DECLARE
+    rel regclass := madlib_dl._assert_table_exists(obj, 'object_table');
+    c text;
+    fn text;
+    k text;
+    found_it boolean;
+BEGIN
+    PERFORM madlib_dl._assert_columns(rel, ARRAY['name'], ARRAY['text'], madlib_dl._object_table_what());
+    FOREACH c IN ARRAY coalesce(compiles, ARRAY[]::text[]) LOOP
+        CONTINUE WHEN c IS NULL;
+        BEGIN
+            fn := (madlib_dl._check_params(c, NULL)).metrics_type[1];
+        EXCEPTION WHEN OTHERS THEN
+            CONTINUE;           -- the driver reports the string's own error
+        END;
+        k := substring(fn FROM '^top_([0-9]+)_accuracy$');
+        CONTINUE WHEN k IS NULL;
+        EXECUTE format('SELECT EXISTS (SELECT 1 FROM %s WHERE name = $1)', madlib_dl._table_sql(obj))
+           INTO found_it USING fn;
+        IF NOT found_it THEN
+            RAISE EXCEPTION 'object_table "%" has no function "%"', madlib_dl._table_label(obj), fn
+                USING ERRCODE = 'undefined_object',
+                      HINT = format('Add it with SELECT madlib_dl.load_top_k_accuracy_function(%L, %s);',
+                                    madlib_dl._table_given(obj), k);
+        END IF;
+    END LOOP;
+END
+$function$;
+
 CREATE FUNCTION madlib_dl._arch_io(model_arch json)
  RETURNS TABLE(io text, "position" integer, name text, shape integer[])
  LANGUAGE c
@@ -658,6 +701,23 @@ BEGIN
             'a table of segment ids (a dbid column), as MADlib takes it');
         distribution_rules := NULL;
     END IF;
+    IF madlib_dl._is_greenplum() THEN
+        -- Greenplum: the buffers go on the real primaries
+        -- (_gp_place_buffers: buffer b on content b % nseg), so they are
+        -- made for that many, whatever the coordinator's CPUs.
+        SELECT count(*)::integer INTO nseg FROM pg_catalog.gp_segment_configuration
+         WHERE role = 'p' AND content >= 0;
+        IF distribution_rules IS NULL OR lower(btrim(distribution_rules)) = 'all_segments'
+           OR btrim(distribution_rules) = nseg::text THEN
+            rules := 'all_segments';
+            RETURN;
+        END IF;
+        IF lower(btrim(distribution_rules)) <> 'gpu_segments' THEN
+            RAISE EXCEPTION 'distribution_rules "%" is not supported on Greenplum', distribution_rules
+                USING ERRCODE = 'feature_not_supported',
+                      HINT = format('Give NULL or ''all_segments'': the buffers go on all %s primary segments.', nseg);
+        END IF;
+    END IF;
     IF distribution_rules IS NULL OR lower(btrim(distribution_rules)) = 'all_segments' THEN
         IF default_nseg IS NOT NULL THEN
             nseg := default_nseg;
@@ -692,7 +752,7 @@ BEGIN
 END
 $function$;
 
-CREATE FUNCTION madlib_dl._pp_num_classes(num_classes anycompatible)
+CREATE FUNCTION madlib_dl._pp_num_classes(num_classes anyelement)
  RETURNS integer[]
  LANGUAGE plpgsql
  IMMUTABLE
@@ -1350,7 +1410,17 @@ BEGIN
 END
 $function$;
 
-CREATE OR REPLACE FUNCTION madlib_dl.training_preprocessor_dl(source_table character varying, output_table character varying, dependent_varname character varying, independent_varname character varying, buffer_size integer DEFAULT NULL::integer, normalizing_const real DEFAULT 1.0, num_classes anycompatible DEFAULT NULL::unknown, distribution_rules text DEFAULT NULL::text)
+CREATE FUNCTION madlib_dl.training_preprocessor_dl(source_table character varying, output_table character varying, dependent_varname character varying, independent_varname character varying, buffer_size integer DEFAULT NULL::integer, normalizing_const real DEFAULT 1.0, num_classes anyelement DEFAULT NULL::integer, distribution_rules text DEFAULT NULL::text)
+ RETURNS void
+ LANGUAGE sql
+AS $function$
+    SELECT madlib_dl._training_preprocessor_dl(
+        madlib_dl._resolve_table($1, 'source_table'), madlib_dl._resolve_table($2, 'output_table'),
+        $3, $4, $5, $6, madlib_dl._pp_num_classes($7), $8,
+        CASE WHEN madlib_dl._pp_rules_is_table($8) THEN madlib_dl._resolve_table($8, 'distribution_rules') END)
+$function$;
+
+CREATE FUNCTION madlib_dl.training_preprocessor_dl(source_table character varying, output_table character varying, dependent_varname character varying, independent_varname character varying, buffer_size integer, normalizing_const real, num_classes text, distribution_rules text DEFAULT NULL::text)
  RETURNS void
  LANGUAGE sql
 AS $function$
@@ -3280,48 +3350,6 @@ For all parameters: SELECT madlib_dl.generate_model_configs('usage');$summary$
 END
 $function$;
 
-CREATE FUNCTION madlib_dl._object_table_what()
- RETURNS text
- LANGUAGE sql
- IMMUTABLE PARALLEL SAFE
- SET search_path TO 'pg_catalog', 'pg_temp'
-AS $function$ SELECT 'an object table made by load_top_k_accuracy_function'::text $function$;
-
-CREATE FUNCTION madlib_dl._object_table_check(obj text[], compiles text[])
- RETURNS void
- LANGUAGE plpgsql
- STABLE
- SET search_path TO 'pg_catalog', 'pg_temp'
-AS $function$
-DECLARE
-    rel regclass := madlib_dl._assert_table_exists(obj, 'object_table');
-    c text;
-    fn text;
-    k text;
-    found_it boolean;
-BEGIN
-    PERFORM madlib_dl._assert_columns(rel, ARRAY['name'], ARRAY['text'], madlib_dl._object_table_what());
-    FOREACH c IN ARRAY coalesce(compiles, ARRAY[]::text[]) LOOP
-        CONTINUE WHEN c IS NULL;
-        BEGIN
-            fn := (madlib_dl._check_params(c, NULL)).metrics_type[1];
-        EXCEPTION WHEN OTHERS THEN
-            CONTINUE;           -- the driver reports the string's own error
-        END;
-        k := substring(fn FROM '^top_([0-9]+)_accuracy$');
-        CONTINUE WHEN k IS NULL;
-        EXECUTE format('SELECT EXISTS (SELECT 1 FROM %s WHERE name = $1)', madlib_dl._table_sql(obj))
-           INTO found_it USING fn;
-        IF NOT found_it THEN
-            RAISE EXCEPTION 'object_table "%" has no function "%"', madlib_dl._table_label(obj), fn
-                USING ERRCODE = 'undefined_object',
-                      HINT = format('Add it with SELECT madlib_dl.load_top_k_accuracy_function(%L, %s);',
-                                    madlib_dl._table_given(obj), k);
-        END IF;
-    END LOOP;
-END
-$function$;
-
 CREATE FUNCTION madlib_dl._custom_function_refused(fn text)
  RETURNS void
  LANGUAGE plpgsql
@@ -4496,11 +4524,20 @@ CREATE FUNCTION madlib_dl._px_forget_dropped()
  LANGUAGE plpgsql
  SET search_path TO 'pg_catalog', 'pg_temp'
 AS $function$
+DECLARE
+    dropped oid[];
 BEGIN
     IF has_schema_privilege('madlib_dl', 'USAGE') THEN
-        DELETE FROM madlib_dl.plproxy_tables t
-         USING pg_event_trigger_dropped_objects() d
-         WHERE d.classid = 'pg_class'::regclass AND d.objsubid = 0 AND t.relid = d.objid;
+        -- The dropped tables are read first, in a query of their own: a
+        -- join of pg_event_trigger_dropped_objects() with the (distributed)
+        -- catalog table would run the function on a Greenplum segment,
+        -- outside the event trigger, and fail every DROP TABLE (39P03).
+        SELECT array_agg(d.objid) INTO dropped
+          FROM pg_event_trigger_dropped_objects() d
+         WHERE d.classid = 'pg_class'::regclass AND d.objsubid = 0;
+        IF dropped IS NOT NULL THEN
+            DELETE FROM madlib_dl.plproxy_tables t WHERE t.relid = ANY (dropped);
+        END IF;
     END IF;
 END
 $function$;
@@ -5425,7 +5462,7 @@ BEGIN
                     'madlib_dl._pp_dep_kind(text[],text,regtype,text,regtype)',
                     'madlib_dl._pp_first_dims(text[],text,regtype,regtype)',
                     'madlib_dl._pp_first_width(text[],text)',
-                    'madlib_dl._pp_num_classes(anycompatible)',
+                    'madlib_dl._pp_num_classes(anyelement)',
                     'madlib_dl._pp_pack(text[],text[],text[],text[],text[],text[],text[],text[],bigint,integer,integer,integer[],real,jsonb,boolean)',
                     'madlib_dl._pp_row_identity(boolean)',
                     'madlib_dl._pp_rules_is_table(text)',
@@ -5556,7 +5593,8 @@ BEGIN
                     'madlib_dl.predict_byom(character varying,integer,character varying,character varying,character varying,character varying,integer,boolean,text[],double precision,integer)',
                     'madlib_dl.training_preprocessor_dl()',
                     'madlib_dl.training_preprocessor_dl(character varying)',
-                    'madlib_dl.training_preprocessor_dl(character varying,character varying,character varying,character varying,integer,real,anycompatible,text)',
+                    'madlib_dl.training_preprocessor_dl(character varying,character varying,character varying,character varying,integer,real,anyelement,text)',
+                    'madlib_dl.training_preprocessor_dl(character varying,character varying,character varying,character varying,integer,real,text,text)',
                     'madlib_dl.validation_preprocessor_dl()',
                     'madlib_dl.validation_preprocessor_dl(character varying)',
                     'madlib_dl.validation_preprocessor_dl(character varying,character varying,character varying,character varying,character varying,integer,text)',

@@ -163,6 +163,23 @@ BEGIN
             'a table of segment ids (a dbid column), as MADlib takes it');
         distribution_rules := NULL;
     END IF;
+    IF madlib_dl._is_greenplum() THEN
+        -- Greenplum: the buffers go on the real primaries
+        -- (_gp_place_buffers: buffer b on content b % nseg), so they are
+        -- made for that many, whatever the coordinator's CPUs.
+        SELECT count(*)::integer INTO nseg FROM pg_catalog.gp_segment_configuration
+         WHERE role = 'p' AND content >= 0;
+        IF distribution_rules IS NULL OR lower(btrim(distribution_rules)) = 'all_segments'
+           OR btrim(distribution_rules) = nseg::text THEN
+            rules := 'all_segments';
+            RETURN;
+        END IF;
+        IF lower(btrim(distribution_rules)) <> 'gpu_segments' THEN
+            RAISE EXCEPTION 'distribution_rules "%" is not supported on Greenplum', distribution_rules
+                USING ERRCODE = 'feature_not_supported',
+                      HINT = format('Give NULL or ''all_segments'': the buffers go on all %s primary segments.', nseg);
+        END IF;
+    END IF;
     IF distribution_rules IS NULL OR lower(btrim(distribution_rules)) = 'all_segments' THEN
         IF default_nseg IS NOT NULL THEN
             nseg := default_nseg;
@@ -201,7 +218,7 @@ $$;
 -- with one number per dependent variable, as MADlib 1.18+ takes it) as an
 -- array: one element per dependent variable (NULL: not given).  The
 -- drivers check its length against the dependent variables.
-CREATE FUNCTION madlib_dl._pp_num_classes(num_classes anycompatible)
+CREATE FUNCTION madlib_dl._pp_num_classes(num_classes anyelement)
 RETURNS integer[]
 LANGUAGE plpgsql IMMUTABLE SECURITY INVOKER
 SET search_path = pg_catalog, pg_temp
@@ -1029,14 +1046,35 @@ $$;
 -- names in the caller's search_path, then call the pinned drivers.
 -- ---------------------------------------------------------------------
 
--- num_classes takes an integer or a one-element integer array (newer
--- MADlib).  It is declared anycompatible so that an untyped NULL, as in
--- MADlib's documented (..., 1000, 255, NULL, 'all_segments'), is not
--- ambiguous between two overloads.
+-- num_classes takes an integer or an integer array (newer MADlib): it is
+-- declared anyelement, with a typed default so that omitting it works.
+-- An untyped NULL or string, as in MADlib's documented
+-- (..., 1000, 255, NULL, 'all_segments'), resolves to the text overload
+-- below (an unknown literal prefers the string category), not to this
+-- one, where its type could not be determined.  (anycompatible would do
+-- with one function, but exists only from PostgreSQL 13; Greenplum 7 is
+-- PostgreSQL 12.)
 CREATE FUNCTION madlib_dl.training_preprocessor_dl(source_table varchar, output_table varchar,
         dependent_varname varchar, independent_varname varchar,
         buffer_size integer DEFAULT NULL, normalizing_const real DEFAULT 1.0,
-        num_classes anycompatible DEFAULT NULL, distribution_rules text DEFAULT NULL)
+        num_classes anyelement DEFAULT NULL::integer, distribution_rules text DEFAULT NULL)
+RETURNS void
+LANGUAGE sql VOLATILE SECURITY INVOKER
+AS $$
+    SELECT madlib_dl._training_preprocessor_dl(
+        madlib_dl._resolve_table($1, 'source_table'), madlib_dl._resolve_table($2, 'output_table'),
+        $3, $4, $5, $6, madlib_dl._pp_num_classes($7), $8,
+        CASE WHEN madlib_dl._pp_rules_is_table($8) THEN madlib_dl._resolve_table($8, 'distribution_rules') END)
+$$;
+
+-- num_classes given as an untyped NULL (or as text, refused by
+-- _pp_num_classes as before), after buffer_size and normalizing_const;
+-- no default for it, so that a call without num_classes finds only the
+-- function above.
+CREATE FUNCTION madlib_dl.training_preprocessor_dl(source_table varchar, output_table varchar,
+        dependent_varname varchar, independent_varname varchar,
+        buffer_size integer, normalizing_const real,
+        num_classes text, distribution_rules text DEFAULT NULL)
 RETURNS void
 LANGUAGE sql VOLATILE SECURITY INVOKER
 AS $$
