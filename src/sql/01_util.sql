@@ -386,6 +386,22 @@ AS $$
                 THEN ' DISTRIBUTED REPLICATED' ELSE '' END
 $$;
 
+-- The distribution clause of a table the extension creates: on Greenplum
+-- and Cloudberry ' DISTRIBUTED BY (cols)' (cols: SQL text of column
+-- names, already quoted) or, for NULL, ' DISTRIBUTED RANDOMLY' (the one-row
+-- summaries, the model tables); '' elsewhere.  Without it Greenplum picks
+-- the first column of a suitable type, with a NOTICE, and may skew the
+-- table (model_weights, loss, class_text).  Append it to the CREATE TABLE.
+CREATE FUNCTION madlib_dl._distributed_clause(cols text DEFAULT NULL)
+RETURNS text
+LANGUAGE sql STABLE PARALLEL SAFE
+SET search_path = pg_catalog, pg_temp
+AS $$
+    SELECT CASE WHEN to_regclass('pg_catalog.gp_segment_configuration') IS NULL THEN ''
+                WHEN cols IS NULL THEN ' DISTRIBUTED RANDOMLY'
+                ELSE ' DISTRIBUTED BY (' || cols || ')' END
+$$;
+
 -- A name for a scratch temporary table: base_N, with the smallest N >= 1
 -- that names no relation in this session's pg_temp, so that a user's own
 -- temporary table is never dropped, filled or read by mistake.  Create

@@ -63,7 +63,8 @@ BEGIN
     IF madlib_dl._table_oid(obj) IS NULL THEN
         PERFORM madlib_dl._assert_schema_exists(obj);
         EXECUTE format('CREATE TABLE %s (id serial, name text PRIMARY KEY, description text,'
-                       ' object bytea NOT NULL)', madlib_dl._table_sql(obj));
+                       ' object bytea NOT NULL)%s', madlib_dl._table_sql(obj),
+                       madlib_dl._distributed_clause('name'));
     END IF;
     rel := madlib_dl._assert_table_exists(obj, 'object_table');
     PERFORM madlib_dl._assert_columns(rel, ARRAY['name', 'description', 'object'],

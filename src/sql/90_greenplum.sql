@@ -125,6 +125,17 @@ BEGIN
                 USING ERRCODE = 'internal_error',
                       HINT = 'Check gp_segment_configuration; every primary segment must be up.';
         END IF;
+        -- The buffers were made for the summary's num_segments (all the
+        -- primaries, or the first n of distribution_rules 'n').
+        IF madlib_dl._table_oid(summ) IS NOT NULL AND EXISTS (
+               SELECT 1 FROM pg_attribute a WHERE a.attrelid = madlib_dl._table_oid(summ)
+                  AND a.attname = 'num_segments' AND NOT a.attisdropped) THEN
+            EXECUTE format('SELECT num_segments FROM %I.%I', summ[1], summ[2]) INTO nprim;
+            IF nprim BETWEEN 1 AND nseg THEN
+                nseg := nprim;
+                keys := keys[1:nseg];
+            END IF;
+        END IF;
         SELECT string_agg(quote_ident(a.attname), ', ' ORDER BY a.attnum) INTO cols
           FROM pg_attribute a
          WHERE a.attrelid = rel AND a.attnum > 0 AND NOT a.attisdropped AND a.attname <> '__dist_key__';
