@@ -337,8 +337,11 @@ BEGIN
             USING ERRCODE = 'data_exception',
                   HINT = 'Preprocess the data again with training_preprocessor_dl.';
     END IF;
+    -- (On Greenplum __dist_key__ holds the keys that hash to each segment,
+    -- not 0 .. nseg - 1: _gp_table_keys reads and checks them.)
     IF EXISTS (SELECT 1 FROM pg_attribute a WHERE a.attrelid = src_rel
-                  AND a.attname = '__dist_key__' AND NOT a.attisdropped) THEN
+                  AND a.attname = '__dist_key__' AND NOT a.attisdropped)
+       AND NOT madlib_dl._is_greenplum() THEN
         EXECUTE format('SELECT count(*) FROM %s WHERE __dist_key__ IS NULL OR __dist_key__ < 0 OR __dist_key__ >= $1',
                        madlib_dl._table_sql(source)) INTO nt USING nseg;
         IF nt > 0 THEN

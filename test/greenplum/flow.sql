@@ -77,16 +77,6 @@ SELECT madlib_dl.madlib_keras_fit('train_p', 'm1', 'arch', 1, :cp, 'batch_size=8
                                   'test_p', NULL, TRUE);
 SELECT pg_temp.chk('warm start continues', (SELECT validation_metrics_final >= 0.9 FROM m1_summary));
 
--- streaming: a budget below a segment's data streams the buffers, the same bytes
-SET madlib_dl.partition_memory = '64kB';
-SELECT pg_temp.chk('under 64kB every segment streams',
-    (SELECT count(*) = 3 AND NOT bool_or(cached) FROM madlib_dl.partition_plan('train_p')));
-SELECT madlib_dl.fit('train_p', 's_stream', 'arch', 1, :cp, 'batch_size=8, epochs=1, seed=7', 2);
-RESET madlib_dl.partition_memory;
-SELECT madlib_dl.fit('train_p', 's_cache', 'arch', 1, :cp, 'batch_size=8, epochs=1, seed=7', 2);
-SELECT pg_temp.chk('streamed fit = cached fit',
-    (SELECT a.model_weights = b.model_weights FROM s_stream a, s_cache b));
-
 -- fit_multiple: 4 configurations hop over the segments
 SELECT madlib_dl.load_model_selection_table('arch', 'mst', ARRAY[1],
     ARRAY[:cp, $$loss='categorical_crossentropy', optimizer='SGD(lr=0.1)', metrics=['accuracy']$$],
@@ -98,6 +88,16 @@ SELECT pg_temp.chk('fit_multiple: 4 models, complete',
 SELECT madlib_dl.madlib_keras_evaluate('multi', 'test_p', 'multi_eval', FALSE, 2);
 SELECT pg_temp.chk('evaluate of one mst_key is its validation',
     (SELECT abs(e.loss - i.validation_loss_final) < 1e-6 FROM multi_eval e, multi_info i WHERE i.mst_key = 2));
+
+-- streaming: use_caching false streams every segment's buffers from the
+-- table in each hop, with the same bytes as cached
+SELECT pg_temp.chk('use_caching false streams every segment',
+    (SELECT count(*) = 3 AND NOT bool_or(cached) FROM madlib_dl.partition_plan('train_p', false)));
+SELECT madlib_dl.fit_multiple('train_p', 'fm_stream', 'mst', 2, use_caching => FALSE);
+SELECT madlib_dl.fit_multiple('train_p', 'fm_cache', 'mst', 2, use_caching => TRUE);
+SELECT pg_temp.chk('streamed fit_multiple = cached fit_multiple',
+    (SELECT bool_and(a.model_weights = b.model_weights) AND count(*) = 4
+       FROM fm_stream a JOIN fm_cache b USING (mst_key)));
 
 -- automl: Hyperband and TPE
 \set cgrid '{''loss'': [''categorical_crossentropy''], ''metrics'': [''accuracy''], ''optimizer_params_list'': [{''optimizer'': [''Adam''], ''lr'': [0.001, 0.1, ''log'']}]}'

@@ -1,20 +1,29 @@
 -- test/greenplum/same_answer.sql: run on Greenplum (3 segments) and on
--- PostgreSQL (3 virtual segments) by test/greenplum/run.sh, which
--- compares the two outputs line by line: the packed buffers (the same
--- placement), then fit's and fit_multiple's weights, as md5s.
+-- PostgreSQL (3 virtual segments) by test/greenplum/run.sh after
+-- same_answer_prep.sql and the copy of Greenplum's packed rows; run.sh
+-- compares the two outputs line by line: the buffers and their segments,
+-- then fit's, the averaging fit's and fit_multiple's weights (md5) and
+-- validation losses.
 \set ON_ERROR_STOP 1
 \set VERBOSITY terse
 SET client_min_messages = warning;
-\set ECHO none
-\i test/data/iris.sql
-\set ECHO none
 \pset format unaligned
 \pset tuples_only on
-CREATE TABLE iris_train AS SELECT * FROM iris_data WHERE id % 5 <> 0;
-SELECT madlib_dl.training_preprocessor_dl('iris_train', 'train_p', 'class_text', 'attributes', 10, 1.0, NULL, '3');
-SELECT madlib_dl.validation_preprocessor_dl('iris_data', 'val_p', 'class_text', 'attributes', 'train_p');
-SELECT madlib_dl.load_keras_model('arch', '{"class_name": "Sequential", "config": {"layers": [{"class_name": "InputLayer", "config": {"batch_input_shape": [null, 4]}}, {"class_name": "Dense", "config": {"units": 10, "activation": "relu"}}, {"class_name": "Dense", "config": {"units": 3, "activation": "softmax"}}]}}') \g /dev/null
-SELECT 'buffers ' || string_agg(buffer_id || ':' || (buffer_id % 3) || ':' || md5(attributes) || md5(class_text), ' ' ORDER BY buffer_id)
+-- where each buffer is: its segment (Greenplum: gp_segment_id, the
+-- content id; PostgreSQL: __dist_key__, the virtual segment)
+CREATE FUNCTION pg_temp.placement(tbl regclass) RETURNS text LANGUAGE plpgsql AS $f$
+DECLARE
+    r text;
+BEGIN
+    EXECUTE format('SELECT string_agg(buffer_id || '':'' || %s, '' '' ORDER BY buffer_id) FROM %s',
+                   CASE WHEN madlib_dl._is_greenplum() THEN 'gp_segment_id' ELSE '__dist_key__' END, tbl)
+       INTO r;
+    RETURN r;
+END
+$f$;
+SELECT 'placement train ' || pg_temp.placement('train_p');
+SELECT 'placement validation ' || pg_temp.placement('val_p');
+SELECT 'buffers ' || md5(string_agg(buffer_id || ':' || md5(attributes) || md5(class_text), ' ' ORDER BY buffer_id))
   FROM train_p;
 SELECT madlib_dl.fit('train_p', 'f', 'arch', 1,
     $$loss='categorical_crossentropy', optimizer='Adam(lr=0.01)', metrics=['accuracy']$$,
