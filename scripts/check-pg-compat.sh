@@ -13,6 +13,8 @@
 #             flags Greenplum builds extensions with,
 #             -Werror=implicit-function-declaration -Werror=uninitialized:
 #             no error and no warning;
+#   types     the install script (src/sql) declares no type PostgreSQL
+#             12 lacks (anycompatible and its family, multiranges);
 #   control   madlib_dl.control has only parameters PostgreSQL 12 knows
 #             (Greenplum 7's CREATE EXTENSION rejects any other);
 #   sql       the install script calls no built-in function that
@@ -91,6 +93,19 @@ PY
     echo "compat: the install script calls no built-in function PostgreSQL $major lacks"
   fi
 done <<< "$TREES"
+
+# types: the install script declares no type PostgreSQL 12 lacks (the
+# anycompatible family and multiranges are 13 and 14).  The upgrade scripts
+# are left out: they drop 0.1.0's anycompatible functions, which exist only
+# where 0.1.0 installed (PostgreSQL 13 and later).
+newtypes="$(cat $(LC_ALL=C ls src/sql/*.sql) | sed -e 's/--.*$//' |
+            grep -owiE 'anycompatible(array|nonarray|range|multirange)?|any(multirange)|[a-z0-9]+multirange' | sort -u)"
+if [ -n "$newtypes" ]; then
+  echo "compat: the install script uses types PostgreSQL 12 does not have: $newtypes"
+  fail=1
+else
+  echo "compat: the install script uses no type PostgreSQL 12 lacks (anycompatible, multiranges)"
+fi
 
 # control: PostgreSQL 12's control file parameters (src/backend/commands/extension.c)
 bad="$(grep -vE '^\s*(#|$)' madlib_dl.control | sed -E 's/\s*=.*//' |
