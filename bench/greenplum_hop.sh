@@ -11,7 +11,8 @@
 # both servers), buffers of 100 rows; 4 configurations of an MLP
 # 64-32-4 (Adam and SGD, batch 16 and 32), seeds fixed.
 # Runs, each timed by psql (\timing) around the one call:
-#   GP3   fit_multiple on the 3 Greenplum segments
+#   GP3   fit_multiple on the 3 Greenplum segments (madlib_dl.backend auto)
+#   GP3b  the same with madlib_dl.backend 'openblas'
 #   PG3   the same, PostgreSQL with 3 virtual segments, on Greenplum's
 #         packed rows (same buffers, same placement): weights compared
 #   PG2   PostgreSQL with 2 virtual segments (its own packing)
@@ -55,20 +56,24 @@ SQL
 "${GP[@]}" -d "$DB" -c 'COPY hb_p3 TO STDOUT' | "${PG[@]}" -d "$DB" -c 'COPY hb_p3 FROM STDIN'
 "${PG[@]}" -d "$DB" -c 'UPDATE hb_p3 SET __dist_key__ = buffer_id % 3' >/dev/null
 
-timed() {  # server out packed: seconds of the fit_multiple call
+timed() {  # server out packed [backend]: seconds of the fit_multiple call
   local c
   if [ "$1" = GP ]; then c=("${GP[@]}"); else c=("${PG[@]}"); fi
-  "${c[@]}" -d "$DB" -At -c 'SET client_min_messages = warning' -c '\timing on' \
+  "${c[@]}" -d "$DB" -At -c 'SET client_min_messages = warning' \
+    -c "SET madlib_dl.backend = '${4:-auto}'" -c '\timing on' \
     -c "SELECT madlib_dl.fit_multiple('$3', '$2', 'hb_mst', $ITER)" |
     sed -n 's/^Time: \([0-9.]*\) ms.*/\1/p' | awk '{printf "%.2f", $1 / 1000}'
 }
 t_gp=$(timed GP hb_gp3 hb_p3)
+t_gpb=$(timed GP hb_gp3b hb_p3 openblas)
 t_pg3=$(timed PG hb_pg3 hb_p3)
 t_pg2=$(timed PG hb_pg2 hb_p2)
 w_gp=$("${GP[@]}" -d "$DB" -At -c "SELECT string_agg(md5(model_weights), ' ' ORDER BY mst_key) FROM hb_gp3")
 w_pg3=$("${PG[@]}" -d "$DB" -At -c "SELECT string_agg(md5(model_weights), ' ' ORDER BY mst_key) FROM hb_pg3")
 w_pg2=$("${PG[@]}" -d "$DB" -At -c "SELECT string_agg(md5(model_weights), ' ' ORDER BY mst_key) FROM hb_pg2")
 train_gp=$("${GP[@]}" -d "$DB" -At -c "SELECT round(sum(training_seconds)::numeric, 2) FROM hb_gp3_info")
+train_gpb=$("${GP[@]}" -d "$DB" -At -c "SELECT round(sum(training_seconds)::numeric, 3) FROM hb_gp3b_info")
+w_gpb=$("${GP[@]}" -d "$DB" -At -c "SELECT string_agg(md5(model_weights), ' ' ORDER BY mst_key) FROM hb_gp3b")
 state_bytes=$("${GP[@]}" -d "$DB" -At -c "SELECT max(length(model_weights)) FROM hb_gp3")
 # one dispatch of an empty query to every segment, the mean of 20
 q=(-c '\timing on')
@@ -80,6 +85,7 @@ rounds=$((ITER * (models > nseg ? models : nseg)))
 echo "fit_multiple: $models configurations x $ITER iterations, 3,000 rows, MLP 64-32-4 ($state_bytes bytes of weights)"
 printf '%-42s %8s %8s %10s\n' run seconds rounds "s/round"
 printf '%-42s %8s %8s %10.3f\n' "GP3  Greenplum, 3 segments" "$t_gp" "$rounds" "$(echo "$t_gp / $rounds" | bc -l)"
+printf '%-42s %8s %8s %10.3f\n' "GP3b Greenplum, 3 segments, backend openblas" "$t_gpb" "$rounds" "$(echo "$t_gpb / $rounds" | bc -l)"
 printf '%-42s %8s %8s %10.3f\n' "PG3  PostgreSQL, 3 virtual segments" "$t_pg3" "$rounds" "$(echo "$t_pg3 / $rounds" | bc -l)"
 r2=$((ITER * (models > 2 ? models : 2)))
 printf '%-42s %8s %8s %10.3f\n' "PG2  PostgreSQL, 2 virtual segments" "$t_pg2" "$r2" "$(echo "$t_pg2 / $r2" | bc -l)"
@@ -89,10 +95,14 @@ if [ "$w_gp" = "$w_pg3" ]; then echo "weights GP3 = PG3: byte-identical ($w_gp)"
 if [ "$w_gp" = "$w_pg2" ]; then echo "weights PG2 = GP3"; else echo "weights PG2 differ from GP3, as expected: another placement (2 partitions)"; fi
 per_round=$(echo "$t_gp / $rounds" | bc -l)
 train_round=$(echo "$train_gp / $rounds / $nseg" | bc -l)
+if [ "$w_gp" = "$w_gpb" ]; then echo "weights GP3b = GP3 (the backend does not change the bytes)"; else echo "weights GP3b differ from GP3 (another backend's kernels)"; fi
 echo "a Greenplum round ($(printf '%.3f' "$per_round") s):"
 echo "  training on a segment (info.training_seconds / rounds / segments): $(printf '%.3f' "$train_round") s"
 echo "  dispatch of one query to every segment (empty query, mean of 20): $(printf '%.3f' "$(echo "$dispatch_ms / 1000" | bc -l)") s"
 echo "  the rest (state writes and reads through the round table, planning, set-up): $(printf '%.3f' "$(echo "$per_round - $train_round - $dispatch_ms / 1000" | bc -l)") s"
+pb=$(echo "$t_gpb / $rounds" | bc -l); tb=$(echo "$train_gpb / $rounds / $nseg" | bc -l)
+echo "the same round with backend openblas ($(printf '%.3f' "$pb") s): training $(printf '%.4f' "$tb") s, the rest $(printf '%.3f' "$(echo "$pb - $tb" | bc -l)") s"
+echo "load average while measuring: $(cut -d' ' -f1-3 /proc/loadavg) on $(nproc) cores"
 for s in GP PG; do
   if [ $s = GP ]; then c=("${GP[@]}"); else c=("${PG[@]}"); fi
   "${c[@]}" -d postgres -c "DROP DATABASE IF EXISTS $DB" >/dev/null
