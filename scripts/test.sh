@@ -22,7 +22,8 @@
 #               with GP_VERSION_NUM defined and Greenplum's -Werror flags
 #               (Greenplum 7, Cloudberry), no error and no warning; the
 #               control file and the install script checked for what
-#               PostgreSQL 12 lacks
+#               PostgreSQL 12 lacks and what Greenplum refuses (an object
+#               without its schema, a SQL function before one it calls)
 #   unit        make unit (cmocka)
 #   unit-asan   make unit SANITIZE=1 (ASan + UBSan, clang)
 #   fuzz        each libFuzzer target (test/fuzz) replays its saved corpus
