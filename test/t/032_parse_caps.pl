@@ -42,9 +42,11 @@ sub objs
 sub long_name
 {
 	my ($n) = @_;
-	return qq{('{"class_name": "Sequential", "config": {"name": "' || repeat('x', $n) || '", "layers": [}
-	  . q{{"class_name": "InputLayer", "config": {"batch_input_shape": [null, 4], "name": "in"}}, }
-	  . q{{"class_name": "Dense", "config": {"name": "d", "units": 3}}]}}')::json};
+	my $head = '{"class_name": "Sequential", "config": {"name": "';
+	my $tail = '", "layers": ['
+	  . '{"class_name": "InputLayer", "config": {"batch_input_shape": [null, 4], "name": "in"}}, '
+	  . '{"class_name": "Dense", "config": {"name": "d", "units": 3}}]}}';
+	return "('$head' || repeat('x', $n) || '$tail')::json";
 }
 
 # Run $sql in a fresh session; returns (stderr, peak kB before, peak kB after).
@@ -63,7 +65,7 @@ my $MB = 1024 * 1024;
 my ($err, $h0, $h1);
 
 # 9 MB of empty objects: 2.3 GB in json-c before; refused by the pre-scan.
-($err, $h0, $h1) = peak('SELECT madlib_dl.keras_model_summary(' . objs(9 * $MB / 3) . ')');
+($err, $h0, $h1) = peak('SELECT madlib_dl.keras_model_summary(' . objs(int(9 * $MB / 3)) . ')');
 like($err, qr/54000: model architecture of \d+ bytes needs more than 160 MiB to parse/,
 	'9 MB of {}: refused before parsing (54000)');
 like($err, qr/HINT:.*160 MiB/, '9 MB of {}: the hint names the cap');
@@ -71,7 +73,7 @@ note(sprintf('9 MB of {}: peak %.0f MB (%.0f MB before)', $h1 / 1024, $h0 / 1024
 cmp_ok($h1, '<', 300 * 1024, '9 MB of {}: peak under 300 MB');
 
 # 3 MB of empty objects (888 MB before)
-($err, $h0, $h1) = peak('SELECT madlib_dl.keras_model_summary(' . objs(3 * $MB / 3) . ')');
+($err, $h0, $h1) = peak('SELECT madlib_dl.keras_model_summary(' . objs(int(3 * $MB / 3)) . ')');
 like($err, qr/needs more than 160 MiB to parse/, '3 MB of {}: refused before parsing');
 note(sprintf('3 MB of {}: peak %.0f MB', $h1 / 1024));
 cmp_ok($h1, '<', 300 * 1024, '3 MB of {}: peak under 300 MB');
@@ -92,7 +94,7 @@ cmp_ok($h1, '<', 300 * 1024, '9 MB of one string: peak under 300 MB');
 ($err, $h0, $h1) = peak('SELECT madlib_dl.keras_model_summary(' . long_name(17 * $MB) . ')');
 like($err, qr/54000: model architecture of \d+ bytes is longer than the limit of 16777216 bytes/,
 	'17 MB: refused on its length');
-($err, $h0, $h1) = peak('SELECT madlib_dl.keras_model_summary(' . objs(100 * $MB / 3) . ')');
+($err, $h0, $h1) = peak('SELECT madlib_dl.keras_model_summary(' . objs(int(100 * $MB / 3)) . ')');
 like($err, qr/longer than the limit of 16777216 bytes/, '100 MB: refused on its length');
 like($err, qr/HINT:.*16777216/, '100 MB: the hint names the cap');
 note(sprintf('100 MB of {}: peak %.0f MB (PostgreSQL\'s copies of the statement and the json value)',
@@ -103,7 +105,7 @@ like($err, qr/54000: model architecture of \d+ bytes is longer than the limit/,
 
 # Parameter strings: 64 KiB.
 ($err) = peak(q{SELECT madlib_dl._check_params('loss=''mse'', optimizer=''sgd''' || repeat(' ', 70000), NULL)});
-like($err, qr/54000: compile_params of 70026 bytes is longer than the limit of 65536 bytes/,
+like($err, qr/54000: compile_params of 70027 bytes is longer than the limit of 65536 bytes/,
 	'compile_params over 64 KiB: refused');
 ($err) = peak(q{SELECT madlib_dl._check_params('loss=''mse'', optimizer=''sgd''', 'batch_size=4' || repeat(' ', 70000))});
 like($err, qr/54000: fit_params of 70012 bytes is longer than the limit of 65536 bytes/,
