@@ -1008,9 +1008,6 @@ dl_model_backward_io(DlModel *m, const float *const *xs, int64_t B, const bool *
 
 	for (int i = spec->n_layers - 1; i >= 0; i--)
 	{
-		if (i < spec->n_layers - 1 && dl_model_cancelled(m, "in the backward pass"))
-			return;
-
 		const DlLayer *l = &spec->layers[i];
 		DlLayerWork *w = &m->lw[i];
 		float	   *dy = w->grad;	/* (B, out size) */
@@ -1033,6 +1030,8 @@ dl_model_backward_io(DlModel *m, const float *const *xs, int64_t B, const bool *
 
 		if (!l->plan.backward)
 			continue;
+		if (i < spec->n_layers - 1 && dl_model_cancelled(m, "in the backward pass"))
+			return;
 		layer_inputs(m, l, xs, ins);
 		in = ins[0];
 		if (input_takes_grad(spec, l, 0))
