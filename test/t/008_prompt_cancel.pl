@@ -7,9 +7,10 @@
 #	  (dl_model_cancel_rows), outside oneDNN's signal window.
 #
 #	  A predict_byom of 1,024 rows of 32x32x16 through 60 Conv2D(16, 9x9)
-#	  layers would take tens of seconds (measured here on 64 rows and
-#	  scaled); with statement_timeout = 2s it returns with 57014 in a
-#	  few seconds (bound 10 s), and the same for pg_cancel_backend.  A fit
+#	  layers in batches of 1,024 would take tens of seconds (measured
+#	  here on 64 rows and scaled); with statement_timeout = 2s it returns
+#	  with 57014 in a few seconds (bound 10 s), and the same for
+#	  pg_cancel_backend and for row mode (no batch_size).  A fit
 #	  of that model on parallel workers: statement_timeout stops it, and
 #	  its workers, whose one training step takes seconds, are gone within
 #	  a few seconds.  The latencies are printed (note lines).
@@ -56,7 +57,8 @@ $node->safe_psql('postgres', qq{
 
 # The uncancelled run, scaled: 64 rows, times 16.
 my $t0 = time();
-$node->safe_psql('postgres', "SELECT madlib_dl.predict_byom('carch', 1, 'ctest64', 'id', 'x', 'out64')");
+$node->safe_psql('postgres',
+	"SELECT madlib_dl.predict_byom('carch', 1, 'ctest64', 'id', 'x', 'out64', batch_size => 1024)");
 my $full = (time() - $t0) * 16;
 note(sprintf('predict_byom of 1024 rows would take about %.1f s (64 rows: %.2f s)', $full, $full / 16));
 cmp_ok($full, '>', 10, 'the uncancelled predict_byom takes long (more than 10 s, scaled from 64 rows)');
@@ -64,10 +66,11 @@ cmp_ok($full, '>', 10, 'the uncancelled predict_byom takes long (more than 10 s,
 my $s = bg_session($node);
 my $pid = $s->query_safe('SELECT pg_backend_pid()');
 
-# statement_timeout = 2s on predict_byom of the 1,024 rows.
+# statement_timeout = 2s on predict_byom of the 1,024 rows in batches
+# of 1,024 (each dl_model_predict call would run for the whole table).
 $t0 = time();
 bg_send($s, "SET statement_timeout = '2s';\n"
-	  . "SELECT madlib_dl.predict_byom('carch', 1, 'ctest', 'id', 'x', 'out_timeout');\n"
+	  . "SELECT madlib_dl.predict_byom('carch', 1, 'ctest', 'id', 'x', 'out_timeout', batch_size => 1024);\n"
 	  . "RESET statement_timeout;");
 my ($out, $err) = bg_finish($s, 120);
 my $secs = time() - $t0;
@@ -77,7 +80,7 @@ cmp_ok($secs, '<', 10, 'predict_byom: statement_timeout = 2s stops it within 10 
 is(tables_like($node, 'postgres', 'out_timeout%'), '', 'predict_byom: no output table left');
 
 # pg_cancel_backend 1 s into the same predict.
-bg_send($s, "SELECT madlib_dl.predict_byom('carch', 1, 'ctest', 'id', 'x', 'out_cancel');");
+bg_send($s, "SELECT madlib_dl.predict_byom('carch', 1, 'ctest', 'id', 'x', 'out_cancel', batch_size => 1024);");
 usleep(1_000_000);
 $t0 = time();
 $node->safe_psql('postgres', "SELECT pg_cancel_backend($pid)");
@@ -86,6 +89,18 @@ $secs = time() - $t0;
 note(sprintf('predict_byom returned %.2f s after pg_cancel_backend', $secs));
 like($err // '', qr/canceling statement due to user request/, 'predict_byom: cancel error');
 cmp_ok($secs, '<', 8, 'predict_byom: pg_cancel_backend stops it within 8 s');
+
+# Row mode (no batch_size): one row per forward pass, in parallel workers.
+$t0 = time();
+bg_send($s, "SET statement_timeout = '2s';\n"
+	  . "SELECT madlib_dl.predict_byom('carch', 1, 'ctest', 'id', 'x', 'out_rows');\n"
+	  . "RESET statement_timeout;");
+($out, $err) = bg_finish($s, 120);
+$secs = time() - $t0;
+note(sprintf('predict_byom in row mode with statement_timeout = 2s returned after %.2f s', $secs));
+like($err // '', qr/canceling statement due to statement timeout/, 'row mode: statement timeout error');
+cmp_ok($secs, '<', 10, 'row mode: statement_timeout = 2s stops it within 10 s');
+ok(wait_no_workers($node, 10), 'row mode: no parallel worker survives');
 
 # fit on parallel workers: one step of 32 rows through 60 layers (forward
 # and backward) takes seconds; statement_timeout stops the fit and the
