@@ -101,6 +101,7 @@ typedef struct DlTfItem
 	bool		log;
 	DlTfImpute	impute;
 	double		impute_value;	/* learned (mean, median) or given */
+	bool		impute_known;	/* impute_value is set */
 	double		a;				/* standardize mean, minmax min, scale factor, clip lo */
 	double		b;				/* standardize std, minmax max, clip hi */
 	int			max_categories; /* onehot */

@@ -335,7 +335,7 @@ parse_inner(Parser *p, DlTfItem *it)
 				it->impute = DL_TF_IMPUTE_CONSTANT;
 				if ((st = parse_number(p, &it->impute_value)) != DL_OK)
 					return st;
-				it->fitted = false;
+				it->impute_known = true;
 			}
 			else
 				return syntax_error(p, "mean, median or a number (the value for NULLs)");
@@ -603,7 +603,7 @@ dl_transform_stage_value(const DlTransform *t, int i, int stage, bool isnull, do
 	{
 		if (stage == 1 && it->impute != DL_TF_IMPUTE_NONE)
 		{
-			if (dl_transform_needs_stats(t, i, 0) && !it->fitted)
+			if (!it->impute_known)
 				return dl_error_set(err, DL_ERR_INVALID_ARGUMENT,
 									"transform of column \"%s\" has no imputation value yet", it->column);
 			*out = it->impute_value;
@@ -859,7 +859,7 @@ dl_transform_to_json(const DlTransform *t, DlStrBuf *sb)
 						 "\"width\": %d, \"fitted\": %s",
 						 dl_transform_op_name(it->op), it->log ? "true" : "false", impute_name(it->impute),
 						 kind_name(it->kind), it->width, it->fitted ? "true" : "false");
-		if (it->impute == DL_TF_IMPUTE_CONSTANT || (it->impute != DL_TF_IMPUTE_NONE && it->fitted))
+		if (it->impute != DL_TF_IMPUTE_NONE && it->impute_known)
 			put_double(sb, "impute_value", it->impute_value);
 		switch (it->op)
 		{
@@ -1050,9 +1050,17 @@ read_item(DlTransform *t, int i, json_object *o, DlError *err)
 	if (!get_double(o, "width", &d) || d < 1 || d > DL_TF_MAX_WIDTH || d != floor(d))
 		return corrupt(err, "bad width", i);
 	it->width = (int) d;
-	if ((it->impute == DL_TF_IMPUTE_CONSTANT || (it->impute != DL_TF_IMPUTE_NONE && it->fitted)) &&
-		!get_double(o, "impute_value", &it->impute_value))
-		return corrupt(err, "no impute_value", i);
+	if (it->impute != DL_TF_IMPUTE_NONE)
+	{
+		if (json_object_object_get_ex(o, "impute_value", &v))
+		{
+			if (!get_double(o, "impute_value", &it->impute_value))
+				return corrupt(err, "bad impute_value", i);
+			it->impute_known = true;
+		}
+		else if (it->impute == DL_TF_IMPUTE_CONSTANT || it->fitted)
+			return corrupt(err, "no impute_value", i);
+	}
 	switch (it->op)
 	{
 		case DL_TF_STANDARDIZE:
