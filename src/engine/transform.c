@@ -302,7 +302,20 @@ parse_log_or_column(Parser *p, DlTfItem *it)
 		p->lx = save_lx;
 		p->tok = save_tok;
 	}
-	return parse_column(p, it->column);
+	{
+		size_t		at = p->tok.begin;
+
+		if ((st = parse_column(p, it->column)) != DL_OK)
+			return st;
+		if (is_punct(p, '('))
+		{
+			dl_error_set(p->err, DL_ERR_PARSE, "invalid transform: unknown function \"%s\" at offset %zu",
+						 it->column, at);
+			return dl_error_hint(p->err, "The functions are standardize, minmax, scale, clip, log, impute, "
+								 "onehot and ordinal.");
+		}
+	}
+	return DL_OK;
 }
 
 /* inner := column | log(column) | impute(strategy, column | log(column)) */
@@ -910,7 +923,10 @@ dl_transform_to_json(const DlTransform *t, DlStrBuf *sb)
 static DlStatus
 corrupt(DlError *err, const char *what, int i)
 {
-	dl_error_set(err, DL_ERR_CORRUPT, "stored transform is not valid: %s (item %d)", what, i + 1);
+	if (i < 0)
+		dl_error_set(err, DL_ERR_CORRUPT, "stored transform is not valid: %s", what);
+	else
+		dl_error_set(err, DL_ERR_CORRUPT, "stored transform is not valid: %s (item %d)", what, i + 1);
 	return dl_error_hint(err, "Give a model or packed table made by madlib_dl, with its summary unchanged.");
 }
 

@@ -725,6 +725,7 @@ DECLARE
     src_rel regclass;
     tf record;                  -- _tf_fit: the fitted transform and its columns
     cols text[];                -- the variables, dependent ones first
+    x_exprs text[];             -- the transform's expression of the input (NULL: none)
     v record;                   -- _pp_vars: the variables, dependent ones first
     nd integer;                 -- dependent variables
     seg record;
@@ -753,6 +754,7 @@ BEGIN
         -- one input, built by the transform from raw columns
         cols := cols || madlib_dl._tf_input_name(independent_varname, v.cols);
         tf := madlib_dl._tf_fit(src, src_rel, transform);
+        x_exprs := ARRAY[madlib_dl._tf_expr('c.tf', tf.cols, 's')];
     END IF;
     IF num_classes IS NOT NULL AND cardinality(num_classes) <> nd THEN
         RAISE EXCEPTION 'num_classes % has % elements, but there are % dependent variables',
@@ -820,9 +822,7 @@ BEGIN
     USING bs, ncls;
 
     PERFORM madlib_dl._pp_pack(src, dst, summ, cv_cols, v.cols[1:nd], cols[nd + 1:], kinds,
-                               cast_types, n_rows, bs, seg.nseg, ncls, norm, dims, true,
-                               CASE WHEN transform IS NOT NULL
-                                    THEN ARRAY[madlib_dl._tf_expr('c.tf', tf.cols, 's')] END);
+                               cast_types, n_rows, bs, seg.nseg, ncls, norm, dims, true, x_exprs);
     IF madlib_dl._is_greenplum() THEN   -- place buffer b on segment b % nseg (90_greenplum.sql)
         PERFORM madlib_dl._gp_place_buffers(dst);
     END IF;

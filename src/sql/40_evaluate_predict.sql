@@ -531,10 +531,12 @@ $$;
 -- of rel, then one flush row per segment (Greenplum) or one (here), go
 -- through _predict_batch, which predicts them where they are read, 1024
 -- rows per forward pass; the output keeps their order, each row's
--- classes by rank.
+-- classes by rank.  x_expr: the expression of a row's features over t
+-- (a transform: _tf_expr over $8, which is tf), else t.<indep_col>.
 CREATE FUNCTION madlib_dl._ep_write_predictions(rel regclass, id_col text, indep_col text,
     otbl text[], model_arch json, model_weights bytea, normalizing_const float8,
-    class_name text, class_values text[], kind text, k integer, threshold float8)
+    class_name text, class_values text[], kind text, k integer, threshold float8,
+    x_expr text DEFAULT NULL, tf jsonb DEFAULT NULL)
 RETURNS void
 LANGUAGE plpgsql VOLATILE SECURITY INVOKER
 SET search_path = pg_catalog, pg_temp
@@ -562,15 +564,16 @@ BEGIN
         ' SELECT (q.r).id::%s AS %I, $1::text AS class_name,'
         '        ($2::text[])[(q.r).class_index] AS class_value, (q.r).prob%s'
         '   FROM (SELECT madlib_dl._predict_batch($3, $4, $5, 1024, $6, $7, s.i, s.x, s.flush) AS r'
-        '           FROM (SELECT (t.%I)::pg_catalog.text AS i, (t.%I)::pg_catalog.float8[] AS x,'
+        '           FROM (SELECT (t.%I)::pg_catalog.text AS i, %s AS x,'
         '                        false AS flush'
         '                   FROM %s t'
         '                 UNION ALL'
         '                 SELECT NULL, NULL, true%s) s) q%s',
-        madlib_dl._table_sql(otbl), id_type, id_col, cols, id_col, indep_col, rel,
+        madlib_dl._table_sql(otbl), id_type, id_col, cols, id_col,
+        coalesce(x_expr, format('(t.%I)::pg_catalog.float8[]', indep_col)), rel,
         CASE WHEN madlib_dl._is_greenplum() THEN ' FROM gp_dist_random(''gp_id'')' ELSE '' END,
         filter)
-    USING class_name, class_values, model_arch, model_weights, normalizing_const, indep_col, max_rank;
+    USING class_name, class_values, model_arch, model_weights, normalizing_const, indep_col, max_rank, tf;
 END
 $$;
 
@@ -583,7 +586,8 @@ $$;
 -- their own (MADlib ranks per id and class_name).
 CREATE FUNCTION madlib_dl._ep_write_predictions_io(rel regclass, id_col text, indep_cols text[],
     otbl text[], model_arch json, model_weights bytea, normalizing_const float8,
-    class_names text[], class_values jsonb, kind text, k integer, threshold float8)
+    class_names text[], class_values jsonb, kind text, k integer, threshold float8,
+    x_expr text DEFAULT NULL, tf jsonb DEFAULT NULL)
 RETURNS void
 LANGUAGE plpgsql VOLATILE SECURITY INVOKER
 SET search_path = pg_catalog, pg_temp
@@ -620,6 +624,7 @@ BEGIN
     END LOOP;
     SELECT string_agg(format('(t.%I)::pg_catalog.float8[]', c), ', ' ORDER BY o) INTO feats
       FROM unnest(indep_cols) WITH ORDINALITY AS u(c, o);
+    feats := coalesce(x_expr, feats);
 
     EXECUTE format(
         'CREATE TABLE %s AS'
@@ -633,7 +638,7 @@ BEGIN
         madlib_dl._table_sql(otbl), id_type, id_col, cols, id_col, feats, rel,
         CASE WHEN madlib_dl._is_greenplum() THEN ' FROM gp_dist_random(''gp_id'')' ELSE '' END,
         filter)
-    USING class_names, cv, model_arch, model_weights, normalizing_const, indep_cols, max_rank;
+    USING class_names, cv, model_arch, model_weights, normalizing_const, indep_cols, max_rank, tf;
 END
 $$;
 
@@ -852,13 +857,34 @@ DECLARE
     sizes integer[];
     n_out integer;
     n_cv integer;
+    tf jsonb;                   -- the model's transform (NULL: none)
+    x_expr text;                -- a raw row's features, by the transform
 BEGIN
     PERFORM madlib_dl._ep_assert_no_gpus(use_gpus);
     PERFORM madlib_dl._assert_output_absent(otbl, 'output_table');
     trel := madlib_dl._ep_assert_readable(ttbl, 'test_table');
     PERFORM madlib_dl._ep_id_type(trel, id_col);
-    cols := madlib_dl._ep_feature_columns(trel, independent_varname);
+    tf := madlib_dl._tf_of_summary(madlib_dl._table_with_suffix(mtbl, '_summary'));
+    IF tf IS NOT NULL AND (independent_varname IS NULL
+                           OR NOT madlib_dl._ep_has_column(trel, independent_varname)) THEN
+        -- a raw table: the model's transform builds each row's features
+        x_expr := madlib_dl._tf_expr('$8', (madlib_dl._tf_columns(trel, tf, 'test table')).cols, 't')
+                  || '::pg_catalog.float8[]';
+    ELSIF independent_varname IS NULL THEN
+        RAISE EXCEPTION 'independent_varname must not be NULL: model "%" was not trained with a transform',
+                        madlib_dl._table_label(mtbl)
+            USING ERRCODE = 'null_value_not_allowed',
+                  HINT = 'Give the array column of the test table that holds the features, or train on a table '
+                         'packed with training_preprocessor_dl(..., transform => ''...'') to predict from raw columns.';
+    END IF;
+    IF x_expr IS NULL THEN
+        cols := madlib_dl._ep_feature_columns(trel, independent_varname);
+    END IF;
     m := madlib_dl._ep_model(mtbl, mst_key);
+    IF x_expr IS NOT NULL THEN
+        cols := ARRAY[m.independent_varname];
+        independent_varname := m.independent_varname;
+    END IF;
 
     sizes := madlib_dl._ep_output_sizes(m.model_arch);
     PERFORM madlib_dl._ep_check_inputs(cols, m.model_arch);
@@ -873,7 +899,7 @@ BEGIN
         PERFORM madlib_dl._ep_check_pred_type(kind, k, threshold, (SELECT max(z) FROM unnest(sizes) z));
         PERFORM madlib_dl._ep_write_predictions_io(trel, id_col, cols, otbl, m.model_arch,
             m.model_weights, m.normalizing_const, m.dependent_varnames, m.class_values_list,
-            kind, k, threshold);
+            kind, k, threshold, x_expr, tf);
         RETURN;
     END IF;
     n_out := sizes[1];
@@ -892,7 +918,7 @@ BEGIN
 
     PERFORM madlib_dl._ep_write_predictions(trel, id_col, independent_varname, otbl,
         m.model_arch, m.model_weights, m.normalizing_const,
-        m.dependent_varname, m.class_values, kind, k, threshold);
+        m.dependent_varname, m.class_values, kind, k, threshold, x_expr, tf);
 END
 $$;
 
