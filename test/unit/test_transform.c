@@ -196,6 +196,7 @@ test_apply(void **state)
 				 "scale(px, 1.0/255), clip(z, -1, 1), minmax(flat)");
 	t->items[0].kind = DL_TF_KIND_NUMBER;
 	t->items[0].impute_value = 1.0;
+	t->items[0].impute_known = true;
 	t->items[0].a = 2.0;
 	t->items[0].b = 4.0;
 	t->items[0].fitted = true;
