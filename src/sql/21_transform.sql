@@ -62,9 +62,9 @@ LANGUAGE C IMMUTABLE PARALLEL SAFE;
 -- ---------------------------------------------------------------------
 
 -- The column of each item of plan in rel, by its exact name: names,
--- types (42703 for a missing column; 42501 for a type of another role,
--- which is never read; the C functions refuse any other type they do
--- not read, 42804).  what names rel in messages.
+-- types (42703 for a missing column; 42501 for a table with a column of
+-- another role's type, _assert_trusted_table; the C functions read only
+-- built-in types and refuse any other, 42804).  what names rel in messages.
 CREATE FUNCTION madlib_dl._tf_columns(rel regclass, plan jsonb, what text,
                                       OUT cols text[], OUT types regtype[])
 RETURNS record
@@ -74,26 +74,20 @@ AS $$
 DECLARE
     col text;
     typ oid;
-    owner oid;
 BEGIN
+    PERFORM madlib_dl._assert_trusted_table(rel, what);  -- 42501: another role's types (01_util.sql)
     cols := '{}';
     types := '{}';
     FOR col IN SELECT e->>'column' FROM jsonb_array_elements(plan->'items') WITH ORDINALITY AS u(e, o)
                 ORDER BY o LOOP
-        SELECT a.atttypid, t.typowner INTO typ, owner
-          FROM pg_attribute a JOIN pg_type t ON t.oid = a.atttypid
+        SELECT a.atttypid INTO typ
+          FROM pg_attribute a
          WHERE a.attrelid = rel AND a.attname = col AND a.attnum > 0 AND NOT a.attisdropped;
         IF NOT FOUND THEN
             RAISE EXCEPTION 'column "%" of the transform does not exist in % "%"', col, what, rel::text
                 USING ERRCODE = 'undefined_column',
                       HINT = 'Name columns of the table in the transform; quote names with capitals or '
                              'spaces, e.g. standardize("Age").';
-        END IF;
-        IF typ >= 16384 AND owner <> (SELECT oid FROM pg_roles WHERE rolname = current_user) THEN
-            RAISE EXCEPTION 'column "%" of % "%" has type %, which belongs to another role',
-                            col, what, rel::text, typ::regtype
-                USING ERRCODE = 'insufficient_privilege',
-                      HINT = 'A transform reads built-in types only: give a view that casts the column to one.';
         END IF;
         cols := cols || col;
         types := types || typ::regtype;
@@ -247,6 +241,7 @@ BEGIN
                                       AND NOT a.attisdropped AND a.atttypid = 'jsonb'::regtype) THEN
         RETURN NULL;
     END IF;
+    PERFORM madlib_dl._assert_trusted_table(srel, 'a summary table');
     EXECUTE format('SELECT transform FROM %I.%I LIMIT 1', stbl[1], stbl[2]) INTO plan;
     IF jsonb_typeof(plan) IS DISTINCT FROM 'object' THEN
         RETURN NULL;
