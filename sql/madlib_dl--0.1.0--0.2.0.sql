@@ -49,6 +49,7 @@ DROP FUNCTION madlib_dl._fit_multiple_run(regclass,text,text,regclass,text,text,
 DROP FUNCTION madlib_dl._generate_model_configs(text[],text[],text,integer[],text,text,text,integer,integer,text);
 DROP FUNCTION madlib_dl._load_model_selection_table(text[],text[],text,integer[],text[],text[],text);
 DROP FUNCTION madlib_dl._ms_store(text[],text[],text,integer[],text[],text[]);
+DROP FUNCTION madlib_dl._ep_write_predictions(regclass,text,text,text[],json,bytea,double precision,text,text[],text,integer,double precision);
 DROP FUNCTION madlib_dl._ep_model(text[],integer);
 DROP FUNCTION madlib_dl._ep_output_size(json);
 DROP FUNCTION madlib_dl._ep_suffix(text[],text);
@@ -59,6 +60,7 @@ DROP FUNCTION madlib_dl.madlib_keras_fit(character varying,character varying,cha
 DROP FUNCTION madlib_dl._fit(text[],text[],text[],integer,character varying,character varying,integer,boolean,text[],integer,boolean,character varying,character varying,character varying);
 DROP FUNCTION madlib_dl._fit_check_packed(text[],text,text,text,json);
 DROP FUNCTION madlib_dl._fit_run(regclass,text,text,regclass,text,text,json,bytea,text,text,integer,integer,integer);
+DROP FUNCTION madlib_dl.training_preprocessor_dl(character varying,character varying,character varying,character varying,integer,real,anycompatible,text);
 DROP FUNCTION madlib_dl._validation_preprocessor_dl(text[],text[],text,text,text[],integer,text);
 DROP FUNCTION madlib_dl._training_preprocessor_dl(text[],text[],text,text,integer,real,integer,text);
 DROP FUNCTION madlib_dl._pp_pack(text[],text[],text[],text,text,text,text,text,bigint,integer,integer,integer,real,integer[],boolean);
@@ -857,7 +859,7 @@ BEGIN
 END
 $function$;
 
-CREATE FUNCTION madlib_dl._pp_vars(rel regclass, dependent_varname text, independent_varname text, OUT n_dep integer, OUT cols text[], OUT types regtype[], OUT typnames text[], OUT elemtypes regtype[])
+CREATE FUNCTION madlib_dl._pp_vars(rel regclass, dependent_varname text, independent_varname text, indep_required boolean, OUT n_dep integer, OUT cols text[], OUT types regtype[], OUT typnames text[], OUT elemtypes regtype[])
  RETURNS record
  LANGUAGE plpgsql
  STABLE
@@ -865,7 +867,8 @@ CREATE FUNCTION madlib_dl._pp_vars(rel regclass, dependent_varname text, indepen
 AS $function$
 DECLARE
     deps text[] := madlib_dl._pp_split_vars(dependent_varname, 'dependent_varname');
-    indeps text[] := madlib_dl._pp_split_vars(independent_varname, 'independent_varname');
+    indeps text[] := CASE WHEN independent_varname IS NULL AND NOT indep_required THEN '{}'::text[]
+                          ELSE madlib_dl._pp_split_vars(independent_varname, 'independent_varname') END;
     c record;
 BEGIN
     n_dep := cardinality(deps);
@@ -905,7 +908,7 @@ AS $function$
                 ELSE ARRAY['tableoid', 'ctid'] END
 $function$;
 
-CREATE FUNCTION madlib_dl._pp_pack(src text[], dst text[], summ text[], cv_cols text[], dep_cols text[], indep_cols text[], dep_kinds text[], cast_types text[], n_rows bigint, bs integer, nseg integer, ncls integer[], normalizing_const real, dims jsonb, shuffle boolean)
+CREATE FUNCTION madlib_dl._pp_pack(src text[], dst text[], summ text[], cv_cols text[], dep_cols text[], indep_cols text[], dep_kinds text[], cast_types text[], n_rows bigint, bs integer, nseg integer, ncls integer[], normalizing_const real, dims jsonb, shuffle boolean, indep_exprs text[] DEFAULT NULL::text[])
  RETURNS void
  LANGUAGE plpgsql
  SET search_path TO 'pg_catalog', 'pg_temp'
@@ -939,6 +942,9 @@ BEGIN
       FROM unnest(ident) WITH ORDINALITY AS u(c, i);
     SELECT string_agg(format('%I AS cv%s', c, i), ', ' ORDER BY i) INTO cvs
       FROM unnest(cv_cols) WITH ORDINALITY AS u(c, i);
+    IF indep_exprs IS NOT NULL THEN     -- the transform plan, as c.tf (_tf_expr)
+        cvs := cvs || ', transform AS tf';
+    END IF;
 
     -- the columns and their aggregates: the dependent variables, then the independent ones
     FOR k IN 1 .. cardinality(dep_cols) LOOP
@@ -959,8 +965,8 @@ BEGIN
         col_defs := col_defs || format('%I bytea, ', indep_cols[k]);
         col_names := col_names || format('%I, ', indep_cols[k]);
         shapes := shapes || format(', %s || %L::integer[]', nb, dims_k);
-        aggs := aggs || format('madlib_dl._pack_float32(s.%I, s.ctid, o.slot, %s, $3, %L::integer[]), ',
-                               indep_cols[k], nb, dims_k);
+        aggs := aggs || format('madlib_dl._pack_float32(%s, s.ctid, o.slot, %s, $3, %L::integer[]), ',
+                               coalesce(indep_exprs[k], format('s.%I', indep_cols[k])), nb, dims_k);
         prod := 1;
         FOREACH d IN ARRAY dims_k LOOP
             prod := prod * d;
@@ -1113,7 +1119,7 @@ BEGIN
 END
 $function$;
 
-CREATE FUNCTION madlib_dl._training_preprocessor_dl(src text[], dst text[], dependent_varname text, independent_varname text, buffer_size integer, normalizing_const real, num_classes integer[], distribution_rules text, rules_tbl text[] DEFAULT NULL::text[])
+CREATE FUNCTION madlib_dl._training_preprocessor_dl(src text[], dst text[], dependent_varname text, independent_varname text, buffer_size integer, normalizing_const real, num_classes integer[], distribution_rules text, rules_tbl text[] DEFAULT NULL::text[], transform text DEFAULT NULL::text)
  RETURNS void
  LANGUAGE plpgsql
  SET search_path TO 'pg_catalog', 'pg_temp'
@@ -1121,6 +1127,9 @@ AS $function$
 DECLARE
     summ text[] := ARRAY[dst[1], dst[2] || '_summary'];
     src_rel regclass;
+    tf record;                  -- _tf_fit: the fitted transform and its columns
+    cols text[];                -- the variables, dependent ones first
+    x_exprs text[];             -- the transform's expression of the input (NULL: none)
     v record;                   -- _pp_vars: the variables, dependent ones first
     nd integer;                 -- dependent variables
     seg record;
@@ -1141,8 +1150,16 @@ BEGIN
     src_rel := madlib_dl._assert_table_exists(src, 'source_table');
     PERFORM madlib_dl._assert_output_absent(dst, 'output_table');
     PERFORM madlib_dl._assert_output_absent(summ, 'output_table');
-    v := madlib_dl._pp_vars(src_rel, dependent_varname, independent_varname);
+    v := madlib_dl._pp_vars(src_rel, dependent_varname,
+                            CASE WHEN transform IS NULL THEN independent_varname END, transform IS NULL);
     nd := v.n_dep;
+    cols := v.cols;
+    IF transform IS NOT NULL THEN
+        -- one input, built by the transform from raw columns
+        cols := cols || madlib_dl._tf_input_name(independent_varname, v.cols);
+        tf := madlib_dl._tf_fit(src, src_rel, transform);
+        x_exprs := ARRAY[madlib_dl._tf_expr('c.tf', tf.cols, 's')];
+    END IF;
     IF num_classes IS NOT NULL AND cardinality(num_classes) <> nd THEN
         RAISE EXCEPTION 'num_classes % has % elements, but there are % dependent variables',
                         num_classes, cardinality(num_classes), nd
@@ -1168,8 +1185,12 @@ BEGIN
     END LOOP;
 
     n_rows := madlib_dl._pp_count_rows(src);
-    FOR k IN nd + 1 .. cardinality(v.cols) LOOP
-        dims_k := madlib_dl._pp_first_dims(src, v.cols[k], v.types[k], v.elemtypes[k]);
+    FOR k IN nd + 1 .. cardinality(cols) LOOP
+        IF transform IS NOT NULL THEN
+            dims_k := ARRAY[madlib_dl._transform_width(tf.plan)];
+        ELSE
+            dims_k := madlib_dl._pp_first_dims(src, v.cols[k], v.types[k], v.elemtypes[k]);
+        END IF;
         dims := dims || jsonb_build_array(to_jsonb(dims_k));
         row_values := 1;
         FOREACH d IN ARRAY dims_k LOOP
@@ -1188,8 +1209,11 @@ BEGIN
                'all_segments'::text AS __internal_gpu_config__, $8::integer AS num_segments,
                madlib_dl.version() AS madlib_version
         $q$, summ[1], summ[2], cv_exprs)
-    USING madlib_dl._table_given(src), madlib_dl._table_given(dst), v.cols[1:nd], v.cols[nd + 1:],
+    USING madlib_dl._table_given(src), madlib_dl._table_given(dst), v.cols[1:nd], cols[nd + 1:],
           v.typnames[1:nd], norm, seg.rules, seg.nseg;
+    IF transform IS NOT NULL THEN
+        PERFORM madlib_dl._tf_store(summ, tf.plan);
+    END IF;
 
     FOR k IN 1 .. nd LOOP
         ncls[k] := madlib_dl._pp_class_count(src, summ, v.cols[k], v.types[k], kinds[k], cv_cols[k],
@@ -1201,8 +1225,8 @@ BEGIN
     EXECUTE format('UPDATE %I.%I SET buffer_size = $1, num_classes = $2', summ[1], summ[2])
     USING bs, ncls;
 
-    PERFORM madlib_dl._pp_pack(src, dst, summ, cv_cols, v.cols[1:nd], v.cols[nd + 1:], kinds,
-                               cast_types, n_rows, bs, seg.nseg, ncls, norm, dims, true);
+    PERFORM madlib_dl._pp_pack(src, dst, summ, cv_cols, v.cols[1:nd], cols[nd + 1:], kinds,
+                               cast_types, n_rows, bs, seg.nseg, ncls, norm, dims, true, x_exprs);
     IF madlib_dl._is_greenplum() THEN   -- place buffer b on segment b % nseg (90_greenplum.sql)
         PERFORM madlib_dl._gp_place_buffers(dst);
     END IF;
@@ -1307,6 +1331,9 @@ AS $function$
 DECLARE
     summ text[] := ARRAY[dst[1], dst[2] || '_summary'];
     tsumm text[] := ARRAY[train[1], train[2] || '_summary'];
+    tf jsonb;                   -- the training table's transform (NULL: none)
+    tf_cols text[];             -- its columns in the validation table
+    cols text[];                -- the variables, dependent ones first
     src_rel regclass;
     train_rel regclass;
     tsumm_rel regclass;
@@ -1345,12 +1372,29 @@ BEGIN
                    'num_segments FROM %I.%I', tsumm[1], tsumm[2])
        INTO ts;
 
-    v := madlib_dl._pp_vars(src_rel, dependent_varname, independent_varname);
+    tf := madlib_dl._tf_of_summary(tsumm);
+    IF tf IS NOT NULL THEN
+        -- the training table's transform, with its statistics, on the raw columns
+        IF independent_varname IS NOT NULL
+           AND madlib_dl._tf_input_name(independent_varname, NULL) IS DISTINCT FROM ts.indeps[1] THEN
+            RAISE EXCEPTION 'independent_varname "%" is not the input "%" the training transform builds',
+                            independent_varname, ts.indeps[1]
+                USING ERRCODE = 'invalid_parameter_value',
+                      HINT = 'Give NULL: the training table''s transform builds the input from the raw columns.';
+        END IF;
+        tf_cols := (madlib_dl._tf_columns(src_rel, tf, 'source table')).cols;
+    END IF;
+    v := madlib_dl._pp_vars(src_rel, dependent_varname, CASE WHEN tf IS NULL THEN independent_varname END,
+                            tf IS NULL);
     nd := v.n_dep;
-    IF nd IS DISTINCT FROM cardinality(ts.deps) OR cardinality(v.cols) - nd IS DISTINCT FROM cardinality(ts.indeps)
+    cols := v.cols;
+    IF tf IS NOT NULL THEN
+        cols := cols || ts.indeps[1];
+    END IF;
+    IF nd IS DISTINCT FROM cardinality(ts.deps) OR cardinality(cols) - nd IS DISTINCT FROM cardinality(ts.indeps)
        OR cardinality(ts.vartypes) IS DISTINCT FROM nd OR cardinality(ts.ncls) IS DISTINCT FROM nd THEN
         RAISE EXCEPTION 'the validation data has % dependent and % independent variables, the training data % and %',
-                nd, cardinality(v.cols) - nd, coalesce(cardinality(ts.deps), 0), coalesce(cardinality(ts.indeps), 0)
+                nd, cardinality(cols) - nd, coalesce(cardinality(ts.deps), 0), coalesce(cardinality(ts.indeps), 0)
             USING ERRCODE = 'data_exception',
                   HINT = 'Give the variables of the training data, in the same order.';
     END IF;
@@ -1373,13 +1417,17 @@ BEGIN
     END LOOP;
 
     n_rows := madlib_dl._pp_count_rows(src);
-    FOR k IN nd + 1 .. cardinality(v.cols) LOOP
-        dims_k := madlib_dl._pp_first_dims(src, v.cols[k], v.types[k], v.elemtypes[k]);
+    FOR k IN nd + 1 .. cardinality(cols) LOOP
+        IF tf IS NOT NULL THEN
+            dims_k := ARRAY[madlib_dl._transform_width(tf)];
+        ELSE
+            dims_k := madlib_dl._pp_first_dims(src, v.cols[k], v.types[k], v.elemtypes[k]);
+        END IF;
         EXECUTE format('SELECT %I[2:] FROM %I.%I LIMIT 1', ts.indeps[k - nd] || '_shape', train[1], train[2])
            INTO train_dims;
         IF train_dims IS DISTINCT FROM dims_k THEN
             RAISE EXCEPTION 'independent variable "%" has shape % in the first row, but the training data has shape %',
-                    v.cols[k], dims_k, train_dims
+                    cols[k], dims_k, train_dims
                 USING ERRCODE = 'data_exception',
                       HINT = 'Validation rows must have the shape of the training rows.';
         END IF;
@@ -1406,27 +1454,32 @@ BEGIN
                'all_segments'::text AS __internal_gpu_config__, $10::integer AS num_segments,
                madlib_dl.version() AS madlib_version
         $q$, summ[1], summ[2], cv_exprs)
-    USING madlib_dl._table_given(src), madlib_dl._table_given(dst), v.cols[1:nd], v.cols[nd + 1:],
+    USING madlib_dl._table_given(src), madlib_dl._table_given(dst), v.cols[1:nd], cols[nd + 1:],
           v.typnames[1:nd], bs, ts.normalizing_const, ts.ncls, seg.rules, seg.nseg;
+    IF tf IS NOT NULL THEN
+        PERFORM madlib_dl._tf_store(summ, tf);
+    END IF;
 
     PERFORM madlib_dl._pp_pack(src, dst, summ,
                                ARRAY(SELECT c || '_class_values' FROM unnest(v.cols[1:nd]) c),
-                               v.cols[1:nd], v.cols[nd + 1:], kinds, cast_types, n_rows, bs, seg.nseg,
-                               ts.ncls, ts.normalizing_const, dims, false);
+                               v.cols[1:nd], cols[nd + 1:], kinds, cast_types, n_rows, bs, seg.nseg,
+                               ts.ncls, ts.normalizing_const, dims, false,
+                               CASE WHEN tf IS NOT NULL THEN ARRAY[madlib_dl._tf_expr('c.tf', tf_cols, 's')] END);
     IF madlib_dl._is_greenplum() THEN   -- place buffer b on segment b % nseg (90_greenplum.sql)
         PERFORM madlib_dl._gp_place_buffers(dst);
     END IF;
 END
 $function$;
 
-CREATE OR REPLACE FUNCTION madlib_dl.training_preprocessor_dl(source_table character varying, output_table character varying, dependent_varname character varying, independent_varname character varying, buffer_size integer DEFAULT NULL::integer, normalizing_const real DEFAULT 1.0, num_classes anycompatible DEFAULT NULL::unknown, distribution_rules text DEFAULT NULL::text)
+CREATE FUNCTION madlib_dl.training_preprocessor_dl(source_table character varying, output_table character varying, dependent_varname character varying, independent_varname character varying, buffer_size integer DEFAULT NULL::integer, normalizing_const real DEFAULT 1.0, num_classes anycompatible DEFAULT NULL::unknown, distribution_rules text DEFAULT NULL::text, transform text DEFAULT NULL::text)
  RETURNS void
  LANGUAGE sql
 AS $function$
     SELECT madlib_dl._training_preprocessor_dl(
         madlib_dl._resolve_table($1, 'source_table'), madlib_dl._resolve_table($2, 'output_table'),
         $3, $4, $5, $6, madlib_dl._pp_num_classes($7), $8,
-        CASE WHEN madlib_dl._pp_rules_is_table($8) THEN madlib_dl._resolve_table($8, 'distribution_rules') END)
+        CASE WHEN madlib_dl._pp_rules_is_table($8) THEN madlib_dl._resolve_table($8, 'distribution_rules') END,
+        $9)
 $function$;
 
 CREATE OR REPLACE FUNCTION madlib_dl.validation_preprocessor_dl(source_table character varying, output_table character varying, dependent_varname character varying, independent_varname character varying, training_preprocessor_table character varying, buffer_size integer DEFAULT NULL::integer, distribution_rules text DEFAULT NULL::text)
@@ -1543,6 +1596,264 @@ validation_preprocessor_dl: pack a validation table like its training table.
 
 For all parameters: SELECT madlib_dl.validation_preprocessor_dl('usage');
 $summary$
+END
+$function$;
+
+CREATE FUNCTION madlib_dl._transform_parse(spec text)
+ RETURNS jsonb
+ LANGUAGE c
+ IMMUTABLE PARALLEL SAFE
+AS '$libdir/madlib_dl', $function$madlib_dl__transform_parse$function$;
+
+CREATE FUNCTION madlib_dl._transform_resolve(plan jsonb, types regtype[], widths integer[])
+ RETURNS jsonb
+ LANGUAGE c
+ IMMUTABLE PARALLEL SAFE
+AS '$libdir/madlib_dl', $function$madlib_dl__transform_resolve$function$;
+
+CREATE FUNCTION madlib_dl._transform_stage_value(plan jsonb, item integer, stage integer, v double precision)
+ RETURNS double precision
+ LANGUAGE c
+ IMMUTABLE PARALLEL SAFE
+AS '$libdir/madlib_dl', $function$madlib_dl__transform_stage_value$function$;
+
+CREATE FUNCTION madlib_dl._transform_finish(plan jsonb)
+ RETURNS jsonb
+ LANGUAGE c
+ IMMUTABLE PARALLEL SAFE STRICT
+AS '$libdir/madlib_dl', $function$madlib_dl__transform_finish$function$;
+
+CREATE FUNCTION madlib_dl._transform_width(plan jsonb)
+ RETURNS integer
+ LANGUAGE c
+ IMMUTABLE PARALLEL SAFE STRICT
+AS '$libdir/madlib_dl', $function$madlib_dl__transform_width$function$;
+
+CREATE FUNCTION madlib_dl._transform_apply(plan jsonb, VARIADIC "any")
+ RETURNS real[]
+ LANGUAGE c
+ IMMUTABLE PARALLEL SAFE
+AS '$libdir/madlib_dl', $function$madlib_dl__transform_apply$function$;
+
+CREATE FUNCTION madlib_dl._tf_columns(rel regclass, plan jsonb, what text, OUT cols text[], OUT types regtype[])
+ RETURNS record
+ LANGUAGE plpgsql
+ STABLE
+ SET search_path TO 'pg_catalog', 'pg_temp'
+AS $function$
+DECLARE
+    col text;
+    typ oid;
+BEGIN
+    PERFORM madlib_dl._assert_trusted_table(rel, what);  -- 42501: another role's types (01_util.sql)
+    cols := '{}';
+    types := '{}';
+    FOR col IN SELECT e->>'column' FROM jsonb_array_elements(plan->'items') WITH ORDINALITY AS u(e, o)
+                ORDER BY o LOOP
+        SELECT a.atttypid INTO typ
+          FROM pg_attribute a
+         WHERE a.attrelid = rel AND a.attname = col AND a.attnum > 0 AND NOT a.attisdropped;
+        IF NOT FOUND THEN
+            RAISE EXCEPTION 'column "%" of the transform does not exist in % "%"', col, what, rel::text
+                USING ERRCODE = 'undefined_column',
+                      HINT = 'Name columns of the table in the transform; quote names with capitals or '
+                             'spaces, e.g. standardize("Age").';
+        END IF;
+        cols := cols || col;
+        types := types || typ::regtype;
+    END LOOP;
+END
+$function$;
+
+CREATE FUNCTION madlib_dl._tf_expr(plan_ref text, cols text[], alias text)
+ RETURNS text
+ LANGUAGE sql
+ IMMUTABLE PARALLEL SAFE
+ SET search_path TO 'pg_catalog', 'pg_temp'
+AS $function$
+    SELECT format('madlib_dl._transform_apply(%s, %s)', plan_ref,
+                  string_agg(format('%I.%I', alias, c), ', ' ORDER BY o))
+      FROM unnest(cols) WITH ORDINALITY AS u(c, o)
+$function$;
+
+CREATE FUNCTION madlib_dl._tf_fit(src text[], rel regclass, spec text, OUT plan jsonb, OUT cols text[])
+ RETURNS record
+ LANGUAGE plpgsql
+ SET search_path TO 'pg_catalog', 'pg_temp'
+AS $function$
+DECLARE
+    c record;
+    widths integer[] := '{}';
+    it jsonb;
+    val text;                   -- the column's value as the C functions take it
+    r record;
+    n_rows bigint;
+    cats text[];
+    maxc integer;
+    w integer;
+BEGIN
+    IF spec IS NULL OR btrim(spec) = '' THEN
+        RAISE EXCEPTION 'transform must not be empty'
+            USING ERRCODE = 'invalid_parameter_value',
+                  HINT = 'Give a comma list such as ''standardize(age), onehot(city)'', or NULL for none.';
+    END IF;
+    plan := madlib_dl._transform_parse(spec);
+    c := madlib_dl._tf_columns(rel, plan, 'source table');
+    cols := c.cols;
+    EXECUTE format('SELECT count(*) FROM %I.%I', src[1], src[2]) INTO n_rows;
+    FOR i IN 1 .. cardinality(cols) LOOP
+        w := NULL;
+        IF (SELECT t.typcategory FROM pg_type t WHERE t.oid = c.types[i]) = 'A' THEN
+            EXECUTE format('SELECT cardinality(s.%1$I) FROM %2$I.%3$I s WHERE s.%1$I IS NOT NULL LIMIT 1',
+                           cols[i], src[1], src[2])
+               INTO w;
+        END IF;
+        widths := widths || w;
+    END LOOP;
+    plan := madlib_dl._transform_resolve(plan, c.types, widths);
+
+    FOR i IN 1 .. cardinality(cols) LOOP
+        it := plan->'items'->(i - 1);
+        val := CASE WHEN c.types[i] = 'boolean'::regtype
+                    THEN format('(s.%I)::pg_catalog.int4::pg_catalog.float8', cols[i])
+                    ELSE format('(s.%I)::pg_catalog.float8', cols[i]) END;
+        IF it->>'impute' IN ('mean', 'median') THEN
+            EXECUTE format('SELECT avg(q.v) AS mean, percentile_cont(0.5) WITHIN GROUP (ORDER BY q.v) AS median'
+                           '  FROM (SELECT madlib_dl._transform_stage_value($1, $2, 0, %s) AS v'
+                           '          FROM %I.%I s) q', val, src[1], src[2])
+               INTO r USING plan, i;
+            IF r.mean IS NULL THEN
+                RAISE EXCEPTION 'column "%" has no value to impute from: every row is NULL', cols[i]
+                    USING ERRCODE = 'data_exception',
+                          HINT = 'Impute a number instead, e.g. impute(0, col), or drop the item.';
+            END IF;
+            plan := jsonb_set(plan, ARRAY['items', (i - 1)::text, 'impute_value'],
+                              to_jsonb(CASE WHEN it->>'impute' = 'mean' THEN r.mean ELSE r.median END));
+        END IF;
+        IF it->>'op' IN ('standardize', 'minmax') THEN
+            EXECUTE format('SELECT avg(q.v) AS mean, stddev_pop(q.v) AS std, min(q.v) AS lo, max(q.v) AS hi,'
+                           '       count(q.v) AS n'
+                           '  FROM (SELECT madlib_dl._transform_stage_value($1, $2, 1, %s) AS v'
+                           '          FROM %I.%I s) q', val, src[1], src[2])
+               INTO r USING plan, i;
+            IF r.n < n_rows THEN
+                RAISE EXCEPTION 'column "%" has % NULL values and its transform does not impute them',
+                                cols[i], n_rows - r.n
+                    USING ERRCODE = 'null_value_not_allowed',
+                          HINT = format('Write %s(impute(median, %s)) (or mean, or a number), or filter the rows.',
+                                        it->>'op', quote_ident(cols[i]));
+            END IF;
+            IF it->>'op' = 'standardize' THEN
+                plan := jsonb_set(jsonb_set(plan, ARRAY['items', (i - 1)::text, 'mean'], to_jsonb(r.mean)),
+                                  ARRAY['items', (i - 1)::text, 'std'], to_jsonb(r.std));
+            ELSE
+                plan := jsonb_set(jsonb_set(plan, ARRAY['items', (i - 1)::text, 'min'], to_jsonb(r.lo)),
+                                  ARRAY['items', (i - 1)::text, 'max'], to_jsonb(r.hi));
+            END IF;
+        END IF;
+        IF it->>'op' IN ('onehot', 'ordinal') THEN
+            maxc := (it->>'max_categories')::integer;
+            IF it->>'kind' = 'text' THEN
+                EXECUTE format('SELECT array_agg(q.v ORDER BY q.v COLLATE "C")'
+                               '  FROM (SELECT DISTINCT ((s.%1$I)::pg_catalog.text COLLATE "C") AS v'
+                               '          FROM %2$I.%3$I s WHERE s.%1$I IS NOT NULL LIMIT $1) q',
+                               cols[i], src[1], src[2])
+                   INTO cats USING maxc + 1;
+            ELSE
+                EXECUTE format('SELECT array_agg((q.v)::pg_catalog.text ORDER BY q.v)'
+                               '  FROM (SELECT DISTINCT s.%1$I AS v'
+                               '          FROM %2$I.%3$I s WHERE s.%1$I IS NOT NULL LIMIT $1) q',
+                               cols[i], src[1], src[2])
+                   INTO cats USING maxc + 1;
+            END IF;
+            cats := coalesce(cats, '{}');
+            IF cardinality(cats) > maxc THEN
+                RAISE EXCEPTION 'column "%" has more than % categories, the limit of its %', cols[i], maxc,
+                                it->>'op'
+                    USING ERRCODE = 'program_limit_exceeded',
+                          HINT = format('Raise the limit, e.g. onehot(%s, max_categories => %s) (at most 10000), '
+                                        'or group the rare values in a view.', quote_ident(cols[i]),
+                                        least(10000, maxc * 2));
+            END IF;
+            plan := jsonb_set(jsonb_set(plan, ARRAY['items', (i - 1)::text, 'categories'], to_jsonb(cats)),
+                              ARRAY['items', (i - 1)::text, 'width'],
+                              to_jsonb(CASE WHEN it->>'op' = 'onehot' THEN cardinality(cats) + 1 ELSE 1 END));
+        END IF;
+        plan := jsonb_set(plan, ARRAY['items', (i - 1)::text, 'fitted'], 'true');
+    END LOOP;
+    plan := madlib_dl._transform_finish(plan);
+END
+$function$;
+
+CREATE FUNCTION madlib_dl._tf_of_summary(stbl text[])
+ RETURNS jsonb
+ LANGUAGE plpgsql
+ STABLE
+ SET search_path TO 'pg_catalog', 'pg_temp'
+AS $function$
+DECLARE
+    srel regclass := madlib_dl._table_oid(stbl);
+    plan jsonb;
+BEGIN
+    IF srel IS NULL OR NOT EXISTS (SELECT 1 FROM pg_attribute a
+                                    WHERE a.attrelid = srel AND a.attname = 'transform' AND a.attnum > 0
+                                      AND NOT a.attisdropped AND a.atttypid = 'jsonb'::regtype) THEN
+        RETURN NULL;
+    END IF;
+    PERFORM madlib_dl._assert_trusted_table(srel, 'a summary table');
+    EXECUTE format('SELECT transform FROM %I.%I LIMIT 1', stbl[1], stbl[2]) INTO plan;
+    IF jsonb_typeof(plan) IS DISTINCT FROM 'object' THEN
+        RETURN NULL;
+    END IF;
+    RETURN plan;
+END
+$function$;
+
+CREATE FUNCTION madlib_dl._tf_store(stbl text[], plan jsonb)
+ RETURNS void
+ LANGUAGE plpgsql
+ SET search_path TO 'pg_catalog', 'pg_temp'
+AS $function$
+BEGIN
+    EXECUTE format('ALTER TABLE %I.%I ADD COLUMN transform jsonb', stbl[1], stbl[2]);
+    EXECUTE format('UPDATE %I.%I SET transform = $1', stbl[1], stbl[2]) USING plan;
+END
+$function$;
+
+CREATE FUNCTION madlib_dl._tf_input_name(independent_varname text, deps text[])
+ RETURNS text
+ LANGUAGE plpgsql
+ IMMUTABLE
+ SET search_path TO 'pg_catalog', 'pg_temp'
+AS $function$
+DECLARE
+    parts text[];
+    name text;
+BEGIN
+    IF independent_varname IS NULL THEN
+        name := 'features';
+    ELSE
+        BEGIN
+            parts := parse_ident(btrim(independent_varname));
+        EXCEPTION WHEN OTHERS THEN
+            parts := NULL;
+        END;
+        IF cardinality(parts) IS DISTINCT FROM 1 THEN
+            RAISE EXCEPTION 'independent_varname "%" must be one name when a transform is given',
+                            independent_varname
+                USING ERRCODE = 'invalid_parameter_value',
+                      HINT = 'A transform builds one input: give NULL (it is then named features) or the '
+                             'name it gets, e.g. ''x''.';
+        END IF;
+        name := parts[1];
+    END IF;
+    IF name = ANY (coalesce(deps, '{}') || ARRAY['buffer_id', '__dist_key__'])
+       OR name || '_shape' = ANY (coalesce(deps, '{}')) THEN
+        RAISE EXCEPTION 'independent_varname "%" is a name the packed table uses already', name
+            USING ERRCODE = 'invalid_parameter_value',
+                  HINT = 'Give the input another name, e.g. ''features''.';
+    END IF;
+    RETURN name;
 END
 $function$;
 
@@ -2022,6 +2333,10 @@ BEGIN
         averaging_period,
         lr_scaling::text,
         r;
+    -- the source's transform (21_transform.sql): predict applies it to raw tables
+    IF jsonb_typeof(psum->'transform') = 'object' THEN
+        PERFORM madlib_dl._tf_store(summary_tbl, madlib_dl._transform_finish(psum->'transform'));
+    END IF;
 END
 $function$;
 
@@ -2464,7 +2779,7 @@ BEGIN
 END
 $function$;
 
-CREATE OR REPLACE FUNCTION madlib_dl._ep_write_predictions(rel regclass, id_col text, indep_col text, otbl text[], model_arch json, model_weights bytea, normalizing_const double precision, class_name text, class_values text[], kind text, k integer, threshold double precision)
+CREATE FUNCTION madlib_dl._ep_write_predictions(rel regclass, id_col text, indep_col text, otbl text[], model_arch json, model_weights bytea, normalizing_const double precision, class_name text, class_values text[], kind text, k integer, threshold double precision, x_expr text DEFAULT NULL::text, tf jsonb DEFAULT NULL::jsonb)
  RETURNS void
  LANGUAGE plpgsql
  SET search_path TO 'pg_catalog', 'pg_temp'
@@ -2492,19 +2807,20 @@ BEGIN
         ' SELECT (q.r).id::%s AS %I, $1::text AS class_name,'
         '        ($2::text[])[(q.r).class_index] AS class_value, (q.r).prob%s'
         '   FROM (SELECT madlib_dl._predict_batch($3, $4, $5, 1024, $6, $7, s.i, s.x, s.flush) AS r'
-        '           FROM (SELECT (t.%I)::pg_catalog.text AS i, (t.%I)::pg_catalog.float8[] AS x,'
+        '           FROM (SELECT (t.%I)::pg_catalog.text AS i, %s AS x,'
         '                        false AS flush'
         '                   FROM %s t'
         '                 UNION ALL'
         '                 SELECT NULL, NULL, true%s) s) q%s',
-        madlib_dl._table_sql(otbl), id_type, id_col, cols, id_col, indep_col, rel,
+        madlib_dl._table_sql(otbl), id_type, id_col, cols, id_col,
+        coalesce(x_expr, format('(t.%I)::pg_catalog.float8[]', indep_col)), rel,
         CASE WHEN madlib_dl._is_greenplum() THEN ' FROM gp_dist_random(''gp_id'')' ELSE '' END,
         filter)
-    USING class_name, class_values, model_arch, model_weights, normalizing_const, indep_col, max_rank;
+    USING class_name, class_values, model_arch, model_weights, normalizing_const, indep_col, max_rank, tf;
 END
 $function$;
 
-CREATE FUNCTION madlib_dl._ep_write_predictions_io(rel regclass, id_col text, indep_cols text[], otbl text[], model_arch json, model_weights bytea, normalizing_const double precision, class_names text[], class_values jsonb, kind text, k integer, threshold double precision)
+CREATE FUNCTION madlib_dl._ep_write_predictions_io(rel regclass, id_col text, indep_cols text[], otbl text[], model_arch json, model_weights bytea, normalizing_const double precision, class_names text[], class_values jsonb, kind text, k integer, threshold double precision, x_expr text DEFAULT NULL::text, tf jsonb DEFAULT NULL::jsonb)
  RETURNS void
  LANGUAGE plpgsql
  SET search_path TO 'pg_catalog', 'pg_temp'
@@ -2541,6 +2857,7 @@ BEGIN
     END LOOP;
     SELECT string_agg(format('(t.%I)::pg_catalog.float8[]', c), ', ' ORDER BY o) INTO feats
       FROM unnest(indep_cols) WITH ORDINALITY AS u(c, o);
+    feats := coalesce(x_expr, feats);
 
     EXECUTE format(
         'CREATE TABLE %s AS'
@@ -2554,7 +2871,7 @@ BEGIN
         madlib_dl._table_sql(otbl), id_type, id_col, cols, id_col, feats, rel,
         CASE WHEN madlib_dl._is_greenplum() THEN ' FROM gp_dist_random(''gp_id'')' ELSE '' END,
         filter)
-    USING class_names, cv, model_arch, model_weights, normalizing_const, indep_cols, max_rank;
+    USING class_names, cv, model_arch, model_weights, normalizing_const, indep_cols, max_rank, tf;
 END
 $function$;
 
@@ -2746,13 +3063,34 @@ DECLARE
     sizes integer[];
     n_out integer;
     n_cv integer;
+    tf jsonb;                   -- the model's transform (NULL: none)
+    x_expr text;                -- a raw row's features, by the transform
 BEGIN
     PERFORM madlib_dl._ep_assert_no_gpus(use_gpus);
     PERFORM madlib_dl._assert_output_absent(otbl, 'output_table');
     trel := madlib_dl._ep_assert_readable(ttbl, 'test_table');
     PERFORM madlib_dl._ep_id_type(trel, id_col);
-    cols := madlib_dl._ep_feature_columns(trel, independent_varname);
+    tf := madlib_dl._tf_of_summary(madlib_dl._table_with_suffix(mtbl, '_summary'));
+    IF tf IS NOT NULL AND (independent_varname IS NULL
+                           OR NOT madlib_dl._ep_has_column(trel, independent_varname)) THEN
+        -- a raw table: the model's transform builds each row's features
+        x_expr := madlib_dl._tf_expr('$8', (madlib_dl._tf_columns(trel, tf, 'test table')).cols, 't')
+                  || '::pg_catalog.float8[]';
+    ELSIF independent_varname IS NULL THEN
+        RAISE EXCEPTION 'independent_varname must not be NULL: model "%" was not trained with a transform',
+                        madlib_dl._table_label(mtbl)
+            USING ERRCODE = 'null_value_not_allowed',
+                  HINT = 'Give the array column of the test table that holds the features, or train on a table '
+                         'packed with training_preprocessor_dl(..., transform => ''...'') to predict from raw columns.';
+    END IF;
+    IF x_expr IS NULL THEN
+        cols := madlib_dl._ep_feature_columns(trel, independent_varname);
+    END IF;
     m := madlib_dl._ep_model(mtbl, mst_key);
+    IF x_expr IS NOT NULL THEN
+        cols := ARRAY[m.independent_varname];
+        independent_varname := m.independent_varname;
+    END IF;
 
     sizes := madlib_dl._ep_output_sizes(m.model_arch);
     PERFORM madlib_dl._ep_check_inputs(cols, m.model_arch);
@@ -2767,7 +3105,7 @@ BEGIN
         PERFORM madlib_dl._ep_check_pred_type(kind, k, threshold, (SELECT max(z) FROM unnest(sizes) z));
         PERFORM madlib_dl._ep_write_predictions_io(trel, id_col, cols, otbl, m.model_arch,
             m.model_weights, m.normalizing_const, m.dependent_varnames, m.class_values_list,
-            kind, k, threshold);
+            kind, k, threshold, x_expr, tf);
         RETURN;
     END IF;
     n_out := sizes[1];
@@ -2786,7 +3124,7 @@ BEGIN
 
     PERFORM madlib_dl._ep_write_predictions(trel, id_col, independent_varname, otbl,
         m.model_arch, m.model_weights, m.normalizing_const,
-        m.dependent_varname, m.class_values, kind, k, threshold);
+        m.dependent_varname, m.class_values, kind, k, threshold, x_expr, tf);
 END
 $function$;
 
@@ -3910,6 +4248,10 @@ BEGIN
         planned_iters,
         sched,
         use_caching;
+    -- the source's transform (21_transform.sql): predict applies it to raw tables
+    IF jsonb_typeof(psum->'transform') = 'object' THEN
+        PERFORM madlib_dl._tf_store(summary_tbl, madlib_dl._transform_finish(psum->'transform'));
+    END IF;
 END
 $function$;
 
@@ -5450,8 +5792,8 @@ BEGIN
                     'madlib_dl._ep_model(text[],integer)',
                     'madlib_dl._ep_output_sizes(json)',
                     'madlib_dl._ep_parse_pred_type(text)',
-                    'madlib_dl._ep_write_predictions(regclass,text,text,text[],json,bytea,double precision,text,text[],text,integer,double precision)',
-                    'madlib_dl._ep_write_predictions_io(regclass,text,text[],text[],json,bytea,double precision,text[],jsonb,text,integer,double precision)',
+                    'madlib_dl._ep_write_predictions(regclass,text,text,text[],json,bytea,double precision,text,text[],text,integer,double precision,text,jsonb)',
+                    'madlib_dl._ep_write_predictions_io(regclass,text,text[],text[],json,bytea,double precision,text[],jsonb,text,integer,double precision,text,jsonb)',
                     'madlib_dl._evaluate(text[],text[],text[],boolean,integer)',
                     'madlib_dl._evaluate_final(internal)',
                     'madlib_dl._evaluate_io(json,bytea,text,text[],text,text[],text[],regclass,text[],text[])',
@@ -5523,14 +5865,14 @@ BEGIN
                     'madlib_dl._pp_first_dims(text[],text,regtype,regtype)',
                     'madlib_dl._pp_first_width(text[],text)',
                     'madlib_dl._pp_num_classes(anycompatible)',
-                    'madlib_dl._pp_pack(text[],text[],text[],text[],text[],text[],text[],text[],bigint,integer,integer,integer[],real,jsonb,boolean)',
+                    'madlib_dl._pp_pack(text[],text[],text[],text[],text[],text[],text[],text[],bigint,integer,integer,integer[],real,jsonb,boolean,text[])',
                     'madlib_dl._pp_row_identity(boolean)',
                     'madlib_dl._pp_rules_is_table(text)',
                     'madlib_dl._pp_segments(text,text[],integer)',
                     'madlib_dl._pp_split_vars(text,text)',
                     'madlib_dl._pp_val_dep_check(text[],text[],text,text,text,text,integer)',
                     'madlib_dl._pp_val_dep_kind(text[],regclass,text,regtype,text,regtype,text,text)',
-                    'madlib_dl._pp_vars(regclass,text,text)',
+                    'madlib_dl._pp_vars(regclass,text,text,boolean)',
                     'madlib_dl._predict(text[],text[],text,text,text[],text,integer,double precision,boolean,integer)',
                     'madlib_dl._predict_batch(json,bytea,double precision,integer,text,integer,text,double precision[],boolean)',
                     'madlib_dl._predict_batch_io(json,bytea,double precision,integer,text[],integer,text,record,boolean)',
@@ -5575,7 +5917,19 @@ BEGIN
                     'madlib_dl._table_sql(text[])',
                     'madlib_dl._table_with_suffix(text[],text)',
                     'madlib_dl._temp_table_name(text)',
-                    'madlib_dl._training_preprocessor_dl(text[],text[],text,text,integer,real,integer[],text,text[])',
+                    'madlib_dl._tf_columns(regclass,jsonb,text)',
+                    'madlib_dl._tf_expr(text,text[],text)',
+                    'madlib_dl._tf_fit(text[],regclass,text)',
+                    'madlib_dl._tf_input_name(text,text[])',
+                    'madlib_dl._tf_of_summary(text[])',
+                    'madlib_dl._tf_store(text[],jsonb)',
+                    'madlib_dl._training_preprocessor_dl(text[],text[],text,text,integer,real,integer[],text,text[],text)',
+                    'madlib_dl._transform_apply(jsonb,"any")',
+                    'madlib_dl._transform_finish(jsonb)',
+                    'madlib_dl._transform_parse(text)',
+                    'madlib_dl._transform_resolve(jsonb,regtype[],integer[])',
+                    'madlib_dl._transform_stage_value(jsonb,integer,integer,double precision)',
+                    'madlib_dl._transform_width(jsonb)',
                     'madlib_dl._unpack_float32(bytea,integer[])',
                     'madlib_dl._unpack_int16(bytea,integer[])',
                     'madlib_dl._validate_arch(json,bytea)',
@@ -5653,7 +6007,7 @@ BEGIN
                     'madlib_dl.predict_byom(character varying,integer,character varying,character varying,character varying,character varying,integer,boolean,text[],double precision,integer)',
                     'madlib_dl.training_preprocessor_dl()',
                     'madlib_dl.training_preprocessor_dl(character varying)',
-                    'madlib_dl.training_preprocessor_dl(character varying,character varying,character varying,character varying,integer,real,anycompatible,text)',
+                    'madlib_dl.training_preprocessor_dl(character varying,character varying,character varying,character varying,integer,real,anycompatible,text,text)',
                     'madlib_dl.validation_preprocessor_dl()',
                     'madlib_dl.validation_preprocessor_dl(character varying)',
                     'madlib_dl.validation_preprocessor_dl(character varying,character varying,character varying,character varying,character varying,integer,text)',
