@@ -1142,10 +1142,19 @@ features and one-hot int16 classes, spread over the segments.
         normalizing_const    REAL,     -- optional: features are divided by it (default 1.0)
         num_classes          INTEGER[],-- optional: pad the classes with NULL classes up to
                                        -- this number, one per dependent variable (also n)
-        distribution_rules   TEXT      -- optional: 'all_segments' (default) or a number of
+        distribution_rules   TEXT,     -- optional: 'all_segments' (default) or a number of
                                        -- virtual segments, e.g. '2'; a table of segment
                                        -- ids (dbid column) is accepted and ignored, with
                                        -- a NOTICE: PostgreSQL has no segments to choose
+        transform            TEXT      -- optional (by name: transform => '...'): build ONE
+                                       -- input from raw columns, e.g. 'standardize(age),
+                                       -- standardize(impute(median, log(income))),
+                                       -- onehot(city, max_categories => 50), ordinal(size),
+                                       -- scale(pixels, 1.0/255), clip(x, -5, 5)'; its
+                                       -- statistics are saved in the summary (transform
+                                       -- jsonb) and predict applies them to raw tables;
+                                       -- independent_varname is then NULL ('features')
+                                       -- or the input's name (docs/transforms.md)
     );
 
 Output table, one row per buffer (with several variables: every dependent
@@ -1195,8 +1204,9 @@ AS $$
 SELECT CASE WHEN lower(coalesce(message, '')) IN ('usage', 'help', '?') THEN
 $usage$
 validation_preprocessor_dl: pack a validation (or test) table the way a
-training table was packed, reusing its classes, normalizing_const and
-num_classes.
+training table was packed, reusing its classes, normalizing_const,
+num_classes and transform (with independent_varname NULL, the training
+transform's statistics build the input from the raw columns).
 
     SELECT madlib_dl.validation_preprocessor_dl(
         source_table                 VARCHAR,  -- table with one example per row
