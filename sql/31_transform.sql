@@ -104,9 +104,17 @@ SELECT madlib_dl._transform_apply(transform, c.age, c.income, c.hours_per_week, 
                                   c.married, c.hours_per_week) = c.x AS apply_equals_hand
   FROM census_tf_summary, census_test_hand c WHERE c.id IN (5, 10, 65) ORDER BY c.id;
 
--- evaluate takes the packed test table
+-- evaluate: the packed test table
 SELECT madlib_dl.madlib_keras_evaluate('model_tf', 'census_test_tf', 'eval_tf');
 SELECT loss > 0 AS has_loss FROM eval_tf;
+-- and a raw table, packed on the fly with the model's transform
+SELECT madlib_dl.madlib_keras_evaluate('model_tf', 'census_test', 'eval_raw');
+SELECT abs(r.loss - p.loss) <= 1e-6 * p.loss AS same_loss, r.metric = p.metric AS same_metric
+  FROM eval_raw r, eval_tf p;
+SELECT count(*) AS temp_tables_left FROM pg_class
+ WHERE relname LIKE 'madlib_dl_eval%' AND relpersistence = 't';
+-- a raw table for a model without a transform is not a packed table
+SELECT madlib_dl.madlib_keras_evaluate('model_hand', 'census_test', 'bad_eval');
 
 -- =====================================================================
 -- refusals
@@ -146,5 +154,5 @@ SELECT madlib_dl.predict('model_tf', 'census_text_age', 'id', NULL, 'bad_pred');
 SELECT madlib_dl._transform_apply('{"version": 1, "items": [{"column": "a", "op": "onehot"}]}', 'x'::text);
 SELECT madlib_dl._transform_width('{"version": 1, "items": []}');
 SELECT to_regclass('bad1') IS NULL AND to_regclass('bad1_summary') IS NULL AND to_regclass('bad_pred') IS NULL
-    AS nothing_left;
+       AND to_regclass('bad_eval') IS NULL AS nothing_left;
 DROP SCHEMA tf_test CASCADE;

@@ -1157,7 +1157,7 @@ BEGIN
     IF transform IS NOT NULL THEN
         -- one input, built by the transform from raw columns
         cols := cols || madlib_dl._tf_input_name(independent_varname, v.cols);
-        tf := madlib_dl._tf_fit(src, src_rel, transform);
+        tf := madlib_dl._tf_fit(src, transform);
         x_exprs := ARRAY[madlib_dl._tf_expr('c.tf', tf.cols, 's')];
     END IF;
     IF num_classes IS NOT NULL AND cardinality(num_classes) <> nd THEN
@@ -1517,10 +1517,19 @@ features and one-hot int16 classes, spread over the segments.
         normalizing_const    REAL,     -- optional: features are divided by it (default 1.0)
         num_classes          INTEGER[],-- optional: pad the classes with NULL classes up to
                                        -- this number, one per dependent variable (also n)
-        distribution_rules   TEXT      -- optional: 'all_segments' (default) or a number of
+        distribution_rules   TEXT,     -- optional: 'all_segments' (default) or a number of
                                        -- virtual segments, e.g. '2'; a table of segment
                                        -- ids (dbid column) is accepted and ignored, with
                                        -- a NOTICE: PostgreSQL has no segments to choose
+        transform            TEXT      -- optional (by name: transform => '...'): build ONE
+                                       -- input from raw columns, e.g. 'standardize(age),
+                                       -- standardize(impute(median, log(income))),
+                                       -- onehot(city, max_categories => 50), ordinal(size),
+                                       -- scale(pixels, 1.0/255), clip(x, -5, 5)'; its
+                                       -- statistics are saved in the summary (transform
+                                       -- jsonb) and predict applies them to raw tables;
+                                       -- independent_varname is then NULL ('features')
+                                       -- or the input's name (docs/transforms.md)
     );
 
 Output table, one row per buffer (with several variables: every dependent
@@ -1565,8 +1574,9 @@ AS $function$
 SELECT CASE WHEN lower(coalesce(message, '')) IN ('usage', 'help', '?') THEN
 $usage$
 validation_preprocessor_dl: pack a validation (or test) table the way a
-training table was packed, reusing its classes, normalizing_const and
-num_classes.
+training table was packed, reusing its classes, normalizing_const,
+num_classes and transform (with independent_varname NULL, the training
+transform's statistics build the input from the raw columns).
 
     SELECT madlib_dl.validation_preprocessor_dl(
         source_table                 VARCHAR,  -- table with one example per row
@@ -1676,12 +1686,13 @@ AS $function$
       FROM unnest(cols) WITH ORDINALITY AS u(c, o)
 $function$;
 
-CREATE FUNCTION madlib_dl._tf_fit(src text[], rel regclass, spec text, OUT plan jsonb, OUT cols text[])
+CREATE FUNCTION madlib_dl._tf_fit(src text[], spec text, OUT plan jsonb, OUT cols text[])
  RETURNS record
  LANGUAGE plpgsql
  SET search_path TO 'pg_catalog', 'pg_temp'
 AS $function$
 DECLARE
+    rel regclass := madlib_dl._assert_table_exists(src, 'source_table');
     c record;
     widths integer[] := '{}';
     it jsonb;
@@ -1854,6 +1865,64 @@ BEGIN
                   HINT = 'Give the input another name, e.g. ''features''.';
     END IF;
     RETURN name;
+END
+$function$;
+
+CREATE FUNCTION madlib_dl._tf_pack_for_evaluate(src text[], msumm text[], plan jsonb)
+ RETURNS text[]
+ LANGUAGE plpgsql
+ SET search_path TO 'pg_catalog', 'pg_temp'
+AS $function$
+DECLARE
+    srel regclass := madlib_dl._table_oid(msumm);
+    deps text[];
+    indeps text[];
+    cv text := '';
+    train text := madlib_dl._temp_table_name('madlib_dl_eval_train');
+    packed text := madlib_dl._temp_table_name('madlib_dl_eval_packed');
+    tschema text;
+BEGIN
+    PERFORM madlib_dl._assert_columns(srel,
+        ARRAY['dependent_varname', 'independent_varname', 'dependent_vartype', 'normalizing_const',
+              'num_classes'],
+        ARRAY['text[]', 'text[]', 'text[]', 'real', 'integer[]'],
+        'the summary table fit wrote next to the model table');
+    EXECUTE format('SELECT dependent_varname, independent_varname FROM %I.%I', msumm[1], msumm[2])
+       INTO deps, indeps;
+    IF cardinality(indeps) IS DISTINCT FROM 1 OR coalesce(cardinality(deps), 0) < 1 THEN
+        RAISE EXCEPTION 'the model summary names % inputs; a transform builds one', coalesce(cardinality(indeps), 0)
+            USING ERRCODE = 'data_exception',
+                  HINT = 'Give the model table and summary table that fit wrote together.';
+    END IF;
+    SELECT string_agg(format(', %I', d || '_class_values'), '' ORDER BY o) INTO cv
+      FROM unnest(deps) WITH ORDINALITY AS u(d, o)
+     WHERE madlib_dl._ep_has_column(srel, d || '_class_values');
+    EXECUTE format('CREATE TEMPORARY TABLE %I ON COMMIT DROP AS'
+                   ' SELECT ARRAY[0, madlib_dl._transform_width($1)] AS %I', train, indeps[1] || '_shape')
+    USING plan;
+    EXECUTE format('CREATE TEMPORARY TABLE %I ON COMMIT DROP AS'
+                   ' SELECT dependent_varname, independent_varname, dependent_vartype, normalizing_const,'
+                   '        num_classes, 1 AS num_segments%s, $1 AS transform FROM %I.%I',
+                   train || '_summary', coalesce(cv, ''), msumm[1], msumm[2])
+    USING plan;
+    tschema := (SELECT nspname FROM pg_namespace WHERE oid = pg_my_temp_schema());
+    PERFORM madlib_dl._validation_preprocessor_dl(src, ARRAY[tschema, packed],
+        (SELECT string_agg(quote_ident(d), ', ' ORDER BY o) FROM unnest(deps) WITH ORDINALITY AS u(d, o)),
+        NULL, ARRAY[tschema, train], NULL, NULL);
+    EXECUTE format('DROP TABLE pg_temp.%I, pg_temp.%I', train, train || '_summary');
+    RETURN ARRAY[tschema, packed];
+END
+$function$;
+
+CREATE FUNCTION madlib_dl._tf_drop_packed(tbl text[], made boolean)
+ RETURNS void
+ LANGUAGE plpgsql
+ SET search_path TO 'pg_catalog', 'pg_temp'
+AS $function$
+BEGIN
+    IF made AND tbl[1] = (SELECT nspname FROM pg_namespace WHERE oid = pg_my_temp_schema()) THEN
+        EXECUTE format('DROP TABLE pg_temp.%I, pg_temp.%I', tbl[2], tbl[2] || '_summary');
+    END IF;
 END
 $function$;
 
@@ -3001,16 +3070,26 @@ DECLARE
     dep text;
     indep text;
     r float8[];
+    tf jsonb;                   -- the model's transform (NULL: none)
+    raw_rel regclass;           -- the test table as given
 BEGIN
     PERFORM madlib_dl._ep_assert_no_gpus(use_gpus);
     PERFORM madlib_dl._assert_output_absent(otbl, 'output_table');
     trel := madlib_dl._ep_assert_readable(ttbl, 'test_table');
     m := madlib_dl._ep_model(mtbl, mst_key);
+    tf := madlib_dl._tf_of_summary(madlib_dl._table_with_suffix(mtbl, '_summary'));
+    raw_rel := trel;
+    IF tf IS NOT NULL AND NOT madlib_dl._ep_has_column(trel, 'buffer_id') THEN
+        -- a raw table: packed with the model's transform (21_transform.sql)
+        ttbl := madlib_dl._tf_pack_for_evaluate(ttbl, madlib_dl._table_with_suffix(mtbl, '_summary'), tf);
+        trel := madlib_dl._table_oid(ttbl);
+    END IF;
     IF cardinality(m.dependent_varnames) > 1 OR cardinality(m.independent_varnames) > 1
        OR (SELECT count(*) FROM madlib_dl._arch_io(m.model_arch)) > 2 THEN
         PERFORM madlib_dl._evaluate_io(m.model_arch, m.model_weights, m.compile_params, m.metrics_type,
                                        m.loss_type, m.dependent_varnames, m.independent_varnames,
                                        trel, ttbl, otbl);
+        PERFORM madlib_dl._tf_drop_packed(ttbl, tf IS NOT NULL AND trel IS DISTINCT FROM raw_rel);
         RETURN;
     END IF;
 
@@ -3043,6 +3122,7 @@ BEGIN
     END;
 
     r := madlib_dl._ep_evaluate(trel, dep, indep, m.model_arch, m.model_weights, m.compile_params);
+    PERFORM madlib_dl._tf_drop_packed(ttbl, tf IS NOT NULL AND trel IS DISTINCT FROM raw_rel);
 
     EXECUTE format('CREATE TABLE %s (loss float8, metric float8, metrics_type text[], loss_type text)',
                    madlib_dl._table_sql(otbl));
@@ -5918,10 +5998,12 @@ BEGIN
                     'madlib_dl._table_with_suffix(text[],text)',
                     'madlib_dl._temp_table_name(text)',
                     'madlib_dl._tf_columns(regclass,jsonb,text)',
+                    'madlib_dl._tf_drop_packed(text[],boolean)',
                     'madlib_dl._tf_expr(text,text[],text)',
-                    'madlib_dl._tf_fit(text[],regclass,text)',
+                    'madlib_dl._tf_fit(text[],text)',
                     'madlib_dl._tf_input_name(text,text[])',
                     'madlib_dl._tf_of_summary(text[])',
+                    'madlib_dl._tf_pack_for_evaluate(text[],text[],jsonb)',
                     'madlib_dl._tf_store(text[],jsonb)',
                     'madlib_dl._training_preprocessor_dl(text[],text[],text,text,integer,real,integer[],text,text[],text)',
                     'madlib_dl._transform_apply(jsonb,"any")',

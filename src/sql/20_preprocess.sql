@@ -753,7 +753,7 @@ BEGIN
     IF transform IS NOT NULL THEN
         -- one input, built by the transform from raw columns
         cols := cols || madlib_dl._tf_input_name(independent_varname, v.cols);
-        tf := madlib_dl._tf_fit(src, src_rel, transform);
+        tf := madlib_dl._tf_fit(src, transform);
         x_exprs := ARRAY[madlib_dl._tf_expr('c.tf', tf.cols, 's')];
     END IF;
     IF num_classes IS NOT NULL AND cardinality(num_classes) <> nd THEN

@@ -108,19 +108,20 @@ AS $$
       FROM unnest(cols) WITH ORDINALITY AS u(c, o)
 $$;
 
--- Learn the transform spec on the source table src (rel): the fitted
+-- Learn the transform spec on the source table src: the fitted
 -- plan and its columns.  Statistics: impute mean / median of the values
 -- after ln; standardize mean and population standard deviation, minmax
 -- min and max, of the values after ln and imputation; onehot / ordinal
 -- the distinct non-NULL values, sorted (text in byte order, "C"),
 -- at most max_categories of them (54000 beyond).
-CREATE FUNCTION madlib_dl._tf_fit(src text[], rel regclass, spec text,
+CREATE FUNCTION madlib_dl._tf_fit(src text[], spec text,
                                   OUT plan jsonb, OUT cols text[])
 RETURNS record
 LANGUAGE plpgsql VOLATILE SECURITY INVOKER
 SET search_path = pg_catalog, pg_temp
 AS $$
 DECLARE
+    rel regclass := madlib_dl._assert_table_exists(src, 'source_table');
     c record;
     widths integer[] := '{}';
     it jsonb;
@@ -300,5 +301,71 @@ BEGIN
                   HINT = 'Give the input another name, e.g. ''features''.';
     END IF;
     RETURN name;
+END
+$$;
+
+-- Pack the raw table src (rel) for evaluate with the transform of the
+-- model whose summary is msumm: a temporary training summary made from
+-- the model summary (its variables, class values, normalizing_const,
+-- num_classes and the plan) and validation_preprocessor_dl, which
+-- applies the plan to the raw columns.  Returns the temporary packed
+-- table, {pg_temp schema, name}; its summary is <name>_summary.
+CREATE FUNCTION madlib_dl._tf_pack_for_evaluate(src text[], msumm text[], plan jsonb)
+RETURNS text[]
+LANGUAGE plpgsql VOLATILE SECURITY INVOKER
+SET search_path = pg_catalog, pg_temp
+AS $$
+DECLARE
+    srel regclass := madlib_dl._table_oid(msumm);
+    deps text[];
+    indeps text[];
+    cv text := '';
+    train text := madlib_dl._temp_table_name('madlib_dl_eval_train');
+    packed text := madlib_dl._temp_table_name('madlib_dl_eval_packed');
+    tschema text;
+BEGIN
+    PERFORM madlib_dl._assert_columns(srel,
+        ARRAY['dependent_varname', 'independent_varname', 'dependent_vartype', 'normalizing_const',
+              'num_classes'],
+        ARRAY['text[]', 'text[]', 'text[]', 'real', 'integer[]'],
+        'the summary table fit wrote next to the model table');
+    EXECUTE format('SELECT dependent_varname, independent_varname FROM %I.%I', msumm[1], msumm[2])
+       INTO deps, indeps;
+    IF cardinality(indeps) IS DISTINCT FROM 1 OR coalesce(cardinality(deps), 0) < 1 THEN
+        RAISE EXCEPTION 'the model summary names % inputs; a transform builds one', coalesce(cardinality(indeps), 0)
+            USING ERRCODE = 'data_exception',
+                  HINT = 'Give the model table and summary table that fit wrote together.';
+    END IF;
+    SELECT string_agg(format(', %I', d || '_class_values'), '' ORDER BY o) INTO cv
+      FROM unnest(deps) WITH ORDINALITY AS u(d, o)
+     WHERE madlib_dl._ep_has_column(srel, d || '_class_values');
+    EXECUTE format('CREATE TEMPORARY TABLE %I ON COMMIT DROP AS'
+                   ' SELECT ARRAY[0, madlib_dl._transform_width($1)] AS %I', train, indeps[1] || '_shape')
+    USING plan;
+    EXECUTE format('CREATE TEMPORARY TABLE %I ON COMMIT DROP AS'
+                   ' SELECT dependent_varname, independent_varname, dependent_vartype, normalizing_const,'
+                   '        num_classes, 1 AS num_segments%s, $1 AS transform FROM %I.%I',
+                   train || '_summary', coalesce(cv, ''), msumm[1], msumm[2])
+    USING plan;
+    tschema := (SELECT nspname FROM pg_namespace WHERE oid = pg_my_temp_schema());
+    PERFORM madlib_dl._validation_preprocessor_dl(src, ARRAY[tschema, packed],
+        (SELECT string_agg(quote_ident(d), ', ' ORDER BY o) FROM unnest(deps) WITH ORDINALITY AS u(d, o)),
+        NULL, ARRAY[tschema, train], NULL, NULL);
+    EXECUTE format('DROP TABLE pg_temp.%I, pg_temp.%I', train, train || '_summary');
+    RETURN ARRAY[tschema, packed];
+END
+$$;
+
+-- Drop the temporary packed table tbl of _tf_pack_for_evaluate and its
+-- summary, when made is true (evaluate packed a raw table).
+CREATE FUNCTION madlib_dl._tf_drop_packed(tbl text[], made boolean)
+RETURNS void
+LANGUAGE plpgsql VOLATILE SECURITY INVOKER
+SET search_path = pg_catalog, pg_temp
+AS $$
+BEGIN
+    IF made AND tbl[1] = (SELECT nspname FROM pg_namespace WHERE oid = pg_my_temp_schema()) THEN
+        EXECUTE format('DROP TABLE pg_temp.%I, pg_temp.%I', tbl[2], tbl[2] || '_summary');
+    END IF;
 END
 $$;

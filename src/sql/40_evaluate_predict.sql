@@ -794,16 +794,26 @@ DECLARE
     dep text;
     indep text;
     r float8[];
+    tf jsonb;                   -- the model's transform (NULL: none)
+    raw_rel regclass;           -- the test table as given
 BEGIN
     PERFORM madlib_dl._ep_assert_no_gpus(use_gpus);
     PERFORM madlib_dl._assert_output_absent(otbl, 'output_table');
     trel := madlib_dl._ep_assert_readable(ttbl, 'test_table');
     m := madlib_dl._ep_model(mtbl, mst_key);
+    tf := madlib_dl._tf_of_summary(madlib_dl._table_with_suffix(mtbl, '_summary'));
+    raw_rel := trel;
+    IF tf IS NOT NULL AND NOT madlib_dl._ep_has_column(trel, 'buffer_id') THEN
+        -- a raw table: packed with the model's transform (21_transform.sql)
+        ttbl := madlib_dl._tf_pack_for_evaluate(ttbl, madlib_dl._table_with_suffix(mtbl, '_summary'), tf);
+        trel := madlib_dl._table_oid(ttbl);
+    END IF;
     IF cardinality(m.dependent_varnames) > 1 OR cardinality(m.independent_varnames) > 1
        OR (SELECT count(*) FROM madlib_dl._arch_io(m.model_arch)) > 2 THEN
         PERFORM madlib_dl._evaluate_io(m.model_arch, m.model_weights, m.compile_params, m.metrics_type,
                                        m.loss_type, m.dependent_varnames, m.independent_varnames,
                                        trel, ttbl, otbl);
+        PERFORM madlib_dl._tf_drop_packed(ttbl, tf IS NOT NULL AND trel IS DISTINCT FROM raw_rel);
         RETURN;
     END IF;
 
@@ -836,6 +846,7 @@ BEGIN
     END;
 
     r := madlib_dl._ep_evaluate(trel, dep, indep, m.model_arch, m.model_weights, m.compile_params);
+    PERFORM madlib_dl._tf_drop_packed(ttbl, tf IS NOT NULL AND trel IS DISTINCT FROM raw_rel);
 
     EXECUTE format('CREATE TABLE %s (loss float8, metric float8, metrics_type text[], loss_type text)',
                    madlib_dl._table_sql(otbl));
