@@ -91,6 +91,7 @@ SELECT s.transform = p.transform AS plan_in_model, s.independent_varname
 
 -- predict from the raw table: no feature SQL
 SELECT madlib_dl.predict('model_tf', 'census_test', 'id', NULL, 'pred_tf');
+CREATE TABLE census_no_city_early AS SELECT id, age, income FROM census_test;
 SELECT madlib_dl.predict('model_hand', 'census_test_hand', 'id', 'x', 'pred_hand');
 SELECT count(*) AS rows, bool_and(a.prob = b.prob AND a.class_value = b.class_value) AS same_predictions
   FROM pred_tf a JOIN pred_hand b USING (id, class_value);
@@ -103,6 +104,15 @@ SELECT madlib_dl._transform_apply(transform, 'Madrid'::text) FROM (SELECT jsonb_
 SELECT madlib_dl._transform_apply(transform, c.age, c.income, c.hours_per_week, c.city, c.education,
                                   c.married, c.hours_per_week) = c.x AS apply_equals_hand
   FROM census_tf_summary, census_test_hand c WHERE c.id IN (5, 10, 65) ORDER BY c.id;
+
+-- the public form for one raw row, by column names (predict_row's input)
+SELECT madlib_dl.transform_features('model_tf', c) = h.x AS features_equal_hand
+  FROM census_test c JOIN census_test_hand h USING (id) WHERE c.id IN (5, 10, 65) ORDER BY c.id;
+SELECT count(*) FILTER (WHERE madlib_dl.transform_features('model_tf', c) = h.x) AS rows_equal, count(*)
+  FROM census_test c JOIN census_test_hand h USING (id);
+SELECT madlib_dl.transform_features('model_hand', c) FROM census_test c LIMIT 1;
+SELECT madlib_dl.transform_features('model_tf', c) FROM census_no_city_early c LIMIT 1;
+SELECT madlib_dl.transform_features('model_tf', ROW(1, 2));
 
 -- evaluate: the packed test table
 SELECT madlib_dl.madlib_keras_evaluate('model_tf', 'census_test_tf', 'eval_tf');

@@ -1645,6 +1645,12 @@ CREATE FUNCTION madlib_dl._transform_apply(plan jsonb, VARIADIC "any")
  IMMUTABLE PARALLEL SAFE
 AS '$libdir/madlib_dl', $function$madlib_dl__transform_apply$function$;
 
+CREATE FUNCTION madlib_dl.transform_features(model_table text, raw record)
+ RETURNS real[]
+ LANGUAGE c
+ STABLE PARALLEL RESTRICTED
+AS '$libdir/madlib_dl', $function$madlib_dl_transform_features$function$;
+
 CREATE FUNCTION madlib_dl._tf_columns(rel regclass, plan jsonb, what text, OUT cols text[], OUT types regtype[])
  RETURNS record
  LANGUAGE plpgsql
@@ -6090,6 +6096,7 @@ BEGIN
                     'madlib_dl.training_preprocessor_dl()',
                     'madlib_dl.training_preprocessor_dl(character varying)',
                     'madlib_dl.training_preprocessor_dl(character varying,character varying,character varying,character varying,integer,real,anycompatible,text,text)',
+                    'madlib_dl.transform_features(text,record)',
                     'madlib_dl.validation_preprocessor_dl()',
                     'madlib_dl.validation_preprocessor_dl(character varying)',
                     'madlib_dl.validation_preprocessor_dl(character varying,character varying,character varying,character varying,character varying,integer,text)',

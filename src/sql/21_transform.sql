@@ -57,6 +57,15 @@ RETURNS real[]
 AS 'MODULE_PATHNAME', 'madlib_dl__transform_apply'
 LANGUAGE C IMMUTABLE PARALLEL SAFE;
 
+-- The features the transform of a model (its summary's plan) builds
+-- from one raw row, taken by column name, e.g.
+--   SELECT madlib_dl.transform_features('census_model', t) FROM census_new t;
+-- the input of predict_row for raw rows.  The plan is read once per query.
+CREATE FUNCTION madlib_dl.transform_features(model_table text, raw record)
+RETURNS real[]
+AS 'MODULE_PATHNAME', 'madlib_dl_transform_features'
+LANGUAGE C STABLE PARALLEL RESTRICTED;
+
 -- ---------------------------------------------------------------------
 -- Helpers of the drivers (internal; search_path pinned)
 -- ---------------------------------------------------------------------

@@ -21,7 +21,9 @@
 
 #include <math.h>
 
+#include "access/htup_details.h"
 #include "catalog/pg_type.h"
+#include "executor/spi.h"
 #include "fmgr.h"
 #include "miscadmin.h"
 #include "utils/array.h"
@@ -29,6 +31,7 @@
 #include "utils/jsonb.h"
 #include "utils/lsyscache.h"
 #include "utils/memutils.h"
+#include "utils/typcache.h"
 
 #include "madlib_dl/dl_strbuf.h"
 #include "madlib_dl/dl_transform.h"
@@ -42,6 +45,7 @@ PG_FUNCTION_INFO_V1(madlib_dl__transform_stage_value);
 PG_FUNCTION_INFO_V1(madlib_dl__transform_finish);
 PG_FUNCTION_INFO_V1(madlib_dl__transform_width);
 PG_FUNCTION_INFO_V1(madlib_dl__transform_apply);
+PG_FUNCTION_INFO_V1(madlib_dl_transform_features);
 
 static bool
 is_number_type(Oid t)
@@ -554,4 +558,152 @@ madlib_dl__transform_apply(PG_FUNCTION_ARGS)
 		elems[k] = Float4GetDatum(feats[k]);
 	result = construct_array(elems, pc->width, FLOAT4OID, 4, true, TYPALIGN_INT);
 	PG_RETURN_ARRAYTYPE_P(result);
+}
+
+/* transform_features' cache: the model's plan and the row type's columns. */
+typedef struct ModelPlanCache
+{
+	text	   *model;			/* the model_table argument */
+	DlTransform *t;
+	int			width;
+	Oid			row_type;		/* the record's type and typmod, resolved for */
+	int32		row_typmod;
+	int		   *attnums;		/* each item's attribute (1-based) */
+	Oid		   *types;
+	Datum	   *values;
+	bool	   *nulls;
+} ModelPlanCache;
+
+/* The plan in the summary of model table name (SPI), in cxt; ERROR when none. */
+static Jsonb *
+model_plan(text *name, MemoryContext cxt)
+{
+	Oid			argtypes[1] = {TEXTOID};
+	Datum		args[1] = {PointerGetDatum(name)};
+	bool		isnull;
+	Datum		d;
+	Jsonb	   *plan = NULL;
+	int			rc;
+
+	if (SPI_connect() != SPI_OK_CONNECT)
+		elog(ERROR, "transform_features: SPI_connect failed");
+	rc = SPI_execute_with_args("SELECT madlib_dl._tf_of_summary(madlib_dl._table_with_suffix("
+							   "madlib_dl._resolve_table($1, 'model_table'), '_summary'))",
+							   1, argtypes, args, NULL, true, 1);
+	if (rc != SPI_OK_SELECT || SPI_processed != 1)
+		elog(ERROR, "transform_features: reading the model summary failed");
+	d = SPI_getbinval(SPI_tuptable->vals[0], SPI_tuptable->tupdesc, 1, &isnull);
+	if (!isnull)
+	{
+		Jsonb	   *jb = DatumGetJsonbP(d);
+
+		plan = MemoryContextAlloc(cxt, VARSIZE(jb));
+		memcpy(plan, jb, VARSIZE(jb));
+	}
+	SPI_finish();
+	if (plan == NULL)
+		ereport(ERROR,
+				(errcode(ERRCODE_INVALID_PARAMETER_VALUE),
+				 errmsg("model \"%s\" was not trained with a transform", text_to_cstring(name)),
+				 errhint("Pack the training table with training_preprocessor_dl(..., transform => '...'), "
+						 "then fit; or give the feature array itself.")));
+	return plan;
+}
+
+/*
+ * madlib_dl.transform_features(model_table text, raw record) RETURNS
+ * real[]: the features the transform of a model (its summary's plan)
+ * builds from one raw row, e.g. transform_features('census_model', t)
+ * for a row t of a table with the training columns (by name; other
+ * columns are not read).  The input of predict_row for raw rows.
+ */
+Datum
+madlib_dl_transform_features(PG_FUNCTION_ARGS)
+{
+	ModelPlanCache *pc = (ModelPlanCache *) fcinfo->flinfo->fn_extra;
+	MemoryContext cxt = fcinfo->flinfo->fn_mcxt;
+	text	   *model;
+	HeapTupleHeader th;
+	HeapTupleData tuple;
+	Oid			row_type;
+	int32		row_typmod;
+	TupleDesc	desc;
+	float	   *feats;
+	Datum	   *elems;
+
+	if (PG_ARGISNULL(0))
+		ereport(ERROR,
+				(errcode(ERRCODE_NULL_VALUE_NOT_ALLOWED), errmsg("model_table must not be NULL"),
+				 errhint("Give the model table that fit wrote.")));
+	if (PG_ARGISNULL(1))
+		ereport(ERROR,
+				(errcode(ERRCODE_NULL_VALUE_NOT_ALLOWED), errmsg("the raw row must not be NULL"),
+				 errhint("Give a row of the table, e.g. transform_features('m', t) FROM raw_table t.")));
+	model = PG_GETARG_TEXT_PP(0);
+	th = PG_GETARG_HEAPTUPLEHEADER(1);
+	row_type = HeapTupleHeaderGetTypeId(th);
+	row_typmod = HeapTupleHeaderGetTypMod(th);
+
+	if (pc == NULL || VARSIZE_ANY_EXHDR(pc->model) != VARSIZE_ANY_EXHDR(model) ||
+		memcmp(VARDATA_ANY(pc->model), VARDATA_ANY(model), VARSIZE_ANY_EXHDR(model)) != 0)
+	{
+		Jsonb	   *plan = model_plan(model, cxt);
+
+		pc = MemoryContextAllocZero(cxt, sizeof(ModelPlanCache));
+		pc->model = MemoryContextAlloc(cxt, VARSIZE_ANY(model));
+		memcpy(pc->model, model, VARSIZE_ANY(model));
+		pc->t = dl_pg_transform_load(plan, cxt, &pc->width);
+		pc->attnums = MemoryContextAllocZero(cxt, sizeof(int) * (size_t) pc->t->n_items);
+		pc->types = MemoryContextAllocZero(cxt, sizeof(Oid) * (size_t) pc->t->n_items);
+		pc->values = MemoryContextAllocZero(cxt, sizeof(Datum) * (size_t) pc->t->n_items);
+		pc->nulls = MemoryContextAllocZero(cxt, sizeof(bool) * (size_t) pc->t->n_items);
+		pc->row_type = InvalidOid;
+		fcinfo->flinfo->fn_extra = pc;
+	}
+	desc = lookup_rowtype_tupdesc(row_type, row_typmod);
+	if (pc->row_type != row_type || pc->row_typmod != row_typmod || row_type == RECORDOID)
+	{
+		for (int i = 0; i < pc->t->n_items; i++)
+		{
+			const char *col = pc->t->items[i].column;
+			int			found = 0;
+
+			for (int a = 0; a < desc->natts; a++)
+			{
+				Form_pg_attribute att = TupleDescAttr(desc, a);
+
+				if (!att->attisdropped && strcmp(NameStr(att->attname), col) == 0)
+				{
+					found = a + 1;
+					break;
+				}
+			}
+			if (found == 0)
+			{
+				ReleaseTupleDesc(desc);
+				ereport(ERROR,
+						(errcode(ERRCODE_UNDEFINED_COLUMN),
+						 errmsg("column \"%s\" of the transform is not in the row", col),
+						 errhint("Give a row with the columns of the training table (by name).")));
+			}
+			pc->attnums[i] = found;
+			pc->types[i] = TupleDescAttr(desc, found - 1)->atttypid;
+			dl_pg_transform_check_arg(pc->t, i, pc->types[i]);
+		}
+		pc->row_type = row_type;
+		pc->row_typmod = row_typmod;
+	}
+	tuple.t_len = HeapTupleHeaderGetDatumLength(th);
+	ItemPointerSetInvalid(&(tuple.t_self));
+	tuple.t_tableOid = InvalidOid;
+	tuple.t_data = th;
+	for (int i = 0; i < pc->t->n_items; i++)
+		pc->values[i] = heap_getattr(&tuple, pc->attnums[i], desc, &pc->nulls[i]);
+	ReleaseTupleDesc(desc);
+	feats = palloc(sizeof(float) * (size_t) pc->width);
+	dl_pg_transform_row(pc->t, pc->values, pc->nulls, pc->types, feats);
+	elems = palloc(sizeof(Datum) * (size_t) pc->width);
+	for (int k = 0; k < pc->width; k++)
+		elems[k] = Float4GetDatum(feats[k]);
+	PG_RETURN_ARRAYTYPE_P(construct_array(elems, pc->width, FLOAT4OID, 4, true, TYPALIGN_INT));
 }
