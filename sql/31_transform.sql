@@ -126,6 +126,18 @@ SELECT count(*) AS temp_tables_left FROM pg_class
 -- a raw table for a model without a transform is not a packed table
 SELECT madlib_dl.madlib_keras_evaluate('model_hand', 'census_test', 'bad_eval');
 
+-- categories of booleans and integers, compared as their text; integers
+-- sorted as numbers
+SELECT madlib_dl.training_preprocessor_dl('census_train', 'oh_int', 'income_class', 'x2',
+    transform => 'onehot(married), ordinal(age)');
+SELECT transform#>'{items,0,categories}' AS married_categories,
+       transform#>'{items,1,categories}'->>0 AS first_age, transform#>'{items,1,categories}'->>62 AS last_age
+  FROM oh_int_summary;
+SELECT x2_shape[2] AS width FROM oh_int LIMIT 1;
+SELECT madlib_dl._transform_apply(transform, true, 17) AS married_17,
+       madlib_dl._transform_apply(transform, NULL::boolean, 100) AS unknown_both
+  FROM oh_int_summary;
+
 -- =====================================================================
 -- refusals
 -- =====================================================================
@@ -163,6 +175,9 @@ SELECT madlib_dl.predict('model_tf', 'census_text_age', 'id', NULL, 'bad_pred');
 -- a tampered plan is refused, not trusted
 SELECT madlib_dl._transform_apply('{"version": 1, "items": [{"column": "a", "op": "onehot"}]}', 'x'::text);
 SELECT madlib_dl._transform_width('{"version": 1, "items": []}');
+-- a plan of a newer layout is refused, not misread
+UPDATE model_tf_summary SET transform = jsonb_set(transform, '{version}', '2');
+SELECT madlib_dl.predict('model_tf', 'census_test', 'id', NULL, 'bad_pred');
 SELECT to_regclass('bad1') IS NULL AND to_regclass('bad1_summary') IS NULL AND to_regclass('bad_pred') IS NULL
        AND to_regclass('bad_eval') IS NULL AS nothing_left;
 DROP SCHEMA tf_test CASCADE;

@@ -1115,7 +1115,7 @@ read_item(DlTransform *t, int i, json_object *o, DlError *err)
 		default:
 			break;
 	}
-	if (it->kind == DL_TF_KIND_NUMBER && it->width != 1)
+	if (it->kind == DL_TF_KIND_NUMBER && !is_category_op(it->op) && it->width != 1)
 		return corrupt(err, "a scalar item of width other than 1", i);
 	if (it->kind == DL_TF_KIND_TEXT && !is_category_op(it->op))
 		return corrupt(err, "a text column outside onehot and ordinal", i);
@@ -1150,6 +1150,15 @@ dl_transform_from_json(const char *json, size_t len, const DlAllocator *alloc, D
 		return corrupt(err, "not json", -1);
 	}
 	json_tokener_free(tok);
+	if (json_object_is_type(root, json_type_object) && get_double(root, "version", &ver) &&
+		ver > DL_TF_PLAN_VERSION && ver < 1e9)
+	{
+		json_object_put(root);
+		dl_error_set(err, DL_ERR_UNSUPPORTED, "stored transform has layout version %.0f, newer than this "
+					 "madlib_dl's %d", ver, DL_TF_PLAN_VERSION);
+		return dl_error_hint(err, "Upgrade madlib_dl to read it, or pack and train again with this version "
+							 "(docs/formats.md).");
+	}
 	if (!json_object_is_type(root, json_type_object) || !get_double(root, "version", &ver) ||
 		ver != DL_TF_PLAN_VERSION || !json_object_object_get_ex(root, "items", &items) ||
 		!json_object_is_type(items, json_type_array))

@@ -290,7 +290,7 @@ static void
 test_hostile_plans(void **state)
 {
 	static const char *const bad[] = {
-		"", "null", "[]", "{}", "{\"version\": 2, \"items\": []}",
+		"", "null", "[]", "{}", "{\"version\": 0, \"items\": []}",
 		"{\"version\": 1, \"items\": []}",
 		"{\"version\": 1, \"items\": [1]}",
 		"{\"version\": 1, \"items\": [{\"column\": \"a\"}]}",
@@ -312,6 +312,14 @@ test_hostile_plans(void **state)
 	};
 
 	alloc = test_allocator(&counter);
+	{
+		DlTransform *t = NULL;
+		DlError		err;
+		const char *newer = "{\"version\": 2, \"items\": []}";
+
+		assert_int_equal(dl_transform_from_json(newer, strlen(newer), &alloc, &t, &err), DL_ERR_UNSUPPORTED);
+		assert_non_null(strstr(err.msg, "newer"));
+	}
 	for (size_t i = 0; i < sizeof(bad) / sizeof(bad[0]); i++)
 	{
 		DlTransform *t = NULL;
