@@ -155,6 +155,9 @@ syntax_error(Parser *p, const char *expected)
 	{
 		size_t		n = p->tok.end > at ? p->tok.end - at : 1;
 
+		/* a one-byte token inside a UTF-8 character: quote the whole character */
+		while (at + n < p->len && ((unsigned char) p->s[at + n] & 0xC0) == 0x80)
+			n++;
 		n = dl_text_clip(p->s + at, n, 40);
 		dl_error_set(p->err, DL_ERR_PARSE, "invalid transform: expected %s at offset %zu, found \"%.*s\"",
 					 expected, at, (int) n, p->s + at);
@@ -274,7 +277,7 @@ parse_number(Parser *p, double *out)
 		dl_error_set(p->err, DL_ERR_PARSE, "invalid transform: number out of range");
 		return dl_error_hint(p->err, "Give a finite number.");
 	}
-	*out = v;
+	*out = v == 0.0 ? 0.0 : v;	/* no -0: the stored plan keeps none */
 	return DL_OK;
 }
 
@@ -855,6 +858,8 @@ put_json_string(DlStrBuf *sb, const char *s)
 static void
 put_double(DlStrBuf *sb, const char *key, double v)
 {
+	if (v == 0.0)
+		v = 0.0;				/* -0 reads back as 0 */
 	dl_strbuf_printf(sb, ", \"%s\": %.17g", key, v);
 }
 

@@ -98,6 +98,16 @@ test_parse_items(void **state)
 	assert_false(dl_transform_needs_stats(t, 6, 1));
 	dl_transform_free(t);
 
+	/* found by fuzz_transform: -0 is stored and read back as 0 */
+	t = parse_ok("clip(x, -0, 5)");
+	{
+		DlTransform *b = round_trip(t);
+
+		assert_true(b->items[0].a == 0.0 && !signbit(b->items[0].a));
+		dl_transform_free(b);
+	}
+	dl_transform_free(t);
+
 	/* columns named like the functions */
 	t = parse_ok("log, scale, impute(0, log)");
 	assert_int_equal(t->n_items, 3);
@@ -152,6 +162,9 @@ test_parse_errors(void **state)
 	big[5000] = '\0';
 	assert_int_equal(parse_err(big, &err), DL_ERR_PARSE);
 	free(big);
+	/* found by fuzz_transform: a byte of a UTF-8 character is quoted whole */
+	assert_int_equal(parse_err("scale\xd9\x9e, 1e-3)", &err), DL_ERR_PARSE);
+	assert_non_null(strstr(err.msg, "\"\xd9\x9e\""));
 	assert_no_leaks(&counter);
 }
 
