@@ -97,6 +97,16 @@ SELECT count(*) AS rows, bool_and(a.prob = b.prob AND a.class_value = b.class_va
   FROM pred_tf a JOIN pred_hand b USING (id, class_value);
 SELECT madlib_dl.predict('model_tf', 'census_test', 'id', NULL, 'pred_tf_resp', 'response');
 SELECT count(*) FROM pred_tf_resp;
+-- fit_multiple keeps the plan too: predict a raw table with an mst_key
+SELECT madlib_dl.load_model_selection_table('tf_arch', 'tf_mst', ARRAY[1],
+    ARRAY[$$loss='categorical_crossentropy', optimizer='Adam(lr=0.01)', metrics=['accuracy']$$],
+    ARRAY['batch_size=32, epochs=1, seed=7']);
+SET client_min_messages = warning;
+SELECT madlib_dl.madlib_keras_fit_multiple_model('census_tf', 'multi_tf', 'tf_mst', 2);
+RESET client_min_messages;
+SELECT s.transform = p.transform AS plan_in_multi_model FROM multi_tf_summary s, census_tf_summary p;
+SELECT madlib_dl.predict('multi_tf', 'census_test', 'id', NULL, 'pred_multi', 'response', false, 1);
+SELECT count(*) FROM pred_multi;
 -- the unknown city: its one-hot is the last bucket
 SELECT madlib_dl._transform_apply(transform, 'Madrid'::text) FROM (SELECT jsonb_build_object('version', 1,
     'items', jsonb_build_array(transform->'items'->3)) AS transform FROM census_tf_summary) p;
