@@ -17,15 +17,16 @@ CREATE TABLE census_test AS SELECT * FROM census WHERE id % 5 = 0 ORDER BY id;
 -- a city the training rows never had: the "unknown" bucket
 UPDATE census_test SET city = 'Madrid' WHERE id = 5;
 
--- The features by hand, from statistics computed here in SQL.
+-- The features by hand, from statistics computed here in SQL (means and
+-- standard deviations summed in numeric, as the transform does).
 CREATE TABLE hand_stats AS
-SELECT avg(age::float8) AS age_mean, stddev_pop(age::float8) AS age_std,
+SELECT avg(age::float8::numeric)::float8 AS age_mean, stddev_pop(age::float8::numeric)::float8 AS age_std,
        percentile_cont(0.5) WITHIN GROUP (ORDER BY ln(income::float8)) AS inc_median,
        min(hours_per_week) AS h_min, max(hours_per_week) AS h_max
   FROM census_train;
 CREATE TABLE hand_stats2 AS
-SELECT avg(coalesce(ln(c.income::float8), s.inc_median)) AS inc_mean,
-       stddev_pop(coalesce(ln(c.income::float8), s.inc_median)) AS inc_std
+SELECT avg(coalesce(ln(c.income::float8), s.inc_median)::numeric)::float8 AS inc_mean,
+       stddev_pop(coalesce(ln(c.income::float8), s.inc_median)::numeric)::float8 AS inc_std
   FROM census_train c, hand_stats s;
 CREATE FUNCTION hand_features(age integer, income numeric, hours_per_week float8, city text,
                               education varchar, married boolean)

@@ -118,7 +118,10 @@ AS $$
 $$;
 
 -- Learn the transform spec on the source table src: the fitted
--- plan and its columns.  Statistics: impute mean / median of the values
+-- plan and its columns.  Means and standard deviations are summed in
+-- numeric (exact sums of the float8 values as numeric takes them), so
+-- they do not depend on the order rows are read in, parallel workers or
+-- Greenplum segments.  Statistics: impute mean / median of the values
 -- after ln; standardize mean and population standard deviation, minmax
 -- min and max, of the values after ln and imputation; onehot / ordinal
 -- the distinct non-NULL values, sorted (text in byte order, "C"),
@@ -167,7 +170,8 @@ BEGIN
                     THEN format('(s.%I)::pg_catalog.int4::pg_catalog.float8', cols[i])
                     ELSE format('(s.%I)::pg_catalog.float8', cols[i]) END;
         IF it->>'impute' IN ('mean', 'median') THEN
-            EXECUTE format('SELECT avg(q.v) AS mean, percentile_cont(0.5) WITHIN GROUP (ORDER BY q.v) AS median'
+            EXECUTE format('SELECT avg(q.v::pg_catalog.numeric)::pg_catalog.float8 AS mean,'
+                           '       percentile_cont(0.5) WITHIN GROUP (ORDER BY q.v) AS median'
                            '  FROM (SELECT madlib_dl._transform_stage_value($1, $2, 0, %s) AS v'
                            '          FROM %I.%I s) q', val, src[1], src[2])
                INTO r USING plan, i;
@@ -180,7 +184,9 @@ BEGIN
                               to_jsonb(CASE WHEN it->>'impute' = 'mean' THEN r.mean ELSE r.median END));
         END IF;
         IF it->>'op' IN ('standardize', 'minmax') THEN
-            EXECUTE format('SELECT avg(q.v) AS mean, stddev_pop(q.v) AS std, min(q.v) AS lo, max(q.v) AS hi,'
+            EXECUTE format('SELECT avg(q.v::pg_catalog.numeric)::pg_catalog.float8 AS mean,'
+                           '       stddev_pop(q.v::pg_catalog.numeric)::pg_catalog.float8 AS std,'
+                           '       min(q.v) AS lo, max(q.v) AS hi,'
                            '       count(q.v) AS n'
                            '  FROM (SELECT madlib_dl._transform_stage_value($1, $2, 1, %s) AS v'
                            '          FROM %I.%I s) q', val, src[1], src[2])
