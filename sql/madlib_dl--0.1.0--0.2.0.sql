@@ -1742,7 +1742,8 @@ BEGIN
                     THEN format('(s.%I)::pg_catalog.int4::pg_catalog.float8', cols[i])
                     ELSE format('(s.%I)::pg_catalog.float8', cols[i]) END;
         IF it->>'impute' IN ('mean', 'median') THEN
-            EXECUTE format('SELECT avg(q.v) AS mean, percentile_cont(0.5) WITHIN GROUP (ORDER BY q.v) AS median'
+            EXECUTE format('SELECT avg(q.v::pg_catalog.numeric)::pg_catalog.float8 AS mean,'
+                           '       percentile_cont(0.5) WITHIN GROUP (ORDER BY q.v) AS median'
                            '  FROM (SELECT madlib_dl._transform_stage_value($1, $2, 0, %s) AS v'
                            '          FROM %I.%I s) q', val, src[1], src[2])
                INTO r USING plan, i;
@@ -1755,7 +1756,9 @@ BEGIN
                               to_jsonb(CASE WHEN it->>'impute' = 'mean' THEN r.mean ELSE r.median END));
         END IF;
         IF it->>'op' IN ('standardize', 'minmax') THEN
-            EXECUTE format('SELECT avg(q.v) AS mean, stddev_pop(q.v) AS std, min(q.v) AS lo, max(q.v) AS hi,'
+            EXECUTE format('SELECT avg(q.v::pg_catalog.numeric)::pg_catalog.float8 AS mean,'
+                           '       stddev_pop(q.v::pg_catalog.numeric)::pg_catalog.float8 AS std,'
+                           '       min(q.v) AS lo, max(q.v) AS hi,'
                            '       count(q.v) AS n'
                            '  FROM (SELECT madlib_dl._transform_stage_value($1, $2, 1, %s) AS v'
                            '          FROM %I.%I s) q', val, src[1], src[2])
