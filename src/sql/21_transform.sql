@@ -355,12 +355,13 @@ BEGIN
       FROM unnest(deps) WITH ORDINALITY AS u(d, o)
      WHERE madlib_dl._ep_has_column(srel, d || '_class_values');
     EXECUTE format('CREATE TEMPORARY TABLE %I ON COMMIT DROP AS'
-                   ' SELECT ARRAY[0, madlib_dl._transform_width($1)] AS %I', train, indeps[1] || '_shape')
+                   ' SELECT ARRAY[0, madlib_dl._transform_width($1)] AS %I%s', train, indeps[1] || '_shape',
+                   madlib_dl._distributed_clause())
     USING plan;
     EXECUTE format('CREATE TEMPORARY TABLE %I ON COMMIT DROP AS'
                    ' SELECT dependent_varname, independent_varname, dependent_vartype, normalizing_const,'
-                   '        num_classes, 1 AS num_segments%s, $1 AS transform FROM %I.%I',
-                   train || '_summary', coalesce(cv, ''), msumm[1], msumm[2])
+                   '        num_classes, 1 AS num_segments%s, $1 AS transform FROM %I.%I%s',
+                   train || '_summary', coalesce(cv, ''), msumm[1], msumm[2], madlib_dl._distributed_clause())
     USING plan;
     tschema := (SELECT nspname FROM pg_namespace WHERE oid = pg_my_temp_schema());
     PERFORM madlib_dl._validation_preprocessor_dl(src, ARRAY[tschema, packed],
