@@ -12,6 +12,7 @@ PKGS=(
   sqlsmith
   python3-psycopg2 python3-pandas python3-matplotlib python3-sklearn
   python3-nbclient python3-nbformat python3-ipykernel
+  python3-numpy python3-sklearn
   dpkg-dev debhelper postgresql-server-dev-all lintian
 )
 missing=()

@@ -38,6 +38,9 @@
 #               fresh database, after the setup it names
 #               (docs/example-data.md); pages and blocks marked as
 #               illustrations are skipped and listed with their reasons
+#   transforms  test/python/check_transform_stats.py inside pg_virtualenv:
+#               the statistics and features of training_preprocessor_dl's
+#               transform against numpy and scikit-learn
 #   notebook    docs/examples' notebook, executed headless (scripts/run_notebook.sh)
 #   tap         make prove_installcheck (test/t/*.pl), among them the
 #               hostile calls of every function and a sqlsmith run
@@ -202,6 +205,11 @@ do_regress() {
 # (scripts/check-docs.py; the cluster preloads the library like the others).
 do_docs() {
   pg_virtualenv -t $PGV_OPTS scripts/check-docs.py
+}
+
+# The transform statistics and features against scikit-learn's.
+do_transforms() {
+  pg_virtualenv -t $PGV_OPTS /usr/bin/python3 test/python/check_transform_stats.py
 }
 
 # The notebook in docs/examples runs headless against a throwaway cluster,
@@ -420,6 +428,7 @@ fi
 step install do_install
 step regress do_regress
 step docs do_docs
+step transforms do_transforms
 step notebook do_notebook
 if compgen -G "test/t/*.pl" >/dev/null; then
   step tap do_tap

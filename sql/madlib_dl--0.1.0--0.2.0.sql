@@ -77,6 +77,7 @@ DROP FUNCTION madlib_dl.madlib_keras_fit(character varying,character varying,cha
 DROP FUNCTION madlib_dl._fit(text[],text[],text[],integer,character varying,character varying,integer,boolean,text[],integer,boolean,character varying,character varying,character varying);
 DROP FUNCTION madlib_dl._fit_check_packed(text[],text,text,text,json);
 DROP FUNCTION madlib_dl._fit_run(regclass,text,text,regclass,text,text,json,bytea,text,text,integer,integer,integer);
+DROP FUNCTION madlib_dl.training_preprocessor_dl(character varying,character varying,character varying,character varying,integer,real,anycompatible,text);
 DROP FUNCTION madlib_dl._validation_preprocessor_dl(text[],text[],text,text,text[],integer,text);
 DROP FUNCTION madlib_dl._training_preprocessor_dl(text[],text[],text,text,integer,real,integer,text);
 DROP FUNCTION madlib_dl._pp_pack(text[],text[],text[],text,text,text,text,text,bigint,integer,integer,integer,real,integer[],boolean);
@@ -412,6 +413,17 @@ AS $function$
                 THEN ' DISTRIBUTED REPLICATED' ELSE '' END
 $function$;
 
+CREATE FUNCTION madlib_dl._distributed_clause(cols text DEFAULT NULL::text)
+ RETURNS text
+ LANGUAGE sql
+ STABLE PARALLEL SAFE
+ SET search_path TO 'pg_catalog', 'pg_temp'
+AS $function$
+    SELECT CASE WHEN to_regclass('pg_catalog.gp_segment_configuration') IS NULL THEN ''
+                WHEN cols IS NULL THEN ' DISTRIBUTED RANDOMLY'
+                ELSE ' DISTRIBUTED BY (' || cols || ')' END
+$function$;
+
 CREATE FUNCTION madlib_dl._temp_table_name(base text)
  RETURNS text
  LANGUAGE plpgsql
@@ -462,6 +474,48 @@ CREATE FUNCTION madlib_dl._leader_only_end(saved text)
  LANGUAGE sql
  SET search_path TO 'pg_catalog', 'pg_temp'
 AS $function$ SELECT set_config('max_parallel_workers', saved, true) WHERE saved IS NOT NULL $function$;
+
+CREATE FUNCTION madlib_dl._object_table_what()
+ RETURNS text
+ LANGUAGE sql
+ IMMUTABLE PARALLEL SAFE
+ SET search_path TO 'pg_catalog', 'pg_temp'
+AS $function$ SELECT 'an object table made by load_top_k_accuracy_function'::text $function$;
+
+CREATE FUNCTION madlib_dl._object_table_check(obj text[], compiles text[])
+ RETURNS void
+ LANGUAGE plpgsql
+ STABLE
+ SET search_path TO 'pg_catalog', 'pg_temp'
+AS $function$
+DECLARE
+    rel regclass := madlib_dl._assert_table_exists(obj, 'object_table');
+    c text;
+    fn text;
+    k text;
+    found_it boolean;
+BEGIN
+    PERFORM madlib_dl._assert_columns(rel, ARRAY['name'], ARRAY['text'], madlib_dl._object_table_what());
+    FOREACH c IN ARRAY coalesce(compiles, ARRAY[]::text[]) LOOP
+        CONTINUE WHEN c IS NULL;
+        BEGIN
+            fn := (madlib_dl._check_params(c, NULL)).metrics_type[1];
+        EXCEPTION WHEN OTHERS THEN
+            CONTINUE;           -- the driver reports the string's own error
+        END;
+        k := substring(fn FROM '^top_([0-9]+)_accuracy$');
+        CONTINUE WHEN k IS NULL;
+        EXECUTE format('SELECT EXISTS (SELECT 1 FROM %s WHERE name = $1)', madlib_dl._table_sql(obj))
+           INTO found_it USING fn;
+        IF NOT found_it THEN
+            RAISE EXCEPTION 'object_table "%" has no function "%"', madlib_dl._table_label(obj), fn
+                USING ERRCODE = 'undefined_object',
+                      HINT = format('Add it with SELECT madlib_dl.load_top_k_accuracy_function(%L, %s);',
+                                    madlib_dl._table_given(obj), k);
+        END IF;
+    END LOOP;
+END
+$function$;
 
 CREATE FUNCTION madlib_dl._arch_io(model_arch json)
  RETURNS TABLE(io text, "position" integer, name text, shape integer[])
@@ -969,6 +1023,31 @@ BEGIN
             'a table of segment ids (a dbid column), as MADlib takes it');
         distribution_rules := NULL;
     END IF;
+    IF madlib_dl._is_greenplum() THEN
+        -- Greenplum: the buffers go on the real primaries
+        -- (_gp_place_buffers: buffer b on content b % nseg), so they are
+        -- made for all of them (whatever the coordinator's CPUs), or for
+        -- the first n given as a number (as n virtual segments would be
+        -- on PostgreSQL: the same buffers, the same placement).
+        SELECT count(*)::integer INTO nseg FROM pg_catalog.gp_segment_configuration
+         WHERE role = 'p' AND content >= 0;
+        IF distribution_rules IS NULL OR lower(btrim(distribution_rules)) = 'all_segments' THEN
+            rules := 'all_segments';
+            RETURN;
+        END IF;
+        IF btrim(distribution_rules) ~ '^[0-9]{1,9}$' THEN
+            IF btrim(distribution_rules)::integer BETWEEN 1 AND nseg THEN
+                nseg := btrim(distribution_rules)::integer;
+                rules := nseg::text;
+                RETURN;
+            END IF;
+            RAISE EXCEPTION 'distribution_rules "%" is more segments than this Greenplum cluster has (%)',
+                            distribution_rules, nseg
+                USING ERRCODE = 'invalid_parameter_value',
+                      HINT = format('Give NULL or ''all_segments'' for all %s primary segments, or a number from 1 to %s.',
+                                    nseg, nseg);
+        END IF;
+    END IF;
     IF distribution_rules IS NULL OR lower(btrim(distribution_rules)) = 'all_segments' THEN
         IF default_nseg IS NOT NULL THEN
             nseg := default_nseg;
@@ -1003,7 +1082,7 @@ BEGIN
 END
 $function$;
 
-CREATE FUNCTION madlib_dl._pp_num_classes(num_classes anycompatible)
+CREATE FUNCTION madlib_dl._pp_num_classes(num_classes anyelement)
  RETURNS integer[]
  LANGUAGE plpgsql
  IMMUTABLE
@@ -1099,7 +1178,7 @@ BEGIN
 END
 $function$;
 
-CREATE FUNCTION madlib_dl._pp_vars(rel regclass, dependent_varname text, independent_varname text, OUT n_dep integer, OUT cols text[], OUT types regtype[], OUT typnames text[], OUT elemtypes regtype[])
+CREATE FUNCTION madlib_dl._pp_vars(rel regclass, dependent_varname text, independent_varname text, indep_required boolean, OUT n_dep integer, OUT cols text[], OUT types regtype[], OUT typnames text[], OUT elemtypes regtype[])
  RETURNS record
  LANGUAGE plpgsql
  STABLE
@@ -1107,7 +1186,8 @@ CREATE FUNCTION madlib_dl._pp_vars(rel regclass, dependent_varname text, indepen
 AS $function$
 DECLARE
     deps text[] := madlib_dl._pp_split_vars(dependent_varname, 'dependent_varname');
-    indeps text[] := madlib_dl._pp_split_vars(independent_varname, 'independent_varname');
+    indeps text[] := CASE WHEN independent_varname IS NULL AND NOT indep_required THEN '{}'::text[]
+                          ELSE madlib_dl._pp_split_vars(independent_varname, 'independent_varname') END;
     c record;
 BEGIN
     n_dep := cardinality(deps);
@@ -1147,7 +1227,7 @@ AS $function$
                 ELSE ARRAY['tableoid', 'ctid'] END
 $function$;
 
-CREATE FUNCTION madlib_dl._pp_pack(src text[], dst text[], summ text[], cv_cols text[], dep_cols text[], indep_cols text[], dep_kinds text[], cast_types text[], n_rows bigint, bs integer, nseg integer, ncls integer[], normalizing_const real, dims jsonb, shuffle boolean)
+CREATE FUNCTION madlib_dl._pp_pack(src text[], dst text[], summ text[], cv_cols text[], dep_cols text[], indep_cols text[], dep_kinds text[], cast_types text[], n_rows bigint, bs integer, nseg integer, ncls integer[], normalizing_const real, dims jsonb, shuffle boolean, indep_exprs text[] DEFAULT NULL::text[])
  RETURNS void
  LANGUAGE plpgsql
  SET search_path TO 'pg_catalog', 'pg_temp'
@@ -1181,6 +1261,9 @@ BEGIN
       FROM unnest(ident) WITH ORDINALITY AS u(c, i);
     SELECT string_agg(format('%I AS cv%s', c, i), ', ' ORDER BY i) INTO cvs
       FROM unnest(cv_cols) WITH ORDINALITY AS u(c, i);
+    IF indep_exprs IS NOT NULL THEN     -- the transform plan, as c.tf (_tf_expr)
+        cvs := cvs || ', transform AS tf';
+    END IF;
 
     -- the columns and their aggregates: the dependent variables, then the independent ones
     FOR k IN 1 .. cardinality(dep_cols) LOOP
@@ -1201,18 +1284,19 @@ BEGIN
         col_defs := col_defs || format('%I bytea, ', indep_cols[k]);
         col_names := col_names || format('%I, ', indep_cols[k]);
         shapes := shapes || format(', %s || %L::integer[]', nb, dims_k);
-        aggs := aggs || format('madlib_dl._pack_float32(s.%I, s.ctid, o.slot, %s, $3, %L::integer[]), ',
-                               indep_cols[k], nb, dims_k);
+        aggs := aggs || format('madlib_dl._pack_float32(%s, s.ctid, o.slot, %s, $3, %L::integer[]), ',
+                               coalesce(indep_exprs[k], format('s.%I', indep_cols[k])), nb, dims_k);
         prod := 1;
         FOREACH d IN ARRAY dims_k LOOP
             prod := prod * d;
         END LOOP;
         row_bytes := row_bytes + 4.0 * prod;
     END LOOP;
-    EXECUTE format('CREATE TABLE %I.%I (%s%s, buffer_id integer, __dist_key__ integer)',
+    EXECUTE format('CREATE TABLE %I.%I (%s%s, buffer_id integer, __dist_key__ integer)%s',
                    dst[1], dst[2], col_defs,
                    (SELECT string_agg(format('%I integer[]', c || '_shape'), ', ' ORDER BY i)
-                      FROM unnest(dep_cols || indep_cols) WITH ORDINALITY AS u(c, i)));
+                      FROM unnest(dep_cols || indep_cols) WITH ORDINALITY AS u(c, i)),
+                   madlib_dl._distributed_clause('__dist_key__'));
     EXECUTE format('ALTER TABLE %I.%I %s', dst[1], dst[2],
                    (SELECT string_agg(format('ALTER COLUMN %I SET STORAGE EXTERNAL', c), ', ' ORDER BY i)
                       FROM unnest(dep_cols || indep_cols) WITH ORDINALITY AS u(c, i)));
@@ -1226,11 +1310,11 @@ BEGIN
         CREATE TEMPORARY TABLE %4$I ON COMMIT DROP AS
         SELECT %6$s, (r.rn / $1)::integer AS buffer_id, (r.rn %% $1)::integer AS slot
           FROM (SELECT %5$s, row_number() OVER (ORDER BY %1$s) - 1 AS rn
-                  FROM %2$I.%3$I s) r
+                  FROM %2$I.%3$I s) r%7$s
         $q$,
         CASE WHEN shuffle THEN 'hashtidextended(s.ctid, 42), ' || ident_order
              ELSE ident_order END,
-        src[1], src[2], ord, ident_cols, ident_keep)
+        src[1], src[2], ord, ident_cols, ident_keep, madlib_dl._distributed_clause('buffer_id'))
     USING bs::bigint;
     EXECUTE format('ANALYZE pg_temp.%I', ord);
 
@@ -1355,7 +1439,7 @@ BEGIN
 END
 $function$;
 
-CREATE FUNCTION madlib_dl._training_preprocessor_dl(src text[], dst text[], dependent_varname text, independent_varname text, buffer_size integer, normalizing_const real, num_classes integer[], distribution_rules text, rules_tbl text[] DEFAULT NULL::text[])
+CREATE FUNCTION madlib_dl._training_preprocessor_dl(src text[], dst text[], dependent_varname text, independent_varname text, buffer_size integer, normalizing_const real, num_classes integer[], distribution_rules text, rules_tbl text[] DEFAULT NULL::text[], transform text DEFAULT NULL::text)
  RETURNS void
  LANGUAGE plpgsql
  SET search_path TO 'pg_catalog', 'pg_temp'
@@ -1363,6 +1447,9 @@ AS $function$
 DECLARE
     summ text[] := ARRAY[dst[1], dst[2] || '_summary'];
     src_rel regclass;
+    tf record;                  -- _tf_fit: the fitted transform and its columns
+    cols text[];                -- the variables, dependent ones first
+    x_exprs text[];             -- the transform's expression of the input (NULL: none)
     v record;                   -- _pp_vars: the variables, dependent ones first
     nd integer;                 -- dependent variables
     seg record;
@@ -1383,8 +1470,16 @@ BEGIN
     src_rel := madlib_dl._assert_table_exists(src, 'source_table');
     PERFORM madlib_dl._assert_output_absent(dst, 'output_table');
     PERFORM madlib_dl._assert_output_absent(summ, 'output_table');
-    v := madlib_dl._pp_vars(src_rel, dependent_varname, independent_varname);
+    v := madlib_dl._pp_vars(src_rel, dependent_varname,
+                            CASE WHEN transform IS NULL THEN independent_varname END, transform IS NULL);
     nd := v.n_dep;
+    cols := v.cols;
+    IF transform IS NOT NULL THEN
+        -- one input, built by the transform from raw columns
+        cols := cols || madlib_dl._tf_input_name(independent_varname, v.cols);
+        tf := madlib_dl._tf_fit(src, transform);
+        x_exprs := ARRAY[madlib_dl._tf_expr('c.tf', tf.cols, 's')];
+    END IF;
     IF num_classes IS NOT NULL AND cardinality(num_classes) <> nd THEN
         RAISE EXCEPTION 'num_classes % has % elements, but there are % dependent variables',
                         num_classes, cardinality(num_classes), nd
@@ -1410,8 +1505,12 @@ BEGIN
     END LOOP;
 
     n_rows := madlib_dl._pp_count_rows(src);
-    FOR k IN nd + 1 .. cardinality(v.cols) LOOP
-        dims_k := madlib_dl._pp_first_dims(src, v.cols[k], v.types[k], v.elemtypes[k]);
+    FOR k IN nd + 1 .. cardinality(cols) LOOP
+        IF transform IS NOT NULL THEN
+            dims_k := ARRAY[madlib_dl._transform_width(tf.plan)];
+        ELSE
+            dims_k := madlib_dl._pp_first_dims(src, v.cols[k], v.types[k], v.elemtypes[k]);
+        END IF;
         dims := dims || jsonb_build_array(to_jsonb(dims_k));
         row_values := 1;
         FOREACH d IN ARRAY dims_k LOOP
@@ -1428,10 +1527,13 @@ BEGIN
                NULL::integer AS buffer_size, $6::real AS normalizing_const,
                NULL::integer[] AS num_classes, $7::text AS distribution_rules,
                'all_segments'::text AS __internal_gpu_config__, $8::integer AS num_segments,
-               madlib_dl.version() AS madlib_version
-        $q$, summ[1], summ[2], cv_exprs)
-    USING madlib_dl._table_given(src), madlib_dl._table_given(dst), v.cols[1:nd], v.cols[nd + 1:],
+               madlib_dl.version() AS madlib_version%s
+        $q$, summ[1], summ[2], cv_exprs, madlib_dl._distributed_clause())
+    USING madlib_dl._table_given(src), madlib_dl._table_given(dst), v.cols[1:nd], cols[nd + 1:],
           v.typnames[1:nd], norm, seg.rules, seg.nseg;
+    IF transform IS NOT NULL THEN
+        PERFORM madlib_dl._tf_store(summ, tf.plan);
+    END IF;
 
     FOR k IN 1 .. nd LOOP
         ncls[k] := madlib_dl._pp_class_count(src, summ, v.cols[k], v.types[k], kinds[k], cv_cols[k],
@@ -1443,8 +1545,8 @@ BEGIN
     EXECUTE format('UPDATE %I.%I SET buffer_size = $1, num_classes = $2', summ[1], summ[2])
     USING bs, ncls;
 
-    PERFORM madlib_dl._pp_pack(src, dst, summ, cv_cols, v.cols[1:nd], v.cols[nd + 1:], kinds,
-                               cast_types, n_rows, bs, seg.nseg, ncls, norm, dims, true);
+    PERFORM madlib_dl._pp_pack(src, dst, summ, cv_cols, v.cols[1:nd], cols[nd + 1:], kinds,
+                               cast_types, n_rows, bs, seg.nseg, ncls, norm, dims, true, x_exprs);
     IF madlib_dl._is_greenplum() THEN   -- place buffer b on segment b % nseg (90_greenplum.sql)
         PERFORM madlib_dl._gp_place_buffers(dst);
     END IF;
@@ -1549,6 +1651,9 @@ AS $function$
 DECLARE
     summ text[] := ARRAY[dst[1], dst[2] || '_summary'];
     tsumm text[] := ARRAY[train[1], train[2] || '_summary'];
+    tf jsonb;                   -- the training table's transform (NULL: none)
+    tf_cols text[];             -- its columns in the validation table
+    cols text[];                -- the variables, dependent ones first
     src_rel regclass;
     train_rel regclass;
     tsumm_rel regclass;
@@ -1587,12 +1692,29 @@ BEGIN
                    'num_segments FROM %I.%I', tsumm[1], tsumm[2])
        INTO ts;
 
-    v := madlib_dl._pp_vars(src_rel, dependent_varname, independent_varname);
+    tf := madlib_dl._tf_of_summary(tsumm);
+    IF tf IS NOT NULL THEN
+        -- the training table's transform, with its statistics, on the raw columns
+        IF independent_varname IS NOT NULL
+           AND madlib_dl._tf_input_name(independent_varname, NULL) IS DISTINCT FROM ts.indeps[1] THEN
+            RAISE EXCEPTION 'independent_varname "%" is not the input "%" the training transform builds',
+                            independent_varname, ts.indeps[1]
+                USING ERRCODE = 'invalid_parameter_value',
+                      HINT = 'Give NULL: the training table''s transform builds the input from the raw columns.';
+        END IF;
+        tf_cols := (madlib_dl._tf_columns(src_rel, tf, 'source table')).cols;
+    END IF;
+    v := madlib_dl._pp_vars(src_rel, dependent_varname, CASE WHEN tf IS NULL THEN independent_varname END,
+                            tf IS NULL);
     nd := v.n_dep;
-    IF nd IS DISTINCT FROM cardinality(ts.deps) OR cardinality(v.cols) - nd IS DISTINCT FROM cardinality(ts.indeps)
+    cols := v.cols;
+    IF tf IS NOT NULL THEN
+        cols := cols || ts.indeps[1];
+    END IF;
+    IF nd IS DISTINCT FROM cardinality(ts.deps) OR cardinality(cols) - nd IS DISTINCT FROM cardinality(ts.indeps)
        OR cardinality(ts.vartypes) IS DISTINCT FROM nd OR cardinality(ts.ncls) IS DISTINCT FROM nd THEN
         RAISE EXCEPTION 'the validation data has % dependent and % independent variables, the training data % and %',
-                nd, cardinality(v.cols) - nd, coalesce(cardinality(ts.deps), 0), coalesce(cardinality(ts.indeps), 0)
+                nd, cardinality(cols) - nd, coalesce(cardinality(ts.deps), 0), coalesce(cardinality(ts.indeps), 0)
             USING ERRCODE = 'data_exception',
                   HINT = 'Give the variables of the training data, in the same order.';
     END IF;
@@ -1615,13 +1737,17 @@ BEGIN
     END LOOP;
 
     n_rows := madlib_dl._pp_count_rows(src);
-    FOR k IN nd + 1 .. cardinality(v.cols) LOOP
-        dims_k := madlib_dl._pp_first_dims(src, v.cols[k], v.types[k], v.elemtypes[k]);
+    FOR k IN nd + 1 .. cardinality(cols) LOOP
+        IF tf IS NOT NULL THEN
+            dims_k := ARRAY[madlib_dl._transform_width(tf)];
+        ELSE
+            dims_k := madlib_dl._pp_first_dims(src, v.cols[k], v.types[k], v.elemtypes[k]);
+        END IF;
         EXECUTE format('SELECT %I[2:] FROM %I.%I LIMIT 1', ts.indeps[k - nd] || '_shape', train[1], train[2])
            INTO train_dims;
         IF train_dims IS DISTINCT FROM dims_k THEN
             RAISE EXCEPTION 'independent variable "%" has shape % in the first row, but the training data has shape %',
-                    v.cols[k], dims_k, train_dims
+                    cols[k], dims_k, train_dims
                 USING ERRCODE = 'data_exception',
                       HINT = 'Validation rows must have the shape of the training rows.';
         END IF;
@@ -1646,29 +1772,45 @@ BEGIN
                $6::integer AS buffer_size, $7::real AS normalizing_const,
                $8::integer[] AS num_classes, $9::text AS distribution_rules,
                'all_segments'::text AS __internal_gpu_config__, $10::integer AS num_segments,
-               madlib_dl.version() AS madlib_version
-        $q$, summ[1], summ[2], cv_exprs)
-    USING madlib_dl._table_given(src), madlib_dl._table_given(dst), v.cols[1:nd], v.cols[nd + 1:],
+               madlib_dl.version() AS madlib_version%s
+        $q$, summ[1], summ[2], cv_exprs, madlib_dl._distributed_clause())
+    USING madlib_dl._table_given(src), madlib_dl._table_given(dst), v.cols[1:nd], cols[nd + 1:],
           v.typnames[1:nd], bs, ts.normalizing_const, ts.ncls, seg.rules, seg.nseg;
+    IF tf IS NOT NULL THEN
+        PERFORM madlib_dl._tf_store(summ, tf);
+    END IF;
 
     PERFORM madlib_dl._pp_pack(src, dst, summ,
                                ARRAY(SELECT c || '_class_values' FROM unnest(v.cols[1:nd]) c),
-                               v.cols[1:nd], v.cols[nd + 1:], kinds, cast_types, n_rows, bs, seg.nseg,
-                               ts.ncls, ts.normalizing_const, dims, false);
+                               v.cols[1:nd], cols[nd + 1:], kinds, cast_types, n_rows, bs, seg.nseg,
+                               ts.ncls, ts.normalizing_const, dims, false,
+                               CASE WHEN tf IS NOT NULL THEN ARRAY[madlib_dl._tf_expr('c.tf', tf_cols, 's')] END);
     IF madlib_dl._is_greenplum() THEN   -- place buffer b on segment b % nseg (90_greenplum.sql)
         PERFORM madlib_dl._gp_place_buffers(dst);
     END IF;
 END
 $function$;
 
-CREATE OR REPLACE FUNCTION madlib_dl.training_preprocessor_dl(source_table character varying, output_table character varying, dependent_varname character varying, independent_varname character varying, buffer_size integer DEFAULT NULL::integer, normalizing_const real DEFAULT 1.0, num_classes anycompatible DEFAULT NULL::unknown, distribution_rules text DEFAULT NULL::text)
+CREATE FUNCTION madlib_dl.training_preprocessor_dl(source_table character varying, output_table character varying, dependent_varname character varying, independent_varname character varying, buffer_size integer DEFAULT NULL::integer, normalizing_const real DEFAULT 1.0, num_classes anyelement DEFAULT NULL::integer, distribution_rules text DEFAULT NULL::text, transform text DEFAULT NULL::text)
  RETURNS void
  LANGUAGE sql
 AS $function$
     SELECT madlib_dl._training_preprocessor_dl(
         madlib_dl._resolve_table($1, 'source_table'), madlib_dl._resolve_table($2, 'output_table'),
         $3, $4, $5, $6, madlib_dl._pp_num_classes($7), $8,
-        CASE WHEN madlib_dl._pp_rules_is_table($8) THEN madlib_dl._resolve_table($8, 'distribution_rules') END)
+        CASE WHEN madlib_dl._pp_rules_is_table($8) THEN madlib_dl._resolve_table($8, 'distribution_rules') END,
+        $9)
+$function$;
+
+CREATE FUNCTION madlib_dl.training_preprocessor_dl(source_table character varying, output_table character varying, dependent_varname character varying, independent_varname character varying, buffer_size integer, normalizing_const real, num_classes text, distribution_rules text DEFAULT NULL::text, transform text DEFAULT NULL::text)
+ RETURNS void
+ LANGUAGE sql
+AS $function$
+    SELECT madlib_dl._training_preprocessor_dl(
+        madlib_dl._resolve_table($1, 'source_table'), madlib_dl._resolve_table($2, 'output_table'),
+        $3, $4, $5, $6, madlib_dl._pp_num_classes($7), $8,
+        CASE WHEN madlib_dl._pp_rules_is_table($8) THEN madlib_dl._resolve_table($8, 'distribution_rules') END,
+        $9)
 $function$;
 
 CREATE OR REPLACE FUNCTION madlib_dl.validation_preprocessor_dl(source_table character varying, output_table character varying, dependent_varname character varying, independent_varname character varying, training_preprocessor_table character varying, buffer_size integer DEFAULT NULL::integer, distribution_rules text DEFAULT NULL::text)
@@ -1706,10 +1848,19 @@ features and one-hot int16 classes, spread over the segments.
         normalizing_const    REAL,     -- optional: features are divided by it (default 1.0)
         num_classes          INTEGER[],-- optional: pad the classes with NULL classes up to
                                        -- this number, one per dependent variable (also n)
-        distribution_rules   TEXT      -- optional: 'all_segments' (default) or a number of
+        distribution_rules   TEXT,     -- optional: 'all_segments' (default) or a number of
                                        -- virtual segments, e.g. '2'; a table of segment
                                        -- ids (dbid column) is accepted and ignored, with
                                        -- a NOTICE: PostgreSQL has no segments to choose
+        transform            TEXT      -- optional (by name: transform => '...'): build ONE
+                                       -- input from raw columns, e.g. 'standardize(age),
+                                       -- standardize(impute(median, log(income))),
+                                       -- onehot(city, max_categories => 50), ordinal(size),
+                                       -- scale(pixels, 1.0/255), clip(x, -5, 5)'; its
+                                       -- statistics are saved in the summary (transform
+                                       -- jsonb) and predict applies them to raw tables;
+                                       -- independent_varname is then NULL ('features')
+                                       -- or the input's name (docs/transforms.md)
     );
 
 Output table, one row per buffer (with several variables: every dependent
@@ -1754,8 +1905,9 @@ AS $function$
 SELECT CASE WHEN lower(coalesce(message, '')) IN ('usage', 'help', '?') THEN
 $usage$
 validation_preprocessor_dl: pack a validation (or test) table the way a
-training table was packed, reusing its classes, normalizing_const and
-num_classes.
+training table was packed, reusing its classes, normalizing_const,
+num_classes and transform (with independent_varname NULL, the training
+transform's statistics build the input from the raw columns).
 
     SELECT madlib_dl.validation_preprocessor_dl(
         source_table                 VARCHAR,  -- table with one example per row
@@ -1785,6 +1937,333 @@ validation_preprocessor_dl: pack a validation table like its training table.
 
 For all parameters: SELECT madlib_dl.validation_preprocessor_dl('usage');
 $summary$
+END
+$function$;
+
+CREATE FUNCTION madlib_dl._transform_parse(spec text)
+ RETURNS jsonb
+ LANGUAGE c
+ IMMUTABLE PARALLEL SAFE
+AS '$libdir/madlib_dl', $function$madlib_dl__transform_parse$function$;
+
+CREATE FUNCTION madlib_dl._transform_resolve(plan jsonb, types regtype[], widths integer[])
+ RETURNS jsonb
+ LANGUAGE c
+ IMMUTABLE PARALLEL SAFE
+AS '$libdir/madlib_dl', $function$madlib_dl__transform_resolve$function$;
+
+CREATE FUNCTION madlib_dl._transform_stage_value(plan jsonb, item integer, stage integer, v double precision)
+ RETURNS double precision
+ LANGUAGE c
+ IMMUTABLE PARALLEL SAFE
+AS '$libdir/madlib_dl', $function$madlib_dl__transform_stage_value$function$;
+
+CREATE FUNCTION madlib_dl._transform_finish(plan jsonb)
+ RETURNS jsonb
+ LANGUAGE c
+ IMMUTABLE PARALLEL SAFE STRICT
+AS '$libdir/madlib_dl', $function$madlib_dl__transform_finish$function$;
+
+CREATE FUNCTION madlib_dl._transform_width(plan jsonb)
+ RETURNS integer
+ LANGUAGE c
+ IMMUTABLE PARALLEL SAFE STRICT
+AS '$libdir/madlib_dl', $function$madlib_dl__transform_width$function$;
+
+CREATE FUNCTION madlib_dl._transform_apply(plan jsonb, VARIADIC "any")
+ RETURNS real[]
+ LANGUAGE c
+ IMMUTABLE PARALLEL SAFE
+AS '$libdir/madlib_dl', $function$madlib_dl__transform_apply$function$;
+
+CREATE FUNCTION madlib_dl.transform_features(model_table text, raw record)
+ RETURNS real[]
+ LANGUAGE c
+ STABLE PARALLEL RESTRICTED
+AS '$libdir/madlib_dl', $function$madlib_dl_transform_features$function$;
+
+CREATE FUNCTION madlib_dl._tf_columns(rel regclass, plan jsonb, what text, OUT cols text[], OUT types regtype[])
+ RETURNS record
+ LANGUAGE plpgsql
+ STABLE
+ SET search_path TO 'pg_catalog', 'pg_temp'
+AS $function$
+DECLARE
+    col text;
+    typ oid;
+BEGIN
+    PERFORM madlib_dl._assert_trusted_table(rel, what);  -- 42501: another role's types (01_util.sql)
+    cols := '{}';
+    types := '{}';
+    FOR col IN SELECT e->>'column' FROM jsonb_array_elements(plan->'items') WITH ORDINALITY AS u(e, o)
+                ORDER BY o LOOP
+        SELECT a.atttypid INTO typ
+          FROM pg_attribute a
+         WHERE a.attrelid = rel AND a.attname = col AND a.attnum > 0 AND NOT a.attisdropped;
+        IF NOT FOUND THEN
+            RAISE EXCEPTION 'column "%" of the transform does not exist in % "%"', col, what, rel::text
+                USING ERRCODE = 'undefined_column',
+                      HINT = 'Name columns of the table in the transform; quote names with capitals or '
+                             'spaces, e.g. standardize("Age").';
+        END IF;
+        cols := cols || col;
+        types := types || typ::regtype;
+    END LOOP;
+END
+$function$;
+
+CREATE FUNCTION madlib_dl._tf_expr(plan_ref text, cols text[], alias text)
+ RETURNS text
+ LANGUAGE sql
+ IMMUTABLE PARALLEL SAFE
+ SET search_path TO 'pg_catalog', 'pg_temp'
+AS $function$
+    SELECT format('madlib_dl._transform_apply(%s, %s)', plan_ref,
+                  string_agg(format('%I.%I', alias, c), ', ' ORDER BY o))
+      FROM unnest(cols) WITH ORDINALITY AS u(c, o)
+$function$;
+
+CREATE FUNCTION madlib_dl._tf_fit(src text[], spec text, OUT plan jsonb, OUT cols text[])
+ RETURNS record
+ LANGUAGE plpgsql
+ SET search_path TO 'pg_catalog', 'pg_temp'
+AS $function$
+DECLARE
+    rel regclass := madlib_dl._assert_table_exists(src, 'source_table');
+    c record;
+    widths integer[] := '{}';
+    it jsonb;
+    val text;                   -- the column's value as the C functions take it
+    r record;
+    n_rows bigint;
+    cats text[];
+    maxc integer;
+    w integer;
+BEGIN
+    IF spec IS NULL OR btrim(spec) = '' THEN
+        RAISE EXCEPTION 'transform must not be empty'
+            USING ERRCODE = 'invalid_parameter_value',
+                  HINT = 'Give a comma list such as ''standardize(age), onehot(city)'', or NULL for none.';
+    END IF;
+    plan := madlib_dl._transform_parse(spec);
+    c := madlib_dl._tf_columns(rel, plan, 'source table');
+    cols := c.cols;
+    EXECUTE format('SELECT count(*) FROM %I.%I', src[1], src[2]) INTO n_rows;
+    FOR i IN 1 .. cardinality(cols) LOOP
+        w := NULL;
+        IF (SELECT t.typcategory FROM pg_type t WHERE t.oid = c.types[i]) = 'A' THEN
+            EXECUTE format('SELECT cardinality(s.%1$I) FROM %2$I.%3$I s WHERE s.%1$I IS NOT NULL LIMIT 1',
+                           cols[i], src[1], src[2])
+               INTO w;
+        END IF;
+        widths := widths || w;
+    END LOOP;
+    plan := madlib_dl._transform_resolve(plan, c.types, widths);
+
+    FOR i IN 1 .. cardinality(cols) LOOP
+        it := plan->'items'->(i - 1);
+        val := CASE WHEN c.types[i] = 'boolean'::regtype
+                    THEN format('(s.%I)::pg_catalog.int4::pg_catalog.float8', cols[i])
+                    ELSE format('(s.%I)::pg_catalog.float8', cols[i]) END;
+        IF it->>'impute' IN ('mean', 'median') THEN
+            EXECUTE format('SELECT avg(q.v::pg_catalog.numeric)::pg_catalog.float8 AS mean,'
+                           '       percentile_cont(0.5) WITHIN GROUP (ORDER BY q.v) AS median'
+                           '  FROM (SELECT madlib_dl._transform_stage_value($1, $2, 0, %s) AS v'
+                           '          FROM %I.%I s) q', val, src[1], src[2])
+               INTO r USING plan, i;
+            IF r.mean IS NULL THEN
+                RAISE EXCEPTION 'column "%" has no value to impute from: every row is NULL', cols[i]
+                    USING ERRCODE = 'data_exception',
+                          HINT = 'Impute a number instead, e.g. impute(0, col), or drop the item.';
+            END IF;
+            plan := jsonb_set(plan, ARRAY['items', (i - 1)::text, 'impute_value'],
+                              to_jsonb(CASE WHEN it->>'impute' = 'mean' THEN r.mean ELSE r.median END));
+        END IF;
+        IF it->>'op' IN ('standardize', 'minmax') THEN
+            EXECUTE format('SELECT avg(q.v::pg_catalog.numeric)::pg_catalog.float8 AS mean,'
+                           '       stddev_pop(q.v::pg_catalog.numeric)::pg_catalog.float8 AS std,'
+                           '       min(q.v) AS lo, max(q.v) AS hi,'
+                           '       count(q.v) AS n'
+                           '  FROM (SELECT madlib_dl._transform_stage_value($1, $2, 1, %s) AS v'
+                           '          FROM %I.%I s) q', val, src[1], src[2])
+               INTO r USING plan, i;
+            IF r.n < n_rows THEN
+                RAISE EXCEPTION 'column "%" has % NULL values and its transform does not impute them',
+                                cols[i], n_rows - r.n
+                    USING ERRCODE = 'null_value_not_allowed',
+                          HINT = format('Write %s(impute(median, %s)) (or mean, or a number), or filter the rows.',
+                                        it->>'op', quote_ident(cols[i]));
+            END IF;
+            IF it->>'op' = 'standardize' THEN
+                plan := jsonb_set(jsonb_set(plan, ARRAY['items', (i - 1)::text, 'mean'], to_jsonb(r.mean)),
+                                  ARRAY['items', (i - 1)::text, 'std'], to_jsonb(r.std));
+            ELSE
+                plan := jsonb_set(jsonb_set(plan, ARRAY['items', (i - 1)::text, 'min'], to_jsonb(r.lo)),
+                                  ARRAY['items', (i - 1)::text, 'max'], to_jsonb(r.hi));
+            END IF;
+        END IF;
+        IF it->>'op' IN ('onehot', 'ordinal') THEN
+            maxc := (it->>'max_categories')::integer;
+            IF it->>'kind' = 'text' THEN
+                EXECUTE format('SELECT array_agg(q.v ORDER BY q.v COLLATE "C")'
+                               '  FROM (SELECT DISTINCT ((s.%1$I)::pg_catalog.text COLLATE "C") AS v'
+                               '          FROM %2$I.%3$I s WHERE s.%1$I IS NOT NULL LIMIT $1) q',
+                               cols[i], src[1], src[2])
+                   INTO cats USING maxc + 1;
+            ELSE
+                EXECUTE format('SELECT array_agg((q.v)::pg_catalog.text ORDER BY q.v)'
+                               '  FROM (SELECT DISTINCT s.%1$I AS v'
+                               '          FROM %2$I.%3$I s WHERE s.%1$I IS NOT NULL LIMIT $1) q',
+                               cols[i], src[1], src[2])
+                   INTO cats USING maxc + 1;
+            END IF;
+            cats := coalesce(cats, '{}');
+            IF cardinality(cats) > maxc THEN
+                RAISE EXCEPTION 'column "%" has more than % categories, the limit of its %', cols[i], maxc,
+                                it->>'op'
+                    USING ERRCODE = 'program_limit_exceeded',
+                          HINT = format('Raise the limit, e.g. onehot(%s, max_categories => %s) (at most 10000), '
+                                        'or group the rare values in a view.', quote_ident(cols[i]),
+                                        least(10000, maxc * 2));
+            END IF;
+            plan := jsonb_set(jsonb_set(plan, ARRAY['items', (i - 1)::text, 'categories'], to_jsonb(cats)),
+                              ARRAY['items', (i - 1)::text, 'width'],
+                              to_jsonb(CASE WHEN it->>'op' = 'onehot' THEN cardinality(cats) + 1 ELSE 1 END));
+        END IF;
+        plan := jsonb_set(plan, ARRAY['items', (i - 1)::text, 'fitted'], 'true');
+    END LOOP;
+    plan := madlib_dl._transform_finish(plan);
+END
+$function$;
+
+CREATE FUNCTION madlib_dl._tf_of_summary(stbl text[])
+ RETURNS jsonb
+ LANGUAGE plpgsql
+ STABLE
+ SET search_path TO 'pg_catalog', 'pg_temp'
+AS $function$
+DECLARE
+    srel regclass := madlib_dl._table_oid(stbl);
+    plan jsonb;
+BEGIN
+    IF srel IS NULL OR NOT EXISTS (SELECT 1 FROM pg_attribute a
+                                    WHERE a.attrelid = srel AND a.attname = 'transform' AND a.attnum > 0
+                                      AND NOT a.attisdropped AND a.atttypid = 'jsonb'::regtype) THEN
+        RETURN NULL;
+    END IF;
+    PERFORM madlib_dl._assert_trusted_table(srel, 'a summary table');
+    EXECUTE format('SELECT transform FROM %I.%I LIMIT 1', stbl[1], stbl[2]) INTO plan;
+    IF jsonb_typeof(plan) IS DISTINCT FROM 'object' THEN
+        RETURN NULL;
+    END IF;
+    RETURN plan;
+END
+$function$;
+
+CREATE FUNCTION madlib_dl._tf_store(stbl text[], plan jsonb)
+ RETURNS void
+ LANGUAGE plpgsql
+ SET search_path TO 'pg_catalog', 'pg_temp'
+AS $function$
+BEGIN
+    EXECUTE format('ALTER TABLE %I.%I ADD COLUMN transform jsonb', stbl[1], stbl[2]);
+    EXECUTE format('UPDATE %I.%I SET transform = $1', stbl[1], stbl[2]) USING plan;
+END
+$function$;
+
+CREATE FUNCTION madlib_dl._tf_input_name(independent_varname text, deps text[])
+ RETURNS text
+ LANGUAGE plpgsql
+ IMMUTABLE
+ SET search_path TO 'pg_catalog', 'pg_temp'
+AS $function$
+DECLARE
+    parts text[];
+    name text;
+BEGIN
+    IF independent_varname IS NULL THEN
+        name := 'features';
+    ELSE
+        BEGIN
+            parts := parse_ident(btrim(independent_varname));
+        EXCEPTION WHEN OTHERS THEN
+            parts := NULL;
+        END;
+        IF cardinality(parts) IS DISTINCT FROM 1 THEN
+            RAISE EXCEPTION 'independent_varname "%" must be one name when a transform is given',
+                            independent_varname
+                USING ERRCODE = 'invalid_parameter_value',
+                      HINT = 'A transform builds one input: give NULL (it is then named features) or the '
+                             'name it gets, e.g. ''x''.';
+        END IF;
+        name := parts[1];
+    END IF;
+    IF name = ANY (coalesce(deps, '{}') || ARRAY['buffer_id', '__dist_key__'])
+       OR name || '_shape' = ANY (coalesce(deps, '{}')) THEN
+        RAISE EXCEPTION 'independent_varname "%" is a name the packed table uses already', name
+            USING ERRCODE = 'invalid_parameter_value',
+                  HINT = 'Give the input another name, e.g. ''features''.';
+    END IF;
+    RETURN name;
+END
+$function$;
+
+CREATE FUNCTION madlib_dl._tf_pack_for_evaluate(src text[], msumm text[], plan jsonb)
+ RETURNS text[]
+ LANGUAGE plpgsql
+ SET search_path TO 'pg_catalog', 'pg_temp'
+AS $function$
+DECLARE
+    srel regclass := madlib_dl._table_oid(msumm);
+    deps text[];
+    indeps text[];
+    cv text := '';
+    train text := madlib_dl._temp_table_name('madlib_dl_eval_train');
+    packed text := madlib_dl._temp_table_name('madlib_dl_eval_packed');
+    tschema text;
+BEGIN
+    PERFORM madlib_dl._assert_columns(srel,
+        ARRAY['dependent_varname', 'independent_varname', 'dependent_vartype', 'normalizing_const',
+              'num_classes'],
+        ARRAY['text[]', 'text[]', 'text[]', 'real', 'integer[]'],
+        'the summary table fit wrote next to the model table');
+    EXECUTE format('SELECT dependent_varname, independent_varname FROM %I.%I', msumm[1], msumm[2])
+       INTO deps, indeps;
+    IF cardinality(indeps) IS DISTINCT FROM 1 OR coalesce(cardinality(deps), 0) < 1 THEN
+        RAISE EXCEPTION 'the model summary names % inputs; a transform builds one', coalesce(cardinality(indeps), 0)
+            USING ERRCODE = 'data_exception',
+                  HINT = 'Give the model table and summary table that fit wrote together.';
+    END IF;
+    SELECT string_agg(format(', %I', d || '_class_values'), '' ORDER BY o) INTO cv
+      FROM unnest(deps) WITH ORDINALITY AS u(d, o)
+     WHERE madlib_dl._ep_has_column(srel, d || '_class_values');
+    EXECUTE format('CREATE TEMPORARY TABLE %I ON COMMIT DROP AS'
+                   ' SELECT ARRAY[0, madlib_dl._transform_width($1)] AS %I%s', train, indeps[1] || '_shape',
+                   madlib_dl._distributed_clause())
+    USING plan;
+    EXECUTE format('CREATE TEMPORARY TABLE %I ON COMMIT DROP AS'
+                   ' SELECT dependent_varname, independent_varname, dependent_vartype, normalizing_const,'
+                   '        num_classes, 1 AS num_segments%s, $1 AS transform FROM %I.%I%s',
+                   train || '_summary', coalesce(cv, ''), msumm[1], msumm[2], madlib_dl._distributed_clause())
+    USING plan;
+    tschema := (SELECT nspname FROM pg_namespace WHERE oid = pg_my_temp_schema());
+    PERFORM madlib_dl._validation_preprocessor_dl(src, ARRAY[tschema, packed],
+        (SELECT string_agg(quote_ident(d), ', ' ORDER BY o) FROM unnest(deps) WITH ORDINALITY AS u(d, o)),
+        NULL, ARRAY[tschema, train], NULL, NULL);
+    EXECUTE format('DROP TABLE pg_temp.%I, pg_temp.%I', train, train || '_summary');
+    RETURN ARRAY[tschema, packed];
+END
+$function$;
+
+CREATE FUNCTION madlib_dl._tf_drop_packed(tbl text[], made boolean)
+ RETURNS void
+ LANGUAGE plpgsql
+ SET search_path TO 'pg_catalog', 'pg_temp'
+AS $function$
+BEGIN
+    IF made AND tbl[1] = (SELECT nspname FROM pg_namespace WHERE oid = pg_my_temp_schema()) THEN
+        EXECUTE format('DROP TABLE pg_temp.%I, pg_temp.%I', tbl[2], tbl[2] || '_summary');
+    END IF;
 END
 $function$;
 
@@ -2004,6 +2483,47 @@ CREATE FUNCTION madlib_dl._fit_check_averaging(averaging_period integer, lr_scal
  IMMUTABLE PARALLEL SAFE
 AS '$libdir/madlib_dl', $function$madlib_dl__check_averaging$function$;
 
+CREATE OR REPLACE FUNCTION madlib_dl._fit_num_segments(source text[], src_rel regclass, psum jsonb)
+ RETURNS integer
+ LANGUAGE plpgsql
+ SET search_path TO 'pg_catalog', 'pg_temp'
+AS $function$
+DECLARE
+    nseg integer;
+    nt bigint;
+BEGIN
+    nseg := (psum->>'num_segments')::integer;
+    IF nseg IS NULL THEN
+        IF EXISTS (
+               SELECT 1 FROM pg_attribute a WHERE a.attrelid = src_rel
+                  AND a.attname = '__dist_key__' AND NOT a.attisdropped) THEN
+            EXECUTE format('SELECT max(__dist_key__) + 1 FROM %s', madlib_dl._table_sql(source)) INTO nseg;
+        END IF;
+        nseg := coalesce(nseg, 1);
+    END IF;
+    IF nseg < 1 OR nseg > 64 THEN
+        RAISE EXCEPTION 'source_table "%" has % segments, expected 1 to 64', madlib_dl._table_label(source), nseg
+            USING ERRCODE = 'data_exception',
+                  HINT = 'Preprocess the data again with training_preprocessor_dl.';
+    END IF;
+    -- (On Greenplum __dist_key__ holds the keys that hash to each segment,
+    -- not 0 .. nseg - 1: _gp_table_keys reads and checks them.)
+    IF EXISTS (SELECT 1 FROM pg_attribute a WHERE a.attrelid = src_rel
+                  AND a.attname = '__dist_key__' AND NOT a.attisdropped)
+       AND NOT madlib_dl._is_greenplum() THEN
+        EXECUTE format('SELECT count(*) FROM %s WHERE __dist_key__ IS NULL OR __dist_key__ < 0 OR __dist_key__ >= $1',
+                       madlib_dl._table_sql(source)) INTO nt USING nseg;
+        IF nt > 0 THEN
+            RAISE EXCEPTION 'source_table "%" has % buffers whose __dist_key__ is not a segment 0 to %',
+                            madlib_dl._table_label(source), nt, nseg - 1
+                USING ERRCODE = 'data_exception',
+                      HINT = 'Preprocess the data again with training_preprocessor_dl; do not edit its __dist_key__ column.';
+        END IF;
+    END IF;
+    RETURN nseg;
+END
+$function$;
+
 CREATE FUNCTION madlib_dl._fit_class_values_columns(source text[], y_cols text[], OUT defs text, OUT exprs text)
  RETURNS record
  LANGUAGE plpgsql
@@ -2208,7 +2728,8 @@ BEGIN
         EXECUTE format('DROP TABLE %s', madlib_dl._table_sql(model));
         EXECUTE format('DROP TABLE %s', madlib_dl._table_sql(summary_tbl));
     END IF;
-    EXECUTE format('CREATE TABLE %s (model_weights bytea, model_arch json)', madlib_dl._table_sql(model));
+    EXECUTE format('CREATE TABLE %s (model_weights bytea, model_arch json)%s', madlib_dl._table_sql(model),
+                   madlib_dl._distributed_clause());
     EXECUTE format('INSERT INTO %s VALUES ($1, $2)', madlib_dl._table_sql(model))
        USING r.model_weights, arch;
 
@@ -2228,8 +2749,8 @@ BEGIN
         '  validation_metrics_final double precision, validation_loss_final double precision,'
         '  validation_metrics double precision[], validation_loss double precision[],'
         '  metrics_iters integer[]%s, seed bigint, averaging_period integer, lr_scaling text,'
-        '  early_stopping text, stopped_at_iteration integer, best_iteration integer%s)',
-        madlib_dl._table_sql(summary_tbl), cv.defs, oc.defs);
+        '  early_stopping text, stopped_at_iteration integer, best_iteration integer%s)%s',
+        madlib_dl._table_sql(summary_tbl), cv.defs, oc.defs, madlib_dl._distributed_clause());
     EXECUTE format(
         'INSERT INTO %s SELECT $1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12, $13, $14, $15,'
         ' $16, $17, $18, $19, $20, $21, $22, $23, $24, $25, $26, $27, $28, $29, $30, $31, $32,'
@@ -2277,6 +2798,10 @@ BEGIN
         es,
         r.stopped_at_iteration,
         r.best_iteration;
+    -- the source's transform (21_transform.sql): predict applies it to raw tables
+    IF jsonb_typeof(psum->'transform') = 'object' THEN
+        PERFORM madlib_dl._tf_store(summary_tbl, madlib_dl._transform_finish(psum->'transform'));
+    END IF;
 END
 $function$;
 
@@ -2749,7 +3274,7 @@ BEGIN
 END
 $function$;
 
-CREATE FUNCTION madlib_dl._ep_write_predictions(rel regclass, id_col text, indep_col text, otbl text[], model_arch json, model_weights bytea, normalizing_const double precision, class_name text, class_values text[], kind text, k integer, threshold double precision, batch_size integer)
+CREATE FUNCTION madlib_dl._ep_write_predictions(rel regclass, id_col text, indep_col text, otbl text[], model_arch json, model_weights bytea, normalizing_const double precision, class_name text, class_values text[], kind text, k integer, threshold double precision, batch_size integer, x_expr text DEFAULT NULL::text, tf jsonb DEFAULT NULL::jsonb)
  RETURNS void
  LANGUAGE plpgsql
  SET search_path TO 'pg_catalog', 'pg_temp'
@@ -2770,6 +3295,9 @@ BEGIN
        IN ('pg_catalog.float4'::pg_catalog.regtype, 'pg_catalog.float8'::pg_catalog.regtype) THEN
         feat := format('t.%I', indep_col);
     END IF;
+    IF x_expr IS NOT NULL THEN          -- a raw table: the model's transform ($9, tf)
+        feat := x_expr;
+    END IF;
     CASE kind
         WHEN 'prob' THEN NULL;
         WHEN 'response' THEN cols := ''; max_rank := 1;
@@ -2789,9 +3317,11 @@ BEGIN
             '        ($2::text[])[(q.r).class_index] AS class_value, (q.r).prob%s'
             '   FROM (SELECT madlib_dl._predict_batch_par($3, $4, $5, 1, $6, $7,'
             '                (t.%I)::pg_catalog.text, %s, false) AS r'
-            '           FROM %s t) q%s',
-            madlib_dl._table_sql(otbl), id_type, id_col, cols, id_col, feat, rel, filter)
-        USING class_name, class_values, model_arch, model_weights, normalizing_const, indep_col, max_rank;
+            '           FROM %s t) q%s%s',
+            madlib_dl._table_sql(otbl), id_type, id_col, cols, id_col, feat, rel, filter,
+            madlib_dl._distributed_clause())
+        USING class_name, class_values, model_arch, model_weights, normalizing_const, indep_col, max_rank,
+              NULL::integer, tf;
         RETURN;
     END IF;
     EXECUTE format(
@@ -2799,20 +3329,21 @@ BEGIN
         ' SELECT (q.r).id::%s AS %I, $1::text AS class_name,'
         '        ($2::text[])[(q.r).class_index] AS class_value, (q.r).prob%s'
         '   FROM (SELECT madlib_dl._predict_batch($3, $4, $5, $8, $6, $7, s.i, s.x, s.flush) AS r'
-        '           FROM (SELECT (t.%I)::pg_catalog.text AS i, (t.%I)::pg_catalog.float8[] AS x,'
+        '           FROM (SELECT (t.%I)::pg_catalog.text AS i, %s AS x,'
         '                        false AS flush'
         '                   FROM %s t'
         '                 UNION ALL'
-        '                 SELECT NULL, NULL, true%s) s) q%s',
-        madlib_dl._table_sql(otbl), id_type, id_col, cols, id_col, indep_col, rel,
+        '                 SELECT NULL, NULL, true%s) s) q%s%s',
+        madlib_dl._table_sql(otbl), id_type, id_col, cols, id_col,
+        coalesce(x_expr || '::pg_catalog.float8[]', format('(t.%I)::pg_catalog.float8[]', indep_col)), rel,
         CASE WHEN madlib_dl._is_greenplum() THEN ' FROM gp_dist_random(''gp_id'')' ELSE '' END,
-        filter)
+        filter, madlib_dl._distributed_clause())
     USING class_name, class_values, model_arch, model_weights, normalizing_const, indep_col, max_rank,
-          batch;
+          batch, tf;
 END
 $function$;
 
-CREATE FUNCTION madlib_dl._ep_write_predictions_io(rel regclass, id_col text, indep_cols text[], otbl text[], model_arch json, model_weights bytea, normalizing_const double precision, class_names text[], class_values jsonb, kind text, k integer, threshold double precision, batch_size integer)
+CREATE FUNCTION madlib_dl._ep_write_predictions_io(rel regclass, id_col text, indep_cols text[], otbl text[], model_arch json, model_weights bytea, normalizing_const double precision, class_names text[], class_values jsonb, kind text, k integer, threshold double precision, batch_size integer, x_expr text DEFAULT NULL::text, tf jsonb DEFAULT NULL::jsonb)
  RETURNS void
  LANGUAGE plpgsql
  SET search_path TO 'pg_catalog', 'pg_temp'
@@ -2850,6 +3381,7 @@ BEGIN
     END LOOP;
     SELECT string_agg(format('(t.%I)::pg_catalog.float8[]', c), ', ' ORDER BY o) INTO feats
       FROM unnest(indep_cols) WITH ORDINALITY AS u(c, o);
+    feats := coalesce(x_expr || '::pg_catalog.float8[]', feats);   -- a transform ($9, tf)
 
     EXECUTE format(
         'CREATE TABLE %s AS'
@@ -2859,12 +3391,12 @@ BEGIN
         '           FROM (SELECT (t.%I)::pg_catalog.text AS i, ROW(%s) AS x, false AS flush'
         '                   FROM %s t'
         '                 UNION ALL'
-        '                 SELECT NULL, NULL, true%s) s) q%s',
+        '                 SELECT NULL, NULL, true%s) s) q%s%s',
         madlib_dl._table_sql(otbl), id_type, id_col, cols, id_col, feats, rel,
         CASE WHEN madlib_dl._is_greenplum() THEN ' FROM gp_dist_random(''gp_id'')' ELSE '' END,
-        filter)
+        filter, madlib_dl._distributed_clause())
     USING class_names, cv, model_arch, model_weights, normalizing_const, indep_cols, max_rank,
-          batch;
+          batch, tf;
 END
 $function$;
 
@@ -2966,12 +3498,12 @@ BEGIN
     END;
     k := cardinality(deps);
     r := madlib_dl._ep_evaluate_io(trel, deps, indeps, model_arch, model_weights, compile_params);
-    EXECUTE format('CREATE TABLE %s (loss float8, metric float8, metrics_type text[], loss_type text%s)',
+    EXECUTE format('CREATE TABLE %s (loss float8, metric float8, metrics_type text[], loss_type text%s)%s',
                    madlib_dl._table_sql(otbl),
                    CASE WHEN k > 1 THEN (SELECT string_agg(format(', %I float8, %I float8', d || '_loss',
                                                                   d || '_metric'), '' ORDER BY i)
                                            FROM unnest(model_deps) WITH ORDINALITY AS u(d, i))
-                        ELSE '' END);
+                        ELSE '' END, madlib_dl._distributed_clause());
     EXECUTE format('INSERT INTO %s SELECT $1[1], CASE WHEN $2 IS NOT NULL THEN $1[2] END, $2, $3%s',
                    madlib_dl._table_sql(otbl),
                    CASE WHEN k > 1 THEN (SELECT string_agg(format(', $1[%s], CASE WHEN $2 IS NOT NULL THEN $1[%s] END',
@@ -2994,16 +3526,26 @@ DECLARE
     dep text;
     indep text;
     r float8[];
+    tf jsonb;                   -- the model's transform (NULL: none)
+    raw_rel regclass;           -- the test table as given
 BEGIN
     PERFORM madlib_dl._ep_assert_no_gpus(use_gpus);
     PERFORM madlib_dl._assert_output_absent(otbl, 'output_table');
     trel := madlib_dl._ep_assert_readable(ttbl, 'test_table');
     m := madlib_dl._ep_model(mtbl, mst_key);
+    tf := madlib_dl._tf_of_summary(madlib_dl._table_with_suffix(mtbl, '_summary'));
+    raw_rel := trel;
+    IF tf IS NOT NULL AND NOT madlib_dl._ep_has_column(trel, 'buffer_id') THEN
+        -- a raw table: packed with the model's transform (21_transform.sql)
+        ttbl := madlib_dl._tf_pack_for_evaluate(ttbl, madlib_dl._table_with_suffix(mtbl, '_summary'), tf);
+        trel := madlib_dl._table_oid(ttbl);
+    END IF;
     IF cardinality(m.dependent_varnames) > 1 OR cardinality(m.independent_varnames) > 1
        OR (SELECT count(*) FROM madlib_dl._arch_io(m.model_arch)) > 2 THEN
         PERFORM madlib_dl._evaluate_io(m.model_arch, m.model_weights, m.compile_params, m.metrics_type,
                                        m.loss_type, m.dependent_varnames, m.independent_varnames,
                                        trel, ttbl, otbl);
+        PERFORM madlib_dl._tf_drop_packed(ttbl, tf IS NOT NULL AND trel IS DISTINCT FROM raw_rel);
         RETURN;
     END IF;
 
@@ -3036,9 +3578,10 @@ BEGIN
     END;
 
     r := madlib_dl._ep_evaluate(trel, dep, indep, m.model_arch, m.model_weights, m.compile_params);
+    PERFORM madlib_dl._tf_drop_packed(ttbl, tf IS NOT NULL AND trel IS DISTINCT FROM raw_rel);
 
-    EXECUTE format('CREATE TABLE %s (loss float8, metric float8, metrics_type text[], loss_type text)',
-                   madlib_dl._table_sql(otbl));
+    EXECUTE format('CREATE TABLE %s (loss float8, metric float8, metrics_type text[], loss_type text)%s',
+                   madlib_dl._table_sql(otbl), madlib_dl._distributed_clause());
     EXECUTE format('INSERT INTO %s VALUES ($1, $2, $3, $4)', madlib_dl._table_sql(otbl))
     USING r[1], r[2], m.metrics_type, m.loss_type;
 END
@@ -3056,13 +3599,33 @@ DECLARE
     sizes integer[];
     n_out integer;
     n_cv integer;
+    tf jsonb;                   -- the model's transform (NULL: none)
+    x_expr text;                -- a raw row's features, by the transform
 BEGIN
     PERFORM madlib_dl._ep_assert_no_gpus(use_gpus);
     PERFORM madlib_dl._assert_output_absent(otbl, 'output_table');
     trel := madlib_dl._ep_assert_readable(ttbl, 'test_table');
     PERFORM madlib_dl._ep_id_type(trel, id_col);
-    cols := madlib_dl._ep_feature_columns(trel, independent_varname);
+    tf := madlib_dl._tf_of_summary(madlib_dl._table_with_suffix(mtbl, '_summary'));
+    IF tf IS NOT NULL AND (independent_varname IS NULL
+                           OR NOT madlib_dl._ep_has_column(trel, independent_varname)) THEN
+        -- a raw table: the model's transform builds each row's features
+        x_expr := madlib_dl._tf_expr('$9', (madlib_dl._tf_columns(trel, tf, 'test table')).cols, 't');
+    ELSIF independent_varname IS NULL THEN
+        RAISE EXCEPTION 'independent_varname must not be NULL: model "%" was not trained with a transform',
+                        madlib_dl._table_label(mtbl)
+            USING ERRCODE = 'null_value_not_allowed',
+                  HINT = 'Give the array column of the test table that holds the features, or train on a table '
+                         'packed with training_preprocessor_dl(..., transform => ''...'') to predict from raw columns.';
+    END IF;
+    IF x_expr IS NULL THEN
+        cols := madlib_dl._ep_feature_columns(trel, independent_varname);
+    END IF;
     m := madlib_dl._ep_model(mtbl, mst_key);
+    IF x_expr IS NOT NULL THEN
+        cols := ARRAY[m.independent_varname];
+        independent_varname := m.independent_varname;
+    END IF;
 
     sizes := madlib_dl._ep_output_sizes(m.model_arch);
     PERFORM madlib_dl._ep_check_inputs(cols, m.model_arch);
@@ -3077,7 +3640,7 @@ BEGIN
         PERFORM madlib_dl._ep_check_pred_type(kind, k, threshold, (SELECT max(z) FROM unnest(sizes) z));
         PERFORM madlib_dl._ep_write_predictions_io(trel, id_col, cols, otbl, m.model_arch,
             m.model_weights, m.normalizing_const, m.dependent_varnames, m.class_values_list,
-            kind, k, threshold, batch_size);
+            kind, k, threshold, batch_size, x_expr, tf);
         RETURN;
     END IF;
     n_out := sizes[1];
@@ -3096,7 +3659,7 @@ BEGIN
 
     PERFORM madlib_dl._ep_write_predictions(trel, id_col, independent_varname, otbl,
         m.model_arch, m.model_weights, m.normalizing_const,
-        m.dependent_varname, m.class_values, kind, k, threshold, batch_size);
+        m.dependent_varname, m.class_values, kind, k, threshold, batch_size, x_expr, tf);
 END
 $function$;
 
@@ -3514,8 +4077,8 @@ BEGIN
     -- the summary: one row naming the architecture table
     IF madlib_dl._table_oid(summ) IS NULL THEN
         EXECUTE format('CREATE TABLE %I.%I (model_arch_table varchar, object_table varchar,'
-                       ' model_arch_table_qualified varchar, object_table_qualified varchar)',
-                       summ[1], summ[2]);
+                       ' model_arch_table_qualified varchar, object_table_qualified varchar)%s',
+                       summ[1], summ[2], madlib_dl._distributed_clause());
     END IF;
     srel := madlib_dl._assert_table_exists(summ, 'model selection summary table');
     PERFORM madlib_dl._assert_columns(srel, ARRAY['model_arch_table'], ARRAY['character varying'],
@@ -3793,48 +4356,6 @@ For all parameters: SELECT madlib_dl.generate_model_configs('usage');$summary$
 END
 $function$;
 
-CREATE FUNCTION madlib_dl._object_table_what()
- RETURNS text
- LANGUAGE sql
- IMMUTABLE PARALLEL SAFE
- SET search_path TO 'pg_catalog', 'pg_temp'
-AS $function$ SELECT 'an object table made by load_top_k_accuracy_function'::text $function$;
-
-CREATE FUNCTION madlib_dl._object_table_check(obj text[], compiles text[])
- RETURNS void
- LANGUAGE plpgsql
- STABLE
- SET search_path TO 'pg_catalog', 'pg_temp'
-AS $function$
-DECLARE
-    rel regclass := madlib_dl._assert_table_exists(obj, 'object_table');
-    c text;
-    fn text;
-    k text;
-    found_it boolean;
-BEGIN
-    PERFORM madlib_dl._assert_columns(rel, ARRAY['name'], ARRAY['text'], madlib_dl._object_table_what());
-    FOREACH c IN ARRAY coalesce(compiles, ARRAY[]::text[]) LOOP
-        CONTINUE WHEN c IS NULL;
-        BEGIN
-            fn := (madlib_dl._check_params(c, NULL)).metrics_type[1];
-        EXCEPTION WHEN OTHERS THEN
-            CONTINUE;           -- the driver reports the string's own error
-        END;
-        k := substring(fn FROM '^top_([0-9]+)_accuracy$');
-        CONTINUE WHEN k IS NULL;
-        EXECUTE format('SELECT EXISTS (SELECT 1 FROM %s WHERE name = $1)', madlib_dl._table_sql(obj))
-           INTO found_it USING fn;
-        IF NOT found_it THEN
-            RAISE EXCEPTION 'object_table "%" has no function "%"', madlib_dl._table_label(obj), fn
-                USING ERRCODE = 'undefined_object',
-                      HINT = format('Add it with SELECT madlib_dl.load_top_k_accuracy_function(%L, %s);',
-                                    madlib_dl._table_given(obj), k);
-        END IF;
-    END LOOP;
-END
-$function$;
-
 CREATE FUNCTION madlib_dl._custom_function_refused(fn text)
  RETURNS void
  LANGUAGE plpgsql
@@ -3872,7 +4393,8 @@ BEGIN
     IF madlib_dl._table_oid(obj) IS NULL THEN
         PERFORM madlib_dl._assert_schema_exists(obj);
         EXECUTE format('CREATE TABLE %s (id serial, name text PRIMARY KEY, description text,'
-                       ' object bytea NOT NULL)', madlib_dl._table_sql(obj));
+                       ' object bytea NOT NULL)%s', madlib_dl._table_sql(obj),
+                       madlib_dl._distributed_clause('name'));
     END IF;
     rel := madlib_dl._assert_table_exists(obj, 'object_table');
     PERFORM madlib_dl._assert_columns(rel, ARRAY['name', 'description', 'object'],
@@ -4261,8 +4783,8 @@ BEGIN
         EXECUTE format('DROP TABLE IF EXISTS %s', madlib_dl._table_sql(info_tbl));
         EXECUTE format('DROP TABLE %s', madlib_dl._table_sql(summary_tbl));
     END IF;
-    EXECUTE format('CREATE TABLE %s (mst_key integer PRIMARY KEY, model_weights bytea, model_arch json)',
-                   madlib_dl._table_sql(model));
+    EXECUTE format('CREATE TABLE %s (mst_key integer PRIMARY KEY, model_weights bytea, model_arch json)%s',
+                   madlib_dl._table_sql(model), madlib_dl._distributed_clause('mst_key'));
     EXECUTE format('INSERT INTO %s SELECT r.mst_key, r.model_weights, a::json'
                    '  FROM unnest($1) r JOIN unnest($2, $3) AS k(key, a) ON k.key = r.mst_key'
                    ' ORDER BY r.mst_key', madlib_dl._table_sql(model))
@@ -4280,7 +4802,8 @@ BEGIN
         '  validation_metrics double precision[], validation_loss double precision[],'
         '  metrics_iters integer[], status text, training_seconds double precision,'
         '  waiting_seconds double precision, stopped_at_iteration integer,'
-        '  best_iteration integer%s)', madlib_dl._table_sql(info_tbl), oc.defs);
+        '  best_iteration integer%s)%s', madlib_dl._table_sql(info_tbl), oc.defs,
+        madlib_dl._distributed_clause('mst_key'));
     EXECUTE format(
         'INSERT INTO %s'
         ' SELECT r.mst_key, k.id, k.c, k.f, ''madlib_keras'', octet_length(r.model_weights) / 1024.0,'
@@ -4308,8 +4831,8 @@ BEGIN
         '  start_training_time timestamp, end_training_time timestamp, madlib_version text,'
         '  num_classes integer[]%s, dependent_vartype text[], normalizing_const real,'
         '  metrics_iters integer[], schedule integer[], use_caching boolean,'
-        '  early_stopping text)',
-        madlib_dl._table_sql(summary_tbl), cv.defs);
+        '  early_stopping text)%s',
+        madlib_dl._table_sql(summary_tbl), cv.defs, madlib_dl._distributed_clause());
     EXECUTE format(
         'INSERT INTO %s SELECT $1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12, $13, $14, $15,'
         ' $16, $17, $18%s, $19, $20, $21, $22, $23, $24',
@@ -4340,6 +4863,10 @@ BEGIN
         sched,
         use_caching,
         es;
+    -- the source's transform (21_transform.sql): predict applies it to raw tables
+    IF jsonb_typeof(psum->'transform') = 'object' THEN
+        PERFORM madlib_dl._tf_store(summary_tbl, madlib_dl._transform_finish(psum->'transform'));
+    END IF;
 END
 $function$;
 
@@ -4482,8 +5009,8 @@ BEGIN
     PERFORM count(*) FROM madlib_dl._hyperband_schedule_rows(r, eta, skip_last);
     PERFORM madlib_dl._assert_schema_exists(sched);
     PERFORM madlib_dl._assert_output_absent(sched, 'schedule_table');
-    EXECUTE format('CREATE TABLE %s (s integer, i integer, n_i integer, r_i integer, UNIQUE (s, i))',
-                   madlib_dl._table_sql(sched));
+    EXECUTE format('CREATE TABLE %s (s integer, i integer, n_i integer, r_i integer, UNIQUE (s, i))%s',
+                   madlib_dl._table_sql(sched), madlib_dl._distributed_clause('s, i'));
     EXECUTE format('INSERT INTO %s SELECT * FROM madlib_dl._hyperband_schedule_rows($1, $2, $3)',
                    madlib_dl._table_sql(sched))
        USING r, eta, skip_last;
@@ -4632,8 +5159,8 @@ BEGIN
         loss_types[i] := params.loss_type;
         metric_types[i] := params.metrics_type[1];
     END LOOP;
-    EXECUTE format('CREATE TABLE %s (mst_key integer PRIMARY KEY, model_weights bytea, model_arch json)',
-                   madlib_dl._table_sql(model));
+    EXECUTE format('CREATE TABLE %s (mst_key integer PRIMARY KEY, model_weights bytea, model_arch json)%s',
+                   madlib_dl._table_sql(model), madlib_dl._distributed_clause('mst_key'));
     EXECUTE format('INSERT INTO %s SELECT r.mst_key, r.model_weights, a.arch::json'
                    '  FROM unnest($1) r JOIN unnest($2, $3) AS a(id, arch) ON a.id = r.model_id'
                    ' ORDER BY r.mst_key', madlib_dl._table_sql(model))
@@ -4650,8 +5177,9 @@ BEGIN
         '  metrics_iters integer[],%s rung integer, rung_iters integer[],'
         '  rung_losses double precision[], rung_metrics double precision[], rung_promoted boolean[],'
         '  status text, training_seconds double precision, waiting_seconds double precision,'
-        '  stopped_at_iteration integer, best_iteration integer)',
-        madlib_dl._table_sql(info_tbl), CASE WHEN chk.method = 'hyperband' THEN ' s integer, i integer,' ELSE '' END);
+        '  stopped_at_iteration integer, best_iteration integer)%s',
+        madlib_dl._table_sql(info_tbl), CASE WHEN chk.method = 'hyperband' THEN ' s integer, i integer,' ELSE '' END,
+        madlib_dl._distributed_clause('mst_key'));
     EXECUTE format(
         'INSERT INTO %s'
         ' SELECT r.mst_key, r.model_id, r.compile_params, r.fit_params, ''madlib_keras'','
@@ -4680,8 +5208,8 @@ BEGIN
         '  object_table text, use_gpus boolean, metrics_compute_frequency integer, name text,'
         '  description text, start_training_time timestamp, end_training_time timestamp,'
         '  madlib_version text, num_classes integer[]%s, dependent_vartype text[],'
-        '  normalizing_const real, use_caching boolean, workers_launched integer)',
-        madlib_dl._table_sql(summary_tbl), cv.defs);
+        '  normalizing_const real, use_caching boolean, workers_launched integer)%s',
+        madlib_dl._table_sql(summary_tbl), cv.defs, madlib_dl._distributed_clause());
     EXECUTE format(
         'INSERT INTO %s SELECT $1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12, $13, $14, $15,'
         ' $16, $17, $18, $19, $20%s, $21, $22, $23, $24',
@@ -5041,11 +5569,20 @@ CREATE FUNCTION madlib_dl._px_forget_dropped()
  LANGUAGE plpgsql
  SET search_path TO 'pg_catalog', 'pg_temp'
 AS $function$
+DECLARE
+    dropped oid[];
 BEGIN
     IF has_schema_privilege('madlib_dl', 'USAGE') THEN
-        DELETE FROM madlib_dl.plproxy_tables t
-         USING pg_event_trigger_dropped_objects() d
-         WHERE d.classid = 'pg_class'::regclass AND d.objsubid = 0 AND t.relid = d.objid;
+        -- The dropped tables are read first, in a query of their own: a
+        -- join of pg_event_trigger_dropped_objects() with the (distributed)
+        -- catalog table would run the function on a Greenplum segment,
+        -- outside the event trigger, and fail every DROP TABLE (39P03).
+        SELECT array_agg(d.objid) INTO dropped
+          FROM pg_event_trigger_dropped_objects() d
+         WHERE d.classid = 'pg_class'::regclass AND d.objsubid = 0;
+        IF dropped IS NOT NULL THEN
+            DELETE FROM madlib_dl.plproxy_tables t WHERE t.relid = ANY (dropped);
+        END IF;
     END IF;
 END
 $function$;
@@ -5803,7 +6340,8 @@ BEGIN
                   HINT = 'Leave source out for the TensorFlow-style description, or pass ''nvidia''.';
     END IF;
     PERFORM madlib_dl._assert_output_absent(output_table, 'output_table');
-    EXECUTE format('CREATE TABLE %s (hostname text, gpu_descr text)', madlib_dl._table_sql(output_table));
+    EXECUTE format('CREATE TABLE %s (hostname text, gpu_descr text)%s', madlib_dl._table_sql(output_table),
+                   madlib_dl._distributed_clause());
     EXECUTE format('INSERT INTO %s SELECT hostname, gpu_descr FROM madlib_dl._gpu_list($1, $2)',
                    madlib_dl._table_sql(output_table)) USING lower(source), information;
     GET DIAGNOSTICS n = ROW_COUNT;
@@ -5888,6 +6426,7 @@ BEGIN
                     'madlib_dl._custom_function_refused(text)',
                     'madlib_dl._default_num_segments()',
                     'madlib_dl._delete_keras_model(text[],integer)',
+                    'madlib_dl._distributed_clause(text)',
                     'madlib_dl._ep_assert_feature_column(regclass,text,text)',
                     'madlib_dl._ep_assert_no_gpus(boolean)',
                     'madlib_dl._ep_assert_readable(text[],text)',
@@ -5904,8 +6443,8 @@ BEGIN
                     'madlib_dl._ep_model(text[],integer)',
                     'madlib_dl._ep_output_sizes(json)',
                     'madlib_dl._ep_parse_pred_type(text)',
-                    'madlib_dl._ep_write_predictions(regclass,text,text,text[],json,bytea,double precision,text,text[],text,integer,double precision,integer)',
-                    'madlib_dl._ep_write_predictions_io(regclass,text,text[],text[],json,bytea,double precision,text[],jsonb,text,integer,double precision,integer)',
+                    'madlib_dl._ep_write_predictions(regclass,text,text,text[],json,bytea,double precision,text,text[],text,integer,double precision,integer,text,jsonb)',
+                    'madlib_dl._ep_write_predictions_io(regclass,text,text[],text[],json,bytea,double precision,text[],jsonb,text,integer,double precision,integer,text,jsonb)',
                     'madlib_dl._evaluate(text[],text[],text[],boolean,integer)',
                     'madlib_dl._evaluate_final(internal)',
                     'madlib_dl._evaluate_io(json,bytea,text,text[],text,text[],text[],regclass,text[],text[])',
@@ -5977,15 +6516,15 @@ BEGIN
                     'madlib_dl._pp_dep_kind(text[],text,regtype,text,regtype)',
                     'madlib_dl._pp_first_dims(text[],text,regtype,regtype)',
                     'madlib_dl._pp_first_width(text[],text)',
-                    'madlib_dl._pp_num_classes(anycompatible)',
-                    'madlib_dl._pp_pack(text[],text[],text[],text[],text[],text[],text[],text[],bigint,integer,integer,integer[],real,jsonb,boolean)',
+                    'madlib_dl._pp_num_classes(anyelement)',
+                    'madlib_dl._pp_pack(text[],text[],text[],text[],text[],text[],text[],text[],bigint,integer,integer,integer[],real,jsonb,boolean,text[])',
                     'madlib_dl._pp_row_identity(boolean)',
                     'madlib_dl._pp_rules_is_table(text)',
                     'madlib_dl._pp_segments(text,text[],integer)',
                     'madlib_dl._pp_split_vars(text,text)',
                     'madlib_dl._pp_val_dep_check(text[],text[],text,text,text,text,integer)',
                     'madlib_dl._pp_val_dep_kind(text[],regclass,text,regtype,text,regtype,text,text)',
-                    'madlib_dl._pp_vars(regclass,text,text)',
+                    'madlib_dl._pp_vars(regclass,text,text,boolean)',
                     'madlib_dl._predict(text[],text[],text,text,text[],text,integer,double precision,boolean,integer,integer)',
                     'madlib_dl._predict_batch(json,bytea,double precision,integer,text,integer,text,double precision[],boolean)',
                     'madlib_dl._predict_batch_io(json,bytea,double precision,integer,text[],integer,text,record,boolean)',
@@ -6032,7 +6571,21 @@ BEGIN
                     'madlib_dl._table_sql(text[])',
                     'madlib_dl._table_with_suffix(text[],text)',
                     'madlib_dl._temp_table_name(text)',
-                    'madlib_dl._training_preprocessor_dl(text[],text[],text,text,integer,real,integer[],text,text[])',
+                    'madlib_dl._tf_columns(regclass,jsonb,text)',
+                    'madlib_dl._tf_drop_packed(text[],boolean)',
+                    'madlib_dl._tf_expr(text,text[],text)',
+                    'madlib_dl._tf_fit(text[],text)',
+                    'madlib_dl._tf_input_name(text,text[])',
+                    'madlib_dl._tf_of_summary(text[])',
+                    'madlib_dl._tf_pack_for_evaluate(text[],text[],jsonb)',
+                    'madlib_dl._tf_store(text[],jsonb)',
+                    'madlib_dl._training_preprocessor_dl(text[],text[],text,text,integer,real,integer[],text,text[],text)',
+                    'madlib_dl._transform_apply(jsonb,"any")',
+                    'madlib_dl._transform_finish(jsonb)',
+                    'madlib_dl._transform_parse(text)',
+                    'madlib_dl._transform_resolve(jsonb,regtype[],integer[])',
+                    'madlib_dl._transform_stage_value(jsonb,integer,integer,double precision)',
+                    'madlib_dl._transform_width(jsonb)',
                     'madlib_dl._unpack_float32(bytea,integer[])',
                     'madlib_dl._unpack_int16(bytea,integer[])',
                     'madlib_dl._validate_arch(json,bytea)',
@@ -6112,7 +6665,9 @@ BEGIN
                     'madlib_dl.predict_byom(character varying,integer,character varying,character varying,character varying,character varying,integer,boolean,text[],double precision,integer,integer)',
                     'madlib_dl.training_preprocessor_dl()',
                     'madlib_dl.training_preprocessor_dl(character varying)',
-                    'madlib_dl.training_preprocessor_dl(character varying,character varying,character varying,character varying,integer,real,anycompatible,text)',
+                    'madlib_dl.training_preprocessor_dl(character varying,character varying,character varying,character varying,integer,real,anyelement,text,text)',
+                    'madlib_dl.training_preprocessor_dl(character varying,character varying,character varying,character varying,integer,real,text,text,text)',
+                    'madlib_dl.transform_features(text,record)',
                     'madlib_dl.validation_preprocessor_dl()',
                     'madlib_dl.validation_preprocessor_dl(character varying)',
                     'madlib_dl.validation_preprocessor_dl(character varying,character varying,character varying,character varying,character varying,integer,text)',

@@ -332,8 +332,10 @@ $$;
 -- independent_varname (comma lists, _pp_split_vars) in rel: their names,
 -- types as regtype and as text, and element types (NULL: not an array),
 -- the dependent ones first (n_dep of them), in the order given.  22023
--- when a column is named twice.
+-- when a column is named twice.  indep_required false: independent_varname
+-- may be NULL (no independent columns: a transform builds the input).
 CREATE FUNCTION madlib_dl._pp_vars(rel regclass, dependent_varname text, independent_varname text,
+                                   indep_required boolean,
                                    OUT n_dep integer, OUT cols text[], OUT types regtype[],
                                    OUT typnames text[], OUT elemtypes regtype[])
 RETURNS record
@@ -342,7 +344,8 @@ SET search_path = pg_catalog, pg_temp
 AS $$
 DECLARE
     deps text[] := madlib_dl._pp_split_vars(dependent_varname, 'dependent_varname');
-    indeps text[] := madlib_dl._pp_split_vars(independent_varname, 'independent_varname');
+    indeps text[] := CASE WHEN independent_varname IS NULL AND NOT indep_required THEN '{}'::text[]
+                          ELSE madlib_dl._pp_split_vars(independent_varname, 'independent_varname') END;
     c record;
 BEGIN
     n_dep := cardinality(deps);
@@ -496,6 +499,9 @@ $$;
 -- and one per independent variable (indep_cols) in dims (a jsonb array
 -- of each one's dims).
 --   shuffle     training order (true) or storage order (false)
+--   indep_exprs NULL, or one expression per independent variable that
+--               builds it from the source row s (a transform: _tf_expr
+--               over c.tf, the summary's transform column)
 -- The output table's columns: every dependent variable, every
 -- independent one, their _shape columns in the same order, buffer_id and
 -- __dist_key__ (MADlib's multi-io layout; with one of each, the layout
@@ -503,7 +509,8 @@ $$;
 CREATE FUNCTION madlib_dl._pp_pack(src text[], dst text[], summ text[], cv_cols text[],
                                    dep_cols text[], indep_cols text[], dep_kinds text[],
                                    cast_types text[], n_rows bigint, bs integer, nseg integer,
-                                   ncls integer[], normalizing_const real, dims jsonb, shuffle boolean)
+                                   ncls integer[], normalizing_const real, dims jsonb, shuffle boolean,
+                                   indep_exprs text[] DEFAULT NULL)
 RETURNS void
 LANGUAGE plpgsql VOLATILE SECURITY INVOKER
 SET search_path = pg_catalog, pg_temp
@@ -538,6 +545,9 @@ BEGIN
       FROM unnest(ident) WITH ORDINALITY AS u(c, i);
     SELECT string_agg(format('%I AS cv%s', c, i), ', ' ORDER BY i) INTO cvs
       FROM unnest(cv_cols) WITH ORDINALITY AS u(c, i);
+    IF indep_exprs IS NOT NULL THEN     -- the transform plan, as c.tf (_tf_expr)
+        cvs := cvs || ', transform AS tf';
+    END IF;
 
     -- the columns and their aggregates: the dependent variables, then the independent ones
     FOR k IN 1 .. cardinality(dep_cols) LOOP
@@ -558,8 +568,8 @@ BEGIN
         col_defs := col_defs || format('%I bytea, ', indep_cols[k]);
         col_names := col_names || format('%I, ', indep_cols[k]);
         shapes := shapes || format(', %s || %L::integer[]', nb, dims_k);
-        aggs := aggs || format('madlib_dl._pack_float32(s.%I, s.ctid, o.slot, %s, $3, %L::integer[]), ',
-                               indep_cols[k], nb, dims_k);
+        aggs := aggs || format('madlib_dl._pack_float32(%s, s.ctid, o.slot, %s, $3, %L::integer[]), ',
+                               coalesce(indep_exprs[k], format('s.%I', indep_cols[k])), nb, dims_k);
         prod := 1;
         FOREACH d IN ARRAY dims_k LOOP
             prod := prod * d;
@@ -731,7 +741,7 @@ $$;
 CREATE FUNCTION madlib_dl._training_preprocessor_dl(src text[], dst text[],
         dependent_varname text, independent_varname text, buffer_size integer,
         normalizing_const real, num_classes integer[], distribution_rules text,
-        rules_tbl text[] DEFAULT NULL)
+        rules_tbl text[] DEFAULT NULL, transform text DEFAULT NULL)
 RETURNS void
 LANGUAGE plpgsql VOLATILE SECURITY INVOKER
 SET search_path = pg_catalog, pg_temp
@@ -739,6 +749,9 @@ AS $$
 DECLARE
     summ text[] := ARRAY[dst[1], dst[2] || '_summary'];
     src_rel regclass;
+    tf record;                  -- _tf_fit: the fitted transform and its columns
+    cols text[];                -- the variables, dependent ones first
+    x_exprs text[];             -- the transform's expression of the input (NULL: none)
     v record;                   -- _pp_vars: the variables, dependent ones first
     nd integer;                 -- dependent variables
     seg record;
@@ -759,8 +772,16 @@ BEGIN
     src_rel := madlib_dl._assert_table_exists(src, 'source_table');
     PERFORM madlib_dl._assert_output_absent(dst, 'output_table');
     PERFORM madlib_dl._assert_output_absent(summ, 'output_table');
-    v := madlib_dl._pp_vars(src_rel, dependent_varname, independent_varname);
+    v := madlib_dl._pp_vars(src_rel, dependent_varname,
+                            CASE WHEN transform IS NULL THEN independent_varname END, transform IS NULL);
     nd := v.n_dep;
+    cols := v.cols;
+    IF transform IS NOT NULL THEN
+        -- one input, built by the transform from raw columns
+        cols := cols || madlib_dl._tf_input_name(independent_varname, v.cols);
+        tf := madlib_dl._tf_fit(src, transform);
+        x_exprs := ARRAY[madlib_dl._tf_expr('c.tf', tf.cols, 's')];
+    END IF;
     IF num_classes IS NOT NULL AND cardinality(num_classes) <> nd THEN
         RAISE EXCEPTION 'num_classes % has % elements, but there are % dependent variables',
                         num_classes, cardinality(num_classes), nd
@@ -786,8 +807,12 @@ BEGIN
     END LOOP;
 
     n_rows := madlib_dl._pp_count_rows(src);
-    FOR k IN nd + 1 .. cardinality(v.cols) LOOP
-        dims_k := madlib_dl._pp_first_dims(src, v.cols[k], v.types[k], v.elemtypes[k]);
+    FOR k IN nd + 1 .. cardinality(cols) LOOP
+        IF transform IS NOT NULL THEN
+            dims_k := ARRAY[madlib_dl._transform_width(tf.plan)];
+        ELSE
+            dims_k := madlib_dl._pp_first_dims(src, v.cols[k], v.types[k], v.elemtypes[k]);
+        END IF;
         dims := dims || jsonb_build_array(to_jsonb(dims_k));
         row_values := 1;
         FOREACH d IN ARRAY dims_k LOOP
@@ -806,8 +831,11 @@ BEGIN
                'all_segments'::text AS __internal_gpu_config__, $8::integer AS num_segments,
                madlib_dl.version() AS madlib_version%s
         $q$, summ[1], summ[2], cv_exprs, madlib_dl._distributed_clause())
-    USING madlib_dl._table_given(src), madlib_dl._table_given(dst), v.cols[1:nd], v.cols[nd + 1:],
+    USING madlib_dl._table_given(src), madlib_dl._table_given(dst), v.cols[1:nd], cols[nd + 1:],
           v.typnames[1:nd], norm, seg.rules, seg.nseg;
+    IF transform IS NOT NULL THEN
+        PERFORM madlib_dl._tf_store(summ, tf.plan);
+    END IF;
 
     FOR k IN 1 .. nd LOOP
         ncls[k] := madlib_dl._pp_class_count(src, summ, v.cols[k], v.types[k], kinds[k], cv_cols[k],
@@ -819,8 +847,8 @@ BEGIN
     EXECUTE format('UPDATE %I.%I SET buffer_size = $1, num_classes = $2', summ[1], summ[2])
     USING bs, ncls;
 
-    PERFORM madlib_dl._pp_pack(src, dst, summ, cv_cols, v.cols[1:nd], v.cols[nd + 1:], kinds,
-                               cast_types, n_rows, bs, seg.nseg, ncls, norm, dims, true);
+    PERFORM madlib_dl._pp_pack(src, dst, summ, cv_cols, v.cols[1:nd], cols[nd + 1:], kinds,
+                               cast_types, n_rows, bs, seg.nseg, ncls, norm, dims, true, x_exprs);
     IF madlib_dl._is_greenplum() THEN   -- place buffer b on segment b % nseg (90_greenplum.sql)
         PERFORM madlib_dl._gp_place_buffers(dst);
     END IF;
@@ -938,6 +966,9 @@ AS $$
 DECLARE
     summ text[] := ARRAY[dst[1], dst[2] || '_summary'];
     tsumm text[] := ARRAY[train[1], train[2] || '_summary'];
+    tf jsonb;                   -- the training table's transform (NULL: none)
+    tf_cols text[];             -- its columns in the validation table
+    cols text[];                -- the variables, dependent ones first
     src_rel regclass;
     train_rel regclass;
     tsumm_rel regclass;
@@ -976,12 +1007,29 @@ BEGIN
                    'num_segments FROM %I.%I', tsumm[1], tsumm[2])
        INTO ts;
 
-    v := madlib_dl._pp_vars(src_rel, dependent_varname, independent_varname);
+    tf := madlib_dl._tf_of_summary(tsumm);
+    IF tf IS NOT NULL THEN
+        -- the training table's transform, with its statistics, on the raw columns
+        IF independent_varname IS NOT NULL
+           AND madlib_dl._tf_input_name(independent_varname, NULL) IS DISTINCT FROM ts.indeps[1] THEN
+            RAISE EXCEPTION 'independent_varname "%" is not the input "%" the training transform builds',
+                            independent_varname, ts.indeps[1]
+                USING ERRCODE = 'invalid_parameter_value',
+                      HINT = 'Give NULL: the training table''s transform builds the input from the raw columns.';
+        END IF;
+        tf_cols := (madlib_dl._tf_columns(src_rel, tf, 'source table')).cols;
+    END IF;
+    v := madlib_dl._pp_vars(src_rel, dependent_varname, CASE WHEN tf IS NULL THEN independent_varname END,
+                            tf IS NULL);
     nd := v.n_dep;
-    IF nd IS DISTINCT FROM cardinality(ts.deps) OR cardinality(v.cols) - nd IS DISTINCT FROM cardinality(ts.indeps)
+    cols := v.cols;
+    IF tf IS NOT NULL THEN
+        cols := cols || ts.indeps[1];
+    END IF;
+    IF nd IS DISTINCT FROM cardinality(ts.deps) OR cardinality(cols) - nd IS DISTINCT FROM cardinality(ts.indeps)
        OR cardinality(ts.vartypes) IS DISTINCT FROM nd OR cardinality(ts.ncls) IS DISTINCT FROM nd THEN
         RAISE EXCEPTION 'the validation data has % dependent and % independent variables, the training data % and %',
-                nd, cardinality(v.cols) - nd, coalesce(cardinality(ts.deps), 0), coalesce(cardinality(ts.indeps), 0)
+                nd, cardinality(cols) - nd, coalesce(cardinality(ts.deps), 0), coalesce(cardinality(ts.indeps), 0)
             USING ERRCODE = 'data_exception',
                   HINT = 'Give the variables of the training data, in the same order.';
     END IF;
@@ -1004,13 +1052,17 @@ BEGIN
     END LOOP;
 
     n_rows := madlib_dl._pp_count_rows(src);
-    FOR k IN nd + 1 .. cardinality(v.cols) LOOP
-        dims_k := madlib_dl._pp_first_dims(src, v.cols[k], v.types[k], v.elemtypes[k]);
+    FOR k IN nd + 1 .. cardinality(cols) LOOP
+        IF tf IS NOT NULL THEN
+            dims_k := ARRAY[madlib_dl._transform_width(tf)];
+        ELSE
+            dims_k := madlib_dl._pp_first_dims(src, v.cols[k], v.types[k], v.elemtypes[k]);
+        END IF;
         EXECUTE format('SELECT %I[2:] FROM %I.%I LIMIT 1', ts.indeps[k - nd] || '_shape', train[1], train[2])
            INTO train_dims;
         IF train_dims IS DISTINCT FROM dims_k THEN
             RAISE EXCEPTION 'independent variable "%" has shape % in the first row, but the training data has shape %',
-                    v.cols[k], dims_k, train_dims
+                    cols[k], dims_k, train_dims
                 USING ERRCODE = 'data_exception',
                       HINT = 'Validation rows must have the shape of the training rows.';
         END IF;
@@ -1037,13 +1089,17 @@ BEGIN
                'all_segments'::text AS __internal_gpu_config__, $10::integer AS num_segments,
                madlib_dl.version() AS madlib_version%s
         $q$, summ[1], summ[2], cv_exprs, madlib_dl._distributed_clause())
-    USING madlib_dl._table_given(src), madlib_dl._table_given(dst), v.cols[1:nd], v.cols[nd + 1:],
+    USING madlib_dl._table_given(src), madlib_dl._table_given(dst), v.cols[1:nd], cols[nd + 1:],
           v.typnames[1:nd], bs, ts.normalizing_const, ts.ncls, seg.rules, seg.nseg;
+    IF tf IS NOT NULL THEN
+        PERFORM madlib_dl._tf_store(summ, tf);
+    END IF;
 
     PERFORM madlib_dl._pp_pack(src, dst, summ,
                                ARRAY(SELECT c || '_class_values' FROM unnest(v.cols[1:nd]) c),
-                               v.cols[1:nd], v.cols[nd + 1:], kinds, cast_types, n_rows, bs, seg.nseg,
-                               ts.ncls, ts.normalizing_const, dims, false);
+                               v.cols[1:nd], cols[nd + 1:], kinds, cast_types, n_rows, bs, seg.nseg,
+                               ts.ncls, ts.normalizing_const, dims, false,
+                               CASE WHEN tf IS NOT NULL THEN ARRAY[madlib_dl._tf_expr('c.tf', tf_cols, 's')] END);
     IF madlib_dl._is_greenplum() THEN   -- place buffer b on segment b % nseg (90_greenplum.sql)
         PERFORM madlib_dl._gp_place_buffers(dst);
     END IF;
@@ -1066,14 +1122,16 @@ $$;
 CREATE FUNCTION madlib_dl.training_preprocessor_dl(source_table varchar, output_table varchar,
         dependent_varname varchar, independent_varname varchar,
         buffer_size integer DEFAULT NULL, normalizing_const real DEFAULT 1.0,
-        num_classes anyelement DEFAULT NULL::integer, distribution_rules text DEFAULT NULL)
+        num_classes anyelement DEFAULT NULL::integer, distribution_rules text DEFAULT NULL,
+        transform text DEFAULT NULL)
 RETURNS void
 LANGUAGE sql VOLATILE SECURITY INVOKER
 AS $$
     SELECT madlib_dl._training_preprocessor_dl(
         madlib_dl._resolve_table($1, 'source_table'), madlib_dl._resolve_table($2, 'output_table'),
         $3, $4, $5, $6, madlib_dl._pp_num_classes($7), $8,
-        CASE WHEN madlib_dl._pp_rules_is_table($8) THEN madlib_dl._resolve_table($8, 'distribution_rules') END)
+        CASE WHEN madlib_dl._pp_rules_is_table($8) THEN madlib_dl._resolve_table($8, 'distribution_rules') END,
+        $9)
 $$;
 
 -- num_classes given as an untyped NULL (or as text, refused by
@@ -1083,14 +1141,15 @@ $$;
 CREATE FUNCTION madlib_dl.training_preprocessor_dl(source_table varchar, output_table varchar,
         dependent_varname varchar, independent_varname varchar,
         buffer_size integer, normalizing_const real,
-        num_classes text, distribution_rules text DEFAULT NULL)
+        num_classes text, distribution_rules text DEFAULT NULL, transform text DEFAULT NULL)
 RETURNS void
 LANGUAGE sql VOLATILE SECURITY INVOKER
 AS $$
     SELECT madlib_dl._training_preprocessor_dl(
         madlib_dl._resolve_table($1, 'source_table'), madlib_dl._resolve_table($2, 'output_table'),
         $3, $4, $5, $6, madlib_dl._pp_num_classes($7), $8,
-        CASE WHEN madlib_dl._pp_rules_is_table($8) THEN madlib_dl._resolve_table($8, 'distribution_rules') END)
+        CASE WHEN madlib_dl._pp_rules_is_table($8) THEN madlib_dl._resolve_table($8, 'distribution_rules') END,
+        $9)
 $$;
 
 CREATE FUNCTION madlib_dl.validation_preprocessor_dl(source_table varchar, output_table varchar,
@@ -1131,10 +1190,19 @@ features and one-hot int16 classes, spread over the segments.
         normalizing_const    REAL,     -- optional: features are divided by it (default 1.0)
         num_classes          INTEGER[],-- optional: pad the classes with NULL classes up to
                                        -- this number, one per dependent variable (also n)
-        distribution_rules   TEXT      -- optional: 'all_segments' (default) or a number of
+        distribution_rules   TEXT,     -- optional: 'all_segments' (default) or a number of
                                        -- virtual segments, e.g. '2'; a table of segment
                                        -- ids (dbid column) is accepted and ignored, with
                                        -- a NOTICE: PostgreSQL has no segments to choose
+        transform            TEXT      -- optional (by name: transform => '...'): build ONE
+                                       -- input from raw columns, e.g. 'standardize(age),
+                                       -- standardize(impute(median, log(income))),
+                                       -- onehot(city, max_categories => 50), ordinal(size),
+                                       -- scale(pixels, 1.0/255), clip(x, -5, 5)'; its
+                                       -- statistics are saved in the summary (transform
+                                       -- jsonb) and predict applies them to raw tables;
+                                       -- independent_varname is then NULL ('features')
+                                       -- or the input's name (docs/transforms.md)
     );
 
 Output table, one row per buffer (with several variables: every dependent
@@ -1184,8 +1252,9 @@ AS $$
 SELECT CASE WHEN lower(coalesce(message, '')) IN ('usage', 'help', '?') THEN
 $usage$
 validation_preprocessor_dl: pack a validation (or test) table the way a
-training table was packed, reusing its classes, normalizing_const and
-num_classes.
+training table was packed, reusing its classes, normalizing_const,
+num_classes and transform (with independent_varname NULL, the training
+transform's statistics build the input from the raw columns).
 
     SELECT madlib_dl.validation_preprocessor_dl(
         source_table                 VARCHAR,  -- table with one example per row

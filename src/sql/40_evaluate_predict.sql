@@ -573,7 +573,9 @@ $$;
 -- batch_size rows per forward pass (never more than the table's rows,
 -- and fewer when the model's activations for that many would be over
 -- madlib_dl.max_model_memory); the output keeps their order, each row's
--- classes by rank.  batch_size NULL on PostgreSQL is row mode: one row
+-- classes by rank.  x_expr: the expression of a row's features over t
+-- (a transform: _tf_expr over $9, which is tf), else t.<indep_col>.
+-- batch_size NULL on PostgreSQL is row mode: one row
 -- per forward pass by _predict_batch_par, without a flush row, so that
 -- parallel query runs it in every worker (all cores); a row's numbers are
 -- the same with any number of workers, and may differ from a batch's in
@@ -581,7 +583,7 @@ $$;
 CREATE FUNCTION madlib_dl._ep_write_predictions(rel regclass, id_col text, indep_col text,
     otbl text[], model_arch json, model_weights bytea, normalizing_const float8,
     class_name text, class_values text[], kind text, k integer, threshold float8,
-    batch_size integer)
+    batch_size integer, x_expr text DEFAULT NULL, tf jsonb DEFAULT NULL)
 RETURNS void
 LANGUAGE plpgsql VOLATILE SECURITY INVOKER
 SET search_path = pg_catalog, pg_temp
@@ -601,6 +603,9 @@ BEGIN
          WHERE a.attrelid = rel AND a.attname = indep_col AND NOT a.attisdropped)
        IN ('pg_catalog.float4'::pg_catalog.regtype, 'pg_catalog.float8'::pg_catalog.regtype) THEN
         feat := format('t.%I', indep_col);
+    END IF;
+    IF x_expr IS NOT NULL THEN          -- a raw table: the model's transform ($9, tf)
+        feat := x_expr;
     END IF;
     CASE kind
         WHEN 'prob' THEN NULL;
@@ -624,7 +629,8 @@ BEGIN
             '           FROM %s t) q%s%s',
             madlib_dl._table_sql(otbl), id_type, id_col, cols, id_col, feat, rel, filter,
             madlib_dl._distributed_clause())
-        USING class_name, class_values, model_arch, model_weights, normalizing_const, indep_col, max_rank;
+        USING class_name, class_values, model_arch, model_weights, normalizing_const, indep_col, max_rank,
+              NULL::integer, tf;
         RETURN;
     END IF;
     EXECUTE format(
@@ -632,16 +638,17 @@ BEGIN
         ' SELECT (q.r).id::%s AS %I, $1::text AS class_name,'
         '        ($2::text[])[(q.r).class_index] AS class_value, (q.r).prob%s'
         '   FROM (SELECT madlib_dl._predict_batch($3, $4, $5, $8, $6, $7, s.i, s.x, s.flush) AS r'
-        '           FROM (SELECT (t.%I)::pg_catalog.text AS i, (t.%I)::pg_catalog.float8[] AS x,'
+        '           FROM (SELECT (t.%I)::pg_catalog.text AS i, %s AS x,'
         '                        false AS flush'
         '                   FROM %s t'
         '                 UNION ALL'
         '                 SELECT NULL, NULL, true%s) s) q%s%s',
-        madlib_dl._table_sql(otbl), id_type, id_col, cols, id_col, indep_col, rel,
+        madlib_dl._table_sql(otbl), id_type, id_col, cols, id_col,
+        coalesce(x_expr || '::pg_catalog.float8[]', format('(t.%I)::pg_catalog.float8[]', indep_col)), rel,
         CASE WHEN madlib_dl._is_greenplum() THEN ' FROM gp_dist_random(''gp_id'')' ELSE '' END,
         filter, madlib_dl._distributed_clause())
     USING class_name, class_values, model_arch, model_weights, normalizing_const, indep_col, max_rank,
-          batch;
+          batch, tf;
 END
 $$;
 
@@ -655,7 +662,7 @@ $$;
 CREATE FUNCTION madlib_dl._ep_write_predictions_io(rel regclass, id_col text, indep_cols text[],
     otbl text[], model_arch json, model_weights bytea, normalizing_const float8,
     class_names text[], class_values jsonb, kind text, k integer, threshold float8,
-    batch_size integer)
+    batch_size integer, x_expr text DEFAULT NULL, tf jsonb DEFAULT NULL)
 RETURNS void
 LANGUAGE plpgsql VOLATILE SECURITY INVOKER
 SET search_path = pg_catalog, pg_temp
@@ -693,6 +700,7 @@ BEGIN
     END LOOP;
     SELECT string_agg(format('(t.%I)::pg_catalog.float8[]', c), ', ' ORDER BY o) INTO feats
       FROM unnest(indep_cols) WITH ORDINALITY AS u(c, o);
+    feats := coalesce(x_expr || '::pg_catalog.float8[]', feats);   -- a transform ($9, tf)
 
     EXECUTE format(
         'CREATE TABLE %s AS'
@@ -707,7 +715,7 @@ BEGIN
         CASE WHEN madlib_dl._is_greenplum() THEN ' FROM gp_dist_random(''gp_id'')' ELSE '' END,
         filter, madlib_dl._distributed_clause())
     USING class_names, cv, model_arch, model_weights, normalizing_const, indep_cols, max_rank,
-          batch;
+          batch, tf;
 END
 $$;
 
@@ -862,16 +870,26 @@ DECLARE
     dep text;
     indep text;
     r float8[];
+    tf jsonb;                   -- the model's transform (NULL: none)
+    raw_rel regclass;           -- the test table as given
 BEGIN
     PERFORM madlib_dl._ep_assert_no_gpus(use_gpus);
     PERFORM madlib_dl._assert_output_absent(otbl, 'output_table');
     trel := madlib_dl._ep_assert_readable(ttbl, 'test_table');
     m := madlib_dl._ep_model(mtbl, mst_key);
+    tf := madlib_dl._tf_of_summary(madlib_dl._table_with_suffix(mtbl, '_summary'));
+    raw_rel := trel;
+    IF tf IS NOT NULL AND NOT madlib_dl._ep_has_column(trel, 'buffer_id') THEN
+        -- a raw table: packed with the model's transform (21_transform.sql)
+        ttbl := madlib_dl._tf_pack_for_evaluate(ttbl, madlib_dl._table_with_suffix(mtbl, '_summary'), tf);
+        trel := madlib_dl._table_oid(ttbl);
+    END IF;
     IF cardinality(m.dependent_varnames) > 1 OR cardinality(m.independent_varnames) > 1
        OR (SELECT count(*) FROM madlib_dl._arch_io(m.model_arch)) > 2 THEN
         PERFORM madlib_dl._evaluate_io(m.model_arch, m.model_weights, m.compile_params, m.metrics_type,
                                        m.loss_type, m.dependent_varnames, m.independent_varnames,
                                        trel, ttbl, otbl);
+        PERFORM madlib_dl._tf_drop_packed(ttbl, tf IS NOT NULL AND trel IS DISTINCT FROM raw_rel);
         RETURN;
     END IF;
 
@@ -904,6 +922,7 @@ BEGIN
     END;
 
     r := madlib_dl._ep_evaluate(trel, dep, indep, m.model_arch, m.model_weights, m.compile_params);
+    PERFORM madlib_dl._tf_drop_packed(ttbl, tf IS NOT NULL AND trel IS DISTINCT FROM raw_rel);
 
     EXECUTE format('CREATE TABLE %s (loss float8, metric float8, metrics_type text[], loss_type text)%s',
                    madlib_dl._table_sql(otbl), madlib_dl._distributed_clause());
@@ -926,13 +945,33 @@ DECLARE
     sizes integer[];
     n_out integer;
     n_cv integer;
+    tf jsonb;                   -- the model's transform (NULL: none)
+    x_expr text;                -- a raw row's features, by the transform
 BEGIN
     PERFORM madlib_dl._ep_assert_no_gpus(use_gpus);
     PERFORM madlib_dl._assert_output_absent(otbl, 'output_table');
     trel := madlib_dl._ep_assert_readable(ttbl, 'test_table');
     PERFORM madlib_dl._ep_id_type(trel, id_col);
-    cols := madlib_dl._ep_feature_columns(trel, independent_varname);
+    tf := madlib_dl._tf_of_summary(madlib_dl._table_with_suffix(mtbl, '_summary'));
+    IF tf IS NOT NULL AND (independent_varname IS NULL
+                           OR NOT madlib_dl._ep_has_column(trel, independent_varname)) THEN
+        -- a raw table: the model's transform builds each row's features
+        x_expr := madlib_dl._tf_expr('$9', (madlib_dl._tf_columns(trel, tf, 'test table')).cols, 't');
+    ELSIF independent_varname IS NULL THEN
+        RAISE EXCEPTION 'independent_varname must not be NULL: model "%" was not trained with a transform',
+                        madlib_dl._table_label(mtbl)
+            USING ERRCODE = 'null_value_not_allowed',
+                  HINT = 'Give the array column of the test table that holds the features, or train on a table '
+                         'packed with training_preprocessor_dl(..., transform => ''...'') to predict from raw columns.';
+    END IF;
+    IF x_expr IS NULL THEN
+        cols := madlib_dl._ep_feature_columns(trel, independent_varname);
+    END IF;
     m := madlib_dl._ep_model(mtbl, mst_key);
+    IF x_expr IS NOT NULL THEN
+        cols := ARRAY[m.independent_varname];
+        independent_varname := m.independent_varname;
+    END IF;
 
     sizes := madlib_dl._ep_output_sizes(m.model_arch);
     PERFORM madlib_dl._ep_check_inputs(cols, m.model_arch);
@@ -947,7 +986,7 @@ BEGIN
         PERFORM madlib_dl._ep_check_pred_type(kind, k, threshold, (SELECT max(z) FROM unnest(sizes) z));
         PERFORM madlib_dl._ep_write_predictions_io(trel, id_col, cols, otbl, m.model_arch,
             m.model_weights, m.normalizing_const, m.dependent_varnames, m.class_values_list,
-            kind, k, threshold, batch_size);
+            kind, k, threshold, batch_size, x_expr, tf);
         RETURN;
     END IF;
     n_out := sizes[1];
@@ -966,7 +1005,7 @@ BEGIN
 
     PERFORM madlib_dl._ep_write_predictions(trel, id_col, independent_varname, otbl,
         m.model_arch, m.model_weights, m.normalizing_const,
-        m.dependent_varname, m.class_values, kind, k, threshold, batch_size);
+        m.dependent_varname, m.class_values, kind, k, threshold, batch_size, x_expr, tf);
 END
 $$;
 

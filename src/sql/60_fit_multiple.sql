@@ -431,6 +431,10 @@ BEGIN
         sched,
         use_caching,
         es;
+    -- the source's transform (21_transform.sql): predict applies it to raw tables
+    IF jsonb_typeof(psum->'transform') = 'object' THEN
+        PERFORM madlib_dl._tf_store(summary_tbl, madlib_dl._transform_finish(psum->'transform'));
+    END IF;
 END
 $$;
 
