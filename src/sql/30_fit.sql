@@ -639,6 +639,8 @@ BEGIN
         averaging_period,
         lr_scaling::text,
         r;
+    -- a version per model in the registry (src/sql/45_serving.sql)
+    PERFORM madlib_dl._record_versions(model, 'fit');
 END
 $$;
 

@@ -414,6 +414,8 @@ BEGIN
         planned_iters,
         sched,
         use_caching;
+    -- a version per model in the registry (src/sql/45_serving.sql)
+    PERFORM madlib_dl._record_versions(model, 'fit_multiple');
 END
 $$;
 
