@@ -176,8 +176,8 @@ END
 $$;
 
 -- deploy(name, version): the version by number (rollback).
-CREATE FUNCTION madlib_dl.deploy(name text, version integer,
-    OUT deployed_version integer, OUT model_table text, OUT mst_key integer, OUT metric_value double precision)
+CREATE FUNCTION madlib_dl.deploy(name text, version_number integer,
+    OUT version integer, OUT model_table text, OUT mst_key integer, OUT metric_value double precision)
 RETURNS record
 LANGUAGE sql VOLATILE
 SET search_path = pg_catalog, pg_temp

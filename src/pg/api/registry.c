@@ -79,8 +79,9 @@ check_name_owner(const char *name)
 	if (isnull || !has_privs_of_role(GetUserId(), owner))
 		ereport(ERROR,
 				(errcode(ERRCODE_INSUFFICIENT_PRIVILEGE),
-				 errmsg("model name \"%s\" belongs to role %s", name,
-						isnull ? "(dropped)" : GetUserNameFromId(owner, true)),
+				 errmsg("model name \"%s\" belongs to another role", name),
+				 errdetail("Its versions are owned by role %s.",
+						   isnull ? "(dropped)" : GetUserNameFromId(owner, true)),
 				 errhint("Record your models under another name: SET madlib_dl.model_name = 'my_name'.")));
 }
 
