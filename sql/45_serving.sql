@@ -70,6 +70,7 @@ SET parallel_setup_cost = 0;
 SET parallel_tuple_cost = 0;
 SET min_parallel_table_scan_size = 0;
 SET max_parallel_workers_per_gather = 2;
+ALTER TABLE iris_data SET (parallel_workers = 2);
 EXPLAIN (COSTS OFF)
 SELECT count(*) FILTER (WHERE madlib_dl.predict_row('iris_m1', attributes) = class_text) FROM iris_data;
 SELECT count(*) FILTER (WHERE madlib_dl.predict_row('iris_m1', d.attributes) = p.class_value) AS parallel_same
