@@ -246,15 +246,61 @@ spi_text(int row, int col)
 	return SPI_getvalue(SPI_tuptable->vals[row], SPI_tuptable->tupdesc, col);
 }
 
+/*
+ * The prepared plans of the stamp and load queries, by query text (which
+ * names the table as it is called now: a renamed table gets a new plan),
+ * kept across queries (SPI_keepplan; the plan cache revalidates them
+ * after DDL).  At most SERVE_PLANS, the oldest replaced first.
+ */
+#define SERVE_PLANS 32
+typedef struct ServePlan
+{
+	char	   *sql;
+	bool		with_key;
+	SPIPlanPtr	plan;
+} ServePlan;
+static ServePlan serve_plans[SERVE_PLANS];
+static int	serve_plans_next = 0;
+
+static SPIPlanPtr
+serve_plan(const char *sql, bool with_key)
+{
+	Oid			argtypes[1] = {INT4OID};
+	SPIPlanPtr	plan;
+	ServePlan  *slot;
+
+	for (int i = 0; i < SERVE_PLANS; i++)
+		if (serve_plans[i].sql != NULL && serve_plans[i].with_key == with_key &&
+			strcmp(serve_plans[i].sql, sql) == 0)
+			return serve_plans[i].plan;
+	plan = SPI_prepare(sql, with_key ? 1 : 0, argtypes);
+	if (plan == NULL)
+		elog(ERROR, "madlib_dl: predict_row could not prepare \"%s\": %s", sql,
+			 SPI_result_code_string(SPI_result));
+	if (SPI_keepplan(plan) != 0)
+		elog(ERROR, "madlib_dl: SPI_keepplan failed");
+	slot = &serve_plans[serve_plans_next];
+	serve_plans_next = (serve_plans_next + 1) % SERVE_PLANS;
+	if (slot->sql != NULL)
+	{
+		SPI_freeplan(slot->plan);
+		pfree(slot->sql);
+		slot->sql = NULL;
+	}
+	slot->plan = plan;
+	slot->with_key = with_key;
+	slot->sql = MemoryContextStrdup(TopMemoryContext, sql);
+	return plan;
+}
+
 /* Run a read-only query with one int4 parameter (or none); ERROR when SPI fails. */
 static void
 spi_run(const char *sql, bool with_key, int32 key, long limit)
 {
-	Oid			argtypes[1] = {INT4OID};
 	Datum		args[1] = {Int32GetDatum(key)};
 	int			rc;
 
-	rc = SPI_execute_with_args(sql, with_key ? 1 : 0, argtypes, args, NULL, true, limit);
+	rc = SPI_execute_plan(serve_plan(sql, with_key), with_key ? args : NULL, NULL, true, limit);
 	if (rc != SPI_OK_SELECT)
 		elog(ERROR, "madlib_dl: predict_row query failed: %s", SPI_result_code_string(rc));
 }
