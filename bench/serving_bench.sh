@@ -5,7 +5,7 @@
 #
 # On the 60,000-row Fashion-MNIST training table (fashion_train, x real[784]
 # 0..255, loaded by scripts/load_fashion_mnist.sh when absent) and the MLP
-# 784-256-128-10 trained by fit for one epoch (normalizing_const 255),
+# 784-256-128-10 (HIDDEN changes it) trained by fit for one epoch (normalizing_const 255),
 # measures rows/s of
 #
 #   scan        SELECT sum(cardinality(x)) FROM fashion_train   (reads and
@@ -38,12 +38,19 @@ psqlc -c "SET client_min_messages = warning; CREATE EXTENSION IF NOT EXISTS madl
 if [ "$(psqlc -At -c "SELECT to_regclass('fashion_train') IS NOT NULL")" != t ]; then
   "$ROOT/scripts/load_fashion_mnist.sh" --replace "$CONN"
 fi
-ARCH='{"class_name": "Sequential", "config": {"name": "fashion_mlp", "layers": [
- {"class_name": "InputLayer", "config": {"batch_input_shape": [null, 784], "dtype": "float32", "name": "dense_input"}},
- {"class_name": "Dense", "config": {"name": "dense", "units": 256, "activation": "relu", "use_bias": true}},
- {"class_name": "Dense", "config": {"name": "dense_1", "units": 128, "activation": "relu", "use_bias": true}},
- {"class_name": "Dense", "config": {"name": "dense_2", "units": 10, "activation": "softmax", "use_bias": true}}]},
- "keras_version": "2.11.0", "backend": "tensorflow"}'
+# HIDDEN: the hidden layers' widths (default "256 128": the MLP
+# 784-256-128-10 of bench/fashion_fit.sh); e.g. HIDDEN=32 for a small one.
+HIDDEN="${HIDDEN:-256 128}"
+LAYERS='{"class_name": "InputLayer", "config": {"batch_input_shape": [null, 784], "dtype": "float32", "name": "dense_input"}}'
+SIZES=784
+i=0
+for h in $HIDDEN; do
+  LAYERS="$LAYERS, {\"class_name\": \"Dense\", \"config\": {\"name\": \"dense_$i\", \"units\": $h, \"activation\": \"relu\", \"use_bias\": true}}"
+  SIZES="$SIZES,$h"; i=$((i + 1))
+done
+LAYERS="$LAYERS, {\"class_name\": \"Dense\", \"config\": {\"name\": \"dense_out\", \"units\": 10, \"activation\": \"softmax\", \"use_bias\": true}}"
+SIZES="$SIZES,10"
+ARCH="{\"class_name\": \"Sequential\", \"config\": {\"name\": \"fashion_mlp\", \"layers\": [$LAYERS]}, \"keras_version\": \"2.11.0\", \"backend\": \"tensorflow\"}"
 psqlc -v arch="$ARCH" >/dev/null <<'SQL'
 SET client_min_messages = warning;
 DROP TABLE IF EXISTS fashion_serving_arch, fashion_serving_packed, fashion_serving_packed_summary,
@@ -106,14 +113,14 @@ trig_same="$(psqlc -At -c "SELECT count(*) FILTER (WHERE s.predicted = p.class_v
 # PyTorch, one thread, on the same weights
 psqlc -At -c "SELECT encode(model_weights, 'base64') FROM fashion_serving_model" | tr -d '\n' > "$TMP/w.b64"
 psqlc -At -c "SELECT madlib_dl.predict_row('fashion_serving_model', x) FROM fashion_train WHERE id <= 10000 ORDER BY id" > "$TMP/classes.txt"
-TORCH="$(OPENBLAS_NUM_THREADS=1 OMP_NUM_THREADS=1 /usr/bin/python3 "$ROOT/bench/serving_torch.py" "$TMP/w.b64" 10000 "$TMP/classes.txt")"
+TORCH="$(SERVING_SIZES="$SIZES" OPENBLAS_NUM_THREADS=1 OMP_NUM_THREADS=1 /usr/bin/python3 "$ROOT/bench/serving_torch.py" "$TMP/w.b64" 10000 "$TMP/classes.txt")"
 trow="$(echo "$TORCH" | awk '/^torch_row_rows_per_s/ { print $2 }')"
 tbatch="$(echo "$TORCH" | awk '/^torch_batch_rows_per_s/ { print $2 }')"
 tsame="$(echo "$TORCH" | awk '/^torch_same_class/ { print $2 " of " $4 }')"
 
 ratio() { awk -v a="$1" -v b="$2" 'BEGIN { printf "%.2f", a / b }'; }
 echo
-echo "rows: $N, cores: $NCPU (parallel plans: $WORKERS workers + the leader)"
+echo "model: MLP $SIZES; rows: $N, cores: $NCPU (parallel plans: $WORKERS workers + the leader)"
 printf '%-44s %12s %10s %12s\n' what rows/s vs_scan vs_torch_row
 printf '%-44s %12s %10s %12s\n' "scan, 1 core" "$scan1" 1.00 -
 printf '%-44s %12s %10s %12s\n' "predict_row, 1 core" "$row1" "$(ratio "$row1" "$scan1")" "$(ratio "$row1" "$trow")"

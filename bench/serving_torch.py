@@ -3,7 +3,7 @@
 #
 #   OPENBLAS_NUM_THREADS=1 /usr/bin/python3 bench/serving_torch.py WEIGHTS_B64 ROWS [CHECK_CLASSES]
 #
-# The MLP 784-256-128-10 (ReLU, softmax) of serving_bench.sh with the
+# The MLP of serving_bench.sh (SERVING_SIZES, default 784,256,128,10; ReLU, softmax) with the
 # weights the model table holds (WEIGHTS_B64: model_weights in base64, flat
 # float32 in Keras get_weights() order: kernel (in, out) then bias, per
 # layer), on the first ROWS Fashion-MNIST training images / 255 from the
@@ -25,13 +25,13 @@ import torch
 torch.set_num_threads(1)
 wpath, rows = sys.argv[1], int(sys.argv[2])
 w = np.frombuffer(base64.b64decode(open(wpath).read()), dtype='<f4')
-sizes = [784, 256, 128, 10]
+sizes = [int(v) for v in os.environ.get('SERVING_SIZES', '784,256,128,10').split(',')]
 layers, off = [], 0
 for a, b in zip(sizes, sizes[1:]):
     k = torch.from_numpy(w[off:off + a * b].reshape(a, b).copy()); off += a * b
     bias = torch.from_numpy(w[off:off + b].copy()); off += b
     layers.append((k, bias))
-assert off == len(w), 'weights are not those of a 784-256-128-10 MLP'
+assert off == len(w), 'weights are not those of an MLP %s' % sizes
 
 
 def forward(x):

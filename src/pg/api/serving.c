@@ -703,29 +703,41 @@ serve_features(ServeEntry *e, ArrayType *arr)
 	if (elem == FLOAT4OID)
 	{
 		const float4 *v = (const float4 *) ARR_DATA_PTR(arr);
+		float	   *x = e->x;
+		int			ok = 1;
 
+		/* one pass the compiler vectorizes; the checks after it */
 		for (int64 j = 0; j < n; j++)
 		{
-			double		t = (double) v[j] / nc;
+			float		f = (float) ((double) v[j] / nc);
 
-			if (!isfinite(v[j]) || !isfinite((float) t))
-				bad_value(v[j], j);
-			e->x[j] = (float) t;
+			x[j] = f;
+			ok &= isfinite(f) && isfinite(v[j]);
 		}
+		if (!ok)
+			for (int64 j = 0; j < n; j++)
+				if (!isfinite(v[j]) || !isfinite(x[j]))
+					bad_value(v[j], j);
 		return;
 	}
 	if (elem == FLOAT8OID)
 	{
 		const float8 *v = (const float8 *) ARR_DATA_PTR(arr);
+		float	   *x = e->x;
+		int			ok = 1;
 
+		/* one pass the compiler vectorizes; the checks after it */
 		for (int64 j = 0; j < n; j++)
 		{
-			double		t = v[j] / nc;
+			float		f = (float) (v[j] / nc);
 
-			if (!isfinite(v[j]) || !isfinite((float) t))
-				bad_value(v[j], j);
-			e->x[j] = (float) t;
+			x[j] = f;
+			ok &= isfinite(f) && isfinite(v[j]);
 		}
+		if (!ok)
+			for (int64 j = 0; j < n; j++)
+				if (!isfinite(v[j]) || !isfinite(x[j]))
+					bad_value(v[j], j);
 		return;
 	}
 	if (elem == INT2OID || elem == INT4OID || elem == INT8OID || elem == NUMERICOID)
