@@ -68,8 +68,10 @@ check_name_owner(const char *name)
 	bool		isnull;
 	Oid			owner;
 
-	if (SPI_execute_with_args("SELECT o.oid FROM madlib_dl.model_versions v"
-							  "  JOIN pg_catalog.pg_roles o ON o.rolname OPERATOR(pg_catalog.=) v.owner"
+	/* a NULL oid when the owner's role is gone (or renamed): refused */
+	if (SPI_execute_with_args("SELECT (SELECT o.oid FROM pg_catalog.pg_roles o"
+							  "         WHERE o.rolname OPERATOR(pg_catalog.=) v.owner)"
+							  "  FROM madlib_dl.model_versions v"
 							  " WHERE v.name OPERATOR(pg_catalog.=) $1 ORDER BY v.version LIMIT 1",
 							  1, argtypes, args, NULL, true, 1) != SPI_OK_SELECT)
 		elog(ERROR, "madlib_dl: could not read the model registry");
