@@ -169,7 +169,9 @@ SELECT madlib_dl.deploy('sv_iris', 'best', 'no_such_metric');
 -- the models' owners
 CREATE ROLE regress_serving_other;
 GRANT USAGE ON SCHEMA sv_test, madlib_dl TO regress_serving_other;
-GRANT SELECT ON iris_m1, iris_m1_summary, iris_data TO regress_serving_other;
+GRANT SELECT ON iris_m1, iris_m1_summary, iris_data, iris_packed, iris_packed_summary, arch
+    TO regress_serving_other;
+CREATE SCHEMA sv_other AUTHORIZATION regress_serving_other;
 SET ROLE regress_serving_other;
 \set VERBOSITY terse
 SELECT count(*) > 0 AS other_can_score FROM iris_data WHERE madlib_dl.predict_row('iris_m1', attributes) IS NOT NULL;
@@ -180,9 +182,23 @@ INSERT INTO madlib_dl.model_deployments (name, version_id, deployed_by) VALUES (
 UPDATE madlib_dl.model_versions SET owner = current_user;
 DELETE FROM madlib_dl.model_versions;
 SELECT count(*) > 0 AS other_reads_registry FROM madlib_dl.model_versions WHERE name = 'sv_iris';
+-- a run of the other role under a name of another role's: trained, not recorded
+SET madlib_dl.model_name = 'sv_iris';
+SET client_min_messages = warning;
+SELECT madlib_dl.fit('sv_test.iris_packed', 'sv_other.iris_other', 'sv_test.arch', 1,
+    $$loss='categorical_crossentropy', optimizer='Adam(lr=0.01)', metrics=['accuracy']$$,
+    'batch_size=16, epochs=1, seed=1', 1);
+RESET client_min_messages;
+RESET madlib_dl.model_name;
+SELECT count(*) AS trained FROM sv_other.iris_other;
+SELECT count(*) AS recorded FROM madlib_dl.model_versions WHERE model_table = 'sv_other.iris_other';
 \set VERBOSITY default
 RESET ROLE;
-REVOKE ALL ON iris_m1, iris_m1_summary, iris_data FROM regress_serving_other;
+REVOKE ALL ON iris_m1, iris_m1_summary, iris_data, iris_packed, iris_packed_summary, arch
+    FROM regress_serving_other;
+SET client_min_messages = warning;
+DROP SCHEMA sv_other CASCADE;
+RESET client_min_messages;
 REVOKE USAGE ON SCHEMA sv_test, madlib_dl FROM regress_serving_other;
 DROP ROLE regress_serving_other;
 

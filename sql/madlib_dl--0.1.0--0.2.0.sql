@@ -3125,7 +3125,13 @@ BEGIN
             '    ''fit_params'', fit_params, ''model_id'', model_id)) ORDER BY mst_key)'
             '  FROM %s', itbl) INTO keys, metrics, params;
     END IF;
-    PERFORM madlib_dl._registry_record(name, rel, keys, fn, src, metrics, params);
+    -- a name of another role's: the run keeps its tables, without a version
+    BEGIN
+        PERFORM madlib_dl._registry_record(name, rel, keys, fn, src, metrics, params);
+    EXCEPTION WHEN insufficient_privilege THEN
+        RAISE WARNING 'the models of "%" were not recorded as versions of "%": %', model[2], name, SQLERRM
+            USING HINT = 'The name belongs to another role: SET madlib_dl.model_name = ''my_name'' before training.';
+    END;
 END
 $function$;
 

@@ -61,7 +61,9 @@ LANGUAGE C VOLATILE PARALLEL UNSAFE;
 -- The versions of the run that just wrote model {schema, table} (and its
 -- _summary, and for fn 'fit_multiple' / 'automl' its _info): one per row
 -- of the model table.  Called by fit, fit_multiple and automl at their
--- end, in their transaction: the tables are the ones they wrote.
+-- end, in their transaction: the tables are the ones they wrote.  Under a
+-- name of another role's nothing is recorded (a WARNING): the run keeps
+-- its output tables.
 CREATE FUNCTION madlib_dl._record_versions(model text[], fn text)
 RETURNS void
 LANGUAGE plpgsql VOLATILE SECURITY INVOKER
@@ -100,7 +102,13 @@ BEGIN
             '    ''fit_params'', fit_params, ''model_id'', model_id)) ORDER BY mst_key)'
             '  FROM %s', itbl) INTO keys, metrics, params;
     END IF;
-    PERFORM madlib_dl._registry_record(name, rel, keys, fn, src, metrics, params);
+    -- a name of another role's: the run keeps its tables, without a version
+    BEGIN
+        PERFORM madlib_dl._registry_record(name, rel, keys, fn, src, metrics, params);
+    EXCEPTION WHEN insufficient_privilege THEN
+        RAISE WARNING 'the models of "%" were not recorded as versions of "%": %', model[2], name, SQLERRM
+            USING HINT = 'The name belongs to another role: SET madlib_dl.model_name = ''my_name'' before training.';
+    END;
 END
 $$;
 
