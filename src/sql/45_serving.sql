@@ -84,10 +84,11 @@ BEGIN
             'SELECT source_table, ARRAY[jsonb_strip_nulls(jsonb_build_object('
             '    ''training_metrics_final'', training_metrics_final, ''training_loss_final'', training_loss_final,'
             '    ''validation_metrics_final'', validation_metrics_final, ''validation_loss_final'', validation_loss_final,'
-            '    ''metrics_type'', metrics_type, ''loss_type'', loss_type))],'
+            '    ''metrics_type'', metrics_type, ''loss_type'', loss_type,'
+            '    ''stopped_at_iteration'', stopped_at_iteration, ''best_iteration'', best_iteration))],'
             '  ARRAY[jsonb_strip_nulls(jsonb_build_object(''compile_params'', compile_params, ''fit_params'', fit_params,'
             '    ''num_iterations'', num_iterations, ''model_arch_table'', model_arch_table, ''model_id'', model_id,'
-            '    ''validation_table'', validation_table))]'
+            '    ''validation_table'', validation_table, ''early_stopping'', early_stopping))]'
             '  FROM %s', stbl) INTO src, metrics, params;
         keys := ARRAY[NULL::integer];
     ELSE
@@ -97,7 +98,8 @@ BEGIN
             '  array_agg(jsonb_strip_nulls(jsonb_build_object('
             '    ''training_metrics_final'', training_metrics_final, ''training_loss_final'', training_loss_final,'
             '    ''validation_metrics_final'', validation_metrics_final, ''validation_loss_final'', validation_loss_final,'
-            '    ''metrics_type'', metrics_type, ''loss_type'', loss_type)) ORDER BY mst_key),'
+            '    ''metrics_type'', metrics_type, ''loss_type'', loss_type,'
+            '    ''stopped_at_iteration'', stopped_at_iteration, ''best_iteration'', best_iteration)) ORDER BY mst_key),'
             '  array_agg(jsonb_strip_nulls(jsonb_build_object(''compile_params'', compile_params,'
             '    ''fit_params'', fit_params, ''model_id'', model_id)) ORDER BY mst_key)'
             '  FROM %s', itbl) INTO keys, metrics, params;
