@@ -166,7 +166,7 @@ SELECT pg_catalog.pg_extension_config_dump('madlib_dl.model_versions', '');
 SELECT pg_catalog.pg_extension_config_dump('madlib_dl.model_deployments', '');
 COMMENT ON TABLE madlib_dl.model_versions IS
 'One row per model a fit, fit_multiple or madlib_keras_automl run wrote (fit_multiple: one per mst_key), '
-'numbered per name (madlib_dl.model_name, else the model table''s name). See docs/serving.md.';
+'numbered per name (madlib_dl.model_name, else schema.table of the model table). See docs/serving.md.';
 COMMENT ON TABLE madlib_dl.model_deployments IS
 'Every madlib_dl.deploy, newest last; predict_row(name, ...) uses the newest row of the name. See docs/serving.md.';
 
@@ -3116,7 +3116,7 @@ CREATE FUNCTION madlib_dl._record_versions(model text[], fn text)
  SET search_path TO 'pg_catalog', 'pg_temp'
 AS $function$
 DECLARE
-    name text := coalesce(nullif(current_setting('madlib_dl.model_name'), ''), model[2]);
+    name text := coalesce(nullif(current_setting('madlib_dl.model_name'), ''), model[1] || '.' || model[2]);
     rel regclass := madlib_dl._table_oid(model);
     stbl text := madlib_dl._table_sql(madlib_dl._table_with_suffix(model, '_summary'));
     itbl text := madlib_dl._table_sql(madlib_dl._table_with_suffix(model, '_info'));
@@ -3180,7 +3180,7 @@ BEGIN
         RAISE EXCEPTION 'model name "%" has no versions', n
             USING ERRCODE = 'no_data_found',
                   HINT = 'fit, fit_multiple and madlib_keras_automl record versions under madlib_dl.model_name, '
-                         'else the model table''s name: SELECT DISTINCT name FROM madlib_dl.model_versions.';
+                         'else schema.table of the model table: SELECT DISTINCT name FROM madlib_dl.model_versions.';
     END IF;
     IF strategy = 'latest' THEN
         SELECT v.version_id INTO vid FROM madlib_dl.model_versions v

@@ -92,7 +92,7 @@ SELECT pg_catalog.pg_extension_config_dump('madlib_dl.model_versions', '');
 SELECT pg_catalog.pg_extension_config_dump('madlib_dl.model_deployments', '');
 COMMENT ON TABLE madlib_dl.model_versions IS
 'One row per model a fit, fit_multiple or madlib_keras_automl run wrote (fit_multiple: one per mst_key), '
-'numbered per name (madlib_dl.model_name, else the model table''s name). See docs/serving.md.';
+'numbered per name (madlib_dl.model_name, else schema.table of the model table). See docs/serving.md.';
 COMMENT ON TABLE madlib_dl.model_deployments IS
 'Every madlib_dl.deploy, newest last; predict_row(name, ...) uses the newest row of the name. See docs/serving.md.';
 

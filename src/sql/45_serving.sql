@@ -41,7 +41,7 @@ SELECT pg_catalog.pg_extension_config_dump('madlib_dl.model_deployments', '');
 
 COMMENT ON TABLE madlib_dl.model_versions IS
 'One row per model a fit, fit_multiple or madlib_keras_automl run wrote (fit_multiple: one per mst_key), '
-'numbered per name (madlib_dl.model_name, else the model table''s name). See docs/serving.md.';
+'numbered per name (madlib_dl.model_name, else schema.table of the model table). See docs/serving.md.';
 COMMENT ON TABLE madlib_dl.model_deployments IS
 'Every madlib_dl.deploy, newest last; predict_row(name, ...) uses the newest row of the name. See docs/serving.md.';
 
@@ -60,7 +60,9 @@ LANGUAGE C VOLATILE PARALLEL UNSAFE;
 
 -- The versions of the run that just wrote model {schema, table} (and its
 -- _summary, and for fn 'fit_multiple' / 'automl' its _info): one per row
--- of the model table.  Called by fit, fit_multiple and automl at their
+-- of the model table, under madlib_dl.model_name, else schema.table (so
+-- that two roles' tables of one name in two schemas never share a name).
+-- Called by fit, fit_multiple and automl at their
 -- end, in their transaction: the tables are the ones they wrote.  Under a
 -- name of another role's nothing is recorded (a WARNING): the run keeps
 -- its output tables.
@@ -70,7 +72,7 @@ LANGUAGE plpgsql VOLATILE SECURITY INVOKER
 SET search_path = pg_catalog, pg_temp
 AS $$
 DECLARE
-    name text := coalesce(nullif(current_setting('madlib_dl.model_name'), ''), model[2]);
+    name text := coalesce(nullif(current_setting('madlib_dl.model_name'), ''), model[1] || '.' || model[2]);
     rel regclass := madlib_dl._table_oid(model);
     stbl text := madlib_dl._table_sql(madlib_dl._table_with_suffix(model, '_summary'));
     itbl text := madlib_dl._table_sql(madlib_dl._table_with_suffix(model, '_info'));
@@ -141,7 +143,7 @@ BEGIN
         RAISE EXCEPTION 'model name "%" has no versions', n
             USING ERRCODE = 'no_data_found',
                   HINT = 'fit, fit_multiple and madlib_keras_automl record versions under madlib_dl.model_name, '
-                         'else the model table''s name: SELECT DISTINCT name FROM madlib_dl.model_versions.';
+                         'else schema.table of the model table: SELECT DISTINCT name FROM madlib_dl.model_versions.';
     END IF;
     IF strategy = 'latest' THEN
         SELECT v.version_id INTO vid FROM madlib_dl.model_versions v

@@ -128,7 +128,7 @@ madlib_dl__registry_record(PG_FUNCTION_ARGS)
 		ereport(ERROR,
 				(errcode(ERRCODE_INVALID_PARAMETER_VALUE),
 				 errmsg("a model name must not be empty"),
-				 errhint("SET madlib_dl.model_name to a name, or leave it empty for the model table's name.")));
+				 errhint("SET madlib_dl.model_name to a name, or leave it empty for schema.table of the model table.")));
 	rel = PG_GETARG_OID(1);
 	tup = SearchSysCache1(RELOID, ObjectIdGetDatum(rel));
 	if (!HeapTupleIsValid(tup))

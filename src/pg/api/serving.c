@@ -152,7 +152,7 @@ dl_serving_init(void)
 							NULL, NULL, NULL);
 	DefineCustomStringVariable("madlib_dl.model_name",
 							   "Name that fit, fit_multiple and madlib_keras_automl record their model versions under.",
-							   "Empty: the model table's name. madlib_dl.deploy(name, ...) chooses among the "
+							   "Empty: schema.table of the model table. madlib_dl.deploy(name, ...) chooses among the "
 							   "versions of a name (docs/serving.md).",
 							   &dl_model_name,
 							   "",
