@@ -140,7 +140,7 @@ bg_send($ss, "SELECT 'c=' || count(*) FILTER (WHERE madlib_dl.predict_row_prob('
 ($out, $err) = bg_finish($ss, 60);
 like($out, qr/c=150/, 'standby session after replay of new weights: the new weights');
 # nothing written on the standby: registry and deploy refuse there, predict_row does not
-$standby->psql('postgres', "SELECT madlib_dl.deploy('m1')", stderr => \$err);
+$standby->psql('postgres', "SELECT madlib_dl.deploy('public.m1')", stderr => \$err);
 like($err, qr/read-only|recovery/, 'deploy on the standby: refused (read-only)');
 
 $s->quit;
