@@ -146,6 +146,48 @@ CREATE POLICY plproxy_tables_owner ON madlib_dl.plproxy_tables FOR ALL
                          WHERE c.oid = plproxy_tables.relid AND pg_catalog.pg_has_role(c.relowner, 'USAGE')));
 GRANT SELECT, DELETE ON madlib_dl.plproxy_tables TO PUBLIC;
 
+-- madlib_dl.model_versions and madlib_dl.model_deployments: the model
+-- registry, new in 0.2.0 (45_serving.sql): made as a fresh install makes
+-- them, empty, with their sequences (madlib_dl.model_versions_version_id_seq,
+-- madlib_dl.model_deployments_deploy_id_seq) and indexes
+-- (madlib_dl.model_versions_pkey, madlib_dl.model_versions_name_version_key,
+-- madlib_dl.model_deployments_pkey, madlib_dl.model_deployments_name_deploy_id_idx).
+CREATE TABLE madlib_dl.model_versions (
+    version_id   bigserial PRIMARY KEY,
+    name         text NOT NULL,
+    version      integer NOT NULL,
+    run_id       bigint NOT NULL,
+    model_table  text NOT NULL,
+    model_relid  oid NOT NULL,
+    mst_key      integer,
+    owner        name NOT NULL,
+    trained_by   name NOT NULL,
+    trained_at   timestamptz NOT NULL DEFAULT now(),
+    function     text NOT NULL,
+    source_table text,
+    metrics      jsonb,
+    params       jsonb,
+    UNIQUE (name, version)
+);
+CREATE TABLE madlib_dl.model_deployments (
+    deploy_id    bigserial PRIMARY KEY,
+    name         text NOT NULL,
+    version_id   bigint NOT NULL REFERENCES madlib_dl.model_versions,
+    strategy     text,
+    deployed_by  name NOT NULL,
+    deployed_at  timestamptz NOT NULL DEFAULT now()
+);
+CREATE INDEX ON madlib_dl.model_deployments (name, deploy_id);
+REVOKE ALL ON madlib_dl.model_versions, madlib_dl.model_deployments FROM PUBLIC;
+GRANT SELECT ON madlib_dl.model_versions, madlib_dl.model_deployments TO PUBLIC;
+SELECT pg_catalog.pg_extension_config_dump('madlib_dl.model_versions', '');
+SELECT pg_catalog.pg_extension_config_dump('madlib_dl.model_deployments', '');
+COMMENT ON TABLE madlib_dl.model_versions IS
+'One row per model a fit, fit_multiple or madlib_keras_automl run wrote (fit_multiple: one per mst_key), '
+'numbered per name (madlib_dl.model_name, else schema.table of the model table). See docs/serving.md.';
+COMMENT ON TABLE madlib_dl.model_deployments IS
+'Every madlib_dl.deploy, newest last; predict_row(name, ...) uses the newest row of the name. See docs/serving.md.';
+
 -- 3. Composite types that gained attributes at the end.
 ALTER TYPE madlib_dl._fit_multiple_result ADD ATTRIBUTE training_seconds double precision;
 ALTER TYPE madlib_dl._fit_multiple_result ADD ATTRIBUTE waiting_seconds double precision;
@@ -2802,6 +2844,8 @@ BEGIN
     IF jsonb_typeof(psum->'transform') = 'object' THEN
         PERFORM madlib_dl._tf_store(summary_tbl, madlib_dl._transform_finish(psum->'transform'));
     END IF;
+    -- a version per model in the registry (src/sql/45_serving.sql)
+    PERFORM madlib_dl._record_versions(model, 'fit');
 END
 $function$;
 
@@ -4014,6 +4058,169 @@ $summary$
 END
 $function$;
 
+CREATE FUNCTION madlib_dl._registry_record(name text, model_table regclass, mst_keys integer[], function text, source_table text, metrics jsonb[], params jsonb[])
+ RETURNS void
+ LANGUAGE c
+AS '$libdir/madlib_dl', $function$madlib_dl__registry_record$function$;
+
+CREATE FUNCTION madlib_dl._registry_deploy(name text, version_id bigint, strategy text)
+ RETURNS void
+ LANGUAGE c
+AS '$libdir/madlib_dl', $function$madlib_dl__registry_deploy$function$;
+
+CREATE FUNCTION madlib_dl._record_versions(model text[], fn text)
+ RETURNS void
+ LANGUAGE plpgsql
+ SET search_path TO 'pg_catalog', 'pg_temp'
+AS $function$
+DECLARE
+    name text := coalesce(nullif(current_setting('madlib_dl.model_name'), ''), model[1] || '.' || model[2]);
+    rel regclass := madlib_dl._table_oid(model);
+    stbl text := madlib_dl._table_sql(madlib_dl._table_with_suffix(model, '_summary'));
+    itbl text := madlib_dl._table_sql(madlib_dl._table_with_suffix(model, '_info'));
+    src text;
+    keys integer[];
+    metrics jsonb[];
+    params jsonb[];
+BEGIN
+    IF fn = 'fit' THEN
+        EXECUTE format(
+            'SELECT source_table, ARRAY[jsonb_strip_nulls(jsonb_build_object('
+            '    ''training_metrics_final'', training_metrics_final, ''training_loss_final'', training_loss_final,'
+            '    ''validation_metrics_final'', validation_metrics_final, ''validation_loss_final'', validation_loss_final,'
+            '    ''metrics_type'', metrics_type, ''loss_type'', loss_type,'
+            '    ''stopped_at_iteration'', stopped_at_iteration, ''best_iteration'', best_iteration))],'
+            '  ARRAY[jsonb_strip_nulls(jsonb_build_object(''compile_params'', compile_params, ''fit_params'', fit_params,'
+            '    ''num_iterations'', num_iterations, ''model_arch_table'', model_arch_table, ''model_id'', model_id,'
+            '    ''validation_table'', validation_table, ''early_stopping'', early_stopping))]'
+            '  FROM %s', stbl) INTO src, metrics, params;
+        keys := ARRAY[NULL::integer];
+    ELSE
+        EXECUTE format('SELECT source_table FROM %s', stbl) INTO src;
+        EXECUTE format(
+            'SELECT array_agg(mst_key ORDER BY mst_key),'
+            '  array_agg(jsonb_strip_nulls(jsonb_build_object('
+            '    ''training_metrics_final'', training_metrics_final, ''training_loss_final'', training_loss_final,'
+            '    ''validation_metrics_final'', validation_metrics_final, ''validation_loss_final'', validation_loss_final,'
+            '    ''metrics_type'', metrics_type, ''loss_type'', loss_type,'
+            '    ''stopped_at_iteration'', stopped_at_iteration, ''best_iteration'', best_iteration)) ORDER BY mst_key),'
+            '  array_agg(jsonb_strip_nulls(jsonb_build_object(''compile_params'', compile_params,'
+            '    ''fit_params'', fit_params, ''model_id'', model_id)) ORDER BY mst_key)'
+            '  FROM %s', itbl) INTO keys, metrics, params;
+    END IF;
+    -- a name of another role's: the run keeps its tables, without a version
+    BEGIN
+        PERFORM madlib_dl._registry_record(name, rel, keys, fn, src, metrics, params);
+    EXCEPTION WHEN insufficient_privilege THEN
+        RAISE WARNING 'the models of "%" were not recorded as versions of "%": %', model[2], name, SQLERRM
+            USING HINT = 'The name belongs to another role: SET madlib_dl.model_name = ''my_name'' before training.';
+    END;
+END
+$function$;
+
+CREATE FUNCTION madlib_dl.deploy(name text, strategy text DEFAULT 'latest'::text, metric text DEFAULT NULL::text, OUT version integer, OUT model_table text, OUT mst_key integer, OUT metric_value double precision)
+ RETURNS record
+ LANGUAGE plpgsql
+ SET search_path TO 'pg_catalog', 'pg_temp'
+AS $function$
+DECLARE
+    n text := deploy.name;
+    vid bigint;
+    m text := metric;
+    lower_better boolean;
+BEGIN
+    IF n IS NULL OR strategy IS NULL THEN
+        RAISE EXCEPTION 'name and strategy of deploy must not be NULL'
+            USING ERRCODE = 'null_value_not_allowed',
+                  HINT = 'Call deploy(name, ''latest''), deploy(name, ''best''[, metric]) or deploy(name, ''3'').';
+    END IF;
+    IF NOT EXISTS (SELECT 1 FROM madlib_dl.model_versions v WHERE v.name = n) THEN
+        RAISE EXCEPTION 'model name "%" has no versions', n
+            USING ERRCODE = 'no_data_found',
+                  HINT = 'fit, fit_multiple and madlib_keras_automl record versions under madlib_dl.model_name, '
+                         'else schema.table of the model table: SELECT DISTINCT name FROM madlib_dl.model_versions.';
+    END IF;
+    IF strategy = 'latest' THEN
+        SELECT v.version_id INTO vid FROM madlib_dl.model_versions v
+         WHERE v.name = n ORDER BY v.version DESC LIMIT 1;
+    ELSIF strategy = 'best' THEN
+        IF m IS NULL THEN
+            m := CASE WHEN EXISTS (SELECT 1 FROM madlib_dl.model_versions v
+                                    WHERE v.name = n AND v.metrics ? 'validation_metrics_final')
+                      THEN 'validation_metrics_final' ELSE 'training_metrics_final' END;
+        END IF;
+        lower_better := m LIKE '%loss%';
+        SELECT v.version_id INTO vid FROM madlib_dl.model_versions v
+         WHERE v.name = n AND jsonb_typeof(v.metrics -> m) = 'number'
+         ORDER BY CASE WHEN lower_better THEN (v.metrics ->> m)::float8 ELSE -(v.metrics ->> m)::float8 END,
+                  v.version DESC
+         LIMIT 1;
+        IF vid IS NULL THEN
+            RAISE EXCEPTION 'no version of "%" has metric "%"', n, m
+                USING ERRCODE = 'no_data_found',
+                      HINT = 'Give a key of the versions'' metrics, e.g. training_loss_final, '
+                             'or train with a validation_table for validation_metrics_final.';
+        END IF;
+    ELSIF strategy ~ '^\s*[0-9]+\s*$' THEN
+        SELECT v.version_id INTO vid FROM madlib_dl.model_versions v
+         WHERE v.name = n AND v.version = btrim(strategy)::integer;
+        IF vid IS NULL THEN
+            RAISE EXCEPTION 'model name "%" has no version %', n, btrim(strategy)
+                USING ERRCODE = 'no_data_found',
+                      HINT = format('SELECT version FROM madlib_dl.model_versions WHERE name = %L lists them.', n);
+        END IF;
+    ELSE
+        RAISE EXCEPTION 'strategy "%" is not latest, best or a version number', strategy
+            USING ERRCODE = 'invalid_parameter_value',
+                  HINT = 'Call deploy(name, ''latest''), deploy(name, ''best''[, metric]) or deploy(name, ''3'').';
+    END IF;
+    PERFORM madlib_dl._registry_deploy(n, vid, CASE WHEN strategy = 'best' THEN 'best by ' || m ELSE strategy END);
+    SELECT v.version, v.model_table, v.mst_key,
+           CASE WHEN jsonb_typeof(v.metrics -> m) = 'number' THEN (v.metrics ->> m)::float8 END
+      INTO deploy.version, deploy.model_table, deploy.mst_key, deploy.metric_value
+      FROM madlib_dl.model_versions v WHERE v.version_id = vid;
+END
+$function$;
+
+CREATE FUNCTION madlib_dl.deploy(name text, version_number integer, OUT version integer, OUT model_table text, OUT mst_key integer, OUT metric_value double precision)
+ RETURNS record
+ LANGUAGE sql
+ SET search_path TO 'pg_catalog', 'pg_temp'
+AS $function$ SELECT * FROM madlib_dl.deploy($1, $2::text, NULL::text) $function$;
+
+CREATE VIEW madlib_dl.deployed_models AS
+ SELECT DISTINCT ON (d.name) d.name,
+    v.version,
+    v.model_table,
+    v.mst_key,
+    d.strategy,
+    d.deployed_by,
+    d.deployed_at,
+    v.trained_by,
+    v.trained_at,
+    v.metrics
+   FROM (madlib_dl.model_deployments d
+     JOIN madlib_dl.model_versions v ON ((v.version_id = d.version_id)))
+  ORDER BY d.name, d.deploy_id DESC;
+
+CREATE FUNCTION madlib_dl.predict_row(model_table text, features anyarray, mst_key integer DEFAULT NULL::integer)
+ RETURNS text
+ LANGUAGE c
+ STABLE PARALLEL SAFE COST 1000
+AS '$libdir/madlib_dl', $function$madlib_dl__predict_row$function$;
+
+CREATE FUNCTION madlib_dl.predict_row_prob(model_table text, features anyarray, mst_key integer DEFAULT NULL::integer)
+ RETURNS real[]
+ LANGUAGE c
+ STABLE PARALLEL SAFE COST 1000
+AS '$libdir/madlib_dl', $function$madlib_dl__predict_row_prob$function$;
+
+CREATE FUNCTION madlib_dl.model_cache(OUT model_table regclass, OUT mst_key integer, OUT stamp text, OUT bytes bigint)
+ RETURNS SETOF record
+ LANGUAGE c
+ PARALLEL RESTRICTED
+AS '$libdir/madlib_dl', $function$madlib_dl__model_cache$function$;
+
 CREATE FUNCTION madlib_dl._ms_store(mst text[], arch text[], arch_raw text, ids integer[], compiles text[], fits text[], obj text[] DEFAULT NULL::text[])
  RETURNS bigint
  LANGUAGE plpgsql
@@ -4867,6 +5074,8 @@ BEGIN
     IF jsonb_typeof(psum->'transform') = 'object' THEN
         PERFORM madlib_dl._tf_store(summary_tbl, madlib_dl._transform_finish(psum->'transform'));
     END IF;
+    -- a version per model in the registry (src/sql/45_serving.sql)
+    PERFORM madlib_dl._record_versions(model, 'fit_multiple');
 END
 $function$;
 
@@ -5251,6 +5460,8 @@ BEGIN
     PERFORM madlib_dl._ms_store(mst, arch_tbl, arch_raw, ARRAY[best.model_id],
                                 ARRAY[best.compile_params], ARRAY[best.fit_params], object_table);
     EXECUTE format('UPDATE %s SET mst_key = $1', madlib_dl._table_sql(mst)) USING best.mst_key;
+    -- a version per model in the registry (src/sql/45_serving.sql)
+    PERFORM madlib_dl._record_versions(model, 'automl');
 END
 $function$;
 
@@ -6381,6 +6592,8 @@ release: fit, fit_multiple, evaluate and predict need use_gpus => false.$usage$:
 $function$;
 
 -- Grants and comments that differ from what the statements above leave.
+REVOKE ALL ON TABLE madlib_dl.deployed_models FROM PUBLIC;
+GRANT SELECT ON TABLE madlib_dl.deployed_models TO PUBLIC;
 REVOKE ALL ON TABLE madlib_dl.fit_progress FROM PUBLIC;
 GRANT SELECT ON TABLE madlib_dl.fit_progress TO PUBLIC;
 COMMENT ON VIEW madlib_dl.fit_progress IS 'Runs of fit, fit_multiple and madlib_keras_automl in progress on this server, updated after every iteration through shared memory. Needs shared_preload_libraries = ''madlib_dl'' (and a server restart); otherwise it is always empty. See docs/functions/fit_progress.md.';
@@ -6559,6 +6772,9 @@ BEGIN
                     'madlib_dl._px_rethrow(text,text,text,text,text)',
                     'madlib_dl._px_round(text,text[],text[],text[],boolean,integer[],bytea[],text[],text[],text[],integer[],bigint,boolean)',
                     'madlib_dl._px_table_segments(text,regclass)',
+                    'madlib_dl._record_versions(text[],text)',
+                    'madlib_dl._registry_deploy(text,bigint,text)',
+                    'madlib_dl._registry_record(text,regclass,integer[],text,text,jsonb[],jsonb[])',
                     'madlib_dl._replicated_clause(boolean)',
                     'madlib_dl._resolve_table(text,text)',
                     'madlib_dl._shape_size(integer[])',
@@ -6596,6 +6812,8 @@ BEGIN
                     'madlib_dl.delete_keras_model()',
                     'madlib_dl.delete_keras_model(character varying)',
                     'madlib_dl.delete_keras_model(character varying,integer)',
+                    'madlib_dl.deploy(text,integer)',
+                    'madlib_dl.deploy(text,text,text)',
                     'madlib_dl.evaluate()',
                     'madlib_dl.evaluate(character varying)',
                     'madlib_dl.evaluate(character varying,character varying,character varying,boolean,integer)',
@@ -6649,6 +6867,7 @@ BEGIN
                     'madlib_dl.madlib_keras_predict_byom(character varying,integer,character varying,character varying,character varying,character varying,character varying,boolean,text[],double precision,integer,integer)',
                     'madlib_dl.madlib_keras_predict_byom(character varying,integer,character varying,character varying,character varying,character varying,double precision,boolean,text[],double precision,integer,integer)',
                     'madlib_dl.madlib_keras_predict_byom(character varying,integer,character varying,character varying,character varying,character varying,integer,boolean,text[],double precision,integer,integer)',
+                    'madlib_dl.model_cache()',
                     'madlib_dl.partition_plan(character varying,boolean)',
                     'madlib_dl.plproxy_create_cluster(text,text[],integer)',
                     'madlib_dl.plproxy_distribute(text,text,integer)',
@@ -6663,6 +6882,8 @@ BEGIN
                     'madlib_dl.predict_byom(character varying,integer,character varying,character varying,character varying,character varying,character varying,boolean,text[],double precision,integer,integer)',
                     'madlib_dl.predict_byom(character varying,integer,character varying,character varying,character varying,character varying,double precision,boolean,text[],double precision,integer,integer)',
                     'madlib_dl.predict_byom(character varying,integer,character varying,character varying,character varying,character varying,integer,boolean,text[],double precision,integer,integer)',
+                    'madlib_dl.predict_row(text,anyarray,integer)',
+                    'madlib_dl.predict_row_prob(text,anyarray,integer)',
                     'madlib_dl.training_preprocessor_dl()',
                     'madlib_dl.training_preprocessor_dl(character varying)',
                     'madlib_dl.training_preprocessor_dl(character varying,character varying,character varying,character varying,integer,real,anyelement,text,text)',

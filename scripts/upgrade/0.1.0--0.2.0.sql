@@ -54,6 +54,48 @@ CREATE POLICY plproxy_tables_owner ON madlib_dl.plproxy_tables FOR ALL
                          WHERE c.oid = plproxy_tables.relid AND pg_catalog.pg_has_role(c.relowner, 'USAGE')));
 GRANT SELECT, DELETE ON madlib_dl.plproxy_tables TO PUBLIC;
 
+-- madlib_dl.model_versions and madlib_dl.model_deployments: the model
+-- registry, new in 0.2.0 (45_serving.sql): made as a fresh install makes
+-- them, empty, with their sequences (madlib_dl.model_versions_version_id_seq,
+-- madlib_dl.model_deployments_deploy_id_seq) and indexes
+-- (madlib_dl.model_versions_pkey, madlib_dl.model_versions_name_version_key,
+-- madlib_dl.model_deployments_pkey, madlib_dl.model_deployments_name_deploy_id_idx).
+CREATE TABLE madlib_dl.model_versions (
+    version_id   bigserial PRIMARY KEY,
+    name         text NOT NULL,
+    version      integer NOT NULL,
+    run_id       bigint NOT NULL,
+    model_table  text NOT NULL,
+    model_relid  oid NOT NULL,
+    mst_key      integer,
+    owner        name NOT NULL,
+    trained_by   name NOT NULL,
+    trained_at   timestamptz NOT NULL DEFAULT now(),
+    function     text NOT NULL,
+    source_table text,
+    metrics      jsonb,
+    params       jsonb,
+    UNIQUE (name, version)
+);
+CREATE TABLE madlib_dl.model_deployments (
+    deploy_id    bigserial PRIMARY KEY,
+    name         text NOT NULL,
+    version_id   bigint NOT NULL REFERENCES madlib_dl.model_versions,
+    strategy     text,
+    deployed_by  name NOT NULL,
+    deployed_at  timestamptz NOT NULL DEFAULT now()
+);
+CREATE INDEX ON madlib_dl.model_deployments (name, deploy_id);
+REVOKE ALL ON madlib_dl.model_versions, madlib_dl.model_deployments FROM PUBLIC;
+GRANT SELECT ON madlib_dl.model_versions, madlib_dl.model_deployments TO PUBLIC;
+SELECT pg_catalog.pg_extension_config_dump('madlib_dl.model_versions', '');
+SELECT pg_catalog.pg_extension_config_dump('madlib_dl.model_deployments', '');
+COMMENT ON TABLE madlib_dl.model_versions IS
+'One row per model a fit, fit_multiple or madlib_keras_automl run wrote (fit_multiple: one per mst_key), '
+'numbered per name (madlib_dl.model_name, else schema.table of the model table). See docs/serving.md.';
+COMMENT ON TABLE madlib_dl.model_deployments IS
+'Every madlib_dl.deploy, newest last; predict_row(name, ...) uses the newest row of the name. See docs/serving.md.';
+
 -- @@ generated @@
 
 -- 80_plproxy.sql: the proxy functions, now if PL/Proxy is installed here.

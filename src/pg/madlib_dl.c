@@ -107,6 +107,7 @@ backend_assign(int newval, void *extra)
 }
 
 void		_PG_init(void);
+extern void dl_serving_init(void);	/* api/serving.c */
 
 void
 _PG_init(void)
@@ -128,6 +129,7 @@ _PG_init(void)
 							 PGC_USERSET, DL_GUC_SEGMENT_SYNC,
 							 backend_check, backend_assign, NULL);
 	dl_limits_init();
+	dl_serving_init();
 	MarkGUCPrefixReserved("madlib_dl");
 	/* whatever the configuration said, never more threads than cores */
 	dl_pg_set_blas_threads();

@@ -1,0 +1,891 @@
+/*-------------------------------------------------------------------------
+ *
+ * serving.c
+ *	  Predict inside any query: predict_row and predict_row_prob, and the
+ *	  per-backend cache of compiled models they share.
+ *
+ *	  _predict_row(model text, features anyarray, mst_key int, prob bool)
+ *	    prob false: RETURNS text (the class value, or a regression output
+ *	    as text); prob true: RETURNS real[] (the output layer)
+ *
+ * behind madlib_dl.predict_row and madlib_dl.predict_row_prob
+ * (src/sql/45_serving.sql, docs/serving.md).  model names a table made by
+ * fit (one row), by fit_multiple or madlib_keras_automl (mst_key chooses
+ * the row), an architecture table of load_keras_model (mst_key is the
+ * model_id), or, when no such table exists, a name deployed with
+ * madlib_dl.deploy (the registry chooses the table and mst_key).
+ *
+ * The function is STABLE and PARALLEL SAFE: it reads tables with SPI,
+ * read-only, under the query's snapshot, writes nothing and makes no
+ * temporary table, so it runs in parallel workers, in views, in triggers
+ * and on a hot standby.
+ *
+ * The cache.  Each backend keeps compiled models (the parsed
+ * architecture, the weights, the engine's plan and oneDNN primitives) in
+ * a list under TopMemoryContext, most recently used first, keyed by the
+ * model table's OID, the row (mst_key / model_id) and a version stamp:
+ * the ctid, xmin and cmin of the model row and of its summary row, and
+ * the summary table's OID.  Any UPDATE, DELETE + INSERT, TRUNCATE +
+ * INSERT or rewrite makes a new row version, so a new stamp.  The stamp
+ * is read again whenever the snapshot the call runs under may see other
+ * data than the last one did: another transaction of this backend, or a
+ * snapshot with another xmin, xmax, command id or completed-transaction
+ * count; within one query it is read once.  An older version of the same
+ * model is dropped when a new one is loaded, and the least recently used
+ * models go when the cache holds more than madlib_dl.model_cache_size
+ * (SUSET); the model in use stays (one model larger than the cap is
+ * still cached while it is used).  A model is built under the query's
+ * memory and moved into the cache only when complete: an ERROR while
+ * loading leaves nothing behind.
+ *
+ * IDENTIFICATION
+ *	  src/pg/api/serving.c
+ *
+ *-------------------------------------------------------------------------
+ */
+#include "pg_glue.h"
+
+#include <math.h>
+
+#include "access/xact.h"
+#include "catalog/namespace.h"
+#include "catalog/pg_type.h"
+#include "executor/spi.h"
+#include "fmgr.h"
+#include "funcapi.h"
+#include "lib/ilist.h"
+#include "lib/stringinfo.h"
+#include "miscadmin.h"
+#include "storage/proc.h"
+#include "utils/acl.h"
+#include "utils/array.h"
+#include "utils/builtins.h"
+#include "utils/guc.h"
+#include "utils/lsyscache.h"
+#include "utils/numeric.h"
+#include "utils/regproc.h"
+#include "utils/snapmgr.h"
+#include "utils/varlena.h"
+
+#include "madlib_dl/dl_model.h"
+
+#include "pg_model.h"
+#include "pg_util.h"
+
+/* madlib_dl.model_cache_size, kB */
+static int	dl_model_cache_kb = 256 * 1024;
+/* madlib_dl.model_name: the name runs record their versions under */
+static char *dl_model_name = NULL;
+
+typedef enum ServeKind
+{
+	SERVE_FIT,					/* fit's model table: one row + <t>_summary */
+	SERVE_MULTI,				/* fit_multiple / automl: mst_key + <t>_summary */
+	SERVE_BYOM					/* load_keras_model's table: model_id */
+} ServeKind;
+
+/* One cached model. */
+typedef struct ServeEntry
+{
+	dlist_node	node;			/* in serve_lru, most recent first */
+	MemoryContext cxt;			/* owns this entry and its model */
+	Oid			relid;
+	int32		key;			/* mst_key or model_id; 0 for SERVE_FIT */
+	char	   *stamp;
+	DlPgModel  *m;
+	int64		in_size;
+	int64		K;
+	double		nc;
+	int			n_class;		/* 0: no class values */
+	char	  **class_values;	/* (n_class); NULL elements allowed */
+	float	   *x;				/* (in_size) */
+	float	   *out;			/* (K) */
+	Size		bytes;
+} ServeEntry;
+
+static dlist_head serve_lru = DLIST_STATIC_INIT(serve_lru);
+static MemoryContext serve_cxt = NULL;
+static Size serve_bytes = 0;
+static uint64 serve_generation = 1; /* bumped when an entry is freed */
+
+/* What the snapshot of a call looks like: a change means read the stamp again. */
+typedef struct SnapKey
+{
+	LocalTransactionId lxid;
+	TransactionId xmin;
+	TransactionId xmax;
+	CommandId	curcid;
+	uint32		xcnt;
+	int32		subxcnt;
+	uint64		completions;
+} SnapKey;
+
+/* The state of one call site (fn_extra): the model it last used. */
+typedef struct ServeCall
+{
+	bool		valid;
+	SnapKey		snap;
+	char	   *model;			/* as given */
+	bool		key_null;
+	int32		key;
+	/* what it resolved to */
+	Oid			relid;
+	int32		rkey;
+	char	   *stamp;
+	ServeEntry *e;
+	uint64		generation;
+} ServeCall;
+
+void		dl_serving_init(void);
+
+void
+dl_serving_init(void)
+{
+	DefineCustomIntVariable("madlib_dl.model_cache_size",
+							"Memory each backend may keep compiled models in for predict_row.",
+							"predict_row and predict_row_prob keep the models they use, compiled, per "
+							"backend; the least recently used go when the cache holds more. 0 keeps only "
+							"the model in use. Only superusers can change it.",
+							&dl_model_cache_kb,
+							256 * 1024, 0, INT_MAX,
+							PGC_SUSET, GUC_UNIT_KB,
+							NULL, NULL, NULL);
+	DefineCustomStringVariable("madlib_dl.model_name",
+							   "Name that fit, fit_multiple and madlib_keras_automl record their model versions under.",
+							   "Empty: schema.table of the model table. madlib_dl.deploy(name, ...) chooses among the "
+							   "versions of a name (docs/serving.md).",
+							   &dl_model_name,
+							   "",
+							   PGC_USERSET, 0,
+							   NULL, NULL, NULL);
+}
+
+static bool
+snap_key(SnapKey *k)
+{
+	Snapshot	s;
+
+	memset(k, 0, sizeof(*k));
+	if (!ActiveSnapshotSet())
+		return false;
+	s = GetActiveSnapshot();
+	k->lxid = MyProc->lxid;
+	k->xmin = s->xmin;
+	k->xmax = s->xmax;
+	k->curcid = s->curcid;
+	k->xcnt = s->xcnt;
+	k->subxcnt = s->subxcnt;
+#if PG_VERSION_NUM >= 140000
+	k->completions = s->snapXactCompletionCount;
+#endif
+	return true;
+}
+
+static void
+entry_free(ServeEntry *e)
+{
+	dlist_delete(&e->node);
+	serve_bytes -= Min(serve_bytes, e->bytes);
+	serve_generation++;
+	MemoryContextDelete(e->cxt);
+}
+
+static ServeEntry *
+cache_find(Oid relid, int32 key, const char *stamp)
+{
+	dlist_iter	it;
+
+	dlist_foreach(it, &serve_lru)
+	{
+		ServeEntry *e = dlist_container(ServeEntry, node, it.cur);
+
+		if (e->relid == relid && e->key == key && strcmp(e->stamp, stamp) == 0)
+		{
+			dlist_move_head(&serve_lru, &e->node);
+			return e;
+		}
+	}
+	return NULL;
+}
+
+/* Add e, dropping older versions of its model, then the least recently used over the cap. */
+static void
+cache_add(ServeEntry *e)
+{
+	dlist_mutable_iter it;
+	Size		cap = (Size) dl_model_cache_kb * 1024;
+
+	if (serve_cxt == NULL)
+		serve_cxt = AllocSetContextCreate(TopMemoryContext, "madlib_dl model cache",
+										  ALLOCSET_SMALL_SIZES);
+	dlist_foreach_modify(it, &serve_lru)
+	{
+		ServeEntry *o = dlist_container(ServeEntry, node, it.cur);
+
+		if (o->relid == e->relid && o->key == e->key)
+			entry_free(o);
+	}
+	MemoryContextSetParent(e->cxt, serve_cxt);
+	e->bytes = MemoryContextMemAllocated(e->cxt, true);
+	dlist_push_head(&serve_lru, &e->node);
+	serve_bytes += e->bytes;
+	while (serve_bytes > cap && !dlist_is_empty(&serve_lru))
+	{
+		ServeEntry *last = dlist_container(ServeEntry, node, dlist_tail_node(&serve_lru));
+
+		if (last == e)
+			break;
+		entry_free(last);
+	}
+}
+
+/* The text of column 1 of SPI row i, or NULL. */
+static char *
+spi_text(int row, int col)
+{
+	return SPI_getvalue(SPI_tuptable->vals[row], SPI_tuptable->tupdesc, col);
+}
+
+/*
+ * The prepared plans of the stamp and load queries, by query text (which
+ * names the table as it is called now: a renamed table gets a new plan),
+ * kept across queries (SPI_keepplan; the plan cache revalidates them
+ * after DDL).  At most SERVE_PLANS, the oldest replaced first.
+ */
+#define SERVE_PLANS 32
+typedef struct ServePlan
+{
+	char	   *sql;
+	bool		with_key;
+	SPIPlanPtr	plan;
+} ServePlan;
+static ServePlan serve_plans[SERVE_PLANS];
+static int	serve_plans_next = 0;
+
+static SPIPlanPtr
+serve_plan(const char *sql, bool with_key)
+{
+	Oid			argtypes[1] = {INT4OID};
+	SPIPlanPtr	plan;
+	ServePlan  *slot;
+
+	for (int i = 0; i < SERVE_PLANS; i++)
+		if (serve_plans[i].sql != NULL && serve_plans[i].with_key == with_key &&
+			strcmp(serve_plans[i].sql, sql) == 0)
+			return serve_plans[i].plan;
+	plan = SPI_prepare(sql, with_key ? 1 : 0, argtypes);
+	if (plan == NULL)
+		elog(ERROR, "madlib_dl: predict_row could not prepare \"%s\": %s", sql,
+			 SPI_result_code_string(SPI_result));
+	if (SPI_keepplan(plan) != 0)
+		elog(ERROR, "madlib_dl: SPI_keepplan failed");
+	slot = &serve_plans[serve_plans_next];
+	serve_plans_next = (serve_plans_next + 1) % SERVE_PLANS;
+	if (slot->sql != NULL)
+	{
+		SPI_freeplan(slot->plan);
+		pfree(slot->sql);
+		slot->sql = NULL;
+	}
+	slot->plan = plan;
+	slot->with_key = with_key;
+	slot->sql = MemoryContextStrdup(TopMemoryContext, sql);
+	return plan;
+}
+
+/* Run a read-only query with one int4 parameter (or none); ERROR when SPI fails. */
+static void
+spi_run(const char *sql, bool with_key, int32 key, long limit)
+{
+	Datum		args[1] = {Int32GetDatum(key)};
+	int			rc;
+
+	rc = SPI_execute_plan(serve_plan(sql, with_key), with_key ? args : NULL, NULL, true, limit);
+	if (rc != SPI_OK_SELECT)
+		elog(ERROR, "madlib_dl: predict_row query failed: %s", SPI_result_code_string(rc));
+}
+
+/* Append the row versions (ctid:xmin:cmin) of the rows query gives to buf. */
+static void
+stamp_rows(StringInfo buf, const char *tbl_sql, const char *where, bool with_key, int32 key)
+{
+	char	   *sql = psprintf("SELECT ctid::text || ':' || xmin::text || ':' || cmin::text FROM %s%s",
+							   tbl_sql, where);
+
+	spi_run(sql, with_key, key, 3);
+	appendStringInfo(buf, UINT64_FORMAT "[", SPI_processed);
+	for (uint64 i = 0; i < SPI_processed; i++)
+		appendStringInfo(buf, "%s;", spi_text((int) i, 1));
+	appendStringInfoChar(buf, ']');
+}
+
+/*
+ * Resolve model (and the mst_key given) to a table, a row and its version
+ * stamp, with every column type checked before a row is read.  Inside
+ * SPI.  *kind, *relid, *rkey out; returns the stamp (palloc'd in the
+ * caller's context cxt).
+ */
+static char *
+serve_resolve(const char *model, bool key_null, int32 key, MemoryContext cxt, ServeKind *kind,
+			  Oid *relid, int32 *rkey, char **nsp_out, char **rel_out)
+{
+	List	   *names = stringToQualifiedNameList(model);
+	RangeVar   *rv = makeRangeVarFromNameList(names);
+	Oid			rel = RangeVarGetRelid(rv, NoLock, true);
+	StringInfoData stamp;
+	char	   *tbl_sql;
+	char	   *label;
+	char	   *nsp;
+	char	   *relname;
+
+	if (!OidIsValid(rel))
+	{
+		/* a deployed name */
+		Oid			argtypes[1] = {TEXTOID};
+		Datum		args[1] = {CStringGetTextDatum(model)};
+		bool		isnull;
+
+		if (SPI_execute_with_args("SELECT v.model_relid, v.mst_key, v.model_table"
+								  "  FROM madlib_dl.model_deployments d"
+								  "  JOIN madlib_dl.model_versions v"
+								  "    ON v.version_id OPERATOR(pg_catalog.=) d.version_id"
+								  " WHERE d.name OPERATOR(pg_catalog.=) $1",
+								  1, argtypes, args, NULL, true, 1) != SPI_OK_SELECT)
+			elog(ERROR, "madlib_dl: predict_row could not read the deployments");
+		if (SPI_processed == 0)
+			ereport(ERROR,
+					(errcode(ERRCODE_UNDEFINED_TABLE),
+					 errmsg("model \"%s\" is neither a table nor a deployed model name", model),
+					 errhint("Give a model table made by fit, fit_multiple or madlib_keras_automl, an "
+							 "architecture table of load_keras_model with a model_id, or a name "
+							 "deployed with madlib_dl.deploy (SELECT * FROM madlib_dl.model_deployments).")));
+		if (!key_null)
+			ereport(ERROR,
+					(errcode(ERRCODE_INVALID_PARAMETER_VALUE),
+					 errmsg("mst_key %d must not be given with the deployed name \"%s\"", key, model),
+					 errhint("The deployed version chooses the model; call predict_row(name, features).")));
+		rel = DatumGetObjectId(SPI_getbinval(SPI_tuptable->vals[0], SPI_tuptable->tupdesc, 1, &isnull));
+		key = DatumGetInt32(SPI_getbinval(SPI_tuptable->vals[0], SPI_tuptable->tupdesc, 2, &key_null));
+		if (get_rel_relkind(rel) == '\0')
+			ereport(ERROR,
+					(errcode(ERRCODE_UNDEFINED_TABLE),
+					 errmsg("the version of \"%s\" deployed names model table %s, which was dropped",
+							model, spi_text(0, 3)),
+					 errhint("Deploy another version: SELECT madlib_dl.deploy('%s', 'latest').", model)));
+	}
+	nsp = get_namespace_name(get_rel_namespace(rel));
+	relname = get_rel_name(rel);
+	if (nsp == NULL || relname == NULL)
+		ereport(ERROR,
+				(errcode(ERRCODE_UNDEFINED_TABLE),
+				 errmsg("model table \"%s\" does not exist", model),
+				 errhint("Check the table name and the search_path, or give schema.table.")));
+	tbl_sql = quote_qualified_identifier(nsp, relname);
+	label = psprintf("%s.%s", nsp, relname);
+	if (get_attnum(rel, "mst_key") != InvalidAttrNumber)
+		*kind = SERVE_MULTI;
+	else if (get_attnum(rel, "model_id") != InvalidAttrNumber)
+		*kind = SERVE_BYOM;
+	else
+		*kind = SERVE_FIT;
+	if (*kind == SERVE_FIT && !key_null)
+		ereport(ERROR,
+				(errcode(ERRCODE_INVALID_PARAMETER_VALUE),
+				 errmsg("mst_key must not be given for a single-model table"),
+				 errhint("\"%s\" holds one model (made by fit); call predict_row without mst_key.", label)));
+	if (*kind != SERVE_FIT && key_null)
+		ereport(ERROR,
+				(errcode(ERRCODE_INVALID_PARAMETER_VALUE),
+				 errmsg("%s is required for \"%s\"", *kind == SERVE_MULTI ? "mst_key" : "a model_id", label),
+				 errhint(*kind == SERVE_MULTI ?
+						 "The table holds several models (fit_multiple, automl): give the mst_key of one, "
+						 "predict_row(model, features, mst_key)." :
+						 "An architecture table holds several models: give the model_id as the third "
+						 "argument, predict_row(table, features, model_id).")));
+	{
+		DlPgColumn	fit_cols[3] = {{"model_weights", BYTEAOID}, {"model_arch", JSONOID}, {"mst_key", INT4OID}};
+		DlPgColumn	byom_cols[3] = {{"model_weights", BYTEAOID}, {"model_arch", JSONOID}, {"model_id", INT4OID}};
+
+		if (*kind == SERVE_BYOM)
+			dl_pg_require_columns(rel, byom_cols, 3, "an architecture table of load_keras_model");
+		else
+			dl_pg_require_columns(rel, fit_cols, *kind == SERVE_MULTI ? 3 : 2,
+								  "a model table made by fit, fit_multiple or madlib_keras_automl");
+	}
+	initStringInfo(&stamp);
+	appendStringInfo(&stamp, "%u:", rel);
+	if (*kind == SERVE_FIT)
+		stamp_rows(&stamp, tbl_sql, "", false, 0);
+	else
+		stamp_rows(&stamp, tbl_sql, *kind == SERVE_MULTI ? " WHERE mst_key OPERATOR(pg_catalog.=) $1" :
+				   " WHERE model_id OPERATOR(pg_catalog.=) $1", true, key);
+	if (*kind != SERVE_BYOM)
+	{
+		char	   *sname = psprintf("%s_summary", relname);
+		Oid			srel = get_relname_relid(sname, get_rel_namespace(rel));
+
+		/* only system columns are read here (after the trust check); _ep_model reads the rest */
+		if (OidIsValid(srel))
+		{
+			char		skind = get_rel_relkind(srel);
+
+			if (skind != RELKIND_RELATION && skind != RELKIND_PARTITIONED_TABLE)
+				ereport(ERROR,
+						(errcode(ERRCODE_WRONG_OBJECT_TYPE),
+						 errmsg("%s.%s is not a table", nsp, sname),
+						 errhint("Give a model table with the summary table fit wrote next to it.")));
+			dl_pg_require_trusted_table(srel, "the summary table fit wrote next to the model table");
+			appendStringInfo(&stamp, "|%u:", srel);
+			stamp_rows(&stamp, quote_qualified_identifier(nsp, sname), "", false, 0);
+		}
+	}
+	*relid = rel;
+	*rkey = key_null ? 0 : key;
+	*nsp_out = MemoryContextStrdup(cxt, nsp);
+	*rel_out = MemoryContextStrdup(cxt, relname);
+	return MemoryContextStrdup(cxt, stamp.data);
+}
+
+/* Load and compile the model of a resolved table and row (inside SPI). */
+static ServeEntry *
+serve_load(ServeKind kind, Oid relid, int32 key, const char *stamp, const char *nsp,
+		   const char *relname, MemoryContext parent)
+{
+	MemoryContext cxt = AllocSetContextCreate(parent, "madlib_dl cached model", ALLOCSET_DEFAULT_SIZES);
+	MemoryContext old;
+	ServeEntry *e = MemoryContextAllocZero(cxt, sizeof(ServeEntry));
+	bool		isnull;
+	char	   *arch;
+	bytea	   *weights;
+	Datum		d;
+	const DlModelSpec *spec;
+
+	e->cxt = cxt;
+	e->relid = relid;
+	e->key = key;
+	e->stamp = MemoryContextStrdup(cxt, stamp);
+	e->nc = 1.0;
+	if (kind == SERVE_BYOM)
+	{
+		char	   *sql = psprintf("SELECT model_arch::text, model_weights FROM %s"
+								   " WHERE model_id OPERATOR(pg_catalog.=) $1",
+								   quote_qualified_identifier(nsp, relname));
+
+		spi_run(sql, true, key, 2);
+		if (SPI_processed != 1)
+			ereport(ERROR,
+					(errcode(SPI_processed == 0 ? ERRCODE_NO_DATA_FOUND : ERRCODE_CARDINALITY_VIOLATION),
+					 errmsg("model_id %d is in architecture table \"%s.%s\" %s", key, nsp, relname,
+							SPI_processed == 0 ? "no time" : "more than once"),
+					 errhint("SELECT model_id FROM %s lists the models it holds.",
+							 quote_qualified_identifier(nsp, relname))));
+	}
+	else
+	{
+		Oid			argtypes[2] = {TEXTARRAYOID, INT4OID};
+		Datum		parts[2] = {CStringGetTextDatum(nsp), CStringGetTextDatum(relname)};
+		Datum		args[2];
+		char		nulls[2] = {' ', kind == SERVE_MULTI ? ' ' : 'n'};
+
+		args[0] = PointerGetDatum(construct_array(parts, 2, TEXTOID, -1, false, TYPALIGN_INT));
+		args[1] = Int32GetDatum(key);
+		if (SPI_execute_with_args("SELECT m.model_arch::text, m.model_weights, m.normalizing_const,"
+								  "       m.class_values"
+								  "  FROM madlib_dl._ep_model($1, $2) m",
+								  2, argtypes, args, nulls, true, 1) != SPI_OK_SELECT)
+			elog(ERROR, "madlib_dl: predict_row could not read the model");
+	}
+	if (SPI_processed != 1)
+		elog(ERROR, "madlib_dl: predict_row read no model");
+	d = SPI_getbinval(SPI_tuptable->vals[0], SPI_tuptable->tupdesc, 1, &isnull);
+	if (isnull)
+		ereport(ERROR,
+				(errcode(ERRCODE_NULL_VALUE_NOT_ALLOWED),
+				 errmsg("model \"%s.%s\" has no model_arch", nsp, relname),
+				 errhint("Load or train the model again.")));
+	old = MemoryContextSwitchTo(cxt);
+	arch = TextDatumGetCString(d);
+	d = SPI_getbinval(SPI_tuptable->vals[0], SPI_tuptable->tupdesc, 2, &isnull);
+	if (isnull)
+		ereport(ERROR,
+				(errcode(ERRCODE_NULL_VALUE_NOT_ALLOWED),
+				 errmsg("model \"%s.%s\" has no model_weights", nsp, relname),
+				 errhint("Load weights with load_keras_model, or train the model with fit.")));
+	weights = DatumGetByteaPCopy(d);
+	if (kind != SERVE_BYOM)
+	{
+		d = SPI_getbinval(SPI_tuptable->vals[0], SPI_tuptable->tupdesc, 3, &isnull);
+		e->nc = isnull ? 1.0 : DatumGetFloat8(d);
+		d = SPI_getbinval(SPI_tuptable->vals[0], SPI_tuptable->tupdesc, 4, &isnull);
+		if (!isnull)
+		{
+			Datum	   *v;
+			bool	   *vn;
+			int			n;
+
+			deconstruct_array(DatumGetArrayTypeP(d), TEXTOID, -1, false, TYPALIGN_INT, &v, &vn, &n);
+			e->n_class = n;
+			e->class_values = palloc0(sizeof(char *) * Max(n, 1));
+			for (int i = 0; i < n; i++)
+				e->class_values[i] = vn[i] ? NULL : TextDatumGetCString(v[i]);
+		}
+	}
+	if (!(e->nc > 0.0) || !isfinite(e->nc))
+		ereport(ERROR,
+				(errcode(ERRCODE_DATA_EXCEPTION),
+				 errmsg("model \"%s.%s\" has normalizing_const %g", nsp, relname, e->nc),
+				 errhint("Train the model again: normalizing_const must be a positive number.")));
+	e->m = dl_pg_model_parse(arch, strlen(arch), NULL, NULL, cxt);
+	spec = e->m->spec;
+	if (spec->n_inputs != 1 || spec->n_outputs != 1)
+		ereport(ERROR,
+				(errcode(ERRCODE_FEATURE_NOT_SUPPORTED),
+				 errmsg("model \"%s.%s\" has %d inputs and %d outputs; predict_row takes models of one of each",
+						nsp, relname, spec->n_inputs, spec->n_outputs),
+				 errhint("Predict it with madlib_dl.predict, which takes one column per input.")));
+	e->in_size = dl_pg_model_input_size(e->m);
+	e->K = dl_pg_model_output_width(e->m);
+	if (e->in_size < 1 || e->K < 1 || e->K > (int64) (MaxAllocSize / sizeof(float)))
+		ereport(ERROR,
+				(errcode(ERRCODE_PROGRAM_LIMIT_EXCEEDED),
+				 errmsg("model \"%s.%s\" has input size " INT64_FORMAT " and output width " INT64_FORMAT,
+						nsp, relname, e->in_size, e->K),
+				 errhint("Predict with a model that reads its input and has outputs.")));
+	/* the memory check (madlib_dl.max_model_memory) comes before the build */
+	dl_pg_model_create(e->m, DL_PG_MODEL_INFER, 1);
+	dl_pg_model_set_weights(e->m, weights);
+	pfree(weights);
+	e->x = MemoryContextAllocHuge(cxt, (Size) e->in_size * sizeof(float));
+	e->out = MemoryContextAllocHuge(cxt, (Size) e->K * sizeof(float));
+	MemoryContextSwitchTo(old);
+	return e;
+}
+
+/* The model this call uses: from the call site's state, the cache, or loaded. */
+static ServeEntry *
+serve_entry(FunctionCallInfo fcinfo, const char *model, bool key_null, int32 key)
+{
+	ServeCall  *sc = (ServeCall *) fcinfo->flinfo->fn_extra;
+	SnapKey		snap;
+	bool		have_snap = snap_key(&snap);
+	ServeKind	kind;
+	Oid			relid;
+	int32		rkey;
+	char	   *stamp;
+	char	   *nsp;
+	char	   *relname;
+	ServeEntry *e;
+	bool		pushed = false;
+
+	if (sc == NULL)
+	{
+		sc = MemoryContextAllocZero(fcinfo->flinfo->fn_mcxt, sizeof(ServeCall));
+		fcinfo->flinfo->fn_extra = sc;
+	}
+	if (sc->valid && have_snap && memcmp(&sc->snap, &snap, sizeof(snap)) == 0 &&
+		sc->key_null == key_null && (key_null || sc->key == key) && strcmp(sc->model, model) == 0)
+	{
+		if (sc->generation == serve_generation)
+			return sc->e;
+		e = cache_find(sc->relid, sc->rkey, sc->stamp);
+		if (e != NULL)
+		{
+			sc->e = e;
+			sc->generation = serve_generation;
+			return e;
+		}
+	}
+	sc->valid = false;
+	if (!ActiveSnapshotSet())
+	{
+		PushActiveSnapshot(GetTransactionSnapshot());
+		pushed = true;
+	}
+	if (SPI_connect() != SPI_OK_CONNECT)
+		elog(ERROR, "madlib_dl: SPI_connect failed");
+	stamp = serve_resolve(model, key_null, key, fcinfo->flinfo->fn_mcxt, &kind, &relid, &rkey, &nsp,
+						  &relname);
+	e = cache_find(relid, rkey, stamp);
+	if (e == NULL)
+	{
+		e = serve_load(kind, relid, rkey, stamp, nsp, relname, fcinfo->flinfo->fn_mcxt);
+		cache_add(e);
+	}
+	SPI_finish();
+	if (pushed)
+		PopActiveSnapshot();
+	if (sc->model != NULL)
+		pfree(sc->model);
+	if (sc->stamp != NULL)
+		pfree(sc->stamp);
+	sc->model = MemoryContextStrdup(fcinfo->flinfo->fn_mcxt, model);
+	sc->key_null = key_null;
+	sc->key = key;
+	sc->relid = relid;
+	sc->rkey = rkey;
+	sc->stamp = stamp;
+	sc->e = e;
+	sc->generation = serve_generation;
+	sc->snap = snap;
+	sc->valid = have_snap;
+	return e;
+}
+
+/* Append "[a,b,c]" of n dims to buf. */
+static void
+append_dims(StringInfo buf, const int *dims, int n)
+{
+	appendStringInfoChar(buf, '[');
+	for (int i = 0; i < n; i++)
+		appendStringInfo(buf, "%s%d", i > 0 ? "," : "", dims[i]);
+	appendStringInfoChar(buf, ']');
+}
+
+/* A non-finite feature, or one out of float32 range after division. */
+static void pg_attribute_noreturn()
+bad_value(double v, int64 j)
+{
+	ereport(ERROR,
+			(errcode(ERRCODE_DATA_EXCEPTION),
+			 errmsg("features has %s at position " INT64_FORMAT,
+					isnan(v) ? "NaN" : isinf(v) ? "an infinite value" : "a value out of float32 range", j + 1),
+			 errhint("Every feature must be a finite number.")));
+}
+
+/*
+ * Copy the features into e->x, divided by the model's normalizing_const.
+ * The array must have the model's input shape (as predict requires) and
+ * a numeric element type; no NULL elements.
+ */
+static void
+serve_features(ServeEntry *e, ArrayType *arr)
+{
+	const DlShape *in = &e->m->spec->input_shapes[0];
+	Oid			elem = ARR_ELEMTYPE(arr);
+	int64		n = ArrayGetNItems(ARR_NDIM(arr), ARR_DIMS(arr));
+	bool		same = ARR_NDIM(arr) == in->rank;
+	double		nc = e->nc;
+
+	for (int i = 0; same && i < in->rank; i++)
+		same = ARR_DIMS(arr)[i] == in->dims[i];
+	if (!same)
+	{
+		StringInfoData have;
+		StringInfoData want;
+		int			want_dims[DL_MAX_RANK] = {0};
+
+		for (int i = 0; i < in->rank && i < DL_MAX_RANK; i++)
+			want_dims[i] = (int) in->dims[i];
+		initStringInfo(&have);
+		initStringInfo(&want);
+		append_dims(&have, ARR_DIMS(arr), ARR_NDIM(arr));
+		append_dims(&want, want_dims, in->rank);
+		ereport(ERROR,
+				(errcode(ERRCODE_DATA_EXCEPTION),
+				 errmsg("features has shape %s but the model's input shape is %s", have.data, want.data),
+				 n == e->in_size ?
+				 errhint("The array has the right number of values in another layout: give an array of "
+						 "exactly the model's input shape, in row-major order.") :
+				 errhint("Give an array of exactly the model's input shape %s (" INT64_FORMAT
+						 " values), in row-major order.", want.data, e->in_size)));
+	}
+	if (ARR_HASNULL(arr))
+	{
+		bits8	   *bitmap = ARR_NULLBITMAP(arr);
+
+		for (int64 j = 0; j < n; j++)
+			if (!(bitmap[j / 8] & (1 << (j % 8))))
+				ereport(ERROR,
+						(errcode(ERRCODE_NULL_VALUE_NOT_ALLOWED),
+						 errmsg("features has a NULL at position " INT64_FORMAT, j + 1),
+						 errhint("Every feature must be a number.")));
+	}
+	if (elem == FLOAT4OID)
+	{
+		const float4 *v = (const float4 *) ARR_DATA_PTR(arr);
+		float	   *x = e->x;
+		int			ok = 1;
+
+		/* one pass the compiler vectorizes; the checks after it */
+		for (int64 j = 0; j < n; j++)
+		{
+			float		f = (float) ((double) v[j] / nc);
+
+			x[j] = f;
+			ok &= isfinite(f) && isfinite(v[j]);
+		}
+		if (!ok)
+			for (int64 j = 0; j < n; j++)
+				if (!isfinite(v[j]) || !isfinite(x[j]))
+					bad_value(v[j], j);
+		return;
+	}
+	if (elem == FLOAT8OID)
+	{
+		const float8 *v = (const float8 *) ARR_DATA_PTR(arr);
+		float	   *x = e->x;
+		int			ok = 1;
+
+		/* one pass the compiler vectorizes; the checks after it */
+		for (int64 j = 0; j < n; j++)
+		{
+			float		f = (float) (v[j] / nc);
+
+			x[j] = f;
+			ok &= isfinite(f) && isfinite(v[j]);
+		}
+		if (!ok)
+			for (int64 j = 0; j < n; j++)
+				if (!isfinite(v[j]) || !isfinite(x[j]))
+					bad_value(v[j], j);
+		return;
+	}
+	if (elem == INT2OID || elem == INT4OID || elem == INT8OID || elem == NUMERICOID)
+	{
+		Datum	   *v;
+		int			cnt;
+		int16		typlen;
+		bool		typbyval;
+		char		typalign;
+
+		get_typlenbyvalalign(elem, &typlen, &typbyval, &typalign);
+		deconstruct_array(arr, elem, typlen, typbyval, typalign, &v, NULL, &cnt);
+		for (int64 j = 0; j < n; j++)
+		{
+			double		f;
+			double		t;
+
+			if (elem == INT2OID)
+				f = DatumGetInt16(v[j]);
+			else if (elem == INT4OID)
+				f = DatumGetInt32(v[j]);
+			else if (elem == INT8OID)
+				f = (double) DatumGetInt64(v[j]);
+			else
+				f = DatumGetFloat8(DirectFunctionCall1(numeric_float8_no_overflow, v[j]));
+			t = f / nc;
+			if (!isfinite(f) || !isfinite((float) t))
+				bad_value(f, j);
+			e->x[j] = (float) t;
+		}
+		pfree(v);
+		return;
+	}
+	ereport(ERROR,
+			(errcode(ERRCODE_DATATYPE_MISMATCH),
+			 errmsg("features is a %s, not an array of numbers", format_type_be(get_array_type(elem))),
+			 errhint("Give a real[], double precision[], integer[], bigint[], smallint[] or numeric[].")));
+}
+
+/* One forward pass for the features of this call; e->out holds the outputs. */
+static ServeEntry *
+serve_predict(FunctionCallInfo fcinfo)
+{
+	text	   *model_t;
+	char	   *model;
+	ServeEntry *e;
+	DlError		err;
+	int64_t		bad_row;
+
+	CHECK_FOR_INTERRUPTS();
+	if (PG_ARGISNULL(0))
+		ereport(ERROR,
+				(errcode(ERRCODE_NULL_VALUE_NOT_ALLOWED),
+				 errmsg("model_table must not be NULL"),
+				 errhint("Give a model table, or a name deployed with madlib_dl.deploy.")));
+	model_t = PG_GETARG_TEXT_PP(0);
+	model = text_to_cstring(model_t);
+	e = serve_entry(fcinfo, model, PG_ARGISNULL(2), PG_ARGISNULL(2) ? 0 : PG_GETARG_INT32(2));
+	serve_features(e, PG_GETARG_ARRAYTYPE_P(1));
+	dl_error_clear(&err);
+	if (dl_model_check_ids(e->m->spec, 0, e->x, 1, &bad_row, &err) != DL_OK)
+		dl_pg_report(&err);
+	dl_pg_check(dl_model_predict(e->m->model, e->out, e->x, 1, 1, &err), &err);
+	pfree(model);
+	return e;
+}
+
+PG_FUNCTION_INFO_V1(madlib_dl__predict_row);
+
+/*
+ * _predict_row(model text, features anyarray, mst_key int) RETURNS text:
+ * the class value of the highest output (ties: the first; NaN counts
+ * highest, as predict ranks), its index 0..K-1 as text when the model
+ * has no class values, or the output as text for a model of one output
+ * and no class values (regression).  NULL features: NULL.
+ */
+Datum
+madlib_dl__predict_row(PG_FUNCTION_ARGS)
+{
+	ServeEntry *e;
+	int64		best = 0;
+
+	if (PG_ARGISNULL(1))
+		PG_RETURN_NULL();
+	e = serve_predict(fcinfo);
+	if (e->n_class == 0 && e->K == 1)
+		PG_RETURN_DATUM(DirectFunctionCall1(textin, DirectFunctionCall1(float4out,
+																		Float4GetDatum(e->out[0]))));
+	for (int64 k = 1; k < e->K; k++)
+	{
+		bool		nb = isnan(e->out[best]);
+		bool		nk = isnan(e->out[k]);
+
+		if (!nb && (nk || e->out[k] > e->out[best]))
+			best = k;
+	}
+	if (e->n_class > 0)
+	{
+		if (best >= e->n_class || e->class_values[best] == NULL)
+			PG_RETURN_NULL();
+		PG_RETURN_TEXT_P(cstring_to_text(e->class_values[best]));
+	}
+	PG_RETURN_TEXT_P(cstring_to_text(psprintf(INT64_FORMAT, best)));
+}
+
+PG_FUNCTION_INFO_V1(madlib_dl__predict_row_prob);
+
+/* _predict_row_prob(model text, features anyarray, mst_key int) RETURNS real[]: the output layer. */
+Datum
+madlib_dl__predict_row_prob(PG_FUNCTION_ARGS)
+{
+	ServeEntry *e;
+	Datum	   *v;
+
+	if (PG_ARGISNULL(1))
+		PG_RETURN_NULL();
+	e = serve_predict(fcinfo);
+	v = palloc(sizeof(Datum) * e->K);
+	for (int64 k = 0; k < e->K; k++)
+		v[k] = Float4GetDatum(e->out[k]);
+	PG_RETURN_ARRAYTYPE_P(construct_array(v, (int) e->K, FLOAT4OID, sizeof(float4), true, TYPALIGN_INT));
+}
+
+PG_FUNCTION_INFO_V1(madlib_dl__model_cache);
+
+/*
+ * _model_cache() RETURNS SETOF (relid oid, key int, stamp text, bytes bigint):
+ * this backend's cached models, most recently used first (for tests and
+ * docs/serving.md).
+ */
+Datum
+madlib_dl__model_cache(PG_FUNCTION_ARGS)
+{
+	ReturnSetInfo *rsinfo = (ReturnSetInfo *) fcinfo->resultinfo;
+	dlist_iter	it;
+
+	InitMaterializedSRF(fcinfo, 0);
+	dlist_foreach(it, &serve_lru)
+	{
+		ServeEntry *e = dlist_container(ServeEntry, node, it.cur);
+		Datum		values[4];
+		bool		nulls[4] = {false, false, false, false};
+
+		values[0] = ObjectIdGetDatum(e->relid);
+		values[1] = Int32GetDatum(e->key);
+		values[2] = CStringGetTextDatum(e->stamp);
+		values[3] = Int64GetDatum((int64) e->bytes);
+		tuplestore_putvalues(rsinfo->setResult, rsinfo->setDesc, values, nulls);
+	}
+	return (Datum) 0;
+}
