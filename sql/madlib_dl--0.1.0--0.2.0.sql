@@ -64,8 +64,11 @@ DROP FUNCTION madlib_dl.predict(character varying,character varying,character va
 DROP FUNCTION madlib_dl.madlib_keras_predict(character varying,character varying,character varying,character varying,character varying,double precision,boolean,integer);
 DROP FUNCTION madlib_dl.madlib_keras_predict(character varying,character varying,character varying,character varying,character varying,integer,boolean,integer);
 DROP FUNCTION madlib_dl.madlib_keras_predict(character varying,character varying,character varying,character varying,character varying,character varying,boolean,integer);
+DROP FUNCTION madlib_dl.evaluate(character varying,character varying,character varying,boolean,integer);
+DROP FUNCTION madlib_dl.madlib_keras_evaluate(character varying,character varying,character varying,boolean,integer);
 DROP FUNCTION madlib_dl._predict_byom(text[],integer,text[],text,text,text[],text,integer,double precision,boolean,text[],double precision,integer);
 DROP FUNCTION madlib_dl._predict(text[],text[],text,text,text[],text,integer,double precision,boolean,integer);
+DROP FUNCTION madlib_dl._evaluate(text[],text[],text[],boolean,integer);
 DROP FUNCTION madlib_dl._ep_write_predictions(regclass,text,text,text[],json,bytea,double precision,text,text[],text,integer,double precision);
 DROP FUNCTION madlib_dl._ep_model(text[],integer);
 DROP FUNCTION madlib_dl._ep_output_size(json);
@@ -3444,6 +3447,48 @@ BEGIN
 END
 $function$;
 
+CREATE FUNCTION madlib_dl._metric_sums_add(a bytea, b bytea)
+ RETURNS bytea
+ LANGUAGE c
+ IMMUTABLE PARALLEL SAFE
+AS '$libdir/madlib_dl', $function$madlib_dl__metric_sums_add$function$;
+
+CREATE AGGREGATE madlib_dl._metric_sums(bytea) (
+    SFUNC = madlib_dl._metric_sums_add,
+    STYPE = bytea,
+    PARALLEL = SAFE
+);
+
+CREATE FUNCTION madlib_dl._metrics_names(compile_params text)
+ RETURNS text[]
+ LANGUAGE c
+ IMMUTABLE PARALLEL SAFE
+AS '$libdir/madlib_dl', $function$madlib_dl__metrics_names$function$;
+
+CREATE FUNCTION madlib_dl._metrics_values(compile_params text, sums bytea, n bigint)
+ RETURNS double precision[]
+ LANGUAGE c
+ IMMUTABLE PARALLEL SAFE
+AS '$libdir/madlib_dl', $function$madlib_dl__metrics_values$function$;
+
+CREATE FUNCTION madlib_dl._compile_params_with_metrics(compile_params text, metrics text)
+ RETURNS text
+ LANGUAGE c
+ IMMUTABLE PARALLEL SAFE
+AS '$libdir/madlib_dl', $function$madlib_dl__compile_params_with_metrics$function$;
+
+CREATE FUNCTION madlib_dl._metrics_json(names text[], vals double precision[])
+ RETURNS jsonb
+ LANGUAGE sql
+ IMMUTABLE PARALLEL SAFE
+ SET search_path TO 'pg_catalog', 'pg_temp'
+AS $function$
+    SELECT pg_catalog.jsonb_object_agg(u.name, CASE WHEN u.v OPERATOR(pg_catalog.=) 'NaN'::float8
+                                                    THEN NULL ELSE pg_catalog.to_jsonb(u.v) END
+                                       ORDER BY u.i)
+      FROM unnest(names, vals) WITH ORDINALITY AS u(name, v, i)
+$function$;
+
 CREATE FUNCTION madlib_dl._ep_evaluate(test regclass, dep_col text, indep_col text, model_arch json, model_weights bytea, compile_params text)
  RETURNS double precision[]
  LANGUAGE plpgsql
@@ -3453,22 +3498,28 @@ DECLARE
     grouped boolean := madlib_dl._ep_has_column(test, '__dist_key__');
     loss_sum float8;
     metric_sum float8;
+    sums bytea;
+    vals float8[];
     n numeric;
 BEGIN
     EXECUTE format('SELECT sum((g.r).loss_sum ORDER BY g.k), sum((g.r).metric_sum ORDER BY g.k),'
-                   '       sum((g.r).n)'
+                   '       sum((g.r).n), madlib_dl._metric_sums((g.r).state ORDER BY g.k)'
                    '  FROM (SELECT %s AS k, madlib_dl._evaluate_segment($1, $2, $3, s.buffer_id,'
                    '               s.%I, s.%I, s.%I, s.%I) AS r'
                    '          FROM %s s%s) g',
                    CASE WHEN grouped THEN 's.__dist_key__' ELSE '0' END,
                    dep_col, indep_col, dep_col || '_shape', indep_col || '_shape', test,
                    CASE WHEN grouped THEN ' GROUP BY s.__dist_key__' ELSE '' END)
-       INTO loss_sum, metric_sum, n
+       INTO loss_sum, metric_sum, n, sums
       USING model_arch, model_weights, compile_params;
     IF coalesce(n, 0) = 0 THEN
         RAISE EXCEPTION 'test table % has no examples', test::text
             USING ERRCODE = 'data_exception',
                   HINT = 'Evaluate on a preprocessed table with at least one row.';
+    END IF;
+    IF sums IS NOT NULL THEN
+        vals := madlib_dl._metrics_values(compile_params, sums, n::bigint);
+        RETURN ARRAY[loss_sum / n, vals[1]] || vals;
     END IF;
     RETURN ARRAY[loss_sum / n, metric_sum / n];
 END
@@ -3542,13 +3593,15 @@ BEGIN
     END;
     k := cardinality(deps);
     r := madlib_dl._ep_evaluate_io(trel, deps, indeps, model_arch, model_weights, compile_params);
-    EXECUTE format('CREATE TABLE %s (loss float8, metric float8, metrics_type text[], loss_type text%s)%s',
+    EXECUTE format('CREATE TABLE %s (loss float8, metric float8, metrics_type text[], loss_type text,'
+                   ' metrics jsonb%s)%s',
                    madlib_dl._table_sql(otbl),
                    CASE WHEN k > 1 THEN (SELECT string_agg(format(', %I float8, %I float8', d || '_loss',
                                                                   d || '_metric'), '' ORDER BY i)
                                            FROM unnest(model_deps) WITH ORDINALITY AS u(d, i))
                         ELSE '' END, madlib_dl._distributed_clause());
-    EXECUTE format('INSERT INTO %s SELECT $1[1], CASE WHEN $2 IS NOT NULL THEN $1[2] END, $2, $3%s',
+    EXECUTE format('INSERT INTO %s SELECT $1[1], CASE WHEN $2 IS NOT NULL THEN $1[2] END, $2, $3,'
+                   ' CASE WHEN $2 IS NOT NULL THEN madlib_dl._metrics_json($2, ARRAY[$1[2]]) END%s',
                    madlib_dl._table_sql(otbl),
                    CASE WHEN k > 1 THEN (SELECT string_agg(format(', $1[%s], CASE WHEN $2 IS NOT NULL THEN $1[%s] END',
                                                                   2 + i, 2 + k + i), '' ORDER BY i)
@@ -3558,7 +3611,7 @@ BEGIN
 END
 $function$;
 
-CREATE OR REPLACE FUNCTION madlib_dl._evaluate(mtbl text[], ttbl text[], otbl text[], use_gpus boolean, mst_key integer)
+CREATE FUNCTION madlib_dl._evaluate(mtbl text[], ttbl text[], otbl text[], use_gpus boolean, mst_key integer, metrics text DEFAULT NULL::text)
  RETURNS void
  LANGUAGE plpgsql
  SET search_path TO 'pg_catalog', 'pg_temp'
@@ -3572,6 +3625,8 @@ DECLARE
     r float8[];
     tf jsonb;                   -- the model's transform (NULL: none)
     raw_rel regclass;           -- the test table as given
+    compile text;
+    mtypes text[];
 BEGIN
     PERFORM madlib_dl._ep_assert_no_gpus(use_gpus);
     PERFORM madlib_dl._assert_output_absent(otbl, 'output_table');
@@ -3584,9 +3639,18 @@ BEGIN
         ttbl := madlib_dl._tf_pack_for_evaluate(ttbl, madlib_dl._table_with_suffix(mtbl, '_summary'), tf);
         trel := madlib_dl._table_oid(ttbl);
     END IF;
+    -- evaluate's metrics: the model's, or the list given
+    compile := madlib_dl._compile_params_with_metrics(m.compile_params, metrics);
+    mtypes := CASE WHEN metrics IS NULL THEN m.metrics_type ELSE madlib_dl._metrics_names(compile) END;
     IF cardinality(m.dependent_varnames) > 1 OR cardinality(m.independent_varnames) > 1
        OR (SELECT count(*) FROM madlib_dl._arch_io(m.model_arch)) > 2 THEN
-        PERFORM madlib_dl._evaluate_io(m.model_arch, m.model_weights, m.compile_params, m.metrics_type,
+        IF cardinality(mtypes) > 1 THEN
+            RAISE EXCEPTION 'evaluate of a model of several inputs or outputs reports one metric per output, not %',
+                            cardinality(mtypes)
+                USING ERRCODE = 'feature_not_supported',
+                      HINT = 'Pass metrics => ''[''''accuracy'''']'' (one per-sample metric) for this model.';
+        END IF;
+        PERFORM madlib_dl._evaluate_io(m.model_arch, m.model_weights, compile, mtypes,
                                        m.loss_type, m.dependent_varnames, m.independent_varnames,
                                        trel, ttbl, otbl);
         PERFORM madlib_dl._tf_drop_packed(ttbl, tf IS NOT NULL AND trel IS DISTINCT FROM raw_rel);
@@ -3621,13 +3685,15 @@ BEGIN
                          'validation_preprocessor_dl; predict takes raw rows.';
     END;
 
-    r := madlib_dl._ep_evaluate(trel, dep, indep, m.model_arch, m.model_weights, m.compile_params);
+    r := madlib_dl._ep_evaluate(trel, dep, indep, m.model_arch, m.model_weights, compile);
     PERFORM madlib_dl._tf_drop_packed(ttbl, tf IS NOT NULL AND trel IS DISTINCT FROM raw_rel);
 
-    EXECUTE format('CREATE TABLE %s (loss float8, metric float8, metrics_type text[], loss_type text)%s',
+    EXECUTE format('CREATE TABLE %s (loss float8, metric float8, metrics_type text[], loss_type text,'
+                   ' metrics jsonb)%s',
                    madlib_dl._table_sql(otbl), madlib_dl._distributed_clause());
-    EXECUTE format('INSERT INTO %s VALUES ($1, $2, $3, $4)', madlib_dl._table_sql(otbl))
-    USING r[1], r[2], m.metrics_type, m.loss_type;
+    EXECUTE format('INSERT INTO %s VALUES ($1, $2, $3, $4, $5)', madlib_dl._table_sql(otbl))
+    USING r[1], r[2], mtypes, m.loss_type,
+          CASE WHEN mtypes IS NOT NULL THEN madlib_dl._metrics_json(mtypes, r[3:]) END;
 END
 $function$;
 
@@ -3811,6 +3877,20 @@ BEGIN
         arch, weights, nc, 'dependent_var', class_values, kind, k, threshold, batch_size);
 END
 $function$;
+
+CREATE FUNCTION madlib_dl.madlib_keras_evaluate(model_table character varying, test_table character varying, output_table character varying, use_gpus boolean DEFAULT false, mst_key integer DEFAULT NULL::integer, metrics character varying DEFAULT NULL::character varying)
+ RETURNS void
+ LANGUAGE sql
+AS $function$
+    SELECT madlib_dl._evaluate(madlib_dl._resolve_table($1, 'model_table'),
+                               madlib_dl._resolve_table($2, 'test_table'),
+                               madlib_dl._resolve_table($3, 'output_table'), $4, $5, $6)
+$function$;
+
+CREATE FUNCTION madlib_dl.evaluate(model_table character varying, test_table character varying, output_table character varying, use_gpus boolean DEFAULT false, mst_key integer DEFAULT NULL::integer, metrics character varying DEFAULT NULL::character varying)
+ RETURNS void
+ LANGUAGE sql
+AS $function$ SELECT madlib_dl.madlib_keras_evaluate($1, $2, $3, $4, $5, $6) $function$;
 
 CREATE FUNCTION madlib_dl.madlib_keras_predict(model_table character varying, test_table character varying, id_col character varying, independent_varname character varying, output_table character varying, pred_type character varying DEFAULT 'prob'::character varying, use_gpus boolean DEFAULT false, mst_key integer DEFAULT NULL::integer, batch_size integer DEFAULT NULL::integer)
  RETURNS void
@@ -6636,6 +6716,7 @@ BEGIN
                     'madlib_dl._check_params(text,text)',
                     'madlib_dl._check_var_shape(json,boolean,integer,integer[],text)',
                     'madlib_dl._class_values_type(regclass,text)',
+                    'madlib_dl._compile_params_with_metrics(text,text)',
                     'madlib_dl._custom_function_refused(text)',
                     'madlib_dl._default_num_segments()',
                     'madlib_dl._delete_keras_model(text[],integer)',
@@ -6658,7 +6739,7 @@ BEGIN
                     'madlib_dl._ep_parse_pred_type(text)',
                     'madlib_dl._ep_write_predictions(regclass,text,text,text[],json,bytea,double precision,text,text[],text,integer,double precision,integer,text,jsonb)',
                     'madlib_dl._ep_write_predictions_io(regclass,text,text[],text[],json,bytea,double precision,text[],jsonb,text,integer,double precision,integer,text,jsonb)',
-                    'madlib_dl._evaluate(text[],text[],text[],boolean,integer)',
+                    'madlib_dl._evaluate(text[],text[],text[],boolean,integer,text)',
                     'madlib_dl._evaluate_final(internal)',
                     'madlib_dl._evaluate_io(json,bytea,text,text[],text,text[],text[],regclass,text[],text[])',
                     'madlib_dl._evaluate_segment(json,bytea,text,integer,bytea,bytea,integer[],integer[])',
@@ -6702,6 +6783,11 @@ BEGIN
                     'madlib_dl._load_top_k_accuracy_function(text[],integer)',
                     'madlib_dl._make_train_job(regclass,text,text,text[],text[],integer,text[],bytea[],integer[],regclass,text,text,integer,integer,bigint,text,text,boolean,integer,text,text[],text[],text[],text[],text)',
                     'madlib_dl._manifest_tensors(jsonb)',
+                    'madlib_dl._metric_sums(bytea)',
+                    'madlib_dl._metric_sums_add(bytea,bytea)',
+                    'madlib_dl._metrics_json(text[],double precision[])',
+                    'madlib_dl._metrics_names(text)',
+                    'madlib_dl._metrics_values(text,bytea,bigint)',
                     'madlib_dl._model_configs(integer[],text,text,text,integer,integer)',
                     'madlib_dl._ms_check_model_ids(text[],integer[])',
                     'madlib_dl._ms_store(text[],text[],text,integer[],text[],text[],text[])',
@@ -6816,7 +6902,7 @@ BEGIN
                     'madlib_dl.deploy(text,text,text)',
                     'madlib_dl.evaluate()',
                     'madlib_dl.evaluate(character varying)',
-                    'madlib_dl.evaluate(character varying,character varying,character varying,boolean,integer)',
+                    'madlib_dl.evaluate(character varying,character varying,character varying,boolean,integer,character varying)',
                     'madlib_dl.fit()',
                     'madlib_dl.fit(character varying)',
                     'madlib_dl.fit(character varying,character varying,character varying,integer,character varying,character varying,integer,boolean,character varying,integer,boolean,character varying,character varying,character varying,integer,character varying,character varying)',
@@ -6850,7 +6936,7 @@ BEGIN
                     'madlib_dl.madlib_keras_automl(character varying,character varying,character varying,character varying,integer[],character varying,character varying,character varying,character varying,integer,character varying,boolean,character varying,integer,character varying,character varying,boolean,character varying)',
                     'madlib_dl.madlib_keras_evaluate()',
                     'madlib_dl.madlib_keras_evaluate(character varying)',
-                    'madlib_dl.madlib_keras_evaluate(character varying,character varying,character varying,boolean,integer)',
+                    'madlib_dl.madlib_keras_evaluate(character varying,character varying,character varying,boolean,integer,character varying)',
                     'madlib_dl.madlib_keras_fit()',
                     'madlib_dl.madlib_keras_fit(character varying)',
                     'madlib_dl.madlib_keras_fit(character varying,character varying,character varying,integer,character varying,character varying,integer,boolean,character varying,integer,boolean,character varying,character varying,character varying,integer,character varying,character varying)',

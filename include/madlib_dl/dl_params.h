@@ -46,14 +46,28 @@ typedef struct DlOutputValues
 									 * finite and >= 0 */
 } DlOutputValues;
 
+/* The most names metrics=[...] may list. */
+#define DL_MAX_METRICS 8
+
 typedef struct DlCompileParams
 {
 	DlLossKind	loss;			/* the loss; a list or dict: its first entry */
-	DlMetricKind metric;		/* DL_METRIC_NONE when metrics absent or [] */
+	DlMetricKind metric;		/* DL_METRIC_NONE when metrics absent or [];
+								 * else metrics[0] */
 	int			top_k;			/* for top_k_categorical_accuracy, default 5 */
 	bool		top_k_named;	/* the metric was written top_<k>_accuracy, as
 								 * MADlib's load_top_k_accuracy_function names
 								 * it (metric is then TOP_K_CATEGORICAL) */
+
+	/*
+	 * The whole metrics list, in order (Keras' names, dl_metrics_from_name:
+	 * auc, precision and recall too), no name twice; metric, top_k and
+	 * top_k_named above are entry 0's.  n_metrics 0 for none.
+	 */
+	int			n_metrics;
+	DlMetricKind metrics[DL_MAX_METRICS];
+	int			metric_top_k[DL_MAX_METRICS];
+	bool		metric_top_k_named[DL_MAX_METRICS];
 	DlOptimConfig optim;
 	DlOutputValues losses;		/* loss=[...] or {...}; n 0 for one loss */
 	DlOutputValues loss_weights;	/* loss_weights=[...] or {...}; n 0: all 1 */
@@ -142,6 +156,24 @@ DlStatus	dl_fit_params_check_classes(const DlFitParams *p, DlLossKind loss, int6
  * written so, else dl_metric_name(p->metric).
  */
 const char *dl_compile_params_metric_name(const DlCompileParams *p, char *buf, size_t len);
+
+/*
+ * Replace p's metrics with the list metrics (what metrics= takes:
+ * "['accuracy', 'auc']", "[]", "None"), checked against p's loss; p is
+ * unchanged on error.
+ */
+DlStatus	dl_compile_params_set_metrics(DlCompileParams *p, const char *metrics, DlError *err);
+
+/* The same for entry i (0 .. n_metrics - 1) of the metrics list. */
+const char *dl_compile_params_metric_name_i(const DlCompileParams *p, int i, char *buf, size_t len);
+
+/*
+ * Whether training (fit, fit_multiple, automl) can record the metrics of
+ * p: one metric at most, and a per-sample one (not auc, precision or
+ * recall, whose sums the segments' statistics do not carry yet).
+ * DL_ERR_UNSUPPORTED naming them otherwise (evaluate takes them all).
+ */
+DlStatus	dl_compile_params_check_training(const DlCompileParams *p, DlError *err);
 
 /*
  * The loss for the summary tables (loss_type): its canonical Keras name,

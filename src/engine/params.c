@@ -35,6 +35,7 @@
 
 #include "madlib_dl/dl_caps.h"
 #include "madlib_dl/dl_early_stop.h"
+#include "madlib_dl/dl_metrics.h"
 #include "madlib_dl/dl_params.h"
 #include "madlib_dl/dl_pylit.h"
 #include "madlib_dl/dl_strbuf.h"
@@ -980,77 +981,127 @@ top_k_name(const char *name, int *k)
 }
 
 /*
- * metrics=None, [], ['name'], or a bare 'name'.  MADlib's top_<k>_accuracy
- * is top-k categorical accuracy with that k (p->top_k, p->top_k_named).
+ * One metric name of the list, the text s[vb, ve) (quoted or bare):
+ * entry i of p's metrics.  MADlib's top_<k>_accuracy is top-k
+ * categorical accuracy with that k.
  */
 static DlStatus
-parse_metrics(PCtx *c, size_t vb, size_t ve, DlCompileParams *p)
+parse_metric_name(PCtx *c, size_t vb, size_t ve, DlCompileParams *p, int i)
 {
-	DlMetricKind *out = &p->metric;
 	const char *s = c->s;
 	char		name[NAME_MAX_LEN];
-	size_t		pos,
-				ib,
-				ie,
-				first_b = 0,
-				first_e = 0;
-	int			n = 0,
-				more;
 
-	*out = DL_METRIC_NONE;
-	p->top_k = 5;
-	p->top_k_named = false;
-	if (piece_eq(s, vb, ve, "None"))
-		return DL_OK;
-	if (s[vb] == '[' && scan_to(s, vb + 1, ve, ']') == ve - 1)
-	{
-		pos = vb + 1;
-		while ((more = next_item(c, &pos, ve - 1, &ib, &ie)) == 1)
-		{
-			if (n++ == 0)
-			{
-				first_b = ib;
-				first_e = ie;
-			}
-		}
-		if (more < 0)
-			return c->err->code;
-		if (n == 0)
-			return DL_OK;
-		if (n > 1)
-		{
-			dl_error_set(c->err, DL_ERR_INVALID_ARGUMENT, "only one metric is supported, got %d: %.*s",
-						 n, show_len(s, vb, ve), s + vb);
-			return dl_error_hint(c->err, "Pass at most one metric, for example metrics=['accuracy'].");
-		}
-		vb = first_b;
-		ve = first_e;
-	}
-	else if (!(s[vb] == '\'' || s[vb] == '"'))
-	{
-		dl_error_set(c->err, DL_ERR_INVALID_ARGUMENT,
-					 "invalid value \"%.*s\" for compile parameter \"metrics\"",
-					 show_len(s, vb, ve), s + vb);
-		return dl_error_hint(c->err, "Write metrics as a list with at most one name, for example "
-							 "metrics=['accuracy'].");
-	}
+	p->metric_top_k[i] = 5;
+	p->metric_top_k_named[i] = false;
 	if (!name_value(s, vb, ve, name))
 	{
 		dl_error_set(c->err, DL_ERR_INVALID_ARGUMENT, "metric \"%.*s\" is not supported",
 					 show_len(s, vb, ve), s + vb);
 		return dl_error_hint(c->err, "Supported metrics are accuracy (acc), categorical_accuracy, "
 							 "sparse_categorical_accuracy, binary_accuracy, "
-							 "top_k_categorical_accuracy, top_<k>_accuracy, mae and mse.");
+							 "top_k_categorical_accuracy, top_<k>_accuracy, auc, precision, "
+							 "recall, mae and mse.");
 	}
-	p->top_k = 5;
-	p->top_k_named = false;
-	if (top_k_name(name, &p->top_k))
+	if (top_k_name(name, &p->metric_top_k[i]))
 	{
-		p->top_k_named = true;
-		*out = DL_METRIC_TOP_K_CATEGORICAL_ACCURACY;
+		p->metric_top_k_named[i] = true;
+		p->metrics[i] = DL_METRIC_TOP_K_CATEGORICAL_ACCURACY;
 		return DL_OK;
 	}
-	return dl_metric_from_name(name, out, c->err);
+	if (dl_metrics_from_name(name, &p->metrics[i], c->err) != DL_OK)
+		return dl_error_hint(c->err, "Supported metrics are accuracy (acc), categorical_accuracy, "
+							 "sparse_categorical_accuracy, binary_accuracy, "
+							 "top_k_categorical_accuracy, top_<k>_accuracy, auc, precision, "
+							 "recall, mae and mse.");
+	return DL_OK;
+}
+
+/*
+ * metrics=None, [], ['name', ...] (at most DL_MAX_METRICS names, none
+ * twice), or a bare 'name'.  Entry 0 is also p->metric, p->top_k and
+ * p->top_k_named.
+ */
+static DlStatus
+parse_metrics(PCtx *c, size_t vb, size_t ve, DlCompileParams *p)
+{
+	const char *s = c->s;
+	size_t		pos,
+				ib,
+				ie;
+	int			n = 0,
+				more;
+	DlStatus	rc;
+
+	p->metric = DL_METRIC_NONE;
+	p->top_k = 5;
+	p->top_k_named = false;
+	p->n_metrics = 0;
+	if (piece_eq(s, vb, ve, "None"))
+		return DL_OK;
+	if (s[vb] == '[' && scan_to(s, vb + 1, ve, ']') == ve - 1)
+	{
+		size_t		items[DL_MAX_METRICS][2];
+
+		/* the list's syntax first, then its names */
+		pos = vb + 1;
+		while ((more = next_item(c, &pos, ve - 1, &ib, &ie)) == 1)
+		{
+			if (n < DL_MAX_METRICS)
+			{
+				items[n][0] = ib;
+				items[n][1] = ie;
+			}
+			n++;
+		}
+		if (more < 0)
+			return c->err->code;
+		if (n > DL_MAX_METRICS)
+		{
+			dl_error_set(c->err, DL_ERR_INVALID_ARGUMENT, "metrics lists more than %d names: %.*s",
+						 DL_MAX_METRICS, show_len(s, vb, ve), s + vb);
+			return dl_error_hint(c->err, "Pass at most 8 metrics, for example "
+								 "metrics=['accuracy', 'auc'].");
+		}
+		for (int i = 0; i < n; i++)
+			if ((rc = parse_metric_name(c, items[i][0], items[i][1], p, i)) != DL_OK)
+				return rc;
+	}
+	else if (!(s[vb] == '\'' || s[vb] == '"'))
+	{
+		dl_error_set(c->err, DL_ERR_INVALID_ARGUMENT,
+					 "invalid value \"%.*s\" for compile parameter \"metrics\"",
+					 show_len(s, vb, ve), s + vb);
+		return dl_error_hint(c->err, "Write metrics as a list of names, for example "
+							 "metrics=['accuracy', 'auc'].");
+	}
+	else
+	{
+		if ((rc = parse_metric_name(c, vb, ve, p, 0)) != DL_OK)
+			return rc;
+		n = 1;
+	}
+	p->n_metrics = n;
+	for (int i = 0; i < n; i++)
+		for (int j = 0; j < i; j++)
+		{
+			char		a[32],
+						b[32];
+			const char *na = dl_compile_params_metric_name_i(p, i, a, sizeof(a));
+
+			if (strcmp(na, dl_compile_params_metric_name_i(p, j, b, sizeof(b))) == 0)
+			{
+				dl_error_set(c->err, DL_ERR_INVALID_ARGUMENT, "metric \"%s\" is listed twice in metrics", na);
+				p->n_metrics = 0;
+				return dl_error_hint(c->err, "Name each metric once.");
+			}
+		}
+	if (n > 0)
+	{
+		p->metric = p->metrics[0];
+		p->top_k = p->metric_top_k[0];
+		p->top_k_named = p->metric_top_k_named[0];
+	}
+	return DL_OK;
 }
 
 /* ---------------------------------------------------------------------
@@ -1299,6 +1350,40 @@ dl_compile_params_outputs(const DlCompileParams *p, const DlModelSpec *spec, DlO
 }
 
 const char *
+dl_compile_params_metric_name_i(const DlCompileParams *p, int i, char *buf, size_t len)
+{
+	if (i < 0 || i >= p->n_metrics || i >= DL_MAX_METRICS)
+		return dl_metric_name(DL_METRIC_NONE);
+	if (p->metrics[i] == DL_METRIC_TOP_K_CATEGORICAL_ACCURACY && p->metric_top_k_named[i] && len > 0)
+	{
+		snprintf(buf, len, "top_%d_accuracy", p->metric_top_k[i]);
+		return buf;
+	}
+	return dl_metric_name(p->metrics[i]);
+}
+
+DlStatus
+dl_compile_params_check_training(const DlCompileParams *p, DlError *err)
+{
+	if (p->n_metrics > 1)
+	{
+		dl_error_set(err, DL_ERR_UNSUPPORTED, "fit, fit_multiple and automl record one metric per iteration, compile_params list %d",
+					 p->n_metrics);
+		return dl_error_hint(err, "Train with one metric (e.g. metrics=['accuracy']) and pass the "
+							 "whole list to madlib_keras_evaluate(..., metrics => '[...]').");
+	}
+	if (p->metric == DL_METRIC_AUC || p->metric == DL_METRIC_PRECISION || p->metric == DL_METRIC_RECALL)
+	{
+		dl_error_set(err, DL_ERR_UNSUPPORTED, "fit, fit_multiple and automl cannot record metric \"%s\" per iteration yet",
+					 dl_metric_name(p->metric));
+		return dl_error_hint(err, "Train with a per-sample metric (accuracy, top_k_categorical_accuracy, "
+							 "mae, mse) and compute auc, precision and recall with "
+							 "madlib_keras_evaluate(..., metrics => '[...]').");
+	}
+	return DL_OK;
+}
+
+const char *
 dl_compile_params_metric_name(const DlCompileParams *p, char *buf, size_t len)
 {
 	if (p->metric == DL_METRIC_TOP_K_CATEGORICAL_ACCURACY && p->top_k_named && len > 0)
@@ -1317,20 +1402,25 @@ static DlStatus
 check_metric_loss(const DlCompileParams *p, DlError *err)
 {
 	bool		sparse_loss = p->loss == DL_LOSS_SPARSE_CATEGORICAL_CROSSENTROPY;
-	bool		sparse_metric = p->metric == DL_METRIC_SPARSE_CATEGORICAL_ACCURACY;
 
-	if (p->metric == DL_METRIC_NONE || p->metric == DL_METRIC_ACCURACY)
-		return DL_OK;
-	if (sparse_loss != sparse_metric)
+	for (int i = 0; i < p->n_metrics && i < DL_MAX_METRICS; i++)
 	{
-		dl_error_set(err, DL_ERR_INVALID_ARGUMENT, "metric \"%s\" cannot be used with loss \"%s\"",
-					 dl_metric_name(p->metric), dl_loss_name(p->loss));
-		return dl_error_hint(err, sparse_loss ?
-							 "With sparse_categorical_crossentropy use metrics=['accuracy'] or "
-							 "['sparse_categorical_accuracy']." :
-							 "Use sparse_categorical_accuracy only with "
-							 "sparse_categorical_crossentropy; metrics=['accuracy'] picks the "
-							 "right accuracy for any loss.");
+		DlMetricKind m = p->metrics[i];
+		bool		sparse_metric = m == DL_METRIC_SPARSE_CATEGORICAL_ACCURACY;
+
+		if (m == DL_METRIC_NONE || m == DL_METRIC_ACCURACY)
+			continue;
+		if (sparse_loss != sparse_metric)
+		{
+			dl_error_set(err, DL_ERR_INVALID_ARGUMENT, "metric \"%s\" cannot be used with loss \"%s\"",
+						 dl_metric_name(m), dl_loss_name(p->loss));
+			return dl_error_hint(err, sparse_loss ?
+								 "With sparse_categorical_crossentropy use metrics=['accuracy'] or "
+								 "['sparse_categorical_accuracy']." :
+								 "Use sparse_categorical_accuracy only with "
+								 "sparse_categorical_crossentropy; metrics=['accuracy'] picks the "
+								 "right accuracy for any loss.");
+		}
 	}
 	return DL_OK;
 }
@@ -1433,6 +1523,36 @@ dl_compile_params_parse(const char *s, DlCompileParams *out, DlError *err)
 	if (rc != DL_OK)
 		return rc;
 	*out = p;
+	return DL_OK;
+}
+
+DlStatus
+dl_compile_params_set_metrics(DlCompileParams *p, const char *metrics, DlError *err)
+{
+	DlError		scratch;
+	PCtx		c = {metrics != NULL ? metrics : "", metrics != NULL ? strlen(metrics) : 0, "metrics",
+	err != NULL ? err : &scratch};
+	DlCompileParams q = *p;
+	size_t		b = 0,
+				e;
+	DlStatus	rc;
+
+	err = c.err;
+	e = c.len;
+	trim(c.s, &b, &e);
+	if (b == e)
+	{
+		dl_error_set(err, DL_ERR_INVALID_ARGUMENT, "metrics must not be empty");
+		return dl_error_hint(err, "Give a list of metric names, for example "
+							 "'[''accuracy'', ''auc'', ''precision'']'.");
+	}
+	if ((rc = check_balanced(&c, b, e)) != DL_OK)
+		return rc;
+	if ((rc = parse_metrics(&c, b, e, &q)) != DL_OK)
+		return rc;
+	if ((rc = check_metric_loss(&q, err)) != DL_OK)
+		return rc;
+	*p = q;
 	return DL_OK;
 }
 
@@ -1873,11 +1993,12 @@ dl_compile_params_format(const DlCompileParams *p, char *buf, size_t len, DlErro
 			sb_double(&sb, *(const double *) ((const char *) cfg + a->offset));
 	}
 	dl_strbuf_printf(&sb, ")', metrics=[");
-	if (p->metric != DL_METRIC_NONE)
+	for (int i = 0; i < p->n_metrics && i < DL_MAX_METRICS; i++)
 	{
 		char		name[32];
 
-		dl_strbuf_printf(&sb, "'%s'", dl_compile_params_metric_name(p, name, sizeof(name)));
+		dl_strbuf_printf(&sb, "%s'%s'", i > 0 ? ", " : "",
+						 dl_compile_params_metric_name_i(p, i, name, sizeof(name)));
 	}
 	dl_strbuf_printf(&sb, "]");
 	return sb_finish(&sb, err);

@@ -719,10 +719,54 @@ BEGIN
 END
 $$;
 
--- {loss, metric}: the means over every example of the packed table test
--- (columns dep_col, indep_col, <dep_col>_shape, <indep_col>_shape,
--- buffer_id, as the preprocessors write them) of the loss and metric that
--- compile_params name; metric NULL when they name none.  The aggregate
+-- Several metrics (src/pg/api/metrics_sql.c): the groups of
+-- _evaluate_segment return the sums of every metric of compile_params
+-- in their state column; _metric_sums adds them (in its ORDER BY),
+-- _metrics_values turns them into values, _metrics_names gives the names.
+CREATE FUNCTION madlib_dl._metric_sums_add(a bytea, b bytea)
+RETURNS bytea
+AS 'MODULE_PATHNAME', 'madlib_dl__metric_sums_add'
+LANGUAGE C IMMUTABLE PARALLEL SAFE;
+
+CREATE AGGREGATE madlib_dl._metric_sums(bytea) (
+    SFUNC = madlib_dl._metric_sums_add,
+    STYPE = bytea,
+    PARALLEL = SAFE
+);
+
+CREATE FUNCTION madlib_dl._metrics_names(compile_params text)
+RETURNS text[]
+AS 'MODULE_PATHNAME', 'madlib_dl__metrics_names'
+LANGUAGE C IMMUTABLE PARALLEL SAFE;
+
+CREATE FUNCTION madlib_dl._metrics_values(compile_params text, sums bytea, n bigint)
+RETURNS float8[]
+AS 'MODULE_PATHNAME', 'madlib_dl__metrics_values'
+LANGUAGE C IMMUTABLE PARALLEL SAFE;
+
+-- compile_params with its metrics replaced (evaluate's metrics argument).
+CREATE FUNCTION madlib_dl._compile_params_with_metrics(compile_params text, metrics text)
+RETURNS text
+AS 'MODULE_PATHNAME', 'madlib_dl__compile_params_with_metrics'
+LANGUAGE C IMMUTABLE PARALLEL SAFE;
+
+-- {metric name: value} from names and values (NaN as null).
+CREATE FUNCTION madlib_dl._metrics_json(names text[], vals float8[])
+RETURNS jsonb
+LANGUAGE sql IMMUTABLE PARALLEL SAFE
+SET search_path = pg_catalog, pg_temp
+AS $$
+    SELECT pg_catalog.jsonb_object_agg(u.name, CASE WHEN u.v OPERATOR(pg_catalog.=) 'NaN'::float8
+                                                    THEN NULL ELSE pg_catalog.to_jsonb(u.v) END
+                                       ORDER BY u.i)
+      FROM unnest(names, vals) WITH ORDINALITY AS u(name, v, i)
+$$;
+
+-- {loss, metric, value of each metric...}: the means over every example
+-- of the packed table test (columns dep_col, indep_col, <dep_col>_shape,
+-- <indep_col>_shape, buffer_id, as the preprocessors write them) of the
+-- loss and metrics that compile_params name; metric (the first metric's
+-- value) NULL when they name none.  The aggregate
 -- _evaluate_segment runs on each segment, grouped by __dist_key__ (one
 -- group when the table has no such column); the groups' sums are added
 -- in key order.  22000 when the table has no example.
@@ -736,22 +780,28 @@ DECLARE
     grouped boolean := madlib_dl._ep_has_column(test, '__dist_key__');
     loss_sum float8;
     metric_sum float8;
+    sums bytea;
+    vals float8[];
     n numeric;
 BEGIN
     EXECUTE format('SELECT sum((g.r).loss_sum ORDER BY g.k), sum((g.r).metric_sum ORDER BY g.k),'
-                   '       sum((g.r).n)'
+                   '       sum((g.r).n), madlib_dl._metric_sums((g.r).state ORDER BY g.k)'
                    '  FROM (SELECT %s AS k, madlib_dl._evaluate_segment($1, $2, $3, s.buffer_id,'
                    '               s.%I, s.%I, s.%I, s.%I) AS r'
                    '          FROM %s s%s) g',
                    CASE WHEN grouped THEN 's.__dist_key__' ELSE '0' END,
                    dep_col, indep_col, dep_col || '_shape', indep_col || '_shape', test,
                    CASE WHEN grouped THEN ' GROUP BY s.__dist_key__' ELSE '' END)
-       INTO loss_sum, metric_sum, n
+       INTO loss_sum, metric_sum, n, sums
       USING model_arch, model_weights, compile_params;
     IF coalesce(n, 0) = 0 THEN
         RAISE EXCEPTION 'test table % has no examples', test::text
             USING ERRCODE = 'data_exception',
                   HINT = 'Evaluate on a preprocessed table with at least one row.';
+    END IF;
+    IF sums IS NOT NULL THEN
+        vals := madlib_dl._metrics_values(compile_params, sums, n::bigint);
+        RETURN ARRAY[loss_sum / n, vals[1]] || vals;
     END IF;
     RETURN ARRAY[loss_sum / n, metric_sum / n];
 END
@@ -841,13 +891,15 @@ BEGIN
     END;
     k := cardinality(deps);
     r := madlib_dl._ep_evaluate_io(trel, deps, indeps, model_arch, model_weights, compile_params);
-    EXECUTE format('CREATE TABLE %s (loss float8, metric float8, metrics_type text[], loss_type text%s)%s',
+    EXECUTE format('CREATE TABLE %s (loss float8, metric float8, metrics_type text[], loss_type text,'
+                   ' metrics jsonb%s)%s',
                    madlib_dl._table_sql(otbl),
                    CASE WHEN k > 1 THEN (SELECT string_agg(format(', %I float8, %I float8', d || '_loss',
                                                                   d || '_metric'), '' ORDER BY i)
                                            FROM unnest(model_deps) WITH ORDINALITY AS u(d, i))
                         ELSE '' END, madlib_dl._distributed_clause());
-    EXECUTE format('INSERT INTO %s SELECT $1[1], CASE WHEN $2 IS NOT NULL THEN $1[2] END, $2, $3%s',
+    EXECUTE format('INSERT INTO %s SELECT $1[1], CASE WHEN $2 IS NOT NULL THEN $1[2] END, $2, $3,'
+                   ' CASE WHEN $2 IS NOT NULL THEN madlib_dl._metrics_json($2, ARRAY[$1[2]]) END%s',
                    madlib_dl._table_sql(otbl),
                    CASE WHEN k > 1 THEN (SELECT string_agg(format(', $1[%s], CASE WHEN $2 IS NOT NULL THEN $1[%s] END',
                                                                   2 + i, 2 + k + i), '' ORDER BY i)
@@ -858,7 +910,7 @@ END
 $$;
 
 CREATE FUNCTION madlib_dl._evaluate(mtbl text[], ttbl text[], otbl text[],
-                                    use_gpus boolean, mst_key integer)
+                                    use_gpus boolean, mst_key integer, metrics text DEFAULT NULL)
 RETURNS void
 LANGUAGE plpgsql VOLATILE SECURITY INVOKER
 SET search_path = pg_catalog, pg_temp
@@ -872,6 +924,8 @@ DECLARE
     r float8[];
     tf jsonb;                   -- the model's transform (NULL: none)
     raw_rel regclass;           -- the test table as given
+    compile text;
+    mtypes text[];
 BEGIN
     PERFORM madlib_dl._ep_assert_no_gpus(use_gpus);
     PERFORM madlib_dl._assert_output_absent(otbl, 'output_table');
@@ -884,9 +938,18 @@ BEGIN
         ttbl := madlib_dl._tf_pack_for_evaluate(ttbl, madlib_dl._table_with_suffix(mtbl, '_summary'), tf);
         trel := madlib_dl._table_oid(ttbl);
     END IF;
+    -- evaluate's metrics: the model's, or the list given
+    compile := madlib_dl._compile_params_with_metrics(m.compile_params, metrics);
+    mtypes := CASE WHEN metrics IS NULL THEN m.metrics_type ELSE madlib_dl._metrics_names(compile) END;
     IF cardinality(m.dependent_varnames) > 1 OR cardinality(m.independent_varnames) > 1
        OR (SELECT count(*) FROM madlib_dl._arch_io(m.model_arch)) > 2 THEN
-        PERFORM madlib_dl._evaluate_io(m.model_arch, m.model_weights, m.compile_params, m.metrics_type,
+        IF cardinality(mtypes) > 1 THEN
+            RAISE EXCEPTION 'evaluate of a model of several inputs or outputs reports one metric per output, not %',
+                            cardinality(mtypes)
+                USING ERRCODE = 'feature_not_supported',
+                      HINT = 'Pass metrics => ''[''''accuracy'''']'' (one per-sample metric) for this model.';
+        END IF;
+        PERFORM madlib_dl._evaluate_io(m.model_arch, m.model_weights, compile, mtypes,
                                        m.loss_type, m.dependent_varnames, m.independent_varnames,
                                        trel, ttbl, otbl);
         PERFORM madlib_dl._tf_drop_packed(ttbl, tf IS NOT NULL AND trel IS DISTINCT FROM raw_rel);
@@ -921,13 +984,15 @@ BEGIN
                          'validation_preprocessor_dl; predict takes raw rows.';
     END;
 
-    r := madlib_dl._ep_evaluate(trel, dep, indep, m.model_arch, m.model_weights, m.compile_params);
+    r := madlib_dl._ep_evaluate(trel, dep, indep, m.model_arch, m.model_weights, compile);
     PERFORM madlib_dl._tf_drop_packed(ttbl, tf IS NOT NULL AND trel IS DISTINCT FROM raw_rel);
 
-    EXECUTE format('CREATE TABLE %s (loss float8, metric float8, metrics_type text[], loss_type text)%s',
+    EXECUTE format('CREATE TABLE %s (loss float8, metric float8, metrics_type text[], loss_type text,'
+                   ' metrics jsonb)%s',
                    madlib_dl._table_sql(otbl), madlib_dl._distributed_clause());
-    EXECUTE format('INSERT INTO %s VALUES ($1, $2, $3, $4)', madlib_dl._table_sql(otbl))
-    USING r[1], r[2], m.metrics_type, m.loss_type;
+    EXECUTE format('INSERT INTO %s VALUES ($1, $2, $3, $4, $5)', madlib_dl._table_sql(otbl))
+    USING r[1], r[2], mtypes, m.loss_type,
+          CASE WHEN mtypes IS NOT NULL THEN madlib_dl._metrics_json(mtypes, r[3:]) END;
 END
 $$;
 
@@ -1127,22 +1192,24 @@ $$;
 CREATE FUNCTION madlib_dl.madlib_keras_evaluate(model_table varchar, test_table varchar,
                                                 output_table varchar,
                                                 use_gpus boolean DEFAULT false,
-                                                mst_key integer DEFAULT NULL)
+                                                mst_key integer DEFAULT NULL,
+                                                metrics varchar DEFAULT NULL)
 RETURNS void
 LANGUAGE sql VOLATILE SECURITY INVOKER
 AS $$
     SELECT madlib_dl._evaluate(madlib_dl._resolve_table($1, 'model_table'),
                                madlib_dl._resolve_table($2, 'test_table'),
-                               madlib_dl._resolve_table($3, 'output_table'), $4, $5)
+                               madlib_dl._resolve_table($3, 'output_table'), $4, $5, $6)
 $$;
 
 CREATE FUNCTION madlib_dl.evaluate(model_table varchar, test_table varchar,
                                    output_table varchar,
                                    use_gpus boolean DEFAULT false,
-                                   mst_key integer DEFAULT NULL)
+                                   mst_key integer DEFAULT NULL,
+                                   metrics varchar DEFAULT NULL)
 RETURNS void
 LANGUAGE sql VOLATILE SECURITY INVOKER
-AS $$ SELECT madlib_dl.madlib_keras_evaluate($1, $2, $3, $4, $5) $$;
+AS $$ SELECT madlib_dl.madlib_keras_evaluate($1, $2, $3, $4, $5, $6) $$;
 
 -- predict: pred_type as text ('prob', 'response', '3', '0.2'), integer
 -- (top k) or double precision (threshold).  Only the text form has a

@@ -125,7 +125,10 @@ CREATE AGGREGATE madlib_dl._gp_eval_segment_io(step madlib_dl._step, buffer_id i
 -- sql).  The model comes as arguments, the same in every row (query
 -- parameters); each buffer is evaluated as it comes, one at a time.  The
 -- result: loss_sum, metric_sum (NULL when compile_params name no metric),
--- n and seconds of a madlib_dl._step_result.
+-- n and seconds of a madlib_dl._step_result; for a model of one input and
+-- one output, state holds the sums of every metric of compile_params
+-- (float8s, dl_metrics.h; NULL without a metric), for _metric_sums and
+-- _metrics_values.
 CREATE FUNCTION madlib_dl._evaluate_transition(state internal, model_arch json,
     model_weights bytea, compile_params text, buffer_id integer, dep bytea, indep bytea,
     dep_shape integer[], indep_shape integer[])

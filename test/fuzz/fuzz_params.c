@@ -41,6 +41,13 @@ check_compile_equal(const DlCompileParams *a, const DlCompileParams *b, const ch
 	FUZZ_CHECK(a->metric != DL_METRIC_TOP_K_CATEGORICAL_ACCURACY ||
 			   (a->top_k == b->top_k && a->top_k_named == b->top_k_named),
 			   "top_k differs after %s", text);
+	FUZZ_CHECK(a->n_metrics == b->n_metrics, "metrics count differs after %s", text);
+	for (int i = 0; i < a->n_metrics; i++)
+		FUZZ_CHECK(a->metrics[i] == b->metrics[i] &&
+				   (a->metrics[i] != DL_METRIC_TOP_K_CATEGORICAL_ACCURACY ||
+					(a->metric_top_k[i] == b->metric_top_k[i] &&
+					 a->metric_top_k_named[i] == b->metric_top_k_named[i])),
+				   "metric %d differs after %s", i, text);
 	FUZZ_CHECK(x->kind == y->kind && x->nesterov == y->nesterov && x->amsgrad == y->amsgrad &&
 			   x->centered == y->centered, "optimizer flags differ after %s", text);
 	FUZZ_CHECK(same_double(x->lr, y->lr) && same_double(x->momentum, y->momentum) &&

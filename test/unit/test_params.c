@@ -320,12 +320,15 @@ test_compile_errors(void **state)
 				"optimizer argument \"gamma\" is not supported");
 	compile_bad("optimizer='SGD(beta_1=0.5)', loss=mse", DL_ERR_INVALID_ARGUMENT,
 				"optimizer argument \"beta_1\" is not accepted by SGD");
-	compile_bad("optimizer=SGD, loss=mse, metrics=['auc']", DL_ERR_INVALID_ARGUMENT,
-				"metric \"auc\" is not supported");
+	compile_bad("optimizer=SGD, loss=mse, metrics=['f1']", DL_ERR_INVALID_ARGUMENT,
+				"metric \"f1\" is not supported");
 
 	/* metric count and metric/loss pairing */
-	compile_bad("optimizer=SGD, loss=mse, metrics=['accuracy', 'mae']", DL_ERR_INVALID_ARGUMENT,
-				"only one metric is supported, got 2: ['accuracy', 'mae']");
+	compile_bad("optimizer=SGD, loss=mse, metrics=['mae', 'MAE']", DL_ERR_INVALID_ARGUMENT,
+				"metric \"mae\" is listed twice in metrics");
+	compile_bad("optimizer=SGD, loss=mse, metrics=['mae', 'mse', 'auc', 'precision', 'recall', "
+				"'accuracy', 'top_2_accuracy', 'top_3_accuracy', 'binary_accuracy']",
+				DL_ERR_INVALID_ARGUMENT, "metrics lists more than 8 names");
 	compile_bad("optimizer=SGD, loss=mse, metrics=accuracy", DL_ERR_INVALID_ARGUMENT,
 				"invalid value \"accuracy\" for compile parameter \"metrics\"");
 	compile_bad("optimizer=SGD, loss=sparse_categorical_crossentropy, metrics=['categorical_accuracy']",
@@ -476,6 +479,58 @@ test_fit_class_weight(void **state)
 }
 
 /* MADlib's top_<k>_accuracy (load_top_k_accuracy_function) is top-k accuracy. */
+static void
+test_compile_metrics_list(void **state)
+{
+	char		name[32];
+	char		buf[1024];
+	DlCompileParams p = compile_ok("optimizer=SGD, loss=categorical_crossentropy, metrics=['accuracy', "
+								   "'top_k_categorical_accuracy', 'top_2_accuracy', 'AUC', 'precision', "
+								   "'Recall', 'mae', 'mse']");
+	DlCompileParams q;
+	DlError		err;
+	static const char *const names[] = {"accuracy", "top_k_categorical_accuracy", "top_2_accuracy", "auc",
+	"precision", "recall", "mae", "mse"};
+
+	assert_int_equal(p.n_metrics, 8);
+	for (int i = 0; i < 8; i++)
+		assert_string_equal(dl_compile_params_metric_name_i(&p, i, name, sizeof(name)), names[i]);
+	assert_int_equal(p.metric, DL_METRIC_ACCURACY);
+	assert_int_equal(p.metrics[3], DL_METRIC_AUC);
+	assert_int_equal(p.metric_top_k[1], 5);
+	assert_int_equal(p.metric_top_k[2], 2);
+	dl_error_clear(&err);
+	/* training records one per-sample metric */
+	assert_int_equal(dl_compile_params_check_training(&p, &err), DL_ERR_UNSUPPORTED);
+	assert_non_null(strstr(err.msg, "list 8"));
+	/* the canonical form lists them all and reads back the same */
+	assert_int_equal(dl_compile_params_format(&p, buf, sizeof(buf), &err), DL_OK);
+	assert_non_null(strstr(buf, "metrics=['accuracy', 'top_k_categorical_accuracy', 'top_2_accuracy', "
+						   "'auc', 'precision', 'recall', 'mae', 'mse']"));
+	q = compile_ok(buf);
+	assert_int_equal(q.n_metrics, 8);
+	assert_memory_equal(q.metrics, p.metrics, sizeof(p.metrics));
+
+	/* evaluate's metrics replace the model's, checked against its loss */
+	q = compile_ok("optimizer=SGD, loss=categorical_crossentropy, metrics=['accuracy']");
+	assert_int_equal(dl_compile_params_check_training(&q, &err), DL_OK);
+	assert_int_equal(dl_compile_params_set_metrics(&q, " ['auc', 'top_3_accuracy'] ", &err), DL_OK);
+	assert_int_equal(q.n_metrics, 2);
+	assert_int_equal(q.metric, DL_METRIC_AUC);
+	assert_int_equal(q.metric_top_k[1], 3);
+	assert_int_equal(dl_compile_params_check_training(&q, &err), DL_ERR_UNSUPPORTED);
+	assert_int_equal(dl_compile_params_set_metrics(&q, "['sparse_categorical_accuracy']", &err),
+					 DL_ERR_INVALID_ARGUMENT);
+	assert_int_equal(q.n_metrics, 2);	/* unchanged */
+	assert_int_not_equal(dl_compile_params_set_metrics(&q, "['auc'", &err), DL_OK);
+	assert_int_equal(dl_compile_params_set_metrics(&q, "", &err), DL_ERR_INVALID_ARGUMENT);
+	assert_int_equal(dl_compile_params_set_metrics(&q, "[]", &err), DL_OK);
+	assert_int_equal(q.n_metrics, 0);
+	assert_int_equal(q.metric, DL_METRIC_NONE);
+	q = compile_ok("optimizer=SGD, loss=mse, metrics=['precision']");
+	assert_int_equal(dl_compile_params_check_training(&q, &err), DL_ERR_UNSUPPORTED);
+}
+
 static void
 test_compile_top_k_names(void **state)
 {
@@ -830,6 +885,7 @@ main(void)
 		cmocka_unit_test(test_fit_initial_epoch),
 		cmocka_unit_test(test_fit_class_weight),
 		cmocka_unit_test(test_compile_top_k_names),
+		cmocka_unit_test(test_compile_metrics_list),
 		cmocka_unit_test(test_no_partial_output),
 		cmocka_unit_test(test_nesting_limit),
 		cmocka_unit_test(test_format_round_trip),

@@ -127,7 +127,8 @@ check_strings(const char *compile, const char *fit, const char *what)
 	DlError		err;
 
 	dl_error_clear(&err);
-	if (dl_compile_params_parse(compile, &cp, &err) != DL_OK)
+	if (dl_compile_params_parse(compile, &cp, &err) != DL_OK ||
+		dl_compile_params_check_training(&cp, &err) != DL_OK)
 	{
 		dl_error_prefix(&err, "%s compile_params \"%s\"", what, compile);
 		dl_pg_report(&err);

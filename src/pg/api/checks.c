@@ -61,6 +61,8 @@ madlib_dl__check_params(PG_FUNCTION_ARGS)
 	fitp = PG_ARGISNULL(1) ? NULL : text_to_cstring(PG_GETARG_TEXT_PP(1));
 	dl_error_clear(&err);
 	dl_pg_check(dl_compile_params_parse(compile, &cp, &err), &err);
+	/* fit, fit_multiple and automl: the metrics their history records */
+	dl_pg_check(dl_compile_params_check_training(&cp, &err), &err);
 	dl_pg_check(dl_fit_params_parse(fitp, &fp, &err), &err);
 	if (get_call_result_type(fcinfo, NULL, &tupdesc) != TYPEFUNC_COMPOSITE)
 		elog(ERROR, "madlib_dl: _check_params must return a composite type");

@@ -42,6 +42,7 @@
 #include "utils/builtins.h"
 
 #include "madlib_dl/dl_loss.h"
+#include "madlib_dl/dl_metrics.h"
 #include "madlib_dl/dl_model.h"
 
 #include "pg_buffer.h"
@@ -66,6 +67,10 @@ typedef struct EvalModel
 	int64		in_size;
 	Size		sizes[3];		/* of the model arguments as the first row gave
 								 * them: every row must give the same */
+	int			n_acc;			/* doubles of the metric sums (dl_metrics.h)
+								 * of every metric of compile_params; 0 for
+								 * none or a model of several inputs or
+								 * outputs */
 } EvalModel;
 
 /* The transition state: one group's sums. */
@@ -75,6 +80,9 @@ typedef struct EvalState
 	double		seconds;
 	bool		has_metric;		/* compile_params name a metric */
 	int			n_out;			/* outputs of a model of several; else 0 */
+	int			n_acc;			/* EvalModel's */
+	double	   *acc;			/* (n_acc) the metric sums, in the order of
+								 * compile_params' metrics */
 } EvalState;
 
 /*
@@ -96,6 +104,74 @@ one_hot_to_index(float *out, const float *y, int64 n, int64 K)
 				best = j;
 		out[i] = (float) best;
 	}
+}
+
+/*
+ * The metric sums of compile_params' metrics for a model of one input
+ * and one output: their total length.  A model of several inputs or
+ * outputs reports its first metric per output (DlBatchStats); more, or
+ * auc, precision or recall, are refused there (0A000).
+ */
+static int
+eval_acc_len(const EvalModel *em)
+{
+	const DlCompileParams *cp = &em->m->compile;
+	int			len = 0;
+
+	if (!em->m->has_compile || cp->n_metrics == 0)
+		return 0;
+	if (em->m->spec->n_inputs != 1 || em->m->spec->n_outputs != 1)
+	{
+		if (cp->n_metrics > 1 || cp->metric == DL_METRIC_AUC || cp->metric == DL_METRIC_PRECISION ||
+			cp->metric == DL_METRIC_RECALL)
+			ereport(ERROR,
+					(errcode(ERRCODE_FEATURE_NOT_SUPPORTED),
+					 errmsg("evaluate of a model of %d inputs and %d outputs reports one metric per output, "
+							"not %d metrics or auc, precision and recall",
+							em->m->spec->n_inputs, em->m->spec->n_outputs, cp->n_metrics),
+					 errhint("Pass metrics => '[''accuracy'']' (one per-sample metric) for this model.")));
+		return 0;
+	}
+	for (int i = 0; i < cp->n_metrics; i++)
+		len += dl_metric_acc_len(cp->metrics[i]);
+	return len;
+}
+
+/*
+ * Add the metric sums of compile_params' metrics over n samples of
+ * buffer x to acc: the model's outputs for x (inference mode, the
+ * forward pass dl_model_evaluate makes, made again), against y as
+ * dl_model_evaluate reads it.
+ *	 x (n, in_size)  y (n, K), or (n, 1) for the sparse loss
+ */
+static void
+eval_acc_add(EvalModel *em, const float *x, const float *y, int64 n, double *acc)
+{
+	const DlCompileParams *cp = &em->m->compile;
+	float	   *out;			/* (n, K) */
+	DlError		err;
+
+	if (em->n_acc == 0 || n <= 0)
+		return;
+	if ((Size) n > MaxAllocHugeSize / sizeof(float) / (Size) em->K)
+		ereport(ERROR,
+				(errcode(ERRCODE_PROGRAM_LIMIT_EXCEEDED),
+				 errmsg("a buffer of " INT64_FORMAT " examples is too large for the metrics", n),
+				 errhint("Preprocess the test table with a smaller buffer_size.")));
+	/* n * K floats: the size of the decoded labels y of the same buffer */
+	out = palloc_extended(sizeof(float) * (Size) n * (Size) em->K, MCXT_ALLOC_HUGE);
+	dl_error_clear(&err);
+	dl_pg_check(dl_model_predict(em->m->model, out, x, n, EVAL_BATCH_SIZE, &err), &err);
+	for (int i = 0; i < cp->n_metrics; i++)
+	{
+		DlMetricKind kind = cp->metrics[i];
+
+		if (kind == DL_METRIC_ACCURACY)
+			kind = dl_metric_resolve(kind, em->cfg.loss, em->K);
+		dl_metric_acc_add(kind, cp->metric_top_k[i], out, y, n, em->K, acc);
+		acc += dl_metric_acc_len(cp->metrics[i]);
+	}
+	pfree(out);
 }
 
 /*
@@ -147,6 +223,7 @@ eval_model(FunctionCallInfo fcinfo)
 		em->cfg.shuffle = false;
 		em->K = dl_pg_model_output_width(em->m);
 		em->in_size = dl_pg_model_input_size(em->m);
+		em->n_acc = eval_acc_len(em);
 		memcpy(em->sizes, sizes, sizeof(sizes));
 		MemoryContextSwitchTo(old);
 		fcinfo->flinfo->fn_extra = em;
@@ -187,7 +264,7 @@ eval_labels(EvalModel *em, int k, bytea *y, int64 n)
  * context (the aggregate's per-row one).
  */
 static void
-eval_buffer(FunctionCallInfo fcinfo, EvalModel *em, DlBatchStats *stats)
+eval_buffer(FunctionCallInfo fcinfo, EvalModel *em, DlBatchStats *stats, double *acc)
 {
 	static const char *const names[4] = {"dependent variable", "independent variable",
 	"dependent variable shape", "independent variable shape"};
@@ -239,6 +316,7 @@ eval_buffer(FunctionCallInfo fcinfo, EvalModel *em, DlBatchStats *stats)
 			dl_pg_report(&err);
 		}
 		dl_pg_check(dl_model_evaluate(em->m->model, &em->cfg, x, y, n, stats, &err), &err);
+		eval_acc_add(em, x, y, n, acc);
 	}
 }
 
@@ -332,11 +410,14 @@ evaluate_transition(FunctionCallInfo fcinfo, bool io)
 		st = MemoryContextAllocZero(aggcxt, sizeof(EvalState));
 		st->has_metric = em->cfg.metric != DL_METRIC_NONE;
 		st->n_out = em->m->spec->n_outputs > 1 ? em->m->spec->n_outputs : 0;
+		st->n_acc = em->n_acc;
+		if (em->n_acc > 0)
+			st->acc = MemoryContextAllocZero(aggcxt, sizeof(double) * em->n_acc);
 	}
 	if (io)
 		eval_buffer_io(fcinfo, em, &st->stats);
 	else if (em->m->spec->n_inputs == 1 && em->m->spec->n_outputs == 1)
-		eval_buffer(fcinfo, em, &st->stats);
+		eval_buffer(fcinfo, em, &st->stats, st->acc);
 	else
 		ereport(ERROR,
 				(errcode(ERRCODE_DATA_EXCEPTION),
@@ -413,6 +494,17 @@ madlib_dl__evaluate_final(PG_FUNCTION_ARGS)
 	values[3] = Int64GetDatum(st != NULL ? st->stats.n : 0);
 	values[4] = Float8GetDatum(st != NULL ? st->seconds : 0.0);
 	nulls[2] = st != NULL && !st->has_metric;
+	if (st != NULL && st->acc != NULL)
+	{
+		/* the metric sums, as doubles, in the state column (_metric_sums) */
+		Size		len = sizeof(double) * (Size) st->n_acc;
+		bytea	   *b = palloc(VARHDRSZ + len);
+
+		SET_VARSIZE(b, VARHDRSZ + len);
+		memcpy(VARDATA(b), st->acc, len);
+		values[0] = PointerGetDatum(b);
+		nulls[0] = false;
+	}
 	tupdesc = BlessTupleDesc(tupdesc);
 	PG_RETURN_DATUM(HeapTupleGetDatum(heap_form_tuple(tupdesc, values, nulls)));
 }

@@ -653,6 +653,20 @@ bad_value(double v, int64 j)
 }
 
 /*
+ * An array's data, after its null bitmap when it has one (the caller has
+ * checked that no element is NULL).  ARR_DATA_PTR itself gives
+ * -Wsign-compare warnings.
+ */
+static inline const char *
+array_values(ArrayType *a)
+{
+	size_t		off = ARR_HASNULL(a) ? (size_t) a->dataoffset
+		: (size_t) ARR_OVERHEAD_NONULLS(ARR_NDIM(a));
+
+	return (const char *) a + off;
+}
+
+/*
  * Copy the features into e->x, divided by the model's normalizing_const.
  * The array must have the model's input shape (as predict requires) and
  * a numeric element type; no NULL elements.
@@ -702,7 +716,7 @@ serve_features(ServeEntry *e, ArrayType *arr)
 	}
 	if (elem == FLOAT4OID)
 	{
-		const float4 *v = (const float4 *) ARR_DATA_PTR(arr);
+		const float4 *v = (const float4 *) array_values(arr);
 		float	   *x = e->x;
 		int			ok = 1;
 
@@ -722,7 +736,7 @@ serve_features(ServeEntry *e, ArrayType *arr)
 	}
 	if (elem == FLOAT8OID)
 	{
-		const float8 *v = (const float8 *) ARR_DATA_PTR(arr);
+		const float8 *v = (const float8 *) array_values(arr);
 		float	   *x = e->x;
 		int			ok = 1;
 
