@@ -77,7 +77,7 @@ DROP AGGREGATE madlib_dl._pack_float32(anyarray,tid,integer,integer,double preci
 
 -- madlib_dl.plproxy_tables: 0.1.0 keyed the distributed tables by name
 -- (schema_name, table_name); 0.2.0 keys them by the table's OID (relid,
--- first column), with row security and DELETE for everyone (80_plproxy.sql).
+-- first column), with row security, read by everyone, written through SECURITY DEFINER _px_forget (80_plproxy.sql).
 -- The rows move to a table made exactly as a fresh install makes it, in
 -- this transaction: every row whose table still exists keeps its cluster,
 -- segment count and time; a row whose table is gone (0.1.0 never forgot
@@ -123,7 +123,7 @@ CREATE POLICY plproxy_tables_owner ON madlib_dl.plproxy_tables FOR ALL
                         WHERE c.oid = plproxy_tables.relid AND NOT pg_catalog.pg_has_role(c.relowner, 'USAGE')))
     WITH CHECK (EXISTS (SELECT 1 FROM pg_catalog.pg_class c
                          WHERE c.oid = plproxy_tables.relid AND pg_catalog.pg_has_role(c.relowner, 'USAGE')));
-GRANT SELECT, DELETE ON madlib_dl.plproxy_tables TO PUBLIC;
+GRANT SELECT ON madlib_dl.plproxy_tables TO PUBLIC;
 
 -- 3. Composite types that gained attributes at the end.
 ALTER TYPE madlib_dl._fit_multiple_result ADD ATTRIBUTE training_seconds double precision;
@@ -368,14 +368,29 @@ $function$;
 
 CREATE FUNCTION madlib_dl._class_values_type(summ regclass, col text)
  RETURNS text
- LANGUAGE sql
- STABLE PARALLEL SAFE
+ LANGUAGE plpgsql
+ STABLE PARALLEL RESTRICTED
  SET search_path TO 'pg_catalog', 'pg_temp'
 AS $function$
-    SELECT CASE WHEN et.typtype IN ('b', 'e') THEN format_type(a.atttypid, a.atttypmod) ELSE 'text[]' END
-      FROM pg_attribute a JOIN pg_type t ON t.oid = a.atttypid
-           LEFT JOIN pg_type et ON et.oid = t.typelem AND t.typelem <> 0
-     WHERE a.attrelid = summ AND a.attname = col AND a.attnum > 0 AND NOT a.attisdropped
+BEGIN
+    PERFORM madlib_dl._assert_trusted_table(summ, 'the summary of a packed table');
+    RETURN (SELECT CASE WHEN et.typtype = 'b' AND et.typnamespace = 'pg_catalog'::regnamespace
+                        THEN format_type(a.atttypid, NULL) ELSE 'text[]' END
+              FROM pg_attribute a JOIN pg_type t ON t.oid = a.atttypid
+                   LEFT JOIN pg_type et ON et.oid = t.typelem AND t.typelem <> 0
+             WHERE a.attrelid = summ AND a.attname = col AND a.attnum > 0 AND NOT a.attisdropped);
+END
+$function$;
+
+CREATE FUNCTION madlib_dl._builtin_type_of(typ regtype)
+ RETURNS text
+ LANGUAGE sql
+ STABLE PARALLEL SAFE STRICT
+ SET search_path TO 'pg_catalog', 'pg_temp'
+AS $function$
+    SELECT CASE WHEN t.typnamespace = 'pg_catalog'::regnamespace AND t.typtype = 'b'
+                THEN format_type(t.oid, NULL) ELSE 'text' END
+      FROM pg_type t WHERE t.oid = typ
 $function$;
 
 CREATE FUNCTION madlib_dl._replicated_clause(greenplum boolean DEFAULT NULL::boolean)
@@ -474,12 +489,49 @@ BEGIN
               '__internal_madlib_id__'],
         ARRAY['integer', 'json', 'bytea', 'text', 'text', 'text'],
         'a model architecture table made by load_keras_model');
+    -- appending to an existing table: only one of the caller's own, with
+    -- no other role's trigger, rule or default (docs/security.md)
+    PERFORM madlib_dl._assert_writable_table(rel, 'a model architecture table made by load_keras_model');
 
     EXECUTE format(
         'INSERT INTO %I.%I (model_arch, model_weights, name, description, __internal_madlib_id__)'
         ' VALUES ($1, $2, $3, $4, $5)', tbl[1], tbl[2])
     USING model_arch, model_weights, name::text, description::text,
           '__madlib_temp_' || replace(md5(random()::text || clock_timestamp()::text)::uuid::text, '-', '_');
+END
+$function$;
+
+CREATE OR REPLACE FUNCTION madlib_dl._delete_keras_model(tbl text[], model_id integer)
+ RETURNS void
+ LANGUAGE plpgsql
+ SET search_path TO 'pg_catalog', 'pg_temp'
+AS $function$
+DECLARE
+    rel regclass;
+    n bigint;
+    left_over boolean;
+BEGIN
+    PERFORM madlib_dl._assert_not_null(model_id, 'model_id');
+    rel := madlib_dl._assert_table_exists(tbl, 'keras_model_arch_table');
+    PERFORM madlib_dl._assert_columns(rel, ARRAY['model_id'], ARRAY['integer'],
+        'a model architecture table made by load_keras_model');
+    PERFORM madlib_dl._assert_writable_table(rel, 'a model architecture table made by load_keras_model');
+
+    -- No load may slip in between the emptiness check and the DROP.
+    EXECUTE format('LOCK TABLE %I.%I IN EXCLUSIVE MODE', tbl[1], tbl[2]);
+    EXECUTE format('DELETE FROM %I.%I WHERE model_id = $1', tbl[1], tbl[2]) USING model_id;
+    GET DIAGNOSTICS n = ROW_COUNT;
+    IF n = 0 THEN
+        RAISE EXCEPTION 'model id % not found in table "%"', model_id, madlib_dl._table_label(tbl)
+            USING ERRCODE = 'no_data_found',
+                  HINT = format('SELECT model_id, name FROM %s lists the models it holds.',
+                                madlib_dl._table_sql(tbl));
+    END IF;
+
+    EXECUTE format('SELECT EXISTS (SELECT 1 FROM %I.%I)', tbl[1], tbl[2]) INTO left_over;
+    IF NOT left_over THEN
+        EXECUTE format('DROP TABLE %I.%I', tbl[1], tbl[2]);
+    END IF;
 END
 $function$;
 
@@ -894,6 +946,57 @@ BEGIN
 END
 $function$;
 
+CREATE OR REPLACE FUNCTION madlib_dl._pp_first_dims(src text[], col text, coltype regtype, elemtype regtype)
+ RETURNS integer[]
+ LANGUAGE plpgsql
+ SET search_path TO 'pg_catalog', 'pg_temp'
+ SET synchronize_seqscans TO 'off'
+AS $function$
+DECLARE
+    row_tid tid;
+    dims integer[];
+BEGIN
+    PERFORM madlib_dl._assert_trusted_table(madlib_dl._table_oid(src));
+    IF elemtype IS NULL OR elemtype NOT IN ('smallint'::regtype, 'integer'::regtype, 'bigint'::regtype,
+            'real'::regtype, 'double precision'::regtype, 'numeric'::regtype) THEN
+        RAISE EXCEPTION 'independent variable "%" has type %, not a numeric array', col, coltype
+            USING ERRCODE = 'datatype_mismatch',
+                  HINT = 'Use an array of smallint, integer, bigint, real, double precision or numeric.';
+    END IF;
+    EXECUTE format('SELECT s.ctid, ARRAY(SELECT array_length(s.%1$I, d) '
+                   '                     FROM generate_series(1, array_ndims(s.%1$I)) d) '
+                   '  FROM %2$I.%3$I s LIMIT 1', col, src[1], src[2])
+       INTO row_tid, dims;
+    IF cardinality(dims) = 0 THEN
+        RAISE EXCEPTION 'independent variable "%" is NULL or empty in the row with ctid %', col, row_tid
+            USING ERRCODE = 'null_value_not_allowed',
+                  HINT = format('Find the row with SELECT * FROM %s WHERE ctid = ''%s'', then fix or delete it.',
+                                madlib_dl._table_sql(src), row_tid);
+    END IF;
+    RETURN dims;
+END
+$function$;
+
+CREATE OR REPLACE FUNCTION madlib_dl._pp_count_rows(src text[])
+ RETURNS bigint
+ LANGUAGE plpgsql
+ STABLE
+ SET search_path TO 'pg_catalog', 'pg_temp'
+AS $function$
+DECLARE
+    n bigint;
+BEGIN
+    PERFORM madlib_dl._assert_trusted_table(madlib_dl._table_oid(src));
+    EXECUTE format('SELECT count(*) FROM %I.%I', src[1], src[2]) INTO n;
+    IF n = 0 THEN
+        RAISE EXCEPTION 'source table "%" is empty', madlib_dl._table_label(src)
+            USING ERRCODE = 'data_exception',
+                  HINT = 'Give a table with at least one row.';
+    END IF;
+    RETURN n;
+END
+$function$;
+
 CREATE FUNCTION madlib_dl._pp_row_identity(greenplum boolean DEFAULT NULL::boolean)
  RETURNS text[]
  LANGUAGE sql
@@ -931,6 +1034,8 @@ DECLARE
     prod bigint;
     per_pass integer;           -- buffers built by one pass
 BEGIN
+    PERFORM madlib_dl._assert_trusted_table(madlib_dl._table_oid(src));
+    PERFORM madlib_dl._assert_trusted_table(madlib_dl._table_oid(summ));
     SELECT string_agg(format('s.%I AS r%s', c, i), ', ' ORDER BY i),
            string_agg(format('s.%I', c), ', ' ORDER BY i),
            string_agg(format('s.%I = o.r%s', c, i), ' AND ' ORDER BY i),
@@ -1027,6 +1132,7 @@ AS $function$
 DECLARE
     other boolean;
 BEGIN
+    PERFORM madlib_dl._assert_trusted_table(madlib_dl._table_oid(src));
     IF elemtype IS NOT NULL THEN
         IF elemtype NOT IN ('smallint'::regtype, 'integer'::regtype, 'bigint'::regtype,
                 'real'::regtype, 'double precision'::regtype, 'numeric'::regtype) THEN
@@ -1064,6 +1170,7 @@ DECLARE
     first_tid tid;
     w integer;
 BEGIN
+    PERFORM madlib_dl._assert_trusted_table(madlib_dl._table_oid(src));
     EXECUTE format('SELECT s.ctid, array_length(s.%1$I, 1) FROM %2$I.%3$I s LIMIT 1', col, src[1], src[2])
        INTO first_tid, w;
     IF w IS NULL THEN
@@ -1085,6 +1192,8 @@ DECLARE
     n_distinct integer;
     ncls integer;
 BEGIN
+    PERFORM madlib_dl._assert_trusted_table(madlib_dl._table_oid(src));
+    PERFORM madlib_dl._assert_trusted_table(madlib_dl._table_oid(summ));
     IF kind <> 'class' THEN
         ncls := madlib_dl._pp_first_width(src, col);
         IF num_classes IS NOT NULL AND num_classes <> ncls THEN
@@ -1270,6 +1379,8 @@ DECLARE
     first_tid tid;
     d integer;
 BEGIN
+    PERFORM madlib_dl._assert_trusted_table(madlib_dl._table_oid(src));
+    PERFORM madlib_dl._assert_trusted_table(madlib_dl._table_oid(tsumm));
     IF kind = 'class' THEN
         EXECUTE format($q$
             SELECT quote_nullable(s.%1$I)
@@ -2464,6 +2575,42 @@ BEGIN
 END
 $function$;
 
+CREATE OR REPLACE FUNCTION madlib_dl._ep_id_type(rel regclass, id_col text)
+ RETURNS text
+ LANGUAGE plpgsql
+ STABLE PARALLEL SAFE
+ SET search_path TO 'pg_catalog', 'pg_temp'
+AS $function$
+DECLARE
+    id_type text;
+BEGIN
+    IF id_col IS NULL THEN
+        RAISE EXCEPTION 'id_col must not be NULL'
+            USING ERRCODE = 'null_value_not_allowed',
+                  HINT = format('Give the name of the column of %s that identifies each row.',
+                                rel::text);
+    END IF;
+    PERFORM madlib_dl._assert_trusted_table(rel, 'a table to predict from');
+    SELECT CASE WHEN madlib_dl._builtin_type_of(a.atttypid) = 'text' AND a.atttypid <> 'text'::regtype
+                THEN 'text' ELSE format_type(a.atttypid, a.atttypmod) END INTO id_type
+      FROM pg_attribute a
+     WHERE a.attrelid = rel AND a.attname = id_col AND a.attnum > 0 AND NOT a.attisdropped;
+    IF NOT FOUND THEN
+        RAISE EXCEPTION 'table "%" has no column "%"', rel::text, id_col
+            USING ERRCODE = 'undefined_column',
+                  HINT = format('Give the name of the column of %s that identifies each row (id_col).',
+                                rel::text);
+    END IF;
+    IF id_col IN ('class_name', 'class_value', 'prob', 'rank') THEN
+        RAISE EXCEPTION 'id_col "%" has the name of an output column', id_col
+            USING ERRCODE = 'duplicate_column',
+                  HINT = 'The output has the columns <id_col>, class_name, class_value, prob and rank; '
+                         'predict from a view that renames the id column.';
+    END IF;
+    RETURN id_type;
+END
+$function$;
+
 CREATE OR REPLACE FUNCTION madlib_dl._ep_write_predictions(rel regclass, id_col text, indep_col text, otbl text[], model_arch json, model_weights bytea, normalizing_const double precision, class_name text, class_values text[], kind text, k integer, threshold double precision)
  RETURNS void
  LANGUAGE plpgsql
@@ -2569,6 +2716,7 @@ DECLARE
     metric_sum float8;
     n numeric;
 BEGIN
+    PERFORM madlib_dl._assert_trusted_table(test);
     EXECUTE format('SELECT sum((g.r).loss_sum ORDER BY g.k), sum((g.r).metric_sum ORDER BY g.k),'
                    '       sum((g.r).n)'
                    '  FROM (SELECT %s AS k, madlib_dl._evaluate_segment($1, $2, $3, s.buffer_id,'
@@ -2600,6 +2748,7 @@ DECLARE
     r float8[];
     n numeric;
 BEGIN
+    PERFORM madlib_dl._assert_trusted_table(test);
     SELECT string_agg(format(', s.%I, s.%I', c, c || '_shape'), '' ORDER BY i) INTO vars
       FROM unnest(indep_cols || dep_cols) WITH ORDINALITY AS u(c, i);
     EXECUTE format('SELECT ARRAY[sum((g.r).loss_sum ORDER BY g.k), sum((g.r).metric_sum ORDER BY g.k)]%s%s,'
@@ -3107,6 +3256,8 @@ BEGIN
                                  AND a.attnum > 0 AND NOT a.attisdropped);
     has_qualified_col := madlib_dl._ep_has_column(srel, 'model_arch_table_qualified');
     has_obj_qualified_col := madlib_dl._ep_has_column(srel, 'object_table_qualified');
+    PERFORM madlib_dl._assert_writable_table(rel, what);
+    PERFORM madlib_dl._assert_writable_table(srel, 'the summary table of ' || what);
     -- no append may slip in between the checks and the insert
     EXECUTE format('LOCK TABLE %s IN SHARE ROW EXCLUSIVE MODE', madlib_dl._table_sql(mst));
     EXECUTE format('LOCK TABLE %s IN SHARE ROW EXCLUSIVE MODE', madlib_dl._table_sql(summ));
@@ -3459,6 +3610,7 @@ BEGIN
     rel := madlib_dl._assert_table_exists(obj, 'object_table');
     PERFORM madlib_dl._assert_columns(rel, ARRAY['name', 'description', 'object'],
         ARRAY['text', 'text', 'bytea'], madlib_dl._object_table_what());
+    PERFORM madlib_dl._assert_writable_table(rel, madlib_dl._object_table_what());
     -- no load may slip in between the check and the insert
     EXECUTE format('LOCK TABLE %s IN SHARE ROW EXCLUSIVE MODE', madlib_dl._table_sql(obj));
     EXECUTE format('SELECT EXISTS (SELECT 1 FROM %s WHERE name = $1)', madlib_dl._table_sql(obj))
@@ -4586,6 +4738,23 @@ CREATE FUNCTION madlib_dl.partition_plan(source_table character varying, use_cac
  LANGUAGE sql
 AS $function$ SELECT * FROM madlib_dl._partition_plan_of(madlib_dl._resolve_table($1, 'source_table'), $2) $function$;
 
+CREATE FUNCTION madlib_dl._px_forget(relids oid[])
+ RETURNS bigint
+ LANGUAGE plpgsql
+ SECURITY DEFINER
+ SET search_path TO 'pg_catalog', 'pg_temp'
+AS $function$
+DECLARE
+    n bigint;
+BEGIN
+    DELETE FROM madlib_dl.plproxy_tables t
+     WHERE (relids IS NULL OR t.relid OPERATOR(pg_catalog.=) ANY (relids))
+       AND NOT EXISTS (SELECT 1 FROM pg_catalog.pg_class c WHERE c.oid OPERATOR(pg_catalog.=) t.relid);
+    GET DIAGNOSTICS n = ROW_COUNT;
+    RETURN n;
+END
+$function$;
+
 CREATE FUNCTION madlib_dl._px_forget_dropped()
  RETURNS event_trigger
  LANGUAGE plpgsql
@@ -4593,9 +4762,9 @@ CREATE FUNCTION madlib_dl._px_forget_dropped()
 AS $function$
 BEGIN
     IF has_schema_privilege('madlib_dl', 'USAGE') THEN
-        DELETE FROM madlib_dl.plproxy_tables t
-         USING pg_event_trigger_dropped_objects() d
-         WHERE d.classid = 'pg_class'::regclass AND d.objsubid = 0 AND t.relid = d.objid;
+        PERFORM madlib_dl._px_forget(ARRAY(
+            SELECT d.objid FROM pg_event_trigger_dropped_objects() d
+             WHERE d.classid = 'pg_class'::regclass AND d.objsubid = 0));
     END IF;
 END
 $function$;
@@ -4865,14 +5034,19 @@ BEGIN
             USING ERRCODE = 'connection_failure',
                   HINT = 'Run madlib_dl.plproxy_distribute again; the node''s table was not changed.';
     END IF;
-    -- IF NOT EXISTS looks the name up after locking the schema, so it sees
-    -- a table that another partition of this node made meanwhile (a plain
-    -- to_regclass could answer from this session's stale cache)
-    PERFORM pg_advisory_xact_lock(hashtext('madlib_dl.plproxy ' || tbl[1] || '.' || tbl[2]));
+    -- Two partitions of this node may create the table at once: the one
+    -- that loses waits for the other's commit and gets unique_violation
+    -- (or duplicate_table), then finds the table made.  No advisory lock:
+    -- any role can take one, and would hang the load (docs/security.md).
     SELECT string_agg(format('%I %s', c.n, c.t::regtype::text), ', ' ORDER BY c.i) INTO cols
       FROM unnest(colnames, coltypes) WITH ORDINALITY AS c(n, t, i);
-    EXECUTE format('CREATE TABLE IF NOT EXISTS %I.%I (%s)', tbl[1], tbl[2], cols);
+    BEGIN
+        EXECUTE format('CREATE TABLE IF NOT EXISTS %I.%I (%s)', tbl[1], tbl[2], cols);
+    EXCEPTION WHEN unique_violation OR duplicate_table THEN
+        NULL;
+    END;
     PERFORM madlib_dl._px_node_storage(madlib_dl._px_node_table(tbl));
+    PERFORM madlib_dl._assert_writable_table(madlib_dl._px_node_table(tbl), 'a packed table distributed by plproxy_distribute');
     SELECT string_agg(format('%I', c), ', ') INTO cols FROM unnest(colnames) c;
     EXECUTE format('DELETE FROM %s WHERE __dist_key__ = ANY($1)', madlib_dl._px_node_table(tbl)) USING segs;
     EXECUTE format('INSERT INTO %s (%s) SELECT %s FROM %s', madlib_dl._px_node_table(tbl), cols, cols, load);
@@ -5167,7 +5341,7 @@ BEGIN
                   HINT = 'Ask an administrator to distribute it, or to GRANT INSERT, UPDATE ON madlib_dl.plproxy_tables '
                          'to you (rows stay limited to tables you own).';
     END IF;
-    DELETE FROM madlib_dl.plproxy_tables t WHERE NOT EXISTS (SELECT 1 FROM pg_class c WHERE c.oid = t.relid);
+    PERFORM madlib_dl._px_forget(NULL);
     SELECT t.relid INTO other FROM madlib_dl.plproxy_tables t
      WHERE t.schema_name = tbl[1] AND t.table_name = tbl[2] AND t.relid <> rel;
     IF other IS NOT NULL THEN
@@ -5392,6 +5566,41 @@ and a NOTICE on a host without GPUs.  madlib_dl has no GPU backend in this
 release: fit, fit_multiple, evaluate and predict need use_gpus => false.$usage$::text
 $function$;
 
+CREATE OR REPLACE FUNCTION madlib_dl._gp_table_keys(source regclass)
+ RETURNS integer[]
+ LANGUAGE plpgsql
+ STABLE
+ SET search_path TO 'pg_catalog', 'pg_temp'
+AS $function$
+DECLARE
+    keys integer[];
+    nnull bigint;
+BEGIN
+    PERFORM madlib_dl._assert_trusted_table(source);
+    IF NOT EXISTS (SELECT 1 FROM pg_attribute a WHERE a.attrelid = source
+                      AND a.attname = '__dist_key__' AND a.attnum > 0 AND NOT a.attisdropped) THEN
+        RAISE EXCEPTION 'table "%" has no column "__dist_key__"', source::text
+            USING ERRCODE = 'undefined_column',
+                  HINT = 'Preprocess the data again with training_preprocessor_dl.';
+    END IF;
+    EXECUTE format('SELECT array_agg(k ORDER BY k), (SELECT count(*) FROM %s WHERE __dist_key__ IS NULL)'
+                   '  FROM (SELECT DISTINCT __dist_key__ AS k FROM %s WHERE __dist_key__ IS NOT NULL) d',
+                   source, source)
+       INTO keys, nnull;
+    IF nnull > 0 THEN
+        RAISE EXCEPTION 'table "%" has % buffers with a NULL __dist_key__', source::text, nnull
+            USING ERRCODE = 'null_value_not_allowed',
+                  HINT = 'Preprocess the data again with training_preprocessor_dl; do not edit its __dist_key__ column.';
+    END IF;
+    IF keys IS NULL THEN
+        RAISE EXCEPTION 'table "%" is empty', source::text
+            USING ERRCODE = 'no_data_found',
+                  HINT = 'Preprocess a table that has rows.';
+    END IF;
+    RETURN keys;
+END
+$function$;
+
 -- Grants and comments that differ from what the statements above leave.
 REVOKE ALL ON TABLE madlib_dl.fit_progress FROM PUBLIC;
 GRANT SELECT ON TABLE madlib_dl.fit_progress TO PUBLIC;
@@ -5425,6 +5634,7 @@ BEGIN
                     'madlib_dl._automl_check(text,text)',
                     'madlib_dl._automl_probe(integer[],text,text)',
                     'madlib_dl._automl_run(madlib_dl._train_job,text,text,text,text,integer)',
+                    'madlib_dl._builtin_type_of(regtype)',
                     'madlib_dl._check_compile_params(text,text)',
                     'madlib_dl._check_fit_params(text,text)',
                     'madlib_dl._check_input_shape(json,integer[],integer[])',
@@ -5546,6 +5756,7 @@ BEGIN
                     'madlib_dl._px_conninfo_value(text)',
                     'madlib_dl._px_distribute(text[],text,integer)',
                     'madlib_dl._px_end_call(text,bigint)',
+                    'madlib_dl._px_forget(oid[])',
                     'madlib_dl._px_forget_dropped()',
                     'madlib_dl._px_node_cached()',
                     'madlib_dl._px_node_forget(bigint)',
