@@ -435,6 +435,30 @@ is( $node->safe_psql('postgres', q{
 	$s->quit;
 }
 
+# plproxy_tables is written only through _px_forget (SECURITY DEFINER),
+# which removes the rows of dropped tables and nothing else, whoever calls it.
+{
+	$node->safe_psql('postgres', q{
+		CREATE TABLE victim.gone (x int);
+		ALTER TABLE victim.gone OWNER TO victim;
+		INSERT INTO madlib_dl.plproxy_tables (relid, schema_name, table_name, cluster, num_segments)
+		VALUES ('victim.packed'::regclass, 'victim', 'packed', 'c', 2),
+		       ('victim.gone'::regclass, 'victim', 'gone', 'c', 2);
+	});
+	my ($r, $o, $e) = as_user('attacker', q{
+		SELECT madlib_dl._px_forget(NULL);
+		SELECT madlib_dl._px_forget(ARRAY['victim.packed'::regclass::oid]);
+		DELETE FROM madlib_dl.plproxy_tables;
+	});
+	like($e, qr/ERROR:\s+42501: permission denied for table plproxy_tables/, 'the attacker may not DELETE from plproxy_tables');
+	is($node->safe_psql('postgres', 'SELECT string_agg(table_name, \',\' ORDER BY table_name) FROM madlib_dl.plproxy_tables'),
+		'gone,packed', '_px_forget called by the attacker removes no row of a table that exists');
+	($r, $o, $e) = as_user('victim', 'DROP TABLE victim.gone');
+	is($r, 0, 'the victim drops its table') or diag($e);
+	is($node->safe_psql('postgres', 'SELECT string_agg(table_name, \',\' ORDER BY table_name) FROM madlib_dl.plproxy_tables'),
+		'packed', 'the event trigger forgot the dropped table through _px_forget');
+}
+
 # PUBLIC: nothing beyond SELECT, USAGE and EXECUTE in schema madlib_dl.
 is( $node->safe_psql('postgres', q{
 		SELECT string_agg(o || ' ' || x.privilege_type, ', ' ORDER BY o, x.privilege_type)
