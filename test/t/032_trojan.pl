@@ -385,6 +385,19 @@ is( $node->safe_psql('postgres', q{
 		 WHERE c.relowner <> 'attacker'::regrole AND t.typowner = 'attacker'::regrole}),
 	'', 'no table of another role has a column of an attacker type');
 
+# The way out the hint names: the victim casts the column in a view of
+# its own (the cast runs as the victim by its own choice: after the
+# counts above).
+{
+	my ($r, $o, $e) = as_user('victim', q{
+		CREATE VIEW victim.my_scores AS SELECT id::text AS id, attributes FROM hostile.tr_score_enum;
+		SELECT madlib_dl.predict('victim.model', 'victim.my_scores', 'id', 'attributes', 'victim.p_view');
+		SELECT format_type(atttypid, atttypmod) FROM pg_attribute WHERE attrelid = 'victim.p_view'::regclass AND attname = 'id';
+	});
+	is($r, 0, 'predict from a view of the victim that casts the attacker column to text') or diag($e);
+	like($o, qr/^text$/m, 'its output id column is text');
+}
+
 # A trigger that the attacker may add to the victim's own table.
 {
 	$node->safe_psql('postgres', q{
