@@ -45,10 +45,28 @@ DROP FUNCTION madlib_dl._check_memory(text,double precision);
 DROP VIEW madlib_dl.fit_progress;
 DROP FUNCTION madlib_dl._progress_label(text);
 DROP FUNCTION madlib_dl._progress();
+DROP FUNCTION madlib_dl.fit_multiple(character varying,character varying,character varying,integer,boolean,character varying,integer,boolean,character varying,character varying,boolean);
+DROP FUNCTION madlib_dl.madlib_keras_fit_multiple_model(character varying,character varying,character varying,integer,boolean,character varying,integer,boolean,character varying,character varying,boolean);
+DROP FUNCTION madlib_dl._fit_multiple(text[],text[],text[],integer,boolean,text[],integer,boolean,character varying,character varying,boolean);
 DROP FUNCTION madlib_dl._fit_multiple_run(regclass,text,text,regclass,text,text,integer[],text[],bytea[],text[],text[],integer,integer,integer,bigint);
 DROP FUNCTION madlib_dl._generate_model_configs(text[],text[],text,integer[],text,text,text,integer,integer,text);
 DROP FUNCTION madlib_dl._load_model_selection_table(text[],text[],text,integer[],text[],text[],text);
 DROP FUNCTION madlib_dl._ms_store(text[],text[],text,integer[],text[],text[]);
+DROP FUNCTION madlib_dl.predict_byom(character varying,integer,character varying,character varying,character varying,character varying,double precision,boolean,text[],double precision,integer);
+DROP FUNCTION madlib_dl.predict_byom(character varying,integer,character varying,character varying,character varying,character varying,integer,boolean,text[],double precision,integer);
+DROP FUNCTION madlib_dl.predict_byom(character varying,integer,character varying,character varying,character varying,character varying,character varying,boolean,text[],double precision,integer);
+DROP FUNCTION madlib_dl.madlib_keras_predict_byom(character varying,integer,character varying,character varying,character varying,character varying,double precision,boolean,text[],double precision,integer);
+DROP FUNCTION madlib_dl.madlib_keras_predict_byom(character varying,integer,character varying,character varying,character varying,character varying,integer,boolean,text[],double precision,integer);
+DROP FUNCTION madlib_dl.madlib_keras_predict_byom(character varying,integer,character varying,character varying,character varying,character varying,character varying,boolean,text[],double precision,integer);
+DROP FUNCTION madlib_dl.predict(character varying,character varying,character varying,character varying,character varying,double precision,boolean,integer);
+DROP FUNCTION madlib_dl.predict(character varying,character varying,character varying,character varying,character varying,integer,boolean,integer);
+DROP FUNCTION madlib_dl.predict(character varying,character varying,character varying,character varying,character varying,character varying,boolean,integer);
+DROP FUNCTION madlib_dl.madlib_keras_predict(character varying,character varying,character varying,character varying,character varying,double precision,boolean,integer);
+DROP FUNCTION madlib_dl.madlib_keras_predict(character varying,character varying,character varying,character varying,character varying,integer,boolean,integer);
+DROP FUNCTION madlib_dl.madlib_keras_predict(character varying,character varying,character varying,character varying,character varying,character varying,boolean,integer);
+DROP FUNCTION madlib_dl._predict_byom(text[],integer,text[],text,text,text[],text,integer,double precision,boolean,text[],double precision,integer);
+DROP FUNCTION madlib_dl._predict(text[],text[],text,text,text[],text,integer,double precision,boolean,integer);
+DROP FUNCTION madlib_dl._ep_write_predictions(regclass,text,text,text[],json,bytea,double precision,text,text[],text,integer,double precision);
 DROP FUNCTION madlib_dl._ep_model(text[],integer);
 DROP FUNCTION madlib_dl._ep_output_size(json);
 DROP FUNCTION madlib_dl._ep_suffix(text[],text);
@@ -59,6 +77,7 @@ DROP FUNCTION madlib_dl.madlib_keras_fit(character varying,character varying,cha
 DROP FUNCTION madlib_dl._fit(text[],text[],text[],integer,character varying,character varying,integer,boolean,text[],integer,boolean,character varying,character varying,character varying);
 DROP FUNCTION madlib_dl._fit_check_packed(text[],text,text,text,json);
 DROP FUNCTION madlib_dl._fit_run(regclass,text,text,regclass,text,text,json,bytea,text,text,integer,integer,integer);
+DROP FUNCTION madlib_dl.training_preprocessor_dl(character varying,character varying,character varying,character varying,integer,real,anycompatible,text);
 DROP FUNCTION madlib_dl._validation_preprocessor_dl(text[],text[],text,text,text[],integer,text);
 DROP FUNCTION madlib_dl._training_preprocessor_dl(text[],text[],text,text,integer,real,integer,text);
 DROP FUNCTION madlib_dl._pp_pack(text[],text[],text[],text,text,text,text,text,bigint,integer,integer,integer,real,integer[],boolean);
@@ -67,6 +86,8 @@ DROP FUNCTION madlib_dl._pp_segments(text);
 DROP AGGREGATE madlib_dl._pack_int16_array(anyarray,tid,integer,integer,integer);
 DROP AGGREGATE madlib_dl._pack_onehot_int16(integer,integer,integer,integer);
 DROP AGGREGATE madlib_dl._pack_float32(anyarray,tid,integer,integer,double precision,integer[]);
+DROP FUNCTION madlib_dl.load_keras_model(character varying,json,bytea,character varying,character varying);
+DROP FUNCTION madlib_dl._load_keras_model(text[],json,bytea,character varying,character varying);
 
 -- 2. Hand-written (scripts/upgrade/0.1.0--0.2.0.sql): the extension's tables.
 -- scripts/upgrade/0.1.0--0.2.0.sql: the hand-written parts of
@@ -132,10 +153,14 @@ ALTER TYPE madlib_dl._fit_multiple_result ADD ATTRIBUTE output_training_loss dou
 ALTER TYPE madlib_dl._fit_multiple_result ADD ATTRIBUTE output_training_metrics double precision[];
 ALTER TYPE madlib_dl._fit_multiple_result ADD ATTRIBUTE output_validation_loss double precision[];
 ALTER TYPE madlib_dl._fit_multiple_result ADD ATTRIBUTE output_validation_metrics double precision[];
+ALTER TYPE madlib_dl._fit_multiple_result ADD ATTRIBUTE stopped_at_iteration integer;
+ALTER TYPE madlib_dl._fit_multiple_result ADD ATTRIBUTE best_iteration integer;
 ALTER TYPE madlib_dl._fit_result ADD ATTRIBUTE output_training_loss double precision[];
 ALTER TYPE madlib_dl._fit_result ADD ATTRIBUTE output_training_metrics double precision[];
 ALTER TYPE madlib_dl._fit_result ADD ATTRIBUTE output_validation_loss double precision[];
 ALTER TYPE madlib_dl._fit_result ADD ATTRIBUTE output_validation_metrics double precision[];
+ALTER TYPE madlib_dl._fit_result ADD ATTRIBUTE stopped_at_iteration integer;
+ALTER TYPE madlib_dl._fit_result ADD ATTRIBUTE best_iteration integer;
 
 -- 4. The new and changed members, in the order a fresh install creates them.
 CREATE OR REPLACE FUNCTION madlib_dl.version()
@@ -403,6 +428,17 @@ AS $function$
                 THEN ' DISTRIBUTED REPLICATED' ELSE '' END
 $function$;
 
+CREATE FUNCTION madlib_dl._distributed_clause(cols text DEFAULT NULL::text)
+ RETURNS text
+ LANGUAGE sql
+ STABLE PARALLEL SAFE
+ SET search_path TO 'pg_catalog', 'pg_temp'
+AS $function$
+    SELECT CASE WHEN to_regclass('pg_catalog.gp_segment_configuration') IS NULL THEN ''
+                WHEN cols IS NULL THEN ' DISTRIBUTED RANDOMLY'
+                ELSE ' DISTRIBUTED BY (' || cols || ')' END
+$function$;
+
 CREATE FUNCTION madlib_dl._temp_table_name(base text)
  RETURNS text
  LANGUAGE plpgsql
@@ -454,13 +490,256 @@ CREATE FUNCTION madlib_dl._leader_only_end(saved text)
  SET search_path TO 'pg_catalog', 'pg_temp'
 AS $function$ SELECT set_config('max_parallel_workers', saved, true) WHERE saved IS NOT NULL $function$;
 
+CREATE FUNCTION madlib_dl._object_table_what()
+ RETURNS text
+ LANGUAGE sql
+ IMMUTABLE PARALLEL SAFE
+ SET search_path TO 'pg_catalog', 'pg_temp'
+AS $function$ SELECT 'an object table made by load_top_k_accuracy_function'::text $function$;
+
+CREATE FUNCTION madlib_dl._object_table_check(obj text[], compiles text[])
+ RETURNS void
+ LANGUAGE plpgsql
+ STABLE
+ SET search_path TO 'pg_catalog', 'pg_temp'
+AS $function$
+DECLARE
+    rel regclass := madlib_dl._assert_table_exists(obj, 'object_table');
+    c text;
+    fn text;
+    k text;
+    found_it boolean;
+BEGIN
+    PERFORM madlib_dl._assert_columns(rel, ARRAY['name'], ARRAY['text'], madlib_dl._object_table_what());
+    FOREACH c IN ARRAY coalesce(compiles, ARRAY[]::text[]) LOOP
+        CONTINUE WHEN c IS NULL;
+        BEGIN
+            fn := (madlib_dl._check_params(c, NULL)).metrics_type[1];
+        EXCEPTION WHEN OTHERS THEN
+            CONTINUE;           -- the driver reports the string's own error
+        END;
+        k := substring(fn FROM '^top_([0-9]+)_accuracy$');
+        CONTINUE WHEN k IS NULL;
+        EXECUTE format('SELECT EXISTS (SELECT 1 FROM %s WHERE name = $1)', madlib_dl._table_sql(obj))
+           INTO found_it USING fn;
+        IF NOT found_it THEN
+            RAISE EXCEPTION 'object_table "%" has no function "%"', madlib_dl._table_label(obj), fn
+                USING ERRCODE = 'undefined_object',
+                      HINT = format('Add it with SELECT madlib_dl.load_top_k_accuracy_function(%L, %s);',
+                                    madlib_dl._table_given(obj), k);
+        END IF;
+    END LOOP;
+END
+$function$;
+
 CREATE FUNCTION madlib_dl._arch_io(model_arch json)
  RETURNS TABLE(io text, "position" integer, name text, shape integer[])
  LANGUAGE c
  IMMUTABLE PARALLEL SAFE STRICT ROWS 2
 AS '$libdir/madlib_dl', $function$madlib_dl__arch_io$function$;
 
-CREATE OR REPLACE FUNCTION madlib_dl._load_keras_model(tbl text[], model_arch json, model_weights bytea, name character varying, description character varying)
+CREATE FUNCTION madlib_dl._arch_bind_shape(model_arch json, shape integer[])
+ RETURNS json
+ LANGUAGE c
+ IMMUTABLE PARALLEL SAFE
+AS '$libdir/madlib_dl', $function$madlib_dl__arch_bind_shape$function$;
+
+CREATE FUNCTION madlib_dl._arch_free_dims(model_arch json)
+ RETURNS integer
+ LANGUAGE c
+ IMMUTABLE PARALLEL SAFE STRICT
+AS '$libdir/madlib_dl', $function$madlib_dl__arch_free_dims$function$;
+
+CREATE FUNCTION madlib_dl.keras_model_weights(model_arch json)
+ RETURNS TABLE("position" integer, layer_name text, weight_name text, shape integer[], first bigint, count bigint)
+ LANGUAGE c
+ IMMUTABLE PARALLEL SAFE STRICT ROWS 10
+AS '$libdir/madlib_dl', $function$madlib_dl_keras_model_weights$function$;
+
+CREATE FUNCTION madlib_dl._shape_size(sh integer[])
+ RETURNS bigint
+ LANGUAGE plpgsql
+ IMMUTABLE PARALLEL SAFE STRICT
+ SET search_path TO 'pg_catalog', 'pg_temp'
+AS $function$
+DECLARE
+    n numeric := 1;
+    d integer;
+BEGIN
+    FOREACH d IN ARRAY coalesce(sh, '{}') LOOP
+        n := n * d;
+    END LOOP;
+    IF n > 9223372036854775807 THEN
+        RAISE EXCEPTION 'a tensor of shape % is too large', sh
+            USING ERRCODE = 'program_limit_exceeded',
+                  HINT = 'Give the shapes of the weights of a real model.';
+    END IF;
+    RETURN n::bigint;
+END
+$function$;
+
+CREATE FUNCTION madlib_dl._manifest_tensors(manifest jsonb)
+ RETURNS TABLE("position" integer, name text, shape integer[], first_byte bigint, quantized boolean)
+ LANGUAGE plpgsql
+ IMMUTABLE PARALLEL SAFE
+ SET search_path TO 'pg_catalog', 'pg_temp'
+AS $function$
+DECLARE
+    e jsonb;
+    w jsonb;
+    items jsonb := '[]';
+    pos integer := 0;
+    byte bigint := 1;
+    sh integer[];
+BEGIN
+    IF jsonb_typeof(manifest) IS DISTINCT FROM 'array' THEN
+        RAISE EXCEPTION 'weights_manifest must be a json array, got %', coalesce(jsonb_typeof(manifest), 'NULL')
+            USING ERRCODE = 'invalid_parameter_value',
+                  HINT = 'Give model.json''s weightsManifest, a list of {"name": ..., "shape": [...]}, '
+                         'or a list of shapes ([w.shape for w in model.get_weights()]).';
+    END IF;
+    FOR e IN SELECT v FROM jsonb_array_elements(manifest) v LOOP
+        IF jsonb_typeof(e) = 'object' AND e ? 'weights' THEN
+            items := items || coalesce(e->'weights', '[]');
+        ELSE
+            items := items || jsonb_build_array(e);
+        END IF;
+    END LOOP;
+    FOR w IN SELECT v FROM jsonb_array_elements(items) v LOOP
+        pos := pos + 1;
+        IF jsonb_typeof(w) = 'array' THEN
+            name := NULL;
+            e := w;
+        ELSIF jsonb_typeof(w) = 'object' AND jsonb_typeof(w->'shape') = 'array' THEN
+            name := w->>'name';
+            e := w->'shape';
+        ELSE
+            RAISE EXCEPTION 'weights_manifest entry % is %, not a shape or a {"name", "shape"} object', pos, w
+                USING ERRCODE = 'invalid_parameter_value',
+                      HINT = 'Give model.json''s weightsManifest, a list of {"name": ..., "shape": [...]}, '
+                             'or a list of shapes.';
+        END IF;
+        IF EXISTS (SELECT FROM jsonb_array_elements(e) d
+                    WHERE jsonb_typeof(d) <> 'number' OR d::text !~ '^[0-9]{1,9}$') THEN
+            RAISE EXCEPTION 'weights_manifest entry % has the shape %, not a list of sizes', pos, e
+                USING ERRCODE = 'invalid_parameter_value',
+                      HINT = 'Every dimension of a weight''s shape is a non-negative integer.';
+        END IF;
+        sh := ARRAY(SELECT d::text::integer FROM jsonb_array_elements(e) d);
+        position := pos;
+        shape := sh;
+        first_byte := byte;
+        quantized := jsonb_typeof(w) = 'object' AND (w ? 'quantization' OR
+                     coalesce(w->>'dtype', 'float32') <> 'float32');
+        byte := byte + 4 * madlib_dl._shape_size(sh);
+        RETURN NEXT;
+    END LOOP;
+END
+$function$;
+
+CREATE FUNCTION madlib_dl._weights_in_keras_order(model_arch json, model_weights bytea, weights_manifest jsonb)
+ RETURNS bytea
+ LANGUAGE plpgsql
+ IMMUTABLE PARALLEL SAFE
+ SET search_path TO 'pg_catalog', 'pg_temp'
+AS $function$
+DECLARE
+    n_exp integer;
+    n_got integer;
+    matched integer;
+    total bigint;
+    bad record;
+    out bytea;
+BEGIN
+    IF model_weights IS NULL OR weights_manifest IS NULL THEN
+        RETURN model_weights;
+    END IF;
+    SELECT count(*) INTO n_exp FROM madlib_dl.keras_model_weights(model_arch);
+    SELECT count(*), sum(madlib_dl._shape_size(g.shape))
+      INTO n_got, total FROM madlib_dl._manifest_tensors(weights_manifest) g;
+    SELECT * INTO bad FROM madlib_dl._manifest_tensors(weights_manifest) g WHERE g.quantized LIMIT 1;
+    IF FOUND THEN
+        RAISE EXCEPTION 'weights_manifest entry % ("%") is quantized or not float32', bad.position, bad.name
+            USING ERRCODE = 'invalid_parameter_value',
+                  HINT = 'Load the model in TF.js (tf.loadLayersModel dequantizes it) and give its weights '
+                         'as float32: model.layers.flatMap(l => l.getWeights()).';
+    END IF;
+    IF 4 * coalesce(total, 0) <> length(model_weights) THEN
+        RAISE EXCEPTION 'weights_manifest lists % float32 values but model_weights has % bytes (% values)',
+                        coalesce(total, 0), length(model_weights), length(model_weights) / 4
+            USING ERRCODE = 'data_exception',
+                  HINT = 'Give the manifest of these weights: one entry per tensor, in the order the bytes hold them.';
+    END IF;
+    -- each expected tensor's manifest entry by name: "layer/weight",
+    -- alone or after a prefix ("model/layer/weight"), ":0" dropped
+    WITH e AS (SELECT * FROM madlib_dl.keras_model_weights(model_arch)),
+         g AS (SELECT t.*, regexp_replace(t.name, ':[0-9]+$', '') AS nm
+                 FROM madlib_dl._manifest_tensors(weights_manifest) t),
+         m AS (SELECT e.position, count(g.position) AS n
+                 FROM e LEFT JOIN g ON g.nm = e.layer_name || '/' || e.weight_name
+                                    OR g.nm LIKE '%/' || replace(replace(e.layer_name, '_', '\_'), '%', '\%')
+                                                 || '/' || e.weight_name
+                GROUP BY e.position)
+    SELECT count(*) FILTER (WHERE m.n = 1) INTO matched FROM m;
+    IF matched = n_exp AND n_got = n_exp THEN
+        -- by name: check each shape, then the bytes in Keras order
+        WITH e AS (SELECT * FROM madlib_dl.keras_model_weights(model_arch)),
+             g AS (SELECT t.*, regexp_replace(t.name, ':[0-9]+$', '') AS nm
+                     FROM madlib_dl._manifest_tensors(weights_manifest) t)
+        SELECT e.layer_name, e.weight_name, e.shape AS want, g.shape AS have, g.name, g.position AS gpos
+          INTO bad
+          FROM e JOIN g ON g.nm = e.layer_name || '/' || e.weight_name
+                        OR g.nm LIKE '%/' || replace(replace(e.layer_name, '_', '\_'), '%', '\%')
+                                     || '/' || e.weight_name
+         WHERE g.shape IS DISTINCT FROM e.shape
+         ORDER BY e.position LIMIT 1;
+        IF FOUND THEN
+            RAISE EXCEPTION 'weight "%" (manifest entry %) has shape % but layer "%" expects its % of shape %',
+                            bad.name, bad.gpos, bad.have, bad.layer_name, bad.weight_name, bad.want
+                USING ERRCODE = 'data_exception',
+                      HINT = 'Give the weights of this architecture: madlib_dl.keras_model_weights(model_arch) '
+                             'lists the tensors it expects, in order.';
+        END IF;
+        WITH e AS (SELECT * FROM madlib_dl.keras_model_weights(model_arch)),
+             g AS (SELECT t.*, regexp_replace(t.name, ':[0-9]+$', '') AS nm
+                     FROM madlib_dl._manifest_tensors(weights_manifest) t)
+        SELECT string_agg(substring(model_weights FROM g.first_byte::integer FOR (4 * e.count)::integer),
+                          ''::bytea ORDER BY e.position)
+          INTO out
+          FROM e JOIN g ON g.nm = e.layer_name || '/' || e.weight_name
+                        OR g.nm LIKE '%/' || replace(replace(e.layer_name, '_', '\_'), '%', '\%')
+                                     || '/' || e.weight_name;
+        RETURN coalesce(out, ''::bytea);
+    END IF;
+    -- by position: the shapes must be the architecture's, in its order
+    WITH e AS (SELECT * FROM madlib_dl.keras_model_weights(model_arch)),
+         g AS (SELECT * FROM madlib_dl._manifest_tensors(weights_manifest))
+    SELECT coalesce(e.position, g.position) AS position, e.layer_name, e.weight_name,
+           e.shape AS want, g.shape AS have, g.name
+      INTO bad
+      FROM e FULL JOIN g ON g.position = e.position
+     WHERE g.shape IS DISTINCT FROM e.shape
+     ORDER BY 1 LIMIT 1;
+    IF FOUND THEN
+        IF bad.layer_name IS NULL THEN
+            RAISE EXCEPTION 'weights_manifest lists % tensors but the architecture has %', n_got, n_exp
+                USING ERRCODE = 'data_exception',
+                      HINT = 'madlib_dl.keras_model_weights(model_arch) lists the tensors it expects, in order.';
+        END IF;
+        RAISE EXCEPTION 'weight % of model_weights% has shape % but layer "%" expects its % of shape % there',
+                        bad.position, coalesce(' ("' || bad.name || '")', ''), coalesce(bad.have::text, '(none)'),
+                        bad.layer_name, bad.weight_name, bad.want
+            USING ERRCODE = 'data_exception',
+                  HINT = 'Give the weights in Keras order, layer by layer (Keras: model.get_weights(); '
+                         'TF.js: model.layers.flatMap(l => l.getWeights()), not model.getWeights(), which '
+                         'lists the non-trainable weights last); madlib_dl.keras_model_weights(model_arch) '
+                         'lists the order.';
+    END IF;
+    RETURN model_weights;
+END
+$function$;
+
+CREATE FUNCTION madlib_dl._load_keras_model(tbl text[], model_arch json, model_weights bytea, name character varying, description character varying, weights_manifest jsonb DEFAULT NULL::jsonb)
  RETURNS void
  LANGUAGE plpgsql
  SET search_path TO 'pg_catalog', 'pg_temp'
@@ -469,6 +748,9 @@ DECLARE
     rel regclass;
 BEGIN
     PERFORM madlib_dl._assert_not_null(model_arch, 'model_arch');
+    -- the tensors' shapes, when given, against the architecture's (and
+    -- put in Keras order by their names)
+    model_weights := madlib_dl._weights_in_keras_order(model_arch, model_weights, weights_manifest);
     -- Validate before touching any table, so a bad model leaves no trace.
     PERFORM madlib_dl._validate_arch(model_arch, model_weights);
 
@@ -535,6 +817,14 @@ BEGIN
 END
 $function$;
 
+CREATE FUNCTION madlib_dl.load_keras_model(keras_model_arch_table character varying, model_arch json, model_weights bytea DEFAULT NULL::bytea, name character varying DEFAULT NULL::character varying, description character varying DEFAULT NULL::character varying, weights_manifest jsonb DEFAULT NULL::jsonb)
+ RETURNS void
+ LANGUAGE sql
+AS $function$
+    SELECT madlib_dl._load_keras_model(
+        madlib_dl._resolve_table($1, 'keras_model_arch_table'), $2, $3, $4, $5, $6)
+$function$;
+
 CREATE OR REPLACE FUNCTION madlib_dl.load_keras_model(message character varying)
  RETURNS text
  LANGUAGE sql
@@ -551,7 +841,11 @@ in a model architecture table, creating the table on first use.
         model_weights           BYTEA,    -- optional: float32 concatenation of
                                           -- model.get_weights(), little-endian
         name                    VARCHAR,  -- optional
-        description             VARCHAR   -- optional
+        description             VARCHAR,  -- optional
+        weights_manifest        JSONB     -- optional: the tensors' names and shapes
+                                          -- (TF.js weightsManifest, or a list of
+                                          -- shapes): checked against the
+                                          -- architecture, put in Keras order by name
     );
 
 The table has the columns
@@ -563,7 +857,9 @@ The table has the columns
     __internal_madlib_id__  TEXT UNIQUE
 
 The architecture (and the weights' size) is checked before anything is
-stored; madlib_dl.keras_model_summary(model_arch) lists its layers.
+stored; madlib_dl.keras_model_summary(model_arch) lists its layers and
+madlib_dl.keras_model_weights(model_arch) the weight tensors in the order
+model_weights holds them.
 Supported: Sequential models, and Functional models of any graph with one
 input and one output (branches, residual connections, merges), of Dense,
 Conv2D, pooling, ZeroPadding2D, Cropping2D, UpSampling2D, Flatten, Dropout,
@@ -779,6 +1075,31 @@ BEGIN
             'a table of segment ids (a dbid column), as MADlib takes it');
         distribution_rules := NULL;
     END IF;
+    IF madlib_dl._is_greenplum() THEN
+        -- Greenplum: the buffers go on the real primaries
+        -- (_gp_place_buffers: buffer b on content b % nseg), so they are
+        -- made for all of them (whatever the coordinator's CPUs), or for
+        -- the first n given as a number (as n virtual segments would be
+        -- on PostgreSQL: the same buffers, the same placement).
+        SELECT count(*)::integer INTO nseg FROM pg_catalog.gp_segment_configuration
+         WHERE role = 'p' AND content >= 0;
+        IF distribution_rules IS NULL OR lower(btrim(distribution_rules)) = 'all_segments' THEN
+            rules := 'all_segments';
+            RETURN;
+        END IF;
+        IF btrim(distribution_rules) ~ '^[0-9]{1,9}$' THEN
+            IF btrim(distribution_rules)::integer BETWEEN 1 AND nseg THEN
+                nseg := btrim(distribution_rules)::integer;
+                rules := nseg::text;
+                RETURN;
+            END IF;
+            RAISE EXCEPTION 'distribution_rules "%" is more segments than this Greenplum cluster has (%)',
+                            distribution_rules, nseg
+                USING ERRCODE = 'invalid_parameter_value',
+                      HINT = format('Give NULL or ''all_segments'' for all %s primary segments, or a number from 1 to %s.',
+                                    nseg, nseg);
+        END IF;
+    END IF;
     IF distribution_rules IS NULL OR lower(btrim(distribution_rules)) = 'all_segments' THEN
         IF default_nseg IS NOT NULL THEN
             nseg := default_nseg;
@@ -813,7 +1134,7 @@ BEGIN
 END
 $function$;
 
-CREATE FUNCTION madlib_dl._pp_num_classes(num_classes anycompatible)
+CREATE FUNCTION madlib_dl._pp_num_classes(num_classes anyelement)
  RETURNS integer[]
  LANGUAGE plpgsql
  IMMUTABLE
@@ -1072,10 +1393,11 @@ BEGIN
         END LOOP;
         row_bytes := row_bytes + 4.0 * prod;
     END LOOP;
-    EXECUTE format('CREATE TABLE %I.%I (%s%s, buffer_id integer, __dist_key__ integer)',
+    EXECUTE format('CREATE TABLE %I.%I (%s%s, buffer_id integer, __dist_key__ integer)%s',
                    dst[1], dst[2], col_defs,
                    (SELECT string_agg(format('%I integer[]', c || '_shape'), ', ' ORDER BY i)
-                      FROM unnest(dep_cols || indep_cols) WITH ORDINALITY AS u(c, i)));
+                      FROM unnest(dep_cols || indep_cols) WITH ORDINALITY AS u(c, i)),
+                   madlib_dl._distributed_clause('__dist_key__'));
     EXECUTE format('ALTER TABLE %I.%I %s', dst[1], dst[2],
                    (SELECT string_agg(format('ALTER COLUMN %I SET STORAGE EXTERNAL', c), ', ' ORDER BY i)
                       FROM unnest(dep_cols || indep_cols) WITH ORDINALITY AS u(c, i)));
@@ -1089,11 +1411,11 @@ BEGIN
         CREATE TEMPORARY TABLE %4$I ON COMMIT DROP AS
         SELECT %6$s, (r.rn / $1)::integer AS buffer_id, (r.rn %% $1)::integer AS slot
           FROM (SELECT %5$s, row_number() OVER (ORDER BY %1$s) - 1 AS rn
-                  FROM %2$I.%3$I s) r
+                  FROM %2$I.%3$I s) r%7$s
         $q$,
         CASE WHEN shuffle THEN 'hashtidextended(s.ctid, 42), ' || ident_order
              ELSE ident_order END,
-        src[1], src[2], ord, ident_cols, ident_keep)
+        src[1], src[2], ord, ident_cols, ident_keep, madlib_dl._distributed_clause('buffer_id'))
     USING bs::bigint;
     EXECUTE format('ANALYZE pg_temp.%I', ord);
 
@@ -1295,8 +1617,8 @@ BEGIN
                NULL::integer AS buffer_size, $6::real AS normalizing_const,
                NULL::integer[] AS num_classes, $7::text AS distribution_rules,
                'all_segments'::text AS __internal_gpu_config__, $8::integer AS num_segments,
-               madlib_dl.version() AS madlib_version
-        $q$, summ[1], summ[2], cv_exprs)
+               madlib_dl.version() AS madlib_version%s
+        $q$, summ[1], summ[2], cv_exprs, madlib_dl._distributed_clause())
     USING madlib_dl._table_given(src), madlib_dl._table_given(dst), v.cols[1:nd], v.cols[nd + 1:],
           v.typnames[1:nd], norm, seg.rules, seg.nseg;
 
@@ -1515,8 +1837,8 @@ BEGIN
                $6::integer AS buffer_size, $7::real AS normalizing_const,
                $8::integer[] AS num_classes, $9::text AS distribution_rules,
                'all_segments'::text AS __internal_gpu_config__, $10::integer AS num_segments,
-               madlib_dl.version() AS madlib_version
-        $q$, summ[1], summ[2], cv_exprs)
+               madlib_dl.version() AS madlib_version%s
+        $q$, summ[1], summ[2], cv_exprs, madlib_dl._distributed_clause())
     USING madlib_dl._table_given(src), madlib_dl._table_given(dst), v.cols[1:nd], v.cols[nd + 1:],
           v.typnames[1:nd], bs, ts.normalizing_const, ts.ncls, seg.rules, seg.nseg;
 
@@ -1530,7 +1852,17 @@ BEGIN
 END
 $function$;
 
-CREATE OR REPLACE FUNCTION madlib_dl.training_preprocessor_dl(source_table character varying, output_table character varying, dependent_varname character varying, independent_varname character varying, buffer_size integer DEFAULT NULL::integer, normalizing_const real DEFAULT 1.0, num_classes anycompatible DEFAULT NULL::unknown, distribution_rules text DEFAULT NULL::text)
+CREATE FUNCTION madlib_dl.training_preprocessor_dl(source_table character varying, output_table character varying, dependent_varname character varying, independent_varname character varying, buffer_size integer DEFAULT NULL::integer, normalizing_const real DEFAULT 1.0, num_classes anyelement DEFAULT NULL::integer, distribution_rules text DEFAULT NULL::text)
+ RETURNS void
+ LANGUAGE sql
+AS $function$
+    SELECT madlib_dl._training_preprocessor_dl(
+        madlib_dl._resolve_table($1, 'source_table'), madlib_dl._resolve_table($2, 'output_table'),
+        $3, $4, $5, $6, madlib_dl._pp_num_classes($7), $8,
+        CASE WHEN madlib_dl._pp_rules_is_table($8) THEN madlib_dl._resolve_table($8, 'distribution_rules') END)
+$function$;
+
+CREATE FUNCTION madlib_dl.training_preprocessor_dl(source_table character varying, output_table character varying, dependent_varname character varying, independent_varname character varying, buffer_size integer, normalizing_const real, num_classes text, distribution_rules text DEFAULT NULL::text)
  RETURNS void
  LANGUAGE sql
 AS $function$
@@ -1657,6 +1989,12 @@ $summary$
 END
 $function$;
 
+CREATE FUNCTION madlib_dl._check_early_stopping(early_stopping text, compile_params text, has_validation boolean)
+ RETURNS text
+ LANGUAGE c
+ IMMUTABLE PARALLEL SAFE
+AS '$libdir/madlib_dl', $function$madlib_dl__check_early_stopping$function$;
+
 CREATE FUNCTION madlib_dl._check_var_shape(model_arch json, output boolean, k integer, shape integer[], what text)
  RETURNS void
  LANGUAGE c
@@ -1683,7 +2021,8 @@ CREATE TYPE madlib_dl._train_job AS (
     cluster text,
     use_caching boolean,
     averaging_period integer,
-    lr_scaling text
+    lr_scaling text,
+    early_stopping text
 );
 
 CREATE FUNCTION madlib_dl._job_transport(src regclass, OUT transport text, OUT cluster text, OUT num_segments integer)
@@ -1708,7 +2047,7 @@ BEGIN
 END
 $function$;
 
-CREATE FUNCTION madlib_dl._make_train_job(source regclass, x_col text, y_col text, model_archs text[], compile_params text[], num_iterations integer, fit_params text[] DEFAULT NULL::text[], init_weights bytea[] DEFAULT NULL::bytea[], mst_keys integer[] DEFAULT NULL::integer[], validation regclass DEFAULT NULL::regclass, val_x_col text DEFAULT NULL::text, val_y_col text DEFAULT NULL::text, metrics_compute_frequency integer DEFAULT NULL::integer, num_segments integer DEFAULT NULL::integer, schedule_seed bigint DEFAULT 1, transport text DEFAULT NULL::text, cluster text DEFAULT NULL::text, use_caching boolean DEFAULT NULL::boolean, averaging_period integer DEFAULT NULL::integer, lr_scaling text DEFAULT NULL::text, x_cols text[] DEFAULT NULL::text[], y_cols text[] DEFAULT NULL::text[], val_x_cols text[] DEFAULT NULL::text[], val_y_cols text[] DEFAULT NULL::text[])
+CREATE FUNCTION madlib_dl._make_train_job(source regclass, x_col text, y_col text, model_archs text[], compile_params text[], num_iterations integer, fit_params text[] DEFAULT NULL::text[], init_weights bytea[] DEFAULT NULL::bytea[], mst_keys integer[] DEFAULT NULL::integer[], validation regclass DEFAULT NULL::regclass, val_x_col text DEFAULT NULL::text, val_y_col text DEFAULT NULL::text, metrics_compute_frequency integer DEFAULT NULL::integer, num_segments integer DEFAULT NULL::integer, schedule_seed bigint DEFAULT 1, transport text DEFAULT NULL::text, cluster text DEFAULT NULL::text, use_caching boolean DEFAULT NULL::boolean, averaging_period integer DEFAULT NULL::integer, lr_scaling text DEFAULT NULL::text, x_cols text[] DEFAULT NULL::text[], y_cols text[] DEFAULT NULL::text[], val_x_cols text[] DEFAULT NULL::text[], val_y_cols text[] DEFAULT NULL::text[], early_stopping text DEFAULT NULL::text)
  RETURNS madlib_dl._train_job
  LANGUAGE plpgsql
  STABLE
@@ -1732,7 +2071,7 @@ BEGIN
                coalesce(fit_params, array_fill(NULL::text, ARRAY[k])),
                num_iterations, metrics_compute_frequency, num_segments, schedule_seed,
                transport, cluster, use_caching, averaging_period,
-               lr_scaling)::madlib_dl._train_job;
+               lr_scaling, early_stopping)::madlib_dl._train_job;
 END
 $function$;
 
@@ -1866,6 +2205,47 @@ CREATE FUNCTION madlib_dl._fit_check_averaging(averaging_period integer, lr_scal
  IMMUTABLE PARALLEL SAFE
 AS '$libdir/madlib_dl', $function$madlib_dl__check_averaging$function$;
 
+CREATE OR REPLACE FUNCTION madlib_dl._fit_num_segments(source text[], src_rel regclass, psum jsonb)
+ RETURNS integer
+ LANGUAGE plpgsql
+ SET search_path TO 'pg_catalog', 'pg_temp'
+AS $function$
+DECLARE
+    nseg integer;
+    nt bigint;
+BEGIN
+    nseg := (psum->>'num_segments')::integer;
+    IF nseg IS NULL THEN
+        IF EXISTS (
+               SELECT 1 FROM pg_attribute a WHERE a.attrelid = src_rel
+                  AND a.attname = '__dist_key__' AND NOT a.attisdropped) THEN
+            EXECUTE format('SELECT max(__dist_key__) + 1 FROM %s', madlib_dl._table_sql(source)) INTO nseg;
+        END IF;
+        nseg := coalesce(nseg, 1);
+    END IF;
+    IF nseg < 1 OR nseg > 64 THEN
+        RAISE EXCEPTION 'source_table "%" has % segments, expected 1 to 64', madlib_dl._table_label(source), nseg
+            USING ERRCODE = 'data_exception',
+                  HINT = 'Preprocess the data again with training_preprocessor_dl.';
+    END IF;
+    -- (On Greenplum __dist_key__ holds the keys that hash to each segment,
+    -- not 0 .. nseg - 1: _gp_table_keys reads and checks them.)
+    IF EXISTS (SELECT 1 FROM pg_attribute a WHERE a.attrelid = src_rel
+                  AND a.attname = '__dist_key__' AND NOT a.attisdropped)
+       AND NOT madlib_dl._is_greenplum() THEN
+        EXECUTE format('SELECT count(*) FROM %s WHERE __dist_key__ IS NULL OR __dist_key__ < 0 OR __dist_key__ >= $1',
+                       madlib_dl._table_sql(source)) INTO nt USING nseg;
+        IF nt > 0 THEN
+            RAISE EXCEPTION 'source_table "%" has % buffers whose __dist_key__ is not a segment 0 to %',
+                            madlib_dl._table_label(source), nt, nseg - 1
+                USING ERRCODE = 'data_exception',
+                      HINT = 'Preprocess the data again with training_preprocessor_dl; do not edit its __dist_key__ column.';
+        END IF;
+    END IF;
+    RETURN nseg;
+END
+$function$;
+
 CREATE FUNCTION madlib_dl._fit_class_values_columns(source text[], y_cols text[], OUT defs text, OUT exprs text)
  RETURNS record
  LANGUAGE plpgsql
@@ -1923,7 +2303,7 @@ BEGIN
 END
 $function$;
 
-CREATE FUNCTION madlib_dl._fit(source text[], model text[], arch_tbl text[], model_id integer, compile_params character varying, fit_params character varying, num_iterations integer, use_gpus boolean, validation text[], metrics_compute_frequency integer, warm_start boolean, name character varying, description character varying, object_table character varying, averaging_period integer, lr_scaling character varying)
+CREATE FUNCTION madlib_dl._fit(source text[], model text[], arch_tbl text[], model_id integer, compile_params character varying, fit_params character varying, num_iterations integer, use_gpus boolean, validation text[], metrics_compute_frequency integer, warm_start boolean, name character varying, description character varying, object_table character varying, averaging_period integer, lr_scaling character varying, early_stopping character varying)
  RETURNS void
  LANGUAGE plpgsql
  SET search_path TO 'pg_catalog', 'pg_temp'
@@ -1943,6 +2323,7 @@ DECLARE
     old_arch json;
     init_weights bytea;
     params record;
+    es text;                    -- early_stopping, canonical (NULL: none)
     freq integer;
     nseg integer;
     tr record;                  -- _job_transport: how the job runs
@@ -1968,6 +2349,7 @@ BEGIN
     freq := madlib_dl._fit_check_iterations(num_iterations, metrics_compute_frequency);
     PERFORM madlib_dl._fit_check_averaging(averaging_period, lr_scaling);
     params := madlib_dl._check_params(compile_params, fit_params);
+    es := madlib_dl._check_early_stopping(early_stopping, compile_params, validation IS NOT NULL);
 
     -- 2. tables: inputs exist, outputs absent (or present for warm start)
     src_rel := madlib_dl._assert_table_exists(source, 'source_table');
@@ -2058,7 +2440,7 @@ BEGIN
                                 ARRAY[arch::text], ARRAY[init_weights], ARRAY[compile_params::text],
                                 ARRAY[fit_params::text], num_iterations, freq, nseg, 1,
                                 tr.transport, tr.cluster, NULL, averaging_period,
-                                lr_scaling::text)::madlib_dl._train_job);
+                                lr_scaling::text, es)::madlib_dl._train_job);
     t_end := clock_timestamp();
 
     -- 6. output tables, in this transaction
@@ -2068,7 +2450,8 @@ BEGIN
         EXECUTE format('DROP TABLE %s', madlib_dl._table_sql(model));
         EXECUTE format('DROP TABLE %s', madlib_dl._table_sql(summary_tbl));
     END IF;
-    EXECUTE format('CREATE TABLE %s (model_weights bytea, model_arch json)', madlib_dl._table_sql(model));
+    EXECUTE format('CREATE TABLE %s (model_weights bytea, model_arch json)%s', madlib_dl._table_sql(model),
+                   madlib_dl._distributed_clause());
     EXECUTE format('INSERT INTO %s VALUES ($1, $2)', madlib_dl._table_sql(model))
        USING r.model_weights, arch;
 
@@ -2087,12 +2470,13 @@ BEGIN
         '  training_metrics double precision[], training_loss double precision[],'
         '  validation_metrics_final double precision, validation_loss_final double precision,'
         '  validation_metrics double precision[], validation_loss double precision[],'
-        '  metrics_iters integer[]%s, seed bigint, averaging_period integer, lr_scaling text%s)',
-        madlib_dl._table_sql(summary_tbl), cv.defs, oc.defs);
+        '  metrics_iters integer[]%s, seed bigint, averaging_period integer, lr_scaling text,'
+        '  early_stopping text, stopped_at_iteration integer, best_iteration integer%s)%s',
+        madlib_dl._table_sql(summary_tbl), cv.defs, oc.defs, madlib_dl._distributed_clause());
     EXECUTE format(
         'INSERT INTO %s SELECT $1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12, $13, $14, $15,'
         ' $16, $17, $18, $19, $20, $21, $22, $23, $24, $25, $26, $27, $28, $29, $30, $31, $32,'
-        ' $33, $34%s, $35, $36, $37%s',
+        ' $33, $34%s, $35, $36, $37, $39, $40, $41%s',
         madlib_dl._table_sql(summary_tbl), cv.exprs, oc.exprs)
     USING
         madlib_dl._table_given(source),                               -- source_table, as given
@@ -2132,11 +2516,14 @@ BEGIN
         params.seed,
         averaging_period,
         lr_scaling::text,
-        r;
+        r,
+        es,
+        r.stopped_at_iteration,
+        r.best_iteration;
 END
 $function$;
 
-CREATE FUNCTION madlib_dl.madlib_keras_fit(source_table character varying, model character varying, model_arch_table character varying, model_id integer, compile_params character varying, fit_params character varying, num_iterations integer, use_gpus boolean DEFAULT false, validation_table character varying DEFAULT NULL::character varying, metrics_compute_frequency integer DEFAULT NULL::integer, warm_start boolean DEFAULT false, name character varying DEFAULT NULL::character varying, description character varying DEFAULT NULL::character varying, object_table character varying DEFAULT NULL::character varying, averaging_period integer DEFAULT NULL::integer, lr_scaling character varying DEFAULT NULL::character varying)
+CREATE FUNCTION madlib_dl.madlib_keras_fit(source_table character varying, model character varying, model_arch_table character varying, model_id integer, compile_params character varying, fit_params character varying, num_iterations integer, use_gpus boolean DEFAULT false, validation_table character varying DEFAULT NULL::character varying, metrics_compute_frequency integer DEFAULT NULL::integer, warm_start boolean DEFAULT false, name character varying DEFAULT NULL::character varying, description character varying DEFAULT NULL::character varying, object_table character varying DEFAULT NULL::character varying, averaging_period integer DEFAULT NULL::integer, lr_scaling character varying DEFAULT NULL::character varying, early_stopping character varying DEFAULT NULL::character varying)
  RETURNS void
  LANGUAGE sql
 AS $function$
@@ -2149,15 +2536,15 @@ AS $function$
         madlib_dl._resolve_table($3, 'model_arch_table'),
         $4, $5, $6, $7, $8,
         CASE WHEN $9 IS NULL THEN NULL ELSE madlib_dl._resolve_table($9, 'validation_table') END,
-        $10, coalesce($11, false), $12, $13, $14, $15, $16)
+        $10, coalesce($11, false), $12, $13, $14, $15, $16, $17)
 $function$;
 
-CREATE FUNCTION madlib_dl.fit(source_table character varying, model character varying, model_arch_table character varying, model_id integer, compile_params character varying, fit_params character varying, num_iterations integer, use_gpus boolean DEFAULT false, validation_table character varying DEFAULT NULL::character varying, metrics_compute_frequency integer DEFAULT NULL::integer, warm_start boolean DEFAULT false, name character varying DEFAULT NULL::character varying, description character varying DEFAULT NULL::character varying, object_table character varying DEFAULT NULL::character varying, averaging_period integer DEFAULT NULL::integer, lr_scaling character varying DEFAULT NULL::character varying)
+CREATE FUNCTION madlib_dl.fit(source_table character varying, model character varying, model_arch_table character varying, model_id integer, compile_params character varying, fit_params character varying, num_iterations integer, use_gpus boolean DEFAULT false, validation_table character varying DEFAULT NULL::character varying, metrics_compute_frequency integer DEFAULT NULL::integer, warm_start boolean DEFAULT false, name character varying DEFAULT NULL::character varying, description character varying DEFAULT NULL::character varying, object_table character varying DEFAULT NULL::character varying, averaging_period integer DEFAULT NULL::integer, lr_scaling character varying DEFAULT NULL::character varying, early_stopping character varying DEFAULT NULL::character varying)
  RETURNS void
  LANGUAGE sql
 AS $function$
     SELECT madlib_dl.madlib_keras_fit($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12, $13, $14,
-                                      $15, $16)
+                                      $15, $16, $17)
 $function$;
 
 CREATE OR REPLACE FUNCTION madlib_dl.madlib_keras_fit(message character varying)
@@ -2190,9 +2577,12 @@ all virtual segments at once, by model averaging.
                                             --   metrics=['top_<k>_accuracy']
         averaging_period          INTEGER,  -- DEFAULT NULL = once per iteration; else
                                             --   average every this many mini-batches
-        lr_scaling                VARCHAR   -- DEFAULT NULL; 'linear' or 'sqrt': the
+        lr_scaling                VARCHAR,  -- DEFAULT NULL; 'linear' or 'sqrt': the
                                             --   learning rate times N or sqrt(N) segments,
                                             --   after a warm-up
+        early_stopping            VARCHAR   -- DEFAULT NULL; Keras' EarlyStopping, e.g.
+                                            --   'monitor=validation_loss, patience=3,
+                                            --    min_delta=0.001, restore_best=True'
     );
 
 Each iteration every segment trains a copy of the model for `epochs`
@@ -2225,6 +2615,12 @@ CREATE FUNCTION madlib_dl._predict_batch(model_arch json, model_weights bytea, n
  RETURNS SETOF record
  LANGUAGE c
  ROWS 3
+AS '$libdir/madlib_dl', $function$madlib_dl__predict_batch$function$;
+
+CREATE FUNCTION madlib_dl._predict_batch_par(model_arch json, model_weights bytea, normalizing_const double precision, batch_size integer, feature_col text, max_rank integer, id_value text, features anyarray, flush boolean, OUT id text, OUT class_index integer, OUT prob double precision, OUT rank integer)
+ RETURNS SETOF record
+ LANGUAGE c
+ PARALLEL SAFE COST 10000 ROWS 3
 AS '$libdir/madlib_dl', $function$madlib_dl__predict_batch$function$;
 
 CREATE FUNCTION madlib_dl._predict_batch_io(model_arch json, model_weights bytea, normalizing_const double precision, batch_size integer, feature_cols text[], max_rank integer, id_value text, features record, flush boolean, OUT id text, OUT output integer, OUT class_index integer, OUT prob double precision, OUT rank integer)
@@ -2611,17 +3007,48 @@ BEGIN
 END
 $function$;
 
-CREATE OR REPLACE FUNCTION madlib_dl._ep_write_predictions(rel regclass, id_col text, indep_col text, otbl text[], model_arch json, model_weights bytea, normalizing_const double precision, class_name text, class_values text[], kind text, k integer, threshold double precision)
+CREATE FUNCTION madlib_dl._ep_batch_size(rel regclass, batch_size integer)
+ RETURNS integer
+ LANGUAGE plpgsql
+ STABLE
+ SET search_path TO 'pg_catalog', 'pg_temp'
+AS $function$
+DECLARE
+    want integer := coalesce(batch_size, 1024);
+    n bigint;
+BEGIN
+    IF want < 1 OR want > 65536 THEN
+        RAISE EXCEPTION 'batch_size % is out of range', want
+            USING ERRCODE = 'invalid_parameter_value',
+                  HINT = 'Give the rows per forward pass, 1 to 65536, or NULL for 1024 (fewer are run '
+                         'when that many would be over madlib_dl.max_model_memory).';
+    END IF;
+    EXECUTE format('SELECT count(*) FROM (SELECT FROM %s LIMIT $1) s', rel) INTO n USING want;
+    RETURN greatest(1, least(want::bigint, n))::integer;
+END
+$function$;
+
+CREATE FUNCTION madlib_dl._ep_write_predictions(rel regclass, id_col text, indep_col text, otbl text[], model_arch json, model_weights bytea, normalizing_const double precision, class_name text, class_values text[], kind text, k integer, threshold double precision, batch_size integer)
  RETURNS void
  LANGUAGE plpgsql
  SET search_path TO 'pg_catalog', 'pg_temp'
+ SET jit TO 'off'
 AS $function$
 DECLARE
     id_type text := madlib_dl._ep_id_type(rel, id_col);
     cols text := ', (q.r).rank';
     filter text := '';
     max_rank integer;
+    rowmode boolean := batch_size IS NULL AND NOT madlib_dl._is_greenplum();
+    batch integer := CASE WHEN rowmode THEN 1 ELSE madlib_dl._ep_batch_size(rel, batch_size) END;
+    feat text := format('(t.%I)::pg_catalog.float8[]', indep_col);
 BEGIN
+    -- a real[] or float8[] column goes to row mode as it is stored
+    IF (SELECT t.typelem FROM pg_catalog.pg_attribute a JOIN pg_catalog.pg_type t ON t.oid = a.atttypid
+         WHERE a.attrelid = rel AND a.attname = indep_col AND NOT a.attisdropped)
+       IN ('pg_catalog.float4'::pg_catalog.regtype, 'pg_catalog.float8'::pg_catalog.regtype) THEN
+        feat := format('t.%I', indep_col);
+    END IF;
     CASE kind
         WHEN 'prob' THEN NULL;
         WHEN 'response' THEN cols := ''; max_rank := 1;
@@ -2634,24 +3061,38 @@ BEGIN
                       HINT = 'Call predict or predict_byom, which choose the kind from pred_type.';
     END CASE;
 
+    IF rowmode THEN
+        EXECUTE format(
+            'CREATE TABLE %s AS'
+            ' SELECT (q.r).id::%s AS %I, $1::text AS class_name,'
+            '        ($2::text[])[(q.r).class_index] AS class_value, (q.r).prob%s'
+            '   FROM (SELECT madlib_dl._predict_batch_par($3, $4, $5, 1, $6, $7,'
+            '                (t.%I)::pg_catalog.text, %s, false) AS r'
+            '           FROM %s t) q%s%s',
+            madlib_dl._table_sql(otbl), id_type, id_col, cols, id_col, feat, rel, filter,
+            madlib_dl._distributed_clause())
+        USING class_name, class_values, model_arch, model_weights, normalizing_const, indep_col, max_rank;
+        RETURN;
+    END IF;
     EXECUTE format(
         'CREATE TABLE %s AS'
         ' SELECT (q.r).id::%s AS %I, $1::text AS class_name,'
         '        ($2::text[])[(q.r).class_index] AS class_value, (q.r).prob%s'
-        '   FROM (SELECT madlib_dl._predict_batch($3, $4, $5, 1024, $6, $7, s.i, s.x, s.flush) AS r'
+        '   FROM (SELECT madlib_dl._predict_batch($3, $4, $5, $8, $6, $7, s.i, s.x, s.flush) AS r'
         '           FROM (SELECT (t.%I)::pg_catalog.text AS i, (t.%I)::pg_catalog.float8[] AS x,'
         '                        false AS flush'
         '                   FROM %s t'
         '                 UNION ALL'
-        '                 SELECT NULL, NULL, true%s) s) q%s',
+        '                 SELECT NULL, NULL, true%s) s) q%s%s',
         madlib_dl._table_sql(otbl), id_type, id_col, cols, id_col, indep_col, rel,
         CASE WHEN madlib_dl._is_greenplum() THEN ' FROM gp_dist_random(''gp_id'')' ELSE '' END,
-        filter)
-    USING class_name, class_values, model_arch, model_weights, normalizing_const, indep_col, max_rank;
+        filter, madlib_dl._distributed_clause())
+    USING class_name, class_values, model_arch, model_weights, normalizing_const, indep_col, max_rank,
+          batch;
 END
 $function$;
 
-CREATE FUNCTION madlib_dl._ep_write_predictions_io(rel regclass, id_col text, indep_cols text[], otbl text[], model_arch json, model_weights bytea, normalizing_const double precision, class_names text[], class_values jsonb, kind text, k integer, threshold double precision)
+CREATE FUNCTION madlib_dl._ep_write_predictions_io(rel regclass, id_col text, indep_cols text[], otbl text[], model_arch json, model_weights bytea, normalizing_const double precision, class_names text[], class_values jsonb, kind text, k integer, threshold double precision, batch_size integer)
  RETURNS void
  LANGUAGE plpgsql
  SET search_path TO 'pg_catalog', 'pg_temp'
@@ -2664,6 +3105,7 @@ DECLARE
     feats text;
     cv jsonb := '[]';
     vals jsonb;
+    batch integer := madlib_dl._ep_batch_size(rel, batch_size);
 BEGIN
     CASE kind
         WHEN 'prob' THEN NULL;
@@ -2693,15 +3135,16 @@ BEGIN
         'CREATE TABLE %s AS'
         ' SELECT (q.r).id::%s AS %I, ($1::text[])[(q.r).output] AS class_name,'
         '        $2::jsonb -> ((q.r).output - 1) ->> ((q.r).class_index - 1) AS class_value, (q.r).prob%s'
-        '   FROM (SELECT madlib_dl._predict_batch_io($3, $4, $5, 1024, $6, $7, s.i, s.x, s.flush) AS r'
+        '   FROM (SELECT madlib_dl._predict_batch_io($3, $4, $5, $8, $6, $7, s.i, s.x, s.flush) AS r'
         '           FROM (SELECT (t.%I)::pg_catalog.text AS i, ROW(%s) AS x, false AS flush'
         '                   FROM %s t'
         '                 UNION ALL'
-        '                 SELECT NULL, NULL, true%s) s) q%s',
+        '                 SELECT NULL, NULL, true%s) s) q%s%s',
         madlib_dl._table_sql(otbl), id_type, id_col, cols, id_col, feats, rel,
         CASE WHEN madlib_dl._is_greenplum() THEN ' FROM gp_dist_random(''gp_id'')' ELSE '' END,
-        filter)
-    USING class_names, cv, model_arch, model_weights, normalizing_const, indep_cols, max_rank;
+        filter, madlib_dl._distributed_clause())
+    USING class_names, cv, model_arch, model_weights, normalizing_const, indep_cols, max_rank,
+          batch;
 END
 $function$;
 
@@ -2805,12 +3248,12 @@ BEGIN
     END;
     k := cardinality(deps);
     r := madlib_dl._ep_evaluate_io(trel, deps, indeps, model_arch, model_weights, compile_params);
-    EXECUTE format('CREATE TABLE %s (loss float8, metric float8, metrics_type text[], loss_type text%s)',
+    EXECUTE format('CREATE TABLE %s (loss float8, metric float8, metrics_type text[], loss_type text%s)%s',
                    madlib_dl._table_sql(otbl),
                    CASE WHEN k > 1 THEN (SELECT string_agg(format(', %I float8, %I float8', d || '_loss',
                                                                   d || '_metric'), '' ORDER BY i)
                                            FROM unnest(model_deps) WITH ORDINALITY AS u(d, i))
-                        ELSE '' END);
+                        ELSE '' END, madlib_dl._distributed_clause());
     EXECUTE format('INSERT INTO %s SELECT $1[1], CASE WHEN $2 IS NOT NULL THEN $1[2] END, $2, $3%s',
                    madlib_dl._table_sql(otbl),
                    CASE WHEN k > 1 THEN (SELECT string_agg(format(', $1[%s], CASE WHEN $2 IS NOT NULL THEN $1[%s] END',
@@ -2876,14 +3319,14 @@ BEGIN
 
     r := madlib_dl._ep_evaluate(trel, dep, indep, m.model_arch, m.model_weights, m.compile_params);
 
-    EXECUTE format('CREATE TABLE %s (loss float8, metric float8, metrics_type text[], loss_type text)',
-                   madlib_dl._table_sql(otbl));
+    EXECUTE format('CREATE TABLE %s (loss float8, metric float8, metrics_type text[], loss_type text)%s',
+                   madlib_dl._table_sql(otbl), madlib_dl._distributed_clause());
     EXECUTE format('INSERT INTO %s VALUES ($1, $2, $3, $4)', madlib_dl._table_sql(otbl))
     USING r[1], r[2], m.metrics_type, m.loss_type;
 END
 $function$;
 
-CREATE OR REPLACE FUNCTION madlib_dl._predict(mtbl text[], ttbl text[], id_col text, independent_varname text, otbl text[], kind text, k integer, threshold double precision, use_gpus boolean, mst_key integer)
+CREATE FUNCTION madlib_dl._predict(mtbl text[], ttbl text[], id_col text, independent_varname text, otbl text[], kind text, k integer, threshold double precision, use_gpus boolean, mst_key integer, batch_size integer DEFAULT NULL::integer)
  RETURNS void
  LANGUAGE plpgsql
  SET search_path TO 'pg_catalog', 'pg_temp'
@@ -2916,7 +3359,7 @@ BEGIN
         PERFORM madlib_dl._ep_check_pred_type(kind, k, threshold, (SELECT max(z) FROM unnest(sizes) z));
         PERFORM madlib_dl._ep_write_predictions_io(trel, id_col, cols, otbl, m.model_arch,
             m.model_weights, m.normalizing_const, m.dependent_varnames, m.class_values_list,
-            kind, k, threshold);
+            kind, k, threshold, batch_size);
         RETURN;
     END IF;
     n_out := sizes[1];
@@ -2935,11 +3378,11 @@ BEGIN
 
     PERFORM madlib_dl._ep_write_predictions(trel, id_col, independent_varname, otbl,
         m.model_arch, m.model_weights, m.normalizing_const,
-        m.dependent_varname, m.class_values, kind, k, threshold);
+        m.dependent_varname, m.class_values, kind, k, threshold, batch_size);
 END
 $function$;
 
-CREATE OR REPLACE FUNCTION madlib_dl._predict_byom(atbl text[], model_id integer, ttbl text[], id_col text, independent_varname text, otbl text[], kind text, k integer, threshold double precision, use_gpus boolean, class_values text[], normalizing_const double precision, dependent_count integer)
+CREATE FUNCTION madlib_dl._predict_byom(atbl text[], model_id integer, ttbl text[], id_col text, independent_varname text, otbl text[], kind text, k integer, threshold double precision, use_gpus boolean, class_values text[], normalizing_const double precision, dependent_count integer, batch_size integer DEFAULT NULL::integer)
  RETURNS void
  LANGUAGE plpgsql
  SET search_path TO 'pg_catalog', 'pg_temp'
@@ -2953,6 +3396,7 @@ DECLARE
     n_out integer;
     cols text[];
     sizes integer[];
+    shape integer[];
     nc float8 := coalesce(normalizing_const, 1.0);
 BEGIN
     PERFORM madlib_dl._ep_assert_no_gpus(use_gpus);
@@ -2995,6 +3439,21 @@ BEGIN
     -- the weights were checked against the architecture when loaded, but
     -- the table may have been changed since
     PERFORM madlib_dl._validate_arch(arch, weights);
+    -- a variable input shape ([null, null, null, 3]) is bound to the
+    -- first row's array dimensions; every row must have them
+    -- (_predict_batch refuses another shape, naming the row)
+    IF madlib_dl._arch_free_dims(arch) > 0 THEN
+        IF cardinality(cols) > 1 THEN
+            RAISE EXCEPTION 'model id % has a variable input shape and several inputs', model_id
+                USING ERRCODE = 'feature_not_supported',
+                      HINT = 'Give a model of several inputs fixed input shapes.';
+        END IF;
+        EXECUTE format('SELECT ARRAY(SELECT pg_catalog.array_length(t.%I, d)'
+                       '               FROM pg_catalog.generate_series(1, pg_catalog.array_ndims(t.%I)) d)'
+                       '  FROM %s t WHERE t.%I IS NOT NULL LIMIT 1', cols[1], cols[1], trel, cols[1])
+           INTO shape;
+        arch := madlib_dl._arch_bind_shape(arch, shape);
+    END IF;
 
     sizes := madlib_dl._ep_output_sizes(arch);
     IF dependent_count <> cardinality(sizes) THEN
@@ -3011,7 +3470,7 @@ BEGIN
         PERFORM madlib_dl._ep_write_predictions_io(trel, id_col, cols, otbl, arch, weights, nc,
             CASE WHEN cardinality(sizes) = 1 THEN ARRAY['dependent_var']
                  ELSE ARRAY(SELECT 'dependent_var_' || g FROM generate_series(0, cardinality(sizes) - 1) g) END,
-            madlib_dl._ep_byom_class_values_io(class_values, sizes), kind, k, threshold);
+            madlib_dl._ep_byom_class_values_io(class_values, sizes), kind, k, threshold, batch_size);
         RETURN;
     END IF;
     n_out := sizes[1];
@@ -3024,9 +3483,101 @@ BEGIN
     END IF;
 
     PERFORM madlib_dl._ep_write_predictions(trel, id_col, independent_varname, otbl,
-        arch, weights, nc, 'dependent_var', class_values, kind, k, threshold);
+        arch, weights, nc, 'dependent_var', class_values, kind, k, threshold, batch_size);
 END
 $function$;
+
+CREATE FUNCTION madlib_dl.madlib_keras_predict(model_table character varying, test_table character varying, id_col character varying, independent_varname character varying, output_table character varying, pred_type character varying DEFAULT 'prob'::character varying, use_gpus boolean DEFAULT false, mst_key integer DEFAULT NULL::integer, batch_size integer DEFAULT NULL::integer)
+ RETURNS void
+ LANGUAGE sql
+AS $function$
+    SELECT madlib_dl._predict(madlib_dl._resolve_table($1, 'model_table'),
+                              madlib_dl._resolve_table($2, 'test_table'), $3, $4,
+                              madlib_dl._resolve_table($5, 'output_table'),
+                              p.kind, p.k, p.threshold, $7, $8, $9)
+      FROM madlib_dl._ep_parse_pred_type($6) AS p
+$function$;
+
+CREATE FUNCTION madlib_dl.madlib_keras_predict(model_table character varying, test_table character varying, id_col character varying, independent_varname character varying, output_table character varying, pred_type integer, use_gpus boolean DEFAULT false, mst_key integer DEFAULT NULL::integer, batch_size integer DEFAULT NULL::integer)
+ RETURNS void
+ LANGUAGE sql
+AS $function$
+    SELECT madlib_dl._predict(madlib_dl._resolve_table($1, 'model_table'),
+                              madlib_dl._resolve_table($2, 'test_table'), $3, $4,
+                              madlib_dl._resolve_table($5, 'output_table'),
+                              'top_k', $6, NULL, $7, $8, $9)
+$function$;
+
+CREATE FUNCTION madlib_dl.madlib_keras_predict(model_table character varying, test_table character varying, id_col character varying, independent_varname character varying, output_table character varying, pred_type double precision, use_gpus boolean DEFAULT false, mst_key integer DEFAULT NULL::integer, batch_size integer DEFAULT NULL::integer)
+ RETURNS void
+ LANGUAGE sql
+AS $function$
+    SELECT madlib_dl._predict(madlib_dl._resolve_table($1, 'model_table'),
+                              madlib_dl._resolve_table($2, 'test_table'), $3, $4,
+                              madlib_dl._resolve_table($5, 'output_table'),
+                              'threshold', NULL, $6, $7, $8, $9)
+$function$;
+
+CREATE FUNCTION madlib_dl.predict(model_table character varying, test_table character varying, id_col character varying, independent_varname character varying, output_table character varying, pred_type character varying DEFAULT 'prob'::character varying, use_gpus boolean DEFAULT false, mst_key integer DEFAULT NULL::integer, batch_size integer DEFAULT NULL::integer)
+ RETURNS void
+ LANGUAGE sql
+AS $function$ SELECT madlib_dl.madlib_keras_predict($1, $2, $3, $4, $5, $6::varchar, $7, $8, $9) $function$;
+
+CREATE FUNCTION madlib_dl.predict(model_table character varying, test_table character varying, id_col character varying, independent_varname character varying, output_table character varying, pred_type integer, use_gpus boolean DEFAULT false, mst_key integer DEFAULT NULL::integer, batch_size integer DEFAULT NULL::integer)
+ RETURNS void
+ LANGUAGE sql
+AS $function$ SELECT madlib_dl.madlib_keras_predict($1, $2, $3, $4, $5, $6::integer, $7, $8, $9) $function$;
+
+CREATE FUNCTION madlib_dl.predict(model_table character varying, test_table character varying, id_col character varying, independent_varname character varying, output_table character varying, pred_type double precision, use_gpus boolean DEFAULT false, mst_key integer DEFAULT NULL::integer, batch_size integer DEFAULT NULL::integer)
+ RETURNS void
+ LANGUAGE sql
+AS $function$ SELECT madlib_dl.madlib_keras_predict($1, $2, $3, $4, $5, $6::double precision, $7, $8, $9) $function$;
+
+CREATE FUNCTION madlib_dl.madlib_keras_predict_byom(model_arch_table character varying, model_id integer, test_table character varying, id_col character varying, independent_varname character varying, output_table character varying, pred_type character varying DEFAULT 'prob'::character varying, use_gpus boolean DEFAULT false, class_values text[] DEFAULT NULL::text[], normalizing_const double precision DEFAULT NULL::double precision, dependent_count integer DEFAULT 1, batch_size integer DEFAULT NULL::integer)
+ RETURNS void
+ LANGUAGE sql
+AS $function$
+    SELECT madlib_dl._predict_byom(madlib_dl._resolve_table($1, 'model_arch_table'), $2,
+                                   madlib_dl._resolve_table($3, 'test_table'), $4, $5,
+                                   madlib_dl._resolve_table($6, 'output_table'),
+                                   p.kind, p.k, p.threshold, $8, $9, $10, $11, $12)
+      FROM madlib_dl._ep_parse_pred_type($7) AS p
+$function$;
+
+CREATE FUNCTION madlib_dl.madlib_keras_predict_byom(model_arch_table character varying, model_id integer, test_table character varying, id_col character varying, independent_varname character varying, output_table character varying, pred_type integer, use_gpus boolean DEFAULT false, class_values text[] DEFAULT NULL::text[], normalizing_const double precision DEFAULT NULL::double precision, dependent_count integer DEFAULT 1, batch_size integer DEFAULT NULL::integer)
+ RETURNS void
+ LANGUAGE sql
+AS $function$
+    SELECT madlib_dl._predict_byom(madlib_dl._resolve_table($1, 'model_arch_table'), $2,
+                                   madlib_dl._resolve_table($3, 'test_table'), $4, $5,
+                                   madlib_dl._resolve_table($6, 'output_table'),
+                                   'top_k', $7, NULL, $8, $9, $10, $11, $12)
+$function$;
+
+CREATE FUNCTION madlib_dl.madlib_keras_predict_byom(model_arch_table character varying, model_id integer, test_table character varying, id_col character varying, independent_varname character varying, output_table character varying, pred_type double precision, use_gpus boolean DEFAULT false, class_values text[] DEFAULT NULL::text[], normalizing_const double precision DEFAULT NULL::double precision, dependent_count integer DEFAULT 1, batch_size integer DEFAULT NULL::integer)
+ RETURNS void
+ LANGUAGE sql
+AS $function$
+    SELECT madlib_dl._predict_byom(madlib_dl._resolve_table($1, 'model_arch_table'), $2,
+                                   madlib_dl._resolve_table($3, 'test_table'), $4, $5,
+                                   madlib_dl._resolve_table($6, 'output_table'),
+                                   'threshold', NULL, $7, $8, $9, $10, $11, $12)
+$function$;
+
+CREATE FUNCTION madlib_dl.predict_byom(model_arch_table character varying, model_id integer, test_table character varying, id_col character varying, independent_varname character varying, output_table character varying, pred_type character varying DEFAULT 'prob'::character varying, use_gpus boolean DEFAULT false, class_values text[] DEFAULT NULL::text[], normalizing_const double precision DEFAULT NULL::double precision, dependent_count integer DEFAULT 1, batch_size integer DEFAULT NULL::integer)
+ RETURNS void
+ LANGUAGE sql
+AS $function$ SELECT madlib_dl.madlib_keras_predict_byom($1, $2, $3, $4, $5, $6, $7::varchar, $8, $9, $10, $11, $12) $function$;
+
+CREATE FUNCTION madlib_dl.predict_byom(model_arch_table character varying, model_id integer, test_table character varying, id_col character varying, independent_varname character varying, output_table character varying, pred_type integer, use_gpus boolean DEFAULT false, class_values text[] DEFAULT NULL::text[], normalizing_const double precision DEFAULT NULL::double precision, dependent_count integer DEFAULT 1, batch_size integer DEFAULT NULL::integer)
+ RETURNS void
+ LANGUAGE sql
+AS $function$ SELECT madlib_dl.madlib_keras_predict_byom($1, $2, $3, $4, $5, $6, $7::integer, $8, $9, $10, $11, $12) $function$;
+
+CREATE FUNCTION madlib_dl.predict_byom(model_arch_table character varying, model_id integer, test_table character varying, id_col character varying, independent_varname character varying, output_table character varying, pred_type double precision, use_gpus boolean DEFAULT false, class_values text[] DEFAULT NULL::text[], normalizing_const double precision DEFAULT NULL::double precision, dependent_count integer DEFAULT 1, batch_size integer DEFAULT NULL::integer)
+ RETURNS void
+ LANGUAGE sql
+AS $function$ SELECT madlib_dl.madlib_keras_predict_byom($1, $2, $3, $4, $5, $6, $7::double precision, $8, $9, $10, $11, $12) $function$;
 
 CREATE OR REPLACE FUNCTION madlib_dl.madlib_keras_evaluate(message character varying)
  RETURNS text
@@ -3245,8 +3796,8 @@ BEGIN
     -- the summary: one row naming the architecture table
     IF madlib_dl._table_oid(summ) IS NULL THEN
         EXECUTE format('CREATE TABLE %I.%I (model_arch_table varchar, object_table varchar,'
-                       ' model_arch_table_qualified varchar, object_table_qualified varchar)',
-                       summ[1], summ[2]);
+                       ' model_arch_table_qualified varchar, object_table_qualified varchar)%s',
+                       summ[1], summ[2], madlib_dl._distributed_clause());
     END IF;
     srel := madlib_dl._assert_table_exists(summ, 'model selection summary table');
     PERFORM madlib_dl._assert_columns(srel, ARRAY['model_arch_table'], ARRAY['character varying'],
@@ -3526,48 +4077,6 @@ For all parameters: SELECT madlib_dl.generate_model_configs('usage');$summary$
 END
 $function$;
 
-CREATE FUNCTION madlib_dl._object_table_what()
- RETURNS text
- LANGUAGE sql
- IMMUTABLE PARALLEL SAFE
- SET search_path TO 'pg_catalog', 'pg_temp'
-AS $function$ SELECT 'an object table made by load_top_k_accuracy_function'::text $function$;
-
-CREATE FUNCTION madlib_dl._object_table_check(obj text[], compiles text[])
- RETURNS void
- LANGUAGE plpgsql
- STABLE
- SET search_path TO 'pg_catalog', 'pg_temp'
-AS $function$
-DECLARE
-    rel regclass := madlib_dl._assert_table_exists(obj, 'object_table');
-    c text;
-    fn text;
-    k text;
-    found_it boolean;
-BEGIN
-    PERFORM madlib_dl._assert_columns(rel, ARRAY['name'], ARRAY['text'], madlib_dl._object_table_what());
-    FOREACH c IN ARRAY coalesce(compiles, ARRAY[]::text[]) LOOP
-        CONTINUE WHEN c IS NULL;
-        BEGIN
-            fn := (madlib_dl._check_params(c, NULL)).metrics_type[1];
-        EXCEPTION WHEN OTHERS THEN
-            CONTINUE;           -- the driver reports the string's own error
-        END;
-        k := substring(fn FROM '^top_([0-9]+)_accuracy$');
-        CONTINUE WHEN k IS NULL;
-        EXECUTE format('SELECT EXISTS (SELECT 1 FROM %s WHERE name = $1)', madlib_dl._table_sql(obj))
-           INTO found_it USING fn;
-        IF NOT found_it THEN
-            RAISE EXCEPTION 'object_table "%" has no function "%"', madlib_dl._table_label(obj), fn
-                USING ERRCODE = 'undefined_object',
-                      HINT = format('Add it with SELECT madlib_dl.load_top_k_accuracy_function(%L, %s);',
-                                    madlib_dl._table_given(obj), k);
-        END IF;
-    END LOOP;
-END
-$function$;
-
 CREATE FUNCTION madlib_dl._custom_function_refused(fn text)
  RETURNS void
  LANGUAGE plpgsql
@@ -3605,7 +4114,8 @@ BEGIN
     IF madlib_dl._table_oid(obj) IS NULL THEN
         PERFORM madlib_dl._assert_schema_exists(obj);
         EXECUTE format('CREATE TABLE %s (id serial, name text PRIMARY KEY, description text,'
-                       ' object bytea NOT NULL)', madlib_dl._table_sql(obj));
+                       ' object bytea NOT NULL)%s', madlib_dl._table_sql(obj),
+                       madlib_dl._distributed_clause('name'));
     END IF;
     rel := madlib_dl._assert_table_exists(obj, 'object_table');
     PERFORM madlib_dl._assert_columns(rel, ARRAY['name', 'description', 'object'],
@@ -3694,7 +4204,7 @@ CREATE FUNCTION madlib_dl._fit_multiple_run(job madlib_dl._train_job)
  ROWS 10
 AS '$libdir/madlib_dl', $function$madlib_dl__fit_multiple_run$function$;
 
-CREATE OR REPLACE FUNCTION madlib_dl._fit_multiple(source text[], model text[], mst text[], num_iterations integer, use_gpus boolean, validation text[], metrics_compute_frequency integer, warm_start boolean, name character varying, description character varying, use_caching boolean)
+CREATE FUNCTION madlib_dl._fit_multiple(source text[], model text[], mst text[], num_iterations integer, use_gpus boolean, validation text[], metrics_compute_frequency integer, warm_start boolean, name character varying, description character varying, use_caching boolean, early_stopping character varying)
  RETURNS void
  LANGUAGE plpgsql
  SET search_path TO 'pg_catalog', 'pg_temp'
@@ -3736,6 +4246,7 @@ DECLARE
     metric_types text[];
     n_params bigint[];
     params record;
+    es text;                    -- early_stopping, canonical (NULL: none)
     a json;
     aw bytea;
     old_w bytea;
@@ -3881,6 +4392,13 @@ BEGIN
             PERFORM madlib_dl._check_fit_params(fits[i], format('mst_key %s fit_params', keys[i]));
         END IF;
         params := madlib_dl._check_params(compiles[i], fits[i]);
+        BEGIN
+            es := madlib_dl._check_early_stopping(early_stopping, compiles[i], validation IS NOT NULL);
+        EXCEPTION WHEN invalid_parameter_value THEN
+            RAISE EXCEPTION 'mst_key %: %', keys[i], SQLERRM
+                USING ERRCODE = 'invalid_parameter_value',
+                      HINT = 'Monitor a series every configuration has: the loss, or a metric they all compile.';
+        END;
         loss_types[i] := params.loss_type;
         metric_types[i] := params.metrics_type[1];
         EXECUTE format('SELECT count(*), (array_agg(model_arch))[1], (array_agg(model_weights))[1]'
@@ -3972,7 +4490,7 @@ BEGIN
         SELECT r FROM madlib_dl._fit_multiple_run(ROW(src_rel, x_cols, y_cols, val_rel, vx_cols, vy_cols,
                           keys, archs, inits, compiles, fits, num_iterations, freq, nseg,
                           schedule_seed, tr.transport, tr.cluster, use_caching,
-                          NULL, NULL)::madlib_dl._train_job) r);
+                          NULL, NULL, es)::madlib_dl._train_job) r);
     t_end := clock_timestamp();
     sched := (results[1]).schedule;
     SELECT array_agg(g ORDER BY g) INTO planned_iters
@@ -3987,8 +4505,8 @@ BEGIN
         EXECUTE format('DROP TABLE IF EXISTS %s', madlib_dl._table_sql(info_tbl));
         EXECUTE format('DROP TABLE %s', madlib_dl._table_sql(summary_tbl));
     END IF;
-    EXECUTE format('CREATE TABLE %s (mst_key integer PRIMARY KEY, model_weights bytea, model_arch json)',
-                   madlib_dl._table_sql(model));
+    EXECUTE format('CREATE TABLE %s (mst_key integer PRIMARY KEY, model_weights bytea, model_arch json)%s',
+                   madlib_dl._table_sql(model), madlib_dl._distributed_clause('mst_key'));
     EXECUTE format('INSERT INTO %s SELECT r.mst_key, r.model_weights, a::json'
                    '  FROM unnest($1) r JOIN unnest($2, $3) AS k(key, a) ON k.key = r.mst_key'
                    ' ORDER BY r.mst_key', madlib_dl._table_sql(model))
@@ -4005,7 +4523,9 @@ BEGIN
         '  validation_metrics_final double precision, validation_loss_final double precision,'
         '  validation_metrics double precision[], validation_loss double precision[],'
         '  metrics_iters integer[], status text, training_seconds double precision,'
-        '  waiting_seconds double precision%s)', madlib_dl._table_sql(info_tbl), oc.defs);
+        '  waiting_seconds double precision, stopped_at_iteration integer,'
+        '  best_iteration integer%s)%s', madlib_dl._table_sql(info_tbl), oc.defs,
+        madlib_dl._distributed_clause('mst_key'));
     EXECUTE format(
         'INSERT INTO %s'
         ' SELECT r.mst_key, k.id, k.c, k.f, ''madlib_keras'', octet_length(r.model_weights) / 1024.0,'
@@ -4016,7 +4536,8 @@ BEGIN
         '        r.validation_metrics[array_upper(r.validation_metrics, 1)],'
         '        r.validation_loss[array_upper(r.validation_loss, 1)],'
         '        r.validation_metrics, r.validation_loss, r.metrics_iters, r.status,'
-        '        r.training_seconds, r.waiting_seconds%s'
+        '        r.training_seconds, r.waiting_seconds, r.stopped_at_iteration,'
+        '        r.best_iteration%s'
         '   FROM unnest($1) r'
         '   JOIN unnest($2, $3, $4, $5, $6, $7) AS k(key, id, c, f, l, m) ON k.key = r.mst_key'
         '  ORDER BY r.mst_key', madlib_dl._table_sql(info_tbl), oc.exprs)
@@ -4031,11 +4552,12 @@ BEGIN
         '  metrics_compute_frequency integer, warm_start boolean, name text, description text,'
         '  start_training_time timestamp, end_training_time timestamp, madlib_version text,'
         '  num_classes integer[]%s, dependent_vartype text[], normalizing_const real,'
-        '  metrics_iters integer[], schedule integer[], use_caching boolean)',
-        madlib_dl._table_sql(summary_tbl), cv.defs);
+        '  metrics_iters integer[], schedule integer[], use_caching boolean,'
+        '  early_stopping text)%s',
+        madlib_dl._table_sql(summary_tbl), cv.defs, madlib_dl._distributed_clause());
     EXECUTE format(
         'INSERT INTO %s SELECT $1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12, $13, $14, $15,'
-        ' $16, $17, $18%s, $19, $20, $21, $22, $23',
+        ' $16, $17, $18%s, $19, $20, $21, $22, $23, $24',
         madlib_dl._table_sql(summary_tbl), cv.exprs)
     USING
         madlib_dl._table_given(source),                               -- as the user gave them
@@ -4061,11 +4583,12 @@ BEGIN
         coalesce((psum->>'normalizing_const')::real, 1.0::real),
         planned_iters,
         sched,
-        use_caching;
+        use_caching,
+        es;
 END
 $function$;
 
-CREATE OR REPLACE FUNCTION madlib_dl.madlib_keras_fit_multiple_model(source_table character varying, model_output_table character varying, model_selection_table character varying, num_iterations integer, use_gpus boolean DEFAULT false, validation_table character varying DEFAULT NULL::character varying, metrics_compute_frequency integer DEFAULT NULL::integer, warm_start boolean DEFAULT false, name character varying DEFAULT NULL::character varying, description character varying DEFAULT NULL::character varying, use_caching boolean DEFAULT NULL::boolean)
+CREATE FUNCTION madlib_dl.madlib_keras_fit_multiple_model(source_table character varying, model_output_table character varying, model_selection_table character varying, num_iterations integer, use_gpus boolean DEFAULT false, validation_table character varying DEFAULT NULL::character varying, metrics_compute_frequency integer DEFAULT NULL::integer, warm_start boolean DEFAULT false, name character varying DEFAULT NULL::character varying, description character varying DEFAULT NULL::character varying, use_caching boolean DEFAULT NULL::boolean, early_stopping character varying DEFAULT NULL::character varying)
  RETURNS void
  LANGUAGE sql
 AS $function$
@@ -4075,14 +4598,15 @@ AS $function$
         madlib_dl._resolve_table($3, 'model_selection_table'),
         $4, $5,
         CASE WHEN $6 IS NULL THEN NULL ELSE madlib_dl._resolve_table($6, 'validation_table') END,
-        $7, coalesce($8, false), $9, $10, $11)
+        $7, coalesce($8, false), $9, $10, $11, $12)
 $function$;
 
-CREATE OR REPLACE FUNCTION madlib_dl.fit_multiple(source_table character varying, model_output_table character varying, model_selection_table character varying, num_iterations integer, use_gpus boolean DEFAULT false, validation_table character varying DEFAULT NULL::character varying, metrics_compute_frequency integer DEFAULT NULL::integer, warm_start boolean DEFAULT false, name character varying DEFAULT NULL::character varying, description character varying DEFAULT NULL::character varying, use_caching boolean DEFAULT NULL::boolean)
+CREATE FUNCTION madlib_dl.fit_multiple(source_table character varying, model_output_table character varying, model_selection_table character varying, num_iterations integer, use_gpus boolean DEFAULT false, validation_table character varying DEFAULT NULL::character varying, metrics_compute_frequency integer DEFAULT NULL::integer, warm_start boolean DEFAULT false, name character varying DEFAULT NULL::character varying, description character varying DEFAULT NULL::character varying, use_caching boolean DEFAULT NULL::boolean, early_stopping character varying DEFAULT NULL::character varying)
  RETURNS void
  LANGUAGE sql
 AS $function$
-    SELECT madlib_dl.madlib_keras_fit_multiple_model($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11)
+    SELECT madlib_dl.madlib_keras_fit_multiple_model($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11,
+                                                     $12)
 $function$;
 
 CREATE OR REPLACE FUNCTION madlib_dl.madlib_keras_fit_multiple_model(message character varying)
@@ -4115,6 +4639,10 @@ parallelism over all virtual segments.
                                             --   is read from the table a window at a
                                             --   time; true: always in memory (54000
                                             --   when it does not fit); false: read
+        early_stopping            VARCHAR   -- DEFAULT NULL; Keras' EarlyStopping for every
+                                            --   model, e.g. 'monitor=validation_loss,
+                                            --   patience=3, restore_best=True': a model
+                                            --   that stops leaves the schedule
     );
 
 In one iteration every model visits every segment exactly once and trains
@@ -4176,7 +4704,9 @@ CREATE TYPE madlib_dl._automl_result AS (
     rung_promoted boolean[],
     training_seconds double precision,
     waiting_seconds double precision,
-    workers_launched integer
+    workers_launched integer,
+    stopped_at_iteration integer,
+    best_iteration integer
 );
 
 CREATE FUNCTION madlib_dl._automl_run(job madlib_dl._train_job, automl_method text, automl_params text, compile_params_grid text, fit_params_grid text, random_state integer)
@@ -4197,15 +4727,15 @@ BEGIN
     PERFORM count(*) FROM madlib_dl._hyperband_schedule_rows(r, eta, skip_last);
     PERFORM madlib_dl._assert_schema_exists(sched);
     PERFORM madlib_dl._assert_output_absent(sched, 'schedule_table');
-    EXECUTE format('CREATE TABLE %s (s integer, i integer, n_i integer, r_i integer, UNIQUE (s, i))',
-                   madlib_dl._table_sql(sched));
+    EXECUTE format('CREATE TABLE %s (s integer, i integer, n_i integer, r_i integer, UNIQUE (s, i))%s',
+                   madlib_dl._table_sql(sched), madlib_dl._distributed_clause('s, i'));
     EXECUTE format('INSERT INTO %s SELECT * FROM madlib_dl._hyperband_schedule_rows($1, $2, $3)',
                    madlib_dl._table_sql(sched))
        USING r, eta, skip_last;
 END
 $function$;
 
-CREATE FUNCTION madlib_dl._automl(source text[], model text[], arch_tbl text[], arch_raw text, mst text[], model_id_list integer[], compile_params_grid text, fit_params_grid text, automl_method text, automl_params text, random_state integer, object_table text[], use_gpus boolean, validation text[], metrics_compute_frequency integer, name text, description text, use_caching boolean)
+CREATE FUNCTION madlib_dl._automl(source text[], model text[], arch_tbl text[], arch_raw text, mst text[], model_id_list integer[], compile_params_grid text, fit_params_grid text, automl_method text, automl_params text, random_state integer, object_table text[], use_gpus boolean, validation text[], metrics_compute_frequency integer, name text, description text, use_caching boolean, early_stopping text)
  RETURNS void
  LANGUAGE plpgsql
  SET search_path TO 'pg_catalog', 'pg_temp'
@@ -4242,6 +4772,7 @@ DECLARE
     metric_types text[];
     params record;
     best record;
+    es text;                    -- early_stopping, canonical (NULL: none)
     cv record;                  -- _fit_class_values_columns
 BEGIN
     -- 1. arguments that need no table
@@ -4311,6 +4842,16 @@ BEGIN
     IF object_table IS NOT NULL THEN
         PERFORM madlib_dl._object_table_check(object_table, probe_compiles);
     END IF;
+    -- early_stopping: its series must exist for every value of the grids
+    FOR i IN 1 .. cardinality(probe_compiles) LOOP
+        BEGIN
+            es := madlib_dl._check_early_stopping(early_stopping, probe_compiles[i], validation IS NOT NULL);
+        EXCEPTION WHEN invalid_parameter_value THEN
+            RAISE EXCEPTION 'compile_params %: %', probe_compiles[i], SQLERRM
+                USING ERRCODE = 'invalid_parameter_value',
+                      HINT = 'Monitor a series every configuration has: the loss, or a metric every compile_params of the grid names.';
+        END;
+    END LOOP;
 
     -- 5. train over the transport (no table is written before this returns)
     tr := madlib_dl._job_transport(src_rel);
@@ -4324,7 +4865,7 @@ BEGIN
                 array_fill(''::text, ARRAY[cardinality(ids)]),
                 array_fill(NULL::text, ARRAY[cardinality(ids)]), chk.max_iterations,
                 freq, nseg, 1::bigint, tr.transport, tr.cluster, use_caching,
-                NULL, NULL)::madlib_dl._train_job,
+                NULL, NULL, es)::madlib_dl._train_job,
             chk.method, chk.params, compile_params_grid, fit_params_grid, random_state) r
         ORDER BY r.mst_key);
     t_end := clock_timestamp();
@@ -4336,8 +4877,8 @@ BEGIN
         loss_types[i] := params.loss_type;
         metric_types[i] := params.metrics_type[1];
     END LOOP;
-    EXECUTE format('CREATE TABLE %s (mst_key integer PRIMARY KEY, model_weights bytea, model_arch json)',
-                   madlib_dl._table_sql(model));
+    EXECUTE format('CREATE TABLE %s (mst_key integer PRIMARY KEY, model_weights bytea, model_arch json)%s',
+                   madlib_dl._table_sql(model), madlib_dl._distributed_clause('mst_key'));
     EXECUTE format('INSERT INTO %s SELECT r.mst_key, r.model_weights, a.arch::json'
                    '  FROM unnest($1) r JOIN unnest($2, $3) AS a(id, arch) ON a.id = r.model_id'
                    ' ORDER BY r.mst_key', madlib_dl._table_sql(model))
@@ -4353,8 +4894,10 @@ BEGIN
         '  validation_metrics double precision[], validation_loss double precision[],'
         '  metrics_iters integer[],%s rung integer, rung_iters integer[],'
         '  rung_losses double precision[], rung_metrics double precision[], rung_promoted boolean[],'
-        '  status text, training_seconds double precision, waiting_seconds double precision)',
-        madlib_dl._table_sql(info_tbl), CASE WHEN chk.method = 'hyperband' THEN ' s integer, i integer,' ELSE '' END);
+        '  status text, training_seconds double precision, waiting_seconds double precision,'
+        '  stopped_at_iteration integer, best_iteration integer)%s',
+        madlib_dl._table_sql(info_tbl), CASE WHEN chk.method = 'hyperband' THEN ' s integer, i integer,' ELSE '' END,
+        madlib_dl._distributed_clause('mst_key'));
     EXECUTE format(
         'INSERT INTO %s'
         ' SELECT r.mst_key, r.model_id, r.compile_params, r.fit_params, ''madlib_keras'','
@@ -4367,7 +4910,7 @@ BEGIN
         '        r.validation_loss[array_upper(r.validation_loss, 1)],'
         '        r.validation_metrics, r.validation_loss, r.metrics_iters,%s r.rung, r.rung_iters,'
         '        r.rung_losses, r.rung_metrics, r.rung_promoted, r.status, r.training_seconds,'
-        '        r.waiting_seconds'
+        '        r.waiting_seconds, r.stopped_at_iteration, r.best_iteration'
         '   FROM unnest($1) WITH ORDINALITY AS r'
         '   JOIN unnest($2, $3) WITH ORDINALITY AS k(l, m, o) ON k.o = r.ordinality'
         '  ORDER BY r.mst_key', madlib_dl._table_sql(info_tbl),
@@ -4383,8 +4926,8 @@ BEGIN
         '  object_table text, use_gpus boolean, metrics_compute_frequency integer, name text,'
         '  description text, start_training_time timestamp, end_training_time timestamp,'
         '  madlib_version text, num_classes integer[]%s, dependent_vartype text[],'
-        '  normalizing_const real, use_caching boolean, workers_launched integer)',
-        madlib_dl._table_sql(summary_tbl), cv.defs);
+        '  normalizing_const real, use_caching boolean, workers_launched integer)%s',
+        madlib_dl._table_sql(summary_tbl), cv.defs, madlib_dl._distributed_clause());
     EXECUTE format(
         'INSERT INTO %s SELECT $1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12, $13, $14, $15,'
         ' $16, $17, $18, $19, $20%s, $21, $22, $23, $24',
@@ -4429,7 +4972,7 @@ BEGIN
 END
 $function$;
 
-CREATE FUNCTION madlib_dl.madlib_keras_automl(source_table character varying, model_output_table character varying, model_arch_table character varying, model_selection_table character varying, model_id_list integer[], compile_params_grid character varying, fit_params_grid character varying, automl_method character varying DEFAULT 'hyperband'::character varying, automl_params character varying DEFAULT NULL::character varying, random_state integer DEFAULT NULL::integer, object_table character varying DEFAULT NULL::character varying, use_gpus boolean DEFAULT false, validation_table character varying DEFAULT NULL::character varying, metrics_compute_frequency integer DEFAULT NULL::integer, name character varying DEFAULT NULL::character varying, description character varying DEFAULT NULL::character varying, use_caching boolean DEFAULT NULL::boolean)
+CREATE FUNCTION madlib_dl.madlib_keras_automl(source_table character varying, model_output_table character varying, model_arch_table character varying, model_selection_table character varying, model_id_list integer[], compile_params_grid character varying, fit_params_grid character varying, automl_method character varying DEFAULT 'hyperband'::character varying, automl_params character varying DEFAULT NULL::character varying, random_state integer DEFAULT NULL::integer, object_table character varying DEFAULT NULL::character varying, use_gpus boolean DEFAULT false, validation_table character varying DEFAULT NULL::character varying, metrics_compute_frequency integer DEFAULT NULL::integer, name character varying DEFAULT NULL::character varying, description character varying DEFAULT NULL::character varying, use_caching boolean DEFAULT NULL::boolean, early_stopping character varying DEFAULT NULL::character varying)
  RETURNS void
  LANGUAGE sql
 AS $function$
@@ -4442,7 +4985,7 @@ AS $function$
         CASE WHEN $11 IS NULL THEN NULL ELSE madlib_dl._resolve_table($11, 'object_table') END,
         $12,
         CASE WHEN $13 IS NULL THEN NULL ELSE madlib_dl._resolve_table($13, 'validation_table') END,
-        $14, $15, $16, $17)
+        $14, $15, $16, $17, $18)
 $function$;
 
 CREATE FUNCTION madlib_dl.hyperband_schedule(schedule_table character varying, r integer, eta integer DEFAULT 3, skip_last integer DEFAULT 0)
@@ -4484,7 +5027,8 @@ by model hopping over all virtual segments.
         metrics_compute_frequency INTEGER,  -- DEFAULT NULL: at the end of each rung only
         name                      VARCHAR,  -- DEFAULT NULL, stored in the summary
         description               VARCHAR,  -- DEFAULT NULL, stored in the summary
-        use_caching               BOOLEAN   -- DEFAULT NULL: cache partitions that fit madlib_dl.partition_memory, stream the rest; true: cache (54000 when one does not fit); false: stream
+        use_caching               BOOLEAN,  -- DEFAULT NULL: cache partitions that fit madlib_dl.partition_memory, stream the rest; true: cache (54000 when one does not fit); false: stream
+        early_stopping            VARCHAR   -- DEFAULT NULL; Keras' EarlyStopping for every configuration, e.g. 'monitor=validation_loss, patience=2, restore_best=True': a configuration that stops ends its rung there and is not trained again
     );
 
 Configurations are ranked by their loss (validation loss with a
@@ -4760,11 +5304,20 @@ CREATE FUNCTION madlib_dl._px_forget_dropped()
  LANGUAGE plpgsql
  SET search_path TO 'pg_catalog', 'pg_temp'
 AS $function$
+DECLARE
+    dropped oid[];
 BEGIN
     IF has_schema_privilege('madlib_dl', 'USAGE') THEN
-        PERFORM madlib_dl._px_forget(ARRAY(
-            SELECT d.objid FROM pg_event_trigger_dropped_objects() d
-             WHERE d.classid = 'pg_class'::regclass AND d.objsubid = 0));
+        -- The dropped tables are read first, in a query of their own: a
+        -- join of pg_event_trigger_dropped_objects() with the (distributed)
+        -- catalog table would run the function on a Greenplum segment,
+        -- outside the event trigger, and fail every DROP TABLE (39P03).
+        SELECT array_agg(d.objid) INTO dropped
+          FROM pg_event_trigger_dropped_objects() d
+         WHERE d.classid = 'pg_class'::regclass AND d.objsubid = 0;
+        IF dropped IS NOT NULL THEN
+            PERFORM madlib_dl._px_forget(dropped);
+        END IF;
     END IF;
 END
 $function$;
@@ -5527,7 +6080,8 @@ BEGIN
                   HINT = 'Leave source out for the TensorFlow-style description, or pass ''nvidia''.';
     END IF;
     PERFORM madlib_dl._assert_output_absent(output_table, 'output_table');
-    EXECUTE format('CREATE TABLE %s (hostname text, gpu_descr text)', madlib_dl._table_sql(output_table));
+    EXECUTE format('CREATE TABLE %s (hostname text, gpu_descr text)%s', madlib_dl._table_sql(output_table),
+                   madlib_dl._distributed_clause());
     EXECUTE format('INSERT INTO %s SELECT hostname, gpu_descr FROM madlib_dl._gpu_list($1, $2)',
                    madlib_dl._table_sql(output_table)) USING lower(source), information;
     GET DIAGNOSTICS n = ROW_COUNT;
@@ -5619,6 +6173,8 @@ BEGIN
               WHERE d.classid = 'pg_proc'::regclass AND d.deptype = 'e'
                 AND d.refobjid = (SELECT oid FROM pg_extension WHERE extname = 'madlib_dl')
                 AND p.oid::regprocedure::text <> ALL (ARRAY[
+                    'madlib_dl._arch_bind_shape(json,integer[])',
+                    'madlib_dl._arch_free_dims(json)',
                     'madlib_dl._arch_info(json)',
                     'madlib_dl._arch_io(json)',
                     'madlib_dl._assert_columns(regclass,text[],text[],text)',
@@ -5630,12 +6186,13 @@ BEGIN
                     'madlib_dl._assert_trusted_table(regclass,text)',
                     'madlib_dl._assert_warm_start_outputs(text[],text,text[],text[],text[],text,text[],text)',
                     'madlib_dl._assert_writable_table(regclass,text)',
-                    'madlib_dl._automl(text[],text[],text[],text,text[],integer[],text,text,text,text,integer,text[],boolean,text[],integer,text,text,boolean)',
+                    'madlib_dl._automl(text[],text[],text[],text,text[],integer[],text,text,text,text,integer,text[],boolean,text[],integer,text,text,boolean,text)',
                     'madlib_dl._automl_check(text,text)',
                     'madlib_dl._automl_probe(integer[],text,text)',
                     'madlib_dl._automl_run(madlib_dl._train_job,text,text,text,text,integer)',
                     'madlib_dl._builtin_type_of(regtype)',
                     'madlib_dl._check_compile_params(text,text)',
+                    'madlib_dl._check_early_stopping(text,text,boolean)',
                     'madlib_dl._check_fit_params(text,text)',
                     'madlib_dl._check_input_shape(json,integer[],integer[])',
                     'madlib_dl._check_model_memory(text,text[],text[],text[],text[],integer,integer,integer,integer)',
@@ -5645,9 +6202,11 @@ BEGIN
                     'madlib_dl._custom_function_refused(text)',
                     'madlib_dl._default_num_segments()',
                     'madlib_dl._delete_keras_model(text[],integer)',
+                    'madlib_dl._distributed_clause(text)',
                     'madlib_dl._ep_assert_feature_column(regclass,text,text)',
                     'madlib_dl._ep_assert_no_gpus(boolean)',
                     'madlib_dl._ep_assert_readable(text[],text)',
+                    'madlib_dl._ep_batch_size(regclass,integer)',
                     'madlib_dl._ep_byom_class_values(text[],integer)',
                     'madlib_dl._ep_byom_class_values_io(text[],integer[])',
                     'madlib_dl._ep_check_inputs(text[],json)',
@@ -5660,8 +6219,8 @@ BEGIN
                     'madlib_dl._ep_model(text[],integer)',
                     'madlib_dl._ep_output_sizes(json)',
                     'madlib_dl._ep_parse_pred_type(text)',
-                    'madlib_dl._ep_write_predictions(regclass,text,text,text[],json,bytea,double precision,text,text[],text,integer,double precision)',
-                    'madlib_dl._ep_write_predictions_io(regclass,text,text[],text[],json,bytea,double precision,text[],jsonb,text,integer,double precision)',
+                    'madlib_dl._ep_write_predictions(regclass,text,text,text[],json,bytea,double precision,text,text[],text,integer,double precision,integer)',
+                    'madlib_dl._ep_write_predictions_io(regclass,text,text[],text[],json,bytea,double precision,text[],jsonb,text,integer,double precision,integer)',
                     'madlib_dl._evaluate(text[],text[],text[],boolean,integer)',
                     'madlib_dl._evaluate_final(internal)',
                     'madlib_dl._evaluate_io(json,bytea,text,text[],text,text[],text[],regclass,text[],text[])',
@@ -5669,12 +6228,12 @@ BEGIN
                     'madlib_dl._evaluate_segment_io(json,bytea,text,integer,integer,"any")',
                     'madlib_dl._evaluate_transition(internal,json,bytea,text,integer,bytea,bytea,integer[],integer[])',
                     'madlib_dl._evaluate_transition_io(internal,json,bytea,text,integer,integer,"any")',
-                    'madlib_dl._fit(text[],text[],text[],integer,character varying,character varying,integer,boolean,text[],integer,boolean,character varying,character varying,character varying,integer,character varying)',
+                    'madlib_dl._fit(text[],text[],text[],integer,character varying,character varying,integer,boolean,text[],integer,boolean,character varying,character varying,character varying,integer,character varying,character varying)',
                     'madlib_dl._fit_check_averaging(integer,text)',
                     'madlib_dl._fit_check_iterations(integer,integer)',
                     'madlib_dl._fit_check_packed(text[],text,text[],text[],json)',
                     'madlib_dl._fit_class_values_columns(text[],text[])',
-                    'madlib_dl._fit_multiple(text[],text[],text[],integer,boolean,text[],integer,boolean,character varying,character varying,boolean)',
+                    'madlib_dl._fit_multiple(text[],text[],text[],integer,boolean,text[],integer,boolean,character varying,character varying,boolean,character varying)',
                     'madlib_dl._fit_multiple_run(madlib_dl._train_job)',
                     'madlib_dl._fit_num_segments(text[],regclass,jsonb)',
                     'madlib_dl._fit_output_columns(text[],text)',
@@ -5701,10 +6260,11 @@ BEGIN
                     'madlib_dl._job_transport(regclass)',
                     'madlib_dl._leader_only_end(text)',
                     'madlib_dl._leader_only_for_temp(regclass[],text)',
-                    'madlib_dl._load_keras_model(text[],json,bytea,character varying,character varying)',
+                    'madlib_dl._load_keras_model(text[],json,bytea,character varying,character varying,jsonb)',
                     'madlib_dl._load_model_selection_table(text[],text[],text,integer[],text[],text[],text[])',
                     'madlib_dl._load_top_k_accuracy_function(text[],integer)',
-                    'madlib_dl._make_train_job(regclass,text,text,text[],text[],integer,text[],bytea[],integer[],regclass,text,text,integer,integer,bigint,text,text,boolean,integer,text,text[],text[],text[],text[])',
+                    'madlib_dl._make_train_job(regclass,text,text,text[],text[],integer,text[],bytea[],integer[],regclass,text,text,integer,integer,bigint,text,text,boolean,integer,text,text[],text[],text[],text[],text)',
+                    'madlib_dl._manifest_tensors(jsonb)',
                     'madlib_dl._model_configs(integer[],text,text,text,integer,integer)',
                     'madlib_dl._ms_check_model_ids(text[],integer[])',
                     'madlib_dl._ms_store(text[],text[],text,integer[],text[],text[],text[])',
@@ -5732,7 +6292,7 @@ BEGIN
                     'madlib_dl._pp_dep_kind(text[],text,regtype,text,regtype)',
                     'madlib_dl._pp_first_dims(text[],text,regtype,regtype)',
                     'madlib_dl._pp_first_width(text[],text)',
-                    'madlib_dl._pp_num_classes(anycompatible)',
+                    'madlib_dl._pp_num_classes(anyelement)',
                     'madlib_dl._pp_pack(text[],text[],text[],text[],text[],text[],text[],text[],bigint,integer,integer,integer[],real,jsonb,boolean)',
                     'madlib_dl._pp_row_identity(boolean)',
                     'madlib_dl._pp_rules_is_table(text)',
@@ -5741,10 +6301,11 @@ BEGIN
                     'madlib_dl._pp_val_dep_check(text[],text[],text,text,text,text,integer)',
                     'madlib_dl._pp_val_dep_kind(text[],regclass,text,regtype,text,regtype,text,text)',
                     'madlib_dl._pp_vars(regclass,text,text)',
-                    'madlib_dl._predict(text[],text[],text,text,text[],text,integer,double precision,boolean,integer)',
+                    'madlib_dl._predict(text[],text[],text,text,text[],text,integer,double precision,boolean,integer,integer)',
                     'madlib_dl._predict_batch(json,bytea,double precision,integer,text,integer,text,double precision[],boolean)',
                     'madlib_dl._predict_batch_io(json,bytea,double precision,integer,text[],integer,text,record,boolean)',
-                    'madlib_dl._predict_byom(text[],integer,text[],text,text,text[],text,integer,double precision,boolean,text[],double precision,integer)',
+                    'madlib_dl._predict_batch_par(json,bytea,double precision,integer,text,integer,text,anyarray,boolean)',
+                    'madlib_dl._predict_byom(text[],integer,text[],text,text,text[],text,integer,double precision,boolean,text[],double precision,integer,integer)',
                     'madlib_dl._progress()',
                     'madlib_dl._progress_enabled()',
                     'madlib_dl._progress_label(text[])',
@@ -5777,6 +6338,7 @@ BEGIN
                     'madlib_dl._px_table_segments(text,regclass)',
                     'madlib_dl._replicated_clause(boolean)',
                     'madlib_dl._resolve_table(text,text)',
+                    'madlib_dl._shape_size(integer[])',
                     'madlib_dl._summary_int_list(jsonb)',
                     'madlib_dl._summary_text_list(jsonb)',
                     'madlib_dl._table_given(text[])',
@@ -5791,6 +6353,7 @@ BEGIN
                     'madlib_dl._unpack_int16(bytea,integer[])',
                     'madlib_dl._validate_arch(json,bytea)',
                     'madlib_dl._validation_preprocessor_dl(text[],text[],text,text,text[],integer,text,text[])',
+                    'madlib_dl._weights_in_keras_order(json,bytea,jsonb)',
                     'madlib_dl.delete_custom_function(character varying,character varying)',
                     'madlib_dl.delete_custom_function(character varying,integer)',
                     'madlib_dl.delete_keras_model()',
@@ -5801,10 +6364,10 @@ BEGIN
                     'madlib_dl.evaluate(character varying,character varying,character varying,boolean,integer)',
                     'madlib_dl.fit()',
                     'madlib_dl.fit(character varying)',
-                    'madlib_dl.fit(character varying,character varying,character varying,integer,character varying,character varying,integer,boolean,character varying,integer,boolean,character varying,character varying,character varying,integer,character varying)',
+                    'madlib_dl.fit(character varying,character varying,character varying,integer,character varying,character varying,integer,boolean,character varying,integer,boolean,character varying,character varying,character varying,integer,character varying,character varying)',
                     'madlib_dl.fit_multiple()',
                     'madlib_dl.fit_multiple(character varying)',
-                    'madlib_dl.fit_multiple(character varying,character varying,character varying,integer,boolean,character varying,integer,boolean,character varying,character varying,boolean)',
+                    'madlib_dl.fit_multiple(character varying,character varying,character varying,integer,boolean,character varying,integer,boolean,character varying,character varying,boolean,character varying)',
                     'madlib_dl.generate_model_configs()',
                     'madlib_dl.generate_model_configs(character varying)',
                     'madlib_dl.generate_model_configs(character varying,character varying,integer[],character varying,character varying,character varying,integer,integer,character varying)',
@@ -5816,10 +6379,11 @@ BEGIN
                     'madlib_dl.keras_model_summary()',
                     'madlib_dl.keras_model_summary(character varying)',
                     'madlib_dl.keras_model_summary(json)',
+                    'madlib_dl.keras_model_weights(json)',
                     'madlib_dl.load_custom_function(character varying,bytea,character varying,character varying)',
                     'madlib_dl.load_keras_model()',
                     'madlib_dl.load_keras_model(character varying)',
-                    'madlib_dl.load_keras_model(character varying,json,bytea,character varying,character varying)',
+                    'madlib_dl.load_keras_model(character varying,json,bytea,character varying,character varying,jsonb)',
                     'madlib_dl.load_model_selection_table()',
                     'madlib_dl.load_model_selection_table(character varying)',
                     'madlib_dl.load_model_selection_table(character varying,character varying,integer[],character varying[],character varying[],character varying)',
@@ -5828,43 +6392,44 @@ BEGIN
                     'madlib_dl.load_top_k_accuracy_function(character varying,integer)',
                     'madlib_dl.madlib_keras_automl()',
                     'madlib_dl.madlib_keras_automl(character varying)',
-                    'madlib_dl.madlib_keras_automl(character varying,character varying,character varying,character varying,integer[],character varying,character varying,character varying,character varying,integer,character varying,boolean,character varying,integer,character varying,character varying,boolean)',
+                    'madlib_dl.madlib_keras_automl(character varying,character varying,character varying,character varying,integer[],character varying,character varying,character varying,character varying,integer,character varying,boolean,character varying,integer,character varying,character varying,boolean,character varying)',
                     'madlib_dl.madlib_keras_evaluate()',
                     'madlib_dl.madlib_keras_evaluate(character varying)',
                     'madlib_dl.madlib_keras_evaluate(character varying,character varying,character varying,boolean,integer)',
                     'madlib_dl.madlib_keras_fit()',
                     'madlib_dl.madlib_keras_fit(character varying)',
-                    'madlib_dl.madlib_keras_fit(character varying,character varying,character varying,integer,character varying,character varying,integer,boolean,character varying,integer,boolean,character varying,character varying,character varying,integer,character varying)',
+                    'madlib_dl.madlib_keras_fit(character varying,character varying,character varying,integer,character varying,character varying,integer,boolean,character varying,integer,boolean,character varying,character varying,character varying,integer,character varying,character varying)',
                     'madlib_dl.madlib_keras_fit_multiple_model()',
                     'madlib_dl.madlib_keras_fit_multiple_model(character varying)',
-                    'madlib_dl.madlib_keras_fit_multiple_model(character varying,character varying,character varying,integer,boolean,character varying,integer,boolean,character varying,character varying,boolean)',
+                    'madlib_dl.madlib_keras_fit_multiple_model(character varying,character varying,character varying,integer,boolean,character varying,integer,boolean,character varying,character varying,boolean,character varying)',
                     'madlib_dl.madlib_keras_predict()',
                     'madlib_dl.madlib_keras_predict(character varying)',
-                    'madlib_dl.madlib_keras_predict(character varying,character varying,character varying,character varying,character varying,character varying,boolean,integer)',
-                    'madlib_dl.madlib_keras_predict(character varying,character varying,character varying,character varying,character varying,double precision,boolean,integer)',
-                    'madlib_dl.madlib_keras_predict(character varying,character varying,character varying,character varying,character varying,integer,boolean,integer)',
+                    'madlib_dl.madlib_keras_predict(character varying,character varying,character varying,character varying,character varying,character varying,boolean,integer,integer)',
+                    'madlib_dl.madlib_keras_predict(character varying,character varying,character varying,character varying,character varying,double precision,boolean,integer,integer)',
+                    'madlib_dl.madlib_keras_predict(character varying,character varying,character varying,character varying,character varying,integer,boolean,integer,integer)',
                     'madlib_dl.madlib_keras_predict_byom()',
                     'madlib_dl.madlib_keras_predict_byom(character varying)',
-                    'madlib_dl.madlib_keras_predict_byom(character varying,integer,character varying,character varying,character varying,character varying,character varying,boolean,text[],double precision,integer)',
-                    'madlib_dl.madlib_keras_predict_byom(character varying,integer,character varying,character varying,character varying,character varying,double precision,boolean,text[],double precision,integer)',
-                    'madlib_dl.madlib_keras_predict_byom(character varying,integer,character varying,character varying,character varying,character varying,integer,boolean,text[],double precision,integer)',
+                    'madlib_dl.madlib_keras_predict_byom(character varying,integer,character varying,character varying,character varying,character varying,character varying,boolean,text[],double precision,integer,integer)',
+                    'madlib_dl.madlib_keras_predict_byom(character varying,integer,character varying,character varying,character varying,character varying,double precision,boolean,text[],double precision,integer,integer)',
+                    'madlib_dl.madlib_keras_predict_byom(character varying,integer,character varying,character varying,character varying,character varying,integer,boolean,text[],double precision,integer,integer)',
                     'madlib_dl.partition_plan(character varying,boolean)',
                     'madlib_dl.plproxy_create_cluster(text,text[],integer)',
                     'madlib_dl.plproxy_distribute(text,text,integer)',
                     'madlib_dl.plproxy_setup()',
                     'madlib_dl.predict()',
                     'madlib_dl.predict(character varying)',
-                    'madlib_dl.predict(character varying,character varying,character varying,character varying,character varying,character varying,boolean,integer)',
-                    'madlib_dl.predict(character varying,character varying,character varying,character varying,character varying,double precision,boolean,integer)',
-                    'madlib_dl.predict(character varying,character varying,character varying,character varying,character varying,integer,boolean,integer)',
+                    'madlib_dl.predict(character varying,character varying,character varying,character varying,character varying,character varying,boolean,integer,integer)',
+                    'madlib_dl.predict(character varying,character varying,character varying,character varying,character varying,double precision,boolean,integer,integer)',
+                    'madlib_dl.predict(character varying,character varying,character varying,character varying,character varying,integer,boolean,integer,integer)',
                     'madlib_dl.predict_byom()',
                     'madlib_dl.predict_byom(character varying)',
-                    'madlib_dl.predict_byom(character varying,integer,character varying,character varying,character varying,character varying,character varying,boolean,text[],double precision,integer)',
-                    'madlib_dl.predict_byom(character varying,integer,character varying,character varying,character varying,character varying,double precision,boolean,text[],double precision,integer)',
-                    'madlib_dl.predict_byom(character varying,integer,character varying,character varying,character varying,character varying,integer,boolean,text[],double precision,integer)',
+                    'madlib_dl.predict_byom(character varying,integer,character varying,character varying,character varying,character varying,character varying,boolean,text[],double precision,integer,integer)',
+                    'madlib_dl.predict_byom(character varying,integer,character varying,character varying,character varying,character varying,double precision,boolean,text[],double precision,integer,integer)',
+                    'madlib_dl.predict_byom(character varying,integer,character varying,character varying,character varying,character varying,integer,boolean,text[],double precision,integer,integer)',
                     'madlib_dl.training_preprocessor_dl()',
                     'madlib_dl.training_preprocessor_dl(character varying)',
-                    'madlib_dl.training_preprocessor_dl(character varying,character varying,character varying,character varying,integer,real,anycompatible,text)',
+                    'madlib_dl.training_preprocessor_dl(character varying,character varying,character varying,character varying,integer,real,anyelement,text)',
+                    'madlib_dl.training_preprocessor_dl(character varying,character varying,character varying,character varying,integer,real,text,text)',
                     'madlib_dl.validation_preprocessor_dl()',
                     'madlib_dl.validation_preprocessor_dl(character varying)',
                     'madlib_dl.validation_preprocessor_dl(character varying,character varying,character varying,character varying,character varying,integer,text)',
@@ -5901,7 +6466,11 @@ BEGIN
 
     -- One __dist_key__ value per primary segment (MADlib's mapping,
     -- input_data_preprocessor.py_in): a million keys distributed by
-    -- themselves, the smallest per gp_segment_id.
+    -- themselves; for content 0 its smallest key, for each next content
+    -- its smallest key above the previous one.  The keys ascend with the
+    -- content ids, so the greenplum transport's segment s (the s-th key,
+    -- _gp_table_keys) is content s, which holds the buffers b % nseg = s:
+    -- virtual segment s on PostgreSQL.
     EXECUTE $f$
     CREATE FUNCTION madlib_dl._gp_segment_keys(OUT content integer, OUT dist_key integer)
     RETURNS SETOF record
@@ -5910,13 +6479,22 @@ BEGIN
     AS $$
     DECLARE
         tmp text := madlib_dl._temp_table_name('madlib_dl_gp_keyspace');
+        prev integer := -1;
+        c integer;
     BEGIN
         EXECUTE format('CREATE TEMPORARY TABLE %I ON COMMIT DROP AS'
                        ' SELECT g::integer AS __dist_key__ FROM generate_series(0, 999999) g'
                        ' DISTRIBUTED BY (__dist_key__)', tmp);
-        RETURN QUERY EXECUTE format(
-            'SELECT k.gp_segment_id::integer, min(k.__dist_key__)::integer'
-            '  FROM pg_temp.%I k GROUP BY k.gp_segment_id ORDER BY 1', tmp);
+        FOR c IN SELECT s.content FROM gp_segment_configuration s
+                  WHERE s.role = 'p' AND s.content >= 0 ORDER BY s.content LOOP
+            EXECUTE format('SELECT min(k.__dist_key__)::integer FROM pg_temp.%I k'
+                           ' WHERE k.gp_segment_id = $1 AND k.__dist_key__ > $2', tmp)
+               INTO dist_key USING c, prev;
+            CONTINUE WHEN dist_key IS NULL;     -- _gp_place_buffers reports the missing key
+            content := c;
+            prev := dist_key;
+            RETURN NEXT;
+        END LOOP;
         EXECUTE format('DROP TABLE pg_temp.%I', tmp);
     END
     $$
@@ -5948,6 +6526,17 @@ BEGIN
             RAISE EXCEPTION 'found keys for % of % primary segments', coalesce(nseg, 0), nprim
                 USING ERRCODE = 'internal_error',
                       HINT = 'Check gp_segment_configuration; every primary segment must be up.';
+        END IF;
+        -- The buffers were made for the summary's num_segments (all the
+        -- primaries, or the first n of distribution_rules 'n').
+        IF madlib_dl._table_oid(summ) IS NOT NULL AND EXISTS (
+               SELECT 1 FROM pg_attribute a WHERE a.attrelid = madlib_dl._table_oid(summ)
+                  AND a.attname = 'num_segments' AND NOT a.attisdropped) THEN
+            EXECUTE format('SELECT num_segments FROM %I.%I', summ[1], summ[2]) INTO nprim;
+            IF nprim BETWEEN 1 AND nseg THEN
+                nseg := nprim;
+                keys := keys[1:nseg];
+            END IF;
         END IF;
         SELECT string_agg(quote_ident(a.attname), ', ' ORDER BY a.attnum) INTO cols
           FROM pg_attribute a

@@ -68,6 +68,8 @@ typedef struct DlPgJob
 	int			metrics_frequency;	/* the fit kinds: 1..num_iterations */
 	int			nseg;			/* FIT, FIT_MULTIPLE: virtual segments, >= 1 */
 	int64		batch_size;		/* EVALUATE, PREDICT: rows per forward pass */
+	bool		keep_best;		/* the fit kinds: early stopping keeps a copy of
+								 * each model's best state (restore_best) */
 } DlPgJob;
 
 /*
@@ -93,6 +95,8 @@ typedef struct DlPgJob
  *	               histories;
  *	 EVALUATE      an inference model for batch_size rows;
  *	 PREDICT       the same, and the batch's inputs and outputs.
+ * With keep_best (early stopping's restore_best) each kind adds one more
+ * state per model: the copy of its best state.
  * ERROR 54000 naming the model, the total and its parts when a model
  * alone or the whole is over madlib_dl.max_model_memory, when a model's
  * weights (DISTRIBUTED: its state) cannot fit in one bytea value, or
@@ -100,6 +104,16 @@ typedef struct DlPgJob
  * estimate, in bytes.
  */
 double		dl_limits_check_job(const DlPgJob *job);
+
+/*
+ * The batch that an EVALUATE or PREDICT job (one model; its batch_size is
+ * not read) runs: want rows per forward pass when that fits
+ * madlib_dl.max_model_memory, else the largest smaller batch that fits
+ * (by the same estimate as dl_limits_check_job), else 1, which
+ * dl_limits_check_job then refuses with the estimate and the limit.
+ * want < 1 is taken as 1.  Parses the model, builds nothing.
+ */
+int64		dl_limits_fit_batch(const DlPgJob *job, int64 want);
 
 /*
  * ERROR 54000 when est, one model's estimate for a batch of batch rows,
