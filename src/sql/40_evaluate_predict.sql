@@ -559,6 +559,7 @@ DECLARE
     want integer := coalesce(batch_size, 1024);
     n bigint;
 BEGIN
+    PERFORM madlib_dl._assert_trusted_table(rel);
     IF want < 1 OR want > 65536 THEN
         RAISE EXCEPTION 'batch_size % is out of range', want
             USING ERRCODE = 'invalid_parameter_value',

@@ -65,7 +65,8 @@ my $seed = $ENV{MADLIB_DL_TROJAN_SEED} // 20261202;
 my $arch = iris_arch();
 
 my $node = new_node('trojan',
-	"restart_after_crash = on\nlog_min_messages = warning\nlog_min_error_statement = panic\nlog_statement = none\n");
+	"restart_after_crash = on\nlog_min_messages = warning\nlog_min_error_statement = panic\nlog_statement = none\n"
+	  . "max_locks_per_transaction = 1024\n");
 my $fx = hostile_fixtures($node);
 my $super = $node->safe_psql('postgres', 'SELECT current_user');
 
@@ -246,6 +247,8 @@ GRANT ALL ON ALL SEQUENCES IN SCHEMA hostile TO PUBLIC;
 });
 is($ret, 0, 'the attacker set its traps') or diag($err);
 note "trojan setup: $_" for grep { /NOTICE|ERROR/ } split /\n/, $err;
+is(join("\n", grep { /NOTICE:  (traps on|view) / } split /\n/, $err), '',
+	'every table got its traps and every view was made again over the trojans');
 
 # The concrete attacks: tables made for them.
 $node->safe_psql('postgres', q{
