@@ -1,6 +1,6 @@
 #-------------------------------------------------------------------------
 #
-# 032_trojan.pl
+# 033_trojan.pl
 #	  Code of another role never runs inside a madlib_dl call
 #	  (docs/security.md, "Whose code runs").
 #
@@ -46,7 +46,7 @@
 #	  default 4000), MADLIB_DL_TROJAN_SEED.
 #
 # IDENTIFICATION
-#	  test/t/032_trojan.pl
+#	  test/t/033_trojan.pl
 #
 #-------------------------------------------------------------------------
 use strict;
