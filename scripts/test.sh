@@ -44,7 +44,8 @@
 #   notebook    docs/examples' notebook, executed headless (scripts/run_notebook.sh)
 #   tap         make prove_installcheck (test/t/*.pl), among them the
 #               hostile calls of every function and a sqlsmith run
-#               (docs/fuzzing.md); initdb refuses to run as root, so as
+#               (docs/fuzzing.md), the trojan test of every function
+#               (033_trojan, docs/security.md); initdb refuses to run as root, so as
 #               root it runs as the user madlib_dl_test (created when
 #               missing) in a copy of the tree, with MADLIB_DL_GIT_DIR
 #               naming a bare copy of this checkout's history (050_upgrade

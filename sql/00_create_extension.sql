@@ -38,7 +38,8 @@ SELECT p.oid::regprocedure AS not_a_member
    AND NOT EXISTS (SELECT 1 FROM pg_depend d
                     WHERE d.classid = 'pg_proc'::regclass AND d.objid = p.oid
                       AND d.refclassid = 'pg_extension'::regclass AND d.deptype = 'e');
--- (2) nothing runs with the owner's rights
+-- (2) nothing runs with the owner's rights but _px_forget, which only removes
+-- the plproxy_tables rows of dropped tables (docs/security.md, "Privileges")
 SELECT p.oid::regprocedure AS security_definer
   FROM pg_proc p
  WHERE p.pronamespace = 'madlib_dl'::regnamespace AND p.prosecdef;

@@ -64,11 +64,8 @@ DROP FUNCTION madlib_dl.predict(character varying,character varying,character va
 DROP FUNCTION madlib_dl.madlib_keras_predict(character varying,character varying,character varying,character varying,character varying,double precision,boolean,integer);
 DROP FUNCTION madlib_dl.madlib_keras_predict(character varying,character varying,character varying,character varying,character varying,integer,boolean,integer);
 DROP FUNCTION madlib_dl.madlib_keras_predict(character varying,character varying,character varying,character varying,character varying,character varying,boolean,integer);
-DROP FUNCTION madlib_dl.evaluate(character varying,character varying,character varying,boolean,integer);
-DROP FUNCTION madlib_dl.madlib_keras_evaluate(character varying,character varying,character varying,boolean,integer);
 DROP FUNCTION madlib_dl._predict_byom(text[],integer,text[],text,text,text[],text,integer,double precision,boolean,text[],double precision,integer);
 DROP FUNCTION madlib_dl._predict(text[],text[],text,text,text[],text,integer,double precision,boolean,integer);
-DROP FUNCTION madlib_dl._evaluate(text[],text[],text[],boolean,integer);
 DROP FUNCTION madlib_dl._ep_write_predictions(regclass,text,text,text[],json,bytea,double precision,text,text[],text,integer,double precision);
 DROP FUNCTION madlib_dl._ep_model(text[],integer);
 DROP FUNCTION madlib_dl._ep_output_size(json);
@@ -101,7 +98,7 @@ DROP FUNCTION madlib_dl._load_keras_model(text[],json,bytea,character varying,ch
 
 -- madlib_dl.plproxy_tables: 0.1.0 keyed the distributed tables by name
 -- (schema_name, table_name); 0.2.0 keys them by the table's OID (relid,
--- first column), with row security and DELETE for everyone (80_plproxy.sql).
+-- first column), with row security, read by everyone, written through SECURITY DEFINER _px_forget (80_plproxy.sql).
 -- The rows move to a table made exactly as a fresh install makes it, in
 -- this transaction: every row whose table still exists keeps its cluster,
 -- segment count and time; a row whose table is gone (0.1.0 never forgot
@@ -147,49 +144,7 @@ CREATE POLICY plproxy_tables_owner ON madlib_dl.plproxy_tables FOR ALL
                         WHERE c.oid = plproxy_tables.relid AND NOT pg_catalog.pg_has_role(c.relowner, 'USAGE')))
     WITH CHECK (EXISTS (SELECT 1 FROM pg_catalog.pg_class c
                          WHERE c.oid = plproxy_tables.relid AND pg_catalog.pg_has_role(c.relowner, 'USAGE')));
-GRANT SELECT, DELETE ON madlib_dl.plproxy_tables TO PUBLIC;
-
--- madlib_dl.model_versions and madlib_dl.model_deployments: the model
--- registry, new in 0.2.0 (45_serving.sql): made as a fresh install makes
--- them, empty, with their sequences (madlib_dl.model_versions_version_id_seq,
--- madlib_dl.model_deployments_deploy_id_seq) and indexes
--- (madlib_dl.model_versions_pkey, madlib_dl.model_versions_name_version_key,
--- madlib_dl.model_deployments_pkey, madlib_dl.model_deployments_name_deploy_id_idx).
-CREATE TABLE madlib_dl.model_versions (
-    version_id   bigserial PRIMARY KEY,
-    name         text NOT NULL,
-    version      integer NOT NULL,
-    run_id       bigint NOT NULL,
-    model_table  text NOT NULL,
-    model_relid  oid NOT NULL,
-    mst_key      integer,
-    owner        name NOT NULL,
-    trained_by   name NOT NULL,
-    trained_at   timestamptz NOT NULL DEFAULT now(),
-    function     text NOT NULL,
-    source_table text,
-    metrics      jsonb,
-    params       jsonb,
-    UNIQUE (name, version)
-);
-CREATE TABLE madlib_dl.model_deployments (
-    deploy_id    bigserial PRIMARY KEY,
-    name         text NOT NULL,
-    version_id   bigint NOT NULL REFERENCES madlib_dl.model_versions,
-    strategy     text,
-    deployed_by  name NOT NULL,
-    deployed_at  timestamptz NOT NULL DEFAULT now()
-);
-CREATE INDEX ON madlib_dl.model_deployments (name, deploy_id);
-REVOKE ALL ON madlib_dl.model_versions, madlib_dl.model_deployments FROM PUBLIC;
-GRANT SELECT ON madlib_dl.model_versions, madlib_dl.model_deployments TO PUBLIC;
-SELECT pg_catalog.pg_extension_config_dump('madlib_dl.model_versions', '');
-SELECT pg_catalog.pg_extension_config_dump('madlib_dl.model_deployments', '');
-COMMENT ON TABLE madlib_dl.model_versions IS
-'One row per model a fit, fit_multiple or madlib_keras_automl run wrote (fit_multiple: one per mst_key), '
-'numbered per name (madlib_dl.model_name, else schema.table of the model table). See docs/serving.md.';
-COMMENT ON TABLE madlib_dl.model_deployments IS
-'Every madlib_dl.deploy, newest last; predict_row(name, ...) uses the newest row of the name. See docs/serving.md.';
+GRANT SELECT ON madlib_dl.plproxy_tables TO PUBLIC;
 
 -- 3. Composite types that gained attributes at the end.
 ALTER TYPE madlib_dl._fit_multiple_result ADD ATTRIBUTE training_seconds double precision;
@@ -438,14 +393,29 @@ $function$;
 
 CREATE FUNCTION madlib_dl._class_values_type(summ regclass, col text)
  RETURNS text
- LANGUAGE sql
- STABLE PARALLEL SAFE
+ LANGUAGE plpgsql
+ STABLE PARALLEL RESTRICTED
  SET search_path TO 'pg_catalog', 'pg_temp'
 AS $function$
-    SELECT CASE WHEN et.typtype IN ('b', 'e') THEN format_type(a.atttypid, a.atttypmod) ELSE 'text[]' END
-      FROM pg_attribute a JOIN pg_type t ON t.oid = a.atttypid
-           LEFT JOIN pg_type et ON et.oid = t.typelem AND t.typelem <> 0
-     WHERE a.attrelid = summ AND a.attname = col AND a.attnum > 0 AND NOT a.attisdropped
+BEGIN
+    PERFORM madlib_dl._assert_trusted_table(summ, 'the summary of a packed table');
+    RETURN (SELECT CASE WHEN et.typtype = 'b' AND et.typnamespace = 'pg_catalog'::regnamespace
+                        THEN format_type(a.atttypid, NULL) ELSE 'text[]' END
+              FROM pg_attribute a JOIN pg_type t ON t.oid = a.atttypid
+                   LEFT JOIN pg_type et ON et.oid = t.typelem AND t.typelem <> 0
+             WHERE a.attrelid = summ AND a.attname = col AND a.attnum > 0 AND NOT a.attisdropped);
+END
+$function$;
+
+CREATE FUNCTION madlib_dl._builtin_type_of(typ regtype)
+ RETURNS text
+ LANGUAGE sql
+ STABLE PARALLEL SAFE STRICT
+ SET search_path TO 'pg_catalog', 'pg_temp'
+AS $function$
+    SELECT CASE WHEN t.typnamespace = 'pg_catalog'::regnamespace AND t.typtype = 'b'
+                THEN format_type(t.oid, NULL) ELSE 'text' END
+      FROM pg_type t WHERE t.oid = typ
 $function$;
 
 CREATE FUNCTION madlib_dl._replicated_clause(greenplum boolean DEFAULT NULL::boolean)
@@ -801,12 +771,49 @@ BEGIN
               '__internal_madlib_id__'],
         ARRAY['integer', 'json', 'bytea', 'text', 'text', 'text'],
         'a model architecture table made by load_keras_model');
+    -- appending to an existing table: only one of the caller's own, with
+    -- no other role's trigger, rule or default (docs/security.md)
+    PERFORM madlib_dl._assert_writable_table(rel, 'a model architecture table made by load_keras_model');
 
     EXECUTE format(
         'INSERT INTO %I.%I (model_arch, model_weights, name, description, __internal_madlib_id__)'
         ' VALUES ($1, $2, $3, $4, $5)', tbl[1], tbl[2])
     USING model_arch, model_weights, name::text, description::text,
           '__madlib_temp_' || replace(md5(random()::text || clock_timestamp()::text)::uuid::text, '-', '_');
+END
+$function$;
+
+CREATE OR REPLACE FUNCTION madlib_dl._delete_keras_model(tbl text[], model_id integer)
+ RETURNS void
+ LANGUAGE plpgsql
+ SET search_path TO 'pg_catalog', 'pg_temp'
+AS $function$
+DECLARE
+    rel regclass;
+    n bigint;
+    left_over boolean;
+BEGIN
+    PERFORM madlib_dl._assert_not_null(model_id, 'model_id');
+    rel := madlib_dl._assert_table_exists(tbl, 'keras_model_arch_table');
+    PERFORM madlib_dl._assert_columns(rel, ARRAY['model_id'], ARRAY['integer'],
+        'a model architecture table made by load_keras_model');
+    PERFORM madlib_dl._assert_writable_table(rel, 'a model architecture table made by load_keras_model');
+
+    -- No load may slip in between the emptiness check and the DROP.
+    EXECUTE format('LOCK TABLE %I.%I IN EXCLUSIVE MODE', tbl[1], tbl[2]);
+    EXECUTE format('DELETE FROM %I.%I WHERE model_id = $1', tbl[1], tbl[2]) USING model_id;
+    GET DIAGNOSTICS n = ROW_COUNT;
+    IF n = 0 THEN
+        RAISE EXCEPTION 'model id % not found in table "%"', model_id, madlib_dl._table_label(tbl)
+            USING ERRCODE = 'no_data_found',
+                  HINT = format('SELECT model_id, name FROM %s lists the models it holds.',
+                                madlib_dl._table_sql(tbl));
+    END IF;
+
+    EXECUTE format('SELECT EXISTS (SELECT 1 FROM %I.%I)', tbl[1], tbl[2]) INTO left_over;
+    IF NOT left_over THEN
+        EXECUTE format('DROP TABLE %I.%I', tbl[1], tbl[2]);
+    END IF;
 END
 $function$;
 
@@ -1223,7 +1230,7 @@ BEGIN
 END
 $function$;
 
-CREATE FUNCTION madlib_dl._pp_vars(rel regclass, dependent_varname text, independent_varname text, indep_required boolean, OUT n_dep integer, OUT cols text[], OUT types regtype[], OUT typnames text[], OUT elemtypes regtype[])
+CREATE FUNCTION madlib_dl._pp_vars(rel regclass, dependent_varname text, independent_varname text, OUT n_dep integer, OUT cols text[], OUT types regtype[], OUT typnames text[], OUT elemtypes regtype[])
  RETURNS record
  LANGUAGE plpgsql
  STABLE
@@ -1231,8 +1238,7 @@ CREATE FUNCTION madlib_dl._pp_vars(rel regclass, dependent_varname text, indepen
 AS $function$
 DECLARE
     deps text[] := madlib_dl._pp_split_vars(dependent_varname, 'dependent_varname');
-    indeps text[] := CASE WHEN independent_varname IS NULL AND NOT indep_required THEN '{}'::text[]
-                          ELSE madlib_dl._pp_split_vars(independent_varname, 'independent_varname') END;
+    indeps text[] := madlib_dl._pp_split_vars(independent_varname, 'independent_varname');
     c record;
 BEGIN
     n_dep := cardinality(deps);
@@ -1261,6 +1267,57 @@ BEGIN
 END
 $function$;
 
+CREATE OR REPLACE FUNCTION madlib_dl._pp_first_dims(src text[], col text, coltype regtype, elemtype regtype)
+ RETURNS integer[]
+ LANGUAGE plpgsql
+ SET search_path TO 'pg_catalog', 'pg_temp'
+ SET synchronize_seqscans TO 'off'
+AS $function$
+DECLARE
+    row_tid tid;
+    dims integer[];
+BEGIN
+    PERFORM madlib_dl._assert_trusted_table(madlib_dl._table_oid(src));
+    IF elemtype IS NULL OR elemtype NOT IN ('smallint'::regtype, 'integer'::regtype, 'bigint'::regtype,
+            'real'::regtype, 'double precision'::regtype, 'numeric'::regtype) THEN
+        RAISE EXCEPTION 'independent variable "%" has type %, not a numeric array', col, coltype
+            USING ERRCODE = 'datatype_mismatch',
+                  HINT = 'Use an array of smallint, integer, bigint, real, double precision or numeric.';
+    END IF;
+    EXECUTE format('SELECT s.ctid, ARRAY(SELECT array_length(s.%1$I, d) '
+                   '                     FROM generate_series(1, array_ndims(s.%1$I)) d) '
+                   '  FROM %2$I.%3$I s LIMIT 1', col, src[1], src[2])
+       INTO row_tid, dims;
+    IF cardinality(dims) = 0 THEN
+        RAISE EXCEPTION 'independent variable "%" is NULL or empty in the row with ctid %', col, row_tid
+            USING ERRCODE = 'null_value_not_allowed',
+                  HINT = format('Find the row with SELECT * FROM %s WHERE ctid = ''%s'', then fix or delete it.',
+                                madlib_dl._table_sql(src), row_tid);
+    END IF;
+    RETURN dims;
+END
+$function$;
+
+CREATE OR REPLACE FUNCTION madlib_dl._pp_count_rows(src text[])
+ RETURNS bigint
+ LANGUAGE plpgsql
+ STABLE
+ SET search_path TO 'pg_catalog', 'pg_temp'
+AS $function$
+DECLARE
+    n bigint;
+BEGIN
+    PERFORM madlib_dl._assert_trusted_table(madlib_dl._table_oid(src));
+    EXECUTE format('SELECT count(*) FROM %I.%I', src[1], src[2]) INTO n;
+    IF n = 0 THEN
+        RAISE EXCEPTION 'source table "%" is empty', madlib_dl._table_label(src)
+            USING ERRCODE = 'data_exception',
+                  HINT = 'Give a table with at least one row.';
+    END IF;
+    RETURN n;
+END
+$function$;
+
 CREATE FUNCTION madlib_dl._pp_row_identity(greenplum boolean DEFAULT NULL::boolean)
  RETURNS text[]
  LANGUAGE sql
@@ -1272,7 +1329,7 @@ AS $function$
                 ELSE ARRAY['tableoid', 'ctid'] END
 $function$;
 
-CREATE FUNCTION madlib_dl._pp_pack(src text[], dst text[], summ text[], cv_cols text[], dep_cols text[], indep_cols text[], dep_kinds text[], cast_types text[], n_rows bigint, bs integer, nseg integer, ncls integer[], normalizing_const real, dims jsonb, shuffle boolean, indep_exprs text[] DEFAULT NULL::text[])
+CREATE FUNCTION madlib_dl._pp_pack(src text[], dst text[], summ text[], cv_cols text[], dep_cols text[], indep_cols text[], dep_kinds text[], cast_types text[], n_rows bigint, bs integer, nseg integer, ncls integer[], normalizing_const real, dims jsonb, shuffle boolean)
  RETURNS void
  LANGUAGE plpgsql
  SET search_path TO 'pg_catalog', 'pg_temp'
@@ -1298,6 +1355,8 @@ DECLARE
     prod bigint;
     per_pass integer;           -- buffers built by one pass
 BEGIN
+    PERFORM madlib_dl._assert_trusted_table(madlib_dl._table_oid(src));
+    PERFORM madlib_dl._assert_trusted_table(madlib_dl._table_oid(summ));
     SELECT string_agg(format('s.%I AS r%s', c, i), ', ' ORDER BY i),
            string_agg(format('s.%I', c), ', ' ORDER BY i),
            string_agg(format('s.%I = o.r%s', c, i), ' AND ' ORDER BY i),
@@ -1306,9 +1365,6 @@ BEGIN
       FROM unnest(ident) WITH ORDINALITY AS u(c, i);
     SELECT string_agg(format('%I AS cv%s', c, i), ', ' ORDER BY i) INTO cvs
       FROM unnest(cv_cols) WITH ORDINALITY AS u(c, i);
-    IF indep_exprs IS NOT NULL THEN     -- the transform plan, as c.tf (_tf_expr)
-        cvs := cvs || ', transform AS tf';
-    END IF;
 
     -- the columns and their aggregates: the dependent variables, then the independent ones
     FOR k IN 1 .. cardinality(dep_cols) LOOP
@@ -1329,8 +1385,8 @@ BEGIN
         col_defs := col_defs || format('%I bytea, ', indep_cols[k]);
         col_names := col_names || format('%I, ', indep_cols[k]);
         shapes := shapes || format(', %s || %L::integer[]', nb, dims_k);
-        aggs := aggs || format('madlib_dl._pack_float32(%s, s.ctid, o.slot, %s, $3, %L::integer[]), ',
-                               coalesce(indep_exprs[k], format('s.%I', indep_cols[k])), nb, dims_k);
+        aggs := aggs || format('madlib_dl._pack_float32(s.%I, s.ctid, o.slot, %s, $3, %L::integer[]), ',
+                               indep_cols[k], nb, dims_k);
         prod := 1;
         FOREACH d IN ARRAY dims_k LOOP
             prod := prod * d;
@@ -1398,6 +1454,7 @@ AS $function$
 DECLARE
     other boolean;
 BEGIN
+    PERFORM madlib_dl._assert_trusted_table(madlib_dl._table_oid(src));
     IF elemtype IS NOT NULL THEN
         IF elemtype NOT IN ('smallint'::regtype, 'integer'::regtype, 'bigint'::regtype,
                 'real'::regtype, 'double precision'::regtype, 'numeric'::regtype) THEN
@@ -1435,6 +1492,7 @@ DECLARE
     first_tid tid;
     w integer;
 BEGIN
+    PERFORM madlib_dl._assert_trusted_table(madlib_dl._table_oid(src));
     EXECUTE format('SELECT s.ctid, array_length(s.%1$I, 1) FROM %2$I.%3$I s LIMIT 1', col, src[1], src[2])
        INTO first_tid, w;
     IF w IS NULL THEN
@@ -1456,6 +1514,8 @@ DECLARE
     n_distinct integer;
     ncls integer;
 BEGIN
+    PERFORM madlib_dl._assert_trusted_table(madlib_dl._table_oid(src));
+    PERFORM madlib_dl._assert_trusted_table(madlib_dl._table_oid(summ));
     IF kind <> 'class' THEN
         ncls := madlib_dl._pp_first_width(src, col);
         IF num_classes IS NOT NULL AND num_classes <> ncls THEN
@@ -1484,7 +1544,7 @@ BEGIN
 END
 $function$;
 
-CREATE FUNCTION madlib_dl._training_preprocessor_dl(src text[], dst text[], dependent_varname text, independent_varname text, buffer_size integer, normalizing_const real, num_classes integer[], distribution_rules text, rules_tbl text[] DEFAULT NULL::text[], transform text DEFAULT NULL::text)
+CREATE FUNCTION madlib_dl._training_preprocessor_dl(src text[], dst text[], dependent_varname text, independent_varname text, buffer_size integer, normalizing_const real, num_classes integer[], distribution_rules text, rules_tbl text[] DEFAULT NULL::text[])
  RETURNS void
  LANGUAGE plpgsql
  SET search_path TO 'pg_catalog', 'pg_temp'
@@ -1492,9 +1552,6 @@ AS $function$
 DECLARE
     summ text[] := ARRAY[dst[1], dst[2] || '_summary'];
     src_rel regclass;
-    tf record;                  -- _tf_fit: the fitted transform and its columns
-    cols text[];                -- the variables, dependent ones first
-    x_exprs text[];             -- the transform's expression of the input (NULL: none)
     v record;                   -- _pp_vars: the variables, dependent ones first
     nd integer;                 -- dependent variables
     seg record;
@@ -1515,16 +1572,8 @@ BEGIN
     src_rel := madlib_dl._assert_table_exists(src, 'source_table');
     PERFORM madlib_dl._assert_output_absent(dst, 'output_table');
     PERFORM madlib_dl._assert_output_absent(summ, 'output_table');
-    v := madlib_dl._pp_vars(src_rel, dependent_varname,
-                            CASE WHEN transform IS NULL THEN independent_varname END, transform IS NULL);
+    v := madlib_dl._pp_vars(src_rel, dependent_varname, independent_varname);
     nd := v.n_dep;
-    cols := v.cols;
-    IF transform IS NOT NULL THEN
-        -- one input, built by the transform from raw columns
-        cols := cols || madlib_dl._tf_input_name(independent_varname, v.cols);
-        tf := madlib_dl._tf_fit(src, transform);
-        x_exprs := ARRAY[madlib_dl._tf_expr('c.tf', tf.cols, 's')];
-    END IF;
     IF num_classes IS NOT NULL AND cardinality(num_classes) <> nd THEN
         RAISE EXCEPTION 'num_classes % has % elements, but there are % dependent variables',
                         num_classes, cardinality(num_classes), nd
@@ -1550,12 +1599,8 @@ BEGIN
     END LOOP;
 
     n_rows := madlib_dl._pp_count_rows(src);
-    FOR k IN nd + 1 .. cardinality(cols) LOOP
-        IF transform IS NOT NULL THEN
-            dims_k := ARRAY[madlib_dl._transform_width(tf.plan)];
-        ELSE
-            dims_k := madlib_dl._pp_first_dims(src, v.cols[k], v.types[k], v.elemtypes[k]);
-        END IF;
+    FOR k IN nd + 1 .. cardinality(v.cols) LOOP
+        dims_k := madlib_dl._pp_first_dims(src, v.cols[k], v.types[k], v.elemtypes[k]);
         dims := dims || jsonb_build_array(to_jsonb(dims_k));
         row_values := 1;
         FOREACH d IN ARRAY dims_k LOOP
@@ -1574,11 +1619,8 @@ BEGIN
                'all_segments'::text AS __internal_gpu_config__, $8::integer AS num_segments,
                madlib_dl.version() AS madlib_version%s
         $q$, summ[1], summ[2], cv_exprs, madlib_dl._distributed_clause())
-    USING madlib_dl._table_given(src), madlib_dl._table_given(dst), v.cols[1:nd], cols[nd + 1:],
+    USING madlib_dl._table_given(src), madlib_dl._table_given(dst), v.cols[1:nd], v.cols[nd + 1:],
           v.typnames[1:nd], norm, seg.rules, seg.nseg;
-    IF transform IS NOT NULL THEN
-        PERFORM madlib_dl._tf_store(summ, tf.plan);
-    END IF;
 
     FOR k IN 1 .. nd LOOP
         ncls[k] := madlib_dl._pp_class_count(src, summ, v.cols[k], v.types[k], kinds[k], cv_cols[k],
@@ -1590,8 +1632,8 @@ BEGIN
     EXECUTE format('UPDATE %I.%I SET buffer_size = $1, num_classes = $2', summ[1], summ[2])
     USING bs, ncls;
 
-    PERFORM madlib_dl._pp_pack(src, dst, summ, cv_cols, v.cols[1:nd], cols[nd + 1:], kinds,
-                               cast_types, n_rows, bs, seg.nseg, ncls, norm, dims, true, x_exprs);
+    PERFORM madlib_dl._pp_pack(src, dst, summ, cv_cols, v.cols[1:nd], v.cols[nd + 1:], kinds,
+                               cast_types, n_rows, bs, seg.nseg, ncls, norm, dims, true);
     IF madlib_dl._is_greenplum() THEN   -- place buffer b on segment b % nseg (90_greenplum.sql)
         PERFORM madlib_dl._gp_place_buffers(dst);
     END IF;
@@ -1659,6 +1701,8 @@ DECLARE
     first_tid tid;
     d integer;
 BEGIN
+    PERFORM madlib_dl._assert_trusted_table(madlib_dl._table_oid(src));
+    PERFORM madlib_dl._assert_trusted_table(madlib_dl._table_oid(tsumm));
     IF kind = 'class' THEN
         EXECUTE format($q$
             SELECT quote_nullable(s.%1$I)
@@ -1696,9 +1740,6 @@ AS $function$
 DECLARE
     summ text[] := ARRAY[dst[1], dst[2] || '_summary'];
     tsumm text[] := ARRAY[train[1], train[2] || '_summary'];
-    tf jsonb;                   -- the training table's transform (NULL: none)
-    tf_cols text[];             -- its columns in the validation table
-    cols text[];                -- the variables, dependent ones first
     src_rel regclass;
     train_rel regclass;
     tsumm_rel regclass;
@@ -1737,29 +1778,12 @@ BEGIN
                    'num_segments FROM %I.%I', tsumm[1], tsumm[2])
        INTO ts;
 
-    tf := madlib_dl._tf_of_summary(tsumm);
-    IF tf IS NOT NULL THEN
-        -- the training table's transform, with its statistics, on the raw columns
-        IF independent_varname IS NOT NULL
-           AND madlib_dl._tf_input_name(independent_varname, NULL) IS DISTINCT FROM ts.indeps[1] THEN
-            RAISE EXCEPTION 'independent_varname "%" is not the input "%" the training transform builds',
-                            independent_varname, ts.indeps[1]
-                USING ERRCODE = 'invalid_parameter_value',
-                      HINT = 'Give NULL: the training table''s transform builds the input from the raw columns.';
-        END IF;
-        tf_cols := (madlib_dl._tf_columns(src_rel, tf, 'source table')).cols;
-    END IF;
-    v := madlib_dl._pp_vars(src_rel, dependent_varname, CASE WHEN tf IS NULL THEN independent_varname END,
-                            tf IS NULL);
+    v := madlib_dl._pp_vars(src_rel, dependent_varname, independent_varname);
     nd := v.n_dep;
-    cols := v.cols;
-    IF tf IS NOT NULL THEN
-        cols := cols || ts.indeps[1];
-    END IF;
-    IF nd IS DISTINCT FROM cardinality(ts.deps) OR cardinality(cols) - nd IS DISTINCT FROM cardinality(ts.indeps)
+    IF nd IS DISTINCT FROM cardinality(ts.deps) OR cardinality(v.cols) - nd IS DISTINCT FROM cardinality(ts.indeps)
        OR cardinality(ts.vartypes) IS DISTINCT FROM nd OR cardinality(ts.ncls) IS DISTINCT FROM nd THEN
         RAISE EXCEPTION 'the validation data has % dependent and % independent variables, the training data % and %',
-                nd, cardinality(cols) - nd, coalesce(cardinality(ts.deps), 0), coalesce(cardinality(ts.indeps), 0)
+                nd, cardinality(v.cols) - nd, coalesce(cardinality(ts.deps), 0), coalesce(cardinality(ts.indeps), 0)
             USING ERRCODE = 'data_exception',
                   HINT = 'Give the variables of the training data, in the same order.';
     END IF;
@@ -1782,17 +1806,13 @@ BEGIN
     END LOOP;
 
     n_rows := madlib_dl._pp_count_rows(src);
-    FOR k IN nd + 1 .. cardinality(cols) LOOP
-        IF tf IS NOT NULL THEN
-            dims_k := ARRAY[madlib_dl._transform_width(tf)];
-        ELSE
-            dims_k := madlib_dl._pp_first_dims(src, v.cols[k], v.types[k], v.elemtypes[k]);
-        END IF;
+    FOR k IN nd + 1 .. cardinality(v.cols) LOOP
+        dims_k := madlib_dl._pp_first_dims(src, v.cols[k], v.types[k], v.elemtypes[k]);
         EXECUTE format('SELECT %I[2:] FROM %I.%I LIMIT 1', ts.indeps[k - nd] || '_shape', train[1], train[2])
            INTO train_dims;
         IF train_dims IS DISTINCT FROM dims_k THEN
             RAISE EXCEPTION 'independent variable "%" has shape % in the first row, but the training data has shape %',
-                    cols[k], dims_k, train_dims
+                    v.cols[k], dims_k, train_dims
                 USING ERRCODE = 'data_exception',
                       HINT = 'Validation rows must have the shape of the training rows.';
         END IF;
@@ -1819,43 +1839,37 @@ BEGIN
                'all_segments'::text AS __internal_gpu_config__, $10::integer AS num_segments,
                madlib_dl.version() AS madlib_version%s
         $q$, summ[1], summ[2], cv_exprs, madlib_dl._distributed_clause())
-    USING madlib_dl._table_given(src), madlib_dl._table_given(dst), v.cols[1:nd], cols[nd + 1:],
+    USING madlib_dl._table_given(src), madlib_dl._table_given(dst), v.cols[1:nd], v.cols[nd + 1:],
           v.typnames[1:nd], bs, ts.normalizing_const, ts.ncls, seg.rules, seg.nseg;
-    IF tf IS NOT NULL THEN
-        PERFORM madlib_dl._tf_store(summ, tf);
-    END IF;
 
     PERFORM madlib_dl._pp_pack(src, dst, summ,
                                ARRAY(SELECT c || '_class_values' FROM unnest(v.cols[1:nd]) c),
-                               v.cols[1:nd], cols[nd + 1:], kinds, cast_types, n_rows, bs, seg.nseg,
-                               ts.ncls, ts.normalizing_const, dims, false,
-                               CASE WHEN tf IS NOT NULL THEN ARRAY[madlib_dl._tf_expr('c.tf', tf_cols, 's')] END);
+                               v.cols[1:nd], v.cols[nd + 1:], kinds, cast_types, n_rows, bs, seg.nseg,
+                               ts.ncls, ts.normalizing_const, dims, false);
     IF madlib_dl._is_greenplum() THEN   -- place buffer b on segment b % nseg (90_greenplum.sql)
         PERFORM madlib_dl._gp_place_buffers(dst);
     END IF;
 END
 $function$;
 
-CREATE FUNCTION madlib_dl.training_preprocessor_dl(source_table character varying, output_table character varying, dependent_varname character varying, independent_varname character varying, buffer_size integer DEFAULT NULL::integer, normalizing_const real DEFAULT 1.0, num_classes anyelement DEFAULT NULL::integer, distribution_rules text DEFAULT NULL::text, transform text DEFAULT NULL::text)
+CREATE FUNCTION madlib_dl.training_preprocessor_dl(source_table character varying, output_table character varying, dependent_varname character varying, independent_varname character varying, buffer_size integer DEFAULT NULL::integer, normalizing_const real DEFAULT 1.0, num_classes anyelement DEFAULT NULL::integer, distribution_rules text DEFAULT NULL::text)
  RETURNS void
  LANGUAGE sql
 AS $function$
     SELECT madlib_dl._training_preprocessor_dl(
         madlib_dl._resolve_table($1, 'source_table'), madlib_dl._resolve_table($2, 'output_table'),
         $3, $4, $5, $6, madlib_dl._pp_num_classes($7), $8,
-        CASE WHEN madlib_dl._pp_rules_is_table($8) THEN madlib_dl._resolve_table($8, 'distribution_rules') END,
-        $9)
+        CASE WHEN madlib_dl._pp_rules_is_table($8) THEN madlib_dl._resolve_table($8, 'distribution_rules') END)
 $function$;
 
-CREATE FUNCTION madlib_dl.training_preprocessor_dl(source_table character varying, output_table character varying, dependent_varname character varying, independent_varname character varying, buffer_size integer, normalizing_const real, num_classes text, distribution_rules text DEFAULT NULL::text, transform text DEFAULT NULL::text)
+CREATE FUNCTION madlib_dl.training_preprocessor_dl(source_table character varying, output_table character varying, dependent_varname character varying, independent_varname character varying, buffer_size integer, normalizing_const real, num_classes text, distribution_rules text DEFAULT NULL::text)
  RETURNS void
  LANGUAGE sql
 AS $function$
     SELECT madlib_dl._training_preprocessor_dl(
         madlib_dl._resolve_table($1, 'source_table'), madlib_dl._resolve_table($2, 'output_table'),
         $3, $4, $5, $6, madlib_dl._pp_num_classes($7), $8,
-        CASE WHEN madlib_dl._pp_rules_is_table($8) THEN madlib_dl._resolve_table($8, 'distribution_rules') END,
-        $9)
+        CASE WHEN madlib_dl._pp_rules_is_table($8) THEN madlib_dl._resolve_table($8, 'distribution_rules') END)
 $function$;
 
 CREATE OR REPLACE FUNCTION madlib_dl.validation_preprocessor_dl(source_table character varying, output_table character varying, dependent_varname character varying, independent_varname character varying, training_preprocessor_table character varying, buffer_size integer DEFAULT NULL::integer, distribution_rules text DEFAULT NULL::text)
@@ -1893,19 +1907,10 @@ features and one-hot int16 classes, spread over the segments.
         normalizing_const    REAL,     -- optional: features are divided by it (default 1.0)
         num_classes          INTEGER[],-- optional: pad the classes with NULL classes up to
                                        -- this number, one per dependent variable (also n)
-        distribution_rules   TEXT,     -- optional: 'all_segments' (default) or a number of
+        distribution_rules   TEXT      -- optional: 'all_segments' (default) or a number of
                                        -- virtual segments, e.g. '2'; a table of segment
                                        -- ids (dbid column) is accepted and ignored, with
                                        -- a NOTICE: PostgreSQL has no segments to choose
-        transform            TEXT      -- optional (by name: transform => '...'): build ONE
-                                       -- input from raw columns, e.g. 'standardize(age),
-                                       -- standardize(impute(median, log(income))),
-                                       -- onehot(city, max_categories => 50), ordinal(size),
-                                       -- scale(pixels, 1.0/255), clip(x, -5, 5)'; its
-                                       -- statistics are saved in the summary (transform
-                                       -- jsonb) and predict applies them to raw tables;
-                                       -- independent_varname is then NULL ('features')
-                                       -- or the input's name (docs/transforms.md)
     );
 
 Output table, one row per buffer (with several variables: every dependent
@@ -1950,9 +1955,8 @@ AS $function$
 SELECT CASE WHEN lower(coalesce(message, '')) IN ('usage', 'help', '?') THEN
 $usage$
 validation_preprocessor_dl: pack a validation (or test) table the way a
-training table was packed, reusing its classes, normalizing_const,
-num_classes and transform (with independent_varname NULL, the training
-transform's statistics build the input from the raw columns).
+training table was packed, reusing its classes, normalizing_const and
+num_classes.
 
     SELECT madlib_dl.validation_preprocessor_dl(
         source_table                 VARCHAR,  -- table with one example per row
@@ -1982,333 +1986,6 @@ validation_preprocessor_dl: pack a validation table like its training table.
 
 For all parameters: SELECT madlib_dl.validation_preprocessor_dl('usage');
 $summary$
-END
-$function$;
-
-CREATE FUNCTION madlib_dl._transform_parse(spec text)
- RETURNS jsonb
- LANGUAGE c
- IMMUTABLE PARALLEL SAFE
-AS '$libdir/madlib_dl', $function$madlib_dl__transform_parse$function$;
-
-CREATE FUNCTION madlib_dl._transform_resolve(plan jsonb, types regtype[], widths integer[])
- RETURNS jsonb
- LANGUAGE c
- IMMUTABLE PARALLEL SAFE
-AS '$libdir/madlib_dl', $function$madlib_dl__transform_resolve$function$;
-
-CREATE FUNCTION madlib_dl._transform_stage_value(plan jsonb, item integer, stage integer, v double precision)
- RETURNS double precision
- LANGUAGE c
- IMMUTABLE PARALLEL SAFE
-AS '$libdir/madlib_dl', $function$madlib_dl__transform_stage_value$function$;
-
-CREATE FUNCTION madlib_dl._transform_finish(plan jsonb)
- RETURNS jsonb
- LANGUAGE c
- IMMUTABLE PARALLEL SAFE STRICT
-AS '$libdir/madlib_dl', $function$madlib_dl__transform_finish$function$;
-
-CREATE FUNCTION madlib_dl._transform_width(plan jsonb)
- RETURNS integer
- LANGUAGE c
- IMMUTABLE PARALLEL SAFE STRICT
-AS '$libdir/madlib_dl', $function$madlib_dl__transform_width$function$;
-
-CREATE FUNCTION madlib_dl._transform_apply(plan jsonb, VARIADIC "any")
- RETURNS real[]
- LANGUAGE c
- IMMUTABLE PARALLEL SAFE
-AS '$libdir/madlib_dl', $function$madlib_dl__transform_apply$function$;
-
-CREATE FUNCTION madlib_dl.transform_features(model_table text, raw record)
- RETURNS real[]
- LANGUAGE c
- STABLE PARALLEL RESTRICTED
-AS '$libdir/madlib_dl', $function$madlib_dl_transform_features$function$;
-
-CREATE FUNCTION madlib_dl._tf_columns(rel regclass, plan jsonb, what text, OUT cols text[], OUT types regtype[])
- RETURNS record
- LANGUAGE plpgsql
- STABLE
- SET search_path TO 'pg_catalog', 'pg_temp'
-AS $function$
-DECLARE
-    col text;
-    typ oid;
-BEGIN
-    PERFORM madlib_dl._assert_trusted_table(rel, what);  -- 42501: another role's types (01_util.sql)
-    cols := '{}';
-    types := '{}';
-    FOR col IN SELECT e->>'column' FROM jsonb_array_elements(plan->'items') WITH ORDINALITY AS u(e, o)
-                ORDER BY o LOOP
-        SELECT a.atttypid INTO typ
-          FROM pg_attribute a
-         WHERE a.attrelid = rel AND a.attname = col AND a.attnum > 0 AND NOT a.attisdropped;
-        IF NOT FOUND THEN
-            RAISE EXCEPTION 'column "%" of the transform does not exist in % "%"', col, what, rel::text
-                USING ERRCODE = 'undefined_column',
-                      HINT = 'Name columns of the table in the transform; quote names with capitals or '
-                             'spaces, e.g. standardize("Age").';
-        END IF;
-        cols := cols || col;
-        types := types || typ::regtype;
-    END LOOP;
-END
-$function$;
-
-CREATE FUNCTION madlib_dl._tf_expr(plan_ref text, cols text[], alias text)
- RETURNS text
- LANGUAGE sql
- IMMUTABLE PARALLEL SAFE
- SET search_path TO 'pg_catalog', 'pg_temp'
-AS $function$
-    SELECT format('madlib_dl._transform_apply(%s, %s)', plan_ref,
-                  string_agg(format('%I.%I', alias, c), ', ' ORDER BY o))
-      FROM unnest(cols) WITH ORDINALITY AS u(c, o)
-$function$;
-
-CREATE FUNCTION madlib_dl._tf_fit(src text[], spec text, OUT plan jsonb, OUT cols text[])
- RETURNS record
- LANGUAGE plpgsql
- SET search_path TO 'pg_catalog', 'pg_temp'
-AS $function$
-DECLARE
-    rel regclass := madlib_dl._assert_table_exists(src, 'source_table');
-    c record;
-    widths integer[] := '{}';
-    it jsonb;
-    val text;                   -- the column's value as the C functions take it
-    r record;
-    n_rows bigint;
-    cats text[];
-    maxc integer;
-    w integer;
-BEGIN
-    IF spec IS NULL OR btrim(spec) = '' THEN
-        RAISE EXCEPTION 'transform must not be empty'
-            USING ERRCODE = 'invalid_parameter_value',
-                  HINT = 'Give a comma list such as ''standardize(age), onehot(city)'', or NULL for none.';
-    END IF;
-    plan := madlib_dl._transform_parse(spec);
-    c := madlib_dl._tf_columns(rel, plan, 'source table');
-    cols := c.cols;
-    EXECUTE format('SELECT count(*) FROM %I.%I', src[1], src[2]) INTO n_rows;
-    FOR i IN 1 .. cardinality(cols) LOOP
-        w := NULL;
-        IF (SELECT t.typcategory FROM pg_type t WHERE t.oid = c.types[i]) = 'A' THEN
-            EXECUTE format('SELECT cardinality(s.%1$I) FROM %2$I.%3$I s WHERE s.%1$I IS NOT NULL LIMIT 1',
-                           cols[i], src[1], src[2])
-               INTO w;
-        END IF;
-        widths := widths || w;
-    END LOOP;
-    plan := madlib_dl._transform_resolve(plan, c.types, widths);
-
-    FOR i IN 1 .. cardinality(cols) LOOP
-        it := plan->'items'->(i - 1);
-        val := CASE WHEN c.types[i] = 'boolean'::regtype
-                    THEN format('(s.%I)::pg_catalog.int4::pg_catalog.float8', cols[i])
-                    ELSE format('(s.%I)::pg_catalog.float8', cols[i]) END;
-        IF it->>'impute' IN ('mean', 'median') THEN
-            EXECUTE format('SELECT avg(q.v::pg_catalog.numeric)::pg_catalog.float8 AS mean,'
-                           '       percentile_cont(0.5) WITHIN GROUP (ORDER BY q.v) AS median'
-                           '  FROM (SELECT madlib_dl._transform_stage_value($1, $2, 0, %s) AS v'
-                           '          FROM %I.%I s) q', val, src[1], src[2])
-               INTO r USING plan, i;
-            IF r.mean IS NULL THEN
-                RAISE EXCEPTION 'column "%" has no value to impute from: every row is NULL', cols[i]
-                    USING ERRCODE = 'data_exception',
-                          HINT = 'Impute a number instead, e.g. impute(0, col), or drop the item.';
-            END IF;
-            plan := jsonb_set(plan, ARRAY['items', (i - 1)::text, 'impute_value'],
-                              to_jsonb(CASE WHEN it->>'impute' = 'mean' THEN r.mean ELSE r.median END));
-        END IF;
-        IF it->>'op' IN ('standardize', 'minmax') THEN
-            EXECUTE format('SELECT avg(q.v::pg_catalog.numeric)::pg_catalog.float8 AS mean,'
-                           '       stddev_pop(q.v::pg_catalog.numeric)::pg_catalog.float8 AS std,'
-                           '       min(q.v) AS lo, max(q.v) AS hi,'
-                           '       count(q.v) AS n'
-                           '  FROM (SELECT madlib_dl._transform_stage_value($1, $2, 1, %s) AS v'
-                           '          FROM %I.%I s) q', val, src[1], src[2])
-               INTO r USING plan, i;
-            IF r.n < n_rows THEN
-                RAISE EXCEPTION 'column "%" has % NULL values and its transform does not impute them',
-                                cols[i], n_rows - r.n
-                    USING ERRCODE = 'null_value_not_allowed',
-                          HINT = format('Write %s(impute(median, %s)) (or mean, or a number), or filter the rows.',
-                                        it->>'op', quote_ident(cols[i]));
-            END IF;
-            IF it->>'op' = 'standardize' THEN
-                plan := jsonb_set(jsonb_set(plan, ARRAY['items', (i - 1)::text, 'mean'], to_jsonb(r.mean)),
-                                  ARRAY['items', (i - 1)::text, 'std'], to_jsonb(r.std));
-            ELSE
-                plan := jsonb_set(jsonb_set(plan, ARRAY['items', (i - 1)::text, 'min'], to_jsonb(r.lo)),
-                                  ARRAY['items', (i - 1)::text, 'max'], to_jsonb(r.hi));
-            END IF;
-        END IF;
-        IF it->>'op' IN ('onehot', 'ordinal') THEN
-            maxc := (it->>'max_categories')::integer;
-            IF it->>'kind' = 'text' THEN
-                EXECUTE format('SELECT array_agg(q.v ORDER BY q.v COLLATE "C")'
-                               '  FROM (SELECT DISTINCT ((s.%1$I)::pg_catalog.text COLLATE "C") AS v'
-                               '          FROM %2$I.%3$I s WHERE s.%1$I IS NOT NULL LIMIT $1) q',
-                               cols[i], src[1], src[2])
-                   INTO cats USING maxc + 1;
-            ELSE
-                EXECUTE format('SELECT array_agg((q.v)::pg_catalog.text ORDER BY q.v)'
-                               '  FROM (SELECT DISTINCT s.%1$I AS v'
-                               '          FROM %2$I.%3$I s WHERE s.%1$I IS NOT NULL LIMIT $1) q',
-                               cols[i], src[1], src[2])
-                   INTO cats USING maxc + 1;
-            END IF;
-            cats := coalesce(cats, '{}');
-            IF cardinality(cats) > maxc THEN
-                RAISE EXCEPTION 'column "%" has more than % categories, the limit of its %', cols[i], maxc,
-                                it->>'op'
-                    USING ERRCODE = 'program_limit_exceeded',
-                          HINT = format('Raise the limit, e.g. onehot(%s, max_categories => %s) (at most 10000), '
-                                        'or group the rare values in a view.', quote_ident(cols[i]),
-                                        least(10000, maxc * 2));
-            END IF;
-            plan := jsonb_set(jsonb_set(plan, ARRAY['items', (i - 1)::text, 'categories'], to_jsonb(cats)),
-                              ARRAY['items', (i - 1)::text, 'width'],
-                              to_jsonb(CASE WHEN it->>'op' = 'onehot' THEN cardinality(cats) + 1 ELSE 1 END));
-        END IF;
-        plan := jsonb_set(plan, ARRAY['items', (i - 1)::text, 'fitted'], 'true');
-    END LOOP;
-    plan := madlib_dl._transform_finish(plan);
-END
-$function$;
-
-CREATE FUNCTION madlib_dl._tf_of_summary(stbl text[])
- RETURNS jsonb
- LANGUAGE plpgsql
- STABLE
- SET search_path TO 'pg_catalog', 'pg_temp'
-AS $function$
-DECLARE
-    srel regclass := madlib_dl._table_oid(stbl);
-    plan jsonb;
-BEGIN
-    IF srel IS NULL OR NOT EXISTS (SELECT 1 FROM pg_attribute a
-                                    WHERE a.attrelid = srel AND a.attname = 'transform' AND a.attnum > 0
-                                      AND NOT a.attisdropped AND a.atttypid = 'jsonb'::regtype) THEN
-        RETURN NULL;
-    END IF;
-    PERFORM madlib_dl._assert_trusted_table(srel, 'a summary table');
-    EXECUTE format('SELECT transform FROM %I.%I LIMIT 1', stbl[1], stbl[2]) INTO plan;
-    IF jsonb_typeof(plan) IS DISTINCT FROM 'object' THEN
-        RETURN NULL;
-    END IF;
-    RETURN plan;
-END
-$function$;
-
-CREATE FUNCTION madlib_dl._tf_store(stbl text[], plan jsonb)
- RETURNS void
- LANGUAGE plpgsql
- SET search_path TO 'pg_catalog', 'pg_temp'
-AS $function$
-BEGIN
-    EXECUTE format('ALTER TABLE %I.%I ADD COLUMN transform jsonb', stbl[1], stbl[2]);
-    EXECUTE format('UPDATE %I.%I SET transform = $1', stbl[1], stbl[2]) USING plan;
-END
-$function$;
-
-CREATE FUNCTION madlib_dl._tf_input_name(independent_varname text, deps text[])
- RETURNS text
- LANGUAGE plpgsql
- IMMUTABLE
- SET search_path TO 'pg_catalog', 'pg_temp'
-AS $function$
-DECLARE
-    parts text[];
-    name text;
-BEGIN
-    IF independent_varname IS NULL THEN
-        name := 'features';
-    ELSE
-        BEGIN
-            parts := parse_ident(btrim(independent_varname));
-        EXCEPTION WHEN OTHERS THEN
-            parts := NULL;
-        END;
-        IF cardinality(parts) IS DISTINCT FROM 1 THEN
-            RAISE EXCEPTION 'independent_varname "%" must be one name when a transform is given',
-                            independent_varname
-                USING ERRCODE = 'invalid_parameter_value',
-                      HINT = 'A transform builds one input: give NULL (it is then named features) or the '
-                             'name it gets, e.g. ''x''.';
-        END IF;
-        name := parts[1];
-    END IF;
-    IF name = ANY (coalesce(deps, '{}') || ARRAY['buffer_id', '__dist_key__'])
-       OR name || '_shape' = ANY (coalesce(deps, '{}')) THEN
-        RAISE EXCEPTION 'independent_varname "%" is a name the packed table uses already', name
-            USING ERRCODE = 'invalid_parameter_value',
-                  HINT = 'Give the input another name, e.g. ''features''.';
-    END IF;
-    RETURN name;
-END
-$function$;
-
-CREATE FUNCTION madlib_dl._tf_pack_for_evaluate(src text[], msumm text[], plan jsonb)
- RETURNS text[]
- LANGUAGE plpgsql
- SET search_path TO 'pg_catalog', 'pg_temp'
-AS $function$
-DECLARE
-    srel regclass := madlib_dl._table_oid(msumm);
-    deps text[];
-    indeps text[];
-    cv text := '';
-    train text := madlib_dl._temp_table_name('madlib_dl_eval_train');
-    packed text := madlib_dl._temp_table_name('madlib_dl_eval_packed');
-    tschema text;
-BEGIN
-    PERFORM madlib_dl._assert_columns(srel,
-        ARRAY['dependent_varname', 'independent_varname', 'dependent_vartype', 'normalizing_const',
-              'num_classes'],
-        ARRAY['text[]', 'text[]', 'text[]', 'real', 'integer[]'],
-        'the summary table fit wrote next to the model table');
-    EXECUTE format('SELECT dependent_varname, independent_varname FROM %I.%I', msumm[1], msumm[2])
-       INTO deps, indeps;
-    IF cardinality(indeps) IS DISTINCT FROM 1 OR coalesce(cardinality(deps), 0) < 1 THEN
-        RAISE EXCEPTION 'the model summary names % inputs; a transform builds one', coalesce(cardinality(indeps), 0)
-            USING ERRCODE = 'data_exception',
-                  HINT = 'Give the model table and summary table that fit wrote together.';
-    END IF;
-    SELECT string_agg(format(', %I', d || '_class_values'), '' ORDER BY o) INTO cv
-      FROM unnest(deps) WITH ORDINALITY AS u(d, o)
-     WHERE madlib_dl._ep_has_column(srel, d || '_class_values');
-    EXECUTE format('CREATE TEMPORARY TABLE %I ON COMMIT DROP AS'
-                   ' SELECT ARRAY[0, madlib_dl._transform_width($1)] AS %I%s', train, indeps[1] || '_shape',
-                   madlib_dl._distributed_clause())
-    USING plan;
-    EXECUTE format('CREATE TEMPORARY TABLE %I ON COMMIT DROP AS'
-                   ' SELECT dependent_varname, independent_varname, dependent_vartype, normalizing_const,'
-                   '        num_classes, 1 AS num_segments%s, $1 AS transform FROM %I.%I%s',
-                   train || '_summary', coalesce(cv, ''), msumm[1], msumm[2], madlib_dl._distributed_clause())
-    USING plan;
-    tschema := (SELECT nspname FROM pg_namespace WHERE oid = pg_my_temp_schema());
-    PERFORM madlib_dl._validation_preprocessor_dl(src, ARRAY[tschema, packed],
-        (SELECT string_agg(quote_ident(d), ', ' ORDER BY o) FROM unnest(deps) WITH ORDINALITY AS u(d, o)),
-        NULL, ARRAY[tschema, train], NULL, NULL);
-    EXECUTE format('DROP TABLE pg_temp.%I, pg_temp.%I', train, train || '_summary');
-    RETURN ARRAY[tschema, packed];
-END
-$function$;
-
-CREATE FUNCTION madlib_dl._tf_drop_packed(tbl text[], made boolean)
- RETURNS void
- LANGUAGE plpgsql
- SET search_path TO 'pg_catalog', 'pg_temp'
-AS $function$
-BEGIN
-    IF made AND tbl[1] = (SELECT nspname FROM pg_namespace WHERE oid = pg_my_temp_schema()) THEN
-        EXECUTE format('DROP TABLE pg_temp.%I, pg_temp.%I', tbl[2], tbl[2] || '_summary');
-    END IF;
 END
 $function$;
 
@@ -2843,12 +2520,6 @@ BEGIN
         es,
         r.stopped_at_iteration,
         r.best_iteration;
-    -- the source's transform (21_transform.sql): predict applies it to raw tables
-    IF jsonb_typeof(psum->'transform') = 'object' THEN
-        PERFORM madlib_dl._tf_store(summary_tbl, madlib_dl._transform_finish(psum->'transform'));
-    END IF;
-    -- a version per model in the registry (src/sql/45_serving.sql)
-    PERFORM madlib_dl._record_versions(model, 'fit');
 END
 $function$;
 
@@ -3300,6 +2971,42 @@ BEGIN
 END
 $function$;
 
+CREATE OR REPLACE FUNCTION madlib_dl._ep_id_type(rel regclass, id_col text)
+ RETURNS text
+ LANGUAGE plpgsql
+ STABLE PARALLEL SAFE
+ SET search_path TO 'pg_catalog', 'pg_temp'
+AS $function$
+DECLARE
+    id_type text;
+BEGIN
+    IF id_col IS NULL THEN
+        RAISE EXCEPTION 'id_col must not be NULL'
+            USING ERRCODE = 'null_value_not_allowed',
+                  HINT = format('Give the name of the column of %s that identifies each row.',
+                                rel::text);
+    END IF;
+    PERFORM madlib_dl._assert_trusted_table(rel, 'a table to predict from');
+    SELECT CASE WHEN madlib_dl._builtin_type_of(a.atttypid) = 'text' AND a.atttypid <> 'text'::regtype
+                THEN 'text' ELSE format_type(a.atttypid, a.atttypmod) END INTO id_type
+      FROM pg_attribute a
+     WHERE a.attrelid = rel AND a.attname = id_col AND a.attnum > 0 AND NOT a.attisdropped;
+    IF NOT FOUND THEN
+        RAISE EXCEPTION 'table "%" has no column "%"', rel::text, id_col
+            USING ERRCODE = 'undefined_column',
+                  HINT = format('Give the name of the column of %s that identifies each row (id_col).',
+                                rel::text);
+    END IF;
+    IF id_col IN ('class_name', 'class_value', 'prob', 'rank') THEN
+        RAISE EXCEPTION 'id_col "%" has the name of an output column', id_col
+            USING ERRCODE = 'duplicate_column',
+                  HINT = 'The output has the columns <id_col>, class_name, class_value, prob and rank; '
+                         'predict from a view that renames the id column.';
+    END IF;
+    RETURN id_type;
+END
+$function$;
+
 CREATE FUNCTION madlib_dl._ep_batch_size(rel regclass, batch_size integer)
  RETURNS integer
  LANGUAGE plpgsql
@@ -3310,6 +3017,7 @@ DECLARE
     want integer := coalesce(batch_size, 1024);
     n bigint;
 BEGIN
+    PERFORM madlib_dl._assert_trusted_table(rel);
     IF want < 1 OR want > 65536 THEN
         RAISE EXCEPTION 'batch_size % is out of range', want
             USING ERRCODE = 'invalid_parameter_value',
@@ -3321,7 +3029,7 @@ BEGIN
 END
 $function$;
 
-CREATE FUNCTION madlib_dl._ep_write_predictions(rel regclass, id_col text, indep_col text, otbl text[], model_arch json, model_weights bytea, normalizing_const double precision, class_name text, class_values text[], kind text, k integer, threshold double precision, batch_size integer, x_expr text DEFAULT NULL::text, tf jsonb DEFAULT NULL::jsonb)
+CREATE FUNCTION madlib_dl._ep_write_predictions(rel regclass, id_col text, indep_col text, otbl text[], model_arch json, model_weights bytea, normalizing_const double precision, class_name text, class_values text[], kind text, k integer, threshold double precision, batch_size integer)
  RETURNS void
  LANGUAGE plpgsql
  SET search_path TO 'pg_catalog', 'pg_temp'
@@ -3341,9 +3049,6 @@ BEGIN
          WHERE a.attrelid = rel AND a.attname = indep_col AND NOT a.attisdropped)
        IN ('pg_catalog.float4'::pg_catalog.regtype, 'pg_catalog.float8'::pg_catalog.regtype) THEN
         feat := format('t.%I', indep_col);
-    END IF;
-    IF x_expr IS NOT NULL THEN          -- a raw table: the model's transform ($9, tf)
-        feat := x_expr;
     END IF;
     CASE kind
         WHEN 'prob' THEN NULL;
@@ -3367,8 +3072,7 @@ BEGIN
             '           FROM %s t) q%s%s',
             madlib_dl._table_sql(otbl), id_type, id_col, cols, id_col, feat, rel, filter,
             madlib_dl._distributed_clause())
-        USING class_name, class_values, model_arch, model_weights, normalizing_const, indep_col, max_rank,
-              NULL::integer, tf;
+        USING class_name, class_values, model_arch, model_weights, normalizing_const, indep_col, max_rank;
         RETURN;
     END IF;
     EXECUTE format(
@@ -3376,21 +3080,20 @@ BEGIN
         ' SELECT (q.r).id::%s AS %I, $1::text AS class_name,'
         '        ($2::text[])[(q.r).class_index] AS class_value, (q.r).prob%s'
         '   FROM (SELECT madlib_dl._predict_batch($3, $4, $5, $8, $6, $7, s.i, s.x, s.flush) AS r'
-        '           FROM (SELECT (t.%I)::pg_catalog.text AS i, %s AS x,'
+        '           FROM (SELECT (t.%I)::pg_catalog.text AS i, (t.%I)::pg_catalog.float8[] AS x,'
         '                        false AS flush'
         '                   FROM %s t'
         '                 UNION ALL'
         '                 SELECT NULL, NULL, true%s) s) q%s%s',
-        madlib_dl._table_sql(otbl), id_type, id_col, cols, id_col,
-        coalesce(x_expr || '::pg_catalog.float8[]', format('(t.%I)::pg_catalog.float8[]', indep_col)), rel,
+        madlib_dl._table_sql(otbl), id_type, id_col, cols, id_col, indep_col, rel,
         CASE WHEN madlib_dl._is_greenplum() THEN ' FROM gp_dist_random(''gp_id'')' ELSE '' END,
         filter, madlib_dl._distributed_clause())
     USING class_name, class_values, model_arch, model_weights, normalizing_const, indep_col, max_rank,
-          batch, tf;
+          batch;
 END
 $function$;
 
-CREATE FUNCTION madlib_dl._ep_write_predictions_io(rel regclass, id_col text, indep_cols text[], otbl text[], model_arch json, model_weights bytea, normalizing_const double precision, class_names text[], class_values jsonb, kind text, k integer, threshold double precision, batch_size integer, x_expr text DEFAULT NULL::text, tf jsonb DEFAULT NULL::jsonb)
+CREATE FUNCTION madlib_dl._ep_write_predictions_io(rel regclass, id_col text, indep_cols text[], otbl text[], model_arch json, model_weights bytea, normalizing_const double precision, class_names text[], class_values jsonb, kind text, k integer, threshold double precision, batch_size integer)
  RETURNS void
  LANGUAGE plpgsql
  SET search_path TO 'pg_catalog', 'pg_temp'
@@ -3428,7 +3131,6 @@ BEGIN
     END LOOP;
     SELECT string_agg(format('(t.%I)::pg_catalog.float8[]', c), ', ' ORDER BY o) INTO feats
       FROM unnest(indep_cols) WITH ORDINALITY AS u(c, o);
-    feats := coalesce(x_expr || '::pg_catalog.float8[]', feats);   -- a transform ($9, tf)
 
     EXECUTE format(
         'CREATE TABLE %s AS'
@@ -3443,50 +3145,8 @@ BEGIN
         CASE WHEN madlib_dl._is_greenplum() THEN ' FROM gp_dist_random(''gp_id'')' ELSE '' END,
         filter, madlib_dl._distributed_clause())
     USING class_names, cv, model_arch, model_weights, normalizing_const, indep_cols, max_rank,
-          batch, tf;
+          batch;
 END
-$function$;
-
-CREATE FUNCTION madlib_dl._metric_sums_add(a bytea, b bytea)
- RETURNS bytea
- LANGUAGE c
- IMMUTABLE PARALLEL SAFE
-AS '$libdir/madlib_dl', $function$madlib_dl__metric_sums_add$function$;
-
-CREATE AGGREGATE madlib_dl._metric_sums(bytea) (
-    SFUNC = madlib_dl._metric_sums_add,
-    STYPE = bytea,
-    PARALLEL = SAFE
-);
-
-CREATE FUNCTION madlib_dl._metrics_names(compile_params text)
- RETURNS text[]
- LANGUAGE c
- IMMUTABLE PARALLEL SAFE
-AS '$libdir/madlib_dl', $function$madlib_dl__metrics_names$function$;
-
-CREATE FUNCTION madlib_dl._metrics_values(compile_params text, sums bytea, n bigint)
- RETURNS double precision[]
- LANGUAGE c
- IMMUTABLE PARALLEL SAFE
-AS '$libdir/madlib_dl', $function$madlib_dl__metrics_values$function$;
-
-CREATE FUNCTION madlib_dl._compile_params_with_metrics(compile_params text, metrics text)
- RETURNS text
- LANGUAGE c
- IMMUTABLE PARALLEL SAFE
-AS '$libdir/madlib_dl', $function$madlib_dl__compile_params_with_metrics$function$;
-
-CREATE FUNCTION madlib_dl._metrics_json(names text[], vals double precision[])
- RETURNS jsonb
- LANGUAGE sql
- IMMUTABLE PARALLEL SAFE
- SET search_path TO 'pg_catalog', 'pg_temp'
-AS $function$
-    SELECT pg_catalog.jsonb_object_agg(u.name, CASE WHEN u.v OPERATOR(pg_catalog.=) 'NaN'::float8
-                                                    THEN NULL ELSE pg_catalog.to_jsonb(u.v) END
-                                       ORDER BY u.i)
-      FROM unnest(names, vals) WITH ORDINALITY AS u(name, v, i)
 $function$;
 
 CREATE FUNCTION madlib_dl._ep_evaluate(test regclass, dep_col text, indep_col text, model_arch json, model_weights bytea, compile_params text)
@@ -3498,28 +3158,23 @@ DECLARE
     grouped boolean := madlib_dl._ep_has_column(test, '__dist_key__');
     loss_sum float8;
     metric_sum float8;
-    sums bytea;
-    vals float8[];
     n numeric;
 BEGIN
+    PERFORM madlib_dl._assert_trusted_table(test);
     EXECUTE format('SELECT sum((g.r).loss_sum ORDER BY g.k), sum((g.r).metric_sum ORDER BY g.k),'
-                   '       sum((g.r).n), madlib_dl._metric_sums((g.r).state ORDER BY g.k)'
+                   '       sum((g.r).n)'
                    '  FROM (SELECT %s AS k, madlib_dl._evaluate_segment($1, $2, $3, s.buffer_id,'
                    '               s.%I, s.%I, s.%I, s.%I) AS r'
                    '          FROM %s s%s) g',
                    CASE WHEN grouped THEN 's.__dist_key__' ELSE '0' END,
                    dep_col, indep_col, dep_col || '_shape', indep_col || '_shape', test,
                    CASE WHEN grouped THEN ' GROUP BY s.__dist_key__' ELSE '' END)
-       INTO loss_sum, metric_sum, n, sums
+       INTO loss_sum, metric_sum, n
       USING model_arch, model_weights, compile_params;
     IF coalesce(n, 0) = 0 THEN
         RAISE EXCEPTION 'test table % has no examples', test::text
             USING ERRCODE = 'data_exception',
                   HINT = 'Evaluate on a preprocessed table with at least one row.';
-    END IF;
-    IF sums IS NOT NULL THEN
-        vals := madlib_dl._metrics_values(compile_params, sums, n::bigint);
-        RETURN ARRAY[loss_sum / n, vals[1]] || vals;
     END IF;
     RETURN ARRAY[loss_sum / n, metric_sum / n];
 END
@@ -3537,6 +3192,7 @@ DECLARE
     r float8[];
     n numeric;
 BEGIN
+    PERFORM madlib_dl._assert_trusted_table(test);
     SELECT string_agg(format(', s.%I, s.%I', c, c || '_shape'), '' ORDER BY i) INTO vars
       FROM unnest(indep_cols || dep_cols) WITH ORDINALITY AS u(c, i);
     EXECUTE format('SELECT ARRAY[sum((g.r).loss_sum ORDER BY g.k), sum((g.r).metric_sum ORDER BY g.k)]%s%s,'
@@ -3593,15 +3249,13 @@ BEGIN
     END;
     k := cardinality(deps);
     r := madlib_dl._ep_evaluate_io(trel, deps, indeps, model_arch, model_weights, compile_params);
-    EXECUTE format('CREATE TABLE %s (loss float8, metric float8, metrics_type text[], loss_type text,'
-                   ' metrics jsonb%s)%s',
+    EXECUTE format('CREATE TABLE %s (loss float8, metric float8, metrics_type text[], loss_type text%s)%s',
                    madlib_dl._table_sql(otbl),
                    CASE WHEN k > 1 THEN (SELECT string_agg(format(', %I float8, %I float8', d || '_loss',
                                                                   d || '_metric'), '' ORDER BY i)
                                            FROM unnest(model_deps) WITH ORDINALITY AS u(d, i))
                         ELSE '' END, madlib_dl._distributed_clause());
-    EXECUTE format('INSERT INTO %s SELECT $1[1], CASE WHEN $2 IS NOT NULL THEN $1[2] END, $2, $3,'
-                   ' CASE WHEN $2 IS NOT NULL THEN madlib_dl._metrics_json($2, ARRAY[$1[2]]) END%s',
+    EXECUTE format('INSERT INTO %s SELECT $1[1], CASE WHEN $2 IS NOT NULL THEN $1[2] END, $2, $3%s',
                    madlib_dl._table_sql(otbl),
                    CASE WHEN k > 1 THEN (SELECT string_agg(format(', $1[%s], CASE WHEN $2 IS NOT NULL THEN $1[%s] END',
                                                                   2 + i, 2 + k + i), '' ORDER BY i)
@@ -3611,7 +3265,7 @@ BEGIN
 END
 $function$;
 
-CREATE FUNCTION madlib_dl._evaluate(mtbl text[], ttbl text[], otbl text[], use_gpus boolean, mst_key integer, metrics text DEFAULT NULL::text)
+CREATE OR REPLACE FUNCTION madlib_dl._evaluate(mtbl text[], ttbl text[], otbl text[], use_gpus boolean, mst_key integer)
  RETURNS void
  LANGUAGE plpgsql
  SET search_path TO 'pg_catalog', 'pg_temp'
@@ -3623,37 +3277,16 @@ DECLARE
     dep text;
     indep text;
     r float8[];
-    tf jsonb;                   -- the model's transform (NULL: none)
-    raw_rel regclass;           -- the test table as given
-    compile text;
-    mtypes text[];
 BEGIN
     PERFORM madlib_dl._ep_assert_no_gpus(use_gpus);
     PERFORM madlib_dl._assert_output_absent(otbl, 'output_table');
     trel := madlib_dl._ep_assert_readable(ttbl, 'test_table');
     m := madlib_dl._ep_model(mtbl, mst_key);
-    tf := madlib_dl._tf_of_summary(madlib_dl._table_with_suffix(mtbl, '_summary'));
-    raw_rel := trel;
-    IF tf IS NOT NULL AND NOT madlib_dl._ep_has_column(trel, 'buffer_id') THEN
-        -- a raw table: packed with the model's transform (21_transform.sql)
-        ttbl := madlib_dl._tf_pack_for_evaluate(ttbl, madlib_dl._table_with_suffix(mtbl, '_summary'), tf);
-        trel := madlib_dl._table_oid(ttbl);
-    END IF;
-    -- evaluate's metrics: the model's, or the list given
-    compile := madlib_dl._compile_params_with_metrics(m.compile_params, metrics);
-    mtypes := CASE WHEN metrics IS NULL THEN m.metrics_type ELSE madlib_dl._metrics_names(compile) END;
     IF cardinality(m.dependent_varnames) > 1 OR cardinality(m.independent_varnames) > 1
        OR (SELECT count(*) FROM madlib_dl._arch_io(m.model_arch)) > 2 THEN
-        IF cardinality(mtypes) > 1 THEN
-            RAISE EXCEPTION 'evaluate of a model of several inputs or outputs reports one metric per output, not %',
-                            cardinality(mtypes)
-                USING ERRCODE = 'feature_not_supported',
-                      HINT = 'Pass metrics => ''[''''accuracy'''']'' (one per-sample metric) for this model.';
-        END IF;
-        PERFORM madlib_dl._evaluate_io(m.model_arch, m.model_weights, compile, mtypes,
+        PERFORM madlib_dl._evaluate_io(m.model_arch, m.model_weights, m.compile_params, m.metrics_type,
                                        m.loss_type, m.dependent_varnames, m.independent_varnames,
                                        trel, ttbl, otbl);
-        PERFORM madlib_dl._tf_drop_packed(ttbl, tf IS NOT NULL AND trel IS DISTINCT FROM raw_rel);
         RETURN;
     END IF;
 
@@ -3685,15 +3318,12 @@ BEGIN
                          'validation_preprocessor_dl; predict takes raw rows.';
     END;
 
-    r := madlib_dl._ep_evaluate(trel, dep, indep, m.model_arch, m.model_weights, compile);
-    PERFORM madlib_dl._tf_drop_packed(ttbl, tf IS NOT NULL AND trel IS DISTINCT FROM raw_rel);
+    r := madlib_dl._ep_evaluate(trel, dep, indep, m.model_arch, m.model_weights, m.compile_params);
 
-    EXECUTE format('CREATE TABLE %s (loss float8, metric float8, metrics_type text[], loss_type text,'
-                   ' metrics jsonb)%s',
+    EXECUTE format('CREATE TABLE %s (loss float8, metric float8, metrics_type text[], loss_type text)%s',
                    madlib_dl._table_sql(otbl), madlib_dl._distributed_clause());
-    EXECUTE format('INSERT INTO %s VALUES ($1, $2, $3, $4, $5)', madlib_dl._table_sql(otbl))
-    USING r[1], r[2], mtypes, m.loss_type,
-          CASE WHEN mtypes IS NOT NULL THEN madlib_dl._metrics_json(mtypes, r[3:]) END;
+    EXECUTE format('INSERT INTO %s VALUES ($1, $2, $3, $4)', madlib_dl._table_sql(otbl))
+    USING r[1], r[2], m.metrics_type, m.loss_type;
 END
 $function$;
 
@@ -3709,33 +3339,13 @@ DECLARE
     sizes integer[];
     n_out integer;
     n_cv integer;
-    tf jsonb;                   -- the model's transform (NULL: none)
-    x_expr text;                -- a raw row's features, by the transform
 BEGIN
     PERFORM madlib_dl._ep_assert_no_gpus(use_gpus);
     PERFORM madlib_dl._assert_output_absent(otbl, 'output_table');
     trel := madlib_dl._ep_assert_readable(ttbl, 'test_table');
     PERFORM madlib_dl._ep_id_type(trel, id_col);
-    tf := madlib_dl._tf_of_summary(madlib_dl._table_with_suffix(mtbl, '_summary'));
-    IF tf IS NOT NULL AND (independent_varname IS NULL
-                           OR NOT madlib_dl._ep_has_column(trel, independent_varname)) THEN
-        -- a raw table: the model's transform builds each row's features
-        x_expr := madlib_dl._tf_expr('$9', (madlib_dl._tf_columns(trel, tf, 'test table')).cols, 't');
-    ELSIF independent_varname IS NULL THEN
-        RAISE EXCEPTION 'independent_varname must not be NULL: model "%" was not trained with a transform',
-                        madlib_dl._table_label(mtbl)
-            USING ERRCODE = 'null_value_not_allowed',
-                  HINT = 'Give the array column of the test table that holds the features, or train on a table '
-                         'packed with training_preprocessor_dl(..., transform => ''...'') to predict from raw columns.';
-    END IF;
-    IF x_expr IS NULL THEN
-        cols := madlib_dl._ep_feature_columns(trel, independent_varname);
-    END IF;
+    cols := madlib_dl._ep_feature_columns(trel, independent_varname);
     m := madlib_dl._ep_model(mtbl, mst_key);
-    IF x_expr IS NOT NULL THEN
-        cols := ARRAY[m.independent_varname];
-        independent_varname := m.independent_varname;
-    END IF;
 
     sizes := madlib_dl._ep_output_sizes(m.model_arch);
     PERFORM madlib_dl._ep_check_inputs(cols, m.model_arch);
@@ -3750,7 +3360,7 @@ BEGIN
         PERFORM madlib_dl._ep_check_pred_type(kind, k, threshold, (SELECT max(z) FROM unnest(sizes) z));
         PERFORM madlib_dl._ep_write_predictions_io(trel, id_col, cols, otbl, m.model_arch,
             m.model_weights, m.normalizing_const, m.dependent_varnames, m.class_values_list,
-            kind, k, threshold, batch_size, x_expr, tf);
+            kind, k, threshold, batch_size);
         RETURN;
     END IF;
     n_out := sizes[1];
@@ -3769,7 +3379,7 @@ BEGIN
 
     PERFORM madlib_dl._ep_write_predictions(trel, id_col, independent_varname, otbl,
         m.model_arch, m.model_weights, m.normalizing_const,
-        m.dependent_varname, m.class_values, kind, k, threshold, batch_size, x_expr, tf);
+        m.dependent_varname, m.class_values, kind, k, threshold, batch_size);
 END
 $function$;
 
@@ -3877,20 +3487,6 @@ BEGIN
         arch, weights, nc, 'dependent_var', class_values, kind, k, threshold, batch_size);
 END
 $function$;
-
-CREATE FUNCTION madlib_dl.madlib_keras_evaluate(model_table character varying, test_table character varying, output_table character varying, use_gpus boolean DEFAULT false, mst_key integer DEFAULT NULL::integer, metrics character varying DEFAULT NULL::character varying)
- RETURNS void
- LANGUAGE sql
-AS $function$
-    SELECT madlib_dl._evaluate(madlib_dl._resolve_table($1, 'model_table'),
-                               madlib_dl._resolve_table($2, 'test_table'),
-                               madlib_dl._resolve_table($3, 'output_table'), $4, $5, $6)
-$function$;
-
-CREATE FUNCTION madlib_dl.evaluate(model_table character varying, test_table character varying, output_table character varying, use_gpus boolean DEFAULT false, mst_key integer DEFAULT NULL::integer, metrics character varying DEFAULT NULL::character varying)
- RETURNS void
- LANGUAGE sql
-AS $function$ SELECT madlib_dl.madlib_keras_evaluate($1, $2, $3, $4, $5, $6) $function$;
 
 CREATE FUNCTION madlib_dl.madlib_keras_predict(model_table character varying, test_table character varying, id_col character varying, independent_varname character varying, output_table character varying, pred_type character varying DEFAULT 'prob'::character varying, use_gpus boolean DEFAULT false, mst_key integer DEFAULT NULL::integer, batch_size integer DEFAULT NULL::integer)
  RETURNS void
@@ -4138,169 +3734,6 @@ $summary$
 END
 $function$;
 
-CREATE FUNCTION madlib_dl._registry_record(name text, model_table regclass, mst_keys integer[], function text, source_table text, metrics jsonb[], params jsonb[])
- RETURNS void
- LANGUAGE c
-AS '$libdir/madlib_dl', $function$madlib_dl__registry_record$function$;
-
-CREATE FUNCTION madlib_dl._registry_deploy(name text, version_id bigint, strategy text)
- RETURNS void
- LANGUAGE c
-AS '$libdir/madlib_dl', $function$madlib_dl__registry_deploy$function$;
-
-CREATE FUNCTION madlib_dl._record_versions(model text[], fn text)
- RETURNS void
- LANGUAGE plpgsql
- SET search_path TO 'pg_catalog', 'pg_temp'
-AS $function$
-DECLARE
-    name text := coalesce(nullif(current_setting('madlib_dl.model_name'), ''), model[1] || '.' || model[2]);
-    rel regclass := madlib_dl._table_oid(model);
-    stbl text := madlib_dl._table_sql(madlib_dl._table_with_suffix(model, '_summary'));
-    itbl text := madlib_dl._table_sql(madlib_dl._table_with_suffix(model, '_info'));
-    src text;
-    keys integer[];
-    metrics jsonb[];
-    params jsonb[];
-BEGIN
-    IF fn = 'fit' THEN
-        EXECUTE format(
-            'SELECT source_table, ARRAY[jsonb_strip_nulls(jsonb_build_object('
-            '    ''training_metrics_final'', training_metrics_final, ''training_loss_final'', training_loss_final,'
-            '    ''validation_metrics_final'', validation_metrics_final, ''validation_loss_final'', validation_loss_final,'
-            '    ''metrics_type'', metrics_type, ''loss_type'', loss_type,'
-            '    ''stopped_at_iteration'', stopped_at_iteration, ''best_iteration'', best_iteration))],'
-            '  ARRAY[jsonb_strip_nulls(jsonb_build_object(''compile_params'', compile_params, ''fit_params'', fit_params,'
-            '    ''num_iterations'', num_iterations, ''model_arch_table'', model_arch_table, ''model_id'', model_id,'
-            '    ''validation_table'', validation_table, ''early_stopping'', early_stopping))]'
-            '  FROM %s', stbl) INTO src, metrics, params;
-        keys := ARRAY[NULL::integer];
-    ELSE
-        EXECUTE format('SELECT source_table FROM %s', stbl) INTO src;
-        EXECUTE format(
-            'SELECT array_agg(mst_key ORDER BY mst_key),'
-            '  array_agg(jsonb_strip_nulls(jsonb_build_object('
-            '    ''training_metrics_final'', training_metrics_final, ''training_loss_final'', training_loss_final,'
-            '    ''validation_metrics_final'', validation_metrics_final, ''validation_loss_final'', validation_loss_final,'
-            '    ''metrics_type'', metrics_type, ''loss_type'', loss_type,'
-            '    ''stopped_at_iteration'', stopped_at_iteration, ''best_iteration'', best_iteration)) ORDER BY mst_key),'
-            '  array_agg(jsonb_strip_nulls(jsonb_build_object(''compile_params'', compile_params,'
-            '    ''fit_params'', fit_params, ''model_id'', model_id)) ORDER BY mst_key)'
-            '  FROM %s', itbl) INTO keys, metrics, params;
-    END IF;
-    -- a name of another role's: the run keeps its tables, without a version
-    BEGIN
-        PERFORM madlib_dl._registry_record(name, rel, keys, fn, src, metrics, params);
-    EXCEPTION WHEN insufficient_privilege THEN
-        RAISE WARNING 'the models of "%" were not recorded as versions of "%": %', model[2], name, SQLERRM
-            USING HINT = 'The name belongs to another role: SET madlib_dl.model_name = ''my_name'' before training.';
-    END;
-END
-$function$;
-
-CREATE FUNCTION madlib_dl.deploy(name text, strategy text DEFAULT 'latest'::text, metric text DEFAULT NULL::text, OUT version integer, OUT model_table text, OUT mst_key integer, OUT metric_value double precision)
- RETURNS record
- LANGUAGE plpgsql
- SET search_path TO 'pg_catalog', 'pg_temp'
-AS $function$
-DECLARE
-    n text := deploy.name;
-    vid bigint;
-    m text := metric;
-    lower_better boolean;
-BEGIN
-    IF n IS NULL OR strategy IS NULL THEN
-        RAISE EXCEPTION 'name and strategy of deploy must not be NULL'
-            USING ERRCODE = 'null_value_not_allowed',
-                  HINT = 'Call deploy(name, ''latest''), deploy(name, ''best''[, metric]) or deploy(name, ''3'').';
-    END IF;
-    IF NOT EXISTS (SELECT 1 FROM madlib_dl.model_versions v WHERE v.name = n) THEN
-        RAISE EXCEPTION 'model name "%" has no versions', n
-            USING ERRCODE = 'no_data_found',
-                  HINT = 'fit, fit_multiple and madlib_keras_automl record versions under madlib_dl.model_name, '
-                         'else schema.table of the model table: SELECT DISTINCT name FROM madlib_dl.model_versions.';
-    END IF;
-    IF strategy = 'latest' THEN
-        SELECT v.version_id INTO vid FROM madlib_dl.model_versions v
-         WHERE v.name = n ORDER BY v.version DESC LIMIT 1;
-    ELSIF strategy = 'best' THEN
-        IF m IS NULL THEN
-            m := CASE WHEN EXISTS (SELECT 1 FROM madlib_dl.model_versions v
-                                    WHERE v.name = n AND v.metrics ? 'validation_metrics_final')
-                      THEN 'validation_metrics_final' ELSE 'training_metrics_final' END;
-        END IF;
-        lower_better := m LIKE '%loss%';
-        SELECT v.version_id INTO vid FROM madlib_dl.model_versions v
-         WHERE v.name = n AND jsonb_typeof(v.metrics -> m) = 'number'
-         ORDER BY CASE WHEN lower_better THEN (v.metrics ->> m)::float8 ELSE -(v.metrics ->> m)::float8 END,
-                  v.version DESC
-         LIMIT 1;
-        IF vid IS NULL THEN
-            RAISE EXCEPTION 'no version of "%" has metric "%"', n, m
-                USING ERRCODE = 'no_data_found',
-                      HINT = 'Give a key of the versions'' metrics, e.g. training_loss_final, '
-                             'or train with a validation_table for validation_metrics_final.';
-        END IF;
-    ELSIF strategy ~ '^\s*[0-9]+\s*$' THEN
-        SELECT v.version_id INTO vid FROM madlib_dl.model_versions v
-         WHERE v.name = n AND v.version = btrim(strategy)::integer;
-        IF vid IS NULL THEN
-            RAISE EXCEPTION 'model name "%" has no version %', n, btrim(strategy)
-                USING ERRCODE = 'no_data_found',
-                      HINT = format('SELECT version FROM madlib_dl.model_versions WHERE name = %L lists them.', n);
-        END IF;
-    ELSE
-        RAISE EXCEPTION 'strategy "%" is not latest, best or a version number', strategy
-            USING ERRCODE = 'invalid_parameter_value',
-                  HINT = 'Call deploy(name, ''latest''), deploy(name, ''best''[, metric]) or deploy(name, ''3'').';
-    END IF;
-    PERFORM madlib_dl._registry_deploy(n, vid, CASE WHEN strategy = 'best' THEN 'best by ' || m ELSE strategy END);
-    SELECT v.version, v.model_table, v.mst_key,
-           CASE WHEN jsonb_typeof(v.metrics -> m) = 'number' THEN (v.metrics ->> m)::float8 END
-      INTO deploy.version, deploy.model_table, deploy.mst_key, deploy.metric_value
-      FROM madlib_dl.model_versions v WHERE v.version_id = vid;
-END
-$function$;
-
-CREATE FUNCTION madlib_dl.deploy(name text, version_number integer, OUT version integer, OUT model_table text, OUT mst_key integer, OUT metric_value double precision)
- RETURNS record
- LANGUAGE sql
- SET search_path TO 'pg_catalog', 'pg_temp'
-AS $function$ SELECT * FROM madlib_dl.deploy($1, $2::text, NULL::text) $function$;
-
-CREATE VIEW madlib_dl.deployed_models AS
- SELECT DISTINCT ON (d.name) d.name,
-    v.version,
-    v.model_table,
-    v.mst_key,
-    d.strategy,
-    d.deployed_by,
-    d.deployed_at,
-    v.trained_by,
-    v.trained_at,
-    v.metrics
-   FROM (madlib_dl.model_deployments d
-     JOIN madlib_dl.model_versions v ON ((v.version_id = d.version_id)))
-  ORDER BY d.name, d.deploy_id DESC;
-
-CREATE FUNCTION madlib_dl.predict_row(model_table text, features anyarray, mst_key integer DEFAULT NULL::integer)
- RETURNS text
- LANGUAGE c
- STABLE PARALLEL SAFE COST 1000
-AS '$libdir/madlib_dl', $function$madlib_dl__predict_row$function$;
-
-CREATE FUNCTION madlib_dl.predict_row_prob(model_table text, features anyarray, mst_key integer DEFAULT NULL::integer)
- RETURNS real[]
- LANGUAGE c
- STABLE PARALLEL SAFE COST 1000
-AS '$libdir/madlib_dl', $function$madlib_dl__predict_row_prob$function$;
-
-CREATE FUNCTION madlib_dl.model_cache(OUT model_table regclass, OUT mst_key integer, OUT stamp text, OUT bytes bigint)
- RETURNS SETOF record
- LANGUAGE c
- PARALLEL RESTRICTED
-AS '$libdir/madlib_dl', $function$madlib_dl__model_cache$function$;
-
 CREATE FUNCTION madlib_dl._ms_store(mst text[], arch text[], arch_raw text, ids integer[], compiles text[], fits text[], obj text[] DEFAULT NULL::text[])
  RETURNS bigint
  LANGUAGE plpgsql
@@ -4375,6 +3808,8 @@ BEGIN
                                  AND a.attnum > 0 AND NOT a.attisdropped);
     has_qualified_col := madlib_dl._ep_has_column(srel, 'model_arch_table_qualified');
     has_obj_qualified_col := madlib_dl._ep_has_column(srel, 'object_table_qualified');
+    PERFORM madlib_dl._assert_writable_table(rel, what);
+    PERFORM madlib_dl._assert_writable_table(srel, 'the summary table of ' || what);
     -- no append may slip in between the checks and the insert
     EXECUTE format('LOCK TABLE %s IN SHARE ROW EXCLUSIVE MODE', madlib_dl._table_sql(mst));
     EXECUTE format('LOCK TABLE %s IN SHARE ROW EXCLUSIVE MODE', madlib_dl._table_sql(summ));
@@ -4686,6 +4121,7 @@ BEGIN
     rel := madlib_dl._assert_table_exists(obj, 'object_table');
     PERFORM madlib_dl._assert_columns(rel, ARRAY['name', 'description', 'object'],
         ARRAY['text', 'text', 'bytea'], madlib_dl._object_table_what());
+    PERFORM madlib_dl._assert_writable_table(rel, madlib_dl._object_table_what());
     -- no load may slip in between the check and the insert
     EXECUTE format('LOCK TABLE %s IN SHARE ROW EXCLUSIVE MODE', madlib_dl._table_sql(obj));
     EXECUTE format('SELECT EXISTS (SELECT 1 FROM %s WHERE name = $1)', madlib_dl._table_sql(obj))
@@ -5150,12 +4586,6 @@ BEGIN
         sched,
         use_caching,
         es;
-    -- the source's transform (21_transform.sql): predict applies it to raw tables
-    IF jsonb_typeof(psum->'transform') = 'object' THEN
-        PERFORM madlib_dl._tf_store(summary_tbl, madlib_dl._transform_finish(psum->'transform'));
-    END IF;
-    -- a version per model in the registry (src/sql/45_serving.sql)
-    PERFORM madlib_dl._record_versions(model, 'fit_multiple');
 END
 $function$;
 
@@ -5540,8 +4970,6 @@ BEGIN
     PERFORM madlib_dl._ms_store(mst, arch_tbl, arch_raw, ARRAY[best.model_id],
                                 ARRAY[best.compile_params], ARRAY[best.fit_params], object_table);
     EXECUTE format('UPDATE %s SET mst_key = $1', madlib_dl._table_sql(mst)) USING best.mst_key;
-    -- a version per model in the registry (src/sql/45_serving.sql)
-    PERFORM madlib_dl._record_versions(model, 'automl');
 END
 $function$;
 
@@ -5855,6 +5283,23 @@ CREATE FUNCTION madlib_dl.partition_plan(source_table character varying, use_cac
  LANGUAGE sql
 AS $function$ SELECT * FROM madlib_dl._partition_plan_of(madlib_dl._resolve_table($1, 'source_table'), $2) $function$;
 
+CREATE FUNCTION madlib_dl._px_forget(relids oid[])
+ RETURNS bigint
+ LANGUAGE plpgsql
+ SECURITY DEFINER
+ SET search_path TO 'pg_catalog', 'pg_temp'
+AS $function$
+DECLARE
+    n bigint;
+BEGIN
+    DELETE FROM madlib_dl.plproxy_tables t
+     WHERE (relids IS NULL OR t.relid OPERATOR(pg_catalog.=) ANY (relids))
+       AND NOT EXISTS (SELECT 1 FROM pg_catalog.pg_class c WHERE c.oid OPERATOR(pg_catalog.=) t.relid);
+    GET DIAGNOSTICS n = ROW_COUNT;
+    RETURN n;
+END
+$function$;
+
 CREATE FUNCTION madlib_dl._px_forget_dropped()
  RETURNS event_trigger
  LANGUAGE plpgsql
@@ -5872,7 +5317,7 @@ BEGIN
           FROM pg_event_trigger_dropped_objects() d
          WHERE d.classid = 'pg_class'::regclass AND d.objsubid = 0;
         IF dropped IS NOT NULL THEN
-            DELETE FROM madlib_dl.plproxy_tables t WHERE t.relid = ANY (dropped);
+            PERFORM madlib_dl._px_forget(dropped);
         END IF;
     END IF;
 END
@@ -6143,14 +5588,19 @@ BEGIN
             USING ERRCODE = 'connection_failure',
                   HINT = 'Run madlib_dl.plproxy_distribute again; the node''s table was not changed.';
     END IF;
-    -- IF NOT EXISTS looks the name up after locking the schema, so it sees
-    -- a table that another partition of this node made meanwhile (a plain
-    -- to_regclass could answer from this session's stale cache)
-    PERFORM pg_advisory_xact_lock(hashtext('madlib_dl.plproxy ' || tbl[1] || '.' || tbl[2]));
+    -- Two partitions of this node may create the table at once: the one
+    -- that loses waits for the other's commit and gets unique_violation
+    -- (or duplicate_table), then finds the table made.  No advisory lock:
+    -- any role can take one, and would hang the load (docs/security.md).
     SELECT string_agg(format('%I %s', c.n, c.t::regtype::text), ', ' ORDER BY c.i) INTO cols
       FROM unnest(colnames, coltypes) WITH ORDINALITY AS c(n, t, i);
-    EXECUTE format('CREATE TABLE IF NOT EXISTS %I.%I (%s)', tbl[1], tbl[2], cols);
+    BEGIN
+        EXECUTE format('CREATE TABLE IF NOT EXISTS %I.%I (%s)', tbl[1], tbl[2], cols);
+    EXCEPTION WHEN unique_violation OR duplicate_table THEN
+        NULL;
+    END;
     PERFORM madlib_dl._px_node_storage(madlib_dl._px_node_table(tbl));
+    PERFORM madlib_dl._assert_writable_table(madlib_dl._px_node_table(tbl), 'a packed table distributed by plproxy_distribute');
     SELECT string_agg(format('%I', c), ', ') INTO cols FROM unnest(colnames) c;
     EXECUTE format('DELETE FROM %s WHERE __dist_key__ = ANY($1)', madlib_dl._px_node_table(tbl)) USING segs;
     EXECUTE format('INSERT INTO %s (%s) SELECT %s FROM %s', madlib_dl._px_node_table(tbl), cols, cols, load);
@@ -6445,7 +5895,7 @@ BEGIN
                   HINT = 'Ask an administrator to distribute it, or to GRANT INSERT, UPDATE ON madlib_dl.plproxy_tables '
                          'to you (rows stay limited to tables you own).';
     END IF;
-    DELETE FROM madlib_dl.plproxy_tables t WHERE NOT EXISTS (SELECT 1 FROM pg_class c WHERE c.oid = t.relid);
+    PERFORM madlib_dl._px_forget(NULL);
     SELECT t.relid INTO other FROM madlib_dl.plproxy_tables t
      WHERE t.schema_name = tbl[1] AND t.table_name = tbl[2] AND t.relid <> rel;
     IF other IS NOT NULL THEN
@@ -6671,9 +6121,42 @@ and a NOTICE on a host without GPUs.  madlib_dl has no GPU backend in this
 release: fit, fit_multiple, evaluate and predict need use_gpus => false.$usage$::text
 $function$;
 
+CREATE OR REPLACE FUNCTION madlib_dl._gp_table_keys(source regclass)
+ RETURNS integer[]
+ LANGUAGE plpgsql
+ STABLE
+ SET search_path TO 'pg_catalog', 'pg_temp'
+AS $function$
+DECLARE
+    keys integer[];
+    nnull bigint;
+BEGIN
+    PERFORM madlib_dl._assert_trusted_table(source);
+    IF NOT EXISTS (SELECT 1 FROM pg_attribute a WHERE a.attrelid = source
+                      AND a.attname = '__dist_key__' AND a.attnum > 0 AND NOT a.attisdropped) THEN
+        RAISE EXCEPTION 'table "%" has no column "__dist_key__"', source::text
+            USING ERRCODE = 'undefined_column',
+                  HINT = 'Preprocess the data again with training_preprocessor_dl.';
+    END IF;
+    EXECUTE format('SELECT array_agg(k ORDER BY k), (SELECT count(*) FROM %s WHERE __dist_key__ IS NULL)'
+                   '  FROM (SELECT DISTINCT __dist_key__ AS k FROM %s WHERE __dist_key__ IS NOT NULL) d',
+                   source, source)
+       INTO keys, nnull;
+    IF nnull > 0 THEN
+        RAISE EXCEPTION 'table "%" has % buffers with a NULL __dist_key__', source::text, nnull
+            USING ERRCODE = 'null_value_not_allowed',
+                  HINT = 'Preprocess the data again with training_preprocessor_dl; do not edit its __dist_key__ column.';
+    END IF;
+    IF keys IS NULL THEN
+        RAISE EXCEPTION 'table "%" is empty', source::text
+            USING ERRCODE = 'no_data_found',
+                  HINT = 'Preprocess a table that has rows.';
+    END IF;
+    RETURN keys;
+END
+$function$;
+
 -- Grants and comments that differ from what the statements above leave.
-REVOKE ALL ON TABLE madlib_dl.deployed_models FROM PUBLIC;
-GRANT SELECT ON TABLE madlib_dl.deployed_models TO PUBLIC;
 REVOKE ALL ON TABLE madlib_dl.fit_progress FROM PUBLIC;
 GRANT SELECT ON TABLE madlib_dl.fit_progress TO PUBLIC;
 COMMENT ON VIEW madlib_dl.fit_progress IS 'Runs of fit, fit_multiple and madlib_keras_automl in progress on this server, updated after every iteration through shared memory. Needs shared_preload_libraries = ''madlib_dl'' (and a server restart); otherwise it is always empty. See docs/functions/fit_progress.md.';
@@ -6708,6 +6191,7 @@ BEGIN
                     'madlib_dl._automl_check(text,text)',
                     'madlib_dl._automl_probe(integer[],text,text)',
                     'madlib_dl._automl_run(madlib_dl._train_job,text,text,text,text,integer)',
+                    'madlib_dl._builtin_type_of(regtype)',
                     'madlib_dl._check_compile_params(text,text)',
                     'madlib_dl._check_early_stopping(text,text,boolean)',
                     'madlib_dl._check_fit_params(text,text)',
@@ -6716,7 +6200,6 @@ BEGIN
                     'madlib_dl._check_params(text,text)',
                     'madlib_dl._check_var_shape(json,boolean,integer,integer[],text)',
                     'madlib_dl._class_values_type(regclass,text)',
-                    'madlib_dl._compile_params_with_metrics(text,text)',
                     'madlib_dl._custom_function_refused(text)',
                     'madlib_dl._default_num_segments()',
                     'madlib_dl._delete_keras_model(text[],integer)',
@@ -6737,9 +6220,9 @@ BEGIN
                     'madlib_dl._ep_model(text[],integer)',
                     'madlib_dl._ep_output_sizes(json)',
                     'madlib_dl._ep_parse_pred_type(text)',
-                    'madlib_dl._ep_write_predictions(regclass,text,text,text[],json,bytea,double precision,text,text[],text,integer,double precision,integer,text,jsonb)',
-                    'madlib_dl._ep_write_predictions_io(regclass,text,text[],text[],json,bytea,double precision,text[],jsonb,text,integer,double precision,integer,text,jsonb)',
-                    'madlib_dl._evaluate(text[],text[],text[],boolean,integer,text)',
+                    'madlib_dl._ep_write_predictions(regclass,text,text,text[],json,bytea,double precision,text,text[],text,integer,double precision,integer)',
+                    'madlib_dl._ep_write_predictions_io(regclass,text,text[],text[],json,bytea,double precision,text[],jsonb,text,integer,double precision,integer)',
+                    'madlib_dl._evaluate(text[],text[],text[],boolean,integer)',
                     'madlib_dl._evaluate_final(internal)',
                     'madlib_dl._evaluate_io(json,bytea,text,text[],text,text[],text[],regclass,text[],text[])',
                     'madlib_dl._evaluate_segment(json,bytea,text,integer,bytea,bytea,integer[],integer[])',
@@ -6783,11 +6266,6 @@ BEGIN
                     'madlib_dl._load_top_k_accuracy_function(text[],integer)',
                     'madlib_dl._make_train_job(regclass,text,text,text[],text[],integer,text[],bytea[],integer[],regclass,text,text,integer,integer,bigint,text,text,boolean,integer,text,text[],text[],text[],text[],text)',
                     'madlib_dl._manifest_tensors(jsonb)',
-                    'madlib_dl._metric_sums(bytea)',
-                    'madlib_dl._metric_sums_add(bytea,bytea)',
-                    'madlib_dl._metrics_json(text[],double precision[])',
-                    'madlib_dl._metrics_names(text)',
-                    'madlib_dl._metrics_values(text,bytea,bigint)',
                     'madlib_dl._model_configs(integer[],text,text,text,integer,integer)',
                     'madlib_dl._ms_check_model_ids(text[],integer[])',
                     'madlib_dl._ms_store(text[],text[],text,integer[],text[],text[],text[])',
@@ -6816,14 +6294,14 @@ BEGIN
                     'madlib_dl._pp_first_dims(text[],text,regtype,regtype)',
                     'madlib_dl._pp_first_width(text[],text)',
                     'madlib_dl._pp_num_classes(anyelement)',
-                    'madlib_dl._pp_pack(text[],text[],text[],text[],text[],text[],text[],text[],bigint,integer,integer,integer[],real,jsonb,boolean,text[])',
+                    'madlib_dl._pp_pack(text[],text[],text[],text[],text[],text[],text[],text[],bigint,integer,integer,integer[],real,jsonb,boolean)',
                     'madlib_dl._pp_row_identity(boolean)',
                     'madlib_dl._pp_rules_is_table(text)',
                     'madlib_dl._pp_segments(text,text[],integer)',
                     'madlib_dl._pp_split_vars(text,text)',
                     'madlib_dl._pp_val_dep_check(text[],text[],text,text,text,text,integer)',
                     'madlib_dl._pp_val_dep_kind(text[],regclass,text,regtype,text,regtype,text,text)',
-                    'madlib_dl._pp_vars(regclass,text,text,boolean)',
+                    'madlib_dl._pp_vars(regclass,text,text)',
                     'madlib_dl._predict(text[],text[],text,text,text[],text,integer,double precision,boolean,integer,integer)',
                     'madlib_dl._predict_batch(json,bytea,double precision,integer,text,integer,text,double precision[],boolean)',
                     'madlib_dl._predict_batch_io(json,bytea,double precision,integer,text[],integer,text,record,boolean)',
@@ -6840,6 +6318,7 @@ BEGIN
                     'madlib_dl._px_conninfo_value(text)',
                     'madlib_dl._px_distribute(text[],text,integer)',
                     'madlib_dl._px_end_call(text,bigint)',
+                    'madlib_dl._px_forget(oid[])',
                     'madlib_dl._px_forget_dropped()',
                     'madlib_dl._px_node_cached()',
                     'madlib_dl._px_node_forget(bigint)',
@@ -6858,9 +6337,6 @@ BEGIN
                     'madlib_dl._px_rethrow(text,text,text,text,text)',
                     'madlib_dl._px_round(text,text[],text[],text[],boolean,integer[],bytea[],text[],text[],text[],integer[],bigint,boolean)',
                     'madlib_dl._px_table_segments(text,regclass)',
-                    'madlib_dl._record_versions(text[],text)',
-                    'madlib_dl._registry_deploy(text,bigint,text)',
-                    'madlib_dl._registry_record(text,regclass,integer[],text,text,jsonb[],jsonb[])',
                     'madlib_dl._replicated_clause(boolean)',
                     'madlib_dl._resolve_table(text,text)',
                     'madlib_dl._shape_size(integer[])',
@@ -6873,21 +6349,7 @@ BEGIN
                     'madlib_dl._table_sql(text[])',
                     'madlib_dl._table_with_suffix(text[],text)',
                     'madlib_dl._temp_table_name(text)',
-                    'madlib_dl._tf_columns(regclass,jsonb,text)',
-                    'madlib_dl._tf_drop_packed(text[],boolean)',
-                    'madlib_dl._tf_expr(text,text[],text)',
-                    'madlib_dl._tf_fit(text[],text)',
-                    'madlib_dl._tf_input_name(text,text[])',
-                    'madlib_dl._tf_of_summary(text[])',
-                    'madlib_dl._tf_pack_for_evaluate(text[],text[],jsonb)',
-                    'madlib_dl._tf_store(text[],jsonb)',
-                    'madlib_dl._training_preprocessor_dl(text[],text[],text,text,integer,real,integer[],text,text[],text)',
-                    'madlib_dl._transform_apply(jsonb,"any")',
-                    'madlib_dl._transform_finish(jsonb)',
-                    'madlib_dl._transform_parse(text)',
-                    'madlib_dl._transform_resolve(jsonb,regtype[],integer[])',
-                    'madlib_dl._transform_stage_value(jsonb,integer,integer,double precision)',
-                    'madlib_dl._transform_width(jsonb)',
+                    'madlib_dl._training_preprocessor_dl(text[],text[],text,text,integer,real,integer[],text,text[])',
                     'madlib_dl._unpack_float32(bytea,integer[])',
                     'madlib_dl._unpack_int16(bytea,integer[])',
                     'madlib_dl._validate_arch(json,bytea)',
@@ -6898,11 +6360,9 @@ BEGIN
                     'madlib_dl.delete_keras_model()',
                     'madlib_dl.delete_keras_model(character varying)',
                     'madlib_dl.delete_keras_model(character varying,integer)',
-                    'madlib_dl.deploy(text,integer)',
-                    'madlib_dl.deploy(text,text,text)',
                     'madlib_dl.evaluate()',
                     'madlib_dl.evaluate(character varying)',
-                    'madlib_dl.evaluate(character varying,character varying,character varying,boolean,integer,character varying)',
+                    'madlib_dl.evaluate(character varying,character varying,character varying,boolean,integer)',
                     'madlib_dl.fit()',
                     'madlib_dl.fit(character varying)',
                     'madlib_dl.fit(character varying,character varying,character varying,integer,character varying,character varying,integer,boolean,character varying,integer,boolean,character varying,character varying,character varying,integer,character varying,character varying)',
@@ -6936,7 +6396,7 @@ BEGIN
                     'madlib_dl.madlib_keras_automl(character varying,character varying,character varying,character varying,integer[],character varying,character varying,character varying,character varying,integer,character varying,boolean,character varying,integer,character varying,character varying,boolean,character varying)',
                     'madlib_dl.madlib_keras_evaluate()',
                     'madlib_dl.madlib_keras_evaluate(character varying)',
-                    'madlib_dl.madlib_keras_evaluate(character varying,character varying,character varying,boolean,integer,character varying)',
+                    'madlib_dl.madlib_keras_evaluate(character varying,character varying,character varying,boolean,integer)',
                     'madlib_dl.madlib_keras_fit()',
                     'madlib_dl.madlib_keras_fit(character varying)',
                     'madlib_dl.madlib_keras_fit(character varying,character varying,character varying,integer,character varying,character varying,integer,boolean,character varying,integer,boolean,character varying,character varying,character varying,integer,character varying,character varying)',
@@ -6953,7 +6413,6 @@ BEGIN
                     'madlib_dl.madlib_keras_predict_byom(character varying,integer,character varying,character varying,character varying,character varying,character varying,boolean,text[],double precision,integer,integer)',
                     'madlib_dl.madlib_keras_predict_byom(character varying,integer,character varying,character varying,character varying,character varying,double precision,boolean,text[],double precision,integer,integer)',
                     'madlib_dl.madlib_keras_predict_byom(character varying,integer,character varying,character varying,character varying,character varying,integer,boolean,text[],double precision,integer,integer)',
-                    'madlib_dl.model_cache()',
                     'madlib_dl.partition_plan(character varying,boolean)',
                     'madlib_dl.plproxy_create_cluster(text,text[],integer)',
                     'madlib_dl.plproxy_distribute(text,text,integer)',
@@ -6968,13 +6427,10 @@ BEGIN
                     'madlib_dl.predict_byom(character varying,integer,character varying,character varying,character varying,character varying,character varying,boolean,text[],double precision,integer,integer)',
                     'madlib_dl.predict_byom(character varying,integer,character varying,character varying,character varying,character varying,double precision,boolean,text[],double precision,integer,integer)',
                     'madlib_dl.predict_byom(character varying,integer,character varying,character varying,character varying,character varying,integer,boolean,text[],double precision,integer,integer)',
-                    'madlib_dl.predict_row(text,anyarray,integer)',
-                    'madlib_dl.predict_row_prob(text,anyarray,integer)',
                     'madlib_dl.training_preprocessor_dl()',
                     'madlib_dl.training_preprocessor_dl(character varying)',
-                    'madlib_dl.training_preprocessor_dl(character varying,character varying,character varying,character varying,integer,real,anyelement,text,text)',
-                    'madlib_dl.training_preprocessor_dl(character varying,character varying,character varying,character varying,integer,real,text,text,text)',
-                    'madlib_dl.transform_features(text,record)',
+                    'madlib_dl.training_preprocessor_dl(character varying,character varying,character varying,character varying,integer,real,anyelement,text)',
+                    'madlib_dl.training_preprocessor_dl(character varying,character varying,character varying,character varying,integer,real,text,text)',
                     'madlib_dl.validation_preprocessor_dl()',
                     'madlib_dl.validation_preprocessor_dl(character varying)',
                     'madlib_dl.validation_preprocessor_dl(character varying,character varying,character varying,character varying,character varying,integer,text)',

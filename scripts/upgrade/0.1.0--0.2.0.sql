@@ -6,7 +6,7 @@
 
 -- madlib_dl.plproxy_tables: 0.1.0 keyed the distributed tables by name
 -- (schema_name, table_name); 0.2.0 keys them by the table's OID (relid,
--- first column), with row security and DELETE for everyone (80_plproxy.sql).
+-- first column), with row security, read by everyone, written through SECURITY DEFINER _px_forget (80_plproxy.sql).
 -- The rows move to a table made exactly as a fresh install makes it, in
 -- this transaction: every row whose table still exists keeps its cluster,
 -- segment count and time; a row whose table is gone (0.1.0 never forgot
@@ -52,7 +52,7 @@ CREATE POLICY plproxy_tables_owner ON madlib_dl.plproxy_tables FOR ALL
                         WHERE c.oid = plproxy_tables.relid AND NOT pg_catalog.pg_has_role(c.relowner, 'USAGE')))
     WITH CHECK (EXISTS (SELECT 1 FROM pg_catalog.pg_class c
                          WHERE c.oid = plproxy_tables.relid AND pg_catalog.pg_has_role(c.relowner, 'USAGE')));
-GRANT SELECT, DELETE ON madlib_dl.plproxy_tables TO PUBLIC;
+GRANT SELECT ON madlib_dl.plproxy_tables TO PUBLIC;
 
 -- madlib_dl.model_versions and madlib_dl.model_deployments: the model
 -- registry, new in 0.2.0 (45_serving.sql): made as a fresh install makes

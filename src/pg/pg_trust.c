@@ -68,8 +68,8 @@
 #include "utils/syscache.h"
 
 #define DL_TRUST_HINT_READ \
-	"Cast the column to a built-in type as a role that trusts its owner (CREATE TABLE ... AS SELECT col::text ...), " \
-	"in a table that you own, and give that table (docs/security.md)."
+	"Cast the column to a built-in type in a view that you own (predict, evaluate) or in a table that you own " \
+	"(CREATE TABLE ... AS SELECT col::text ...), and give that (docs/security.md)."
 
 bool
 dl_pg_owner_trusted(Oid owner)
@@ -247,6 +247,21 @@ dl_pg_require_trusted_deps(Oid classid, Oid objid, const char *label, const char
 	table_close(dep, AccessShareLock);
 }
 
+/* The owner of relation relid (InvalidOid when it does not exist). */
+static Oid
+dl_pg_rel_owner(Oid relid)
+{
+	HeapTuple	tup = SearchSysCache1(RELOID, ObjectIdGetDatum(relid));
+	Oid			owner = InvalidOid;
+
+	if (HeapTupleIsValid(tup))
+	{
+		owner = ((Form_pg_class) GETSTRUCT(tup))->relowner;
+		ReleaseSysCache(tup);
+	}
+	return owner;
+}
+
 /* The relations other than self that object classid/objid depends on. */
 static List *
 dl_pg_relations_used(Oid classid, Oid objid, Oid self)
@@ -274,8 +289,8 @@ dl_pg_relations_used(Oid classid, Oid objid, Oid self)
 
 /*
  * The objects that hang on relid and run code when it is read
- * (for_write false: row-security policies; a view's query, and the
- * policies of the relations that query reads) or written (for_write: also
+ * (for_write false: row-security policies; the query of a view of an
+ * untrusted owner, and the policies of the relations a view reads) or written (for_write: also
  * triggers, rules, defaults and generated columns, CHECK constraints,
  * index expressions and predicates), each checked with
  * dl_pg_require_trusted_deps.  A trigger's function is a dependency of the
@@ -323,7 +338,12 @@ dl_pg_require_trusted_attached(Oid relid, const char *label, bool for_write, int
 			: o[0] == AttrDefaultRelationId ? "column default"
 			: o[0] == ConstraintRelationId ? "constraint" : "index";
 
-		dl_pg_require_trusted_deps(o[0], o[1], label, kind);
+		/*
+		 * A view of the caller's (or a superuser's) runs the code its owner
+		 * chose: the way to cast another role's column to a built-in type.
+		 */
+		if (o[0] != RewriteRelationId || !dl_pg_owner_trusted(dl_pg_rel_owner(relid)))
+			dl_pg_require_trusted_deps(o[0], o[1], label, kind);
 		/* a view: the policies of the relations it reads apply too */
 		if (o[0] == RewriteRelationId && depth < 8)
 		{

@@ -398,20 +398,40 @@ BEGIN
 END
 $$;
 
--- The type of the output summaries' <y>_class_values column, copied from
--- the packed table's summary summ: its type when that is an array of a
--- base or enum type (as training_preprocessor_dl writes it), else text[]
--- (a domain there would run its owner's CHECK as the caller on insert);
--- NULL when summ has no column col.  Copy the values with ::<this type>.
+-- The type of the output summaries' <y>_class_values column, from the
+-- packed table's summary summ: its type when that is an array of a
+-- built-in base type of pg_catalog (as training_preprocessor_dl writes
+-- it: text[], integer[], boolean[]...), else text[] (no type of a table
+-- madlib_dl reads travels into the caller's outputs: docs/security.md);
+-- NULL when summ has no column col.  Checks summ first
+-- (_assert_trusted_table).  Copy the values with ::<this type>.
 CREATE FUNCTION madlib_dl._class_values_type(summ regclass, col text)
 RETURNS text
-LANGUAGE sql STABLE PARALLEL SAFE
+LANGUAGE plpgsql STABLE PARALLEL RESTRICTED
 SET search_path = pg_catalog, pg_temp
 AS $$
-    SELECT CASE WHEN et.typtype IN ('b', 'e') THEN format_type(a.atttypid, a.atttypmod) ELSE 'text[]' END
-      FROM pg_attribute a JOIN pg_type t ON t.oid = a.atttypid
-           LEFT JOIN pg_type et ON et.oid = t.typelem AND t.typelem <> 0
-     WHERE a.attrelid = summ AND a.attname = col AND a.attnum > 0 AND NOT a.attisdropped
+BEGIN
+    PERFORM madlib_dl._assert_trusted_table(summ, 'the summary of a packed table');
+    RETURN (SELECT CASE WHEN et.typtype = 'b' AND et.typnamespace = 'pg_catalog'::regnamespace
+                        THEN format_type(a.atttypid, NULL) ELSE 'text[]' END
+              FROM pg_attribute a JOIN pg_type t ON t.oid = a.atttypid
+                   LEFT JOIN pg_type et ON et.oid = t.typelem AND t.typelem <> 0
+             WHERE a.attrelid = summ AND a.attname = col AND a.attnum > 0 AND NOT a.attisdropped);
+END
+$$;
+
+-- The built-in type an output column gets for a column of type typ read
+-- from a caller's table (predict's id column): typ itself when it is a
+-- type of pg_catalog (base, or an array of one), else text.  Copy the
+-- values with ::<this type> after reading them as text or as typ.
+CREATE FUNCTION madlib_dl._builtin_type_of(typ regtype)
+RETURNS text
+LANGUAGE sql STABLE STRICT PARALLEL SAFE
+SET search_path = pg_catalog, pg_temp
+AS $$
+    SELECT CASE WHEN t.typnamespace = 'pg_catalog'::regnamespace AND t.typtype = 'b'
+                THEN format_type(t.oid, NULL) ELSE 'text' END
+      FROM pg_type t WHERE t.oid = typ
 $$;
 
 -- The distribution clause of a small table with more than one unique

@@ -311,6 +311,9 @@ BEGIN
               '__internal_madlib_id__'],
         ARRAY['integer', 'json', 'bytea', 'text', 'text', 'text'],
         'a model architecture table made by load_keras_model');
+    -- appending to an existing table: only one of the caller's own, with
+    -- no other role's trigger, rule or default (docs/security.md)
+    PERFORM madlib_dl._assert_writable_table(rel, 'a model architecture table made by load_keras_model');
 
     EXECUTE format(
         'INSERT INTO %I.%I (model_arch, model_weights, name, description, __internal_madlib_id__)'
@@ -335,6 +338,7 @@ BEGIN
     rel := madlib_dl._assert_table_exists(tbl, 'keras_model_arch_table');
     PERFORM madlib_dl._assert_columns(rel, ARRAY['model_id'], ARRAY['integer'],
         'a model architecture table made by load_keras_model');
+    PERFORM madlib_dl._assert_writable_table(rel, 'a model architecture table made by load_keras_model');
 
     -- No load may slip in between the emptiness check and the DROP.
     EXECUTE format('LOCK TABLE %I.%I IN EXCLUSIVE MODE', tbl[1], tbl[2]);

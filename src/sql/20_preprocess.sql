@@ -386,6 +386,7 @@ DECLARE
     row_tid tid;
     dims integer[];
 BEGIN
+    PERFORM madlib_dl._assert_trusted_table(madlib_dl._table_oid(src));
     IF elemtype IS NULL OR elemtype NOT IN ('smallint'::regtype, 'integer'::regtype, 'bigint'::regtype,
             'real'::regtype, 'double precision'::regtype, 'numeric'::regtype) THEN
         RAISE EXCEPTION 'independent variable "%" has type %, not a numeric array', col, coltype
@@ -455,6 +456,7 @@ AS $$
 DECLARE
     n bigint;
 BEGIN
+    PERFORM madlib_dl._assert_trusted_table(madlib_dl._table_oid(src));
     EXECUTE format('SELECT count(*) FROM %I.%I', src[1], src[2]) INTO n;
     IF n = 0 THEN
         RAISE EXCEPTION 'source table "%" is empty', madlib_dl._table_label(src)
@@ -537,6 +539,8 @@ DECLARE
     prod bigint;
     per_pass integer;           -- buffers built by one pass
 BEGIN
+    PERFORM madlib_dl._assert_trusted_table(madlib_dl._table_oid(src));
+    PERFORM madlib_dl._assert_trusted_table(madlib_dl._table_oid(summ));
     SELECT string_agg(format('s.%I AS r%s', c, i), ', ' ORDER BY i),
            string_agg(format('s.%I', c), ', ' ORDER BY i),
            string_agg(format('s.%I = o.r%s', c, i), ' AND ' ORDER BY i),
@@ -646,6 +650,7 @@ AS $$
 DECLARE
     other boolean;
 BEGIN
+    PERFORM madlib_dl._assert_trusted_table(madlib_dl._table_oid(src));
     IF elemtype IS NOT NULL THEN
         IF elemtype NOT IN ('smallint'::regtype, 'integer'::regtype, 'bigint'::regtype,
                 'real'::regtype, 'double precision'::regtype, 'numeric'::regtype) THEN
@@ -684,6 +689,7 @@ DECLARE
     first_tid tid;
     w integer;
 BEGIN
+    PERFORM madlib_dl._assert_trusted_table(madlib_dl._table_oid(src));
     EXECUTE format('SELECT s.ctid, array_length(s.%1$I, 1) FROM %2$I.%3$I s LIMIT 1', col, src[1], src[2])
        INTO first_tid, w;
     IF w IS NULL THEN
@@ -710,6 +716,8 @@ DECLARE
     n_distinct integer;
     ncls integer;
 BEGIN
+    PERFORM madlib_dl._assert_trusted_table(madlib_dl._table_oid(src));
+    PERFORM madlib_dl._assert_trusted_table(madlib_dl._table_oid(summ));
     IF kind <> 'class' THEN
         ncls := madlib_dl._pp_first_width(src, col);
         IF num_classes IS NOT NULL AND num_classes <> ncls THEN
@@ -927,6 +935,8 @@ DECLARE
     first_tid tid;
     d integer;
 BEGIN
+    PERFORM madlib_dl._assert_trusted_table(madlib_dl._table_oid(src));
+    PERFORM madlib_dl._assert_trusted_table(madlib_dl._table_oid(tsumm));
     IF kind = 'class' THEN
         EXECUTE format($q$
             SELECT quote_nullable(s.%1$I)

@@ -505,7 +505,10 @@ BEGIN
 END
 $$;
 
--- The type of column id_col of rel, as format_type() writes it; 42703
+-- The type of predict's output id column for column id_col of rel: its
+-- type as format_type() writes it when that is a built-in type of
+-- pg_catalog, else text (no type of the caller's input travels into the
+-- output: docs/security.md); 42703
 -- when rel has no such column, 42701 when the name is taken by an output
 -- column.
 CREATE FUNCTION madlib_dl._ep_id_type(rel regclass, id_col text)
@@ -522,7 +525,9 @@ BEGIN
                   HINT = format('Give the name of the column of %s that identifies each row.',
                                 rel::text);
     END IF;
-    SELECT format_type(a.atttypid, a.atttypmod) INTO id_type
+    PERFORM madlib_dl._assert_trusted_table(rel, 'a table to predict from');
+    SELECT CASE WHEN madlib_dl._builtin_type_of(a.atttypid) = 'text' AND a.atttypid <> 'text'::regtype
+                THEN 'text' ELSE format_type(a.atttypid, a.atttypmod) END INTO id_type
       FROM pg_attribute a
      WHERE a.attrelid = rel AND a.attname = id_col AND a.attnum > 0 AND NOT a.attisdropped;
     IF NOT FOUND THEN
@@ -554,6 +559,7 @@ DECLARE
     want integer := coalesce(batch_size, 1024);
     n bigint;
 BEGIN
+    PERFORM madlib_dl._assert_trusted_table(rel);
     IF want < 1 OR want > 65536 THEN
         RAISE EXCEPTION 'batch_size % is out of range', want
             USING ERRCODE = 'invalid_parameter_value',
@@ -784,6 +790,7 @@ DECLARE
     vals float8[];
     n numeric;
 BEGIN
+    PERFORM madlib_dl._assert_trusted_table(test);
     EXECUTE format('SELECT sum((g.r).loss_sum ORDER BY g.k), sum((g.r).metric_sum ORDER BY g.k),'
                    '       sum((g.r).n), madlib_dl._metric_sums((g.r).state ORDER BY g.k)'
                    '  FROM (SELECT %s AS k, madlib_dl._evaluate_segment($1, $2, $3, s.buffer_id,'
@@ -825,6 +832,7 @@ DECLARE
     r float8[];
     n numeric;
 BEGIN
+    PERFORM madlib_dl._assert_trusted_table(test);
     SELECT string_agg(format(', s.%I, s.%I', c, c || '_shape'), '' ORDER BY i) INTO vars
       FROM unnest(indep_cols || dep_cols) WITH ORDINALITY AS u(c, i);
     EXECUTE format('SELECT ARRAY[sum((g.r).loss_sum ORDER BY g.k), sum((g.r).metric_sum ORDER BY g.k)]%s%s,'

@@ -171,6 +171,8 @@ BEGIN
                                  AND a.attnum > 0 AND NOT a.attisdropped);
     has_qualified_col := madlib_dl._ep_has_column(srel, 'model_arch_table_qualified');
     has_obj_qualified_col := madlib_dl._ep_has_column(srel, 'object_table_qualified');
+    PERFORM madlib_dl._assert_writable_table(rel, what);
+    PERFORM madlib_dl._assert_writable_table(srel, 'the summary table of ' || what);
     -- no append may slip in between the checks and the insert
     EXECUTE format('LOCK TABLE %s IN SHARE ROW EXCLUSIVE MODE', madlib_dl._table_sql(mst));
     EXECUTE format('LOCK TABLE %s IN SHARE ROW EXCLUSIVE MODE', madlib_dl._table_sql(summ));

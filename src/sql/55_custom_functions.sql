@@ -69,6 +69,7 @@ BEGIN
     rel := madlib_dl._assert_table_exists(obj, 'object_table');
     PERFORM madlib_dl._assert_columns(rel, ARRAY['name', 'description', 'object'],
         ARRAY['text', 'text', 'bytea'], madlib_dl._object_table_what());
+    PERFORM madlib_dl._assert_writable_table(rel, madlib_dl._object_table_what());
     -- no load may slip in between the check and the insert
     EXECUTE format('LOCK TABLE %s IN SHARE ROW EXCLUSIVE MODE', madlib_dl._table_sql(obj));
     EXECUTE format('SELECT EXISTS (SELECT 1 FROM %s WHERE name = $1)', madlib_dl._table_sql(obj))

@@ -85,7 +85,32 @@ CREATE POLICY plproxy_tables_owner ON madlib_dl.plproxy_tables FOR ALL
                         WHERE c.oid = plproxy_tables.relid AND NOT pg_catalog.pg_has_role(c.relowner, 'USAGE')))
     WITH CHECK (EXISTS (SELECT 1 FROM pg_catalog.pg_class c
                          WHERE c.oid = plproxy_tables.relid AND pg_catalog.pg_has_role(c.relowner, 'USAGE')));
-GRANT SELECT, DELETE ON madlib_dl.plproxy_tables TO PUBLIC;
+-- PUBLIC may only read it (docs/security.md, "Privileges"): with DELETE,
+-- any role could LOCK it in ACCESS EXCLUSIVE mode and hang every DROP
+-- TABLE of the database (the event trigger below) and every fit.  Rows of
+-- dropped tables are removed through _px_forget, SECURITY DEFINER.
+GRANT SELECT ON madlib_dl.plproxy_tables TO PUBLIC;
+
+-- Remove the rows of plproxy_tables whose table no longer exists: those
+-- of relids, or every such row when relids is NULL.  SECURITY DEFINER (the
+-- extension's owner), so that no role needs a write privilege on the
+-- registry; a row of a table that still exists is never touched, so it
+-- needs no ownership check.  Returns the number of rows removed.
+CREATE FUNCTION madlib_dl._px_forget(relids oid[])
+RETURNS bigint
+LANGUAGE plpgsql VOLATILE SECURITY DEFINER
+SET search_path = pg_catalog, pg_temp
+AS $$
+DECLARE
+    n bigint;
+BEGIN
+    DELETE FROM madlib_dl.plproxy_tables t
+     WHERE (relids IS NULL OR t.relid OPERATOR(pg_catalog.=) ANY (relids))
+       AND NOT EXISTS (SELECT 1 FROM pg_catalog.pg_class c WHERE c.oid OPERATOR(pg_catalog.=) t.relid);
+    GET DIAGNOSTICS n = ROW_COUNT;
+    RETURN n;
+END
+$$;
 
 -- Event trigger: forget the tables that a DROP removes.  Runs as the role
 -- that drops; it never makes a DROP fail (a role without USAGE on schema
@@ -108,7 +133,7 @@ BEGIN
           FROM pg_event_trigger_dropped_objects() d
          WHERE d.classid = 'pg_class'::regclass AND d.objsubid = 0;
         IF dropped IS NOT NULL THEN
-            DELETE FROM madlib_dl.plproxy_tables t WHERE t.relid = ANY (dropped);
+            PERFORM madlib_dl._px_forget(dropped);
         END IF;
     END IF;
 END
@@ -425,7 +450,6 @@ $$;
 -- create tbl (columns colnames of types coltypes) if absent, check that
 -- the load table holds counts[i] rows of segment segs[i], replace those
 -- segments' rows of tbl with them, and drop the load table.
--- Partitions of one node serialize on an advisory lock.
 CREATE FUNCTION madlib_dl._px_node_publish(cluster text, tbl text[], colnames text[], coltypes text[],
     segs integer[], counts bigint[])
 RETURNS bigint
@@ -450,14 +474,19 @@ BEGIN
             USING ERRCODE = 'connection_failure',
                   HINT = 'Run madlib_dl.plproxy_distribute again; the node''s table was not changed.';
     END IF;
-    -- IF NOT EXISTS looks the name up after locking the schema, so it sees
-    -- a table that another partition of this node made meanwhile (a plain
-    -- to_regclass could answer from this session's stale cache)
-    PERFORM pg_advisory_xact_lock(hashtext('madlib_dl.plproxy ' || tbl[1] || '.' || tbl[2]));
+    -- Two partitions of this node may create the table at once: the one
+    -- that loses waits for the other's commit and gets unique_violation
+    -- (or duplicate_table), then finds the table made.  No advisory lock:
+    -- any role can take one, and would hang the load (docs/security.md).
     SELECT string_agg(format('%I %s', c.n, c.t::regtype::text), ', ' ORDER BY c.i) INTO cols
       FROM unnest(colnames, coltypes) WITH ORDINALITY AS c(n, t, i);
-    EXECUTE format('CREATE TABLE IF NOT EXISTS %I.%I (%s)', tbl[1], tbl[2], cols);
+    BEGIN
+        EXECUTE format('CREATE TABLE IF NOT EXISTS %I.%I (%s)', tbl[1], tbl[2], cols);
+    EXCEPTION WHEN unique_violation OR duplicate_table THEN
+        NULL;
+    END;
     PERFORM madlib_dl._px_node_storage(madlib_dl._px_node_table(tbl));
+    PERFORM madlib_dl._assert_writable_table(madlib_dl._px_node_table(tbl), 'a packed table distributed by plproxy_distribute');
     SELECT string_agg(format('%I', c), ', ') INTO cols FROM unnest(colnames) c;
     EXECUTE format('DELETE FROM %s WHERE __dist_key__ = ANY($1)', madlib_dl._px_node_table(tbl)) USING segs;
     EXECUTE format('INSERT INTO %s (%s) SELECT %s FROM %s', madlib_dl._px_node_table(tbl), cols, cols, load);
@@ -819,7 +848,7 @@ BEGIN
                   HINT = 'Ask an administrator to distribute it, or to GRANT INSERT, UPDATE ON madlib_dl.plproxy_tables '
                          'to you (rows stay limited to tables you own).';
     END IF;
-    DELETE FROM madlib_dl.plproxy_tables t WHERE NOT EXISTS (SELECT 1 FROM pg_class c WHERE c.oid = t.relid);
+    PERFORM madlib_dl._px_forget(NULL);
     SELECT t.relid INTO other FROM madlib_dl.plproxy_tables t
      WHERE t.schema_name = tbl[1] AND t.table_name = tbl[2] AND t.relid <> rel;
     IF other IS NOT NULL THEN

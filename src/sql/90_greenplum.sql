@@ -41,6 +41,7 @@ DECLARE
     keys integer[];
     nnull bigint;
 BEGIN
+    PERFORM madlib_dl._assert_trusted_table(source);
     IF NOT EXISTS (SELECT 1 FROM pg_attribute a WHERE a.attrelid = source
                       AND a.attname = '__dist_key__' AND a.attnum > 0 AND NOT a.attisdropped) THEN
         RAISE EXCEPTION 'table "%" has no column "__dist_key__"', source::text

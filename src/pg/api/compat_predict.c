@@ -182,6 +182,8 @@ madlib_dl__predict_rows(PG_FUNCTION_ARGS)
 	in_size = dl_pg_model_input_size(m);
 	K = dl_pg_model_output_width(m);
 
+	/* no cast, domain or policy of another role runs (docs/security.md) */
+	dl_pg_require_trusted_table(relid, "a table to predict from");
 	initStringInfo(&query);
 	appendStringInfo(&query, "SELECT (%s)::pg_catalog.text, (%s)::pg_catalog.float8[] FROM %s",
 					 quote_identifier(id_col), quote_identifier(indep_col), dl_pg_relation_sql_name(relid));

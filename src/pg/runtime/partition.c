@@ -362,7 +362,8 @@ directory_sql(const DlSegVars *vars, const char *relsql, bool by_dist_key, const
 	for (int i = 0; i < nv; i++)
 		appendStringInfo(&q, ", %s", quote_identifier(cols[i]));
 	appendStringInfo(&q, " FROM %s WHERE %s ORDER BY buffer_id", relsql,
-					 by_dist_key ? "__dist_key__ = $1" : "buffer_id % $2 = $1");
+					 by_dist_key ? "__dist_key__ OPERATOR(pg_catalog.=) $1"
+					 : "buffer_id OPERATOR(pg_catalog.%) $2 OPERATOR(pg_catalog.=) $1");
 	return q.data;
 }
 

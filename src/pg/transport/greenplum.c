@@ -233,8 +233,8 @@ append_part(StringInfo q, const GpTransport *g, const char *agg, const char *rel
 	appendStringInfo(q, "SELECT u.seg, u.part, u.__dist_key__, madlib_dl.%s%s(u.step, s.buffer_id, ",
 					 agg, vars->n_x == 1 && vars->n_y == 1 ? "" : "_io");
 	append_vars(q, vars);
-	appendStringInfo(q, ") FROM %s u JOIN %s s ON s.__dist_key__ = u.__dist_key__%s"
-					 " WHERE u.part = %d GROUP BY u.__dist_key__, u.seg, u.part",
+	appendStringInfo(q, ") FROM %s u JOIN %s s ON s.__dist_key__ OPERATOR(pg_catalog.=) u.__dist_key__%s"
+					 " WHERE u.part OPERATOR(pg_catalog.=) %d GROUP BY u.__dist_key__, u.seg, u.part",
 					 g->round_table, rel, cond, part);
 }
 
@@ -257,7 +257,7 @@ build_sql(GpTransport *g, const DlSegSetup *setup, MemoryContext cxt)
 	{
 		appendStringInfoString(&q, " UNION ALL ");
 		append_part(&q, g, "_gp_eval_segment", dl_pg_relation_sql_name(setup->validation),
-					&setup->val_vars, 1, " AND s.buffer_id % $1 = u.seg");
+					&setup->val_vars, 1, " AND s.buffer_id OPERATOR(pg_catalog.%) $1 OPERATOR(pg_catalog.=) u.seg");
 	}
 	g->eval_sql = q.data;
 	MemoryContextSwitchTo(old);
