@@ -1,0 +1,176 @@
+#!/usr/bin/python3
+# gen_torch.py: PyTorch models exported to ONNX, for load_onnx_model's
+# tests (sql/76_onnx.sql) and the interchange step of scripts/test.sh.
+#
+# Five small models, each built with Debian's python3-torch, trained for a
+# few full-batch steps (so the weights are not an initializer's), exported
+# with torch.onnx.export (opset 17, a dynamic batch dimension) and run by
+# PyTorch on fixed inputs:
+#   mlp       Linear-ReLU-Linear-Softmax            input (N, 4)
+#   cnn       Conv-ReLU-BatchNorm-MaxPool-Conv-ReLU-Flatten-Linear-Softmax
+#             (BatchNorm after the ReLU: torch.onnx folds one that follows a Conv)
+#                                                   input (N, 1, 8, 8) NCHW
+#   resblock  Conv-BN-ReLU-Conv-BN (folded into the Convs) + 1x1 Conv skip, ReLU, global average
+#             pooling, Linear-Softmax               input (N, 2, 6, 6) NCHW
+#   lstm      Embedding-LSTM-Linear on the last hidden state, Softmax
+#                                                   input (N, 7) token ids
+#   twoin     two inputs, a Linear each, Concat, Linear-Softmax
+#                                                   inputs (N, 3), (N, 5)
+# Writes test/data/onnx_torch.sql: per model a psql variable with the
+# .onnx bytes (hex), a table <name>_data (id, x real[] [, x2 real[]]) and
+# a table <name>_torch (id, prob real[]) of PyTorch's outputs.
+#
+# Run: /usr/bin/python3 test/interchange/gen_torch.py test/data/onnx_torch.sql
+# (python3-torch and python3-onnx: scripts/install-deps.sh).  The
+# generator seeds torch, so the file is the same on every run of the same
+# torch build.
+import io
+import sys
+
+import torch
+import torch.nn as nn
+
+torch.manual_seed(20261202)
+torch.set_num_threads(1)
+
+
+class MLP(nn.Module):
+    def __init__(self):
+        super().__init__()
+        self.net = nn.Sequential(nn.Linear(4, 8), nn.ReLU(), nn.Linear(8, 3), nn.Softmax(dim=1))
+
+    def forward(self, x):
+        return self.net(x)
+
+
+class CNN(nn.Module):
+    def __init__(self):
+        super().__init__()
+        self.net = nn.Sequential(
+            nn.Conv2d(1, 4, 3, padding=1), nn.ReLU(), nn.BatchNorm2d(4), nn.MaxPool2d(2),
+            nn.Conv2d(4, 6, 3), nn.ReLU(), nn.Flatten(), nn.Linear(6 * 2 * 2, 3), nn.Softmax(dim=1))
+
+    def forward(self, x):
+        return self.net(x)
+
+
+class ResBlock(nn.Module):
+    def __init__(self):
+        super().__init__()
+        self.c1 = nn.Conv2d(2, 4, 3, padding=1, bias=False)
+        self.b1 = nn.BatchNorm2d(4)
+        self.c2 = nn.Conv2d(4, 4, 3, padding=1, bias=False)
+        self.b2 = nn.BatchNorm2d(4)
+        self.skip = nn.Conv2d(2, 4, 1)
+        self.fc = nn.Linear(4, 3)
+
+    def forward(self, x):
+        y = torch.relu(self.b1(self.c1(x)))
+        y = self.b2(self.c2(y))
+        y = torch.relu(y + self.skip(x))
+        y = nn.functional.adaptive_avg_pool2d(y, 1)
+        return torch.softmax(self.fc(torch.flatten(y, 1)), dim=1)
+
+
+class TextLSTM(nn.Module):
+    def __init__(self):
+        super().__init__()
+        self.emb = nn.Embedding(20, 6)
+        self.lstm = nn.LSTM(6, 5, batch_first=True)
+        self.fc = nn.Linear(5, 2)
+
+    def forward(self, ids):
+        _, (h, _) = self.lstm(self.emb(ids))
+        return torch.softmax(self.fc(h[-1]), dim=1)
+
+
+class TwoIn(nn.Module):
+    def __init__(self):
+        super().__init__()
+        self.a = nn.Linear(3, 4)
+        self.b = nn.Linear(5, 4)
+        self.head = nn.Linear(8, 3)
+
+    def forward(self, x1, x2):
+        z = torch.cat([torch.tanh(self.a(x1)), torch.sigmoid(self.b(x2))], dim=1)
+        return torch.softmax(self.head(z), dim=1)
+
+
+N = 6
+
+
+def data(name):
+    if name == 'mlp':
+        return [torch.randn(N, 4)]
+    if name == 'cnn':
+        return [torch.randn(N, 1, 8, 8)]
+    if name == 'resblock':
+        return [torch.randn(N, 2, 6, 6)]
+    if name == 'lstm':
+        return [torch.randint(0, 20, (N, 7))]
+    return [torch.randn(N, 3), torch.randn(N, 5)]
+
+
+def train(model, xs, classes):
+    y = torch.randint(0, classes, (N,))
+    opt = torch.optim.SGD(model.parameters(), lr=0.5)
+    model.train()
+    for _ in range(5):
+        opt.zero_grad()
+        out = model(*xs)
+        loss = nn.functional.nll_loss(torch.log(out + 1e-7), y)
+        loss.backward()
+        opt.step()
+    model.eval()
+
+
+def arr(t):
+    t = t.detach()
+    if t.dim() == 0:
+        return repr(float(t))
+    return '{' + ','.join(arr(s) for s in t) + '}'
+
+
+def flt(t):
+    return '{' + ','.join('%.9g' % v for v in t.detach().flatten().tolist()) + '}' if t.dim() <= 1 else \
+        '{' + ','.join(flt(s) for s in t) + '}'
+
+
+def main(out_path):
+    models = [('mlp', MLP(), 3), ('cnn', CNN(), 3), ('resblock', ResBlock(), 3),
+              ('lstm', TextLSTM(), 2), ('twoin', TwoIn(), 3)]
+    lines = ['-- onnx_torch.sql: made by test/interchange/gen_torch.py (PyTorch %s,'
+             ' torch.onnx.export opset 17); do not edit.' % torch.__version__,
+             '-- Per model: :<name>_onnx (the .onnx bytes), <name>_data (inputs as the',
+             '-- ONNX model takes them: NCHW for the CNNs, token ids for lstm),',
+             "-- <name>_torch (PyTorch's softmax outputs)."]
+    for name, model, classes in models:
+        xs = data(name)
+        train(model, xs, classes)
+        with torch.no_grad():
+            probs = model(*xs)
+        in_names = ['x'] if len(xs) == 1 else ['x', 'x2']
+        buf = io.BytesIO()
+        torch.onnx.export(model, tuple(xs), buf, opset_version=17, input_names=in_names,
+                          output_names=['prob'],
+                          dynamic_axes={**{n: {0: 'N'} for n in in_names}, 'prob': {0: 'N'}})
+        b = buf.getvalue()
+        lines.append("\\set %s_onnx '\\\\x%s'" % (name, b.hex()))
+        cols = ', '.join('%s real[]' % n for n in in_names)
+        lines.append('CREATE TABLE %s_data (id integer, %s);' % (name, cols))
+        lines.append('INSERT INTO %s_data VALUES' % name)
+        rows = []
+        for i in range(N):
+            vals = ', '.join("'%s'" % flt(x[i].float()) for x in xs)
+            rows.append('    (%d, %s)' % (i + 1, vals))
+        lines.append(',\n'.join(rows) + ';')
+        lines.append('CREATE TABLE %s_torch (id integer, prob real[]);' % name)
+        lines.append('INSERT INTO %s_torch VALUES' % name)
+        lines.append(',\n'.join("    (%d, '%s')" % (i + 1, flt(probs[i])) for i in range(N)) + ';')
+        print('%s: %d bytes of ONNX' % (name, len(b)), file=sys.stderr)
+    with open(out_path, 'w') as f:
+        f.write('\n'.join(lines) + '\n')
+
+
+if __name__ == '__main__':
+    main(sys.argv[1] if len(sys.argv) > 1 else 'test/data/onnx_torch.sql')
