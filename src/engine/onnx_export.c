@@ -517,7 +517,7 @@ ex_conv(Ex *ex, const DlLayer *l, const float *w, const char *in, int nsp)
 	int64_t		C = l->in_shape.dims[nsp];
 	int64_t		OC = l->filters;
 	int			KH = nsp == 2 ? l->kernel_size[0] : 1;
-	int			KW = nsp == 2 ? l->kernel_size[1] : l->kernel_size[0];
+	int			KW = l->kernel_size[1];
 	int64_t		dims[4];
 	float	   *W;
 	const char *x, *wn, *bn = NULL;
@@ -582,9 +582,10 @@ ex_conv(Ex *ex, const DlLayer *l, const float *w, const char *in, int nsp)
 	}
 	else
 	{
-		same_pads(l->padding, l->in_shape.dims[0], KW, l->strides[0], l->dilation[0], &pads[0], &pads[1]);
-		strides[0] = l->strides[0];
-		dil[0] = l->dilation[0];
+		/* a 1-d layer keeps its geometry at index 1 (a height of 1) */
+		same_pads(l->padding, l->in_shape.dims[0], KW, l->strides[1], l->dilation[1], &pads[0], &pads[1]);
+		strides[0] = l->strides[1];
+		dil[0] = l->dilation[1];
 		ks[0] = KW;
 	}
 	ex_attr_ints(ex, n, "kernel_shape", nsp, ks);
@@ -617,8 +618,10 @@ ex_recurrent(Ex *ex, const DlLayer *l, const float *w, const char *in, const cha
 	size_t		per_dir;
 	const char *x, *y, *yh;
 	Onnx__NodeProto *n;
-	const char *act_names[3];
+	const char *act_names[6];
 	int			n_act = 0;
+	float		act_alpha[6], act_beta[6];
+	int			n_ab = 0;
 
 	if (!W || !R)
 		return NULL;
@@ -709,6 +712,18 @@ ex_recurrent(Ex *ex, const DlLayer *l, const float *w, const char *in, const cha
 				case DL_ACT_RELU:
 					nm = "Relu";
 					break;
+				case DL_ACT_SOFTSIGN:
+					nm = "Softsign";
+					break;
+				case DL_ACT_SOFTPLUS:
+					nm = "Softplus";
+					break;
+				case DL_ACT_HARD_SIGMOID:
+				case DL_ACT_HARD_SIGMOID_K3:
+					nm = "HardSigmoid";
+					act_alpha[n_ab] = acts[a] == DL_ACT_HARD_SIGMOID ? 0.2f : (float) (1.0 / 6.0);
+					act_beta[n_ab++] = 0.5f;
+					break;
 				default:
 					dl_error_set(ex->err, DL_ERR_UNSUPPORTED,
 								 "layer \"%s\": recurrent activation %s has no ONNX export",
@@ -720,6 +735,25 @@ ex_recurrent(Ex *ex, const DlLayer *l, const float *w, const char *in, const cha
 		}
 	}
 	ex_attr_strs(ex, n, "activations", n_act, act_names);
+	if (n_ab > 0)
+	{
+		Onnx__AttributeProto *aa = ex_attr(ex, n, "activation_alpha", ONNX__ATTRIBUTE_PROTO__ATTRIBUTE_TYPE__FLOATS);
+		Onnx__AttributeProto *ab = ex_attr(ex, n, "activation_beta", ONNX__ATTRIBUTE_PROTO__ATTRIBUTE_TYPE__FLOATS);
+
+		if (aa && ab)
+		{
+			aa->floats = dl_onnx_arena_alloc(&ex->arena, sizeof(float) * 6);
+			ab->floats = dl_onnx_arena_alloc(&ex->arena, sizeof(float) * 6);
+			if (aa->floats && ab->floats)
+			{
+				memcpy(aa->floats, act_alpha, sizeof(float) * n_ab);
+				memcpy(ab->floats, act_beta, sizeof(float) * n_ab);
+				aa->n_floats = ab->n_floats = n_ab;
+			}
+			else
+				ex->oom = true;
+		}
+	}
 	if (!l->return_sequences)
 	{
 		if (D == 1)
@@ -863,7 +897,38 @@ ex_layer(Ex *ex, const DlModelSpec *spec, int li, const float *params)
 				const char *x = in;
 
 				if (l->threshold != 0.0)
-					return unsupported(ex, l, "threshold other than 0");
+				{
+					/* Where(x >= t, x, slope * (x - t)) */
+					float		th = (float) l->threshold,
+								sl = (float) l->negative_slope;
+					const char *c_th = ex_init_float(ex, ex_fmt(ex, l->name, "threshold"), 0, NULL, &th);
+					const char *c_sl = ex_init_float(ex, ex_fmt(ex, l->name, "slope"), 0, NULL, &sl);
+					char	   *ge = ex_fmt(ex, l->name, "ge");
+					char	   *d = ex_fmt(ex, l->name, "shifted");
+					char	   *ng = ex_fmt(ex, l->name, "negative");
+					char	   *y = l->has_max_value ? ex_fmt(ex, l->name, "thresholded") : (char *) out;
+					const char *i1[2] = {x, c_th};
+					const char *i3[2] = {d, c_sl};
+					const char *i4[3] = {ge, x, ng};
+
+					if (!c_th || !c_sl || !ge || !d || !ng || !y)
+						return dl_onnx_arena_error(&ex->arena, ex->err);
+					ex_node(ex, "GreaterOrEqual", ge, 2, i1, 1, (const char *const *) &ge);
+					ex_node(ex, "Sub", d, 2, i1, 1, (const char *const *) &d);
+					ex_node(ex, "Mul", ng, 2, i3, 1, (const char *const *) &ng);
+					ex_node(ex, "Where", y, 3, i4, 1, (const char *const *) &y);
+					if (l->has_max_value)
+					{
+						float		mx = (float) l->max_value;
+						const char *c = ex_init_float(ex, ex_fmt(ex, l->name, "max"), 0, NULL, &mx);
+						const char *ins[3] = {y, "", c};
+
+						if (!c)
+							return dl_onnx_arena_error(&ex->arena, ex->err);
+						ex_node(ex, "Clip", out, 3, ins, 1, &out);
+					}
+					break;
+				}
 				if (l->has_max_value)
 				{
 					char	   *y = ex_fmt(ex, l->name, "relu");
@@ -986,6 +1051,57 @@ ex_layer(Ex *ex, const DlModelSpec *spec, int li, const float *params)
 					ex_activation(ex, l->name, l->activation, z, out);
 				break;
 			}
+		case DL_LAYER_SEPARABLECONV2D:
+			{
+				/* depthwise (no bias), then a 1x1 convolution with the bias */
+				DlLayer		dw = *l,
+							pw = *l;
+				int64_t		C = l->in_shape.dims[2];
+				size_t		n_dw = (size_t) l->kernel_size[0] * l->kernel_size[1] * C * l->depth_multiplier;
+				const char *y;
+				char	   *mid, *z;
+
+				dw.kind = DL_LAYER_DEPTHWISECONV2D;
+				dw.use_bias = false;
+				snprintf(dw.name, sizeof(dw.name), "%.100s/depthwise", l->name);
+				pw.kind = DL_LAYER_CONV2D;
+				pw.kernel_size[0] = pw.kernel_size[1] = 1;
+				pw.strides[0] = pw.strides[1] = 1;
+				pw.dilation[0] = pw.dilation[1] = 1;
+				pw.padding = DL_PADDING_VALID;
+				snprintf(pw.name, sizeof(pw.name), "%.100s/pointwise", l->name);
+				pw.in_shape.dims[0] = l->out_shape.dims[0];
+				pw.in_shape.dims[1] = l->out_shape.dims[1];
+				pw.in_shape.dims[2] = C * l->depth_multiplier;
+				y = ex_conv(ex, &dw, w, in, 2);
+				mid = ex_fmt(ex, l->name, "depthwise_nhwc");
+				if (y == NULL || mid == NULL)
+					break;
+				ex_to_cl(ex, dw.name, y, mid, 4);
+				y = ex_conv(ex, &pw, w + n_dw, mid, 2);
+				if (y == NULL)
+					break;
+				z = l->activation == DL_ACT_LINEAR ? (char *) out : ex_fmt(ex, l->name, "nhwc");
+				ex_to_cl(ex, l->name, y, z, 4);
+				if (l->activation != DL_ACT_LINEAR)
+					ex_activation(ex, l->name, l->activation, z, out);
+				break;
+			}
+		case DL_LAYER_UPSAMPLING2D:
+			{
+				float		sc[4] = {1.0f, (float) l->size[0], (float) l->size[1], 1.0f};
+				int64_t		four = 4;
+				const char *scn = ex_init_float(ex, ex_fmt(ex, l->name, "scales"), 1, &four, sc);
+				const char *ins[3] = {in, "", scn};
+
+				if (!scn)
+					return dl_onnx_arena_error(&ex->arena, ex->err);
+				n = ex_node(ex, "Resize", out, 3, ins, 1, &out);
+				ex_attr_str(ex, n, "mode", "nearest");
+				ex_attr_str(ex, n, "coordinate_transformation_mode", "asymmetric");
+				ex_attr_str(ex, n, "nearest_mode", "floor");
+				break;
+			}
 		case DL_LAYER_MAXPOOL2D:
 		case DL_LAYER_AVGPOOL2D:
 		case DL_LAYER_MAXPOOL1D:
@@ -1002,9 +1118,11 @@ ex_layer(Ex *ex, const DlModelSpec *spec, int li, const float *params)
 				n = ex_node1(ex, mx ? "MaxPool" : "AveragePool", y, x, y);
 				for (int d = 0; d < nsp; d++)
 				{
-					ks[d] = l->pool_size[d];
-					st[d] = l->strides[d];
-					same_pads(l->padding, l->in_shape.dims[d], l->pool_size[d], l->strides[d], 1,
+					int			g = nsp == 1 ? 1 : d;	/* 1-d: index 1 */
+
+					ks[d] = l->pool_size[g];
+					st[d] = l->strides[g];
+					same_pads(l->padding, l->in_shape.dims[d], l->pool_size[g], l->strides[g], 1,
 							  &pads[d], &pads[d + nsp]);
 				}
 				ex_attr_ints(ex, n, "kernel_shape", nsp, ks);

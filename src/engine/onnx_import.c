@@ -38,7 +38,7 @@
 #define SUPPORTED_OPS "Gemm, MatMul (+ Add), Conv, BatchNormalization, Relu, LeakyRelu, " \
 	"Sigmoid, Tanh, Softmax, Elu, HardSigmoid, Gelu, Softplus, Softsign, Selu, MaxPool, " \
 	"AveragePool, GlobalAveragePool, GlobalMaxPool, ReduceMean/ReduceMax over H and W, " \
-	"Flatten, Reshape, Transpose, Squeeze, Concat, Add, Sub, Mul, LSTM, GRU, " \
+	"Flatten, Reshape, Transpose, Squeeze, Concat, Add, Sub, Mul, Sum, Mean, Max, Min, LSTM, GRU, " \
 	"Gather (embeddings, last step), Cast, Dropout, Identity, Constant, and the shape " \
 	"arithmetic of initial states (Shape, Unsqueeze, ConstantOfShape)"
 
@@ -928,6 +928,47 @@ op_binary(Im *im, const char *op)
 	return out_tensor(im, im->node->output[0], li, lay, av.rank, av.dims) ? DL_OK : im->err->code;
 }
 
+/* Sum, Mean, Max, Min of computed tensors of one shape */
+static DlStatus
+op_variadic(Im *im, const char *op)
+{
+	const Onnx__NodeProto *n = im->node;
+	int			k = (int) n->n_input;
+	int			refs[DL_MAX_FAN_IN];
+	bool		nhwc = false;
+	Val		   *v0 = in_val(im, 0);
+	Val			v0v;
+	int			li;
+
+	if (k < 1 || k > DL_MAX_FAN_IN)
+		return im_unsup(im, "%d inputs", k);
+	for (int j = 0; j < k; j++)
+	{
+		Val		   *v = in_val(im, j);
+
+		if (v == NULL || v->kind != VAL_TENSOR)
+			return im_unsup(im, "every input must be a computed tensor");
+		if (v->rank != v0->rank || memcmp(v->dims + 1, v0->dims + 1, sizeof(int64_t) * (size_t) (v->rank - 1)) != 0)
+			return im_unsup(im, "inputs differ in shape (broadcasting is not converted)");
+		nhwc = nhwc || v->layout == LAY_NHWC;
+	}
+	if (k == 1)
+		return alias(im, v0);
+	for (int j = 0; j < k; j++)
+	{
+		DlStatus	st = nhwc ? ref_nhwc(im, in_val(im, j), &refs[j]) : ref_plain(im, in_val(im, j), &refs[j]);
+
+		if (st != DL_OK)
+			return st;
+	}
+	v0v = *in_val(im, 0);
+	li = lay_new(im, strcmp(op, "Sum") == 0 ? "Add" : strcmp(op, "Mean") == 0 ? "Average" :
+				 strcmp(op, "Max") == 0 ? "Maximum" : "Minimum", node_label(im), "", k, refs);
+	if (li < 0)
+		return im->err->code;
+	return out_tensor(im, n->output[0], li, nhwc ? LAY_NHWC : LAY_PLAIN, v0v.rank, v0v.dims) ? DL_OK : im->err->code;
+}
+
 static DlStatus
 op_concat(Im *im)
 {
@@ -1449,6 +1490,8 @@ op_reshape(Im *im)
 	return out_tensor(im, im->node->output[0], li, LAY_PLAIN, (int) sh->count, dims) ? DL_OK : im->err->code;
 }
 
+static int	rnn_layer(Im *im, int ri, bool seq);
+
 static DlStatus
 op_transpose(Im *im)
 {
@@ -1464,9 +1507,27 @@ op_transpose(Im *im)
 	Val		   *o;
 	Val			xv;
 
+	k = attr_ints(im->node, "perm", perm, MAX_DIMS);
+	if (x->kind == VAL_RNN_Y && k == 4 && perm[0] == 2 && perm[1] == 0 && perm[2] == 1 && perm[3] == 3)
+	{
+		/* Y (T, 1, N, H) -> (N, T, 1, H): the full sequence, batch first */
+		int			ri = x->rnn;
+		int64_t		d4[4] = {x->dims[2], x->dims[0], 1, x->dims[3]};
+		Val		   *o;
+
+		if (im->rnns[ri].reverse)
+			return im_unsup(im, "the full sequence of a reverse recurrent layer");
+		li = rnn_layer(im, ri, true);
+		if (li < 0)
+			return im->err->code;
+		o = out_tensor(im, im->node->output[0], li, LAY_PLAIN, 4, d4);
+		if (o == NULL)
+			return im->err->code;
+		o->rnn = ri;
+		return DL_OK;
+	}
 	if (x->kind != VAL_TENSOR)
 		return im_unsup(im, "input must be a computed tensor");
-	k = attr_ints(im->node, "perm", perm, MAX_DIMS);
 	if (k < 0)
 	{
 		k = x->rank;
@@ -1719,8 +1780,20 @@ op_rnn(Im *im, bool gru)
 	}
 	if (attr_str_is(n, "direction", "bidirectional", "forward"))
 		return im_unsup(im, "direction=bidirectional");
-	if (attr(n, "activations") || attr(n, "clip") || attr_int(n, "input_forget", 0) || attr_int(n, "layout", 0))
-		return im_unsup(im, "activations, clip, input_forget or layout other than the defaults");
+	if (attr(n, "activations"))
+	{
+		const Onnx__AttributeProto *a = attr(n, "activations");
+		static const char *const dflt[3] = {"Sigmoid", "Tanh", "Tanh"};
+		size_t		want = gru ? 2 : 3;
+
+		if (a->n_strings != want)
+			return im_unsup(im, "activations other than the defaults");
+		for (size_t k = 0; k < want; k++)
+			if (a->strings[k].len != strlen(dflt[k]) || memcmp(a->strings[k].data, dflt[k], a->strings[k].len) != 0)
+				return im_unsup(im, "activations other than the defaults (Sigmoid, Tanh%s)", gru ? "" : ", Tanh");
+	}
+	if (attr(n, "clip") || attr_int(n, "input_forget", 0) || attr_int(n, "layout", 0))
+		return im_unsup(im, "clip, input_forget or layout other than the defaults");
 	I = x->dims[2];
 	if (H < 1 || H > 1 << 20 || W->rank != 3 || W->dims[0] != 1 || W->dims[1] != G * H || W->dims[2] != I ||
 		R->rank != 3 || R->dims[0] != 1 || R->dims[1] != G * H || R->dims[2] != H ||
@@ -2101,6 +2174,8 @@ convert_node(Im *im)
 		return (st = need_inputs(im, 2)) != DL_OK ? st : op_matmul(im);
 	if (strcmp(op, "Add") == 0 || strcmp(op, "Sub") == 0 || strcmp(op, "Mul") == 0)
 		return (st = need_inputs(im, 2)) != DL_OK ? st : op_binary(im, op);
+	if (strcmp(op, "Sum") == 0 || strcmp(op, "Mean") == 0 || strcmp(op, "Max") == 0 || strcmp(op, "Min") == 0)
+		return op_variadic(im, op);
 	if (strcmp(op, "Concat") == 0)
 		return in_val(im, 0)->kind == VAL_CONST ? fold_concat(im) : op_concat(im);
 	if (strcmp(op, "Conv") == 0)
