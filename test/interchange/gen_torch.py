@@ -20,7 +20,11 @@
 # .onnx bytes (hex), a table <name>_data (id, x real[] [, x2 real[]]) and
 # a table <name>_torch (id, prob real[]) of PyTorch's outputs.
 #
-# Run: /usr/bin/python3 test/interchange/gen_torch.py test/data/onnx_torch.sql
+# and, into test/unit/fixtures/, onnx_<name>.onnx with onnx_<name>.json
+# (inputs with their ONNX names, shapes and types, PyTorch's outputs) for
+# test/unit/test_onnx.c and ONNX Runtime (test/interchange/ort_check.js).
+#
+# Run: /usr/bin/python3 test/interchange/gen_torch.py test/data/onnx_torch.sql test/unit/fixtures
 # (python3-torch and python3-onnx: scripts/install-deps.sh).  The
 # generator seeds torch, so the file is the same on every run of the same
 # torch build.
@@ -136,7 +140,7 @@ def flt(t):
         '{' + ','.join(flt(s) for s in t) + '}'
 
 
-def main(out_path):
+def main(out_path, fixture_dir):
     models = [('mlp', MLP(), 3), ('cnn', CNN(), 3), ('resblock', ResBlock(), 3),
               ('lstm', TextLSTM(), 2), ('twoin', TwoIn(), 3)]
     lines = ['-- onnx_torch.sql: made by test/interchange/gen_torch.py (PyTorch %s,'
@@ -155,6 +159,18 @@ def main(out_path):
                           output_names=['prob'],
                           dynamic_axes={**{n: {0: 'N'} for n in in_names}, 'prob': {0: 'N'}})
         b = buf.getvalue()
+        if fixture_dir:
+            import json
+            with open('%s/onnx_%s.onnx' % (fixture_dir, name), 'wb') as f:
+                f.write(b)
+            spec = {'inputs': [{'name': n, 'shape': list(x.shape),
+                                'dtype': 'int64' if x.dtype == torch.int64 else 'float32',
+                                'data': [float(v) for v in x.flatten().tolist()]}
+                               for n, x in zip(in_names, xs)],
+                    'outputs': [{'name': 'prob', 'data': [float('%.9g' % v) for v in probs.flatten().tolist()]}]}
+            with open('%s/onnx_%s.json' % (fixture_dir, name), 'w') as f:
+                json.dump(spec, f)
+                f.write('\n')
         lines.append("\\set %s_onnx '\\\\x%s'" % (name, b.hex()))
         cols = ', '.join('%s real[]' % n for n in in_names)
         lines.append('CREATE TABLE %s_data (id integer, %s);' % (name, cols))
@@ -173,4 +189,5 @@ def main(out_path):
 
 
 if __name__ == '__main__':
-    main(sys.argv[1] if len(sys.argv) > 1 else 'test/data/onnx_torch.sql')
+    main(sys.argv[1] if len(sys.argv) > 1 else 'test/data/onnx_torch.sql',
+         sys.argv[2] if len(sys.argv) > 2 else None)

@@ -26,7 +26,9 @@ async function main(dir) {
       const session = await ort.InferenceSession.create(path.join(dir, name + '.onnx'));
       const feeds = {};
       for (const inp of spec.inputs) {
-        feeds[inp.name] = new ort.Tensor('float32', Float32Array.from(inp.data), inp.shape);
+        feeds[inp.name] = inp.dtype === 'int64'
+          ? new ort.Tensor('int64', BigInt64Array.from(inp.data.map((v) => BigInt(Math.round(v)))), inp.shape)
+          : new ort.Tensor('float32', Float32Array.from(inp.data), inp.shape);
       }
       const out = await session.run(feeds);
       for (const o of spec.outputs) {

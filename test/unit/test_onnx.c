@@ -173,6 +173,133 @@ test_export_fixtures(void **state)
 }
 
 /* ---------------------------------------------------------------------
+ * PyTorch -> import (test/interchange/gen_torch.py's models), then
+ * import -> export -> import
+ * --------------------------------------------------------------------- */
+
+static void
+torch_case(const char *name, double *worst_torch, double *worst_round)
+{
+	char		file[128];
+	size_t		len;
+	uint8_t    *onnx;
+	char	   *text;
+	json_object *root, *inputs, *outputs;
+	TestAllocCounter c;
+	DlAllocator a = test_allocator(&c);
+	DlOnnxImport imp, imp2;
+	DlError		err;
+	DlModelSpec *spec, *spec2;
+	float	   *x[DL_MAX_IO];
+	int64_t		n = 0;
+	float	   *ref, *out, *out2;
+	size_t		n_ref;
+	DlModel    *m;
+	DlOnnxExportArgs args = {0};
+	uint8_t    *buf;
+	size_t		blen;
+	double		d;
+	const char *dir = getenv("ONNX_DUMP_DIR");
+
+	snprintf(file, sizeof(file), "onnx_%s.onnx", name);
+	onnx = (uint8_t *) read_fixture(file, &len);
+	snprintf(file, sizeof(file), "onnx_%s.json", name);
+	text = read_fixture(file, NULL);
+	root = json_tokener_parse(text);
+	inputs = fx_member(root, "inputs");
+	outputs = fx_member(root, "outputs");
+	if (dl_onnx_import(onnx, len, &a, &imp, &err) != DL_OK)
+		fail_msg("%s: import: %s", name, err.msg);
+	if (dl_keras_parse_multi_io(imp.json, imp.json_len, &a, &spec, &err) != DL_OK)
+		fail_msg("%s: JSON: %s\n%s", name, err.msg, imp.json);
+	assert_int_equal((int) json_object_array_length(inputs), spec->n_inputs);
+	for (int k = 0; k < spec->n_inputs; k++)
+	{
+		size_t		cnt;
+		json_object *in = json_object_array_get_idx(inputs, k);
+
+		x[k] = fx_floats(fx_member(in, "data"), &cnt);
+		n = json_object_get_int64(json_object_array_get_idx(fx_member(in, "shape"), 0));
+		assert_int_equal(cnt, (size_t) (n * dl_shape_size(&spec->input_shapes[k])));
+	}
+	ref = fx_floats(fx_member(json_object_array_get_idx(outputs, 0), "data"), &n_ref);
+	out = malloc(sizeof(float) * n_ref);
+	out2 = malloc(sizeof(float) * n_ref);
+	assert_int_equal(dl_model_create(spec, NULL, &a, &m, &err), DL_OK);
+	assert_int_equal(dl_model_set_params(m, imp.params, imp.n_params, &err), DL_OK);
+	if (dl_model_predict_io(m, &out, (const float *const *) x, n, 4, &err) != DL_OK)
+		fail_msg("%s: predict: %s", name, err.msg);
+	dl_model_free(m);
+	d = fx_max_abs_diff(out, ref, n_ref);
+	printf("    %s: PyTorch -> import: %d nodes -> %d layers, max abs difference %.3g\n",
+		   name, imp.n_nodes, imp.n_layers, d);
+	assert_true(d < 1e-5);
+	*worst_torch = fmax(*worst_torch, d);
+
+	/* export, import again: the same weights, the same predictions */
+	args.spec = spec;
+	args.params = imp.params;
+	args.opset = 17;
+	if (dl_onnx_export(&args, &a, &buf, &blen, &err) != DL_OK)
+		fail_msg("%s: export: %s", name, err.msg);
+	if (dl_onnx_import(buf, blen, &a, &imp2, &err) != DL_OK)
+		fail_msg("%s: import of the export: %s", name, err.msg);
+	assert_int_equal(imp2.n_params, imp.n_params);
+	assert_memory_equal(imp2.params, imp.params, imp.n_params * sizeof(float));
+	assert_int_equal(dl_keras_parse_multi_io(imp2.json, imp2.json_len, &a, &spec2, &err), DL_OK);
+	assert_true(dl_model_spec_fingerprint(spec2) == dl_model_spec_fingerprint(spec));
+	assert_int_equal(dl_model_create(spec2, NULL, &a, &m, &err), DL_OK);
+	assert_int_equal(dl_model_set_params(m, imp2.params, imp2.n_params, &err), DL_OK);
+	assert_int_equal(dl_model_predict_io(m, &out2, (const float *const *) x, n, 4, &err), DL_OK);
+	dl_model_free(m);
+	d = fx_max_abs_diff(out, out2, n_ref);
+	assert_true(d == 0.0);
+	*worst_round = fmax(*worst_round, d);
+	if (dir)
+	{
+		FxCase		g;
+
+		memset(&g, 0, sizeof(g));
+		g.name = name;
+		g.spec = spec;
+		g.n = n;
+		g.n_in = spec->n_inputs;
+		g.n_out = 1;
+		for (int k = 0; k < g.n_in; k++)
+			g.x[k] = x[k];
+		g.pred_len[0] = n_ref;
+		dump_case(dir, "torch_imported", &g, buf, blen, &out);
+	}
+	dl_free(&a, buf);
+	dl_model_spec_free(spec2, &a);
+	dl_onnx_import_free(&imp2, &a);
+	dl_model_spec_free(spec, &a);
+	dl_onnx_import_free(&imp, &a);
+	assert_int_equal(c.live, 0);
+	for (int k = 0; k < (int) json_object_array_length(inputs); k++)
+		free(x[k]);
+	free(out);
+	free(out2);
+	free(ref);
+	json_object_put(root);
+	free(text);
+	free(onnx);
+}
+
+static void
+test_torch_import(void **state)
+{
+	static const char *const names[] = {"mlp", "cnn", "resblock", "lstm", "twoin"};
+	double		worst_torch = 0,
+				worst_round = 0;
+
+	for (size_t k = 0; k < sizeof(names) / sizeof(names[0]); k++)
+		torch_case(names[k], &worst_torch, &worst_round);
+	printf("    onnx: 5 PyTorch models within %.3g of PyTorch; import -> export -> import: "
+		   "identical weights, predictions within %.3g\n", worst_torch, worst_round);
+}
+
+/* ---------------------------------------------------------------------
  * hostile files
  * --------------------------------------------------------------------- */
 
@@ -376,6 +503,7 @@ main(void)
 {
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test(test_export_fixtures),
+		cmocka_unit_test(test_torch_import),
 		cmocka_unit_test(test_hostile),
 	};
 
