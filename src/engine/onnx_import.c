@@ -37,10 +37,9 @@
 
 #define SUPPORTED_OPS "Gemm, MatMul (+ Add), Conv, BatchNormalization, Relu, LeakyRelu, " \
 	"Sigmoid, Tanh, Softmax, Elu, HardSigmoid, Gelu, Softplus, Softsign, Selu, MaxPool, " \
-	"AveragePool, GlobalAveragePool, GlobalMaxPool, ReduceMean/ReduceMax over H and W, " \
-	"Flatten, Reshape, Transpose, Squeeze, Concat, Add, Sub, Mul, Sum, Mean, Max, Min, LSTM, GRU, " \
-	"Gather (embeddings, last step), Cast, Dropout, Identity, Constant, and the shape " \
-	"arithmetic of initial states (Shape, Unsqueeze, ConstantOfShape)"
+	"AveragePool, GlobalAveragePool, GlobalMaxPool, ReduceMean, ReduceMax, Flatten, Reshape, " \
+	"Transpose, Squeeze, Concat, Add, Sub, Mul, Sum, Mean, Max, Min, LSTM, GRU, Gather, Cast, " \
+	"Dropout, Identity, Constant, Shape, Unsqueeze, ConstantOfShape"
 
 const char *
 dl_onnx_import_ops(void)
@@ -182,8 +181,7 @@ im_unsup(Im *im, const char *fmt,...)
 	vsnprintf(msg, sizeof(msg), fmt, ap);
 	va_end(ap);
 	im_err(im, DL_ERR_UNSUPPORTED, "%s", msg);
-	return dl_error_hint(im->err, "load_onnx_model converts these operators: %s (docs/interchange.md).",
-						 SUPPORTED_OPS);
+	return dl_error_hint(im->err, "Supported: %s (docs/interchange.md).", SUPPORTED_OPS);
 }
 
 /* ------------------------------------------------------------------ */
@@ -2597,7 +2595,14 @@ dl_onnx_import(const uint8_t *buf, size_t len, const DlAllocator *alloc, DlOnnxI
 		st = dl_onnx_arena_error(&im.arena, err);
 	dl_onnx_arena_free(&im.arena);
 	if (st != DL_OK)
+	{
 		dl_onnx_import_free(out, alloc);
+		/* messages quote names from the file: keep them printable ASCII */
+		if (err)
+			for (char *p = err->msg; *p; p++)
+				if ((unsigned char) *p < 0x20 || (unsigned char) *p >= 0x7f)
+					*p = '?';
+	}
 	return st;
 }
 

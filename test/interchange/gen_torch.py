@@ -184,8 +184,39 @@ def main(out_path, fixture_dir):
         lines.append('INSERT INTO %s_torch VALUES' % name)
         lines.append(',\n'.join("    (%d, '%s')" % (i + 1, flt(probs[i])) for i in range(N)) + ';')
         print('%s: %d bytes of ONNX' % (name, len(b)), file=sys.stderr)
+    lines.append('-- hostile files: an unsupported operator, a cycle, a 2 GB tensor declared in')
+    lines.append('-- under 1 kB (made with onnx.helper)')
+    for name, b in hostile():
+        lines.append("\\set %s '\\\\x%s'" % (name, b.hex()))
+        if fixture_dir:
+            import os
+            d = os.path.join(os.path.dirname(os.path.abspath(__file__)), '..', 'fuzz', 'corpus', 'fuzz_onnx')
+            os.makedirs(d, exist_ok=True)
+            with open(os.path.join(d, name + '.onnx'), 'wb') as f:
+                f.write(b)
     with open(out_path, 'w') as f:
         f.write('\n'.join(lines) + '\n')
+
+
+def hostile():
+    from onnx import TensorProto, helper
+    x = helper.make_tensor_value_info('x', TensorProto.FLOAT, ['N', 4])
+    y = helper.make_tensor_value_info('y', TensorProto.FLOAT, ['N', 4])
+    out = []
+    g = helper.make_graph([helper.make_node('Sin', ['x'], ['y'], name='sin_1')], 'unsupported', [x], [y])
+    out.append(('hostile_unsupported', helper.make_model(g, opset_imports=[helper.make_opsetid('', 17)])))
+    g = helper.make_graph([helper.make_node('Relu', ['b'], ['a'], name='loop_a'),
+                           helper.make_node('Relu', ['a'], ['b'], name='loop_b'),
+                           helper.make_node('Add', ['x', 'b'], ['y'], name='out')], 'cycle', [x], [y])
+    out.append(('hostile_cycle', helper.make_model(g, opset_imports=[helper.make_opsetid('', 17)])))
+    w = TensorProto()
+    w.name = 'w'
+    w.data_type = TensorProto.FLOAT
+    w.dims.extend([1 << 16, 1 << 13])   # 2^29 floats: 2 GiB
+    w.raw_data = bytes(16)
+    g = helper.make_graph([helper.make_node('MatMul', ['x', 'w'], ['y'], name='big')], 'big', [x], [y], [w])
+    out.append(('hostile_bigtensor', helper.make_model(g, opset_imports=[helper.make_opsetid('', 17)])))
+    return [(n, m.SerializeToString()) for n, m in out]
 
 
 if __name__ == '__main__':
