@@ -187,6 +187,44 @@ AS $function$
                     false)
 $function$;
 
+CREATE FUNCTION madlib_dl._assert_trusted_table(rel regclass, what text DEFAULT NULL::text)
+ RETURNS regclass
+ LANGUAGE c
+ PARALLEL RESTRICTED
+AS '$libdir/madlib_dl', $function$madlib_dl__assert_trusted_table$function$;
+
+CREATE FUNCTION madlib_dl._assert_writable_table(rel regclass, what text DEFAULT NULL::text)
+ RETURNS regclass
+ LANGUAGE c
+ PARALLEL RESTRICTED
+AS '$libdir/madlib_dl', $function$madlib_dl__assert_writable_table$function$;
+
+CREATE OR REPLACE FUNCTION madlib_dl._assert_table_exists(tbl text[], param text DEFAULT 'table'::text)
+ RETURNS regclass
+ LANGUAGE plpgsql
+ STABLE PARALLEL SAFE
+ SET search_path TO 'pg_catalog', 'pg_temp'
+AS $function$
+DECLARE
+    rel regclass := madlib_dl._table_oid(tbl);
+    kind "char";
+BEGIN
+    IF rel IS NULL THEN
+        RAISE EXCEPTION '% "%" does not exist', param, madlib_dl._table_label(tbl)
+            USING ERRCODE = 'undefined_table',
+                  HINT = 'Check the table name and the search_path, or give schema.table.';
+    END IF;
+    SELECT c.relkind INTO kind FROM pg_class c WHERE c.oid = rel;
+    IF kind NOT IN ('r', 'p') THEN
+        RAISE EXCEPTION '% "%" is not a table', param, madlib_dl._table_label(tbl)
+            USING ERRCODE = 'wrong_object_type',
+                  HINT = 'Give the name of an ordinary table.';
+    END IF;
+    PERFORM madlib_dl._assert_trusted_table(rel, param);
+    RETURN rel;
+END
+$function$;
+
 CREATE OR REPLACE FUNCTION madlib_dl._assert_schema_exists(tbl text[])
  RETURNS void
  LANGUAGE plpgsql
@@ -199,6 +237,36 @@ BEGIN
             USING ERRCODE = 'invalid_schema_name',
                   HINT = 'Create the schema first, or give a table in an existing schema.';
     END IF;
+END
+$function$;
+
+CREATE OR REPLACE FUNCTION madlib_dl._assert_columns(rel regclass, cols text[], types text[], what text)
+ RETURNS void
+ LANGUAGE plpgsql
+ STABLE PARALLEL SAFE
+ SET search_path TO 'pg_catalog', 'pg_temp'
+AS $function$
+DECLARE
+    i int;
+    have text;
+BEGIN
+    PERFORM madlib_dl._assert_trusted_table(rel, what);
+    FOR i IN 1 .. coalesce(array_length(cols, 1), 0) LOOP
+        SELECT format_type(a.atttypid, a.atttypmod) INTO have
+          FROM pg_attribute a
+         WHERE a.attrelid = rel AND a.attname = cols[i]
+           AND a.attnum > 0 AND NOT a.attisdropped;
+        IF NOT FOUND THEN
+            RAISE EXCEPTION 'table "%" has no column "%"', rel::text, cols[i]
+                USING ERRCODE = 'undefined_column',
+                      HINT = format('Give %s, or a name that does not exist yet.', what);
+        END IF;
+        IF have <> types[i] THEN
+            RAISE EXCEPTION 'column "%" of table "%" has type %, not %', cols[i], rel::text, have, types[i]
+                USING ERRCODE = 'datatype_mismatch',
+                      HINT = format('Give %s, or a name that does not exist yet.', what);
+        END IF;
+    END LOOP;
 END
 $function$;
 
@@ -275,6 +343,7 @@ BEGIN
                                       AND a.atttypid IN ('text'::regtype, 'varchar'::regtype)) THEN
         RETURN;
     END IF;
+    PERFORM madlib_dl._assert_trusted_table(summ, what);
     FOR v IN EXECUTE format('SELECT DISTINCT madlib_version::text FROM %s', summ::text) LOOP
         CONTINUE WHEN v IS NULL OR left(v, 10) <> 'madlib_dl ';
         m := regexp_match(v, '^madlib_dl ([0-9]{1,9})\.([0-9]{1,9})\.');
@@ -2052,6 +2121,32 @@ CREATE FUNCTION madlib_dl._predict_batch_io(model_arch json, model_weights bytea
  LANGUAGE c
  ROWS 3
 AS '$libdir/madlib_dl', $function$madlib_dl__predict_batch_io$function$;
+
+CREATE OR REPLACE FUNCTION madlib_dl._ep_assert_readable(tbl text[], param text)
+ RETURNS regclass
+ LANGUAGE plpgsql
+ STABLE PARALLEL SAFE
+ SET search_path TO 'pg_catalog', 'pg_temp'
+AS $function$
+DECLARE
+    rel regclass := madlib_dl._table_oid(tbl);
+    kind "char";
+BEGIN
+    IF rel IS NULL THEN
+        RAISE EXCEPTION '% "%" does not exist', param, madlib_dl._table_label(tbl)
+            USING ERRCODE = 'undefined_table',
+                  HINT = 'Check the table name and the search_path, or give schema.table.';
+    END IF;
+    SELECT c.relkind INTO kind FROM pg_class c WHERE c.oid = rel;
+    IF kind NOT IN ('r', 'p', 'v', 'm', 'f') THEN
+        RAISE EXCEPTION '% "%" is not a table', param, madlib_dl._table_label(tbl)
+            USING ERRCODE = 'wrong_object_type',
+                  HINT = 'Give the name of a table or view.';
+    END IF;
+    PERFORM madlib_dl._assert_trusted_table(rel, param);
+    RETURN rel;
+END
+$function$;
 
 CREATE OR REPLACE FUNCTION madlib_dl._ep_assert_no_gpus(use_gpus boolean)
  RETURNS void
@@ -5323,7 +5418,9 @@ BEGIN
                     'madlib_dl._assert_output_absent(text[],text)',
                     'madlib_dl._assert_schema_exists(text[])',
                     'madlib_dl._assert_table_exists(text[],text)',
+                    'madlib_dl._assert_trusted_table(regclass,text)',
                     'madlib_dl._assert_warm_start_outputs(text[],text,text[],text[],text[],text,text[],text)',
+                    'madlib_dl._assert_writable_table(regclass,text)',
                     'madlib_dl._automl(text[],text[],text[],text,text[],integer[],text,text,text,text,integer,text[],boolean,text[],integer,text,text,boolean)',
                     'madlib_dl._automl_check(text,text)',
                     'madlib_dl._automl_probe(integer[],text,text)',

@@ -121,6 +121,8 @@ dl_pg_require_columns(Oid relid, const DlPgColumn *cols, int n, const char *what
 					 errhint("Ask the table's owner for SELECT on it.")));
 	}
 	LockRelationOid(relid, AccessShareLock);
+	/* every column of a trusted type, no policy of another role's code */
+	dl_pg_require_trusted_table(relid, what);
 	for (int i = 0; i < n; i++)
 	{
 		AttrNumber	att = get_attnum(relid, cols[i].name);

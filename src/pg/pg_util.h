@@ -92,6 +92,38 @@ void		dl_pg_require_columns(Oid relid, const DlPgColumn *cols, int n, const char
  */
 void		dl_pg_require_packed_table(Oid relid, const char *x_col, const char *y_col);
 
+/* pg_trust.c: the rule of docs/security.md, "Whose code runs". */
+
+/*
+ * Is an object owned by owner trusted: the bootstrap superuser, any
+ * superuser, or the calling role (GetUserId()) itself?
+ */
+bool		dl_pg_owner_trusted(Oid owner);
+
+/*
+ * The first type owned by an untrusted role found walking type (array
+ * element, domain base, composite attributes, range subtype), or
+ * InvalidOid; *owner is set to its owner.
+ */
+Oid			dl_pg_untrusted_type(Oid type, Oid *owner);
+
+/*
+ * Call before reading relid: ERROR 42501 unless the caller may SELECT
+ * from it, every column has a trusted type (dl_pg_untrusted_type) and no
+ * row-security policy of it uses a function, operator or type of an
+ * untrusted role.  Takes AccessShareLock on relid after the privilege
+ * check.  what: what the table should be, for messages (may be NULL).
+ */
+void		dl_pg_require_trusted_table(Oid relid, const char *what);
+
+/*
+ * Call before writing into relid, a table that madlib_dl did not create
+ * in this call: dl_pg_require_trusted_table, and ERROR 42501 unless the
+ * caller owns relid and none of its triggers, rules, defaults, generated
+ * columns, constraints or indexes uses code of an untrusted role.
+ */
+void		dl_pg_require_writable_table(Oid relid, const char *what);
+
 /*
  * SPI_connect, then open a read-only cursor on query (no parameters).
  * The caller fetches from the returned portal, closes it and calls

@@ -116,6 +116,46 @@ LANGUAGE sql STABLE STRICT PARALLEL SAFE
 SET search_path = pg_catalog, pg_temp
 AS $$ SELECT to_regclass(format('%I.%I', tbl[1], tbl[2])) $$;
 
+-- WHOSE CODE RUNS (docs/security.md): code of another role never runs
+-- inside a madlib_dl call.  A type's input/output functions and casts, a
+-- domain's CHECK, an operator, a row-security policy, a trigger, a rule
+-- and a column DEFAULT run with the rights of whoever runs the query.  So:
+--
+--   * Before a driver reads ANY table (source, model, summary, packed,
+--     model selection, architecture, object table...), it calls
+--       PERFORM madlib_dl._assert_trusted_table(rel, 'a model table');
+--     (or gets rel from _assert_table_exists / _assert_columns /
+--     _assert_known_format, which call it).  Every column must have a type
+--     owned by the bootstrap superuser, a superuser or the caller
+--     (recursively: array elements, domain bases, composite attributes,
+--     range subtypes), and no row-security policy may call another role's
+--     function, operator or type; else 42501 naming table, column, type
+--     and owner.  It locks the table (AccessShareLock) so nothing changes
+--     before the transaction ends.  C code: dl_pg_require_columns and
+--     dl_pg_require_trusted_table (src/pg/pg_trust.c) do the same.
+--   * Before writing into a table it did not create in this call
+--     (appending to an architecture table, warm start, UPDATE of a model
+--     selection table), it calls
+--       PERFORM madlib_dl._assert_writable_table(rel, 'a model architecture table');
+--     which also requires the caller to own it and no trigger, rule,
+--     default, constraint or index of it to call another role's code.
+--   * Output tables hold built-in types only: never copy a column type
+--     from a table you read (class values: text[] or a built-in array
+--     type, _class_values_type; ids: _builtin_type_of).
+--   * Comparisons, coalesce and casts run under SET search_path =
+--     pg_catalog, pg_temp (operators resolve in pg_catalog only) on
+--     columns checked above; no ::text or to_jsonb over a row whose
+--     table was not checked.
+CREATE FUNCTION madlib_dl._assert_trusted_table(rel regclass, what text DEFAULT NULL)
+RETURNS regclass
+AS 'MODULE_PATHNAME', 'madlib_dl__assert_trusted_table'
+LANGUAGE C VOLATILE PARALLEL RESTRICTED;
+
+CREATE FUNCTION madlib_dl._assert_writable_table(rel regclass, what text DEFAULT NULL)
+RETURNS regclass
+AS 'MODULE_PATHNAME', 'madlib_dl__assert_writable_table'
+LANGUAGE C VOLATILE PARALLEL RESTRICTED;
+
 -- Raise 22004 "<param> must not be NULL" when val is NULL.
 --   PERFORM madlib_dl._assert_not_null(model_id, 'model_id');
 CREATE FUNCTION madlib_dl._assert_not_null(val anyelement, param text)
@@ -156,6 +196,7 @@ BEGIN
             USING ERRCODE = 'wrong_object_type',
                   HINT = 'Give the name of an ordinary table.';
     END IF;
+    PERFORM madlib_dl._assert_trusted_table(rel, param);
     RETURN rel;
 END
 $$;
@@ -212,6 +253,7 @@ DECLARE
     i int;
     have text;
 BEGIN
+    PERFORM madlib_dl._assert_trusted_table(rel, what);
     FOR i IN 1 .. coalesce(array_length(cols, 1), 0) LOOP
         SELECT format_type(a.atttypid, a.atttypmod) INTO have
           FROM pg_attribute a
@@ -333,6 +375,7 @@ BEGIN
                                       AND a.atttypid IN ('text'::regtype, 'varchar'::regtype)) THEN
         RETURN;
     END IF;
+    PERFORM madlib_dl._assert_trusted_table(summ, what);
     FOR v IN EXECUTE format('SELECT DISTINCT madlib_version::text FROM %s', summ::text) LOOP
         CONTINUE WHEN v IS NULL OR left(v, 10) <> 'madlib_dl ';
         m := regexp_match(v, '^madlib_dl ([0-9]{1,9})\.([0-9]{1,9})\.');

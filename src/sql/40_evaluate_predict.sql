@@ -87,6 +87,7 @@ BEGIN
             USING ERRCODE = 'wrong_object_type',
                   HINT = 'Give the name of a table or view.';
     END IF;
+    PERFORM madlib_dl._assert_trusted_table(rel, param);
     RETURN rel;
 END
 $$;

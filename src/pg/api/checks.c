@@ -24,6 +24,7 @@
 
 #include "pg_glue.h"
 #include "pg_model.h"
+#include "pg_util.h"
 
 PG_FUNCTION_INFO_V1(madlib_dl__check_params);
 
@@ -143,4 +144,43 @@ madlib_dl__check_var_shape(PG_FUNCTION_ARGS)
 						 output ? k : -1, PG_GETARG_ARRAYTYPE_P(3), psprintf("\"%s\"", what));
 	dl_pg_model_free(m);
 	PG_RETURN_VOID();
+}
+
+PG_FUNCTION_INFO_V1(madlib_dl__assert_trusted_table);
+PG_FUNCTION_INFO_V1(madlib_dl__assert_writable_table);
+
+/*
+ * madlib_dl._assert_trusted_table(rel regclass, what text DEFAULT NULL)
+ *   RETURNS regclass
+ *
+ * The rule of docs/security.md before reading rel: every column of a type
+ * owned by the bootstrap superuser, a superuser or the caller, no
+ * row-security policy calling another role's code; ERROR 42501 otherwise
+ * (pg_trust.c).  Returns rel.  NULL rel: NULL.
+ */
+Datum
+madlib_dl__assert_trusted_table(PG_FUNCTION_ARGS)
+{
+	if (PG_ARGISNULL(0))
+		PG_RETURN_NULL();
+	dl_pg_require_trusted_table(PG_GETARG_OID(0), dl_pg_text_arg(fcinfo, 1));
+	PG_RETURN_OID(PG_GETARG_OID(0));
+}
+
+/*
+ * madlib_dl._assert_writable_table(rel regclass, what text DEFAULT NULL)
+ *   RETURNS regclass
+ *
+ * Before writing into rel, a table madlib_dl did not create in this call:
+ * _assert_trusted_table, and ERROR 42501 unless the caller owns rel and no
+ * trigger, rule, default, constraint or index of it calls another role's
+ * code (pg_trust.c).  Returns rel.  NULL rel: NULL.
+ */
+Datum
+madlib_dl__assert_writable_table(PG_FUNCTION_ARGS)
+{
+	if (PG_ARGISNULL(0))
+		PG_RETURN_NULL();
+	dl_pg_require_writable_table(PG_GETARG_OID(0), dl_pg_text_arg(fcinfo, 1));
+	PG_RETURN_OID(PG_GETARG_OID(0));
 }
