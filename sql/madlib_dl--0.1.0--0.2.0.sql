@@ -3033,6 +3033,70 @@ $summary$
 END
 $function$;
 
+CREATE FUNCTION madlib_dl._onnx_export(model_arch json, model_weights bytea, opset integer)
+ RETURNS bytea
+ LANGUAGE c
+ IMMUTABLE PARALLEL SAFE
+AS '$libdir/madlib_dl', $function$madlib_dl__onnx_export$function$;
+
+CREATE FUNCTION madlib_dl._onnx_import(onnx bytea, OUT model_arch json, OUT model_weights bytea)
+ RETURNS record
+ LANGUAGE c
+ IMMUTABLE PARALLEL SAFE
+AS '$libdir/madlib_dl', $function$madlib_dl__onnx_import$function$;
+
+CREATE FUNCTION madlib_dl._export_onnx(mtbl text[], mst_key integer, opset integer)
+ RETURNS bytea
+ LANGUAGE plpgsql
+ STABLE
+ SET search_path TO 'pg_catalog', 'pg_temp'
+AS $function$
+DECLARE
+    m record;
+BEGIN
+    PERFORM madlib_dl._assert_not_null(opset, 'opset');
+    -- _ep_model checks the tables' column types before reading them
+    m := madlib_dl._ep_model(mtbl, mst_key);
+    IF m.model_weights IS NULL THEN
+        RAISE EXCEPTION 'model table "%" has no weights', madlib_dl._table_label(mtbl)
+            USING ERRCODE = 'null_value_not_allowed',
+                  HINT = 'Export a model table that fit or fit_multiple_model wrote.';
+    END IF;
+    RETURN madlib_dl._onnx_export(m.model_arch, m.model_weights, opset);
+END
+$function$;
+
+CREATE FUNCTION madlib_dl._load_onnx_model(tbl text[], onnx bytea, name character varying, description character varying)
+ RETURNS void
+ LANGUAGE plpgsql
+ SET search_path TO 'pg_catalog', 'pg_temp'
+AS $function$
+DECLARE
+    r record;
+BEGIN
+    PERFORM madlib_dl._assert_not_null(onnx, 'onnx');
+    -- converted (and refused) before any table is touched
+    r := madlib_dl._onnx_import(onnx);
+    PERFORM madlib_dl._load_keras_model(tbl, r.model_arch, r.model_weights, name, description);
+END
+$function$;
+
+CREATE FUNCTION madlib_dl.export_onnx(model_table character varying, mst_key integer DEFAULT NULL::integer, opset integer DEFAULT 17)
+ RETURNS bytea
+ LANGUAGE sql
+ STABLE
+AS $function$
+    SELECT madlib_dl._export_onnx(madlib_dl._resolve_table($1, 'model_table'), $2, $3)
+$function$;
+
+CREATE FUNCTION madlib_dl.load_onnx_model(model_arch_table character varying, onnx bytea, name character varying DEFAULT NULL::character varying, description character varying DEFAULT NULL::character varying)
+ RETURNS void
+ LANGUAGE sql
+AS $function$
+    SELECT madlib_dl._load_onnx_model(
+        madlib_dl._resolve_table($1, 'model_arch_table'), $2, $3, $4)
+$function$;
+
 CREATE FUNCTION madlib_dl._ms_store(mst text[], arch text[], arch_raw text, ids integer[], compiles text[], fits text[], obj text[] DEFAULT NULL::text[])
  RETURNS bigint
  LANGUAGE plpgsql
@@ -5459,6 +5523,7 @@ BEGIN
                     'madlib_dl._evaluate_segment_io(json,bytea,text,integer,integer,"any")',
                     'madlib_dl._evaluate_transition(internal,json,bytea,text,integer,bytea,bytea,integer[],integer[])',
                     'madlib_dl._evaluate_transition_io(internal,json,bytea,text,integer,integer,"any")',
+                    'madlib_dl._export_onnx(text[],integer,integer)',
                     'madlib_dl._fit(text[],text[],text[],integer,character varying,character varying,integer,boolean,text[],integer,boolean,character varying,character varying,character varying,integer,character varying)',
                     'madlib_dl._fit_check_averaging(integer,text)',
                     'madlib_dl._fit_check_iterations(integer,integer)',
@@ -5493,6 +5558,7 @@ BEGIN
                     'madlib_dl._leader_only_for_temp(regclass[],text)',
                     'madlib_dl._load_keras_model(text[],json,bytea,character varying,character varying)',
                     'madlib_dl._load_model_selection_table(text[],text[],text,integer[],text[],text[],text[])',
+                    'madlib_dl._load_onnx_model(text[],bytea,character varying,character varying)',
                     'madlib_dl._load_top_k_accuracy_function(text[],integer)',
                     'madlib_dl._make_train_job(regclass,text,text,text[],text[],integer,text[],bytea[],integer[],regclass,text,text,integer,integer,bigint,text,text,boolean,integer,text,text[],text[],text[],text[])',
                     'madlib_dl._model_configs(integer[],text,text,text,integer,integer)',
@@ -5501,6 +5567,8 @@ BEGIN
                     'madlib_dl._names_table(text,text[])',
                     'madlib_dl._object_table_check(text[],text[])',
                     'madlib_dl._object_table_what()',
+                    'madlib_dl._onnx_export(json,bytea,integer)',
+                    'madlib_dl._onnx_import(bytea)',
                     'madlib_dl._pack_final(internal)',
                     'madlib_dl._pack_float32(anyarray,tid,integer,integer,double precision,integer[])',
                     'madlib_dl._pack_float32_sfunc(internal,anyarray,tid,integer,integer,double precision,integer[])',
@@ -5588,6 +5656,7 @@ BEGIN
                     'madlib_dl.evaluate()',
                     'madlib_dl.evaluate(character varying)',
                     'madlib_dl.evaluate(character varying,character varying,character varying,boolean,integer)',
+                    'madlib_dl.export_onnx(character varying,integer,integer)',
                     'madlib_dl.fit()',
                     'madlib_dl.fit(character varying)',
                     'madlib_dl.fit(character varying,character varying,character varying,integer,character varying,character varying,integer,boolean,character varying,integer,boolean,character varying,character varying,character varying,integer,character varying)',
@@ -5612,6 +5681,7 @@ BEGIN
                     'madlib_dl.load_model_selection_table()',
                     'madlib_dl.load_model_selection_table(character varying)',
                     'madlib_dl.load_model_selection_table(character varying,character varying,integer[],character varying[],character varying[],character varying)',
+                    'madlib_dl.load_onnx_model(character varying,bytea,character varying,character varying)',
                     'madlib_dl.load_top_k_accuracy_function()',
                     'madlib_dl.load_top_k_accuracy_function(character varying)',
                     'madlib_dl.load_top_k_accuracy_function(character varying,integer)',
