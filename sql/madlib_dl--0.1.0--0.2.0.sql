@@ -3097,6 +3097,69 @@ AS $function$
         madlib_dl._resolve_table($1, 'model_arch_table'), $2, $3, $4)
 $function$;
 
+CREATE FUNCTION madlib_dl.load_onnx_model(message character varying)
+ RETURNS text
+ LANGUAGE sql
+ IMMUTABLE
+ SET search_path TO 'pg_catalog', 'pg_temp'
+AS $function$
+SELECT CASE WHEN lower(coalesce(message, '')) IN ('usage', 'help', '?') THEN
+$usage$load_onnx_model: convert an ONNX model (e.g. PyTorch's torch.onnx.export)
+into a Keras architecture and weights, stored in a model architecture table
+as load_keras_model stores them (the table is created on first use).
+
+    SELECT madlib_dl.load_onnx_model(
+        model_arch_table  VARCHAR,  -- table to insert into (name or schema.name)
+        onnx              BYTEA,    -- the .onnx file's bytes
+        name              VARCHAR,  -- optional
+        description       VARCHAR   -- optional
+    );
+
+The model takes its rows in the ONNX model's own layout (NCHW for a
+PyTorch CNN); predict_byom, evaluate and fit (warm start from the imported
+weights) use it like any architecture.  Unsupported operators are refused,
+naming the node.  docs/interchange.md lists the operators.
+
+See also: SELECT madlib_dl.export_onnx();$usage$
+ELSE
+$summary$load_onnx_model: store an ONNX model as an architecture with its weights.
+
+    SELECT madlib_dl.load_onnx_model('model_arch_library', pg_read_binary_file('/path/model.onnx'),
+                                     'name', 'description');
+
+For all parameters: SELECT madlib_dl.load_onnx_model('usage');$summary$
+END
+$function$;
+
+CREATE FUNCTION madlib_dl.load_onnx_model()
+ RETURNS text
+ LANGUAGE sql
+ IMMUTABLE
+ SET search_path TO 'pg_catalog', 'pg_temp'
+AS $function$ SELECT madlib_dl.load_onnx_model(''::varchar) $function$;
+
+CREATE FUNCTION madlib_dl.export_onnx()
+ RETURNS text
+ LANGUAGE sql
+ IMMUTABLE
+ SET search_path TO 'pg_catalog', 'pg_temp'
+AS $function$
+SELECT $usage$export_onnx: a trained model as an ONNX file (bytea), for ONNX Runtime and
+every other ONNX consumer.
+
+    SELECT madlib_dl.export_onnx(
+        model_table  VARCHAR,            -- fit's or fit_multiple_model's output table
+        mst_key      INTEGER DEFAULT NULL, -- the model of a fit_multiple_model table
+        opset        INTEGER DEFAULT 17  -- ONNX opset, 13 to 17
+    );
+
+Inputs and outputs carry the Keras layers' names and shapes (channels
+last, as madlib_dl's predict takes them) with a dynamic batch dimension N.
+docs/interchange.md lists the layers and the operators they become.
+
+See also: SELECT madlib_dl.load_onnx_model('usage');$usage$
+$function$;
+
 CREATE FUNCTION madlib_dl._ms_store(mst text[], arch text[], arch_raw text, ids integer[], compiles text[], fits text[], obj text[] DEFAULT NULL::text[])
  RETURNS bigint
  LANGUAGE plpgsql
@@ -5656,6 +5719,7 @@ BEGIN
                     'madlib_dl.evaluate()',
                     'madlib_dl.evaluate(character varying)',
                     'madlib_dl.evaluate(character varying,character varying,character varying,boolean,integer)',
+                    'madlib_dl.export_onnx()',
                     'madlib_dl.export_onnx(character varying,integer,integer)',
                     'madlib_dl.fit()',
                     'madlib_dl.fit(character varying)',
@@ -5681,6 +5745,8 @@ BEGIN
                     'madlib_dl.load_model_selection_table()',
                     'madlib_dl.load_model_selection_table(character varying)',
                     'madlib_dl.load_model_selection_table(character varying,character varying,integer[],character varying[],character varying[],character varying)',
+                    'madlib_dl.load_onnx_model()',
+                    'madlib_dl.load_onnx_model(character varying)',
                     'madlib_dl.load_onnx_model(character varying,bytea,character varying,character varying)',
                     'madlib_dl.load_top_k_accuracy_function()',
                     'madlib_dl.load_top_k_accuracy_function(character varying)',

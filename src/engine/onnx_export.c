@@ -480,12 +480,24 @@ ex_activation(Ex *ex, const char *base, DlActivation act, const char *in, const 
 	return NULL;
 }
 
+/* the graph input name of model input k: its InputLayer's, else input_k */
+static const char *
+input_name(const DlModelSpec *spec, int k)
+{
+	static const char *const fallback[DL_MAX_IO] = {
+		"input", "input_1", "input_2", "input_3", "input_4", "input_5", "input_6", "input_7",
+		"input_8", "input_9", "input_10", "input_11", "input_12", "input_13", "input_14", "input_15"
+	};
+
+	return spec->input_names[k][0] ? spec->input_names[k] : fallback[k];
+}
+
 static const char *
 tensor_of(const DlModelSpec *spec, int ref)
 {
 	if (ref >= 0)
 		return spec->layers[ref].name;
-	return spec->input_names[-1 - ref];
+	return input_name(spec, -1 - ref);
 }
 
 /* Keras same/valid padding as ONNX pads for one spatial axis. */
@@ -1408,7 +1420,7 @@ dl_onnx_export(const DlOnnxExportArgs *args, const DlAllocator *alloc,
 	if (st == DL_OK)
 	{
 		for (int i = 0; i < spec->n_inputs; i++)
-			ins[i] = ex_value_info(&ex, spec->input_names[i], &spec->input_shapes[i]);
+			ins[i] = ex_value_info(&ex, input_name(spec, i), &spec->input_shapes[i]);
 		for (int i = 0; i < spec->n_outputs; i++)
 			outs[i] = ex_value_info(&ex, spec->layers[spec->outputs[i]].name, &spec->output_shapes[i]);
 		if (ex.oom || ex.arena.failed)

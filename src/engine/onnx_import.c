@@ -26,6 +26,7 @@
  *
  *-------------------------------------------------------------------------
  */
+#include <float.h>
 #include <math.h>
 #include <stdarg.h>
 #include <stdio.h>
@@ -363,7 +364,7 @@ const_from_tensor(Im *im, const Onnx__TensorProto *t, const char *name)
 
 						memcpy(&f, p, 4);
 						x = f;
-						v->i[k] = (int64_t) f;
+						v->i[k] = (isfinite(f) && fabsf(f) < 9.2e18f) ? (int64_t) f : 0;
 						break;
 					}
 				case ONNX__TENSOR_PROTO__DATA_TYPE__INT32:
@@ -409,9 +410,9 @@ const_from_tensor(Im *im, const Onnx__TensorProto *t, const char *name)
 			x = t->double_data[k];
 			v->i[k] = 0;
 		}
-		if (!v->is_int && !isfinite(x))
-			return im_err(im, DL_ERR_DATA, "tensor \"%.100s\" holds a value that is not finite", name);
-		v->f[k] = (float) x;
+		if (!v->is_int && (!isfinite(x) || fabs(x) > FLT_MAX))
+			return im_err(im, DL_ERR_DATA, "tensor \"%.100s\" holds a value that is not a finite float", name);
+		v->f[k] = (fabs(x) > FLT_MAX) ? 0.0f : (float) x;
 	}
 	return DL_OK;
 }
@@ -1462,7 +1463,7 @@ op_reshape(Im *im)
 			infer = (int) d;
 			continue;
 		}
-		if (v < 1 || v > size)
+		if (v < 1 || v > size || known > size / v)
 			return im_err(im, DL_ERR_SHAPE, "the shape has dimension %lld", (long long) sh->i[d]);
 		dims[d] = v;
 		known *= v;

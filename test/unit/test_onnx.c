@@ -58,7 +58,7 @@ dump_case(const char *dir, const char *fixture, FxCase *g, const uint8_t *onnx, 
 	{
 		const DlShape *s = &g->spec->input_shapes[k];
 
-		fprintf(f, "%s{\"name\": \"%s\", \"shape\": [%lld", k ? ", " : "", g->spec->input_names[k], (long long) g->n);
+		fprintf(f, "%s{\"name\": \"%s\", \"shape\": [%lld", k ? ", " : "", g->spec->input_names[k][0] ? g->spec->input_names[k] : "input", (long long) g->n);
 		for (int d = 0; d < s->rank; d++)
 			fprintf(f, ", %lld", (long long) s->dims[d]);
 		fprintf(f, "], \"data\": ");
