@@ -57,6 +57,11 @@ SELECT array_length(training_loss, 1) AS n_losses,
        training_loss[6] < training_loss[1] AS loss_went_down
   FROM cnn_model_summary;
 
+-- evaluate the warm-started model
+SELECT validation_preprocessor_dl('cnn_train', 'cnn_val', 'y', 'x', 'cnn_packed');
+SELECT evaluate('cnn_model', 'cnn_val', 'cnn_eval');
+SELECT loss > 0 AS has_loss, metric BETWEEN 0 AND 1 AS accuracy_in_range FROM cnn_eval;
+
 -- export_onnx of the trained model, and that file imported: the same predictions
 SELECT substr(export_onnx('cnn_model'), 1, 2) AS starts_with_ir_version,
        octet_length(export_onnx('cnn_model')) > 1000 AS has_weights;
