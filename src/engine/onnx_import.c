@@ -40,7 +40,7 @@
 	"Sigmoid, Tanh, Softmax, Elu, HardSigmoid, Gelu, Softplus, Softsign, Selu, MaxPool, " \
 	"AveragePool, GlobalAveragePool, GlobalMaxPool, ReduceMean, ReduceMax, Flatten, Reshape, " \
 	"Transpose, Squeeze, Concat, Add, Sub, Mul, Sum, Mean, Max, Min, LSTM, GRU, Gather, Cast, " \
-	"Dropout, Identity, Constant, Shape, Unsqueeze, ConstantOfShape"
+	"Dropout, Identity, Constant, Shape, Unsqueeze, ConstantOfShape, LayerNormalization"
 
 const char *
 dl_onnx_import_ops(void)
@@ -601,8 +601,8 @@ node_label(Im *im)
 static DlStatus
 ref_nhwc(Im *im, Val *v, int *ref)
 {
-	if (v->kind != VAL_TENSOR || v->rank != 4)
-		return im_unsup(im, "input \"%.100s\" must be a 4-d (N, C, H, W) tensor", v->name);
+	if (v->kind != VAL_TENSOR || (v->rank != 4 && v->rank != 3))
+		return im_unsup(im, "input \"%.100s\" must be a (N, C, L) or (N, C, H, W) tensor", v->name);
 	if (v->layout == LAY_NHWC)
 	{
 		*ref = v->ref;
@@ -616,7 +616,7 @@ ref_nhwc(Im *im, Val *v, int *ref)
 		int			li;
 
 		snprintf(nm, sizeof(nm), "%.100s_nhwc", v->name);
-		li = lay1(im, "Permute", nm, v->ref, "\"dims\": [2, 3, 1]");
+		li = lay1(im, "Permute", nm, v->ref, "%s", v->rank == 4 ? "\"dims\": [2, 3, 1]" : "\"dims\": [2, 1]");
 		if (li < 0)
 			return im->err->code;
 		v = &im->vals[v - im->vals];
@@ -648,7 +648,7 @@ ref_plain(Im *im, Val *v, int *ref)
 		int			li;
 
 		snprintf(nm, sizeof(nm), "%.100s_nchw", v->name);
-		li = lay1(im, "Permute", nm, v->ref, "\"dims\": [3, 1, 2]");
+		li = lay1(im, "Permute", nm, v->ref, "%s", v->rank == 4 ? "\"dims\": [3, 1, 2]" : "\"dims\": [2, 1]");
 		if (li < 0)
 			return im->err->code;
 		v = &im->vals[v - im->vals];
@@ -1035,6 +1035,99 @@ keras_same(int64_t in, int64_t k, int64_t s, int64_t d, int64_t *lo, int64_t *hi
 	*hi = total - *lo;
 }
 
+/* Conv over (N, C, L): Conv1D on the engine's (L, C) */
+static DlStatus
+op_conv1d(Im *im)
+{
+	const Onnx__NodeProto *n = im->node;
+	Val		   *x = in_val(im, 0),
+			   *w = in_val(im, 1),
+			   *b = in_val(im, 2);
+	int64_t		ks[1] = {0}, st[1] = {1}, dl[1] = {1}, pads[2] = {0, 0};
+	int64_t		OC, C, K, L;
+	int			ref, li;
+	DlStatus	s;
+	const char *padding = "valid";
+	int64_t		dims[3], sl[2];
+	float	   *kw;
+
+	if (attr_int(n, "group", 1) != 1)
+		return im_unsup(im, "a grouped 1-d convolution");
+	if (b && b->kind != VAL_CONST)
+		return im_unsup(im, "the bias must be a constant");
+	if ((s = ref_nhwc(im, x, &ref)) != DL_OK)
+		return s;
+	x = in_val(im, 0);
+	w = in_val(im, 1);
+	OC = w->dims[0];
+	K = w->dims[2];
+	C = x->dims[1];
+	L = x->dims[2];
+	if (w->dims[1] != C)
+		return im_err(im, DL_ERR_SHAPE, "the weights take %lld channels, the input has %lld",
+					  (long long) w->dims[1], (long long) C);
+	if (attr_ints(n, "strides", st, 1) == -2 || attr_ints(n, "dilations", dl, 1) == -2 ||
+		attr_ints(n, "pads", pads, 2) == -2)
+		return im_unsup(im, "strides, dilations or pads of more than 1 axis");
+	if (attr_ints(n, "kernel_shape", ks, 1) == 1 && ks[0] != K)
+		return im_err(im, DL_ERR_SHAPE, "kernel_shape disagrees with the weights");
+	if (st[0] < 1 || dl[0] < 1 || K < 1 || OC < 1 || st[0] > 1 << 20 || dl[0] > 1 << 20 || K > 1 << 20 ||
+		pads[0] < 0 || pads[1] < 0 || pads[0] > 1 << 20 || pads[1] > 1 << 20)
+		return im_err(im, DL_ERR_SHAPE, "strides, dilations, pads and kernel sizes out of range");
+	if (!attr_str_is(n, "auto_pad", "NOTSET", "NOTSET"))
+		return im_unsup(im, "auto_pad on a 1-d convolution");
+	if (dl[0] > 1 && st[0] > 1)
+		return im_unsup(im, "dilations with strides (Keras refuses them together)");
+	keras_same(L, K, st[0], dl[0], &sl[0], &sl[1]);
+	if (pads[0] == 0 && pads[1] == 0)
+		padding = "valid";
+	else if (pads[0] == sl[0] && pads[1] == sl[1])
+		padding = "same";
+	else if (pads[0] == (K - 1) * dl[0] && pads[1] == 0)
+		padding = "causal";
+	else
+		return im_unsup(im, "pads [%lld, %lld] (none, Keras' 'same' or 'causal' are converted)",
+						(long long) pads[0], (long long) pads[1]);
+	dims[0] = x->dims[0];
+	dims[1] = OC;
+	dims[2] = (L + pads[0] + pads[1] - dl[0] * (K - 1) - 1) / st[0] + 1;
+	if (dims[2] < 1)
+		return im_err(im, DL_ERR_SHAPE, "the kernel is larger than the padded input");
+	li = lay1(im, "Conv1D", node_label(im), ref,
+			  "\"filters\": %lld, \"kernel_size\": [%lld], \"strides\": [%lld], \"padding\": \"%s\", "
+			  "\"dilation_rate\": [%lld], \"activation\": \"linear\", \"use_bias\": %s",
+			  (long long) OC, (long long) K, (long long) st[0], padding, (long long) dl[0],
+			  b ? "true" : "false");
+	if (li < 0)
+		return im->err->code;
+	if (b && b->count != (size_t) OC)
+		return im_err(im, DL_ERR_SHAPE, "the bias has %zu values for %lld filters", b->count, (long long) OC);
+	w = in_val(im, 1);
+	b = in_val(im, 2);
+	kw = lay_weights(im, li, (size_t) (K * C * OC + (b ? OC : 0)));
+	if (kw == NULL)
+		return im->err->code;
+	/* (OC, C, K) -> (K, C, OC) */
+	for (int64_t k = 0; k < K; k++)
+		for (int64_t c = 0; c < C; c++)
+			for (int64_t o = 0; o < OC; o++)
+				kw[(k * C + c) * OC + o] = w->f[(o * C + c) * K + k];
+	if (b)
+		memcpy(kw + K * C * OC, b->f, sizeof(float) * (size_t) OC);
+	{
+		Val		   *o = out_tensor(im, n->output[0], li, LAY_NHWC, 3, dims);
+
+		if (o == NULL)
+			return im->err->code;
+		if (!b)
+		{
+			o->bias_layer = li;
+			im->lays[li].bias_n = OC;
+		}
+	}
+	return DL_OK;
+}
+
 static DlStatus
 op_conv(Im *im)
 {
@@ -1052,8 +1145,10 @@ op_conv(Im *im)
 	int64_t		dims[4];
 	float	   *kw;
 
+	if (w != NULL && w->kind == VAL_CONST && w->rank == 3 && x->kind == VAL_TENSOR && x->rank == 3)
+		return op_conv1d(im);
 	if (w == NULL || w->kind != VAL_CONST || w->rank != 4)
-		return im_unsup(im, "only 2-d convolutions with constant weights (O, C, KH, KW) are converted");
+		return im_unsup(im, "only 1-d and 2-d convolutions with constant weights are converted");
 	if (b && b->kind != VAL_CONST)
 		return im_unsup(im, "the bias must be a constant");
 	if ((s = ref_nhwc(im, x, &ref)) != DL_OK)
@@ -1209,6 +1304,41 @@ op_pool(Im *im, bool mx)
 	if ((s = ref_nhwc(im, x, &ref)) != DL_OK)
 		return s;
 	x = in_val(im, 0);
+	if (x->rank == 3)
+	{
+		/* (N, C, L): MaxPooling1D / AveragePooling1D */
+		int64_t		k1[1] = {0}, s1[1] = {0}, p1[2] = {0, 0}, sl[2];
+		const char *pd = "valid";
+		int64_t		d3[3];
+
+		if (attr_ints(n, "kernel_shape", k1, 1) != 1)
+			return im_unsup(im, "kernel_shape must give 1 axis for a (N, C, L) input");
+		if (attr_ints(n, "strides", s1, 1) != 1)
+			s1[0] = 1;
+		if (attr_ints(n, "pads", p1, 2) == -2 || attr_int(n, "ceil_mode", 0) != 0 ||
+			!attr_str_is(n, "auto_pad", "NOTSET", "NOTSET") || attr(n, "dilations"))
+			return im_unsup(im, "pads, ceil_mode, auto_pad or dilations of a 1-d pool");
+		if (k1[0] < 1 || s1[0] < 1 || k1[0] > 1 << 20 || s1[0] > 1 << 20)
+			return im_err(im, DL_ERR_SHAPE, "kernel_shape and strides must be positive");
+		keras_same(x->dims[2], k1[0], s1[0], 1, &sl[0], &sl[1]);
+		if (p1[0] || p1[1])
+		{
+			if (p1[0] != sl[0] || p1[1] != sl[1] || (!mx && attr_int(n, "count_include_pad", 0)))
+				return im_unsup(im, "pads of a 1-d pool other than Keras' 'same'");
+			pd = "same";
+		}
+		d3[0] = x->dims[0];
+		d3[1] = x->dims[1];
+		d3[2] = strcmp(pd, "same") == 0 ? (x->dims[2] + s1[0] - 1) / s1[0] : (x->dims[2] - k1[0]) / s1[0] + 1;
+		if (d3[2] < 1)
+			return im_err(im, DL_ERR_SHAPE, "the pool is larger than the input");
+		li = lay1(im, mx ? "MaxPooling1D" : "AveragePooling1D", node_label(im), ref,
+				  "\"pool_size\": [%lld], \"strides\": [%lld], \"padding\": \"%s\"",
+				  (long long) k1[0], (long long) s1[0], pd);
+		if (li < 0)
+			return im->err->code;
+		return out_tensor(im, n->output[0], li, LAY_NHWC, 3, d3) ? DL_OK : im->err->code;
+	}
 	if (attr_ints(n, "kernel_shape", ks, 2) != 2)
 		return im_unsup(im, "kernel_shape must give 2 spatial axes");
 	if (attr_ints(n, "strides", st, 2) == -2 || attr_ints(n, "pads", pads, 4) == -2 ||
@@ -1270,17 +1400,23 @@ op_global_pool(Im *im, bool mx)
 	if ((s = ref_nhwc(im, x, &ref)) != DL_OK)
 		return s;
 	x = in_val(im, 0);
-	li = lay1(im, mx ? "GlobalMaxPooling2D" : "GlobalAveragePooling2D", node_label(im), ref, "%s", "");
+	if (x->rank == 3)
+		li = lay1(im, mx ? "GlobalMaxPooling1D" : "GlobalAveragePooling1D", node_label(im), ref, "%s", "");
+	else
+		li = lay1(im, mx ? "GlobalMaxPooling2D" : "GlobalAveragePooling2D", node_label(im), ref, "%s", "");
 	if (li < 0)
 		return im->err->code;
 	snprintf(nm, sizeof(nm), "%.100s_keepdims", node_label(im));
-	li2 = lay1(im, "Reshape", nm, li, "\"target_shape\": [1, 1, %lld]", (long long) x->dims[1]);
+	if (x->rank == 3)
+		li2 = lay1(im, "Reshape", nm, li, "\"target_shape\": [1, %lld]", (long long) x->dims[1]);
+	else
+		li2 = lay1(im, "Reshape", nm, li, "\"target_shape\": [1, 1, %lld]", (long long) x->dims[1]);
 	if (li2 < 0)
 		return im->err->code;
 	dims[0] = x->dims[0];
 	dims[1] = x->dims[1];
 	dims[2] = dims[3] = 1;
-	return out_tensor(im, im->node->output[0], li2, LAY_NHWC, 4, dims) ? DL_OK : im->err->code;
+	return out_tensor(im, im->node->output[0], li2, LAY_NHWC, x->rank, dims) ? DL_OK : im->err->code;
 }
 
 /* ReduceMean/ReduceMax over axes 2 and 3 of NCHW (or 1, 2 of NHWC data) */
@@ -1304,8 +1440,20 @@ op_reduce(Im *im, bool mx)
 	}
 	else
 		na = attr_ints(n, "axes", axes, 4);
+	if (x->kind == VAL_TENSOR && x->rank == 3 && na == 1 && !keep &&
+		((x->layout == LAY_PLAIN && norm_axis(axes[0], 3) == 1) ||
+		 (x->layout == LAY_NHWC && norm_axis(axes[0], 3) == 2)))
+	{
+		/* over the steps of (N, L, C) data, or of (N, C, L) held as (L, C) */
+		int64_t		d2[2] = {x->dims[0], x->layout == LAY_PLAIN ? x->dims[2] : x->dims[1]};
+
+		li = lay1(im, mx ? "GlobalMaxPooling1D" : "GlobalAveragePooling1D", node_label(im), x->ref, "%s", "");
+		if (li < 0)
+			return im->err->code;
+		return out_tensor(im, n->output[0], li, LAY_PLAIN, 2, d2) ? DL_OK : im->err->code;
+	}
 	if (x->kind != VAL_TENSOR || x->rank != 4 || na != 2)
-		return im_unsup(im, "only a reduction over the two spatial axes of a 4-d tensor is converted");
+		return im_unsup(im, "only a reduction over the spatial axes of a 3-d or 4-d tensor is converted");
 	for (int k = 0; k < 2; k++)
 		axes[k] = norm_axis(axes[k], 4);
 	if (x->layout == LAY_PLAIN && ((axes[0] == 1 && axes[1] == 2) || (axes[0] == 2 && axes[1] == 1)))
@@ -1358,8 +1506,8 @@ op_batchnorm(Im *im)
 		if (p[k] == NULL || p[k]->kind != VAL_CONST)
 			return im_unsup(im, "scale, B, mean and var must be constants");
 	}
-	if (x->kind != VAL_TENSOR || (x->rank != 4 && x->rank != 2))
-		return im_unsup(im, "only (N, C) and (N, C, H, W) inputs are converted");
+	if (x->kind != VAL_TENSOR || x->rank < 2 || x->rank > 4)
+		return im_unsup(im, "only (N, C), (N, C, L) and (N, C, H, W) inputs are converted");
 	C = x->dims[1];
 	for (int k = 0; k < 4; k++)
 		if (p[k]->count != (size_t) C)
@@ -1368,7 +1516,7 @@ op_batchnorm(Im *im)
 	for (size_t k = 1; k < im->node->n_output; k++)
 		if (im->node->output[k] && im->node->output[k][0])
 			return im_unsup(im, "training-mode outputs (running mean and variance)");
-	if (x->rank == 4)
+	if (x->rank >= 3)
 	{
 		if ((s = ref_nhwc(im, x, &ref)) != DL_OK)
 			return s;
@@ -1397,6 +1545,48 @@ op_batchnorm(Im *im)
 	return out_tensor(im, im->node->output[0], li, lay, xv.rank, xv.dims) ? DL_OK : im->err->code;
 }
 
+/* LayerNormalization over the last axis */
+static DlStatus
+op_layernorm(Im *im)
+{
+	Val		   *x = in_val(im, 0),
+			   *g = in_val(im, 1),
+			   *b = in_val(im, 2);
+	int			ref, li;
+	DlStatus	s;
+	int64_t		C;
+	float	   *w;
+	Val			xv;
+
+	if (x->kind != VAL_TENSOR || g->kind != VAL_CONST || (b && b->kind != VAL_CONST))
+		return im_unsup(im, "scale and B must be constants");
+	if (norm_axis(attr_int(im->node, "axis", -1), x->rank) != x->rank - 1)
+		return im_unsup(im, "normalization over axes other than the last");
+	for (size_t k = 1; k < im->node->n_output; k++)
+		if (im->node->output[k] && im->node->output[k][0])
+			return im_unsup(im, "the Mean and InvStdDev outputs");
+	if ((s = ref_plain(im, x, &ref)) != DL_OK)
+		return s;
+	xv = *in_val(im, 0);
+	g = in_val(im, 1);
+	b = in_val(im, 2);
+	C = xv.dims[xv.rank - 1];
+	if (g->count != (size_t) C || (b && b->count != (size_t) C))
+		return im_err(im, DL_ERR_SHAPE, "scale and B must have %lld values", (long long) C);
+	li = lay1(im, "LayerNormalization", node_label(im), ref,
+			  "\"axis\": -1, \"epsilon\": %.9g, \"center\": true, \"scale\": true",
+			  attr_float(im->node, "epsilon", 1e-5));
+	if (li < 0)
+		return im->err->code;
+	w = lay_weights(im, li, (size_t) (2 * C));
+	if (w == NULL)
+		return im->err->code;
+	memcpy(w, in_val(im, 1)->f, sizeof(float) * (size_t) C);
+	if (b)
+		memcpy(w + C, in_val(im, 2)->f, sizeof(float) * (size_t) C);
+	return out_tensor(im, im->node->output[0], li, LAY_PLAIN, xv.rank, xv.dims) ? DL_OK : im->err->code;
+}
+
 static DlStatus
 op_flatten(Im *im)
 {
@@ -1418,7 +1608,7 @@ op_flatten(Im *im)
 	dims[1] = size;
 	if (x->rank == 2 && x->layout == LAY_PLAIN)
 		return alias(im, x);
-	if (x->layout == LAY_NHWC && x->dims[2] * x->dims[3] == 1)
+	if (x->layout == LAY_NHWC && x->dims[2] * (x->rank == 4 ? x->dims[3] : 1) == 1)
 		ref = x->ref;			/* (1, 1, C) flattens as (C, 1, 1) */
 	else if ((s = ref_plain(im, x, &ref)) != DL_OK)
 		return s;
@@ -1445,7 +1635,7 @@ op_reshape(Im *im)
 		return im_unsup(im, "the shape must be a constant of 1 to %d integers", DL_MAX_RANK + 1);
 	if (x->kind != VAL_TENSOR)
 		return im_unsup(im, "input must be a computed tensor");
-	if (sh->i[0] != 0 && sh->i[0] != -1 && !(sh->i[0] == x->dims[0] && x->dims[0] > 0))
+	if (sh->i[0] != 0 && sh->i[0] != -1 && sh->i[0] != BATCH_DIM)
 		return im_unsup(im, "the shape's first dimension must keep the batch (0 or -1)");
 	for (int d = 1; d < x->rank; d++)
 		size *= x->dims[d];
@@ -1454,6 +1644,8 @@ op_reshape(Im *im)
 	{
 		int64_t		v = sh->i[d];
 
+		if (v == BATCH_DIM)
+			return im_unsup(im, "a shape that moves the batch dimension");
 		if (v == 0)
 			v = (int) d < x->rank ? x->dims[d] : 0;
 		if (v == -1)
@@ -1563,7 +1755,8 @@ op_transpose(Im *im)
 	if (perm[0] != 0)
 		return im_unsup(im, "a perm that moves the batch axis");
 	/* channels last <-> first without a layer */
-	if (k == 4 && xv.layout == LAY_PLAIN && perm[1] == 3 && perm[2] == 1 && perm[3] == 2)
+	if ((k == 4 && xv.layout == LAY_PLAIN && perm[1] == 3 && perm[2] == 1 && perm[3] == 2) ||
+		(k == 3 && xv.layout == LAY_PLAIN && perm[1] == 2 && perm[2] == 1))
 	{
 		if ((s = alias(im, x)) != DL_OK)
 			return s;
@@ -1574,7 +1767,8 @@ op_transpose(Im *im)
 		memcpy(o->dims, dims, sizeof(dims));
 		return DL_OK;
 	}
-	if (k == 4 && xv.layout == LAY_NHWC && perm[1] == 2 && perm[2] == 3 && perm[3] == 1)
+	if ((k == 4 && xv.layout == LAY_NHWC && perm[1] == 2 && perm[2] == 3 && perm[3] == 1) ||
+		(k == 3 && xv.layout == LAY_NHWC && perm[1] == 2 && perm[2] == 1))
 	{
 		if ((s = alias(im, x)) != DL_OK)
 			return s;
@@ -2193,6 +2387,8 @@ convert_node(Im *im)
 		return (st = need_inputs(im, 5)) != DL_OK ? st : op_batchnorm(im);
 	if (strcmp(op, "Flatten") == 0)
 		return op_flatten(im);
+	if (strcmp(op, "LayerNormalization") == 0)
+		return (st = need_inputs(im, 2)) != DL_OK ? st : op_layernorm(im);
 	if (strcmp(op, "Reshape") == 0)
 		return (st = need_inputs(im, 2)) != DL_OK ? st : op_reshape(im);
 	if (strcmp(op, "Transpose") == 0)

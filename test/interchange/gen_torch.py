@@ -2,7 +2,7 @@
 # gen_torch.py: PyTorch models exported to ONNX, for load_onnx_model's
 # tests (sql/76_onnx.sql) and the interchange step of scripts/test.sh.
 #
-# Five small models, each built with Debian's python3-torch, trained for a
+# Six small models, each built with Debian's python3-torch, trained for a
 # few full-batch steps (so the weights are not an initializer's), exported
 # with torch.onnx.export (opset 17, a dynamic batch dimension) and run by
 # PyTorch on fixed inputs:
@@ -16,6 +16,9 @@
 #                                                   input (N, 7) token ids
 #   twoin     two inputs, a Linear each, Concat, Linear-Softmax
 #                                                   inputs (N, 3), (N, 5)
+#   textcnn   Embedding, transpose, Conv1d-ReLU-BatchNorm1d-MaxPool1d,
+#             x.view(x.size(0), -1), LayerNorm, Linear-Softmax
+#                                                   input (N, 10) token ids
 # Writes test/data/onnx_torch.sql: per model a psql variable with the
 # .onnx bytes (hex), a table <name>_data (id, x real[] [, x2 real[]]) and
 # a table <name>_torch (id, prob real[]) of PyTorch's outputs.
@@ -88,6 +91,23 @@ class TextLSTM(nn.Module):
         return torch.softmax(self.fc(h[-1]), dim=1)
 
 
+class TextCNN(nn.Module):
+    def __init__(self):
+        super().__init__()
+        self.emb = nn.Embedding(30, 8)
+        self.conv = nn.Conv1d(8, 6, 3, padding=1)
+        self.bn = nn.BatchNorm1d(6)
+        self.pool = nn.MaxPool1d(2)
+        self.norm = nn.LayerNorm(30)
+        self.fc = nn.Linear(30, 3)
+
+    def forward(self, ids):
+        y = self.emb(ids).transpose(1, 2)
+        y = self.pool(self.bn(torch.relu(self.conv(y))))
+        y = self.norm(y.view(y.size(0), -1))
+        return torch.softmax(self.fc(y), dim=1)
+
+
 class TwoIn(nn.Module):
     def __init__(self):
         super().__init__()
@@ -112,6 +132,8 @@ def data(name):
         return [torch.randn(N, 2, 6, 6)]
     if name == 'lstm':
         return [torch.randint(0, 20, (N, 7))]
+    if name == 'textcnn':
+        return [torch.randint(0, 30, (N, 10))]
     return [torch.randn(N, 3), torch.randn(N, 5)]
 
 
@@ -142,7 +164,7 @@ def flt(t):
 
 def main(out_path, fixture_dir):
     models = [('mlp', MLP(), 3), ('cnn', CNN(), 3), ('resblock', ResBlock(), 3),
-              ('lstm', TextLSTM(), 2), ('twoin', TwoIn(), 3)]
+              ('lstm', TextLSTM(), 2), ('twoin', TwoIn(), 3), ('textcnn', TextCNN(), 3)]
     lines = ['-- onnx_torch.sql: made by test/interchange/gen_torch.py (PyTorch %s,'
              ' torch.onnx.export opset 17); do not edit.' % torch.__version__,
              '-- Per model: :<name>_onnx (the .onnx bytes), <name>_data (inputs as the',
