@@ -136,7 +136,8 @@ typedef struct Im
 	int			input_ranks[DL_MAX_IO];
 	Rnn		   *rnns;
 	int			n_rnns, cap_rnns;
-	int		   *uses;			/* per value: nodes reading it */
+	struct NameSlot *names;		/* every tensor name of the graph: producer, readers */
+	size_t		names_cap;
 	const Onnx__NodeProto *node;	/* the node being converted, for messages */
 } Im;
 
@@ -819,14 +820,15 @@ dense_from(Im *im, Val *a, const float *B, int64_t K, int64_t O, bool transB, do
 }
 
 /* Add of a constant to a Dense/Conv output without bias: fold it */
+static int	uses_of(Im *im, const char *name);
+
 static DlStatus
 fold_bias(Im *im, Val *x, Val *c)
 {
 	Lay		   *l;
 	float	   *nw;
-	int			vi = (int) (x - im->vals);
 
-	if (x->bias_layer < 0 || im->uses[vi] != 1)
+	if (x->bias_layer < 0 || uses_of(im, x->name) != 1)
 		return im_unsup(im, "Add of the constant \"%.100s\" is converted only as the bias of a MatMul or Conv it follows",
 						c->name);
 	l = &im->lays[x->bias_layer];
@@ -2557,12 +2559,179 @@ emit_json(Im *im, const int *out_layers, int n_out, DlOnnxImport *out, const DlA
 	return DL_OK;
 }
 
+/* ------------------------------------------------------------------ */
+/* node order */
+
+typedef struct NameSlot
+{
+	const char *name;
+	int			producer;		/* node index, or -1 */
+	int			uses;			/* node inputs and graph outputs naming it */
+} NameSlot;
+
+static NameSlot *
+name_slot(NameSlot *tab, size_t cap, const char *name)
+{
+	size_t		h = hash_str(name) & (cap - 1);
+
+	while (tab[h].name != NULL && strcmp(tab[h].name, name) != 0)
+		h = (h + 1) & (cap - 1);
+	if (tab[h].name == NULL)
+	{
+		tab[h].name = name;
+		tab[h].producer = -1;
+	}
+	return &tab[h];
+}
+
+/*
+ * Convert the nodes of g in a topological order (Kahn's algorithm over
+ * the producer of each tensor, in file order among the ready ones), with
+ * each tensor's number of readers known (a bias folds only into a MatMul
+ * or Conv that nothing else reads).  Linear in the graph's size.  A node
+ * left over means a cycle; an input that nothing gives is named.
+ */
+static DlStatus
+order_nodes(Im *im, const Onnx__GraphProto *g)
+{
+	size_t		n = g->n_node;
+	size_t		names = 16 + g->n_output,
+				cap = 64;
+	NameSlot   *tab;
+	int		   *indeg, *queue, *edge_start, *edges, *fill;
+	size_t		n_edges = 0, head = 0, tail = 0;
+	DlStatus	st;
+
+	for (size_t k = 0; k < n; k++)
+	{
+		if (g->node[k]->n_input > 1 << 16 || g->node[k]->n_output > 1 << 16)
+			return dl_error_set(im->err, DL_ERR_LIMIT, "node %zu has more than 65536 inputs or outputs", k + 1);
+		names += g->node[k]->n_input + g->node[k]->n_output;
+	}
+	while (cap < 2 * names)
+		cap *= 2;
+	tab = dl_onnx_arena_alloc(&im->arena, sizeof(NameSlot) * cap);
+	indeg = dl_onnx_arena_alloc(&im->arena, sizeof(int) * (n + 1));
+	queue = dl_onnx_arena_alloc(&im->arena, sizeof(int) * (n + 1));
+	edge_start = dl_onnx_arena_alloc(&im->arena, sizeof(int) * (n + 2));
+	fill = dl_onnx_arena_alloc(&im->arena, sizeof(int) * (n + 2));
+	if (!tab || !indeg || !queue || !edge_start || !fill)
+		return im_oom(im);
+	im->names = tab;
+	im->names_cap = cap;
+	for (size_t k = 0; k < n; k++)
+	{
+		const Onnx__NodeProto *nd = g->node[k];
+
+		for (size_t o = 0; o < nd->n_output; o++)
+		{
+			NameSlot   *sl;
+
+			if (nd->output[o] == NULL || nd->output[o][0] == '\0')
+				continue;
+			sl = name_slot(tab, cap, nd->output[o]);
+			if (sl->producer >= 0 || val_find(im, nd->output[o]) >= 0)
+			{
+				dl_error_set(im->err, DL_ERR_INVALID_ARGUMENT, "tensor \"%.100s\" is produced twice", nd->output[o]);
+				return dl_error_hint(im->err, "Each tensor of an ONNX graph has one producer; export the model again.");
+			}
+			sl->producer = (int) k;
+		}
+	}
+	for (size_t k = 0; k < n; k++)
+		for (size_t j = 0; j < g->node[k]->n_input; j++)
+		{
+			const char *in = g->node[k]->input[j];
+			NameSlot   *sl;
+
+			if (in == NULL || in[0] == '\0')
+				continue;
+			sl = name_slot(tab, cap, in);
+			sl->uses++;
+			if (sl->producer >= 0)
+			{
+				indeg[k]++;
+				edge_start[sl->producer + 1]++;
+				n_edges++;
+			}
+			else if (val_find(im, in) < 0)
+			{
+				dl_error_set(im->err, DL_ERR_INVALID_ARGUMENT,
+							 "node \"%.100s\" (%.40s) reads tensor \"%.100s\", which no node, input or initializer gives",
+							 g->node[k]->name ? g->node[k]->name : "", g->node[k]->op_type ? g->node[k]->op_type : "", in);
+				return dl_error_hint(im->err, "The file is incomplete: export the model again.");
+			}
+		}
+	for (size_t q = 0; q < g->n_output; q++)
+		if (g->output[q]->name)
+			name_slot(tab, cap, g->output[q]->name)->uses++;
+	edges = dl_onnx_arena_alloc(&im->arena, sizeof(int) * (n_edges + 1));
+	if (edges == NULL)
+		return im_oom(im);
+	for (size_t k = 0; k < n; k++)
+		edge_start[k + 1] += edge_start[k];
+	memcpy(fill, edge_start, sizeof(int) * (n + 1));
+	for (size_t k = 0; k < n; k++)
+		for (size_t j = 0; j < g->node[k]->n_input; j++)
+		{
+			const char *in = g->node[k]->input[j];
+			NameSlot   *sl;
+
+			if (in == NULL || in[0] == '\0')
+				continue;
+			sl = name_slot(tab, cap, in);
+			if (sl->producer >= 0)
+				edges[fill[sl->producer]++] = (int) k;
+		}
+	for (size_t k = 0; k < n; k++)
+		if (indeg[k] == 0)
+			queue[tail++] = (int) k;
+	while (head < tail)
+	{
+		int			k = queue[head++];
+
+		im->node = g->node[k];
+		if ((st = convert_node(im)) != DL_OK)
+			return st;
+		im->node = NULL;
+		for (int e = edge_start[k]; e < edge_start[k + 1]; e++)
+			if (--indeg[edges[e]] == 0)
+				queue[tail++] = edges[e];
+	}
+	if (tail < n)
+	{
+		for (size_t k = 0; k < n; k++)
+			if (indeg[k] > 0)
+			{
+				const Onnx__NodeProto *nd = g->node[k];
+				const char *via = "";
+
+				for (size_t j = 0; j < nd->n_input; j++)
+					if (nd->input[j] && nd->input[j][0] && val_find(im, nd->input[j]) < 0)
+					{
+						via = nd->input[j];
+						break;
+					}
+				dl_error_set(im->err, DL_ERR_INVALID_ARGUMENT,
+							 "the graph has a cycle: node \"%.100s\" (%.40s) depends on its own output through \"%.100s\"",
+							 nd->name ? nd->name : "", nd->op_type ? nd->op_type : "", via);
+				return dl_error_hint(im->err, "An ONNX graph must be acyclic; export the model again.");
+			}
+	}
+	return DL_OK;
+}
+
+/* How many node inputs and graph outputs read the tensor name. */
+static int
+uses_of(Im *im, const char *name)
+{
+	return im->names ? name_slot(im->names, im->names_cap, name)->uses : 0;
+}
+
 static DlStatus
 import_graph(Im *im, const Onnx__ModelProto *m, DlOnnxImport *out, const DlAllocator *alloc)
 {
 	const Onnx__GraphProto *g = m->graph;
-	bool	   *done;
-	size_t		n_done = 0;
 	int			out_layers[DL_MAX_IO];
 	DlStatus	st;
 
@@ -2603,112 +2772,8 @@ import_graph(Im *im, const Onnx__ModelProto *m, DlOnnxImport *out, const DlAlloc
 	if (g->n_output < 1 || g->n_output > DL_MAX_IO)
 		return dl_error_set(im->err, DL_ERR_SHAPE, "the graph has %zu outputs (1 to %d are converted)",
 							g->n_output, DL_MAX_IO);
-	/* how many nodes read each tensor (by name, counted per producer later) */
-	done = dl_onnx_arena_alloc(&im->arena, g->n_node + 1);
-	im->uses = dl_onnx_arena_alloc(&im->arena, sizeof(int) * (g->n_node * 8 + (size_t) im->n_vals + 64));
-	if (done == NULL || im->uses == NULL)
-		return im_oom(im);
-	/*
-	 * Convert the nodes in a topological order: a pass takes every node
-	 * whose inputs all exist; no progress with nodes left means a cycle or
-	 * a dangling input.
-	 */
-	while (n_done < g->n_node)
-	{
-		size_t		before = n_done;
-
-		for (size_t k = 0; k < g->n_node; k++)
-		{
-			const Onnx__NodeProto *n = g->node[k];
-			bool		ready = true;
-
-			if (done[k])
-				continue;
-			for (size_t j = 0; j < n->n_input && ready; j++)
-				if (n->input[j] && n->input[j][0] && val_find(im, n->input[j]) < 0)
-					ready = false;
-			if (!ready)
-				continue;
-			/* uses of the node's outputs: count the readers now */
-			im->node = n;
-			{
-				/* readers of input 0 (for folding a bias), over all nodes */
-				int			vi = n->n_input > 0 && n->input[0] ? val_find(im, n->input[0]) : -1;
-
-				if (vi >= 0 && (size_t) vi < g->n_node * 8 + 64)
-				{
-					int			c = 0;
-
-					for (size_t q = 0; q < g->n_node; q++)
-						for (size_t j = 0; j < g->node[q]->n_input; j++)
-							if (g->node[q]->input[j] && strcmp(g->node[q]->input[j], n->input[0]) == 0)
-								c++;
-					for (size_t q = 0; q < g->n_output; q++)
-						if (g->output[q]->name && strcmp(g->output[q]->name, n->input[0]) == 0)
-							c++;
-					im->uses[vi] = c;
-				}
-				if (n->n_input > 1 && n->input[1])
-				{
-					int			v1 = val_find(im, n->input[1]);
-
-					if (v1 >= 0 && (size_t) v1 < g->n_node * 8 + 64)
-					{
-						int			c = 0;
-
-						for (size_t q = 0; q < g->n_node; q++)
-							for (size_t j = 0; j < g->node[q]->n_input; j++)
-								if (g->node[q]->input[j] && strcmp(g->node[q]->input[j], n->input[1]) == 0)
-									c++;
-						for (size_t q = 0; q < g->n_output; q++)
-							if (g->output[q]->name && strcmp(g->output[q]->name, n->input[1]) == 0)
-								c++;
-						im->uses[v1] = c;
-					}
-				}
-			}
-			if ((size_t) im->n_vals + 16 > g->n_node * 8 + 64)
-				return dl_error_set(im->err, DL_ERR_LIMIT, "the graph has too many tensors");
-			if ((st = convert_node(im)) != DL_OK)
-				return st;
-			im->node = NULL;
-			done[k] = true;
-			n_done++;
-		}
-		if (n_done == before)
-		{
-			/* name a node that waits, and what it waits for */
-			for (size_t k = 0; k < g->n_node; k++)
-			{
-				const Onnx__NodeProto *n = g->node[k];
-
-				if (done[k])
-					continue;
-				for (size_t j = 0; j < n->n_input; j++)
-					if (n->input[j] && n->input[j][0] && val_find(im, n->input[j]) < 0)
-					{
-						bool		produced = false;
-
-						for (size_t q = 0; q < g->n_node && !produced; q++)
-							for (size_t o = 0; o < g->node[q]->n_output; o++)
-								if (!done[q] && g->node[q]->output[o] && strcmp(g->node[q]->output[o], n->input[j]) == 0)
-									produced = true;
-						if (produced)
-						{
-							dl_error_set(im->err, DL_ERR_INVALID_ARGUMENT,
-										 "the graph has a cycle: node \"%.100s\" (%.40s) depends on its own output through \"%.100s\"",
-										 n->name ? n->name : "", n->op_type ? n->op_type : "", n->input[j]);
-							return dl_error_hint(im->err, "An ONNX graph must be acyclic; export the model again.");
-						}
-						dl_error_set(im->err, DL_ERR_INVALID_ARGUMENT,
-									 "node \"%.100s\" (%.40s) reads tensor \"%.100s\", which no node, input or initializer gives",
-									 n->name ? n->name : "", n->op_type ? n->op_type : "", n->input[j]);
-						return dl_error_hint(im->err, "The file is incomplete: export the model again.");
-					}
-			}
-			return dl_error_set(im->err, DL_ERR_INTERNAL, "no node can be converted");
-		}
-	}
+	if ((st = order_nodes(im, g)) != DL_OK)
+		return st;
 	/* outputs */
 	for (size_t k = 0; k < g->n_output; k++)
 	{

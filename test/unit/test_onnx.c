@@ -464,6 +464,22 @@ test_hostile(void **state)
 	assert_non_null(strstr(err.msg, "cycle"));
 	free(buf);
 
+	/* nodes out of order are taken in a topological order */
+	g_init(&g, 2);
+	g_node(&g, 0, "Relu", "second", "y1", "y");
+	g_node(&g, 1, "Sigmoid", "first", "x", "y1");
+	buf = pack_model(&g.graph, &len);
+	assert_int_equal(import_bytes(buf, len, &err), DL_OK);
+	free(buf);
+
+	/* a tensor nothing gives */
+	g_init(&g, 1);
+	g_node(&g, 0, "Relu", "r", "nowhere", "y");
+	buf = pack_model(&g.graph, &len);
+	assert_int_equal(import_bytes(buf, len, &err), DL_ERR_INVALID_ARGUMENT);
+	assert_non_null(strstr(err.msg, "nowhere"));
+	free(buf);
+
 	/* a 2 GB tensor declared in a few bytes */
 	{
 		Onnx__TensorProto t;
