@@ -12,7 +12,7 @@ PKGS=(
   clang libclang-rt-dev
   dataset-fashion-mnist python3
   sqlsmith
-  python3-psycopg2 python3-pandas python3-matplotlib
+  python3-psycopg2 python3-pandas python3-matplotlib python3-sklearn
   python3-nbclient python3-nbformat python3-ipykernel
   dpkg-dev debhelper postgresql-server-dev-all lintian
 )

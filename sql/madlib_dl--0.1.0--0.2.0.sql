@@ -45,6 +45,9 @@ DROP FUNCTION madlib_dl._check_memory(text,double precision);
 DROP VIEW madlib_dl.fit_progress;
 DROP FUNCTION madlib_dl._progress_label(text);
 DROP FUNCTION madlib_dl._progress();
+DROP FUNCTION madlib_dl.fit_multiple(character varying,character varying,character varying,integer,boolean,character varying,integer,boolean,character varying,character varying,boolean);
+DROP FUNCTION madlib_dl.madlib_keras_fit_multiple_model(character varying,character varying,character varying,integer,boolean,character varying,integer,boolean,character varying,character varying,boolean);
+DROP FUNCTION madlib_dl._fit_multiple(text[],text[],text[],integer,boolean,text[],integer,boolean,character varying,character varying,boolean);
 DROP FUNCTION madlib_dl._fit_multiple_run(regclass,text,text,regclass,text,text,integer[],text[],bytea[],text[],text[],integer,integer,integer,bigint);
 DROP FUNCTION madlib_dl._generate_model_configs(text[],text[],text,integer[],text,text,text,integer,integer,text);
 DROP FUNCTION madlib_dl._load_model_selection_table(text[],text[],text,integer[],text[],text[],text);
@@ -132,10 +135,14 @@ ALTER TYPE madlib_dl._fit_multiple_result ADD ATTRIBUTE output_training_loss dou
 ALTER TYPE madlib_dl._fit_multiple_result ADD ATTRIBUTE output_training_metrics double precision[];
 ALTER TYPE madlib_dl._fit_multiple_result ADD ATTRIBUTE output_validation_loss double precision[];
 ALTER TYPE madlib_dl._fit_multiple_result ADD ATTRIBUTE output_validation_metrics double precision[];
+ALTER TYPE madlib_dl._fit_multiple_result ADD ATTRIBUTE stopped_at_iteration integer;
+ALTER TYPE madlib_dl._fit_multiple_result ADD ATTRIBUTE best_iteration integer;
 ALTER TYPE madlib_dl._fit_result ADD ATTRIBUTE output_training_loss double precision[];
 ALTER TYPE madlib_dl._fit_result ADD ATTRIBUTE output_training_metrics double precision[];
 ALTER TYPE madlib_dl._fit_result ADD ATTRIBUTE output_validation_loss double precision[];
 ALTER TYPE madlib_dl._fit_result ADD ATTRIBUTE output_validation_metrics double precision[];
+ALTER TYPE madlib_dl._fit_result ADD ATTRIBUTE stopped_at_iteration integer;
+ALTER TYPE madlib_dl._fit_result ADD ATTRIBUTE best_iteration integer;
 
 -- 4. The new and changed members, in the order a fresh install creates them.
 CREATE OR REPLACE FUNCTION madlib_dl.version()
@@ -1546,6 +1553,12 @@ $summary$
 END
 $function$;
 
+CREATE FUNCTION madlib_dl._check_early_stopping(early_stopping text, compile_params text, has_validation boolean)
+ RETURNS text
+ LANGUAGE c
+ IMMUTABLE PARALLEL SAFE
+AS '$libdir/madlib_dl', $function$madlib_dl__check_early_stopping$function$;
+
 CREATE FUNCTION madlib_dl._check_var_shape(model_arch json, output boolean, k integer, shape integer[], what text)
  RETURNS void
  LANGUAGE c
@@ -1572,7 +1585,8 @@ CREATE TYPE madlib_dl._train_job AS (
     cluster text,
     use_caching boolean,
     averaging_period integer,
-    lr_scaling text
+    lr_scaling text,
+    early_stopping text
 );
 
 CREATE FUNCTION madlib_dl._job_transport(src regclass, OUT transport text, OUT cluster text, OUT num_segments integer)
@@ -1597,7 +1611,7 @@ BEGIN
 END
 $function$;
 
-CREATE FUNCTION madlib_dl._make_train_job(source regclass, x_col text, y_col text, model_archs text[], compile_params text[], num_iterations integer, fit_params text[] DEFAULT NULL::text[], init_weights bytea[] DEFAULT NULL::bytea[], mst_keys integer[] DEFAULT NULL::integer[], validation regclass DEFAULT NULL::regclass, val_x_col text DEFAULT NULL::text, val_y_col text DEFAULT NULL::text, metrics_compute_frequency integer DEFAULT NULL::integer, num_segments integer DEFAULT NULL::integer, schedule_seed bigint DEFAULT 1, transport text DEFAULT NULL::text, cluster text DEFAULT NULL::text, use_caching boolean DEFAULT NULL::boolean, averaging_period integer DEFAULT NULL::integer, lr_scaling text DEFAULT NULL::text, x_cols text[] DEFAULT NULL::text[], y_cols text[] DEFAULT NULL::text[], val_x_cols text[] DEFAULT NULL::text[], val_y_cols text[] DEFAULT NULL::text[])
+CREATE FUNCTION madlib_dl._make_train_job(source regclass, x_col text, y_col text, model_archs text[], compile_params text[], num_iterations integer, fit_params text[] DEFAULT NULL::text[], init_weights bytea[] DEFAULT NULL::bytea[], mst_keys integer[] DEFAULT NULL::integer[], validation regclass DEFAULT NULL::regclass, val_x_col text DEFAULT NULL::text, val_y_col text DEFAULT NULL::text, metrics_compute_frequency integer DEFAULT NULL::integer, num_segments integer DEFAULT NULL::integer, schedule_seed bigint DEFAULT 1, transport text DEFAULT NULL::text, cluster text DEFAULT NULL::text, use_caching boolean DEFAULT NULL::boolean, averaging_period integer DEFAULT NULL::integer, lr_scaling text DEFAULT NULL::text, x_cols text[] DEFAULT NULL::text[], y_cols text[] DEFAULT NULL::text[], val_x_cols text[] DEFAULT NULL::text[], val_y_cols text[] DEFAULT NULL::text[], early_stopping text DEFAULT NULL::text)
  RETURNS madlib_dl._train_job
  LANGUAGE plpgsql
  STABLE
@@ -1621,7 +1635,7 @@ BEGIN
                coalesce(fit_params, array_fill(NULL::text, ARRAY[k])),
                num_iterations, metrics_compute_frequency, num_segments, schedule_seed,
                transport, cluster, use_caching, averaging_period,
-               lr_scaling)::madlib_dl._train_job;
+               lr_scaling, early_stopping)::madlib_dl._train_job;
 END
 $function$;
 
@@ -1812,7 +1826,7 @@ BEGIN
 END
 $function$;
 
-CREATE FUNCTION madlib_dl._fit(source text[], model text[], arch_tbl text[], model_id integer, compile_params character varying, fit_params character varying, num_iterations integer, use_gpus boolean, validation text[], metrics_compute_frequency integer, warm_start boolean, name character varying, description character varying, object_table character varying, averaging_period integer, lr_scaling character varying)
+CREATE FUNCTION madlib_dl._fit(source text[], model text[], arch_tbl text[], model_id integer, compile_params character varying, fit_params character varying, num_iterations integer, use_gpus boolean, validation text[], metrics_compute_frequency integer, warm_start boolean, name character varying, description character varying, object_table character varying, averaging_period integer, lr_scaling character varying, early_stopping character varying)
  RETURNS void
  LANGUAGE plpgsql
  SET search_path TO 'pg_catalog', 'pg_temp'
@@ -1832,6 +1846,7 @@ DECLARE
     old_arch json;
     init_weights bytea;
     params record;
+    es text;                    -- early_stopping, canonical (NULL: none)
     freq integer;
     nseg integer;
     tr record;                  -- _job_transport: how the job runs
@@ -1857,6 +1872,7 @@ BEGIN
     freq := madlib_dl._fit_check_iterations(num_iterations, metrics_compute_frequency);
     PERFORM madlib_dl._fit_check_averaging(averaging_period, lr_scaling);
     params := madlib_dl._check_params(compile_params, fit_params);
+    es := madlib_dl._check_early_stopping(early_stopping, compile_params, validation IS NOT NULL);
 
     -- 2. tables: inputs exist, outputs absent (or present for warm start)
     src_rel := madlib_dl._assert_table_exists(source, 'source_table');
@@ -1947,7 +1963,7 @@ BEGIN
                                 ARRAY[arch::text], ARRAY[init_weights], ARRAY[compile_params::text],
                                 ARRAY[fit_params::text], num_iterations, freq, nseg, 1,
                                 tr.transport, tr.cluster, NULL, averaging_period,
-                                lr_scaling::text)::madlib_dl._train_job);
+                                lr_scaling::text, es)::madlib_dl._train_job);
     t_end := clock_timestamp();
 
     -- 6. output tables, in this transaction
@@ -1976,12 +1992,13 @@ BEGIN
         '  training_metrics double precision[], training_loss double precision[],'
         '  validation_metrics_final double precision, validation_loss_final double precision,'
         '  validation_metrics double precision[], validation_loss double precision[],'
-        '  metrics_iters integer[]%s, seed bigint, averaging_period integer, lr_scaling text%s)',
+        '  metrics_iters integer[]%s, seed bigint, averaging_period integer, lr_scaling text,'
+        '  early_stopping text, stopped_at_iteration integer, best_iteration integer%s)',
         madlib_dl._table_sql(summary_tbl), cv.defs, oc.defs);
     EXECUTE format(
         'INSERT INTO %s SELECT $1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12, $13, $14, $15,'
         ' $16, $17, $18, $19, $20, $21, $22, $23, $24, $25, $26, $27, $28, $29, $30, $31, $32,'
-        ' $33, $34%s, $35, $36, $37%s',
+        ' $33, $34%s, $35, $36, $37, $39, $40, $41%s',
         madlib_dl._table_sql(summary_tbl), cv.exprs, oc.exprs)
     USING
         madlib_dl._table_given(source),                               -- source_table, as given
@@ -2021,11 +2038,14 @@ BEGIN
         params.seed,
         averaging_period,
         lr_scaling::text,
-        r;
+        r,
+        es,
+        r.stopped_at_iteration,
+        r.best_iteration;
 END
 $function$;
 
-CREATE FUNCTION madlib_dl.madlib_keras_fit(source_table character varying, model character varying, model_arch_table character varying, model_id integer, compile_params character varying, fit_params character varying, num_iterations integer, use_gpus boolean DEFAULT false, validation_table character varying DEFAULT NULL::character varying, metrics_compute_frequency integer DEFAULT NULL::integer, warm_start boolean DEFAULT false, name character varying DEFAULT NULL::character varying, description character varying DEFAULT NULL::character varying, object_table character varying DEFAULT NULL::character varying, averaging_period integer DEFAULT NULL::integer, lr_scaling character varying DEFAULT NULL::character varying)
+CREATE FUNCTION madlib_dl.madlib_keras_fit(source_table character varying, model character varying, model_arch_table character varying, model_id integer, compile_params character varying, fit_params character varying, num_iterations integer, use_gpus boolean DEFAULT false, validation_table character varying DEFAULT NULL::character varying, metrics_compute_frequency integer DEFAULT NULL::integer, warm_start boolean DEFAULT false, name character varying DEFAULT NULL::character varying, description character varying DEFAULT NULL::character varying, object_table character varying DEFAULT NULL::character varying, averaging_period integer DEFAULT NULL::integer, lr_scaling character varying DEFAULT NULL::character varying, early_stopping character varying DEFAULT NULL::character varying)
  RETURNS void
  LANGUAGE sql
 AS $function$
@@ -2038,15 +2058,15 @@ AS $function$
         madlib_dl._resolve_table($3, 'model_arch_table'),
         $4, $5, $6, $7, $8,
         CASE WHEN $9 IS NULL THEN NULL ELSE madlib_dl._resolve_table($9, 'validation_table') END,
-        $10, coalesce($11, false), $12, $13, $14, $15, $16)
+        $10, coalesce($11, false), $12, $13, $14, $15, $16, $17)
 $function$;
 
-CREATE FUNCTION madlib_dl.fit(source_table character varying, model character varying, model_arch_table character varying, model_id integer, compile_params character varying, fit_params character varying, num_iterations integer, use_gpus boolean DEFAULT false, validation_table character varying DEFAULT NULL::character varying, metrics_compute_frequency integer DEFAULT NULL::integer, warm_start boolean DEFAULT false, name character varying DEFAULT NULL::character varying, description character varying DEFAULT NULL::character varying, object_table character varying DEFAULT NULL::character varying, averaging_period integer DEFAULT NULL::integer, lr_scaling character varying DEFAULT NULL::character varying)
+CREATE FUNCTION madlib_dl.fit(source_table character varying, model character varying, model_arch_table character varying, model_id integer, compile_params character varying, fit_params character varying, num_iterations integer, use_gpus boolean DEFAULT false, validation_table character varying DEFAULT NULL::character varying, metrics_compute_frequency integer DEFAULT NULL::integer, warm_start boolean DEFAULT false, name character varying DEFAULT NULL::character varying, description character varying DEFAULT NULL::character varying, object_table character varying DEFAULT NULL::character varying, averaging_period integer DEFAULT NULL::integer, lr_scaling character varying DEFAULT NULL::character varying, early_stopping character varying DEFAULT NULL::character varying)
  RETURNS void
  LANGUAGE sql
 AS $function$
     SELECT madlib_dl.madlib_keras_fit($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12, $13, $14,
-                                      $15, $16)
+                                      $15, $16, $17)
 $function$;
 
 CREATE OR REPLACE FUNCTION madlib_dl.madlib_keras_fit(message character varying)
@@ -2079,9 +2099,12 @@ all virtual segments at once, by model averaging.
                                             --   metrics=['top_<k>_accuracy']
         averaging_period          INTEGER,  -- DEFAULT NULL = once per iteration; else
                                             --   average every this many mini-batches
-        lr_scaling                VARCHAR   -- DEFAULT NULL; 'linear' or 'sqrt': the
+        lr_scaling                VARCHAR,  -- DEFAULT NULL; 'linear' or 'sqrt': the
                                             --   learning rate times N or sqrt(N) segments,
                                             --   after a warm-up
+        early_stopping            VARCHAR   -- DEFAULT NULL; Keras' EarlyStopping, e.g.
+                                            --   'monitor=validation_loss, patience=3,
+                                            --    min_delta=0.001, restore_best=True'
     );
 
 Each iteration every segment trains a copy of the model for `epochs`
@@ -3669,7 +3692,7 @@ CREATE FUNCTION madlib_dl._fit_multiple_run(job madlib_dl._train_job)
  ROWS 10
 AS '$libdir/madlib_dl', $function$madlib_dl__fit_multiple_run$function$;
 
-CREATE OR REPLACE FUNCTION madlib_dl._fit_multiple(source text[], model text[], mst text[], num_iterations integer, use_gpus boolean, validation text[], metrics_compute_frequency integer, warm_start boolean, name character varying, description character varying, use_caching boolean)
+CREATE FUNCTION madlib_dl._fit_multiple(source text[], model text[], mst text[], num_iterations integer, use_gpus boolean, validation text[], metrics_compute_frequency integer, warm_start boolean, name character varying, description character varying, use_caching boolean, early_stopping character varying)
  RETURNS void
  LANGUAGE plpgsql
  SET search_path TO 'pg_catalog', 'pg_temp'
@@ -3711,6 +3734,7 @@ DECLARE
     metric_types text[];
     n_params bigint[];
     params record;
+    es text;                    -- early_stopping, canonical (NULL: none)
     a json;
     aw bytea;
     old_w bytea;
@@ -3856,6 +3880,13 @@ BEGIN
             PERFORM madlib_dl._check_fit_params(fits[i], format('mst_key %s fit_params', keys[i]));
         END IF;
         params := madlib_dl._check_params(compiles[i], fits[i]);
+        BEGIN
+            es := madlib_dl._check_early_stopping(early_stopping, compiles[i], validation IS NOT NULL);
+        EXCEPTION WHEN invalid_parameter_value THEN
+            RAISE EXCEPTION 'mst_key %: %', keys[i], SQLERRM
+                USING ERRCODE = 'invalid_parameter_value',
+                      HINT = 'Monitor a series every configuration has: the loss, or a metric they all compile.';
+        END;
         loss_types[i] := params.loss_type;
         metric_types[i] := params.metrics_type[1];
         EXECUTE format('SELECT count(*), (array_agg(model_arch))[1], (array_agg(model_weights))[1]'
@@ -3947,7 +3978,7 @@ BEGIN
         SELECT r FROM madlib_dl._fit_multiple_run(ROW(src_rel, x_cols, y_cols, val_rel, vx_cols, vy_cols,
                           keys, archs, inits, compiles, fits, num_iterations, freq, nseg,
                           schedule_seed, tr.transport, tr.cluster, use_caching,
-                          NULL, NULL)::madlib_dl._train_job) r);
+                          NULL, NULL, es)::madlib_dl._train_job) r);
     t_end := clock_timestamp();
     sched := (results[1]).schedule;
     SELECT array_agg(g ORDER BY g) INTO planned_iters
@@ -3980,7 +4011,8 @@ BEGIN
         '  validation_metrics_final double precision, validation_loss_final double precision,'
         '  validation_metrics double precision[], validation_loss double precision[],'
         '  metrics_iters integer[], status text, training_seconds double precision,'
-        '  waiting_seconds double precision%s)', madlib_dl._table_sql(info_tbl), oc.defs);
+        '  waiting_seconds double precision, stopped_at_iteration integer,'
+        '  best_iteration integer%s)', madlib_dl._table_sql(info_tbl), oc.defs);
     EXECUTE format(
         'INSERT INTO %s'
         ' SELECT r.mst_key, k.id, k.c, k.f, ''madlib_keras'', octet_length(r.model_weights) / 1024.0,'
@@ -3991,7 +4023,8 @@ BEGIN
         '        r.validation_metrics[array_upper(r.validation_metrics, 1)],'
         '        r.validation_loss[array_upper(r.validation_loss, 1)],'
         '        r.validation_metrics, r.validation_loss, r.metrics_iters, r.status,'
-        '        r.training_seconds, r.waiting_seconds%s'
+        '        r.training_seconds, r.waiting_seconds, r.stopped_at_iteration,'
+        '        r.best_iteration%s'
         '   FROM unnest($1) r'
         '   JOIN unnest($2, $3, $4, $5, $6, $7) AS k(key, id, c, f, l, m) ON k.key = r.mst_key'
         '  ORDER BY r.mst_key', madlib_dl._table_sql(info_tbl), oc.exprs)
@@ -4006,11 +4039,12 @@ BEGIN
         '  metrics_compute_frequency integer, warm_start boolean, name text, description text,'
         '  start_training_time timestamp, end_training_time timestamp, madlib_version text,'
         '  num_classes integer[]%s, dependent_vartype text[], normalizing_const real,'
-        '  metrics_iters integer[], schedule integer[], use_caching boolean)',
+        '  metrics_iters integer[], schedule integer[], use_caching boolean,'
+        '  early_stopping text)',
         madlib_dl._table_sql(summary_tbl), cv.defs);
     EXECUTE format(
         'INSERT INTO %s SELECT $1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12, $13, $14, $15,'
-        ' $16, $17, $18%s, $19, $20, $21, $22, $23',
+        ' $16, $17, $18%s, $19, $20, $21, $22, $23, $24',
         madlib_dl._table_sql(summary_tbl), cv.exprs)
     USING
         madlib_dl._table_given(source),                               -- as the user gave them
@@ -4036,11 +4070,12 @@ BEGIN
         coalesce((psum->>'normalizing_const')::real, 1.0::real),
         planned_iters,
         sched,
-        use_caching;
+        use_caching,
+        es;
 END
 $function$;
 
-CREATE OR REPLACE FUNCTION madlib_dl.madlib_keras_fit_multiple_model(source_table character varying, model_output_table character varying, model_selection_table character varying, num_iterations integer, use_gpus boolean DEFAULT false, validation_table character varying DEFAULT NULL::character varying, metrics_compute_frequency integer DEFAULT NULL::integer, warm_start boolean DEFAULT false, name character varying DEFAULT NULL::character varying, description character varying DEFAULT NULL::character varying, use_caching boolean DEFAULT NULL::boolean)
+CREATE FUNCTION madlib_dl.madlib_keras_fit_multiple_model(source_table character varying, model_output_table character varying, model_selection_table character varying, num_iterations integer, use_gpus boolean DEFAULT false, validation_table character varying DEFAULT NULL::character varying, metrics_compute_frequency integer DEFAULT NULL::integer, warm_start boolean DEFAULT false, name character varying DEFAULT NULL::character varying, description character varying DEFAULT NULL::character varying, use_caching boolean DEFAULT NULL::boolean, early_stopping character varying DEFAULT NULL::character varying)
  RETURNS void
  LANGUAGE sql
 AS $function$
@@ -4050,14 +4085,15 @@ AS $function$
         madlib_dl._resolve_table($3, 'model_selection_table'),
         $4, $5,
         CASE WHEN $6 IS NULL THEN NULL ELSE madlib_dl._resolve_table($6, 'validation_table') END,
-        $7, coalesce($8, false), $9, $10, $11)
+        $7, coalesce($8, false), $9, $10, $11, $12)
 $function$;
 
-CREATE OR REPLACE FUNCTION madlib_dl.fit_multiple(source_table character varying, model_output_table character varying, model_selection_table character varying, num_iterations integer, use_gpus boolean DEFAULT false, validation_table character varying DEFAULT NULL::character varying, metrics_compute_frequency integer DEFAULT NULL::integer, warm_start boolean DEFAULT false, name character varying DEFAULT NULL::character varying, description character varying DEFAULT NULL::character varying, use_caching boolean DEFAULT NULL::boolean)
+CREATE FUNCTION madlib_dl.fit_multiple(source_table character varying, model_output_table character varying, model_selection_table character varying, num_iterations integer, use_gpus boolean DEFAULT false, validation_table character varying DEFAULT NULL::character varying, metrics_compute_frequency integer DEFAULT NULL::integer, warm_start boolean DEFAULT false, name character varying DEFAULT NULL::character varying, description character varying DEFAULT NULL::character varying, use_caching boolean DEFAULT NULL::boolean, early_stopping character varying DEFAULT NULL::character varying)
  RETURNS void
  LANGUAGE sql
 AS $function$
-    SELECT madlib_dl.madlib_keras_fit_multiple_model($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11)
+    SELECT madlib_dl.madlib_keras_fit_multiple_model($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11,
+                                                     $12)
 $function$;
 
 CREATE OR REPLACE FUNCTION madlib_dl.madlib_keras_fit_multiple_model(message character varying)
@@ -4090,6 +4126,10 @@ parallelism over all virtual segments.
                                             --   is read from the table a window at a
                                             --   time; true: always in memory (54000
                                             --   when it does not fit); false: read
+        early_stopping            VARCHAR   -- DEFAULT NULL; Keras' EarlyStopping for every
+                                            --   model, e.g. 'monitor=validation_loss,
+                                            --   patience=3, restore_best=True': a model
+                                            --   that stops leaves the schedule
     );
 
 In one iteration every model visits every segment exactly once and trains
@@ -4151,7 +4191,9 @@ CREATE TYPE madlib_dl._automl_result AS (
     rung_promoted boolean[],
     training_seconds double precision,
     waiting_seconds double precision,
-    workers_launched integer
+    workers_launched integer,
+    stopped_at_iteration integer,
+    best_iteration integer
 );
 
 CREATE FUNCTION madlib_dl._automl_run(job madlib_dl._train_job, automl_method text, automl_params text, compile_params_grid text, fit_params_grid text, random_state integer)
@@ -4180,7 +4222,7 @@ BEGIN
 END
 $function$;
 
-CREATE FUNCTION madlib_dl._automl(source text[], model text[], arch_tbl text[], arch_raw text, mst text[], model_id_list integer[], compile_params_grid text, fit_params_grid text, automl_method text, automl_params text, random_state integer, object_table text[], use_gpus boolean, validation text[], metrics_compute_frequency integer, name text, description text, use_caching boolean)
+CREATE FUNCTION madlib_dl._automl(source text[], model text[], arch_tbl text[], arch_raw text, mst text[], model_id_list integer[], compile_params_grid text, fit_params_grid text, automl_method text, automl_params text, random_state integer, object_table text[], use_gpus boolean, validation text[], metrics_compute_frequency integer, name text, description text, use_caching boolean, early_stopping text)
  RETURNS void
  LANGUAGE plpgsql
  SET search_path TO 'pg_catalog', 'pg_temp'
@@ -4217,6 +4259,7 @@ DECLARE
     metric_types text[];
     params record;
     best record;
+    es text;                    -- early_stopping, canonical (NULL: none)
     cv record;                  -- _fit_class_values_columns
 BEGIN
     -- 1. arguments that need no table
@@ -4286,6 +4329,16 @@ BEGIN
     IF object_table IS NOT NULL THEN
         PERFORM madlib_dl._object_table_check(object_table, probe_compiles);
     END IF;
+    -- early_stopping: its series must exist for every value of the grids
+    FOR i IN 1 .. cardinality(probe_compiles) LOOP
+        BEGIN
+            es := madlib_dl._check_early_stopping(early_stopping, probe_compiles[i], validation IS NOT NULL);
+        EXCEPTION WHEN invalid_parameter_value THEN
+            RAISE EXCEPTION 'compile_params %: %', probe_compiles[i], SQLERRM
+                USING ERRCODE = 'invalid_parameter_value',
+                      HINT = 'Monitor a series every configuration has: the loss, or a metric every compile_params of the grid names.';
+        END;
+    END LOOP;
 
     -- 5. train over the transport (no table is written before this returns)
     tr := madlib_dl._job_transport(src_rel);
@@ -4299,7 +4352,7 @@ BEGIN
                 array_fill(''::text, ARRAY[cardinality(ids)]),
                 array_fill(NULL::text, ARRAY[cardinality(ids)]), chk.max_iterations,
                 freq, nseg, 1::bigint, tr.transport, tr.cluster, use_caching,
-                NULL, NULL)::madlib_dl._train_job,
+                NULL, NULL, es)::madlib_dl._train_job,
             chk.method, chk.params, compile_params_grid, fit_params_grid, random_state) r
         ORDER BY r.mst_key);
     t_end := clock_timestamp();
@@ -4328,7 +4381,8 @@ BEGIN
         '  validation_metrics double precision[], validation_loss double precision[],'
         '  metrics_iters integer[],%s rung integer, rung_iters integer[],'
         '  rung_losses double precision[], rung_metrics double precision[], rung_promoted boolean[],'
-        '  status text, training_seconds double precision, waiting_seconds double precision)',
+        '  status text, training_seconds double precision, waiting_seconds double precision,'
+        '  stopped_at_iteration integer, best_iteration integer)',
         madlib_dl._table_sql(info_tbl), CASE WHEN chk.method = 'hyperband' THEN ' s integer, i integer,' ELSE '' END);
     EXECUTE format(
         'INSERT INTO %s'
@@ -4342,7 +4396,7 @@ BEGIN
         '        r.validation_loss[array_upper(r.validation_loss, 1)],'
         '        r.validation_metrics, r.validation_loss, r.metrics_iters,%s r.rung, r.rung_iters,'
         '        r.rung_losses, r.rung_metrics, r.rung_promoted, r.status, r.training_seconds,'
-        '        r.waiting_seconds'
+        '        r.waiting_seconds, r.stopped_at_iteration, r.best_iteration'
         '   FROM unnest($1) WITH ORDINALITY AS r'
         '   JOIN unnest($2, $3) WITH ORDINALITY AS k(l, m, o) ON k.o = r.ordinality'
         '  ORDER BY r.mst_key', madlib_dl._table_sql(info_tbl),
@@ -4404,7 +4458,7 @@ BEGIN
 END
 $function$;
 
-CREATE FUNCTION madlib_dl.madlib_keras_automl(source_table character varying, model_output_table character varying, model_arch_table character varying, model_selection_table character varying, model_id_list integer[], compile_params_grid character varying, fit_params_grid character varying, automl_method character varying DEFAULT 'hyperband'::character varying, automl_params character varying DEFAULT NULL::character varying, random_state integer DEFAULT NULL::integer, object_table character varying DEFAULT NULL::character varying, use_gpus boolean DEFAULT false, validation_table character varying DEFAULT NULL::character varying, metrics_compute_frequency integer DEFAULT NULL::integer, name character varying DEFAULT NULL::character varying, description character varying DEFAULT NULL::character varying, use_caching boolean DEFAULT NULL::boolean)
+CREATE FUNCTION madlib_dl.madlib_keras_automl(source_table character varying, model_output_table character varying, model_arch_table character varying, model_selection_table character varying, model_id_list integer[], compile_params_grid character varying, fit_params_grid character varying, automl_method character varying DEFAULT 'hyperband'::character varying, automl_params character varying DEFAULT NULL::character varying, random_state integer DEFAULT NULL::integer, object_table character varying DEFAULT NULL::character varying, use_gpus boolean DEFAULT false, validation_table character varying DEFAULT NULL::character varying, metrics_compute_frequency integer DEFAULT NULL::integer, name character varying DEFAULT NULL::character varying, description character varying DEFAULT NULL::character varying, use_caching boolean DEFAULT NULL::boolean, early_stopping character varying DEFAULT NULL::character varying)
  RETURNS void
  LANGUAGE sql
 AS $function$
@@ -4417,7 +4471,7 @@ AS $function$
         CASE WHEN $11 IS NULL THEN NULL ELSE madlib_dl._resolve_table($11, 'object_table') END,
         $12,
         CASE WHEN $13 IS NULL THEN NULL ELSE madlib_dl._resolve_table($13, 'validation_table') END,
-        $14, $15, $16, $17)
+        $14, $15, $16, $17, $18)
 $function$;
 
 CREATE FUNCTION madlib_dl.hyperband_schedule(schedule_table character varying, r integer, eta integer DEFAULT 3, skip_last integer DEFAULT 0)
@@ -4459,7 +4513,8 @@ by model hopping over all virtual segments.
         metrics_compute_frequency INTEGER,  -- DEFAULT NULL: at the end of each rung only
         name                      VARCHAR,  -- DEFAULT NULL, stored in the summary
         description               VARCHAR,  -- DEFAULT NULL, stored in the summary
-        use_caching               BOOLEAN   -- DEFAULT NULL: cache partitions that fit madlib_dl.partition_memory, stream the rest; true: cache (54000 when one does not fit); false: stream
+        use_caching               BOOLEAN,  -- DEFAULT NULL: cache partitions that fit madlib_dl.partition_memory, stream the rest; true: cache (54000 when one does not fit); false: stream
+        early_stopping            VARCHAR   -- DEFAULT NULL; Keras' EarlyStopping for every configuration, e.g. 'monitor=validation_loss, patience=2, restore_best=True': a configuration that stops ends its rung there and is not trained again
     );
 
 Configurations are ranked by their loss (validation loss with a
@@ -5548,11 +5603,12 @@ BEGIN
                     'madlib_dl._assert_trusted_table(regclass,text)',
                     'madlib_dl._assert_warm_start_outputs(text[],text,text[],text[],text[],text,text[],text)',
                     'madlib_dl._assert_writable_table(regclass,text)',
-                    'madlib_dl._automl(text[],text[],text[],text,text[],integer[],text,text,text,text,integer,text[],boolean,text[],integer,text,text,boolean)',
+                    'madlib_dl._automl(text[],text[],text[],text,text[],integer[],text,text,text,text,integer,text[],boolean,text[],integer,text,text,boolean,text)',
                     'madlib_dl._automl_check(text,text)',
                     'madlib_dl._automl_probe(integer[],text,text)',
                     'madlib_dl._automl_run(madlib_dl._train_job,text,text,text,text,integer)',
                     'madlib_dl._check_compile_params(text,text)',
+                    'madlib_dl._check_early_stopping(text,text,boolean)',
                     'madlib_dl._check_fit_params(text,text)',
                     'madlib_dl._check_input_shape(json,integer[],integer[])',
                     'madlib_dl._check_model_memory(text,text[],text[],text[],text[],integer,integer,integer,integer)',
@@ -5587,12 +5643,12 @@ BEGIN
                     'madlib_dl._evaluate_transition(internal,json,bytea,text,integer,bytea,bytea,integer[],integer[])',
                     'madlib_dl._evaluate_transition_io(internal,json,bytea,text,integer,integer,"any")',
                     'madlib_dl._export_onnx(text[],integer,integer)',
-                    'madlib_dl._fit(text[],text[],text[],integer,character varying,character varying,integer,boolean,text[],integer,boolean,character varying,character varying,character varying,integer,character varying)',
+                    'madlib_dl._fit(text[],text[],text[],integer,character varying,character varying,integer,boolean,text[],integer,boolean,character varying,character varying,character varying,integer,character varying,character varying)',
                     'madlib_dl._fit_check_averaging(integer,text)',
                     'madlib_dl._fit_check_iterations(integer,integer)',
                     'madlib_dl._fit_check_packed(text[],text,text[],text[],json)',
                     'madlib_dl._fit_class_values_columns(text[],text[])',
-                    'madlib_dl._fit_multiple(text[],text[],text[],integer,boolean,text[],integer,boolean,character varying,character varying,boolean)',
+                    'madlib_dl._fit_multiple(text[],text[],text[],integer,boolean,text[],integer,boolean,character varying,character varying,boolean,character varying)',
                     'madlib_dl._fit_multiple_run(madlib_dl._train_job)',
                     'madlib_dl._fit_num_segments(text[],regclass,jsonb)',
                     'madlib_dl._fit_output_columns(text[],text)',
@@ -5623,7 +5679,7 @@ BEGIN
                     'madlib_dl._load_model_selection_table(text[],text[],text,integer[],text[],text[],text[])',
                     'madlib_dl._load_onnx_model(text[],bytea,character varying,character varying)',
                     'madlib_dl._load_top_k_accuracy_function(text[],integer)',
-                    'madlib_dl._make_train_job(regclass,text,text,text[],text[],integer,text[],bytea[],integer[],regclass,text,text,integer,integer,bigint,text,text,boolean,integer,text,text[],text[],text[],text[])',
+                    'madlib_dl._make_train_job(regclass,text,text,text[],text[],integer,text[],bytea[],integer[],regclass,text,text,integer,integer,bigint,text,text,boolean,integer,text,text[],text[],text[],text[],text)',
                     'madlib_dl._model_configs(integer[],text,text,text,integer,integer)',
                     'madlib_dl._ms_check_model_ids(text[],integer[])',
                     'madlib_dl._ms_store(text[],text[],text,integer[],text[],text[],text[])',
@@ -5723,10 +5779,10 @@ BEGIN
                     'madlib_dl.export_onnx(character varying,integer,integer)',
                     'madlib_dl.fit()',
                     'madlib_dl.fit(character varying)',
-                    'madlib_dl.fit(character varying,character varying,character varying,integer,character varying,character varying,integer,boolean,character varying,integer,boolean,character varying,character varying,character varying,integer,character varying)',
+                    'madlib_dl.fit(character varying,character varying,character varying,integer,character varying,character varying,integer,boolean,character varying,integer,boolean,character varying,character varying,character varying,integer,character varying,character varying)',
                     'madlib_dl.fit_multiple()',
                     'madlib_dl.fit_multiple(character varying)',
-                    'madlib_dl.fit_multiple(character varying,character varying,character varying,integer,boolean,character varying,integer,boolean,character varying,character varying,boolean)',
+                    'madlib_dl.fit_multiple(character varying,character varying,character varying,integer,boolean,character varying,integer,boolean,character varying,character varying,boolean,character varying)',
                     'madlib_dl.generate_model_configs()',
                     'madlib_dl.generate_model_configs(character varying)',
                     'madlib_dl.generate_model_configs(character varying,character varying,integer[],character varying,character varying,character varying,integer,integer,character varying)',
@@ -5753,16 +5809,16 @@ BEGIN
                     'madlib_dl.load_top_k_accuracy_function(character varying,integer)',
                     'madlib_dl.madlib_keras_automl()',
                     'madlib_dl.madlib_keras_automl(character varying)',
-                    'madlib_dl.madlib_keras_automl(character varying,character varying,character varying,character varying,integer[],character varying,character varying,character varying,character varying,integer,character varying,boolean,character varying,integer,character varying,character varying,boolean)',
+                    'madlib_dl.madlib_keras_automl(character varying,character varying,character varying,character varying,integer[],character varying,character varying,character varying,character varying,integer,character varying,boolean,character varying,integer,character varying,character varying,boolean,character varying)',
                     'madlib_dl.madlib_keras_evaluate()',
                     'madlib_dl.madlib_keras_evaluate(character varying)',
                     'madlib_dl.madlib_keras_evaluate(character varying,character varying,character varying,boolean,integer)',
                     'madlib_dl.madlib_keras_fit()',
                     'madlib_dl.madlib_keras_fit(character varying)',
-                    'madlib_dl.madlib_keras_fit(character varying,character varying,character varying,integer,character varying,character varying,integer,boolean,character varying,integer,boolean,character varying,character varying,character varying,integer,character varying)',
+                    'madlib_dl.madlib_keras_fit(character varying,character varying,character varying,integer,character varying,character varying,integer,boolean,character varying,integer,boolean,character varying,character varying,character varying,integer,character varying,character varying)',
                     'madlib_dl.madlib_keras_fit_multiple_model()',
                     'madlib_dl.madlib_keras_fit_multiple_model(character varying)',
-                    'madlib_dl.madlib_keras_fit_multiple_model(character varying,character varying,character varying,integer,boolean,character varying,integer,boolean,character varying,character varying,boolean)',
+                    'madlib_dl.madlib_keras_fit_multiple_model(character varying,character varying,character varying,integer,boolean,character varying,integer,boolean,character varying,character varying,boolean,character varying)',
                     'madlib_dl.madlib_keras_predict()',
                     'madlib_dl.madlib_keras_predict(character varying)',
                     'madlib_dl.madlib_keras_predict(character varying,character varying,character varying,character varying,character varying,character varying,boolean,integer)',

@@ -41,7 +41,11 @@ typedef enum DlMetricKind
 	DL_METRIC_BINARY_ACCURACY,	/* threshold 0.5 */
 	DL_METRIC_TOP_K_CATEGORICAL_ACCURACY,	/* k, default 5 */
 	DL_METRIC_MAE,
-	DL_METRIC_MSE
+	DL_METRIC_MSE,
+	/* not per-sample: only through dl_metrics.h's sums (dl_metric_sum adds 0) */
+	DL_METRIC_AUC,				/* ROC, 200 thresholds */
+	DL_METRIC_PRECISION,		/* threshold 0.5 */
+	DL_METRIC_RECALL			/* threshold 0.5 */
 } DlMetricKind;
 
 /* Keras spellings: "categorical_crossentropy", "mse" -> MSE, ... */

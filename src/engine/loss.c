@@ -166,6 +166,12 @@ dl_metric_name(DlMetricKind kind)
 			return "mae";
 		case DL_METRIC_MSE:
 			return "mse";
+		case DL_METRIC_AUC:
+			return "auc";
+		case DL_METRIC_PRECISION:
+			return "precision";
+		case DL_METRIC_RECALL:
+			return "recall";
 	}
 	return "unknown";
 }
@@ -486,6 +492,9 @@ dl_metric_sum(DlMetricKind kind, int top_k, const float *y_pred,
 		switch (kind)
 		{
 			case DL_METRIC_NONE:
+			case DL_METRIC_AUC:	/* dl_metrics.h */
+			case DL_METRIC_PRECISION:
+			case DL_METRIC_RECALL:
 				break;
 
 			case DL_METRIC_ACCURACY:

@@ -33,6 +33,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "madlib_dl/dl_early_stop.h"
 #include "madlib_dl/dl_params.h"
 #include "madlib_dl/dl_pylit.h"
 #include "madlib_dl/dl_strbuf.h"
@@ -1906,4 +1907,190 @@ dl_fit_params_format(const DlFitParams *p, char *buf, size_t len, DlError *err)
 		dl_strbuf_puts(&sb, "}");
 	}
 	return sb_finish(&sb, err);
+}
+
+/* ------------------------------------------------------------------
+ * early_stopping (dl_early_stop.h)
+ * ------------------------------------------------------------------ */
+
+#define EARLY_STOP_EXAMPLE "monitor=validation_loss, patience=3, min_delta=0.001, restore_best=True"
+
+/* A name value, bare or quoted, into buf (NAME_MAX_LEN); false otherwise. */
+static bool
+word_value(const char *s, size_t vb, size_t ve, char *buf)
+{
+	unquote(s, &vb, &ve);
+	if (vb == ve || !copy_name(buf, s, vb, ve))
+		return false;
+	return dl_pylit_is_name(buf, strlen(buf));
+}
+
+/* monitor=: [training_|train_|validation_|val_] (loss | <metric>). */
+static DlStatus
+early_stop_monitor(PCtx *c, size_t kb, size_t ke, size_t vb, size_t ve, DlEarlyStopConfig *p)
+{
+	static const struct
+	{
+		const char *prefix;
+		bool		validation;
+	}			prefixes[] = {{"validation_", true}, {"val_", true}, {"training_", false},
+	{"train_", false}};
+	char		name[NAME_MAX_LEN];
+	const char *rest;
+	DlMetricKind kind;
+	int			k;
+
+	if (!word_value(c->s, vb, ve, name))
+		return bad_value(c, "early_stopping parameter", kb, ke, vb, ve,
+						 "loss, validation_loss or [validation_]<metric>");
+	rest = name;
+	p->validation = false;
+	for (size_t i = 0; i < sizeof(prefixes) / sizeof(prefixes[0]); i++)
+	{
+		size_t		n = strlen(prefixes[i].prefix);
+
+		if (strncmp(name, prefixes[i].prefix, n) == 0 && name[n] != '\0')
+		{
+			rest = name + n;
+			p->validation = prefixes[i].validation;
+			break;
+		}
+	}
+	p->monitor_loss = strcmp(rest, "loss") == 0;
+	p->metric[0] = '\0';
+	if (p->monitor_loss)
+		return DL_OK;
+	if (strlen(rest) >= DL_EARLY_STOP_NAME_MAX ||
+		(dl_metric_from_name(rest, &kind, NULL) != DL_OK && !top_k_name(rest, &k)))
+	{
+		dl_error_set(c->err, DL_ERR_INVALID_ARGUMENT,
+					 "early_stopping monitor \"%.*s\" is neither a loss nor a metric",
+					 show_len(c->s, vb, ve), c->s + vb);
+		return dl_error_hint(c->err, "Monitor loss, validation_loss, or a metric of compile_params "
+							 "as <metric> or validation_<metric>, e.g. validation_accuracy.");
+	}
+	strcpy(p->metric, rest);
+	return DL_OK;
+}
+
+static DlStatus
+early_stop_int(PCtx *c, size_t kb, size_t ke, size_t vb, size_t ve, int *out)
+{
+	int64_t		v;
+
+	if (!parse_int64(c->s, vb, ve, &v) || v < 0 || v > INT_MAX)
+		return bad_value(c, "early_stopping parameter", kb, ke, vb, ve,
+						 "an integer from 0 to 2147483647");
+	*out = (int) v;
+	return DL_OK;
+}
+
+DlStatus
+dl_early_stop_parse(const char *s, DlEarlyStopConfig *out, DlError *err)
+{
+	DlError		scratch;
+	PCtx		c = {s != NULL ? s : "", s != NULL ? strnlen(s, DL_EARLY_STOP_MAX_LEN + 1) : 0,
+	"early_stopping", err != NULL ? err : &scratch};
+	DlEarlyStopConfig p;
+	size_t		pos = 0,
+				ib,
+				ie,
+				kb,
+				ke,
+				vb,
+				ve,
+				b = 0,
+				e;
+	int			more;
+	DlStatus	rc = DL_OK;
+	char		word[NAME_MAX_LEN];
+
+	err = c.err;
+	memset(&p, 0, sizeof(p));
+	p.validation = true;		/* Keras' default monitor, val_loss */
+	p.monitor_loss = true;
+	p.mode = DL_EARLY_STOP_AUTO;
+	if (c.len > DL_EARLY_STOP_MAX_LEN)
+	{
+		dl_error_set(err, DL_ERR_LIMIT, "early_stopping is longer than %d characters",
+					 DL_EARLY_STOP_MAX_LEN);
+		return dl_error_hint(err, "Give the options only, e.g. %s.", EARLY_STOP_EXAMPLE);
+	}
+	e = c.len;
+	trim(c.s, &b, &e);
+	if (b == e)
+	{
+		*out = p;				/* disabled */
+		return DL_OK;
+	}
+	p.enabled = true;
+	rc = check_balanced(&c, 0, c.len);
+	if (rc != DL_OK)
+		return rc;
+	while ((more = next_item(&c, &pos, c.len, &ib, &ie)) == 1)
+	{
+		rc = split_key_value(&c, ib, ie, &kb, &ke, &vb, &ve, EARLY_STOP_EXAMPLE);
+		if (rc != DL_OK)
+			return rc;
+		if (piece_eq(c.s, kb, ke, "monitor"))
+			rc = early_stop_monitor(&c, kb, ke, vb, ve, &p);
+		else if (piece_eq(c.s, kb, ke, "patience"))
+			rc = early_stop_int(&c, kb, ke, vb, ve, &p.patience);
+		else if (piece_eq(c.s, kb, ke, "start_from_epoch") ||
+				 piece_eq(c.s, kb, ke, "start_from_iteration"))
+			rc = early_stop_int(&c, kb, ke, vb, ve, &p.start_from);
+		else if (piece_eq(c.s, kb, ke, "min_delta"))
+		{
+			if (!parse_double(c.s, vb, ve, &p.min_delta))
+				return bad_value(&c, "early_stopping parameter", kb, ke, vb, ve, "a finite number");
+			p.min_delta = fabs(p.min_delta);
+		}
+		else if (piece_eq(c.s, kb, ke, "baseline"))
+		{
+			p.has_baseline = !piece_eq(c.s, vb, ve, "None");
+			if (p.has_baseline && !parse_double(c.s, vb, ve, &p.baseline))
+				return bad_value(&c, "early_stopping parameter", kb, ke, vb, ve,
+								 "None or a finite number");
+		}
+		else if (piece_eq(c.s, kb, ke, "restore_best") ||
+				 piece_eq(c.s, kb, ke, "restore_best_weights"))
+		{
+			if (!parse_bool(c.s, vb, ve, &p.restore_best))
+				return bad_value(&c, "early_stopping parameter", kb, ke, vb, ve, "True or False");
+		}
+		else if (piece_eq(c.s, kb, ke, "mode"))
+		{
+			if (!word_value(c.s, vb, ve, word))
+				return bad_value(&c, "early_stopping parameter", kb, ke, vb, ve, "auto, min or max");
+			if (strcmp(word, "auto") == 0)
+				p.mode = DL_EARLY_STOP_AUTO;
+			else if (strcmp(word, "min") == 0)
+				p.mode = DL_EARLY_STOP_MIN;
+			else if (strcmp(word, "max") == 0)
+				p.mode = DL_EARLY_STOP_MAX;
+			else
+				return bad_value(&c, "early_stopping parameter", kb, ke, vb, ve, "auto, min or max");
+		}
+		else if (piece_eq(c.s, kb, ke, "verbose"))
+		{
+			int64_t		v;
+
+			if (!parse_int64(c.s, vb, ve, &v))
+				return bad_value(&c, "early_stopping parameter", kb, ke, vb, ve, "an integer");
+		}
+		else
+		{
+			dl_error_set(err, DL_ERR_INVALID_ARGUMENT, "early_stopping parameter \"%.*s\" is not supported",
+						 show_len(c.s, kb, ke), c.s + kb);
+			return dl_error_hint(err, "Accepted early_stopping parameters are monitor, patience, "
+								 "min_delta, mode, baseline, restore_best (restore_best_weights), "
+								 "start_from_epoch and verbose.");
+		}
+		if (rc != DL_OK)
+			return rc;
+	}
+	if (more < 0)
+		return c.err->code;
+	*out = p;
+	return DL_OK;
 }

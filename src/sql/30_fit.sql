@@ -22,6 +22,16 @@ RETURNS record
 AS 'MODULE_PATHNAME', 'madlib_dl__check_params'
 LANGUAGE C IMMUTABLE PARALLEL SAFE;
 
+-- Parse early_stopping with the engine and check it against a model
+-- compiled with compile_params (its metric) and whether a validation
+-- table is given: ERROR 22023 (54000 when too long) otherwise.  Returns
+-- the canonical string the summary tables record, NULL for none.
+CREATE FUNCTION madlib_dl._check_early_stopping(early_stopping text, compile_params text,
+                                                has_validation boolean)
+RETURNS text
+AS 'MODULE_PATHNAME', 'madlib_dl__check_early_stopping'
+LANGUAGE C IMMUTABLE PARALLEL SAFE;
+
 -- ERROR 22000 unless x_shape {n, dims...} ends in the architecture's input
 -- shape and y_shape {n, classes} (may be NULL) matches its outputs.
 CREATE FUNCTION madlib_dl._check_input_shape(model_arch json, x_shape integer[], y_shape integer[])
@@ -52,7 +62,11 @@ CREATE TYPE madlib_dl._fit_result AS (
     output_training_loss      double precision[],
     output_training_metrics   double precision[],
     output_validation_loss    double precision[],
-    output_validation_metrics double precision[]
+    output_validation_metrics double precision[],
+    -- early stopping (NULL without): the iteration it stopped at (NULL
+    -- when it ran every iteration) and the best monitored iteration
+    stopped_at_iteration integer,
+    best_iteration       integer
 );
 
 -- A training job: everything _fit_run and _fit_multiple_run are asked to
@@ -71,7 +85,9 @@ CREATE TYPE madlib_dl._fit_result AS (
 -- does not fit madlib_dl.partition_memory), false reads it from the table
 -- a window at a time, NULL decides by that budget (docs/fit.md, "Memory").
 -- averaging_period and lr_scaling: fit's (docs/fit.md, "Averaging every
--- few mini-batches"); NULL in the other jobs.
+-- few mini-batches"); NULL in the other jobs.  early_stopping: the
+-- option string of fit, fit_multiple and automl (docs/fit.md, "Early
+-- stopping"), NULL for none.
 CREATE TYPE madlib_dl._train_job AS (
     source                    regclass,
     x_cols                    text[],
@@ -92,7 +108,8 @@ CREATE TYPE madlib_dl._train_job AS (
     cluster                   text,
     use_caching               boolean,
     averaging_period          integer,
-    lr_scaling                text
+    lr_scaling                text,
+    early_stopping            text
 );
 
 -- How a packed table's job runs: on Greenplum over its real segments
@@ -135,7 +152,8 @@ CREATE FUNCTION madlib_dl._make_train_job(source regclass, x_col text, y_col tex
     schedule_seed bigint DEFAULT 1, transport text DEFAULT NULL, cluster text DEFAULT NULL,
     use_caching boolean DEFAULT NULL, averaging_period integer DEFAULT NULL,
     lr_scaling text DEFAULT NULL, x_cols text[] DEFAULT NULL, y_cols text[] DEFAULT NULL,
-    val_x_cols text[] DEFAULT NULL, val_y_cols text[] DEFAULT NULL)
+    val_x_cols text[] DEFAULT NULL, val_y_cols text[] DEFAULT NULL,
+    early_stopping text DEFAULT NULL)
 RETURNS madlib_dl._train_job
 LANGUAGE plpgsql STABLE
 SET search_path = pg_catalog, pg_temp
@@ -158,7 +176,7 @@ BEGIN
                coalesce(fit_params, array_fill(NULL::text, ARRAY[k])),
                num_iterations, metrics_compute_frequency, num_segments, schedule_seed,
                transport, cluster, use_caching, averaging_period,
-               lr_scaling)::madlib_dl._train_job;
+               lr_scaling, early_stopping)::madlib_dl._train_job;
 END
 $$;
 
@@ -429,7 +447,7 @@ CREATE FUNCTION madlib_dl._fit(source text[], model text[], arch_tbl text[], mod
     compile_params varchar, fit_params varchar, num_iterations integer, use_gpus boolean,
     validation text[], metrics_compute_frequency integer, warm_start boolean,
     name varchar, description varchar, object_table varchar, averaging_period integer,
-    lr_scaling varchar)
+    lr_scaling varchar, early_stopping varchar)
 RETURNS void
 LANGUAGE plpgsql VOLATILE SECURITY INVOKER
 SET search_path = pg_catalog, pg_temp
@@ -449,6 +467,7 @@ DECLARE
     old_arch json;
     init_weights bytea;
     params record;
+    es text;                    -- early_stopping, canonical (NULL: none)
     freq integer;
     nseg integer;
     tr record;                  -- _job_transport: how the job runs
@@ -474,6 +493,7 @@ BEGIN
     freq := madlib_dl._fit_check_iterations(num_iterations, metrics_compute_frequency);
     PERFORM madlib_dl._fit_check_averaging(averaging_period, lr_scaling);
     params := madlib_dl._check_params(compile_params, fit_params);
+    es := madlib_dl._check_early_stopping(early_stopping, compile_params, validation IS NOT NULL);
 
     -- 2. tables: inputs exist, outputs absent (or present for warm start)
     src_rel := madlib_dl._assert_table_exists(source, 'source_table');
@@ -564,7 +584,7 @@ BEGIN
                                 ARRAY[arch::text], ARRAY[init_weights], ARRAY[compile_params::text],
                                 ARRAY[fit_params::text], num_iterations, freq, nseg, 1,
                                 tr.transport, tr.cluster, NULL, averaging_period,
-                                lr_scaling::text)::madlib_dl._train_job);
+                                lr_scaling::text, es)::madlib_dl._train_job);
     t_end := clock_timestamp();
 
     -- 6. output tables, in this transaction
@@ -593,12 +613,13 @@ BEGIN
         '  training_metrics double precision[], training_loss double precision[],'
         '  validation_metrics_final double precision, validation_loss_final double precision,'
         '  validation_metrics double precision[], validation_loss double precision[],'
-        '  metrics_iters integer[]%s, seed bigint, averaging_period integer, lr_scaling text%s)',
+        '  metrics_iters integer[]%s, seed bigint, averaging_period integer, lr_scaling text,'
+        '  early_stopping text, stopped_at_iteration integer, best_iteration integer%s)',
         madlib_dl._table_sql(summary_tbl), cv.defs, oc.defs);
     EXECUTE format(
         'INSERT INTO %s SELECT $1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12, $13, $14, $15,'
         ' $16, $17, $18, $19, $20, $21, $22, $23, $24, $25, $26, $27, $28, $29, $30, $31, $32,'
-        ' $33, $34%s, $35, $36, $37%s',
+        ' $33, $34%s, $35, $36, $37, $39, $40, $41%s',
         madlib_dl._table_sql(summary_tbl), cv.exprs, oc.exprs)
     USING
         madlib_dl._table_given(source),                               -- source_table, as given
@@ -638,7 +659,10 @@ BEGIN
         params.seed,
         averaging_period,
         lr_scaling::text,
-        r;
+        r,
+        es,
+        r.stopped_at_iteration,
+        r.best_iteration;
 END
 $$;
 
@@ -652,7 +676,8 @@ CREATE FUNCTION madlib_dl.madlib_keras_fit(source_table varchar, model varchar,
     num_iterations integer, use_gpus boolean DEFAULT false, validation_table varchar DEFAULT NULL,
     metrics_compute_frequency integer DEFAULT NULL, warm_start boolean DEFAULT false,
     name varchar DEFAULT NULL, description varchar DEFAULT NULL, object_table varchar DEFAULT NULL,
-    averaging_period integer DEFAULT NULL, lr_scaling varchar DEFAULT NULL)
+    averaging_period integer DEFAULT NULL, lr_scaling varchar DEFAULT NULL,
+    early_stopping varchar DEFAULT NULL)
 RETURNS void
 LANGUAGE sql VOLATILE PARALLEL UNSAFE SECURITY INVOKER
 AS $$
@@ -665,7 +690,7 @@ AS $$
         madlib_dl._resolve_table($3, 'model_arch_table'),
         $4, $5, $6, $7, $8,
         CASE WHEN $9 IS NULL THEN NULL ELSE madlib_dl._resolve_table($9, 'validation_table') END,
-        $10, coalesce($11, false), $12, $13, $14, $15, $16)
+        $10, coalesce($11, false), $12, $13, $14, $15, $16, $17)
 $$;
 
 CREATE FUNCTION madlib_dl.fit(source_table varchar, model varchar,
@@ -673,12 +698,13 @@ CREATE FUNCTION madlib_dl.fit(source_table varchar, model varchar,
     num_iterations integer, use_gpus boolean DEFAULT false, validation_table varchar DEFAULT NULL,
     metrics_compute_frequency integer DEFAULT NULL, warm_start boolean DEFAULT false,
     name varchar DEFAULT NULL, description varchar DEFAULT NULL, object_table varchar DEFAULT NULL,
-    averaging_period integer DEFAULT NULL, lr_scaling varchar DEFAULT NULL)
+    averaging_period integer DEFAULT NULL, lr_scaling varchar DEFAULT NULL,
+    early_stopping varchar DEFAULT NULL)
 RETURNS void
 LANGUAGE sql VOLATILE PARALLEL UNSAFE SECURITY INVOKER
 AS $$
     SELECT madlib_dl.madlib_keras_fit($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12, $13, $14,
-                                      $15, $16)
+                                      $15, $16, $17)
 $$;
 
 -- Help text, as MADlib's fn() and fn('usage').
@@ -711,9 +737,12 @@ all virtual segments at once, by model averaging.
                                             --   metrics=['top_<k>_accuracy']
         averaging_period          INTEGER,  -- DEFAULT NULL = once per iteration; else
                                             --   average every this many mini-batches
-        lr_scaling                VARCHAR   -- DEFAULT NULL; 'linear' or 'sqrt': the
+        lr_scaling                VARCHAR,  -- DEFAULT NULL; 'linear' or 'sqrt': the
                                             --   learning rate times N or sqrt(N) segments,
                                             --   after a warm-up
+        early_stopping            VARCHAR   -- DEFAULT NULL; Keras' EarlyStopping, e.g.
+                                            --   'monitor=validation_loss, patience=3,
+                                            --    min_delta=0.001, restore_best=True'
     );
 
 Each iteration every segment trains a copy of the model for `epochs`

@@ -26,7 +26,11 @@ CREATE TYPE madlib_dl._fit_multiple_result AS (
     output_training_loss      double precision[],
     output_training_metrics   double precision[],
     output_validation_loss    double precision[],
-    output_validation_metrics double precision[]
+    output_validation_metrics double precision[],
+    -- early stopping (NULL without): the iteration the model stopped at
+    -- (NULL when it ran every iteration) and its best monitored iteration
+    stopped_at_iteration integer,
+    best_iteration       integer
 );
 
 -- The whole model selection run, in one call: the models hop between the
@@ -46,7 +50,7 @@ LANGUAGE C VOLATILE PARALLEL UNSAFE ROWS 10;
 CREATE FUNCTION madlib_dl._fit_multiple(source text[], model text[], mst text[],
     num_iterations integer, use_gpus boolean, validation text[],
     metrics_compute_frequency integer, warm_start boolean, name varchar,
-    description varchar, use_caching boolean)
+    description varchar, use_caching boolean, early_stopping varchar)
 RETURNS void
 LANGUAGE plpgsql VOLATILE SECURITY INVOKER
 SET search_path = pg_catalog, pg_temp
@@ -88,6 +92,7 @@ DECLARE
     metric_types text[];
     n_params bigint[];
     params record;
+    es text;                    -- early_stopping, canonical (NULL: none)
     a json;
     aw bytea;
     old_w bytea;
@@ -233,6 +238,13 @@ BEGIN
             PERFORM madlib_dl._check_fit_params(fits[i], format('mst_key %s fit_params', keys[i]));
         END IF;
         params := madlib_dl._check_params(compiles[i], fits[i]);
+        BEGIN
+            es := madlib_dl._check_early_stopping(early_stopping, compiles[i], validation IS NOT NULL);
+        EXCEPTION WHEN invalid_parameter_value THEN
+            RAISE EXCEPTION 'mst_key %: %', keys[i], SQLERRM
+                USING ERRCODE = 'invalid_parameter_value',
+                      HINT = 'Monitor a series every configuration has: the loss, or a metric they all compile.';
+        END;
         loss_types[i] := params.loss_type;
         metric_types[i] := params.metrics_type[1];
         EXECUTE format('SELECT count(*), (array_agg(model_arch))[1], (array_agg(model_weights))[1]'
@@ -324,7 +336,7 @@ BEGIN
         SELECT r FROM madlib_dl._fit_multiple_run(ROW(src_rel, x_cols, y_cols, val_rel, vx_cols, vy_cols,
                           keys, archs, inits, compiles, fits, num_iterations, freq, nseg,
                           schedule_seed, tr.transport, tr.cluster, use_caching,
-                          NULL, NULL)::madlib_dl._train_job) r);
+                          NULL, NULL, es)::madlib_dl._train_job) r);
     t_end := clock_timestamp();
     sched := (results[1]).schedule;
     SELECT array_agg(g ORDER BY g) INTO planned_iters
@@ -357,7 +369,8 @@ BEGIN
         '  validation_metrics_final double precision, validation_loss_final double precision,'
         '  validation_metrics double precision[], validation_loss double precision[],'
         '  metrics_iters integer[], status text, training_seconds double precision,'
-        '  waiting_seconds double precision%s)', madlib_dl._table_sql(info_tbl), oc.defs);
+        '  waiting_seconds double precision, stopped_at_iteration integer,'
+        '  best_iteration integer%s)', madlib_dl._table_sql(info_tbl), oc.defs);
     EXECUTE format(
         'INSERT INTO %s'
         ' SELECT r.mst_key, k.id, k.c, k.f, ''madlib_keras'', octet_length(r.model_weights) / 1024.0,'
@@ -368,7 +381,8 @@ BEGIN
         '        r.validation_metrics[array_upper(r.validation_metrics, 1)],'
         '        r.validation_loss[array_upper(r.validation_loss, 1)],'
         '        r.validation_metrics, r.validation_loss, r.metrics_iters, r.status,'
-        '        r.training_seconds, r.waiting_seconds%s'
+        '        r.training_seconds, r.waiting_seconds, r.stopped_at_iteration,'
+        '        r.best_iteration%s'
         '   FROM unnest($1) r'
         '   JOIN unnest($2, $3, $4, $5, $6, $7) AS k(key, id, c, f, l, m) ON k.key = r.mst_key'
         '  ORDER BY r.mst_key', madlib_dl._table_sql(info_tbl), oc.exprs)
@@ -383,11 +397,12 @@ BEGIN
         '  metrics_compute_frequency integer, warm_start boolean, name text, description text,'
         '  start_training_time timestamp, end_training_time timestamp, madlib_version text,'
         '  num_classes integer[]%s, dependent_vartype text[], normalizing_const real,'
-        '  metrics_iters integer[], schedule integer[], use_caching boolean)',
+        '  metrics_iters integer[], schedule integer[], use_caching boolean,'
+        '  early_stopping text)',
         madlib_dl._table_sql(summary_tbl), cv.defs);
     EXECUTE format(
         'INSERT INTO %s SELECT $1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12, $13, $14, $15,'
-        ' $16, $17, $18%s, $19, $20, $21, $22, $23',
+        ' $16, $17, $18%s, $19, $20, $21, $22, $23, $24',
         madlib_dl._table_sql(summary_tbl), cv.exprs)
     USING
         madlib_dl._table_given(source),                               -- as the user gave them
@@ -413,7 +428,8 @@ BEGIN
         coalesce((psum->>'normalizing_const')::real, 1.0::real),
         planned_iters,
         sched,
-        use_caching;
+        use_caching,
+        es;
 END
 $$;
 
@@ -427,7 +443,7 @@ CREATE FUNCTION madlib_dl.madlib_keras_fit_multiple_model(source_table varchar,
     use_gpus boolean DEFAULT false, validation_table varchar DEFAULT NULL,
     metrics_compute_frequency integer DEFAULT NULL, warm_start boolean DEFAULT false,
     name varchar DEFAULT NULL, description varchar DEFAULT NULL,
-    use_caching boolean DEFAULT NULL)
+    use_caching boolean DEFAULT NULL, early_stopping varchar DEFAULT NULL)
 RETURNS void
 LANGUAGE sql VOLATILE PARALLEL UNSAFE SECURITY INVOKER
 AS $$
@@ -437,7 +453,7 @@ AS $$
         madlib_dl._resolve_table($3, 'model_selection_table'),
         $4, $5,
         CASE WHEN $6 IS NULL THEN NULL ELSE madlib_dl._resolve_table($6, 'validation_table') END,
-        $7, coalesce($8, false), $9, $10, $11)
+        $7, coalesce($8, false), $9, $10, $11, $12)
 $$;
 
 CREATE FUNCTION madlib_dl.fit_multiple(source_table varchar,
@@ -445,11 +461,12 @@ CREATE FUNCTION madlib_dl.fit_multiple(source_table varchar,
     use_gpus boolean DEFAULT false, validation_table varchar DEFAULT NULL,
     metrics_compute_frequency integer DEFAULT NULL, warm_start boolean DEFAULT false,
     name varchar DEFAULT NULL, description varchar DEFAULT NULL,
-    use_caching boolean DEFAULT NULL)
+    use_caching boolean DEFAULT NULL, early_stopping varchar DEFAULT NULL)
 RETURNS void
 LANGUAGE sql VOLATILE PARALLEL UNSAFE SECURITY INVOKER
 AS $$
-    SELECT madlib_dl.madlib_keras_fit_multiple_model($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11)
+    SELECT madlib_dl.madlib_keras_fit_multiple_model($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11,
+                                                     $12)
 $$;
 
 -- Help text, as MADlib's fn() and fn('usage').
@@ -482,6 +499,10 @@ parallelism over all virtual segments.
                                             --   is read from the table a window at a
                                             --   time; true: always in memory (54000
                                             --   when it does not fit); false: read
+        early_stopping            VARCHAR   -- DEFAULT NULL; Keras' EarlyStopping for every
+                                            --   model, e.g. 'monitor=validation_loss,
+                                            --   patience=3, restore_best=True': a model
+                                            --   that stops leaves the schedule
     );
 
 In one iteration every model visits every segment exactly once and trains

@@ -52,7 +52,9 @@ CREATE TYPE madlib_dl._automl_result AS (
     rung_promoted        boolean[],           --   whether it went on
     training_seconds     double precision,
     waiting_seconds      double precision,
-    workers_launched     integer
+    workers_launched     integer,
+    stopped_at_iteration integer,             -- early stopping (NULL without): where it
+    best_iteration       integer              --   stopped (NULL: it did not) and its best
 );
 
 -- The whole search, in one call (src/pg/api/automl.c): the job names the
@@ -94,7 +96,7 @@ CREATE FUNCTION madlib_dl._automl(source text[], model text[], arch_tbl text[], 
     mst text[], model_id_list integer[], compile_params_grid text, fit_params_grid text,
     automl_method text, automl_params text, random_state integer, object_table text[],
     use_gpus boolean, validation text[], metrics_compute_frequency integer, name text,
-    description text, use_caching boolean)
+    description text, use_caching boolean, early_stopping text)
 RETURNS void
 LANGUAGE plpgsql VOLATILE SECURITY INVOKER
 SET search_path = pg_catalog, pg_temp
@@ -131,6 +133,7 @@ DECLARE
     metric_types text[];
     params record;
     best record;
+    es text;                    -- early_stopping, canonical (NULL: none)
     cv record;                  -- _fit_class_values_columns
 BEGIN
     -- 1. arguments that need no table
@@ -200,6 +203,16 @@ BEGIN
     IF object_table IS NOT NULL THEN
         PERFORM madlib_dl._object_table_check(object_table, probe_compiles);
     END IF;
+    -- early_stopping: its series must exist for every value of the grids
+    FOR i IN 1 .. cardinality(probe_compiles) LOOP
+        BEGIN
+            es := madlib_dl._check_early_stopping(early_stopping, probe_compiles[i], validation IS NOT NULL);
+        EXCEPTION WHEN invalid_parameter_value THEN
+            RAISE EXCEPTION 'compile_params %: %', probe_compiles[i], SQLERRM
+                USING ERRCODE = 'invalid_parameter_value',
+                      HINT = 'Monitor a series every configuration has: the loss, or a metric every compile_params of the grid names.';
+        END;
+    END LOOP;
 
     -- 5. train over the transport (no table is written before this returns)
     tr := madlib_dl._job_transport(src_rel);
@@ -213,7 +226,7 @@ BEGIN
                 array_fill(''::text, ARRAY[cardinality(ids)]),
                 array_fill(NULL::text, ARRAY[cardinality(ids)]), chk.max_iterations,
                 freq, nseg, 1::bigint, tr.transport, tr.cluster, use_caching,
-                NULL, NULL)::madlib_dl._train_job,
+                NULL, NULL, es)::madlib_dl._train_job,
             chk.method, chk.params, compile_params_grid, fit_params_grid, random_state) r
         ORDER BY r.mst_key);
     t_end := clock_timestamp();
@@ -242,7 +255,8 @@ BEGIN
         '  validation_metrics double precision[], validation_loss double precision[],'
         '  metrics_iters integer[],%s rung integer, rung_iters integer[],'
         '  rung_losses double precision[], rung_metrics double precision[], rung_promoted boolean[],'
-        '  status text, training_seconds double precision, waiting_seconds double precision)',
+        '  status text, training_seconds double precision, waiting_seconds double precision,'
+        '  stopped_at_iteration integer, best_iteration integer)',
         madlib_dl._table_sql(info_tbl), CASE WHEN chk.method = 'hyperband' THEN ' s integer, i integer,' ELSE '' END);
     EXECUTE format(
         'INSERT INTO %s'
@@ -256,7 +270,7 @@ BEGIN
         '        r.validation_loss[array_upper(r.validation_loss, 1)],'
         '        r.validation_metrics, r.validation_loss, r.metrics_iters,%s r.rung, r.rung_iters,'
         '        r.rung_losses, r.rung_metrics, r.rung_promoted, r.status, r.training_seconds,'
-        '        r.waiting_seconds'
+        '        r.waiting_seconds, r.stopped_at_iteration, r.best_iteration'
         '   FROM unnest($1) WITH ORDINALITY AS r'
         '   JOIN unnest($2, $3) WITH ORDINALITY AS k(l, m, o) ON k.o = r.ordinality'
         '  ORDER BY r.mst_key', madlib_dl._table_sql(info_tbl),
@@ -330,7 +344,8 @@ CREATE FUNCTION madlib_dl.madlib_keras_automl(source_table varchar, model_output
     random_state integer DEFAULT NULL, object_table varchar DEFAULT NULL,
     use_gpus boolean DEFAULT false, validation_table varchar DEFAULT NULL,
     metrics_compute_frequency integer DEFAULT NULL, name varchar DEFAULT NULL,
-    description varchar DEFAULT NULL, use_caching boolean DEFAULT NULL)
+    description varchar DEFAULT NULL, use_caching boolean DEFAULT NULL,
+    early_stopping varchar DEFAULT NULL)
 RETURNS void
 LANGUAGE sql VOLATILE PARALLEL UNSAFE SECURITY INVOKER
 AS $$
@@ -343,7 +358,7 @@ AS $$
         CASE WHEN $11 IS NULL THEN NULL ELSE madlib_dl._resolve_table($11, 'object_table') END,
         $12,
         CASE WHEN $13 IS NULL THEN NULL ELSE madlib_dl._resolve_table($13, 'validation_table') END,
-        $14, $15, $16, $17)
+        $14, $15, $16, $17, $18)
 $$;
 
 CREATE FUNCTION madlib_dl.hyperband_schedule(schedule_table varchar, r integer,
@@ -386,7 +401,8 @@ by model hopping over all virtual segments.
         metrics_compute_frequency INTEGER,  -- DEFAULT NULL: at the end of each rung only
         name                      VARCHAR,  -- DEFAULT NULL, stored in the summary
         description               VARCHAR,  -- DEFAULT NULL, stored in the summary
-        use_caching               BOOLEAN   -- DEFAULT NULL: cache partitions that fit madlib_dl.partition_memory, stream the rest; true: cache (54000 when one does not fit); false: stream
+        use_caching               BOOLEAN,  -- DEFAULT NULL: cache partitions that fit madlib_dl.partition_memory, stream the rest; true: cache (54000 when one does not fit); false: stream
+        early_stopping            VARCHAR   -- DEFAULT NULL; Keras' EarlyStopping for every configuration, e.g. 'monitor=validation_loss, patience=2, restore_best=True': a configuration that stops ends its rung there and is not trained again
     );
 
 Configurations are ranked by their loss (validation loss with a

@@ -19,6 +19,7 @@
 #include <string.h>
 
 #include "fuzz_util.h"
+#include "madlib_dl/dl_early_stop.h"
 #include "madlib_dl/dl_params.h"
 
 #define FMT_MAX 32768		/* a class_weight of 1024 classes needs about 23 kB */
@@ -129,6 +130,38 @@ fuzz_fit(const char *s)
 			   buf, buf2);
 }
 
+/* early_stopping: refused cleanly, or canonical and stable (dl_early_stop.h) */
+static void
+fuzz_early_stop(const char *s)
+{
+	size_t		slen = strlen(s);
+	DlEarlyStopConfig p,
+				q;
+	DlError		err;
+	DlStatus	st;
+	char		buf[FMT_MAX],
+				buf2[FMT_MAX];
+
+	dl_error_clear(&err);
+	st = dl_early_stop_parse(s, &p, &err);
+	if (st != DL_OK)
+	{
+		fuzz_check_error_in(st, &err, (const uint8_t *) s, slen);
+		return;
+	}
+	FUZZ_CHECK(p.patience >= 0 && p.start_from >= 0 && p.min_delta >= 0 && isfinite(p.min_delta),
+			   "accepted patience %d start %d min_delta %g", p.patience, p.start_from, p.min_delta);
+	st = dl_early_stop_format(&p, buf, sizeof(buf), &err);
+	FUZZ_CHECK(st == DL_OK, "format failed: %s", err.msg);
+	if (!p.enabled)
+		return;
+	st = dl_early_stop_parse(buf, &q, &err);
+	FUZZ_CHECK(st == DL_OK, "canonical string \"%s\" does not parse: %s", buf, err.msg);
+	st = dl_early_stop_format(&q, buf2, sizeof(buf2), &err);
+	FUZZ_CHECK(st == DL_OK && strcmp(buf, buf2) == 0, "format not stable: \"%s\" vs \"%s\"",
+			   buf, buf2);
+}
+
 int			LLVMFuzzerTestOneInput(const uint8_t *data, size_t size);
 
 int
@@ -142,6 +175,7 @@ LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 	s[size] = '\0';
 	fuzz_compile(s);
 	fuzz_fit(s);
+	fuzz_early_stop(s);
 	free(s);
 	return 0;
 }

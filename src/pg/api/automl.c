@@ -68,7 +68,7 @@
 #include "progress.h"
 
 /* Columns of madlib_dl._automl_result. */
-#define AM_RESULT_COLS 21
+#define AM_RESULT_COLS 23
 
 /* One configuration of the search, across sessions. */
 typedef struct AmConfig
@@ -81,6 +81,7 @@ typedef struct AmConfig
 	bytea	   *weights;		/* final, once its session ended */
 	int			rung;			/* the last rung it trained */
 	bool		started;
+	bool		stopped;		/* early stopping ended it: never trained again */
 } AmConfig;
 
 /* A job on the hopper: a configuration training from its own iteration on. */
@@ -266,6 +267,8 @@ session_end(AmRun *a)
  * 3. Rounds
  * --------------------------------------------------------------------- */
 
+static double latest_score(const AmRun *a, int c);
+
 /* The jobs the scheduler gives now, into jobs[] (room: capacity); returns how many. */
 static int
 next_jobs(AmRun *a, DlAutomlJob *jobs)
@@ -296,6 +299,37 @@ start_jobs(AmRun *a)
 	bool		fresh = false;
 	MemoryContext old;
 
+	/*
+	 * A configuration early stopping ended is not trained again: a job the
+	 * scheduler gives it (a promotion) ends at once with its score, and the
+	 * scheduler may then give others.
+	 */
+	for (bool again = true; again;)
+	{
+		int			kept = 0;
+
+		again = false;
+		for (int i = 0; i < n; i++)
+		{
+			if (a->cfg[jobs[i].config].stopped)
+			{
+				dl_automl_report(a->search, jobs[i].config, latest_score(a, jobs[i].config));
+				again = true;
+			}
+			else
+				jobs[kept++] = jobs[i];
+		}
+		n = kept;
+		if (again)
+		{
+			DlError		err;
+
+			dl_error_clear(&err);
+			while (n < a->cap && dl_automl_next(a->search, &jobs[n], &err))
+				n++;
+			dl_pg_check(err.code, &err);
+		}
+	}
 	if (n == 0)
 		return;					/* nothing may start now */
 	for (int i = 0; i < n; i++)
@@ -381,6 +415,61 @@ latest_score(const AmRun *a, int c)
 }
 
 /*
+ * Early stopping at the stop (the clock) for the jobs just evaluated
+ * there: each configuration's rule on its own iterations (its history's
+ * last entry); the best state copied with restore_best; a configuration
+ * that stops ends its job now (stop_jobs reports it to the scheduler).
+ */
+static void
+early_stop_jobs(AmRun *a, int64 stop)
+{
+	const DlEarlyStopConfig *cfg = &a->fm.job.early_stop;
+
+	if (!cfg->enabled)
+		return;
+	for (int i = 0; i < a->n_jobs; i++)
+	{
+		AmJob	   *j = &a->jobs[i];
+		AmConfig   *cf = &a->cfg[j->config];
+		FmModel    *fm = cf->fm;
+		const DlPgHistory *h = &fm->history;
+		int			own = (int) (stop - j->offset);
+		int			k = a->sess_of[j->config];
+		double		v;
+		DlEarlyStopAction act;
+
+		if (fm->diverged || h->n == 0 || h->iters[h->n - 1] != own)
+			continue;			/* not evaluated at this stop */
+		if (cfg->monitor_loss)
+			v = cfg->validation ? h->val_loss[h->n - 1] : h->train_loss[h->n - 1];
+		else
+			v = cfg->validation ? h->val_metric[h->n - 1] : h->train_metric[h->n - 1];
+		act = dl_early_stop_update(cfg, &fm->es, own, v);
+		if (act.save_best && cfg->restore_best)
+		{
+			size_t		len = dl_transport_slot_len(a->fm.segs, k);
+
+			if (fm->best == NULL)
+				fm->best = MemoryContextAllocHuge(a->scxt, Max(len, fm->state_size));
+			else if (len > Max(fm->best_len, fm->state_size))
+				elog(ERROR, "madlib_dl: the state of configuration %d grew", j->config + 1);
+			memcpy(fm->best, dl_transport_slot(a->fm.segs, k), len);
+			fm->best_len = len;
+		}
+		if (act.stop)
+		{
+			cf->stopped = fm->stopped = true;
+			j->end = stop;
+			ereport(NOTICE,
+					(errmsg("configuration mst_key %d stops early after %d of its iterations: %s%s has not improved by %g for %d metrics points; the best was %.6g after %d",
+							j->config + 1, own, cfg->validation ? "validation_" : "training_",
+							cfg->monitor_loss ? "loss" : cfg->metric, cfg->min_delta, fm->es.wait,
+							fm->es.best, fm->es.best_iteration)));
+		}
+	}
+}
+
+/*
  * At the stop (the clock): evaluate the jobs due (metrics point or end),
  * then report the ended ones (and the diverged ones) to the scheduler in
  * order of configuration and take them off the hopper.
@@ -400,6 +489,7 @@ stop_jobs(AmRun *a, int64 stop)
 		}
 	a->clock = stop;
 	dl_fm_evaluate(&a->fm, (int) stop, models, iters, n);
+	early_stop_jobs(a, stop);
 	a->ended = 0;
 	for (int c = 0; c < a->cap; c++)
 		for (int i = 0; i < a->n_jobs; i++)
@@ -551,6 +641,10 @@ result_rows(AmRun *a, ReturnSetInfo *rsinfo)
 		values[18] = Float8GetDatum(cf->fm->train_seconds);
 		values[19] = Float8GetDatum(Max(cf->fm->finished_at - cf->fm->train_seconds, 0.0));
 		values[20] = Int32GetDatum(a->launched);
+		values[21] = Int32GetDatum(cf->fm->es.stopped_iteration);
+		nulls[21] = cf->fm->es.stopped_iteration == 0;
+		values[22] = Int32GetDatum(cf->fm->es.best_iteration);
+		nulls[22] = cf->fm->es.best_iteration == 0;
 		tuplestore_putvalues(rsinfo->setResult, rsinfo->setDesc, values, nulls);
 	}
 }

@@ -3,7 +3,8 @@
  * checks.c
  *	  SQL-callable checks the drivers make before any work:
  *	  madlib_dl._check_params (compile_params and fit_params, parsed by the
- *	  engine) and madlib_dl._check_input_shape (data shapes against an
+ *	  engine), madlib_dl._check_early_stopping (early_stopping, against
+ *	  the model's metric) and madlib_dl._check_input_shape (data shapes against an
  *	  architecture, from its spec: no model is built).
  *
  * IDENTIFICATION
@@ -20,6 +21,7 @@
 #include "utils/array.h"
 #include "utils/builtins.h"
 
+#include "madlib_dl/dl_early_stop.h"
 #include "madlib_dl/dl_params.h"
 
 #include "pg_glue.h"
@@ -78,6 +80,54 @@ madlib_dl__check_params(PG_FUNCTION_ARGS)
 	values[4] = Int64GetDatum(fp.batch_size);
 	tupdesc = BlessTupleDesc(tupdesc);
 	PG_RETURN_DATUM(HeapTupleGetDatum(heap_form_tuple(tupdesc, values, nulls)));
+}
+
+PG_FUNCTION_INFO_V1(madlib_dl__check_early_stopping);
+
+/*
+ * madlib_dl._check_early_stopping(early_stopping text, compile_params
+ *     text, has_validation boolean) RETURNS text
+ *
+ * Parse early_stopping with the engine and check the monitored series
+ * exists for a model compiled with compile_params (NULL: no metric) and
+ * with or without a validation table; returns the canonical string,
+ * NULL when early_stopping is NULL or blank.  Not STRICT.
+ */
+Datum
+madlib_dl__check_early_stopping(PG_FUNCTION_ARGS)
+{
+	DlEarlyStopConfig es;
+	DlEarlyStopState st;
+	DlError		err;
+	char		metric_buf[64];
+	const char *metric = NULL;
+	char		buf[DL_EARLY_STOP_MAX_LEN + 256];
+	text	   *t;
+
+	if (PG_ARGISNULL(0))
+		PG_RETURN_NULL();
+	t = PG_GETARG_TEXT_PP(0);
+	dl_error_clear(&err);
+	if (VARSIZE_ANY_EXHDR(t) > DL_EARLY_STOP_MAX_LEN)
+		ereport(ERROR,
+				(errcode(ERRCODE_PROGRAM_LIMIT_EXCEEDED),
+				 errmsg("early_stopping is longer than %d characters", DL_EARLY_STOP_MAX_LEN),
+				 errhint("Give the options only, e.g. 'monitor=validation_loss, patience=3'.")));
+	dl_pg_check(dl_early_stop_parse(text_to_cstring(t), &es, &err), &err);
+	if (!es.enabled)
+		PG_RETURN_NULL();
+	if (!PG_ARGISNULL(1))
+	{
+		DlCompileParams cp;
+
+		dl_pg_check(dl_compile_params_parse(text_to_cstring(PG_GETARG_TEXT_PP(1)), &cp, &err), &err);
+		if (cp.metric != DL_METRIC_NONE)
+			metric = dl_compile_params_metric_name(&cp, metric_buf, sizeof(metric_buf));
+	}
+	dl_pg_check(dl_early_stop_begin(&es, metric, !PG_ARGISNULL(2) && PG_GETARG_BOOL(2), &st, &err),
+				&err);
+	dl_pg_check(dl_early_stop_format(&es, buf, sizeof(buf), &err), &err);
+	PG_RETURN_TEXT_P(cstring_to_text(buf));
 }
 
 PG_FUNCTION_INFO_V1(madlib_dl__check_input_shape);

@@ -29,7 +29,12 @@
  *	          and the last): every segment evaluates the average on its
  *	          training and validation partitions, sums in segment order;
  *	      a NOTICE with the progress;
- *	 4. the result row: the final weights and the metric history.
+ *	      with early_stopping, the rule of dl_early_stop.h on the
+ *	          monitored value of the point: the state is copied when it
+ *	          is the best so far (restore_best), and the loop ends when
+ *	          the rule says stop;
+ *	 4. the result row: the final weights (the best state's with
+ *	    restore_best) and the metric history.
  * Training that diverges (NaN or infinity) stops with a WARNING and keeps
  * the last finite average and the history so far.
  *
@@ -70,6 +75,7 @@
 
 #include "madlib_dl/dl_average.h"
 #include "madlib_dl/dl_blob.h"
+#include "madlib_dl/dl_early_stop.h"
 #include "madlib_dl/dl_params.h"
 #include "madlib_dl/dl_visit.h"
 
@@ -107,6 +113,9 @@ typedef struct FitRun
 	int			launched;		/* segments that ran without the leader */
 	DlPgHistory history;
 	bool		has_metric;
+	DlEarlyStopState es;		/* early stopping's rule (job.early_stop) */
+	uint8	   *best;			/* (state_size) the best state (restore_best) */
+	bool		best_saved;
 	instr_time	start;
 } FitRun;
 
@@ -141,6 +150,16 @@ fit_build(FitRun *r, MemoryContext cxt)
 	r->has_metric = r->model->compile.metric != DL_METRIC_NONE;
 	dl_pg_history_init(&r->history, dl_limits_metric_points(job->num_iterations, job->freq),
 					   r->model->spec->n_outputs);
+	{
+		char		metric_buf[64];
+
+		dl_pg_job_early_stop_begin(job, r->has_metric ?
+								   dl_compile_params_metric_name(&r->model->compile, metric_buf,
+																 sizeof(metric_buf)) : NULL,
+								   NULL, &r->es);
+	}
+	if (job->early_stop.enabled && job->early_stop.restore_best)
+		r->best = MemoryContextAllocHuge(cxt, r->state_size);
 
 	r->rounds = job->averaging_period > 0 || job->lr_scaling != DL_PG_LR_SCALING_NONE;
 	r->visit = palloc0(sizeof(DlVisitRound) * job->nseg);
@@ -359,6 +378,44 @@ fit_evaluate(FitRun *r, int it)
 	(void) dl_pg_history_add(&r->history, it, &sums, dl_pg_seconds_since(r->start));
 }
 
+/*
+ * 3. Early stopping at the metrics point of iteration it (the history's
+ * last entry): keep the state when it is the best so far; returns true
+ * when training stops here.
+ */
+static bool
+fit_early_stop(FitRun *r, int it)
+{
+	const DlEarlyStopConfig *cfg = &r->job.early_stop;
+	const DlPgHistory *h = &r->history;
+	int			j = h->n - 1;
+	double		v;
+	DlEarlyStopAction a;
+	DlError		err;
+
+	if (!cfg->enabled || j < 0)
+		return false;
+	if (cfg->monitor_loss)
+		v = cfg->validation ? h->val_loss[j] : h->train_loss[j];
+	else
+		v = cfg->validation ? h->val_metric[j] : h->train_metric[j];
+	a = dl_early_stop_update(cfg, &r->es, it, v);
+	if (a.save_best && r->best != NULL)
+	{
+		dl_error_clear(&err);
+		dl_pg_check(dl_blob_write(r->model->model, 0, r->best, r->state_size, &err), &err);
+		r->best_saved = true;
+	}
+	if (a.stop)
+		ereport(NOTICE,
+				(errmsg("early stopping in iteration %d of %d: %s%s has not improved by %g for %d metrics points; the best was %.6g in iteration %d%s",
+						it, r->job.num_iterations, cfg->validation ? "validation_" : "training_",
+						cfg->monitor_loss ? "loss" : cfg->metric, cfg->min_delta,
+						r->es.wait, r->es.best, r->es.best_iteration,
+						r->best != NULL ? ", whose weights are kept" : "")));
+	return a.stop;
+}
+
 /* The progress NOTICE of iteration it (point: a metrics point). */
 static void
 fit_notice(FitRun *r, int it, bool point, double loss, int64 n)
@@ -422,10 +479,10 @@ static Datum
 fit_result(FitRun *r, FunctionCallInfo fcinfo)
 {
 	TupleDesc	tupdesc;
-	Datum		values[12];
-	bool		nulls[12];
+	Datum		values[14];
+	bool		nulls[14];
 
-	if (get_call_result_type(fcinfo, NULL, &tupdesc) != TYPEFUNC_COMPOSITE || tupdesc->natts != 12)
+	if (get_call_result_type(fcinfo, NULL, &tupdesc) != TYPEFUNC_COMPOSITE || tupdesc->natts != 14)
 		elog(ERROR, "madlib_dl: _fit_run must return madlib_dl._fit_result");
 	values[0] = PointerGetDatum(dl_pg_model_get_weights(r->model));
 	nulls[0] = false;
@@ -435,6 +492,10 @@ fit_result(FitRun *r, FunctionCallInfo fcinfo)
 	nulls[7] = false;
 	dl_pg_history_output_columns(&r->history, r->has_metric, OidIsValid(r->job.validation),
 								 values + 8, nulls + 8);
+	values[12] = Int32GetDatum(r->es.stopped_iteration);
+	nulls[12] = r->es.stopped_iteration == 0;
+	values[13] = Int32GetDatum(r->es.best_iteration);
+	nulls[13] = r->es.best_iteration == 0;
 	tupdesc = BlessTupleDesc(tupdesc);
 	return HeapTupleGetDatum(heap_form_tuple(tupdesc, values, nulls));
 }
@@ -482,6 +543,16 @@ madlib_dl__fit_run(PG_FUNCTION_ARGS)
 		if (point)
 			fit_evaluate(&r, it);
 		fit_notice(&r, it, point, loss, n);
+		if (point && fit_early_stop(&r, it))
+			break;
+	}
+	if (r.best_saved)
+	{
+		DlError		err;
+
+		/* restore_best: the weights (and optimizer state) of the best point */
+		dl_error_clear(&err);
+		dl_pg_check(dl_blob_read(r.model->model, r.best, r.state_size, NULL, &err), &err);
 	}
 	r.launched = r.segs->n_own;
 	dl_transport_finish(r.segs);

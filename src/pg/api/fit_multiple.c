@@ -24,7 +24,13 @@
  *	      at the metrics point every live model is evaluated on every
  *	          segment's training and validation partitions, sums in
  *	          segment order, and a NOTICE names the best model so far;
- *	 5. the result rows: each model's final weights (read from its slot),
+ *	      with early_stopping, each evaluated model's rule (dl_early_stop.h):
+ *	          its state is copied when it is its best so far
+ *	          (restore_best), and a model that stops is dropped from the
+ *	          hopper, so the next rounds have less work and the others
+ *	          take the segments it would have used;
+ *	 5. the result rows: each model's final weights (read from its slot,
+ *	    or its best state's with restore_best),
  *	    status, metric history, the schedule, and its own training and
  *	    waiting seconds.
  * A model whose training diverges (NaN/inf) keeps the state it had before
@@ -94,6 +100,8 @@ dl_fm_describe(FmRun *r, MemoryContext cxt, int64 n_points)
 		fm->higher_is_better = fm->has_metric && fm->metric != DL_METRIC_MAE &&
 			fm->metric != DL_METRIC_MSE;
 		dl_pg_history_init(&fm->history, n_points, m->spec->n_outputs);
+		dl_pg_job_early_stop_begin(&r->job, fm->has_metric ? fm->metric_name : NULL,
+								   psprintf("mst_key %d", fm->mst_key), &fm->es);
 		dl_pg_model_free(m);
 	}
 }
@@ -515,12 +523,70 @@ dl_fm_final_weights(FmRun *r, int k)
 	DlError		err;
 
 	dl_error_clear(&err);
-	dl_pg_check(dl_blob_weights(dl_transport_slot(r->segs, k), dl_transport_slot_len(r->segs, k),
-								&w, &n, &err), &err);
+	if (r->models[k].best != NULL)
+		dl_pg_check(dl_blob_weights(r->models[k].best, r->models[k].best_len, &w, &n, &err), &err);
+	else
+		dl_pg_check(dl_blob_weights(dl_transport_slot(r->segs, k),
+									dl_transport_slot_len(r->segs, k), &w, &n, &err), &err);
 	out = palloc(VARHDRSZ + n);
 	SET_VARSIZE(out, VARHDRSZ + n);
 	memcpy(VARDATA(out), w, n);
 	return out;
+}
+
+/*
+ * 4. Early stopping at the metrics point of iteration it, for the
+ * evaluated models alive[0..na-1] (hopper model k is model k): keep the
+ * best states, drop the models that stop from the hopper.
+ */
+static void
+fm_early_stop(FmRun *r, int it, const int *alive, int na, MemoryContext cxt)
+{
+	const DlEarlyStopConfig *cfg = &r->job.early_stop;
+
+	if (!cfg->enabled)
+		return;
+	for (int a = 0; a < na; a++)
+	{
+		int			k = alive[a];
+		FmModel    *fm = &r->models[k];
+		const DlPgHistory *h = &fm->history;
+		int			j = h->n - 1;
+		double		v;
+		DlEarlyStopAction act;
+
+		if (j < 0 || h->iters[j] != it)
+			continue;
+		if (cfg->monitor_loss)
+			v = cfg->validation ? h->val_loss[j] : h->train_loss[j];
+		else
+			v = cfg->validation ? h->val_metric[j] : h->train_metric[j];
+		act = dl_early_stop_update(cfg, &fm->es, it, v);
+		if (act.save_best && cfg->restore_best)
+		{
+			size_t		len = dl_transport_slot_len(r->segs, k);
+
+			if (fm->best == NULL)
+				fm->best = MemoryContextAllocHuge(cxt, Max(len, fm->state_size));
+			else if (len > Max(fm->best_len, fm->state_size))
+				elog(ERROR, "madlib_dl: the state of mst_key %d grew", fm->mst_key);
+			memcpy(fm->best, dl_transport_slot(r->segs, k), len);
+			fm->best_len = len;
+		}
+		if (act.stop)
+		{
+			fm->stopped = true;
+			dl_hopper_drop_model(r->hopper, k);
+			ereport(NOTICE,
+					(errmsg("model mst_key %d stops early in iteration %d of %d: %s%s has not improved by %g for %d metrics points; the best was %.6g in iteration %d%s",
+							fm->mst_key, it, r->job.num_iterations,
+							cfg->validation ? "validation_" : "training_",
+							cfg->monitor_loss ? "loss" : cfg->metric, cfg->min_delta, fm->es.wait,
+							fm->es.best, fm->es.best_iteration,
+							cfg->restore_best ? ", whose weights are kept" : ""),
+					 errdetail("Its segments go to the other models.")));
+		}
+	}
 }
 
 /* 5. One result row per model, in the order of mst_keys. */
@@ -530,8 +596,8 @@ fm_result_rows(FmRun *r, bytea **weights, ReturnSetInfo *rsinfo)
 	for (int k = 0; k < r->K; k++)
 	{
 		FmModel    *fm = &r->models[k];
-		Datum		values[17];
-		bool		nulls[17];
+		Datum		values[19];
+		bool		nulls[19];
 
 		memset(nulls, 0, sizeof(nulls));
 		values[0] = Int32GetDatum(fm->mst_key);
@@ -544,6 +610,10 @@ fm_result_rows(FmRun *r, bytea **weights, ReturnSetInfo *rsinfo)
 		values[12] = Float8GetDatum(Max(fm->finished_at - fm->train_seconds, 0.0));
 		dl_pg_history_output_columns(&fm->history, fm->has_metric, r->has_val, values + 13,
 									 nulls + 13);
+		values[17] = Int32GetDatum(fm->es.stopped_iteration);
+		nulls[17] = fm->es.stopped_iteration == 0;
+		values[18] = Int32GetDatum(fm->es.best_iteration);
+		nulls[18] = fm->es.best_iteration == 0;
 		tuplestore_putvalues(rsinfo->setResult, rsinfo->setDesc, values, nulls);
 	}
 }
@@ -581,7 +651,7 @@ madlib_dl__fit_multiple_run(PG_FUNCTION_ARGS)
 	r.has_val = OidIsValid(r.job.validation);
 	dl_pg_job_check_memory(&r.job, DL_PG_JOB_FIT_MULTIPLE);
 	InitMaterializedSRF(fcinfo, 0);
-	if (rsinfo->setDesc->natts != 17)
+	if (rsinfo->setDesc->natts != 19)
 		elog(ERROR, "madlib_dl: _fit_multiple_run must return madlib_dl._fit_multiple_result");
 	INSTR_TIME_SET_CURRENT(r.start);
 	dl_pg_set_blas_threads();
@@ -607,12 +677,18 @@ madlib_dl__fit_multiple_run(PG_FUNCTION_ARGS)
 
 		dl_fm_train_round(&r, first, target);
 		for (int k = 0; k < r.K; k++)
-			if (!r.models[k].diverged)
+			if (!r.models[k].diverged && !r.models[k].stopped)
 				alive[na++] = k;
 		dl_fm_evaluate(&r, target, alive, NULL, na);
 		fm_notice(&r, target, r.win_loss + (target - first), r.win_n + (target - first),
 				  target - first + 1);
+		fm_early_stop(&r, target, alive, na, fcxt);
 		first = target + 1;
+		na = 0;
+		for (int k = 0; k < r.K; k++)
+			na += !r.models[k].diverged && !r.models[k].stopped;
+		if (na == 0)
+			break;				/* every model stopped or diverged */
 	}
 
 	MemoryContextSwitchTo(rsinfo->econtext->ecxt_per_query_memory);

@@ -50,6 +50,10 @@ typedef struct FmModel
 	bool		has_metric;
 	bool		higher_is_better;	/* its metric is an accuracy */
 	bool		diverged;
+	bool		stopped;		/* early stopping ended it (dropped from the hopper) */
+	DlEarlyStopState es;		/* early stopping's rule (job.early_stop) */
+	uint8	   *best;			/* (best_len) its best state, restore_best; NULL: none */
+	size_t		best_len;
 	DlPgHistory history;
 	double		train_seconds;	/* its steps' own time, on whichever segment */
 	double		finished_at;	/* seconds from the start to its last step */
@@ -116,7 +120,10 @@ void		dl_fm_train_round(FmRun *r, int first, int target);
  */
 void		dl_fm_evaluate(FmRun *r, int it, const int *models, const int *iters, int n);
 
-/* Model k's final weights, from its slot, in the current memory context. */
+/*
+ * Model k's final weights, in the current memory context: from its
+ * slot, or from the copy of its best state when early stopping kept one.
+ */
 bytea	   *dl_fm_final_weights(FmRun *r, int k);
 
 #endif							/* DL_PG_FIT_MULTIPLE_H */

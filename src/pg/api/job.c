@@ -297,11 +297,34 @@ dl_pg_job_read(HeapTupleHeader job, int max_models, DlPgTrainJob *out)
 	d = field_or_null(job, "use_caching", &isnull);
 	out->caching = isnull ? DL_CACHING_AUTO : DatumGetBool(d) ? DL_CACHING_ON : DL_CACHING_OFF;
 	read_averaging(job, max_models, out);
+	d = field_or_null(job, "early_stopping", &isnull);
+	{
+		DlError		err;
+
+		dl_error_clear(&err);
+		dl_pg_check(dl_early_stop_parse(isnull ? NULL : TextDatumGetCString(d), &out->early_stop,
+										&err), &err);
+	}
 	if ((out->transport == DL_TRANSPORT_PLPROXY) != (out->cluster != NULL))
 		ereport(ERROR,
 				(errcode(ERRCODE_INVALID_PARAMETER_VALUE),
 				 errmsg("a training job names a cluster exactly when its transport is plproxy"),
 				 errhint("Call fit or fit_multiple, which choose the transport.")));
+}
+
+void
+dl_pg_job_early_stop_begin(const DlPgTrainJob *job, const char *metric_name, const char *what,
+						   DlEarlyStopState *st)
+{
+	DlError		err;
+
+	dl_error_clear(&err);
+	if (dl_early_stop_begin(&job->early_stop, metric_name, OidIsValid(job->validation), st,
+							&err) != DL_OK)
+		ereport(ERROR,
+				(errcode(ERRCODE_INVALID_PARAMETER_VALUE),
+				 what != NULL ? errmsg("%s: %s", what, err.msg) : errmsg("%s", err.msg),
+				 errhint("%s", err.hint)));
 }
 
 void
@@ -346,6 +369,7 @@ dl_pg_job_check_memory(const DlPgTrainJob *job, DlPgJobKind kind)
 	lj.num_iterations = job->num_iterations;
 	lj.metrics_frequency = job->freq;
 	lj.nseg = job->nseg;
+	lj.keep_best = job->early_stop.enabled && job->early_stop.restore_best;
 	(void) dl_limits_check_job(&lj);
 	pfree(jm);
 }

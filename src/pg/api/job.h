@@ -22,6 +22,8 @@
 
 #include "fmgr.h"
 
+#include "madlib_dl/dl_early_stop.h"
+
 #include "pg_limits.h"
 #include "segments.h"
 
@@ -55,7 +57,18 @@ typedef struct DlPgTrainJob
 	int			averaging_period;	/* fit: mini-batches between averages; 0
 									 * (NULL): once per iteration */
 	DlPgLrScaling lr_scaling;	/* fit: NULL is NONE */
+	DlEarlyStopConfig early_stop;	/* early_stopping, parsed once; NULL:
+									 * disabled */
 } DlPgTrainJob;
+
+/*
+ * Begin model k's early-stopping state (dl_early_stop_begin) for a model
+ * whose compiled metric is metric_name (NULL: none): ERROR 22023 naming
+ * the model (what, NULL for fit's one model) when the monitored series
+ * does not exist.
+ */
+void		dl_pg_job_early_stop_begin(const DlPgTrainJob *job, const char *metric_name,
+									   const char *what, DlEarlyStopState *st);
 
 /*
  * Read and check the _train_job value job (its memory in the current

@@ -374,6 +374,9 @@ job_parts(const DlPgJob *job, JobModelInfo **ms, int n, JobParts *p)
 			p->slots = (double) job->nseg * MAXALIGN(ms[0]->state.state_blob + DL_VISIT_ROUND_BYTES);
 			p->history = points * HISTORY_BYTES_PER_POINT;
 			p->weights = ms[0]->state.weights;
+			/* early stopping's copy of the best state */
+			if (job->keep_best)
+				p->slots += ms[0]->state.state_blob;
 			break;
 		case DL_PG_JOB_FIT_MULTIPLE:
 			{
@@ -392,6 +395,9 @@ job_parts(const DlPgJob *job, JobModelInfo **ms, int n, JobParts *p)
 				{
 					p->slots += MAXALIGN(ms[i]->state.state_blob);
 					p->weights += ms[i]->state.weights;
+					/* early stopping's copy of its best state, in the leader */
+					if (job->keep_best)
+						p->slots += ms[i]->state.state_blob;
 				}
 				p->history = n * (points * HISTORY_BYTES_PER_POINT +
 								  job->metrics_frequency * FM_BYTES_PER_MODEL_WINDOW +
@@ -415,6 +421,8 @@ job_parts(const DlPgJob *job, JobModelInfo **ms, int n, JobParts *p)
 			{
 				p->slots += ms[i]->state.state_blob;
 				p->weights += ms[i]->state.weights;
+				if (job->keep_best)
+					p->slots += ms[i]->state.state_blob;
 			}
 			if (n == 1)
 				p->slots += (double) (job->nseg - 1) * max_blob;

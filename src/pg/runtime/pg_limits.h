@@ -68,6 +68,8 @@ typedef struct DlPgJob
 	int			metrics_frequency;	/* the fit kinds: 1..num_iterations */
 	int			nseg;			/* FIT, FIT_MULTIPLE: virtual segments, >= 1 */
 	int64		batch_size;		/* EVALUATE, PREDICT: rows per forward pass */
+	bool		keep_best;		/* the fit kinds: early stopping keeps a copy of
+								 * each model's best state (restore_best) */
 } DlPgJob;
 
 /*
@@ -93,6 +95,8 @@ typedef struct DlPgJob
  *	               histories;
  *	 EVALUATE      an inference model for batch_size rows;
  *	 PREDICT       the same, and the batch's inputs and outputs.
+ * With keep_best (early stopping's restore_best) each kind adds one more
+ * state per model: the copy of its best state.
  * ERROR 54000 naming the model, the total and its parts when a model
  * alone or the whole is over madlib_dl.max_model_memory, when a model's
  * weights (DISTRIBUTED: its state) cannot fit in one bytea value, or
