@@ -60,7 +60,9 @@ typedef enum ValKind
 	VAL_CONST = 0,
 	VAL_TENSOR,
 	VAL_RNN_Y,					/* an RNN's Y: (T, 1, N, H) */
-	VAL_RNN_YH					/* an RNN's Y_h: (1, N, H) */
+	VAL_RNN_YH,					/* an RNN's Y_h: (D, N, H) */
+	VAL_RNN_YH_DIR,				/* one direction of a bidirectional Y_h: (N, H) */
+	VAL_RNN_Y_TNDH				/* a bidirectional Y as (T, N, 2, H) */
 } ValKind;
 
 #define MAX_DIMS 8
@@ -89,6 +91,10 @@ typedef struct Val
 	int			rnn;			/* VAL_RNN_*: the record; a TENSOR that is an
 								 * RNN's full sequence: its record; else -1 */
 	bool		seq_tm;			/* that sequence is time major */
+	int			dir;			/* VAL_RNN_YH_DIR: 0 forward, 1 backward */
+	bool		squash;			/* the engine tensor is this one with its last
+								 * two axes merged (a recurrent layer's
+								 * directions): a Reshape merging them is free */
 	int			bias_layer;		/* a Dense/Conv2D without bias producing it,
 								 * to which an Add of a constant folds; or -1 */
 } Val;
@@ -113,7 +119,8 @@ typedef struct Rnn
 	int64_t		T, I, H;
 	bool		reverse;
 	bool		reset_after;
-	float	   *kernel, *recurrent, *bias;	/* Keras order */
+	int			D;				/* 2: bidirectional (weights: forward's, then backward's) */
+	float	   *kernel, *recurrent, *bias;	/* Keras order, D blocks each */
 	size_t		n_bias;
 	int			layer_seq, layer_last;	/* materialized layers, or -1 */
 	char		name[DL_NAME_MAX];
@@ -140,6 +147,9 @@ typedef struct Im
 	size_t		names_cap;
 	const Onnx__NodeProto *node;	/* the node being converted, for messages */
 } Im;
+
+static int	rnn_layer(Im *im, int ri, bool seq);
+static DlStatus rnn_last(Im *im, int ri, const char *out);
 
 /* ------------------------------------------------------------------ */
 /* errors */
@@ -985,6 +995,10 @@ op_concat(Im *im)
 
 	if (k < 1 || k > DL_MAX_FAN_IN)
 		return im_unsup(im, "%d inputs", k);
+	if (k == 2 && v0 && v0->kind == VAL_RNN_YH_DIR && in_val(im, 1) && in_val(im, 1)->kind == VAL_RNN_YH_DIR &&
+		in_val(im, 1)->rnn == v0->rnn && v0->dir == 0 && in_val(im, 1)->dir == 1 &&
+		norm_axis(attr_int(n, "axis", 1), 2) == 1)
+		return rnn_last(im, v0->rnn, n->output[0]);	/* Bidirectional, merge_mode concat */
 	for (int j = 0; j < k; j++)
 	{
 		Val		   *v = in_val(im, j);
@@ -1635,6 +1649,28 @@ op_reshape(Im *im)
 
 	if (sh == NULL || sh->kind != VAL_CONST || !sh->is_int || sh->count < 1 || sh->count > DL_MAX_RANK + 1)
 		return im_unsup(im, "the shape must be a constant of 1 to %d integers", DL_MAX_RANK + 1);
+	if (x->kind == VAL_RNN_Y_TNDH)
+	{
+		/* (T, N, 2, H) -> (T, N, 2H): the bidirectional sequence, time major */
+		int			ri = x->rnn;
+		int64_t		T = x->dims[0], H2 = 2 * x->dims[3];
+		int64_t		d3[3] = {T, x->dims[1], H2};
+		int			lj;
+		Val		   *o;
+
+		if (sh->count != 3 || !(sh->i[0] == 0 || sh->i[0] == T) ||
+			!(sh->i[1] == 0 || sh->i[1] == -1 || sh->i[1] == BATCH_DIM) || !(sh->i[2] == -1 || sh->i[2] == H2))
+			return im_unsup(im, "a reshape of a bidirectional sequence other than to (T, N, 2H)");
+		lj = rnn_layer(im, ri, true);
+		if (lj < 0)
+			return im->err->code;
+		o = out_tensor(im, im->node->output[0], lj, LAY_TIME_MAJOR, 3, d3);
+		if (o == NULL)
+			return im->err->code;
+		o->rnn = ri;
+		o->seq_tm = true;
+		return DL_OK;
+	}
 	if (x->kind != VAL_TENSOR)
 		return im_unsup(im, "input must be a computed tensor");
 	if (sh->i[0] != 0 && sh->i[0] != -1 && sh->i[0] != BATCH_DIM)
@@ -1671,6 +1707,25 @@ op_reshape(Im *im)
 	}
 	if (known != size || sh->count < 2)
 		return im_err(im, DL_ERR_SHAPE, "the shape does not hold the input's %lld values", (long long) size);
+	if (x->squash && (int) sh->count == x->rank - 1)
+	{
+		bool		same = dims[sh->count - 1] == x->dims[x->rank - 2] * x->dims[x->rank - 1];
+
+		for (int d = 1; d < x->rank - 2 && same; d++)
+			same = dims[d] == x->dims[d];
+		if (same)
+		{
+			/* the engine holds it merged already */
+			Val			xv = *x;
+			Val		   *o;
+
+			o = out_tensor(im, im->node->output[0], xv.ref, LAY_PLAIN, (int) sh->count, dims);
+			if (o == NULL)
+				return im->err->code;
+			o->rnn = xv.rnn;
+			return DL_OK;
+		}
+	}
 	if ((s = ref_plain(im, x, &ref)) != DL_OK)
 		return s;
 	pos = (size_t) snprintf(cfg, sizeof(cfg), "\"target_shape\": [");
@@ -1705,7 +1760,7 @@ op_transpose(Im *im)
 	{
 		/* Y (T, 1, N, H) -> (N, T, 1, H): the full sequence, batch first */
 		int			ri = x->rnn;
-		int64_t		d4[4] = {x->dims[2], x->dims[0], 1, x->dims[3]};
+		int64_t		d4[4] = {x->dims[2], x->dims[0], x->dims[1], x->dims[3]};
 		Val		   *o;
 
 		if (im->rnns[ri].reverse)
@@ -1716,6 +1771,37 @@ op_transpose(Im *im)
 		o = out_tensor(im, im->node->output[0], li, LAY_PLAIN, 4, d4);
 		if (o == NULL)
 			return im->err->code;
+		o->rnn = ri;
+		o->squash = true;
+		return DL_OK;
+	}
+	if (x->kind == VAL_RNN_YH && im->rnns[x->rnn].D == 2 && k == 3 && perm[0] == 1 && perm[1] == 0 && perm[2] == 2)
+	{
+		/* Y_h (2, N, H) -> (N, 2, H): the final states, forward's then backward's */
+		int64_t		d3[3] = {x->dims[1], 2, x->dims[2]};
+		int			lj = rnn_layer(im, x->rnn, false);
+
+		Val		   *o;
+
+		if (lj < 0)
+			return im->err->code;
+		o = out_tensor(im, im->node->output[0], lj, LAY_PLAIN, 3, d3);
+		if (o == NULL)
+			return im->err->code;
+		o->squash = true;
+		return DL_OK;
+	}
+	if (x->kind == VAL_RNN_Y && im->rnns[x->rnn].D == 2 && k == 4 && perm[0] == 0 && perm[1] == 2 &&
+		perm[2] == 1 && perm[3] == 3)
+	{
+		/* Y (T, 2, N, H) -> (T, N, 2, H), as PyTorch writes for a batch-first layer */
+		int64_t		d4[4] = {x->dims[0], x->dims[2], 2, x->dims[3]};
+		int			ri = x->rnn;
+		Val		   *o = out_tensor(im, im->node->output[0], 0, LAY_PLAIN, 4, d4);
+
+		if (o == NULL)
+			return im->err->code;
+		o->kind = VAL_RNN_Y_TNDH;
 		o->rnn = ri;
 		return DL_OK;
 	}
@@ -1865,12 +1951,34 @@ op_gather(Im *im)
 		dims[iv.rank] = in_val(im, 0)->dims[1];
 		return out_tensor(im, im->node->output[0], li, LAY_PLAIN, iv.rank + 1, dims) ? DL_OK : im->err->code;
 	}
+	if (idx->kind == VAL_CONST && idx->count == 1 && data->kind == VAL_RNN_YH &&
+		im->rnns[data->rnn].D == 2 && norm_axis(axis, 3) == 0)
+	{
+		/* h_n[-2] (forward) or h_n[-1] (backward) of a bidirectional layer */
+		int64_t		t = idx->i[0];
+		int			ri = data->rnn;
+		int64_t		d2[2] = {data->dims[1], data->dims[2]};
+		Val		   *o;
+
+		if (t < -2 || t > 1)
+			return im_err(im, DL_ERR_SHAPE, "index %lld of a bidirectional state", (long long) t);
+		o = out_tensor(im, im->node->output[0], 0, LAY_PLAIN, 2, d2);
+		if (o == NULL)
+			return im->err->code;
+		o->kind = VAL_RNN_YH_DIR;
+		o->rnn = ri;
+		o->dir = (t == 0 || t == -2) ? 0 : 1;
+		return DL_OK;
+	}
 	if (idx->kind == VAL_CONST && idx->count == 1 && (data->kind == VAL_RNN_YH || data->rnn >= 0))
 	{
 		/* h_n[-1], or output[:, -1, :] */
 		Rnn		   *r = &im->rnns[data->rnn];
 		int64_t		t = idx->i[0];
 		int			want_axis = data->kind == VAL_RNN_YH ? 0 : (data->seq_tm ? 0 : 1);
+
+		if (r->D != 1)
+			return im_unsup(im, "a gather from a bidirectional output other than of its final states");
 
 		if (norm_axis(axis, data->rank) != want_axis)
 			return im_unsup(im, "a gather from a recurrent output other than its last step");
@@ -1890,6 +1998,7 @@ rnn_layer(Im *im, int ri, bool seq)
 	Rnn		   *r = &im->rnns[ri];
 	int			li;
 	char		nm[DL_NAME_MAX];
+	char		inner[768];
 	size_t		nk = (size_t) (r->I * (r->gru ? 3 : 4) * r->H);
 	size_t		nr = (size_t) (r->H * (r->gru ? 3 : 4) * r->H);
 	float	   *w;
@@ -1898,25 +2007,36 @@ rnn_layer(Im *im, int ri, bool seq)
 		return seq ? r->layer_seq : r->layer_last;
 	snprintf(nm, sizeof(nm), "%.100s%s", r->name, seq ? "_seq" : "");
 	if (r->gru)
-		li = lay1(im, "GRU", nm, r->x_ref,
-				  "\"units\": %lld, \"activation\": \"tanh\", \"recurrent_activation\": \"sigmoid\", "
-				  "\"use_bias\": true, \"return_sequences\": %s, \"go_backwards\": %s, \"reset_after\": %s",
-				  (long long) r->H, seq ? "true" : "false", r->reverse ? "true" : "false",
-				  r->reset_after ? "true" : "false");
+		snprintf(inner, sizeof(inner),
+				 "\"units\": %lld, \"activation\": \"tanh\", \"recurrent_activation\": \"sigmoid\", "
+				 "\"use_bias\": true, \"return_sequences\": %s, \"go_backwards\": %s, \"reset_after\": %s",
+				 (long long) r->H, seq ? "true" : "false", r->reverse ? "true" : "false",
+				 r->reset_after ? "true" : "false");
 	else
-		li = lay1(im, "LSTM", nm, r->x_ref,
-				  "\"units\": %lld, \"activation\": \"tanh\", \"recurrent_activation\": \"sigmoid\", "
-				  "\"use_bias\": true, \"return_sequences\": %s, \"go_backwards\": %s, \"unit_forget_bias\": false",
-				  (long long) r->H, seq ? "true" : "false", r->reverse ? "true" : "false");
+		snprintf(inner, sizeof(inner),
+				 "\"units\": %lld, \"activation\": \"tanh\", \"recurrent_activation\": \"sigmoid\", "
+				 "\"use_bias\": true, \"return_sequences\": %s, \"go_backwards\": %s, \"unit_forget_bias\": false",
+				 (long long) r->H, seq ? "true" : "false", r->reverse ? "true" : "false");
+	if (r->D == 2)
+		li = lay1(im, "Bidirectional", nm, r->x_ref,
+				  "\"merge_mode\": \"concat\", \"layer\": {\"class_name\": \"%s\", \"config\": {\"name\": \"%.100s_fwd\", %s}}",
+				  r->gru ? "GRU" : "LSTM", nm, inner);
+	else
+		li = lay1(im, r->gru ? "GRU" : "LSTM", nm, r->x_ref, "%s", inner);
 	if (li < 0)
 		return -1;
 	r = &im->rnns[ri];
-	w = lay_weights(im, li, nk + nr + r->n_bias);
+	w = lay_weights(im, li, (size_t) r->D * (nk + nr + r->n_bias));
 	if (w == NULL)
 		return -1;
-	memcpy(w, r->kernel, nk * sizeof(float));
-	memcpy(w + nk, r->recurrent, nr * sizeof(float));
-	memcpy(w + nk + nr, r->bias, r->n_bias * sizeof(float));
+	for (int d = 0; d < r->D; d++)
+	{
+		float	   *wd = w + (size_t) d * (nk + nr + r->n_bias);
+
+		memcpy(wd, r->kernel + (size_t) d * nk, nk * sizeof(float));
+		memcpy(wd + nk, r->recurrent + (size_t) d * nr, nr * sizeof(float));
+		memcpy(wd + nk + nr, r->bias + (size_t) d * r->n_bias, r->n_bias * sizeof(float));
+	}
 	if (seq)
 		r->layer_seq = li;
 	else
@@ -1935,7 +2055,7 @@ rnn_last(Im *im, int ri, const char *out)
 		return im->err->code;
 	r = &im->rnns[ri];
 	dims[0] = 1;				/* batch, not known here */
-	dims[1] = r->H;
+	dims[1] = r->D * r->H;
 	return out_tensor(im, out, li, LAY_PLAIN, 2, dims) ? DL_OK : im->err->code;
 }
 
@@ -1948,6 +2068,7 @@ op_rnn(Im *im, bool gru)
 			   *R = in_val(im, 2),
 			   *B = in_val(im, 3);
 	int			G = gru ? 3 : 4;
+	int			D;
 	int64_t		H = attr_int(n, "hidden_size", 0);
 	int64_t		I;
 	Rnn		   *r;
@@ -1973,26 +2094,27 @@ op_rnn(Im *im, bool gru)
 			if (s->f[j] != 0.0f)
 				return im_unsup(im, "initial states other than zeros");
 	}
-	if (attr_str_is(n, "direction", "bidirectional", "forward"))
-		return im_unsup(im, "direction=bidirectional");
 	if (attr(n, "activations"))
 	{
 		const Onnx__AttributeProto *a = attr(n, "activations");
 		static const char *const dflt[3] = {"Sigmoid", "Tanh", "Tanh"};
-		size_t		want = gru ? 2 : 3;
+		size_t		per = gru ? 2 : 3;
+		size_t		want = per * (attr_str_is(n, "direction", "bidirectional", "forward") ? 2 : 1);
 
 		if (a->n_strings != want)
 			return im_unsup(im, "activations other than the defaults");
 		for (size_t k = 0; k < want; k++)
-			if (a->strings[k].len != strlen(dflt[k]) || memcmp(a->strings[k].data, dflt[k], a->strings[k].len) != 0)
+			if (a->strings[k].len != strlen(dflt[k % per]) ||
+				memcmp(a->strings[k].data, dflt[k % per], a->strings[k].len) != 0)
 				return im_unsup(im, "activations other than the defaults (Sigmoid, Tanh%s)", gru ? "" : ", Tanh");
 	}
 	if (attr(n, "clip") || attr_int(n, "input_forget", 0) || attr_int(n, "layout", 0))
 		return im_unsup(im, "clip, input_forget or layout other than the defaults");
 	I = x->dims[2];
-	if (H < 1 || H > 1 << 20 || W->rank != 3 || W->dims[0] != 1 || W->dims[1] != G * H || W->dims[2] != I ||
-		R->rank != 3 || R->dims[0] != 1 || R->dims[1] != G * H || R->dims[2] != H ||
-		(B && (B->count != (size_t) (2 * G * H))))
+	D = attr_str_is(n, "direction", "bidirectional", "forward") ? 2 : 1;
+	if (H < 1 || H > 1 << 20 || W->rank != 3 || W->dims[0] != D || W->dims[1] != G * H || W->dims[2] != I ||
+		R->rank != 3 || R->dims[0] != D || R->dims[1] != G * H || R->dims[2] != H ||
+		(B && (B->count != (size_t) (D * 2 * G * H))))
 		return im_err(im, DL_ERR_SHAPE, "W, R and B do not fit hidden_size %lld and %lld features",
 					  (long long) H, (long long) I);
 	if (im->n_rnns == im->cap_rnns)
@@ -2017,37 +2139,43 @@ op_rnn(Im *im, bool gru)
 	r->reverse = attr_str_is(n, "direction", "reverse", "forward");
 	r->reset_after = gru && attr_int(n, "linear_before_reset", 0) != 0;
 	r->layer_seq = r->layer_last = -1;
+	r->D = D;
 	snprintf(r->name, sizeof(r->name), "%.100s", node_label(im));
-	r->kernel = dl_onnx_arena_alloc(&im->arena, sizeof(float) * (size_t) (I * G * H));
-	r->recurrent = dl_onnx_arena_alloc(&im->arena, sizeof(float) * (size_t) (H * G * H));
+	r->kernel = dl_onnx_arena_alloc(&im->arena, sizeof(float) * (size_t) (D * I * G * H));
+	r->recurrent = dl_onnx_arena_alloc(&im->arena, sizeof(float) * (size_t) (D * H * G * H));
 	r->n_bias = (size_t) (r->reset_after ? 2 * G * H : G * H);
-	r->bias = dl_onnx_arena_alloc(&im->arena, sizeof(float) * r->n_bias);
+	r->bias = dl_onnx_arena_alloc(&im->arena, sizeof(float) * r->n_bias * (size_t) D);
 	if (!r->kernel || !r->recurrent || !r->bias)
 		return im_oom(im);
+	for (int d = 0; d < D; d++)
 	for (int g = 0; g < G; g++)
 	{
 		int			og = gru ? g : lstm_map[g];
 
 		for (int64_t u = 0; u < H; u++)
 		{
-			int64_t		row = og * H + u;
+			int64_t		row = d * G * H + og * H + u;
+			float	   *kd = r->kernel + (size_t) d * I * G * H;
+			float	   *rd = r->recurrent + (size_t) d * H * G * H;
+			float	   *bd = r->bias + (size_t) d * r->n_bias;
+			const float *bs = B ? B->f + (size_t) d * 2 * G * H : NULL;
 
 			for (int64_t i = 0; i < I; i++)
-				r->kernel[i * G * H + g * H + u] = W->f[row * I + i];
+				kd[i * G * H + g * H + u] = W->f[row * I + i];
 			for (int64_t j = 0; j < H; j++)
-				r->recurrent[j * G * H + g * H + u] = R->f[row * H + j];
-			if (B)
+				rd[j * G * H + g * H + u] = R->f[row * H + j];
+			if (bs)
 			{
-				float		wb = B->f[row],
-							rb = B->f[G * H + row];
+				float		wb = bs[og * H + u],
+							rb = bs[G * H + og * H + u];
 
 				if (r->reset_after)
 				{
-					r->bias[g * H + u] = wb;
-					r->bias[G * H + g * H + u] = rb;
+					bd[g * H + u] = wb;
+					bd[G * H + g * H + u] = rb;
 				}
 				else
-					r->bias[g * H + u] = wb + rb;
+					bd[g * H + u] = wb + rb;
 			}
 		}
 	}
@@ -2070,14 +2198,14 @@ op_rnn(Im *im, bool gru)
 		{
 			o->rank = 4;
 			o->dims[0] = im->rnns[o->rnn].T;
-			o->dims[1] = 1;
+			o->dims[1] = D;
 			o->dims[2] = in_val(im, 0)->dims[1];
 			o->dims[3] = H;
 		}
 		else
 		{
 			o->rank = 3;
-			o->dims[0] = 1;
+			o->dims[0] = D;
 			o->dims[1] = in_val(im, 0)->dims[1];
 			o->dims[2] = H;
 		}
@@ -2107,6 +2235,8 @@ op_squeeze(Im *im)
 	}
 	else
 		na = attr_ints(im->node, "axes", axes, MAX_DIMS);
+	if ((x->kind == VAL_RNN_YH || x->kind == VAL_RNN_Y) && im->rnns[x->rnn].D != 1)
+		return im_unsup(im, "Squeeze of a bidirectional output");
 	if (x->kind == VAL_RNN_YH && na == 1 && norm_axis(axes[0], 3) == 0)
 		return rnn_last(im, x->rnn, im->node->output[0]);
 	if (x->kind == VAL_RNN_Y && na == 1 && norm_axis(axes[0], 4) == 1)

@@ -2,7 +2,7 @@
 # gen_torch.py: PyTorch models exported to ONNX, for load_onnx_model's
 # tests (sql/76_onnx.sql) and the interchange step of scripts/test.sh.
 #
-# Six small models, each built with Debian's python3-torch, trained for a
+# Seven small models, each built with Debian's python3-torch, trained for a
 # few full-batch steps (so the weights are not an initializer's), exported
 # with torch.onnx.export (opset 17, a dynamic batch dimension) and run by
 # PyTorch on fixed inputs:
@@ -16,6 +16,8 @@
 #                                                   input (N, 7) token ids
 #   twoin     two inputs, a Linear each, Concat, Linear-Softmax
 #                                                   inputs (N, 3), (N, 5)
+#   bilstm    Embedding, bidirectional LSTM, cat(h[-2], h[-1]), Linear-Softmax
+#                                                   input (N, 7) token ids
 #   textcnn   Embedding, transpose, Conv1d-ReLU-BatchNorm1d-MaxPool1d,
 #             x.view(x.size(0), -1), LayerNorm, Linear-Softmax
 #                                                   input (N, 10) token ids
@@ -108,6 +110,18 @@ class TextCNN(nn.Module):
         return torch.softmax(self.fc(y), dim=1)
 
 
+class BiLSTM(nn.Module):
+    def __init__(self):
+        super().__init__()
+        self.emb = nn.Embedding(20, 5)
+        self.lstm = nn.LSTM(5, 4, batch_first=True, bidirectional=True)
+        self.fc = nn.Linear(8, 2)
+
+    def forward(self, ids):
+        _, (h, _) = self.lstm(self.emb(ids))
+        return torch.softmax(self.fc(torch.cat((h[-2], h[-1]), dim=1)), dim=1)
+
+
 class TwoIn(nn.Module):
     def __init__(self):
         super().__init__()
@@ -130,7 +144,7 @@ def data(name):
         return [torch.randn(N, 1, 8, 8)]
     if name == 'resblock':
         return [torch.randn(N, 2, 6, 6)]
-    if name == 'lstm':
+    if name in ('lstm', 'bilstm'):
         return [torch.randint(0, 20, (N, 7))]
     if name == 'textcnn':
         return [torch.randint(0, 30, (N, 10))]
@@ -164,13 +178,16 @@ def flt(t):
 
 def main(out_path, fixture_dir):
     models = [('mlp', MLP(), 3), ('cnn', CNN(), 3), ('resblock', ResBlock(), 3),
-              ('lstm', TextLSTM(), 2), ('twoin', TwoIn(), 3), ('textcnn', TextCNN(), 3)]
+              ('lstm', TextLSTM(), 2), ('twoin', TwoIn(), 3), ('textcnn', TextCNN(), 3),
+              ('bilstm', None, 2)]   # made in its turn: the earlier models' draws stay
     lines = ['-- onnx_torch.sql: made by test/interchange/gen_torch.py (PyTorch %s,'
              ' torch.onnx.export opset 17); do not edit.' % torch.__version__,
              '-- Per model: :<name>_onnx (the .onnx bytes), <name>_data (inputs as the',
              '-- ONNX model takes them: NCHW for the CNNs, token ids for lstm),',
              "-- <name>_torch (PyTorch's softmax outputs)."]
     for name, model, classes in models:
+        if model is None:
+            model = BiLSTM()
         xs = data(name)
         train(model, xs, classes)
         with torch.no_grad():
