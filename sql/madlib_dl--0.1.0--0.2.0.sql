@@ -52,6 +52,21 @@ DROP FUNCTION madlib_dl._fit_multiple_run(regclass,text,text,regclass,text,text,
 DROP FUNCTION madlib_dl._generate_model_configs(text[],text[],text,integer[],text,text,text,integer,integer,text);
 DROP FUNCTION madlib_dl._load_model_selection_table(text[],text[],text,integer[],text[],text[],text);
 DROP FUNCTION madlib_dl._ms_store(text[],text[],text,integer[],text[],text[]);
+DROP FUNCTION madlib_dl.predict_byom(character varying,integer,character varying,character varying,character varying,character varying,double precision,boolean,text[],double precision,integer);
+DROP FUNCTION madlib_dl.predict_byom(character varying,integer,character varying,character varying,character varying,character varying,integer,boolean,text[],double precision,integer);
+DROP FUNCTION madlib_dl.predict_byom(character varying,integer,character varying,character varying,character varying,character varying,character varying,boolean,text[],double precision,integer);
+DROP FUNCTION madlib_dl.madlib_keras_predict_byom(character varying,integer,character varying,character varying,character varying,character varying,double precision,boolean,text[],double precision,integer);
+DROP FUNCTION madlib_dl.madlib_keras_predict_byom(character varying,integer,character varying,character varying,character varying,character varying,integer,boolean,text[],double precision,integer);
+DROP FUNCTION madlib_dl.madlib_keras_predict_byom(character varying,integer,character varying,character varying,character varying,character varying,character varying,boolean,text[],double precision,integer);
+DROP FUNCTION madlib_dl.predict(character varying,character varying,character varying,character varying,character varying,double precision,boolean,integer);
+DROP FUNCTION madlib_dl.predict(character varying,character varying,character varying,character varying,character varying,integer,boolean,integer);
+DROP FUNCTION madlib_dl.predict(character varying,character varying,character varying,character varying,character varying,character varying,boolean,integer);
+DROP FUNCTION madlib_dl.madlib_keras_predict(character varying,character varying,character varying,character varying,character varying,double precision,boolean,integer);
+DROP FUNCTION madlib_dl.madlib_keras_predict(character varying,character varying,character varying,character varying,character varying,integer,boolean,integer);
+DROP FUNCTION madlib_dl.madlib_keras_predict(character varying,character varying,character varying,character varying,character varying,character varying,boolean,integer);
+DROP FUNCTION madlib_dl._predict_byom(text[],integer,text[],text,text,text[],text,integer,double precision,boolean,text[],double precision,integer);
+DROP FUNCTION madlib_dl._predict(text[],text[],text,text,text[],text,integer,double precision,boolean,integer);
+DROP FUNCTION madlib_dl._ep_write_predictions(regclass,text,text,text[],json,bytea,double precision,text,text[],text,integer,double precision);
 DROP FUNCTION madlib_dl._ep_model(text[],integer);
 DROP FUNCTION madlib_dl._ep_output_size(json);
 DROP FUNCTION madlib_dl._ep_suffix(text[],text);
@@ -70,6 +85,8 @@ DROP FUNCTION madlib_dl._pp_segments(text);
 DROP AGGREGATE madlib_dl._pack_int16_array(anyarray,tid,integer,integer,integer);
 DROP AGGREGATE madlib_dl._pack_onehot_int16(integer,integer,integer,integer);
 DROP AGGREGATE madlib_dl._pack_float32(anyarray,tid,integer,integer,double precision,integer[]);
+DROP FUNCTION madlib_dl.load_keras_model(character varying,json,bytea,character varying,character varying);
+DROP FUNCTION madlib_dl._load_keras_model(text[],json,bytea,character varying,character varying);
 
 -- 2. Hand-written (scripts/upgrade/0.1.0--0.2.0.sql): the extension's tables.
 -- scripts/upgrade/0.1.0--0.2.0.sql: the hand-written parts of
@@ -452,7 +469,208 @@ CREATE FUNCTION madlib_dl._arch_io(model_arch json)
  IMMUTABLE PARALLEL SAFE STRICT ROWS 2
 AS '$libdir/madlib_dl', $function$madlib_dl__arch_io$function$;
 
-CREATE OR REPLACE FUNCTION madlib_dl._load_keras_model(tbl text[], model_arch json, model_weights bytea, name character varying, description character varying)
+CREATE FUNCTION madlib_dl._arch_bind_shape(model_arch json, shape integer[])
+ RETURNS json
+ LANGUAGE c
+ IMMUTABLE PARALLEL SAFE
+AS '$libdir/madlib_dl', $function$madlib_dl__arch_bind_shape$function$;
+
+CREATE FUNCTION madlib_dl._arch_free_dims(model_arch json)
+ RETURNS integer
+ LANGUAGE c
+ IMMUTABLE PARALLEL SAFE STRICT
+AS '$libdir/madlib_dl', $function$madlib_dl__arch_free_dims$function$;
+
+CREATE FUNCTION madlib_dl.keras_model_weights(model_arch json)
+ RETURNS TABLE("position" integer, layer_name text, weight_name text, shape integer[], first bigint, count bigint)
+ LANGUAGE c
+ IMMUTABLE PARALLEL SAFE STRICT ROWS 10
+AS '$libdir/madlib_dl', $function$madlib_dl_keras_model_weights$function$;
+
+CREATE FUNCTION madlib_dl._shape_size(sh integer[])
+ RETURNS bigint
+ LANGUAGE plpgsql
+ IMMUTABLE PARALLEL SAFE STRICT
+ SET search_path TO 'pg_catalog', 'pg_temp'
+AS $function$
+DECLARE
+    n numeric := 1;
+    d integer;
+BEGIN
+    FOREACH d IN ARRAY coalesce(sh, '{}') LOOP
+        n := n * d;
+    END LOOP;
+    IF n > 9223372036854775807 THEN
+        RAISE EXCEPTION 'a tensor of shape % is too large', sh
+            USING ERRCODE = 'program_limit_exceeded',
+                  HINT = 'Give the shapes of the weights of a real model.';
+    END IF;
+    RETURN n::bigint;
+END
+$function$;
+
+CREATE FUNCTION madlib_dl._manifest_tensors(manifest jsonb)
+ RETURNS TABLE("position" integer, name text, shape integer[], first_byte bigint, quantized boolean)
+ LANGUAGE plpgsql
+ IMMUTABLE PARALLEL SAFE
+ SET search_path TO 'pg_catalog', 'pg_temp'
+AS $function$
+DECLARE
+    e jsonb;
+    w jsonb;
+    items jsonb := '[]';
+    pos integer := 0;
+    byte bigint := 1;
+    sh integer[];
+BEGIN
+    IF jsonb_typeof(manifest) IS DISTINCT FROM 'array' THEN
+        RAISE EXCEPTION 'weights_manifest must be a json array, got %', coalesce(jsonb_typeof(manifest), 'NULL')
+            USING ERRCODE = 'invalid_parameter_value',
+                  HINT = 'Give model.json''s weightsManifest, a list of {"name": ..., "shape": [...]}, '
+                         'or a list of shapes ([w.shape for w in model.get_weights()]).';
+    END IF;
+    FOR e IN SELECT v FROM jsonb_array_elements(manifest) v LOOP
+        IF jsonb_typeof(e) = 'object' AND e ? 'weights' THEN
+            items := items || coalesce(e->'weights', '[]');
+        ELSE
+            items := items || jsonb_build_array(e);
+        END IF;
+    END LOOP;
+    FOR w IN SELECT v FROM jsonb_array_elements(items) v LOOP
+        pos := pos + 1;
+        IF jsonb_typeof(w) = 'array' THEN
+            name := NULL;
+            e := w;
+        ELSIF jsonb_typeof(w) = 'object' AND jsonb_typeof(w->'shape') = 'array' THEN
+            name := w->>'name';
+            e := w->'shape';
+        ELSE
+            RAISE EXCEPTION 'weights_manifest entry % is %, not a shape or a {"name", "shape"} object', pos, w
+                USING ERRCODE = 'invalid_parameter_value',
+                      HINT = 'Give model.json''s weightsManifest, a list of {"name": ..., "shape": [...]}, '
+                             'or a list of shapes.';
+        END IF;
+        IF EXISTS (SELECT FROM jsonb_array_elements(e) d
+                    WHERE jsonb_typeof(d) <> 'number' OR d::text !~ '^[0-9]{1,9}$') THEN
+            RAISE EXCEPTION 'weights_manifest entry % has the shape %, not a list of sizes', pos, e
+                USING ERRCODE = 'invalid_parameter_value',
+                      HINT = 'Every dimension of a weight''s shape is a non-negative integer.';
+        END IF;
+        sh := ARRAY(SELECT d::text::integer FROM jsonb_array_elements(e) d);
+        position := pos;
+        shape := sh;
+        first_byte := byte;
+        quantized := jsonb_typeof(w) = 'object' AND (w ? 'quantization' OR
+                     coalesce(w->>'dtype', 'float32') <> 'float32');
+        byte := byte + 4 * madlib_dl._shape_size(sh);
+        RETURN NEXT;
+    END LOOP;
+END
+$function$;
+
+CREATE FUNCTION madlib_dl._weights_in_keras_order(model_arch json, model_weights bytea, weights_manifest jsonb)
+ RETURNS bytea
+ LANGUAGE plpgsql
+ IMMUTABLE PARALLEL SAFE
+ SET search_path TO 'pg_catalog', 'pg_temp'
+AS $function$
+DECLARE
+    n_exp integer;
+    n_got integer;
+    matched integer;
+    total bigint;
+    bad record;
+    out bytea;
+BEGIN
+    IF model_weights IS NULL OR weights_manifest IS NULL THEN
+        RETURN model_weights;
+    END IF;
+    SELECT count(*) INTO n_exp FROM madlib_dl.keras_model_weights(model_arch);
+    SELECT count(*), sum(madlib_dl._shape_size(g.shape))
+      INTO n_got, total FROM madlib_dl._manifest_tensors(weights_manifest) g;
+    SELECT * INTO bad FROM madlib_dl._manifest_tensors(weights_manifest) g WHERE g.quantized LIMIT 1;
+    IF FOUND THEN
+        RAISE EXCEPTION 'weights_manifest entry % ("%") is quantized or not float32', bad.position, bad.name
+            USING ERRCODE = 'invalid_parameter_value',
+                  HINT = 'Load the model in TF.js (tf.loadLayersModel dequantizes it) and give its weights '
+                         'as float32: model.layers.flatMap(l => l.getWeights()).';
+    END IF;
+    IF 4 * coalesce(total, 0) <> length(model_weights) THEN
+        RAISE EXCEPTION 'weights_manifest lists % float32 values but model_weights has % bytes (% values)',
+                        coalesce(total, 0), length(model_weights), length(model_weights) / 4
+            USING ERRCODE = 'data_exception',
+                  HINT = 'Give the manifest of these weights: one entry per tensor, in the order the bytes hold them.';
+    END IF;
+    -- each expected tensor's manifest entry by name: "layer/weight",
+    -- alone or after a prefix ("model/layer/weight"), ":0" dropped
+    WITH e AS (SELECT * FROM madlib_dl.keras_model_weights(model_arch)),
+         g AS (SELECT t.*, regexp_replace(t.name, ':[0-9]+$', '') AS nm
+                 FROM madlib_dl._manifest_tensors(weights_manifest) t),
+         m AS (SELECT e.position, count(g.position) AS n
+                 FROM e LEFT JOIN g ON g.nm = e.layer_name || '/' || e.weight_name
+                                    OR g.nm LIKE '%/' || replace(replace(e.layer_name, '_', '\_'), '%', '\%')
+                                                 || '/' || e.weight_name
+                GROUP BY e.position)
+    SELECT count(*) FILTER (WHERE m.n = 1) INTO matched FROM m;
+    IF matched = n_exp AND n_got = n_exp THEN
+        -- by name: check each shape, then the bytes in Keras order
+        WITH e AS (SELECT * FROM madlib_dl.keras_model_weights(model_arch)),
+             g AS (SELECT t.*, regexp_replace(t.name, ':[0-9]+$', '') AS nm
+                     FROM madlib_dl._manifest_tensors(weights_manifest) t)
+        SELECT e.layer_name, e.weight_name, e.shape AS want, g.shape AS have, g.name, g.position AS gpos
+          INTO bad
+          FROM e JOIN g ON g.nm = e.layer_name || '/' || e.weight_name
+                        OR g.nm LIKE '%/' || replace(replace(e.layer_name, '_', '\_'), '%', '\%')
+                                     || '/' || e.weight_name
+         WHERE g.shape IS DISTINCT FROM e.shape
+         ORDER BY e.position LIMIT 1;
+        IF FOUND THEN
+            RAISE EXCEPTION 'weight "%" (manifest entry %) has shape % but layer "%" expects its % of shape %',
+                            bad.name, bad.gpos, bad.have, bad.layer_name, bad.weight_name, bad.want
+                USING ERRCODE = 'data_exception',
+                      HINT = 'Give the weights of this architecture: madlib_dl.keras_model_weights(model_arch) '
+                             'lists the tensors it expects, in order.';
+        END IF;
+        WITH e AS (SELECT * FROM madlib_dl.keras_model_weights(model_arch)),
+             g AS (SELECT t.*, regexp_replace(t.name, ':[0-9]+$', '') AS nm
+                     FROM madlib_dl._manifest_tensors(weights_manifest) t)
+        SELECT string_agg(substring(model_weights FROM g.first_byte::integer FOR (4 * e.count)::integer),
+                          ''::bytea ORDER BY e.position)
+          INTO out
+          FROM e JOIN g ON g.nm = e.layer_name || '/' || e.weight_name
+                        OR g.nm LIKE '%/' || replace(replace(e.layer_name, '_', '\_'), '%', '\%')
+                                     || '/' || e.weight_name;
+        RETURN coalesce(out, ''::bytea);
+    END IF;
+    -- by position: the shapes must be the architecture's, in its order
+    WITH e AS (SELECT * FROM madlib_dl.keras_model_weights(model_arch)),
+         g AS (SELECT * FROM madlib_dl._manifest_tensors(weights_manifest))
+    SELECT coalesce(e.position, g.position) AS position, e.layer_name, e.weight_name,
+           e.shape AS want, g.shape AS have, g.name
+      INTO bad
+      FROM e FULL JOIN g ON g.position = e.position
+     WHERE g.shape IS DISTINCT FROM e.shape
+     ORDER BY 1 LIMIT 1;
+    IF FOUND THEN
+        IF bad.layer_name IS NULL THEN
+            RAISE EXCEPTION 'weights_manifest lists % tensors but the architecture has %', n_got, n_exp
+                USING ERRCODE = 'data_exception',
+                      HINT = 'madlib_dl.keras_model_weights(model_arch) lists the tensors it expects, in order.';
+        END IF;
+        RAISE EXCEPTION 'weight % of model_weights% has shape % but layer "%" expects its % of shape % there',
+                        bad.position, coalesce(' ("' || bad.name || '")', ''), coalesce(bad.have::text, '(none)'),
+                        bad.layer_name, bad.weight_name, bad.want
+            USING ERRCODE = 'data_exception',
+                  HINT = 'Give the weights in Keras order, layer by layer (Keras: model.get_weights(); '
+                         'TF.js: model.layers.flatMap(l => l.getWeights()), not model.getWeights(), which '
+                         'lists the non-trainable weights last); madlib_dl.keras_model_weights(model_arch) '
+                         'lists the order.';
+    END IF;
+    RETURN model_weights;
+END
+$function$;
+
+CREATE FUNCTION madlib_dl._load_keras_model(tbl text[], model_arch json, model_weights bytea, name character varying, description character varying, weights_manifest jsonb DEFAULT NULL::jsonb)
  RETURNS void
  LANGUAGE plpgsql
  SET search_path TO 'pg_catalog', 'pg_temp'
@@ -461,6 +679,9 @@ DECLARE
     rel regclass;
 BEGIN
     PERFORM madlib_dl._assert_not_null(model_arch, 'model_arch');
+    -- the tensors' shapes, when given, against the architecture's (and
+    -- put in Keras order by their names)
+    model_weights := madlib_dl._weights_in_keras_order(model_arch, model_weights, weights_manifest);
     -- Validate before touching any table, so a bad model leaves no trace.
     PERFORM madlib_dl._validate_arch(model_arch, model_weights);
 
@@ -490,6 +711,14 @@ BEGIN
 END
 $function$;
 
+CREATE FUNCTION madlib_dl.load_keras_model(keras_model_arch_table character varying, model_arch json, model_weights bytea DEFAULT NULL::bytea, name character varying DEFAULT NULL::character varying, description character varying DEFAULT NULL::character varying, weights_manifest jsonb DEFAULT NULL::jsonb)
+ RETURNS void
+ LANGUAGE sql
+AS $function$
+    SELECT madlib_dl._load_keras_model(
+        madlib_dl._resolve_table($1, 'keras_model_arch_table'), $2, $3, $4, $5, $6)
+$function$;
+
 CREATE OR REPLACE FUNCTION madlib_dl.load_keras_model(message character varying)
  RETURNS text
  LANGUAGE sql
@@ -506,7 +735,11 @@ in a model architecture table, creating the table on first use.
         model_weights           BYTEA,    -- optional: float32 concatenation of
                                           -- model.get_weights(), little-endian
         name                    VARCHAR,  -- optional
-        description             VARCHAR   -- optional
+        description             VARCHAR,  -- optional
+        weights_manifest        JSONB     -- optional: the tensors' names and shapes
+                                          -- (TF.js weightsManifest, or a list of
+                                          -- shapes): checked against the
+                                          -- architecture, put in Keras order by name
     );
 
 The table has the columns
@@ -518,7 +751,9 @@ The table has the columns
     __internal_madlib_id__  TEXT UNIQUE
 
 The architecture (and the weights' size) is checked before anything is
-stored; madlib_dl.keras_model_summary(model_arch) lists its layers.
+stored; madlib_dl.keras_model_summary(model_arch) lists its layers and
+madlib_dl.keras_model_weights(model_arch) the weight tensors in the order
+model_weights holds them.
 Supported: Sequential models, and Functional models of any graph with one
 input and one output (branches, residual connections, merges), of Dense,
 Conv2D, pooling, ZeroPadding2D, Cropping2D, UpSampling2D, Flatten, Dropout,
@@ -2139,6 +2374,12 @@ CREATE FUNCTION madlib_dl._predict_batch(model_arch json, model_weights bytea, n
  ROWS 3
 AS '$libdir/madlib_dl', $function$madlib_dl__predict_batch$function$;
 
+CREATE FUNCTION madlib_dl._predict_batch_par(model_arch json, model_weights bytea, normalizing_const double precision, batch_size integer, feature_col text, max_rank integer, id_value text, features anyarray, flush boolean, OUT id text, OUT class_index integer, OUT prob double precision, OUT rank integer)
+ RETURNS SETOF record
+ LANGUAGE c
+ PARALLEL SAFE COST 10000 ROWS 3
+AS '$libdir/madlib_dl', $function$madlib_dl__predict_batch$function$;
+
 CREATE FUNCTION madlib_dl._predict_batch_io(model_arch json, model_weights bytea, normalizing_const double precision, batch_size integer, feature_cols text[], max_rank integer, id_value text, features record, flush boolean, OUT id text, OUT output integer, OUT class_index integer, OUT prob double precision, OUT rank integer)
  RETURNS SETOF record
  LANGUAGE c
@@ -2487,17 +2728,48 @@ BEGIN
 END
 $function$;
 
-CREATE OR REPLACE FUNCTION madlib_dl._ep_write_predictions(rel regclass, id_col text, indep_col text, otbl text[], model_arch json, model_weights bytea, normalizing_const double precision, class_name text, class_values text[], kind text, k integer, threshold double precision)
+CREATE FUNCTION madlib_dl._ep_batch_size(rel regclass, batch_size integer)
+ RETURNS integer
+ LANGUAGE plpgsql
+ STABLE
+ SET search_path TO 'pg_catalog', 'pg_temp'
+AS $function$
+DECLARE
+    want integer := coalesce(batch_size, 1024);
+    n bigint;
+BEGIN
+    IF want < 1 OR want > 65536 THEN
+        RAISE EXCEPTION 'batch_size % is out of range', want
+            USING ERRCODE = 'invalid_parameter_value',
+                  HINT = 'Give the rows per forward pass, 1 to 65536, or NULL for 1024 (fewer are run '
+                         'when that many would be over madlib_dl.max_model_memory).';
+    END IF;
+    EXECUTE format('SELECT count(*) FROM (SELECT FROM %s LIMIT $1) s', rel) INTO n USING want;
+    RETURN greatest(1, least(want::bigint, n))::integer;
+END
+$function$;
+
+CREATE FUNCTION madlib_dl._ep_write_predictions(rel regclass, id_col text, indep_col text, otbl text[], model_arch json, model_weights bytea, normalizing_const double precision, class_name text, class_values text[], kind text, k integer, threshold double precision, batch_size integer)
  RETURNS void
  LANGUAGE plpgsql
  SET search_path TO 'pg_catalog', 'pg_temp'
+ SET jit TO 'off'
 AS $function$
 DECLARE
     id_type text := madlib_dl._ep_id_type(rel, id_col);
     cols text := ', (q.r).rank';
     filter text := '';
     max_rank integer;
+    rowmode boolean := batch_size IS NULL AND NOT madlib_dl._is_greenplum();
+    batch integer := CASE WHEN rowmode THEN 1 ELSE madlib_dl._ep_batch_size(rel, batch_size) END;
+    feat text := format('(t.%I)::pg_catalog.float8[]', indep_col);
 BEGIN
+    -- a real[] or float8[] column goes to row mode as it is stored
+    IF (SELECT t.typelem FROM pg_catalog.pg_attribute a JOIN pg_catalog.pg_type t ON t.oid = a.atttypid
+         WHERE a.attrelid = rel AND a.attname = indep_col AND NOT a.attisdropped)
+       IN ('pg_catalog.float4'::pg_catalog.regtype, 'pg_catalog.float8'::pg_catalog.regtype) THEN
+        feat := format('t.%I', indep_col);
+    END IF;
     CASE kind
         WHEN 'prob' THEN NULL;
         WHEN 'response' THEN cols := ''; max_rank := 1;
@@ -2510,11 +2782,23 @@ BEGIN
                       HINT = 'Call predict or predict_byom, which choose the kind from pred_type.';
     END CASE;
 
+    IF rowmode THEN
+        EXECUTE format(
+            'CREATE TABLE %s AS'
+            ' SELECT (q.r).id::%s AS %I, $1::text AS class_name,'
+            '        ($2::text[])[(q.r).class_index] AS class_value, (q.r).prob%s'
+            '   FROM (SELECT madlib_dl._predict_batch_par($3, $4, $5, 1, $6, $7,'
+            '                (t.%I)::pg_catalog.text, %s, false) AS r'
+            '           FROM %s t) q%s',
+            madlib_dl._table_sql(otbl), id_type, id_col, cols, id_col, feat, rel, filter)
+        USING class_name, class_values, model_arch, model_weights, normalizing_const, indep_col, max_rank;
+        RETURN;
+    END IF;
     EXECUTE format(
         'CREATE TABLE %s AS'
         ' SELECT (q.r).id::%s AS %I, $1::text AS class_name,'
         '        ($2::text[])[(q.r).class_index] AS class_value, (q.r).prob%s'
-        '   FROM (SELECT madlib_dl._predict_batch($3, $4, $5, 1024, $6, $7, s.i, s.x, s.flush) AS r'
+        '   FROM (SELECT madlib_dl._predict_batch($3, $4, $5, $8, $6, $7, s.i, s.x, s.flush) AS r'
         '           FROM (SELECT (t.%I)::pg_catalog.text AS i, (t.%I)::pg_catalog.float8[] AS x,'
         '                        false AS flush'
         '                   FROM %s t'
@@ -2523,11 +2807,12 @@ BEGIN
         madlib_dl._table_sql(otbl), id_type, id_col, cols, id_col, indep_col, rel,
         CASE WHEN madlib_dl._is_greenplum() THEN ' FROM gp_dist_random(''gp_id'')' ELSE '' END,
         filter)
-    USING class_name, class_values, model_arch, model_weights, normalizing_const, indep_col, max_rank;
+    USING class_name, class_values, model_arch, model_weights, normalizing_const, indep_col, max_rank,
+          batch;
 END
 $function$;
 
-CREATE FUNCTION madlib_dl._ep_write_predictions_io(rel regclass, id_col text, indep_cols text[], otbl text[], model_arch json, model_weights bytea, normalizing_const double precision, class_names text[], class_values jsonb, kind text, k integer, threshold double precision)
+CREATE FUNCTION madlib_dl._ep_write_predictions_io(rel regclass, id_col text, indep_cols text[], otbl text[], model_arch json, model_weights bytea, normalizing_const double precision, class_names text[], class_values jsonb, kind text, k integer, threshold double precision, batch_size integer)
  RETURNS void
  LANGUAGE plpgsql
  SET search_path TO 'pg_catalog', 'pg_temp'
@@ -2540,6 +2825,7 @@ DECLARE
     feats text;
     cv jsonb := '[]';
     vals jsonb;
+    batch integer := madlib_dl._ep_batch_size(rel, batch_size);
 BEGIN
     CASE kind
         WHEN 'prob' THEN NULL;
@@ -2569,7 +2855,7 @@ BEGIN
         'CREATE TABLE %s AS'
         ' SELECT (q.r).id::%s AS %I, ($1::text[])[(q.r).output] AS class_name,'
         '        $2::jsonb -> ((q.r).output - 1) ->> ((q.r).class_index - 1) AS class_value, (q.r).prob%s'
-        '   FROM (SELECT madlib_dl._predict_batch_io($3, $4, $5, 1024, $6, $7, s.i, s.x, s.flush) AS r'
+        '   FROM (SELECT madlib_dl._predict_batch_io($3, $4, $5, $8, $6, $7, s.i, s.x, s.flush) AS r'
         '           FROM (SELECT (t.%I)::pg_catalog.text AS i, ROW(%s) AS x, false AS flush'
         '                   FROM %s t'
         '                 UNION ALL'
@@ -2577,7 +2863,8 @@ BEGIN
         madlib_dl._table_sql(otbl), id_type, id_col, cols, id_col, feats, rel,
         CASE WHEN madlib_dl._is_greenplum() THEN ' FROM gp_dist_random(''gp_id'')' ELSE '' END,
         filter)
-    USING class_names, cv, model_arch, model_weights, normalizing_const, indep_cols, max_rank;
+    USING class_names, cv, model_arch, model_weights, normalizing_const, indep_cols, max_rank,
+          batch;
 END
 $function$;
 
@@ -2757,7 +3044,7 @@ BEGIN
 END
 $function$;
 
-CREATE OR REPLACE FUNCTION madlib_dl._predict(mtbl text[], ttbl text[], id_col text, independent_varname text, otbl text[], kind text, k integer, threshold double precision, use_gpus boolean, mst_key integer)
+CREATE FUNCTION madlib_dl._predict(mtbl text[], ttbl text[], id_col text, independent_varname text, otbl text[], kind text, k integer, threshold double precision, use_gpus boolean, mst_key integer, batch_size integer DEFAULT NULL::integer)
  RETURNS void
  LANGUAGE plpgsql
  SET search_path TO 'pg_catalog', 'pg_temp'
@@ -2790,7 +3077,7 @@ BEGIN
         PERFORM madlib_dl._ep_check_pred_type(kind, k, threshold, (SELECT max(z) FROM unnest(sizes) z));
         PERFORM madlib_dl._ep_write_predictions_io(trel, id_col, cols, otbl, m.model_arch,
             m.model_weights, m.normalizing_const, m.dependent_varnames, m.class_values_list,
-            kind, k, threshold);
+            kind, k, threshold, batch_size);
         RETURN;
     END IF;
     n_out := sizes[1];
@@ -2809,11 +3096,11 @@ BEGIN
 
     PERFORM madlib_dl._ep_write_predictions(trel, id_col, independent_varname, otbl,
         m.model_arch, m.model_weights, m.normalizing_const,
-        m.dependent_varname, m.class_values, kind, k, threshold);
+        m.dependent_varname, m.class_values, kind, k, threshold, batch_size);
 END
 $function$;
 
-CREATE OR REPLACE FUNCTION madlib_dl._predict_byom(atbl text[], model_id integer, ttbl text[], id_col text, independent_varname text, otbl text[], kind text, k integer, threshold double precision, use_gpus boolean, class_values text[], normalizing_const double precision, dependent_count integer)
+CREATE FUNCTION madlib_dl._predict_byom(atbl text[], model_id integer, ttbl text[], id_col text, independent_varname text, otbl text[], kind text, k integer, threshold double precision, use_gpus boolean, class_values text[], normalizing_const double precision, dependent_count integer, batch_size integer DEFAULT NULL::integer)
  RETURNS void
  LANGUAGE plpgsql
  SET search_path TO 'pg_catalog', 'pg_temp'
@@ -2827,6 +3114,7 @@ DECLARE
     n_out integer;
     cols text[];
     sizes integer[];
+    shape integer[];
     nc float8 := coalesce(normalizing_const, 1.0);
 BEGIN
     PERFORM madlib_dl._ep_assert_no_gpus(use_gpus);
@@ -2869,6 +3157,21 @@ BEGIN
     -- the weights were checked against the architecture when loaded, but
     -- the table may have been changed since
     PERFORM madlib_dl._validate_arch(arch, weights);
+    -- a variable input shape ([null, null, null, 3]) is bound to the
+    -- first row's array dimensions; every row must have them
+    -- (_predict_batch refuses another shape, naming the row)
+    IF madlib_dl._arch_free_dims(arch) > 0 THEN
+        IF cardinality(cols) > 1 THEN
+            RAISE EXCEPTION 'model id % has a variable input shape and several inputs', model_id
+                USING ERRCODE = 'feature_not_supported',
+                      HINT = 'Give a model of several inputs fixed input shapes.';
+        END IF;
+        EXECUTE format('SELECT ARRAY(SELECT pg_catalog.array_length(t.%I, d)'
+                       '               FROM pg_catalog.generate_series(1, pg_catalog.array_ndims(t.%I)) d)'
+                       '  FROM %s t WHERE t.%I IS NOT NULL LIMIT 1', cols[1], cols[1], trel, cols[1])
+           INTO shape;
+        arch := madlib_dl._arch_bind_shape(arch, shape);
+    END IF;
 
     sizes := madlib_dl._ep_output_sizes(arch);
     IF dependent_count <> cardinality(sizes) THEN
@@ -2885,7 +3188,7 @@ BEGIN
         PERFORM madlib_dl._ep_write_predictions_io(trel, id_col, cols, otbl, arch, weights, nc,
             CASE WHEN cardinality(sizes) = 1 THEN ARRAY['dependent_var']
                  ELSE ARRAY(SELECT 'dependent_var_' || g FROM generate_series(0, cardinality(sizes) - 1) g) END,
-            madlib_dl._ep_byom_class_values_io(class_values, sizes), kind, k, threshold);
+            madlib_dl._ep_byom_class_values_io(class_values, sizes), kind, k, threshold, batch_size);
         RETURN;
     END IF;
     n_out := sizes[1];
@@ -2898,9 +3201,101 @@ BEGIN
     END IF;
 
     PERFORM madlib_dl._ep_write_predictions(trel, id_col, independent_varname, otbl,
-        arch, weights, nc, 'dependent_var', class_values, kind, k, threshold);
+        arch, weights, nc, 'dependent_var', class_values, kind, k, threshold, batch_size);
 END
 $function$;
+
+CREATE FUNCTION madlib_dl.madlib_keras_predict(model_table character varying, test_table character varying, id_col character varying, independent_varname character varying, output_table character varying, pred_type character varying DEFAULT 'prob'::character varying, use_gpus boolean DEFAULT false, mst_key integer DEFAULT NULL::integer, batch_size integer DEFAULT NULL::integer)
+ RETURNS void
+ LANGUAGE sql
+AS $function$
+    SELECT madlib_dl._predict(madlib_dl._resolve_table($1, 'model_table'),
+                              madlib_dl._resolve_table($2, 'test_table'), $3, $4,
+                              madlib_dl._resolve_table($5, 'output_table'),
+                              p.kind, p.k, p.threshold, $7, $8, $9)
+      FROM madlib_dl._ep_parse_pred_type($6) AS p
+$function$;
+
+CREATE FUNCTION madlib_dl.madlib_keras_predict(model_table character varying, test_table character varying, id_col character varying, independent_varname character varying, output_table character varying, pred_type integer, use_gpus boolean DEFAULT false, mst_key integer DEFAULT NULL::integer, batch_size integer DEFAULT NULL::integer)
+ RETURNS void
+ LANGUAGE sql
+AS $function$
+    SELECT madlib_dl._predict(madlib_dl._resolve_table($1, 'model_table'),
+                              madlib_dl._resolve_table($2, 'test_table'), $3, $4,
+                              madlib_dl._resolve_table($5, 'output_table'),
+                              'top_k', $6, NULL, $7, $8, $9)
+$function$;
+
+CREATE FUNCTION madlib_dl.madlib_keras_predict(model_table character varying, test_table character varying, id_col character varying, independent_varname character varying, output_table character varying, pred_type double precision, use_gpus boolean DEFAULT false, mst_key integer DEFAULT NULL::integer, batch_size integer DEFAULT NULL::integer)
+ RETURNS void
+ LANGUAGE sql
+AS $function$
+    SELECT madlib_dl._predict(madlib_dl._resolve_table($1, 'model_table'),
+                              madlib_dl._resolve_table($2, 'test_table'), $3, $4,
+                              madlib_dl._resolve_table($5, 'output_table'),
+                              'threshold', NULL, $6, $7, $8, $9)
+$function$;
+
+CREATE FUNCTION madlib_dl.predict(model_table character varying, test_table character varying, id_col character varying, independent_varname character varying, output_table character varying, pred_type character varying DEFAULT 'prob'::character varying, use_gpus boolean DEFAULT false, mst_key integer DEFAULT NULL::integer, batch_size integer DEFAULT NULL::integer)
+ RETURNS void
+ LANGUAGE sql
+AS $function$ SELECT madlib_dl.madlib_keras_predict($1, $2, $3, $4, $5, $6::varchar, $7, $8, $9) $function$;
+
+CREATE FUNCTION madlib_dl.predict(model_table character varying, test_table character varying, id_col character varying, independent_varname character varying, output_table character varying, pred_type integer, use_gpus boolean DEFAULT false, mst_key integer DEFAULT NULL::integer, batch_size integer DEFAULT NULL::integer)
+ RETURNS void
+ LANGUAGE sql
+AS $function$ SELECT madlib_dl.madlib_keras_predict($1, $2, $3, $4, $5, $6::integer, $7, $8, $9) $function$;
+
+CREATE FUNCTION madlib_dl.predict(model_table character varying, test_table character varying, id_col character varying, independent_varname character varying, output_table character varying, pred_type double precision, use_gpus boolean DEFAULT false, mst_key integer DEFAULT NULL::integer, batch_size integer DEFAULT NULL::integer)
+ RETURNS void
+ LANGUAGE sql
+AS $function$ SELECT madlib_dl.madlib_keras_predict($1, $2, $3, $4, $5, $6::double precision, $7, $8, $9) $function$;
+
+CREATE FUNCTION madlib_dl.madlib_keras_predict_byom(model_arch_table character varying, model_id integer, test_table character varying, id_col character varying, independent_varname character varying, output_table character varying, pred_type character varying DEFAULT 'prob'::character varying, use_gpus boolean DEFAULT false, class_values text[] DEFAULT NULL::text[], normalizing_const double precision DEFAULT NULL::double precision, dependent_count integer DEFAULT 1, batch_size integer DEFAULT NULL::integer)
+ RETURNS void
+ LANGUAGE sql
+AS $function$
+    SELECT madlib_dl._predict_byom(madlib_dl._resolve_table($1, 'model_arch_table'), $2,
+                                   madlib_dl._resolve_table($3, 'test_table'), $4, $5,
+                                   madlib_dl._resolve_table($6, 'output_table'),
+                                   p.kind, p.k, p.threshold, $8, $9, $10, $11, $12)
+      FROM madlib_dl._ep_parse_pred_type($7) AS p
+$function$;
+
+CREATE FUNCTION madlib_dl.madlib_keras_predict_byom(model_arch_table character varying, model_id integer, test_table character varying, id_col character varying, independent_varname character varying, output_table character varying, pred_type integer, use_gpus boolean DEFAULT false, class_values text[] DEFAULT NULL::text[], normalizing_const double precision DEFAULT NULL::double precision, dependent_count integer DEFAULT 1, batch_size integer DEFAULT NULL::integer)
+ RETURNS void
+ LANGUAGE sql
+AS $function$
+    SELECT madlib_dl._predict_byom(madlib_dl._resolve_table($1, 'model_arch_table'), $2,
+                                   madlib_dl._resolve_table($3, 'test_table'), $4, $5,
+                                   madlib_dl._resolve_table($6, 'output_table'),
+                                   'top_k', $7, NULL, $8, $9, $10, $11, $12)
+$function$;
+
+CREATE FUNCTION madlib_dl.madlib_keras_predict_byom(model_arch_table character varying, model_id integer, test_table character varying, id_col character varying, independent_varname character varying, output_table character varying, pred_type double precision, use_gpus boolean DEFAULT false, class_values text[] DEFAULT NULL::text[], normalizing_const double precision DEFAULT NULL::double precision, dependent_count integer DEFAULT 1, batch_size integer DEFAULT NULL::integer)
+ RETURNS void
+ LANGUAGE sql
+AS $function$
+    SELECT madlib_dl._predict_byom(madlib_dl._resolve_table($1, 'model_arch_table'), $2,
+                                   madlib_dl._resolve_table($3, 'test_table'), $4, $5,
+                                   madlib_dl._resolve_table($6, 'output_table'),
+                                   'threshold', NULL, $7, $8, $9, $10, $11, $12)
+$function$;
+
+CREATE FUNCTION madlib_dl.predict_byom(model_arch_table character varying, model_id integer, test_table character varying, id_col character varying, independent_varname character varying, output_table character varying, pred_type character varying DEFAULT 'prob'::character varying, use_gpus boolean DEFAULT false, class_values text[] DEFAULT NULL::text[], normalizing_const double precision DEFAULT NULL::double precision, dependent_count integer DEFAULT 1, batch_size integer DEFAULT NULL::integer)
+ RETURNS void
+ LANGUAGE sql
+AS $function$ SELECT madlib_dl.madlib_keras_predict_byom($1, $2, $3, $4, $5, $6, $7::varchar, $8, $9, $10, $11, $12) $function$;
+
+CREATE FUNCTION madlib_dl.predict_byom(model_arch_table character varying, model_id integer, test_table character varying, id_col character varying, independent_varname character varying, output_table character varying, pred_type integer, use_gpus boolean DEFAULT false, class_values text[] DEFAULT NULL::text[], normalizing_const double precision DEFAULT NULL::double precision, dependent_count integer DEFAULT 1, batch_size integer DEFAULT NULL::integer)
+ RETURNS void
+ LANGUAGE sql
+AS $function$ SELECT madlib_dl.madlib_keras_predict_byom($1, $2, $3, $4, $5, $6, $7::integer, $8, $9, $10, $11, $12) $function$;
+
+CREATE FUNCTION madlib_dl.predict_byom(model_arch_table character varying, model_id integer, test_table character varying, id_col character varying, independent_varname character varying, output_table character varying, pred_type double precision, use_gpus boolean DEFAULT false, class_values text[] DEFAULT NULL::text[], normalizing_const double precision DEFAULT NULL::double precision, dependent_count integer DEFAULT 1, batch_size integer DEFAULT NULL::integer)
+ RETURNS void
+ LANGUAGE sql
+AS $function$ SELECT madlib_dl.madlib_keras_predict_byom($1, $2, $3, $4, $5, $6, $7::double precision, $8, $9, $10, $11, $12) $function$;
 
 CREATE OR REPLACE FUNCTION madlib_dl.madlib_keras_evaluate(message character varying)
  RETURNS text
@@ -5592,6 +5987,8 @@ BEGIN
               WHERE d.classid = 'pg_proc'::regclass AND d.deptype = 'e'
                 AND d.refobjid = (SELECT oid FROM pg_extension WHERE extname = 'madlib_dl')
                 AND p.oid::regprocedure::text <> ALL (ARRAY[
+                    'madlib_dl._arch_bind_shape(json,integer[])',
+                    'madlib_dl._arch_free_dims(json)',
                     'madlib_dl._arch_info(json)',
                     'madlib_dl._arch_io(json)',
                     'madlib_dl._assert_columns(regclass,text[],text[],text)',
@@ -5621,6 +6018,7 @@ BEGIN
                     'madlib_dl._ep_assert_feature_column(regclass,text,text)',
                     'madlib_dl._ep_assert_no_gpus(boolean)',
                     'madlib_dl._ep_assert_readable(text[],text)',
+                    'madlib_dl._ep_batch_size(regclass,integer)',
                     'madlib_dl._ep_byom_class_values(text[],integer)',
                     'madlib_dl._ep_byom_class_values_io(text[],integer[])',
                     'madlib_dl._ep_check_inputs(text[],json)',
@@ -5633,8 +6031,8 @@ BEGIN
                     'madlib_dl._ep_model(text[],integer)',
                     'madlib_dl._ep_output_sizes(json)',
                     'madlib_dl._ep_parse_pred_type(text)',
-                    'madlib_dl._ep_write_predictions(regclass,text,text,text[],json,bytea,double precision,text,text[],text,integer,double precision)',
-                    'madlib_dl._ep_write_predictions_io(regclass,text,text[],text[],json,bytea,double precision,text[],jsonb,text,integer,double precision)',
+                    'madlib_dl._ep_write_predictions(regclass,text,text,text[],json,bytea,double precision,text,text[],text,integer,double precision,integer)',
+                    'madlib_dl._ep_write_predictions_io(regclass,text,text[],text[],json,bytea,double precision,text[],jsonb,text,integer,double precision,integer)',
                     'madlib_dl._evaluate(text[],text[],text[],boolean,integer)',
                     'madlib_dl._evaluate_final(internal)',
                     'madlib_dl._evaluate_io(json,bytea,text,text[],text,text[],text[],regclass,text[],text[])',
@@ -5675,11 +6073,12 @@ BEGIN
                     'madlib_dl._job_transport(regclass)',
                     'madlib_dl._leader_only_end(text)',
                     'madlib_dl._leader_only_for_temp(regclass[],text)',
-                    'madlib_dl._load_keras_model(text[],json,bytea,character varying,character varying)',
+                    'madlib_dl._load_keras_model(text[],json,bytea,character varying,character varying,jsonb)',
                     'madlib_dl._load_model_selection_table(text[],text[],text,integer[],text[],text[],text[])',
                     'madlib_dl._load_onnx_model(text[],bytea,character varying,character varying)',
                     'madlib_dl._load_top_k_accuracy_function(text[],integer)',
                     'madlib_dl._make_train_job(regclass,text,text,text[],text[],integer,text[],bytea[],integer[],regclass,text,text,integer,integer,bigint,text,text,boolean,integer,text,text[],text[],text[],text[],text)',
+                    'madlib_dl._manifest_tensors(jsonb)',
                     'madlib_dl._model_configs(integer[],text,text,text,integer,integer)',
                     'madlib_dl._ms_check_model_ids(text[],integer[])',
                     'madlib_dl._ms_store(text[],text[],text,integer[],text[],text[],text[])',
@@ -5718,10 +6117,11 @@ BEGIN
                     'madlib_dl._pp_val_dep_check(text[],text[],text,text,text,text,integer)',
                     'madlib_dl._pp_val_dep_kind(text[],regclass,text,regtype,text,regtype,text,text)',
                     'madlib_dl._pp_vars(regclass,text,text)',
-                    'madlib_dl._predict(text[],text[],text,text,text[],text,integer,double precision,boolean,integer)',
+                    'madlib_dl._predict(text[],text[],text,text,text[],text,integer,double precision,boolean,integer,integer)',
                     'madlib_dl._predict_batch(json,bytea,double precision,integer,text,integer,text,double precision[],boolean)',
                     'madlib_dl._predict_batch_io(json,bytea,double precision,integer,text[],integer,text,record,boolean)',
-                    'madlib_dl._predict_byom(text[],integer,text[],text,text,text[],text,integer,double precision,boolean,text[],double precision,integer)',
+                    'madlib_dl._predict_batch_par(json,bytea,double precision,integer,text,integer,text,anyarray,boolean)',
+                    'madlib_dl._predict_byom(text[],integer,text[],text,text,text[],text,integer,double precision,boolean,text[],double precision,integer,integer)',
                     'madlib_dl._progress()',
                     'madlib_dl._progress_enabled()',
                     'madlib_dl._progress_label(text[])',
@@ -5753,6 +6153,7 @@ BEGIN
                     'madlib_dl._px_table_segments(text,regclass)',
                     'madlib_dl._replicated_clause(boolean)',
                     'madlib_dl._resolve_table(text,text)',
+                    'madlib_dl._shape_size(integer[])',
                     'madlib_dl._summary_int_list(jsonb)',
                     'madlib_dl._summary_text_list(jsonb)',
                     'madlib_dl._table_given(text[])',
@@ -5767,6 +6168,7 @@ BEGIN
                     'madlib_dl._unpack_int16(bytea,integer[])',
                     'madlib_dl._validate_arch(json,bytea)',
                     'madlib_dl._validation_preprocessor_dl(text[],text[],text,text,text[],integer,text,text[])',
+                    'madlib_dl._weights_in_keras_order(json,bytea,jsonb)',
                     'madlib_dl.delete_custom_function(character varying,character varying)',
                     'madlib_dl.delete_custom_function(character varying,integer)',
                     'madlib_dl.delete_keras_model()',
@@ -5794,10 +6196,11 @@ BEGIN
                     'madlib_dl.keras_model_summary()',
                     'madlib_dl.keras_model_summary(character varying)',
                     'madlib_dl.keras_model_summary(json)',
+                    'madlib_dl.keras_model_weights(json)',
                     'madlib_dl.load_custom_function(character varying,bytea,character varying,character varying)',
                     'madlib_dl.load_keras_model()',
                     'madlib_dl.load_keras_model(character varying)',
-                    'madlib_dl.load_keras_model(character varying,json,bytea,character varying,character varying)',
+                    'madlib_dl.load_keras_model(character varying,json,bytea,character varying,character varying,jsonb)',
                     'madlib_dl.load_model_selection_table()',
                     'madlib_dl.load_model_selection_table(character varying)',
                     'madlib_dl.load_model_selection_table(character varying,character varying,integer[],character varying[],character varying[],character varying)',
@@ -5821,28 +6224,28 @@ BEGIN
                     'madlib_dl.madlib_keras_fit_multiple_model(character varying,character varying,character varying,integer,boolean,character varying,integer,boolean,character varying,character varying,boolean,character varying)',
                     'madlib_dl.madlib_keras_predict()',
                     'madlib_dl.madlib_keras_predict(character varying)',
-                    'madlib_dl.madlib_keras_predict(character varying,character varying,character varying,character varying,character varying,character varying,boolean,integer)',
-                    'madlib_dl.madlib_keras_predict(character varying,character varying,character varying,character varying,character varying,double precision,boolean,integer)',
-                    'madlib_dl.madlib_keras_predict(character varying,character varying,character varying,character varying,character varying,integer,boolean,integer)',
+                    'madlib_dl.madlib_keras_predict(character varying,character varying,character varying,character varying,character varying,character varying,boolean,integer,integer)',
+                    'madlib_dl.madlib_keras_predict(character varying,character varying,character varying,character varying,character varying,double precision,boolean,integer,integer)',
+                    'madlib_dl.madlib_keras_predict(character varying,character varying,character varying,character varying,character varying,integer,boolean,integer,integer)',
                     'madlib_dl.madlib_keras_predict_byom()',
                     'madlib_dl.madlib_keras_predict_byom(character varying)',
-                    'madlib_dl.madlib_keras_predict_byom(character varying,integer,character varying,character varying,character varying,character varying,character varying,boolean,text[],double precision,integer)',
-                    'madlib_dl.madlib_keras_predict_byom(character varying,integer,character varying,character varying,character varying,character varying,double precision,boolean,text[],double precision,integer)',
-                    'madlib_dl.madlib_keras_predict_byom(character varying,integer,character varying,character varying,character varying,character varying,integer,boolean,text[],double precision,integer)',
+                    'madlib_dl.madlib_keras_predict_byom(character varying,integer,character varying,character varying,character varying,character varying,character varying,boolean,text[],double precision,integer,integer)',
+                    'madlib_dl.madlib_keras_predict_byom(character varying,integer,character varying,character varying,character varying,character varying,double precision,boolean,text[],double precision,integer,integer)',
+                    'madlib_dl.madlib_keras_predict_byom(character varying,integer,character varying,character varying,character varying,character varying,integer,boolean,text[],double precision,integer,integer)',
                     'madlib_dl.partition_plan(character varying,boolean)',
                     'madlib_dl.plproxy_create_cluster(text,text[],integer)',
                     'madlib_dl.plproxy_distribute(text,text,integer)',
                     'madlib_dl.plproxy_setup()',
                     'madlib_dl.predict()',
                     'madlib_dl.predict(character varying)',
-                    'madlib_dl.predict(character varying,character varying,character varying,character varying,character varying,character varying,boolean,integer)',
-                    'madlib_dl.predict(character varying,character varying,character varying,character varying,character varying,double precision,boolean,integer)',
-                    'madlib_dl.predict(character varying,character varying,character varying,character varying,character varying,integer,boolean,integer)',
+                    'madlib_dl.predict(character varying,character varying,character varying,character varying,character varying,character varying,boolean,integer,integer)',
+                    'madlib_dl.predict(character varying,character varying,character varying,character varying,character varying,double precision,boolean,integer,integer)',
+                    'madlib_dl.predict(character varying,character varying,character varying,character varying,character varying,integer,boolean,integer,integer)',
                     'madlib_dl.predict_byom()',
                     'madlib_dl.predict_byom(character varying)',
-                    'madlib_dl.predict_byom(character varying,integer,character varying,character varying,character varying,character varying,character varying,boolean,text[],double precision,integer)',
-                    'madlib_dl.predict_byom(character varying,integer,character varying,character varying,character varying,character varying,double precision,boolean,text[],double precision,integer)',
-                    'madlib_dl.predict_byom(character varying,integer,character varying,character varying,character varying,character varying,integer,boolean,text[],double precision,integer)',
+                    'madlib_dl.predict_byom(character varying,integer,character varying,character varying,character varying,character varying,character varying,boolean,text[],double precision,integer,integer)',
+                    'madlib_dl.predict_byom(character varying,integer,character varying,character varying,character varying,character varying,double precision,boolean,text[],double precision,integer,integer)',
+                    'madlib_dl.predict_byom(character varying,integer,character varying,character varying,character varying,character varying,integer,boolean,text[],double precision,integer,integer)',
                     'madlib_dl.training_preprocessor_dl()',
                     'madlib_dl.training_preprocessor_dl(character varying)',
                     'madlib_dl.training_preprocessor_dl(character varying,character varying,character varying,character varying,integer,real,anycompatible,text)',

@@ -24,6 +24,7 @@
 #define DL_KERAS_H
 
 #include <stddef.h>
+#include <stdint.h>
 
 #include "madlib_dl/dl_alloc.h"
 #include "madlib_dl/dl_spec.h"
@@ -48,5 +49,29 @@ DlStatus	dl_keras_parse(const char *json, size_t len, const DlAllocator *alloc,
  */
 DlStatus	dl_keras_parse_multi_io(const char *json, size_t len, const DlAllocator *alloc,
 									DlModelSpec **out, DlError *err);
+
+/*
+ * The size an unknown (null) per-sample input dimension is given when no
+ * rows bind it: to parse the model and check its weights, whose count
+ * does not depend on it.
+ */
+#define DL_KERAS_FREE_DIM_DEFAULT 224
+
+/*
+ * A model published with a variable input shape ([null, null, null, 3]:
+ * any image size) has null per-sample dimensions, which dl_keras_parse
+ * refuses.  This returns the architecture json (len bytes) with them
+ * bound: each null per-sample dimension of its input shapes
+ * (batch_input_shape, batch_shape, input_shape, build_config's
+ * input_shape, build_input_shape; the batch dimension stays null) set to
+ * the same dimension of dims (rank of them: the rows' shape), or to
+ * DL_KERAS_FREE_DIM_DEFAULT when dims is NULL.  *out: new NUL-terminated
+ * JSON text from alloc (the same model when nothing was null); *n_free:
+ * how many dimensions were null.  DL_ERR_SHAPE when the input's rank is
+ * not rank, DL_ERR_UNSUPPORTED for inputs of unknown dimensions of two
+ * ranks, DL_ERR_PARSE for malformed JSON.
+ */
+DlStatus	dl_keras_bind_shape(const char *json, size_t len, const int64_t *dims, int rank,
+								const DlAllocator *alloc, char **out, int *n_free, DlError *err);
 
 #endif							/* DL_KERAS_H */

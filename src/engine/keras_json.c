@@ -1845,7 +1845,8 @@ read_shape(json_object *v, bool with_batch, const char *who, const char *key, Dl
 		{
 			dl_error_set(err, DL_ERR_SHAPE, "%s: %s %s has an unknown (null) dimension %zu",
 						 who, key, value_text(v, text, sizeof(text)), i);
-			return dl_error_hint(err, "Give every dimension except the batch dimension a fixed size.");
+			return dl_error_hint(err, "Give every dimension except the batch dimension a fixed size; "
+								 "predict_byom binds a variable input shape from the rows.");
 		}
 		if (!json_int64(d, &dim) || dim < 1)
 			return dl_error_set(err, DL_ERR_SHAPE, "%s: %s %s has an invalid dimension %s",
@@ -2748,4 +2749,137 @@ dl_keras_parse_multi_io(const char *json, size_t len, const DlAllocator *alloc,
 						DlModelSpec **out, DlError *err)
 {
 	return parse_spec(json, len, true, alloc, out, err);
+}
+
+/* ----------------------------------------------------------------------
+ * Variable input shapes: binding the unknown dimensions
+ * ----------------------------------------------------------------------
+ */
+
+/* Where binding is: the dims, their rank, and what was found. */
+typedef struct BindState
+{
+	const int64_t *dims;		/* NULL: DL_KERAS_FREE_DIM_DEFAULT each */
+	int			rank;
+	int			n_free;			/* null dimensions found */
+	int			free_rank;		/* the per-sample rank of the lists with one */
+	DlStatus	st;
+} BindState;
+
+/*
+ * In the shape list v (with_batch: its first element is the batch
+ * dimension, kept), replace each null per-sample dimension by the bound
+ * one.
+ */
+static void
+bind_list(json_object *v, bool with_batch, BindState *b, DlError *err)
+{
+	size_t		n = jlen(v);
+	size_t		first = with_batch ? 1 : 0;
+	int			nulls = 0;
+
+	if (n <= first || b->st != DL_OK)
+		return;
+	for (size_t i = first; i < n; i++)
+		nulls += jidx(v, i) == NULL;
+	if (nulls == 0)
+		return;
+	b->n_free += nulls;
+	if (b->free_rank != 0 && b->free_rank != (int) (n - first))
+	{
+		b->st = dl_error_set(err, DL_ERR_UNSUPPORTED,
+							 "the model has inputs of unknown dimensions of ranks %d and %zu",
+							 b->free_rank, n - first);
+		dl_error_hint(err, "Give the model's inputs fixed sizes (all but the batch dimension).");
+		return;
+	}
+	b->free_rank = (int) (n - first);
+	if (b->dims != NULL && b->rank != (int) (n - first))
+	{
+		b->st = dl_error_set(err, DL_ERR_SHAPE,
+							 "the rows have %d dimensions but the model's input has %zu per sample",
+							 b->rank, n - first);
+		dl_error_hint(err, "Give every row an array of the model's input rank %zu.", n - first);
+		return;
+	}
+	for (size_t i = first; i < n; i++)
+		if (jidx(v, i) == NULL)
+		{
+			int64_t		d = b->dims != NULL ? b->dims[i - first] : DL_KERAS_FREE_DIM_DEFAULT;
+
+			json_object_array_put_idx(v, i, json_object_new_int64(d));
+		}
+}
+
+/* Bind every input shape list in the tree under obj (depth-limited by the parser). */
+static void
+bind_walk(json_object *obj, bool in_build_config, bool in_layer_config, BindState *b, DlError *err)
+{
+	if (obj == NULL || b->st != DL_OK)
+		return;
+	if (json_object_is_type(obj, json_type_array))
+	{
+		for (size_t i = 0; i < jlen(obj); i++)
+			bind_walk(jidx(obj, i), false, false, b, err);
+		return;
+	}
+	if (!json_object_is_type(obj, json_type_object))
+		return;
+	{
+		json_object_object_foreach(obj, key, val)
+		{
+		if (val == NULL)
+			continue;
+		if (strcmp(key, "batch_input_shape") == 0 || strcmp(key, "batch_shape") == 0 ||
+			strcmp(key, "build_input_shape") == 0)
+			bind_list(val, true, b, err);
+		else if (strcmp(key, "input_shape") == 0 && json_object_is_type(val, json_type_array))
+			/* build_config's has the batch dimension, a layer config's not */
+			bind_list(val, in_build_config || !in_layer_config, b, err);
+		else
+			bind_walk(val, strcmp(key, "build_config") == 0, strcmp(key, "config") == 0, b, err);
+		}
+	}
+}
+
+DlStatus
+dl_keras_bind_shape(const char *json, size_t len, const int64_t *dims, int rank,
+					const DlAllocator *alloc, char **out, int *n_free, DlError *err)
+{
+	json_object *root;
+	BindState	b = {dims, rank, 0, 0, DL_OK};
+	DlStatus	st;
+
+	if (out == NULL || n_free == NULL)
+		return dl_error_set(err, DL_ERR_INVALID_ARGUMENT, "no place to return the bound architecture");
+	*out = NULL;
+	*n_free = 0;
+	if (json == NULL)
+		return dl_error_set(err, DL_ERR_INVALID_ARGUMENT, "model architecture is null");
+	if (dims != NULL && (rank < 1 || rank > DL_MAX_RANK))
+		return dl_error_set(err, DL_ERR_SHAPE, "the rows have %d dimensions, expected 1 to %d",
+							rank, DL_MAX_RANK);
+	for (int i = 0; dims != NULL && i < rank; i++)
+		if (dims[i] < 1 || dims[i] > INT32_MAX)
+			return dl_error_set(err, DL_ERR_SHAPE, "the rows' dimension %d has the size %lld",
+								i + 1, (long long) dims[i]);
+	if ((st = parse_text(json, len, &root, err)) != DL_OK)
+		return st;
+	bind_walk(root, false, false, &b, err);
+	if (b.st == DL_OK)
+	{
+		size_t		n;
+		const char *text = json_object_to_json_string_length(root, JSON_C_TO_STRING_PLAIN, &n);
+
+		*out = text == NULL ? NULL : dl_alloc(alloc, n + 1, err);
+		if (text == NULL)
+			b.st = dl_error_set(err, DL_ERR_NO_MEMORY, "out of memory writing the architecture");
+		else if (*out == NULL)
+			b.st = DL_ERR_NO_MEMORY;
+		else
+			memcpy(*out, text, n + 1);
+		*n_free = b.n_free;
+	}
+	json_object_put(root);
+	return b.st;
 }

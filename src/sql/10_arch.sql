@@ -51,13 +51,235 @@ RETURNS bytea
 AS 'MODULE_PATHNAME', 'madlib_dl_weights_from_array'
 LANGUAGE C IMMUTABLE STRICT PARALLEL SAFE;
 
+-- A model of a variable input shape ([null, null, null, 3]: any image
+-- size) bound to the shape of one example (NULL: 224 for each unknown
+-- size, what its weights are checked against); the same model when its
+-- input shape is fixed.  _arch_free_dims: how many sizes are unknown.
+CREATE FUNCTION madlib_dl._arch_bind_shape(model_arch json, shape integer[])
+RETURNS json
+AS 'MODULE_PATHNAME', 'madlib_dl__arch_bind_shape'
+LANGUAGE C IMMUTABLE PARALLEL SAFE;
+
+CREATE FUNCTION madlib_dl._arch_free_dims(model_arch json)
+RETURNS integer
+AS 'MODULE_PATHNAME', 'madlib_dl__arch_free_dims'
+LANGUAGE C IMMUTABLE STRICT PARALLEL SAFE;
+
+-- The weight tensors of model_arch in the order model_weights holds
+-- them, Keras' get_weights() order: layer by layer, each layer's as
+-- Keras lists them (Dense: kernel, bias; BatchNormalization: gamma, beta,
+-- moving_mean, moving_variance).  first: the tensor's first float in the
+-- block (from 1).
+CREATE FUNCTION madlib_dl.keras_model_weights(model_arch json)
+RETURNS TABLE ("position" integer, layer_name text, weight_name text, shape integer[],
+               first bigint, count bigint)
+AS 'MODULE_PATHNAME', 'madlib_dl_keras_model_weights'
+LANGUAGE C IMMUTABLE STRICT PARALLEL SAFE ROWS 10;
+
+-- The number of elements of a tensor of shape sh (1 for a scalar).
+CREATE FUNCTION madlib_dl._shape_size(sh integer[])
+RETURNS bigint
+LANGUAGE plpgsql IMMUTABLE STRICT PARALLEL SAFE
+SET search_path = pg_catalog, pg_temp
+AS $$
+DECLARE
+    n numeric := 1;
+    d integer;
+BEGIN
+    FOREACH d IN ARRAY coalesce(sh, '{}') LOOP
+        n := n * d;
+    END LOOP;
+    IF n > 9223372036854775807 THEN
+        RAISE EXCEPTION 'a tensor of shape % is too large', sh
+            USING ERRCODE = 'program_limit_exceeded',
+                  HINT = 'Give the shapes of the weights of a real model.';
+    END IF;
+    RETURN n::bigint;
+END
+$$;
+
+-- The tensors a weights manifest lists, in its order (position from 1),
+-- with each one's first byte in the weights (from 1): a TF.js
+-- weightsManifest ([{"paths": [...], "weights": [{"name", "shape",
+-- "dtype"}, ...]}, ...]), a list of {"name", "shape"} objects, or a list
+-- of shapes ([w.shape for w in model.get_weights()]).  quantized: the
+-- entry has a "quantization" (its bytes are not float32).  22023 for
+-- anything else.
+CREATE FUNCTION madlib_dl._manifest_tensors(manifest jsonb)
+RETURNS TABLE ("position" integer, name text, shape integer[], first_byte bigint, quantized boolean)
+LANGUAGE plpgsql IMMUTABLE PARALLEL SAFE
+SET search_path = pg_catalog, pg_temp
+AS $$
+DECLARE
+    e jsonb;
+    w jsonb;
+    items jsonb := '[]';
+    pos integer := 0;
+    byte bigint := 1;
+    sh integer[];
+BEGIN
+    IF jsonb_typeof(manifest) IS DISTINCT FROM 'array' THEN
+        RAISE EXCEPTION 'weights_manifest must be a json array, got %', coalesce(jsonb_typeof(manifest), 'NULL')
+            USING ERRCODE = 'invalid_parameter_value',
+                  HINT = 'Give model.json''s weightsManifest, a list of {"name": ..., "shape": [...]}, '
+                         'or a list of shapes ([w.shape for w in model.get_weights()]).';
+    END IF;
+    FOR e IN SELECT v FROM jsonb_array_elements(manifest) v LOOP
+        IF jsonb_typeof(e) = 'object' AND e ? 'weights' THEN
+            items := items || coalesce(e->'weights', '[]');
+        ELSE
+            items := items || jsonb_build_array(e);
+        END IF;
+    END LOOP;
+    FOR w IN SELECT v FROM jsonb_array_elements(items) v LOOP
+        pos := pos + 1;
+        IF jsonb_typeof(w) = 'array' THEN
+            name := NULL;
+            e := w;
+        ELSIF jsonb_typeof(w) = 'object' AND jsonb_typeof(w->'shape') = 'array' THEN
+            name := w->>'name';
+            e := w->'shape';
+        ELSE
+            RAISE EXCEPTION 'weights_manifest entry % is %, not a shape or a {"name", "shape"} object', pos, w
+                USING ERRCODE = 'invalid_parameter_value',
+                      HINT = 'Give model.json''s weightsManifest, a list of {"name": ..., "shape": [...]}, '
+                             'or a list of shapes.';
+        END IF;
+        IF EXISTS (SELECT FROM jsonb_array_elements(e) d
+                    WHERE jsonb_typeof(d) <> 'number' OR d::text !~ '^[0-9]{1,9}$') THEN
+            RAISE EXCEPTION 'weights_manifest entry % has the shape %, not a list of sizes', pos, e
+                USING ERRCODE = 'invalid_parameter_value',
+                      HINT = 'Every dimension of a weight''s shape is a non-negative integer.';
+        END IF;
+        sh := ARRAY(SELECT d::text::integer FROM jsonb_array_elements(e) d);
+        position := pos;
+        shape := sh;
+        first_byte := byte;
+        quantized := jsonb_typeof(w) = 'object' AND (w ? 'quantization' OR
+                     coalesce(w->>'dtype', 'float32') <> 'float32');
+        byte := byte + 4 * madlib_dl._shape_size(sh);
+        RETURN NEXT;
+    END LOOP;
+END
+$$;
+
+-- model_weights, whose tensors weights_manifest lists (names and shapes,
+-- _manifest_tensors), in the order of model_arch (keras_model_weights):
+-- when the manifest names every tensor ("layer/weight", as TF.js and
+-- Keras name them), the tensors are put in Keras order by name; else they
+-- must already be in that order.  Either way each tensor's shape must be
+-- the one the architecture expects: 22000 naming the layer, the weight
+-- and both shapes.  Quantized entries are refused (22023).
+CREATE FUNCTION madlib_dl._weights_in_keras_order(model_arch json, model_weights bytea,
+                                                  weights_manifest jsonb)
+RETURNS bytea
+LANGUAGE plpgsql IMMUTABLE PARALLEL SAFE
+SET search_path = pg_catalog, pg_temp
+AS $$
+DECLARE
+    n_exp integer;
+    n_got integer;
+    matched integer;
+    total bigint;
+    bad record;
+    out bytea;
+BEGIN
+    IF model_weights IS NULL OR weights_manifest IS NULL THEN
+        RETURN model_weights;
+    END IF;
+    SELECT count(*) INTO n_exp FROM madlib_dl.keras_model_weights(model_arch);
+    SELECT count(*), sum(madlib_dl._shape_size(g.shape))
+      INTO n_got, total FROM madlib_dl._manifest_tensors(weights_manifest) g;
+    SELECT * INTO bad FROM madlib_dl._manifest_tensors(weights_manifest) g WHERE g.quantized LIMIT 1;
+    IF FOUND THEN
+        RAISE EXCEPTION 'weights_manifest entry % ("%") is quantized or not float32', bad.position, bad.name
+            USING ERRCODE = 'invalid_parameter_value',
+                  HINT = 'Load the model in TF.js (tf.loadLayersModel dequantizes it) and give its weights '
+                         'as float32: model.layers.flatMap(l => l.getWeights()).';
+    END IF;
+    IF 4 * coalesce(total, 0) <> length(model_weights) THEN
+        RAISE EXCEPTION 'weights_manifest lists % float32 values but model_weights has % bytes (% values)',
+                        coalesce(total, 0), length(model_weights), length(model_weights) / 4
+            USING ERRCODE = 'data_exception',
+                  HINT = 'Give the manifest of these weights: one entry per tensor, in the order the bytes hold them.';
+    END IF;
+    -- each expected tensor's manifest entry by name: "layer/weight",
+    -- alone or after a prefix ("model/layer/weight"), ":0" dropped
+    WITH e AS (SELECT * FROM madlib_dl.keras_model_weights(model_arch)),
+         g AS (SELECT t.*, regexp_replace(t.name, ':[0-9]+$', '') AS nm
+                 FROM madlib_dl._manifest_tensors(weights_manifest) t),
+         m AS (SELECT e.position, count(g.position) AS n
+                 FROM e LEFT JOIN g ON g.nm = e.layer_name || '/' || e.weight_name
+                                    OR g.nm LIKE '%/' || replace(replace(e.layer_name, '_', '\_'), '%', '\%')
+                                                 || '/' || e.weight_name
+                GROUP BY e.position)
+    SELECT count(*) FILTER (WHERE m.n = 1) INTO matched FROM m;
+    IF matched = n_exp AND n_got = n_exp THEN
+        -- by name: check each shape, then the bytes in Keras order
+        WITH e AS (SELECT * FROM madlib_dl.keras_model_weights(model_arch)),
+             g AS (SELECT t.*, regexp_replace(t.name, ':[0-9]+$', '') AS nm
+                     FROM madlib_dl._manifest_tensors(weights_manifest) t)
+        SELECT e.layer_name, e.weight_name, e.shape AS want, g.shape AS have, g.name, g.position AS gpos
+          INTO bad
+          FROM e JOIN g ON g.nm = e.layer_name || '/' || e.weight_name
+                        OR g.nm LIKE '%/' || replace(replace(e.layer_name, '_', '\_'), '%', '\%')
+                                     || '/' || e.weight_name
+         WHERE g.shape IS DISTINCT FROM e.shape
+         ORDER BY e.position LIMIT 1;
+        IF FOUND THEN
+            RAISE EXCEPTION 'weight "%" (manifest entry %) has shape % but layer "%" expects its % of shape %',
+                            bad.name, bad.gpos, bad.have, bad.layer_name, bad.weight_name, bad.want
+                USING ERRCODE = 'data_exception',
+                      HINT = 'Give the weights of this architecture: madlib_dl.keras_model_weights(model_arch) '
+                             'lists the tensors it expects, in order.';
+        END IF;
+        WITH e AS (SELECT * FROM madlib_dl.keras_model_weights(model_arch)),
+             g AS (SELECT t.*, regexp_replace(t.name, ':[0-9]+$', '') AS nm
+                     FROM madlib_dl._manifest_tensors(weights_manifest) t)
+        SELECT string_agg(substring(model_weights FROM g.first_byte::integer FOR (4 * e.count)::integer),
+                          ''::bytea ORDER BY e.position)
+          INTO out
+          FROM e JOIN g ON g.nm = e.layer_name || '/' || e.weight_name
+                        OR g.nm LIKE '%/' || replace(replace(e.layer_name, '_', '\_'), '%', '\%')
+                                     || '/' || e.weight_name;
+        RETURN coalesce(out, ''::bytea);
+    END IF;
+    -- by position: the shapes must be the architecture's, in its order
+    WITH e AS (SELECT * FROM madlib_dl.keras_model_weights(model_arch)),
+         g AS (SELECT * FROM madlib_dl._manifest_tensors(weights_manifest))
+    SELECT coalesce(e.position, g.position) AS position, e.layer_name, e.weight_name,
+           e.shape AS want, g.shape AS have, g.name
+      INTO bad
+      FROM e FULL JOIN g ON g.position = e.position
+     WHERE g.shape IS DISTINCT FROM e.shape
+     ORDER BY 1 LIMIT 1;
+    IF FOUND THEN
+        IF bad.layer_name IS NULL THEN
+            RAISE EXCEPTION 'weights_manifest lists % tensors but the architecture has %', n_got, n_exp
+                USING ERRCODE = 'data_exception',
+                      HINT = 'madlib_dl.keras_model_weights(model_arch) lists the tensors it expects, in order.';
+        END IF;
+        RAISE EXCEPTION 'weight % of model_weights% has shape % but layer "%" expects its % of shape % there',
+                        bad.position, coalesce(' ("' || bad.name || '")', ''), coalesce(bad.have::text, '(none)'),
+                        bad.layer_name, bad.weight_name, bad.want
+            USING ERRCODE = 'data_exception',
+                  HINT = 'Give the weights in Keras order, layer by layer (Keras: model.get_weights(); '
+                         'TF.js: model.layers.flatMap(l => l.getWeights()), not model.getWeights(), which '
+                         'lists the non-trainable weights last); madlib_dl.keras_model_weights(model_arch) '
+                         'lists the order.';
+    END IF;
+    RETURN model_weights;
+END
+$$;
+
 -- ---------------------------------------------------------------------
 -- Drivers (internal; search_path pinned; tables come as {schema, table})
 -- ---------------------------------------------------------------------
 
 -- Insert one architecture into tbl, creating the table on first use.
 CREATE FUNCTION madlib_dl._load_keras_model(tbl text[], model_arch json, model_weights bytea,
-                                            name varchar, description varchar)
+                                            name varchar, description varchar,
+                                            weights_manifest jsonb DEFAULT NULL)
 RETURNS void
 LANGUAGE plpgsql VOLATILE SECURITY INVOKER
 SET search_path = pg_catalog, pg_temp
@@ -66,6 +288,9 @@ DECLARE
     rel regclass;
 BEGIN
     PERFORM madlib_dl._assert_not_null(model_arch, 'model_arch');
+    -- the tensors' shapes, when given, against the architecture's (and
+    -- put in Keras order by their names)
+    model_weights := madlib_dl._weights_in_keras_order(model_arch, model_weights, weights_manifest);
     -- Validate before touching any table, so a bad model leaves no trace.
     PERFORM madlib_dl._validate_arch(model_arch, model_weights);
 
@@ -137,12 +362,13 @@ $$;
 CREATE FUNCTION madlib_dl.load_keras_model(keras_model_arch_table varchar, model_arch json,
                                            model_weights bytea DEFAULT NULL,
                                            name varchar DEFAULT NULL,
-                                           description varchar DEFAULT NULL)
+                                           description varchar DEFAULT NULL,
+                                           weights_manifest jsonb DEFAULT NULL)
 RETURNS void
 LANGUAGE sql VOLATILE SECURITY INVOKER
 AS $$
     SELECT madlib_dl._load_keras_model(
-        madlib_dl._resolve_table($1, 'keras_model_arch_table'), $2, $3, $4, $5)
+        madlib_dl._resolve_table($1, 'keras_model_arch_table'), $2, $3, $4, $5, $6)
 $$;
 
 CREATE FUNCTION madlib_dl.delete_keras_model(keras_model_arch_table varchar, model_id integer)
@@ -169,7 +395,11 @@ in a model architecture table, creating the table on first use.
         model_weights           BYTEA,    -- optional: float32 concatenation of
                                           -- model.get_weights(), little-endian
         name                    VARCHAR,  -- optional
-        description             VARCHAR   -- optional
+        description             VARCHAR,  -- optional
+        weights_manifest        JSONB     -- optional: the tensors' names and shapes
+                                          -- (TF.js weightsManifest, or a list of
+                                          -- shapes): checked against the
+                                          -- architecture, put in Keras order by name
     );
 
 The table has the columns
@@ -181,7 +411,9 @@ The table has the columns
     __internal_madlib_id__  TEXT UNIQUE
 
 The architecture (and the weights' size) is checked before anything is
-stored; madlib_dl.keras_model_summary(model_arch) lists its layers.
+stored; madlib_dl.keras_model_summary(model_arch) lists its layers and
+madlib_dl.keras_model_weights(model_arch) the weight tensors in the order
+model_weights holds them.
 Supported: Sequential models, and Functional models of any graph with one
 input and one output (branches, residual connections, merges), of Dense,
 Conv2D, pooling, ZeroPadding2D, Cropping2D, UpSampling2D, Flatten, Dropout,

@@ -38,6 +38,21 @@ RETURNS SETOF record
 AS 'MODULE_PATHNAME', 'madlib_dl__predict_batch'
 LANGUAGE C VOLATILE PARALLEL UNSAFE ROWS 3;
 
+-- _predict_batch for parallel query: the same function, PARALLEL SAFE, for
+-- the query of predict's row mode (_ep_write_predictions), which calls it
+-- with batch_size 1 and no flush row, so that every parallel worker
+-- predicts the rows it scans (a batch could not be flushed at the end of
+-- a worker's share).  Its COST, a forward pass, lets the planner choose
+-- the workers.  features is a real[] or a float8[], read as stored (a
+-- real[] is not cast, which would cost more than the scan).
+CREATE FUNCTION madlib_dl._predict_batch_par(model_arch json, model_weights bytea,
+    normalizing_const float8, batch_size integer, feature_col text, max_rank integer,
+    id_value text, features anyarray, flush boolean,
+    OUT id text, OUT class_index integer, OUT prob float8, OUT rank integer)
+RETURNS SETOF record
+AS 'MODULE_PATHNAME', 'madlib_dl__predict_batch'
+LANGUAGE C VOLATILE PARALLEL SAFE COST 10000 ROWS 3;
+
 -- The same for any model (several inputs or outputs): features is a row
 -- of one float8[] per model input, in its order (feature_cols names
 -- them); each row's outputs come output after output, output 1-based,
@@ -526,26 +541,67 @@ BEGIN
 END
 $$;
 
+-- The rows per forward pass of predict: batch_size (NULL: 1024), at
+-- most the rows rel has (at least 1), read without reading a column;
+-- 22023 outside 1..65536.  _predict_batch takes fewer when that many
+-- would be over madlib_dl.max_model_memory.
+CREATE FUNCTION madlib_dl._ep_batch_size(rel regclass, batch_size integer)
+RETURNS integer
+LANGUAGE plpgsql STABLE SECURITY INVOKER
+SET search_path = pg_catalog, pg_temp
+AS $$
+DECLARE
+    want integer := coalesce(batch_size, 1024);
+    n bigint;
+BEGIN
+    IF want < 1 OR want > 65536 THEN
+        RAISE EXCEPTION 'batch_size % is out of range', want
+            USING ERRCODE = 'invalid_parameter_value',
+                  HINT = 'Give the rows per forward pass, 1 to 65536, or NULL for 1024 (fewer are run '
+                         'when that many would be over madlib_dl.max_model_memory).';
+    END IF;
+    EXECUTE format('SELECT count(*) FROM (SELECT FROM %s LIMIT $1) s', rel) INTO n USING want;
+    RETURN greatest(1, least(want::bigint, n))::integer;
+END
+$$;
+
 -- Write the predictions for rel into otbl.  The id column keeps its
 -- name and type; class_value i is class_values[i] (NULL when the model
 -- has more outputs than class values, as for padded classes).  The rows
 -- of rel, then one flush row per segment (Greenplum) or one (here), go
--- through _predict_batch, which predicts them where they are read, 1024
--- rows per forward pass; the output keeps their order, each row's
--- classes by rank.
+-- through _predict_batch, which predicts them where they are read,
+-- batch_size rows per forward pass (never more than the table's rows,
+-- and fewer when the model's activations for that many would be over
+-- madlib_dl.max_model_memory); the output keeps their order, each row's
+-- classes by rank.  batch_size NULL on PostgreSQL is row mode: one row
+-- per forward pass by _predict_batch_par, without a flush row, so that
+-- parallel query runs it in every worker (all cores); a row's numbers are
+-- the same with any number of workers, and may differ from a batch's in
+-- the last bit of float32 (BLAS sums a batch in another order).
 CREATE FUNCTION madlib_dl._ep_write_predictions(rel regclass, id_col text, indep_col text,
     otbl text[], model_arch json, model_weights bytea, normalizing_const float8,
-    class_name text, class_values text[], kind text, k integer, threshold float8)
+    class_name text, class_values text[], kind text, k integer, threshold float8,
+    batch_size integer)
 RETURNS void
 LANGUAGE plpgsql VOLATILE SECURITY INVOKER
 SET search_path = pg_catalog, pg_temp
+SET jit = off
 AS $$
 DECLARE
     id_type text := madlib_dl._ep_id_type(rel, id_col);
     cols text := ', (q.r).rank';
     filter text := '';
     max_rank integer;
+    rowmode boolean := batch_size IS NULL AND NOT madlib_dl._is_greenplum();
+    batch integer := CASE WHEN rowmode THEN 1 ELSE madlib_dl._ep_batch_size(rel, batch_size) END;
+    feat text := format('(t.%I)::pg_catalog.float8[]', indep_col);
 BEGIN
+    -- a real[] or float8[] column goes to row mode as it is stored
+    IF (SELECT t.typelem FROM pg_catalog.pg_attribute a JOIN pg_catalog.pg_type t ON t.oid = a.atttypid
+         WHERE a.attrelid = rel AND a.attname = indep_col AND NOT a.attisdropped)
+       IN ('pg_catalog.float4'::pg_catalog.regtype, 'pg_catalog.float8'::pg_catalog.regtype) THEN
+        feat := format('t.%I', indep_col);
+    END IF;
     CASE kind
         WHEN 'prob' THEN NULL;
         WHEN 'response' THEN cols := ''; max_rank := 1;
@@ -558,11 +614,23 @@ BEGIN
                       HINT = 'Call predict or predict_byom, which choose the kind from pred_type.';
     END CASE;
 
+    IF rowmode THEN
+        EXECUTE format(
+            'CREATE TABLE %s AS'
+            ' SELECT (q.r).id::%s AS %I, $1::text AS class_name,'
+            '        ($2::text[])[(q.r).class_index] AS class_value, (q.r).prob%s'
+            '   FROM (SELECT madlib_dl._predict_batch_par($3, $4, $5, 1, $6, $7,'
+            '                (t.%I)::pg_catalog.text, %s, false) AS r'
+            '           FROM %s t) q%s',
+            madlib_dl._table_sql(otbl), id_type, id_col, cols, id_col, feat, rel, filter)
+        USING class_name, class_values, model_arch, model_weights, normalizing_const, indep_col, max_rank;
+        RETURN;
+    END IF;
     EXECUTE format(
         'CREATE TABLE %s AS'
         ' SELECT (q.r).id::%s AS %I, $1::text AS class_name,'
         '        ($2::text[])[(q.r).class_index] AS class_value, (q.r).prob%s'
-        '   FROM (SELECT madlib_dl._predict_batch($3, $4, $5, 1024, $6, $7, s.i, s.x, s.flush) AS r'
+        '   FROM (SELECT madlib_dl._predict_batch($3, $4, $5, $8, $6, $7, s.i, s.x, s.flush) AS r'
         '           FROM (SELECT (t.%I)::pg_catalog.text AS i, (t.%I)::pg_catalog.float8[] AS x,'
         '                        false AS flush'
         '                   FROM %s t'
@@ -571,7 +639,8 @@ BEGIN
         madlib_dl._table_sql(otbl), id_type, id_col, cols, id_col, indep_col, rel,
         CASE WHEN madlib_dl._is_greenplum() THEN ' FROM gp_dist_random(''gp_id'')' ELSE '' END,
         filter)
-    USING class_name, class_values, model_arch, model_weights, normalizing_const, indep_col, max_rank;
+    USING class_name, class_values, model_arch, model_weights, normalizing_const, indep_col, max_rank,
+          batch;
 END
 $$;
 
@@ -584,7 +653,8 @@ $$;
 -- their own (MADlib ranks per id and class_name).
 CREATE FUNCTION madlib_dl._ep_write_predictions_io(rel regclass, id_col text, indep_cols text[],
     otbl text[], model_arch json, model_weights bytea, normalizing_const float8,
-    class_names text[], class_values jsonb, kind text, k integer, threshold float8)
+    class_names text[], class_values jsonb, kind text, k integer, threshold float8,
+    batch_size integer)
 RETURNS void
 LANGUAGE plpgsql VOLATILE SECURITY INVOKER
 SET search_path = pg_catalog, pg_temp
@@ -597,6 +667,7 @@ DECLARE
     feats text;
     cv jsonb := '[]';
     vals jsonb;
+    batch integer := madlib_dl._ep_batch_size(rel, batch_size);
 BEGIN
     CASE kind
         WHEN 'prob' THEN NULL;
@@ -626,7 +697,7 @@ BEGIN
         'CREATE TABLE %s AS'
         ' SELECT (q.r).id::%s AS %I, ($1::text[])[(q.r).output] AS class_name,'
         '        $2::jsonb -> ((q.r).output - 1) ->> ((q.r).class_index - 1) AS class_value, (q.r).prob%s'
-        '   FROM (SELECT madlib_dl._predict_batch_io($3, $4, $5, 1024, $6, $7, s.i, s.x, s.flush) AS r'
+        '   FROM (SELECT madlib_dl._predict_batch_io($3, $4, $5, $8, $6, $7, s.i, s.x, s.flush) AS r'
         '           FROM (SELECT (t.%I)::pg_catalog.text AS i, ROW(%s) AS x, false AS flush'
         '                   FROM %s t'
         '                 UNION ALL'
@@ -634,7 +705,8 @@ BEGIN
         madlib_dl._table_sql(otbl), id_type, id_col, cols, id_col, feats, rel,
         CASE WHEN madlib_dl._is_greenplum() THEN ' FROM gp_dist_random(''gp_id'')' ELSE '' END,
         filter)
-    USING class_names, cv, model_arch, model_weights, normalizing_const, indep_cols, max_rank;
+    USING class_names, cv, model_arch, model_weights, normalizing_const, indep_cols, max_rank,
+          batch;
 END
 $$;
 
@@ -841,7 +913,7 @@ $$;
 
 CREATE FUNCTION madlib_dl._predict(mtbl text[], ttbl text[], id_col text, independent_varname text,
                                    otbl text[], kind text, k integer, threshold float8,
-                                   use_gpus boolean, mst_key integer)
+                                   use_gpus boolean, mst_key integer, batch_size integer DEFAULT NULL)
 RETURNS void
 LANGUAGE plpgsql VOLATILE SECURITY INVOKER
 SET search_path = pg_catalog, pg_temp
@@ -874,7 +946,7 @@ BEGIN
         PERFORM madlib_dl._ep_check_pred_type(kind, k, threshold, (SELECT max(z) FROM unnest(sizes) z));
         PERFORM madlib_dl._ep_write_predictions_io(trel, id_col, cols, otbl, m.model_arch,
             m.model_weights, m.normalizing_const, m.dependent_varnames, m.class_values_list,
-            kind, k, threshold);
+            kind, k, threshold, batch_size);
         RETURN;
     END IF;
     n_out := sizes[1];
@@ -893,7 +965,7 @@ BEGIN
 
     PERFORM madlib_dl._ep_write_predictions(trel, id_col, independent_varname, otbl,
         m.model_arch, m.model_weights, m.normalizing_const,
-        m.dependent_varname, m.class_values, kind, k, threshold);
+        m.dependent_varname, m.class_values, kind, k, threshold, batch_size);
 END
 $$;
 
@@ -901,7 +973,8 @@ CREATE FUNCTION madlib_dl._predict_byom(atbl text[], model_id integer, ttbl text
                                         independent_varname text, otbl text[],
                                         kind text, k integer, threshold float8,
                                         use_gpus boolean, class_values text[],
-                                        normalizing_const float8, dependent_count integer)
+                                        normalizing_const float8, dependent_count integer,
+                                        batch_size integer DEFAULT NULL)
 RETURNS void
 LANGUAGE plpgsql VOLATILE SECURITY INVOKER
 SET search_path = pg_catalog, pg_temp
@@ -915,6 +988,7 @@ DECLARE
     n_out integer;
     cols text[];
     sizes integer[];
+    shape integer[];
     nc float8 := coalesce(normalizing_const, 1.0);
 BEGIN
     PERFORM madlib_dl._ep_assert_no_gpus(use_gpus);
@@ -957,6 +1031,21 @@ BEGIN
     -- the weights were checked against the architecture when loaded, but
     -- the table may have been changed since
     PERFORM madlib_dl._validate_arch(arch, weights);
+    -- a variable input shape ([null, null, null, 3]) is bound to the
+    -- first row's array dimensions; every row must have them
+    -- (_predict_batch refuses another shape, naming the row)
+    IF madlib_dl._arch_free_dims(arch) > 0 THEN
+        IF cardinality(cols) > 1 THEN
+            RAISE EXCEPTION 'model id % has a variable input shape and several inputs', model_id
+                USING ERRCODE = 'feature_not_supported',
+                      HINT = 'Give a model of several inputs fixed input shapes.';
+        END IF;
+        EXECUTE format('SELECT ARRAY(SELECT pg_catalog.array_length(t.%I, d)'
+                       '               FROM pg_catalog.generate_series(1, pg_catalog.array_ndims(t.%I)) d)'
+                       '  FROM %s t WHERE t.%I IS NOT NULL LIMIT 1', cols[1], cols[1], trel, cols[1])
+           INTO shape;
+        arch := madlib_dl._arch_bind_shape(arch, shape);
+    END IF;
 
     sizes := madlib_dl._ep_output_sizes(arch);
     IF dependent_count <> cardinality(sizes) THEN
@@ -973,7 +1062,7 @@ BEGIN
         PERFORM madlib_dl._ep_write_predictions_io(trel, id_col, cols, otbl, arch, weights, nc,
             CASE WHEN cardinality(sizes) = 1 THEN ARRAY['dependent_var']
                  ELSE ARRAY(SELECT 'dependent_var_' || g FROM generate_series(0, cardinality(sizes) - 1) g) END,
-            madlib_dl._ep_byom_class_values_io(class_values, sizes), kind, k, threshold);
+            madlib_dl._ep_byom_class_values_io(class_values, sizes), kind, k, threshold, batch_size);
         RETURN;
     END IF;
     n_out := sizes[1];
@@ -986,7 +1075,7 @@ BEGIN
     END IF;
 
     PERFORM madlib_dl._ep_write_predictions(trel, id_col, independent_varname, otbl,
-        arch, weights, nc, 'dependent_var', class_values, kind, k, threshold);
+        arch, weights, nc, 'dependent_var', class_values, kind, k, threshold, batch_size);
 END
 $$;
 
@@ -1023,14 +1112,15 @@ CREATE FUNCTION madlib_dl.madlib_keras_predict(model_table varchar, test_table v
                                                output_table varchar,
                                                pred_type varchar DEFAULT 'prob',
                                                use_gpus boolean DEFAULT false,
-                                               mst_key integer DEFAULT NULL)
+                                               mst_key integer DEFAULT NULL,
+                                               batch_size integer DEFAULT NULL)
 RETURNS void
 LANGUAGE sql VOLATILE SECURITY INVOKER
 AS $$
     SELECT madlib_dl._predict(madlib_dl._resolve_table($1, 'model_table'),
                               madlib_dl._resolve_table($2, 'test_table'), $3, $4,
                               madlib_dl._resolve_table($5, 'output_table'),
-                              p.kind, p.k, p.threshold, $7, $8)
+                              p.kind, p.k, p.threshold, $7, $8, $9)
       FROM madlib_dl._ep_parse_pred_type($6) AS p
 $$;
 
@@ -1039,14 +1129,15 @@ CREATE FUNCTION madlib_dl.madlib_keras_predict(model_table varchar, test_table v
                                                output_table varchar,
                                                pred_type integer,
                                                use_gpus boolean DEFAULT false,
-                                               mst_key integer DEFAULT NULL)
+                                               mst_key integer DEFAULT NULL,
+                                               batch_size integer DEFAULT NULL)
 RETURNS void
 LANGUAGE sql VOLATILE SECURITY INVOKER
 AS $$
     SELECT madlib_dl._predict(madlib_dl._resolve_table($1, 'model_table'),
                               madlib_dl._resolve_table($2, 'test_table'), $3, $4,
                               madlib_dl._resolve_table($5, 'output_table'),
-                              'top_k', $6, NULL, $7, $8)
+                              'top_k', $6, NULL, $7, $8, $9)
 $$;
 
 CREATE FUNCTION madlib_dl.madlib_keras_predict(model_table varchar, test_table varchar,
@@ -1054,14 +1145,15 @@ CREATE FUNCTION madlib_dl.madlib_keras_predict(model_table varchar, test_table v
                                                output_table varchar,
                                                pred_type double precision,
                                                use_gpus boolean DEFAULT false,
-                                               mst_key integer DEFAULT NULL)
+                                               mst_key integer DEFAULT NULL,
+                                               batch_size integer DEFAULT NULL)
 RETURNS void
 LANGUAGE sql VOLATILE SECURITY INVOKER
 AS $$
     SELECT madlib_dl._predict(madlib_dl._resolve_table($1, 'model_table'),
                               madlib_dl._resolve_table($2, 'test_table'), $3, $4,
                               madlib_dl._resolve_table($5, 'output_table'),
-                              'threshold', NULL, $6, $7, $8)
+                              'threshold', NULL, $6, $7, $8, $9)
 $$;
 
 CREATE FUNCTION madlib_dl.predict(model_table varchar, test_table varchar,
@@ -1069,30 +1161,33 @@ CREATE FUNCTION madlib_dl.predict(model_table varchar, test_table varchar,
                                   output_table varchar,
                                   pred_type varchar DEFAULT 'prob',
                                   use_gpus boolean DEFAULT false,
-                                  mst_key integer DEFAULT NULL)
+                                  mst_key integer DEFAULT NULL,
+                                  batch_size integer DEFAULT NULL)
 RETURNS void
 LANGUAGE sql VOLATILE SECURITY INVOKER
-AS $$ SELECT madlib_dl.madlib_keras_predict($1, $2, $3, $4, $5, $6::varchar, $7, $8) $$;
+AS $$ SELECT madlib_dl.madlib_keras_predict($1, $2, $3, $4, $5, $6::varchar, $7, $8, $9) $$;
 
 CREATE FUNCTION madlib_dl.predict(model_table varchar, test_table varchar,
                                   id_col varchar, independent_varname varchar,
                                   output_table varchar,
                                   pred_type integer,
                                   use_gpus boolean DEFAULT false,
-                                  mst_key integer DEFAULT NULL)
+                                  mst_key integer DEFAULT NULL,
+                                  batch_size integer DEFAULT NULL)
 RETURNS void
 LANGUAGE sql VOLATILE SECURITY INVOKER
-AS $$ SELECT madlib_dl.madlib_keras_predict($1, $2, $3, $4, $5, $6::integer, $7, $8) $$;
+AS $$ SELECT madlib_dl.madlib_keras_predict($1, $2, $3, $4, $5, $6::integer, $7, $8, $9) $$;
 
 CREATE FUNCTION madlib_dl.predict(model_table varchar, test_table varchar,
                                   id_col varchar, independent_varname varchar,
                                   output_table varchar,
                                   pred_type double precision,
                                   use_gpus boolean DEFAULT false,
-                                  mst_key integer DEFAULT NULL)
+                                  mst_key integer DEFAULT NULL,
+                                  batch_size integer DEFAULT NULL)
 RETURNS void
 LANGUAGE sql VOLATILE SECURITY INVOKER
-AS $$ SELECT madlib_dl.madlib_keras_predict($1, $2, $3, $4, $5, $6::double precision, $7, $8) $$;
+AS $$ SELECT madlib_dl.madlib_keras_predict($1, $2, $3, $4, $5, $6::double precision, $7, $8, $9) $$;
 
 CREATE FUNCTION madlib_dl.madlib_keras_predict_byom(model_arch_table varchar, model_id integer,
                                                     test_table varchar, id_col varchar,
@@ -1102,14 +1197,15 @@ CREATE FUNCTION madlib_dl.madlib_keras_predict_byom(model_arch_table varchar, mo
                                                     use_gpus boolean DEFAULT false,
                                                     class_values text[] DEFAULT NULL,
                                                     normalizing_const double precision DEFAULT NULL,
-                                                    dependent_count integer DEFAULT 1)
+                                                    dependent_count integer DEFAULT 1,
+                                                    batch_size integer DEFAULT NULL)
 RETURNS void
 LANGUAGE sql VOLATILE SECURITY INVOKER
 AS $$
     SELECT madlib_dl._predict_byom(madlib_dl._resolve_table($1, 'model_arch_table'), $2,
                                    madlib_dl._resolve_table($3, 'test_table'), $4, $5,
                                    madlib_dl._resolve_table($6, 'output_table'),
-                                   p.kind, p.k, p.threshold, $8, $9, $10, $11)
+                                   p.kind, p.k, p.threshold, $8, $9, $10, $11, $12)
       FROM madlib_dl._ep_parse_pred_type($7) AS p
 $$;
 
@@ -1121,14 +1217,15 @@ CREATE FUNCTION madlib_dl.madlib_keras_predict_byom(model_arch_table varchar, mo
                                                     use_gpus boolean DEFAULT false,
                                                     class_values text[] DEFAULT NULL,
                                                     normalizing_const double precision DEFAULT NULL,
-                                                    dependent_count integer DEFAULT 1)
+                                                    dependent_count integer DEFAULT 1,
+                                                    batch_size integer DEFAULT NULL)
 RETURNS void
 LANGUAGE sql VOLATILE SECURITY INVOKER
 AS $$
     SELECT madlib_dl._predict_byom(madlib_dl._resolve_table($1, 'model_arch_table'), $2,
                                    madlib_dl._resolve_table($3, 'test_table'), $4, $5,
                                    madlib_dl._resolve_table($6, 'output_table'),
-                                   'top_k', $7, NULL, $8, $9, $10, $11)
+                                   'top_k', $7, NULL, $8, $9, $10, $11, $12)
 $$;
 
 CREATE FUNCTION madlib_dl.madlib_keras_predict_byom(model_arch_table varchar, model_id integer,
@@ -1139,14 +1236,15 @@ CREATE FUNCTION madlib_dl.madlib_keras_predict_byom(model_arch_table varchar, mo
                                                     use_gpus boolean DEFAULT false,
                                                     class_values text[] DEFAULT NULL,
                                                     normalizing_const double precision DEFAULT NULL,
-                                                    dependent_count integer DEFAULT 1)
+                                                    dependent_count integer DEFAULT 1,
+                                                    batch_size integer DEFAULT NULL)
 RETURNS void
 LANGUAGE sql VOLATILE SECURITY INVOKER
 AS $$
     SELECT madlib_dl._predict_byom(madlib_dl._resolve_table($1, 'model_arch_table'), $2,
                                    madlib_dl._resolve_table($3, 'test_table'), $4, $5,
                                    madlib_dl._resolve_table($6, 'output_table'),
-                                   'threshold', NULL, $7, $8, $9, $10, $11)
+                                   'threshold', NULL, $7, $8, $9, $10, $11, $12)
 $$;
 
 CREATE FUNCTION madlib_dl.predict_byom(model_arch_table varchar, model_id integer,
@@ -1156,10 +1254,11 @@ CREATE FUNCTION madlib_dl.predict_byom(model_arch_table varchar, model_id intege
                                        use_gpus boolean DEFAULT false,
                                        class_values text[] DEFAULT NULL,
                                        normalizing_const double precision DEFAULT NULL,
-                                       dependent_count integer DEFAULT 1)
+                                       dependent_count integer DEFAULT 1,
+                                       batch_size integer DEFAULT NULL)
 RETURNS void
 LANGUAGE sql VOLATILE SECURITY INVOKER
-AS $$ SELECT madlib_dl.madlib_keras_predict_byom($1, $2, $3, $4, $5, $6, $7::varchar, $8, $9, $10, $11) $$;
+AS $$ SELECT madlib_dl.madlib_keras_predict_byom($1, $2, $3, $4, $5, $6, $7::varchar, $8, $9, $10, $11, $12) $$;
 
 CREATE FUNCTION madlib_dl.predict_byom(model_arch_table varchar, model_id integer,
                                        test_table varchar, id_col varchar,
@@ -1168,10 +1267,11 @@ CREATE FUNCTION madlib_dl.predict_byom(model_arch_table varchar, model_id intege
                                        use_gpus boolean DEFAULT false,
                                        class_values text[] DEFAULT NULL,
                                        normalizing_const double precision DEFAULT NULL,
-                                       dependent_count integer DEFAULT 1)
+                                       dependent_count integer DEFAULT 1,
+                                       batch_size integer DEFAULT NULL)
 RETURNS void
 LANGUAGE sql VOLATILE SECURITY INVOKER
-AS $$ SELECT madlib_dl.madlib_keras_predict_byom($1, $2, $3, $4, $5, $6, $7::integer, $8, $9, $10, $11) $$;
+AS $$ SELECT madlib_dl.madlib_keras_predict_byom($1, $2, $3, $4, $5, $6, $7::integer, $8, $9, $10, $11, $12) $$;
 
 CREATE FUNCTION madlib_dl.predict_byom(model_arch_table varchar, model_id integer,
                                        test_table varchar, id_col varchar,
@@ -1180,10 +1280,11 @@ CREATE FUNCTION madlib_dl.predict_byom(model_arch_table varchar, model_id intege
                                        use_gpus boolean DEFAULT false,
                                        class_values text[] DEFAULT NULL,
                                        normalizing_const double precision DEFAULT NULL,
-                                       dependent_count integer DEFAULT 1)
+                                       dependent_count integer DEFAULT 1,
+                                       batch_size integer DEFAULT NULL)
 RETURNS void
 LANGUAGE sql VOLATILE SECURITY INVOKER
-AS $$ SELECT madlib_dl.madlib_keras_predict_byom($1, $2, $3, $4, $5, $6, $7::double precision, $8, $9, $10, $11) $$;
+AS $$ SELECT madlib_dl.madlib_keras_predict_byom($1, $2, $3, $4, $5, $6, $7::double precision, $8, $9, $10, $11, $12) $$;
 
 -- ---------------------------------------------------------------------
 -- Help text, as MADlib's fn() and fn('usage').

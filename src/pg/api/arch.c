@@ -39,6 +39,7 @@
 
 #include "madlib_dl/dl_keras.h"
 #include "madlib_dl/dl_spec.h"
+#include "madlib_dl/dl_weights.h"
 
 #include "pg_limits.h"
 
@@ -64,6 +65,42 @@ parse_arch(text *arch, DlAllocator *alloc)
 	if (spec == NULL)
 		elog(ERROR, "dl_keras_parse_multi_io returned DL_OK without a spec");
 	return spec;
+}
+
+/*
+ * The architecture arch with its unknown per-sample input dimensions
+ * bound to dims (rank of them; NULL: DL_KERAS_FREE_DIM_DEFAULT), as a
+ * new text in CurrentMemoryContext, and in *n_free how many there were.
+ * ERROR with the engine's message when the rank differs.
+ */
+static text *
+bind_arch(text *arch, const int64 *dims, int rank, int *n_free)
+{
+	DlAllocator alloc = dl_pg_allocator(CurrentMemoryContext);
+	DlError		err;
+	char	   *out = NULL;
+	text	   *t;
+
+	dl_error_clear(&err);
+	dl_pg_check(dl_keras_bind_shape(VARDATA_ANY(arch), VARSIZE_ANY_EXHDR(arch), (const int64_t *) dims,
+									rank, &alloc, &out, n_free, &err), &err);
+	t = cstring_to_text(out);
+	pfree(out);
+	return t;
+}
+
+/*
+ * arch, or for a model of a variable input shape, arch bound to
+ * DL_KERAS_FREE_DIM_DEFAULT: what the weights are checked against (their
+ * count does not depend on the spatial sizes).
+ */
+static text *
+arch_for_weights(text *arch)
+{
+	int			n_free;
+	text	   *bound = bind_arch(arch, NULL, 0, &n_free);
+
+	return n_free > 0 ? bound : arch;
 }
 
 /* Read the i-th little-endian float32 of buf (4*(i+1) bytes at least). */
@@ -108,6 +145,32 @@ layer_of_param(const DlModelSpec *spec, size_t k)
 }
 
 /*
+ * The check of the values that shows weights in another order than
+ * Keras' (dl_weights_check_values: a BatchNormalization's negative
+ * moving_variance), for a model with a BatchNormalization layer: the n
+ * floats of buf are copied (aligned, host order) for it.
+ */
+static void
+check_weight_values(const DlModelSpec *spec, const uint8 *buf, size_t n)
+{
+	bool		any = false;
+	float	   *w;
+	DlError		err;
+
+	for (int i = 0; i < spec->n_layers && !any; i++)
+		any = spec->layers[i].kind == DL_LAYER_BATCHNORM;
+	if (!any || n == 0)
+		return;
+	/* n * 4 is the bytea's length, below 1 GB */
+	w = MemoryContextAllocHuge(CurrentMemoryContext, n * sizeof(float));
+	for (size_t k = 0; k < n; k++)
+		w[k] = read_le_float(buf, k);
+	dl_error_clear(&err);
+	dl_pg_check(dl_weights_check_values(spec, w, &err), &err);
+	pfree(w);
+}
+
+/*
  * Check that weights (a bytea) fits spec: exactly 4*P bytes, all values
  * finite.  Raises DATA_EXCEPTION naming the counts or the first bad value.
  */
@@ -140,6 +203,7 @@ check_weights(const DlModelSpec *spec, bytea *weights)
 							k + 1, layer_of_param(spec, k), isnan(f) ? "NaN" : "infinite"),
 					 errhint("Load finite weights, or leave model_weights NULL so that training initializes them.")));
 	}
+	check_weight_values(spec, buf, n);
 }
 
 /* A DlShape as an int[]; ERROR if a dimension does not fit in int4. */
@@ -189,7 +253,8 @@ madlib_dl__validate_arch(PG_FUNCTION_ARGS)
 				(errcode(ERRCODE_NULL_VALUE_NOT_ALLOWED),
 				 errmsg("model_arch must not be NULL"),
 				 errhint("Pass the JSON of Keras model.to_json().")));
-	spec = parse_arch(PG_GETARG_TEXT_PP(0), &alloc);
+	/* a variable input shape is bound per call; its weights do not depend on it */
+	spec = parse_arch(arch_for_weights(PG_GETARG_TEXT_PP(0)), &alloc);
 	/* an architecture whose weights cannot be stored is refused now, not after training */
 	dl_limits_check_weights(spec->n_params, "the model architecture");
 	if (!PG_ARGISNULL(1))
@@ -389,4 +454,119 @@ madlib_dl_weights_from_array(PG_FUNCTION_ARGS)
 		write_le_float((uint8 *) VARDATA(out), (size_t) k, DatumGetFloat4(elems[k]));
 	}
 	PG_RETURN_BYTEA_P(out);
+}
+
+/*
+ * keras_model_weights(model_arch json) RETURNS TABLE (position int,
+ *     layer_name text, weight_name text, shape int[], first bigint,
+ *     count bigint)
+ *
+ * The weight tensors of the architecture in the order model_weights
+ * holds them, Keras' get_weights() order (position from 1): each
+ * layer's, layer by layer, as "layer/weight" names them in a TF.js
+ * weightsManifest; first is the tensor's first float in the block (from
+ * 1), count its floats.  STRICT in SQL.
+ */
+PG_FUNCTION_INFO_V1(madlib_dl_keras_model_weights);
+Datum
+madlib_dl_keras_model_weights(PG_FUNCTION_ARGS)
+{
+	ReturnSetInfo *rsinfo = (ReturnSetInfo *) fcinfo->resultinfo;
+	DlAllocator alloc = dl_pg_allocator(CurrentMemoryContext);
+	DlModelSpec *spec;
+	int32		pos = 0;
+
+	InitMaterializedSRF(fcinfo, 0);
+	if (rsinfo->setDesc->natts != 6)
+		elog(ERROR, "keras_model_weights must return 6 columns, is declared with %d",
+			 rsinfo->setDesc->natts);
+	spec = parse_arch(arch_for_weights(PG_GETARG_TEXT_PP(0)), &alloc);
+	for (int i = 0; i < spec->n_layers; i++)
+	{
+		DlWeightTensor t[DL_LAYER_MAX_TENSORS];
+		int			n = dl_layer_weight_tensors(&spec->layers[i], t);
+
+		for (int k = 0; k < n; k++)
+		{
+			Datum		values[6];
+			bool		nulls[6] = {false, false, false, false, false, false};
+			DlShape		sh;
+
+			memset(&sh, 0, sizeof(sh));
+			sh.rank = t[k].rank;
+			memcpy(sh.dims, t[k].dims, sizeof(sh.dims));
+			values[0] = Int32GetDatum(++pos);
+			values[1] = CStringGetTextDatum(spec->layers[i].name);
+			values[2] = CStringGetTextDatum(t[k].name);
+			values[3] = PointerGetDatum(shape_to_array(&sh));
+			values[4] = Int64GetDatum(count_to_int64(t[k].offset) + 1);
+			values[5] = Int64GetDatum(count_to_int64(t[k].count));
+			tuplestore_putvalues(rsinfo->setResult, rsinfo->setDesc, values, nulls);
+		}
+	}
+	dl_model_spec_free(spec, &alloc);
+	return (Datum) 0;
+}
+
+/*
+ * _arch_bind_shape(model_arch json, shape int[]) RETURNS json
+ *
+ * model_arch with the unknown (null) per-sample dimensions of its input
+ * bound to shape (the rows' array dimensions; NULL:
+ * DL_KERAS_FREE_DIM_DEFAULT each): a model published with a variable input
+ * shape, [null, null, null, 3], then parses as one of that fixed shape.
+ * The same model when none is unknown.  22023 for a shape of another
+ * rank than the input's, NULL or non-positive elements.  STRICT on
+ * model_arch in SQL.
+ */
+PG_FUNCTION_INFO_V1(madlib_dl__arch_bind_shape);
+Datum
+madlib_dl__arch_bind_shape(PG_FUNCTION_ARGS)
+{
+	int64		dims[DL_MAX_RANK];
+	int			rank = 0;
+	int			n_free;
+
+	if (PG_ARGISNULL(0))
+		PG_RETURN_NULL();
+	if (!PG_ARGISNULL(1))
+	{
+		ArrayType  *a = PG_GETARG_ARRAYTYPE_P(1);
+		Datum	   *e;
+		bool	   *nulls;
+
+		deconstruct_array(a, INT4OID, sizeof(int32), true, TYPALIGN_INT, &e, &nulls, &rank);
+		if (ARR_NDIM(a) > 1 || rank < 1 || rank > DL_MAX_RANK)
+			ereport(ERROR,
+					(errcode(ERRCODE_INVALID_PARAMETER_VALUE),
+					 errmsg("shape must be a list of 1 to %d sizes, got %d", DL_MAX_RANK, rank),
+					 errhint("Give the shape of one example, e.g. '{32,32,3}'.")));
+		for (int i = 0; i < rank; i++)
+		{
+			if (nulls[i] || DatumGetInt32(e[i]) < 1)
+				ereport(ERROR,
+						(errcode(ERRCODE_INVALID_PARAMETER_VALUE),
+						 errmsg("shape element %d is %s", i + 1,
+								nulls[i] ? "NULL" : psprintf("%d", DatumGetInt32(e[i]))),
+						 errhint("Every size of the shape must be positive.")));
+			dims[i] = DatumGetInt32(e[i]);
+		}
+	}
+	PG_RETURN_TEXT_P(bind_arch(PG_GETARG_TEXT_PP(0), PG_ARGISNULL(1) ? NULL : dims, rank, &n_free));
+}
+
+/*
+ * _arch_free_dims(model_arch json) RETURNS int
+ *
+ * How many per-sample input dimensions of model_arch are unknown (null):
+ * 0 for a model of a fixed input shape.  STRICT in SQL.
+ */
+PG_FUNCTION_INFO_V1(madlib_dl__arch_free_dims);
+Datum
+madlib_dl__arch_free_dims(PG_FUNCTION_ARGS)
+{
+	int			n_free;
+
+	(void) bind_arch(PG_GETARG_TEXT_PP(0), NULL, 0, &n_free);
+	PG_RETURN_INT32(n_free);
 }

@@ -50,7 +50,11 @@
 #include "pg_util.h"
 #include "segments.h"
 
-/* Mini-batch size of the forward passes; any value gives the same sums. */
+/*
+ * Mini-batch size of the forward passes, fewer rows when the model's
+ * activations for that many would be over madlib_dl.max_model_memory;
+ * any value gives the same sums.
+ */
 #define EVAL_BATCH_SIZE 1024
 
 /* The model, built once per process and query (the transition's fn_extra). */
@@ -124,15 +128,22 @@ eval_model(FunctionCallInfo fcinfo)
 		char	   *compile = text_to_cstring(PG_GETARG_TEXT_PP(3));
 		DlPgJobModel jm = {arch_s, compile, NULL, "the model"};
 		DlPgJob		job = {DL_PG_JOB_EVALUATE, 1, &jm, 0, 0, 0, EVAL_BATCH_SIZE};
+		int64		batch;
 
-		/* the memory check, before the model is built: no optimizer state */
+		/*
+		 * the largest mini-batch up to EVAL_BATCH_SIZE that fits
+		 * madlib_dl.max_model_memory, then the memory check, before the
+		 * model is built: no optimizer state
+		 */
+		batch = dl_limits_fit_batch(&job, EVAL_BATCH_SIZE);
+		job.batch_size = batch;
 		(void) dl_limits_check_job(&job);
 		em = palloc0(sizeof(EvalModel));
 		em->m = dl_pg_model_build(VARDATA_ANY(arch), VARSIZE_ANY_EXHDR(arch), compile, NULL,
-								  DL_PG_MODEL_INFER, EVAL_BATCH_SIZE, fcinfo->flinfo->fn_mcxt);
+								  DL_PG_MODEL_INFER, batch, fcinfo->flinfo->fn_mcxt);
 		dl_pg_model_set_weights(em->m, PG_GETARG_BYTEA_PP(2));
 		dl_pg_model_train_config(em->m, &em->cfg);
-		em->cfg.batch_size = EVAL_BATCH_SIZE;
+		em->cfg.batch_size = batch;
 		em->cfg.shuffle = false;
 		em->K = dl_pg_model_output_width(em->m);
 		em->in_size = dl_pg_model_input_size(em->m);

@@ -26,9 +26,11 @@
  * The model is built and its weights loaded once per query and process,
  * after the memory check.  Batches hold up to batch_size rows (fewer when
  * the examples are large, so a batch's input stays near
- * PREDICT_BATCH_BYTES), as many as the SPI cursor of earlier versions
- * fetched, so the numbers are those of earlier versions.  Memory stays at
- * one batch plus the model.
+ * PREDICT_BATCH_BYTES, and fewer again when the model's activations for
+ * that many rows would be over madlib_dl.max_model_memory: the largest
+ * batch that fits, dl_limits_fit_batch), so a large image model predicts
+ * at the default limit.  Memory stays at one batch plus the model; the
+ * numbers do not depend on the batch.
  *
  * IDENTIFICATION
  *	  src/pg/api/predict.c
@@ -80,8 +82,8 @@ append_shape(StringInfo buf, const int *dims, int n)
 }
 
 /*
- * Copy the n values of arr (a float8[] of n elements, in storage order)
- * into x, divided by nc.  x (n).  ERROR naming column col of the row with
+ * Copy the n values of arr (a float8[] or, for row mode, a real[] of n
+ * elements, in storage order) into x, divided by nc.  x (n).  ERROR naming column col of the row with
  * id id (NULL: id_null) when a value is NULL, NaN or infinite, or out of
  * float32 range after the division.  0.1.0's _predict_rows reads its rows
  * with it too (compat_predict.c).
@@ -107,6 +109,34 @@ dl_pg_predict_copy_values(float *x, ArrayType *arr, int64 n, double nc, const ch
 	/* no NULL elements (checked above); a null bitmap may still be there */
 	v = (const float8 *) ((const char *) arr + (ARR_HASNULL(arr) ? (Size) arr->dataoffset :
 												ARR_OVERHEAD_NONULLS(ARR_NDIM(arr))));
+	if (ARR_ELEMTYPE(arr) == FLOAT4OID)
+	{
+		/* a real[] read as it is stored: the float8 of each value, as a cast gives */
+		const float4 *v4 = (const float4 *) v;
+
+		for (int64 j = 0; j < n; j++)
+		{
+			double		d = (double) v4[j];
+			double		t = d / nc;
+
+			if (!isfinite(d) || !isfinite((float) t))
+				ereport(ERROR,
+						(errcode(ERRCODE_DATA_EXCEPTION),
+						 errmsg("%s of the row with id %s has %s at position " INT64_FORMAT,
+								col, dl_pg_predict_id_label(id, id_null),
+								isnan(d) ? "NaN" : isinf(d) ? "an infinite value" :
+								"a value out of float32 range", j + 1),
+						 errhint("Every feature must be a finite number; delete or fix the row.")));
+			x[j] = (float) t;
+		}
+		return;
+	}
+	if (ARR_ELEMTYPE(arr) != FLOAT8OID)
+		ereport(ERROR,
+				(errcode(ERRCODE_DATATYPE_MISMATCH),
+				 errmsg("%s of the row with id %s is an array of type %s, not real[] or float8[]",
+						col, dl_pg_predict_id_label(id, id_null), format_type_be(ARR_ELEMTYPE(arr))),
+				 errhint("Call madlib_keras_predict, which casts the features.")));
 	for (int64 j = 0; j < n; j++)
 	{
 		double		t = v[j] / nc;
@@ -172,7 +202,10 @@ copy_features(float *x, Datum arr_datum, bool arr_null, const DlShape *in, int64
 						 "first against channels last?): give every row an array of exactly the "
 						 "model's input shape, in row-major order.") :
 				 errhint("Give every row an array of exactly the model's input shape %s "
-						 "(%lld values), in row-major order.", want.data, (long long) in_size)));
+						 "(%lld values), in row-major order; a model of a variable input shape "
+						 "takes its shape from the first row: predict the rows of each shape in "
+						 "a call of their own (a view WHERE array_dims(x) = ...).",
+						 want.data, (long long) in_size)));
 	}
 	dl_pg_predict_copy_values(x, arr, n, nc, col, id, id_null);
 }
@@ -283,7 +316,9 @@ predict_model(PredictState *ps, text *arch, int32 batch_size)
 				 errhint("Predict with a model that reads its inputs.")));
 	/* row * 4 bytes fits easily: the engine bounds shapes far below 2^62 */
 	ps->rows_per_batch = Min((int64) batch_size, Max((int64) 1, PREDICT_BATCH_BYTES / (row * 4)));
-	/* the memory check, before the model is built */
+	/* the largest batch up to that which fits madlib_dl.max_model_memory */
+	ps->rows_per_batch = dl_limits_fit_batch(&job, ps->rows_per_batch);
+	/* the memory check, before the model is built: refuses a model one row overflows */
 	job.batch_size = ps->rows_per_batch;
 	(void) dl_limits_check_job(&job);
 	pfree(arch_s);

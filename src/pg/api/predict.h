@@ -21,10 +21,11 @@
 const char *dl_pg_predict_id_label(Datum id, bool isnull);
 
 /*
- * Copy the n values of arr (a float8[] of n elements, in storage order)
- * into x, divided by nc.  x (n).  ERROR naming column col of the row with
- * id id (NULL: id_null) when a value is NULL, NaN or infinite, or out of
- * float32 range after the division.
+ * Copy the n values of arr (a float8[] or a real[] of n elements, in
+ * storage order) into x, divided by nc.  x (n).  ERROR naming column col
+ * of the row with id id (NULL: id_null) when a value is NULL, NaN or
+ * infinite, or out of float32 range after the division, or the array of
+ * another element type (42804).
  */
 void		dl_pg_predict_copy_values(float *x, ArrayType *arr, int64 n, double nc, const char *col,
 									  Datum id, bool id_null);

@@ -478,6 +478,13 @@ check_parts(const DlPgJob *job, const JobParts *p, const char *what, bool plural
 		advice = job->kind == DL_PG_JOB_FIT_MULTIPLE ?
 			"Train fewer or smaller configurations in one call" :
 			"Use a smaller model or fewer segments (distribution_rules of the preprocessor)";
+	else if ((job->kind == DL_PG_JOB_PREDICT || job->kind == DL_PG_JOB_EVALUATE) &&
+			 job->batch_size == 1)
+		advice = "Even one row at a time is over the limit (batch_size cannot help): use a smaller "
+			"model or smaller inputs";
+	else if (job->kind == DL_PG_JOB_PREDICT || job->kind == DL_PG_JOB_EVALUATE)
+		advice = psprintf("Pass a smaller batch_size (this ran " INT64_FORMAT " rows per forward pass)",
+						  job->batch_size);
 	else
 		advice = model_advice(&p->models);
 	ereport(ERROR,
@@ -486,6 +493,63 @@ check_parts(const DlPgJob *job, const JobParts *p, const char *what, bool plural
 					what, plural ? "" : "s", size_text(p->total), size_text(limit_bytes())),
 			 errdetail_internal("%s", detail.data),
 			 errhint("%s", raise_hint(advice, p->total))));
+}
+
+/* What one process of an EVALUATE or PREDICT job of model m holds for batches of batch rows. */
+static double
+infer_total(const DlPgModel *m, DlPgJobKind kind, int64 batch)
+{
+	DlMemoryEstimate est;
+	double		total;
+
+	dl_pg_model_estimate(m, DL_PG_MODEL_INFER, batch, &est);
+	total = est.total;
+	if (kind == DL_PG_JOB_PREDICT)
+	{
+		int64		in = dl_pg_model_row_width(m);
+		int64		K = 0;
+
+		for (int k = 0; k < m->spec->n_outputs; k++)
+			K += dl_pg_model_output_width_k(m, k);
+		/* the same formula as job_model_info's io */
+		total += (double) batch * (double) (in + K) * sizeof(float) + (double) K * sizeof(Datum);
+	}
+	return total;
+}
+
+int64
+dl_limits_fit_batch(const DlPgJob *job, int64 want)
+{
+	DlPgModel  *m;
+	int64		lo;
+	int64		hi;
+
+	if ((job->kind != DL_PG_JOB_EVALUATE && job->kind != DL_PG_JOB_PREDICT) || job->n_models != 1)
+		elog(ERROR, "madlib_dl: batch fitting of a job that is not one inference model");
+	if (want <= 1)
+		return 1;
+	m = dl_pg_model_parse(job->models[0].arch, strlen(job->models[0].arch), NULL, NULL,
+						  CurrentMemoryContext);
+	if (infer_total(m, job->kind, want) <= limit_bytes())
+	{
+		dl_pg_model_free(m);
+		return want;
+	}
+	/* the largest batch in [1, want) that fits; 1 when none does */
+	lo = 1;
+	hi = want - 1;
+	while (lo < hi)
+	{
+		int64		mid = lo + (hi - lo + 1) / 2;
+
+		CHECK_FOR_INTERRUPTS();
+		if (infer_total(m, job->kind, mid) <= limit_bytes())
+			lo = mid;
+		else
+			hi = mid - 1;
+	}
+	dl_pg_model_free(m);
+	return lo;
 }
 
 double

@@ -106,6 +106,16 @@ typedef struct DlPgJob
 double		dl_limits_check_job(const DlPgJob *job);
 
 /*
+ * The batch that an EVALUATE or PREDICT job (one model; its batch_size is
+ * not read) runs: want rows per forward pass when that fits
+ * madlib_dl.max_model_memory, else the largest smaller batch that fits
+ * (by the same estimate as dl_limits_check_job), else 1, which
+ * dl_limits_check_job then refuses with the estimate and the limit.
+ * want < 1 is taken as 1.  Parses the model, builds nothing.
+ */
+int64		dl_limits_fit_batch(const DlPgJob *job, int64 want);
+
+/*
  * ERROR 54000 when est, one model's estimate for a batch of batch rows,
  * is over madlib_dl.max_model_memory: the check of every model
  * dl_pg_model_create builds.
