@@ -480,6 +480,31 @@ test_hostile(void **state)
 	assert_non_null(strstr(err.msg, "nowhere"));
 	free(buf);
 
+	/* an initializer of huge floats (fuzz_onnx's first finding: a float cast to int64) */
+	{
+		Onnx__TensorProto t;
+		Onnx__TensorProto *tp[1] = {&t};
+		int64_t		dims[1] = {2};
+		float		huge[2] = {7.8e34f, -3e38f};
+
+		g_init(&g, 1);
+		g_node(&g, 0, "Relu", "r", "x", "y");
+		onnx__tensor_proto__init(&t);
+		t.name = "huge";
+		t.n_dims = 1;
+		t.dims = dims;
+		t.has_data_type = true;
+		t.data_type = 1;
+		t.has_raw_data = true;
+		t.raw_data.data = (uint8_t *) huge;
+		t.raw_data.len = sizeof(huge);
+		g.graph.n_initializer = 1;
+		g.graph.initializer = tp;
+		buf = pack_model(&g.graph, &len);
+		assert_int_equal(import_bytes(buf, len, &err), DL_OK);
+		free(buf);
+	}
+
 	/* a 2 GB tensor declared in a few bytes */
 	{
 		Onnx__TensorProto t;
