@@ -1,9 +1,9 @@
 -- 76_onnx.sql: ONNX in and out (docs/interchange.md, issue 29).
--- load_onnx_model on seven models PyTorch exported (test/data/onnx_torch.sql,
+-- load_onnx_model on eight models PyTorch exported (test/data/onnx_torch.sql,
 -- made by test/interchange/gen_torch.py): an MLP, a CNN with BatchNorm
 -- taking NCHW rows, a residual block, an LSTM text classifier, a model of
 -- two inputs, a Conv1d text model (x.view(x.size(0), -1), LayerNorm), a
--- bidirectional LSTM;
+-- bidirectional LSTM, an MLP with GELU (Div, Erf, Add, Mul, Mul);
 -- predict_byom within 1e-5 of PyTorch; a warm-start fit and evaluate from
 -- the imported weights; export_onnx of the trained model and its import
 -- predicting the same; import -> export -> import keeping the weights;
@@ -24,6 +24,7 @@ SELECT load_onnx_model('onnx_arch', :'lstm_onnx', 'lstm', 'PyTorch LSTM text cla
 SELECT load_onnx_model('onnx_arch', :'twoin_onnx', 'twoin', 'PyTorch, two inputs');
 SELECT load_onnx_model('onnx_arch', :'textcnn_onnx', 'textcnn', 'PyTorch Conv1d text model');
 SELECT load_onnx_model('onnx_arch', :'bilstm_onnx', 'bilstm', 'PyTorch bidirectional LSTM');
+SELECT load_onnx_model('onnx_arch', :'gelu_onnx', 'gelu', 'PyTorch MLP with GELU');
 SELECT model_id, name, octet_length(model_weights) / 4 AS n_weights,
        (SELECT array_agg(io || ' ' || name || ' ' || shape::text ORDER BY io DESC, position)
           FROM _arch_io(model_arch)) AS io
@@ -40,18 +41,19 @@ SELECT predict_byom('onnx_arch', 4, 'lstm_data', 'id', 'x', 'lstm_pred');
 SELECT predict_byom('onnx_arch', 5, 'twoin_data', 'id', 'x, x2', 'twoin_pred');
 SELECT predict_byom('onnx_arch', 6, 'textcnn_data', 'id', 'x', 'textcnn_pred');
 SELECT predict_byom('onnx_arch', 7, 'bilstm_data', 'id', 'x', 'bilstm_pred');
+SELECT predict_byom('onnx_arch', 8, 'gelu_data', 'id', 'x', 'gelu_pred');
 SELECT m.name, count(*) AS n_probs,
        max(abs(b.prob - t.prob[b.class_value::int + 1])) < 1e-5 AS matches_pytorch
   FROM (SELECT 'mlp' AS name, * FROM mlp_pred UNION ALL SELECT 'cnn', * FROM cnn_pred
         UNION ALL SELECT 'resblock', * FROM resblock_pred UNION ALL SELECT 'lstm', * FROM lstm_pred
         UNION ALL SELECT 'twoin', * FROM twoin_pred UNION ALL SELECT 'textcnn', * FROM textcnn_pred
-        UNION ALL SELECT 'bilstm', * FROM bilstm_pred) b
+        UNION ALL SELECT 'bilstm', * FROM bilstm_pred UNION ALL SELECT 'gelu', * FROM gelu_pred) b
   JOIN (SELECT 'mlp' AS name, * FROM mlp_torch UNION ALL SELECT 'cnn', * FROM cnn_torch
         UNION ALL SELECT 'resblock', * FROM resblock_torch UNION ALL SELECT 'lstm', * FROM lstm_torch
         UNION ALL SELECT 'twoin', * FROM twoin_torch UNION ALL SELECT 'textcnn', * FROM textcnn_torch
-        UNION ALL SELECT 'bilstm', * FROM bilstm_torch) t
+        UNION ALL SELECT 'bilstm', * FROM bilstm_torch UNION ALL SELECT 'gelu', * FROM gelu_torch) t
        USING (name, id)
-  JOIN (VALUES ('mlp'), ('cnn'), ('resblock'), ('lstm'), ('twoin'), ('textcnn'), ('bilstm')) m(name) USING (name)
+  JOIN (VALUES ('mlp'), ('cnn'), ('resblock'), ('lstm'), ('twoin'), ('textcnn'), ('bilstm'), ('gelu')) m(name) USING (name)
  GROUP BY m.name ORDER BY m.name;
 
 -- warm start: fit from the imported CNN's weights; the loss falls
@@ -76,7 +78,7 @@ SELECT substr(export_onnx('cnn_model'), 1, 2) AS starts_with_ir_version,
        octet_length(export_onnx('cnn_model')) > 1000 AS has_weights;
 SELECT load_onnx_model('onnx_arch', export_onnx('cnn_model'), 'cnn trained', 'exported by export_onnx');
 SELECT predict('cnn_model', 'cnn_data', 'id', 'x', 'cnn_trained_pred');
-SELECT predict_byom('onnx_arch', 8, 'cnn_data', 'id', 'x', 'cnn_reimported_pred');
+SELECT predict_byom('onnx_arch', 9, 'cnn_data', 'id', 'x', 'cnn_reimported_pred');
 SELECT count(*) AS n_probs, max(abs(a.prob - b.prob)) < 1e-6 AS same_predictions
   FROM cnn_trained_pred a JOIN cnn_reimported_pred b USING (id, class_value);
 
@@ -84,7 +86,7 @@ SELECT count(*) AS n_probs, max(abs(a.prob - b.prob)) < 1e-6 AS same_predictions
 SELECT a.name, b.model_weights = a.model_weights AS same_weights
   FROM onnx_arch a,
        LATERAL (SELECT (_onnx_import(_onnx_export(a.model_arch, a.model_weights, 17))).*) b
- WHERE a.model_id <= 7 ORDER BY a.model_id;
+ WHERE a.model_id <= 8 ORDER BY a.model_id;
 -- opsets 13 to 17 are written
 SELECT opset, octet_length(export_onnx('cnn_model', NULL, opset)) > 0 AS exported
   FROM generate_series(13, 17) opset;

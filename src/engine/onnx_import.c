@@ -40,7 +40,8 @@
 	"Sigmoid, Tanh, Softmax, Elu, HardSigmoid, Gelu, Softplus, Softsign, Selu, MaxPool, " \
 	"AveragePool, GlobalAveragePool, GlobalMaxPool, ReduceMean, ReduceMax, Flatten, Reshape, " \
 	"Transpose, Squeeze, Concat, Add, Sub, Mul, Sum, Mean, Max, Min, LSTM, GRU, Gather, Cast, " \
-	"Dropout, Identity, Constant, Shape, Unsqueeze, ConstantOfShape, LayerNormalization"
+	"Dropout, Identity, Constant, Shape, Unsqueeze, ConstantOfShape, LayerNormalization, " \
+	"the Div-Erf-Add-Mul-Mul of GELU"
 
 const char *
 dl_onnx_import_ops(void)
@@ -62,7 +63,10 @@ typedef enum ValKind
 	VAL_RNN_Y,					/* an RNN's Y: (T, 1, N, H) */
 	VAL_RNN_YH,					/* an RNN's Y_h: (D, N, H) */
 	VAL_RNN_YH_DIR,				/* one direction of a bidirectional Y_h: (N, H) */
-	VAL_RNN_Y_TNDH				/* a bidirectional Y as (T, N, 2, H) */
+	VAL_RNN_Y_TNDH,				/* a bidirectional Y as (T, N, 2, H) */
+	VAL_GELU					/* a step of x * 0.5 * (1 + erf(x / sqrt 2)),
+								 * the GELU opsets before 20 write: stage 1
+								 * x / sqrt 2, 2 erf, 3 + 1, 4 x * (...) */
 } ValKind;
 
 #define MAX_DIMS 8
@@ -91,7 +95,9 @@ typedef struct Val
 	int			rnn;			/* VAL_RNN_*: the record; a TENSOR that is an
 								 * RNN's full sequence: its record; else -1 */
 	bool		seq_tm;			/* that sequence is time major */
-	int			dir;			/* VAL_RNN_YH_DIR: 0 forward, 1 backward */
+	int			dir;			/* VAL_RNN_YH_DIR: 0 forward, 1 backward;
+								 * VAL_GELU: the stage */
+	int			gelu_x;			/* VAL_GELU: the value x */
 	bool		squash;			/* the engine tensor is this one with its last
 								 * two axes merged (a recurrent layer's
 								 * directions): a Reshape merging them is free */
@@ -2452,6 +2458,91 @@ op_constant_of_shape(Im *im)
 	return DL_OK;
 }
 
+/* Is v a scalar constant equal to want (within float rounding)? */
+static bool
+const_is(const Val *v, double want)
+{
+	return v != NULL && v->kind == VAL_CONST && !v->zero_fill && v->count == 1 &&
+		fabs((double) v->f[0] - want) <= 1e-6 * fabs(want);
+}
+
+/* a GELU step: out is stage of x */
+static DlStatus
+gelu_step(Im *im, int x_index, int stage)
+{
+	Val		   *o;
+	Val			xv = im->vals[x_index];
+
+	o = out_tensor(im, im->node->output[0], xv.ref, xv.layout, xv.rank, xv.dims);
+	if (o == NULL)
+		return im->err->code;
+	o->kind = VAL_GELU;
+	o->dir = stage;
+	o->gelu_x = x_index;
+	return DL_OK;
+}
+
+/*
+ * Div, Erf, Add, Mul of the GELU decomposition: each step is recorded, the
+ * last (Mul by 0.5) becomes Activation gelu of x.  Returns DL_OK with
+ * *done false when the node is not such a step.
+ */
+static DlStatus
+try_gelu(Im *im, const char *op, bool *done)
+{
+	Val		   *a = in_val(im, 0),
+			   *b = in_val(im, 1);
+
+	*done = false;
+	if (strcmp(op, "Div") == 0 && a && a->kind == VAL_TENSOR && const_is(b, 1.4142135623730951))
+	{
+		*done = true;
+		return gelu_step(im, (int) (a - im->vals), 1);
+	}
+	if (strcmp(op, "Erf") == 0 && a && a->kind == VAL_GELU && a->dir == 1)
+	{
+		*done = true;
+		return gelu_step(im, a->gelu_x, 2);
+	}
+	if (strcmp(op, "Add") == 0 && a && b)
+	{
+		Val		   *g = a->kind == VAL_GELU ? a : b->kind == VAL_GELU ? b : NULL;
+		Val		   *c = g == a ? b : a;
+
+		if (g && g->dir == 2 && const_is(c, 1.0))
+		{
+			*done = true;
+			return gelu_step(im, g->gelu_x, 3);
+		}
+	}
+	if (strcmp(op, "Mul") == 0 && a && b)
+	{
+		Val		   *g = a->kind == VAL_GELU ? a : b->kind == VAL_GELU ? b : NULL;
+		Val		   *c = g == a ? b : a;
+
+		if (g && g->dir == 3 && c->kind == VAL_TENSOR && (int) (c - im->vals) == g->gelu_x)
+		{
+			*done = true;
+			return gelu_step(im, g->gelu_x, 4);
+		}
+		if (g && g->dir == 3 && const_is(c, 0.5))
+		{
+			/* 0.5 * (1 + erf(x / sqrt 2)) first, then times x */
+			*done = true;
+			return gelu_step(im, g->gelu_x, 5);
+		}
+		if (g && (g->dir == 4 ? const_is(c, 0.5) :
+				  g->dir == 5 && c->kind == VAL_TENSOR && (int) (c - im->vals) == g->gelu_x))
+		{
+			Val		   *x = &im->vals[g->gelu_x];
+
+			*done = true;
+			return op_elementwise(im, x, "Activation", "\"activation\": \"gelu\"");
+		}
+	}
+	return DL_OK;
+}
+
 static DlStatus
 convert_node(Im *im)
 {
@@ -2470,6 +2561,12 @@ convert_node(Im *im)
 	}
 	if ((st = need_inputs(im, 1)) != DL_OK)
 		return st;
+	{
+		bool		done;
+
+		if ((st = try_gelu(im, op, &done)) != DL_OK || done)
+			return st;
+	}
 	if ((act = act_of(op)) != NULL)
 	{
 		char		cfg[64];

@@ -2,7 +2,7 @@
 # gen_torch.py: PyTorch models exported to ONNX, for load_onnx_model's
 # tests (sql/76_onnx.sql) and the interchange step of scripts/test.sh.
 #
-# Seven small models, each built with Debian's python3-torch, trained for a
+# Eight small models, each built with Debian's python3-torch, trained for a
 # few full-batch steps (so the weights are not an initializer's), exported
 # with torch.onnx.export (opset 17, a dynamic batch dimension) and run by
 # PyTorch on fixed inputs:
@@ -18,6 +18,8 @@
 #                                                   inputs (N, 3), (N, 5)
 #   bilstm    Embedding, bidirectional LSTM, cat(h[-2], h[-1]), Linear-Softmax
 #                                                   input (N, 7) token ids
+#   gelu      Linear-GELU-Linear-Softmax (GELU as opset 17 writes it: Div, Erf,
+#             Add, Mul, Mul)                        input (N, 4)
 #   textcnn   Embedding, transpose, Conv1d-ReLU-BatchNorm1d-MaxPool1d,
 #             x.view(x.size(0), -1), LayerNorm, Linear-Softmax
 #                                                   input (N, 10) token ids
@@ -122,6 +124,15 @@ class BiLSTM(nn.Module):
         return torch.softmax(self.fc(torch.cat((h[-2], h[-1]), dim=1)), dim=1)
 
 
+class GeluMLP(nn.Module):
+    def __init__(self):
+        super().__init__()
+        self.net = nn.Sequential(nn.Linear(4, 6), nn.GELU(), nn.Linear(6, 3), nn.Softmax(dim=1))
+
+    def forward(self, x):
+        return self.net(x)
+
+
 class TwoIn(nn.Module):
     def __init__(self):
         super().__init__()
@@ -138,7 +149,7 @@ N = 6
 
 
 def data(name):
-    if name == 'mlp':
+    if name in ('mlp', 'gelu'):
         return [torch.randn(N, 4)]
     if name == 'cnn':
         return [torch.randn(N, 1, 8, 8)]
@@ -179,7 +190,7 @@ def flt(t):
 def main(out_path, fixture_dir):
     models = [('mlp', MLP(), 3), ('cnn', CNN(), 3), ('resblock', ResBlock(), 3),
               ('lstm', TextLSTM(), 2), ('twoin', TwoIn(), 3), ('textcnn', TextCNN(), 3),
-              ('bilstm', None, 2)]   # made in its turn: the earlier models' draws stay
+              ('bilstm', None, 2), ('gelu', None, 3)]   # made in their turn: the earlier models' draws stay
     lines = ['-- onnx_torch.sql: made by test/interchange/gen_torch.py (PyTorch %s,'
              ' torch.onnx.export opset 17); do not edit.' % torch.__version__,
              '-- Per model: :<name>_onnx (the .onnx bytes), <name>_data (inputs as the',
@@ -187,7 +198,7 @@ def main(out_path, fixture_dir):
              "-- <name>_torch (PyTorch's softmax outputs)."]
     for name, model, classes in models:
         if model is None:
-            model = BiLSTM()
+            model = BiLSTM() if name == 'bilstm' else GeluMLP()
         xs = data(name)
         train(model, xs, classes)
         with torch.no_grad():

@@ -289,13 +289,13 @@ torch_case(const char *name, double *worst_torch, double *worst_round)
 static void
 test_torch_import(void **state)
 {
-	static const char *const names[] = {"mlp", "cnn", "resblock", "lstm", "twoin", "textcnn", "bilstm"};
+	static const char *const names[] = {"mlp", "cnn", "resblock", "lstm", "twoin", "textcnn", "bilstm", "gelu"};
 	double		worst_torch = 0,
 				worst_round = 0;
 
 	for (size_t k = 0; k < sizeof(names) / sizeof(names[0]); k++)
 		torch_case(names[k], &worst_torch, &worst_round);
-	printf("    onnx: 7 PyTorch models within %.3g of PyTorch; import -> export -> import: "
+	printf("    onnx: 8 PyTorch models within %.3g of PyTorch; import -> export -> import: "
 		   "identical weights, predictions within %.3g\n", worst_torch, worst_round);
 }
 
