@@ -13,6 +13,13 @@
 #             flags Greenplum builds extensions with,
 #             -Werror=implicit-function-declaration -Werror=uninitialized:
 #             no error and no warning;
+#   types     the install script (src/sql) declares no type PostgreSQL
+#             12 lacks (anycompatible and its family, multiranges);
+#   qualified every object the install script creates is named
+#             madlib_dl.<name> (Greenplum, upstream issue #6716);
+#   order     no SQL-language function calls a function defined later in
+#             the install script (Greenplum checks their bodies inside
+#             CREATE EXTENSION, PostgreSQL does not);
 #   control   madlib_dl.control has only parameters PostgreSQL 12 knows
 #             (Greenplum 7's CREATE EXTENSION rejects any other);
 #   sql       the install script calls no built-in function that
@@ -91,6 +98,58 @@ PY
     echo "compat: the install script calls no built-in function PostgreSQL $major lacks"
   fi
 done <<< "$TREES"
+
+# types: the install script declares no type PostgreSQL 12 lacks (the
+# anycompatible family and multiranges are 13 and 14).  The upgrade scripts
+# are left out: they drop 0.1.0's anycompatible functions, which exist only
+# where 0.1.0 installed (PostgreSQL 13 and later).
+newtypes="$(cat $(LC_ALL=C ls src/sql/*.sql) | sed -e 's/--.*$//' |
+            grep -owiE 'anycompatible(array|nonarray|range|multirange)?|any(multirange)|[a-z0-9]+multirange' | sort -u)"
+if [ -n "$newtypes" ]; then
+  echo "compat: the install script uses types PostgreSQL 12 does not have: $newtypes"
+  fail=1
+else
+  echo "compat: the install script uses no type PostgreSQL 12 lacks (anycompatible, multiranges)"
+fi
+
+# order: no SQL-language function of the install script calls a function
+# the script defines later.  PostgreSQL does not check SQL function bodies
+# inside CREATE EXTENSION; Greenplum 7 does, and fails there.
+later="$(cat $(LC_ALL=C ls src/sql/*.sql) | python3 -c '
+import re, sys
+sql = re.sub(r"--[^\n]*", "", sys.stdin.read())
+defs = {}
+for m in re.finditer(r"CREATE\s+(?:OR\s+REPLACE\s+)?(?:FUNCTION|AGGREGATE)\s+madlib_dl\.(\w+)\s*\(", sql, re.I):
+    defs.setdefault(m.group(1).lower(), m.start())
+bad = set()
+fn = r"CREATE\s+(?:OR\s+REPLACE\s+)?FUNCTION"
+for m in re.finditer(fn + r"\s+madlib_dl\.(\w+)\s*\(((?:(?!" + fn + r").)*?)\bAS\s+(\$\w*\$)(.*?)\3", sql, re.I | re.S):
+    if re.search(r"LANGUAGE\s+sql", m.group(2), re.I):
+        for r in set(re.findall(r"madlib_dl\.(\w+)\s*\(", m.group(4))):
+            if defs.get(r.lower(), -1) > m.start():
+                bad.add(m.group(1) + " calls " + r)
+print(", ".join(sorted(bad)))
+')"
+if [ -n "$later" ]; then
+  echo "compat: SQL functions of the install script call functions defined after them (Greenplum checks their bodies): $later"
+  fail=1
+else
+  echo "compat: no SQL function of the install script calls one defined after it"
+fi
+
+# qualified: every object the install script creates at the top level is
+# named with its schema (Greenplum creates an unqualified one in the
+# segments' own search_path and CREATE EXTENSION fails, upstream #6716).
+unq="$(cat $(LC_ALL=C ls src/sql/*.sql) |
+       grep -iE '^\s*CREATE\s+(OR\s+REPLACE\s+)?(FUNCTION|PROCEDURE|AGGREGATE|TYPE|TABLE|VIEW|DOMAIN|OPERATOR|CAST|SEQUENCE)\s' |
+       grep -viE '^\s*CREATE\s+(OR\s+REPLACE\s+)?\w+\s+(madlib_dl\.|\(|IF\s+NOT\s+EXISTS\s+madlib_dl\.)' |
+       grep -v '%')"   # (format() strings make user tables at run time)
+if [ -n "$unq" ]; then
+  echo "compat: the install script creates objects without the schema madlib_dl: $unq"
+  fail=1
+else
+  echo "compat: every object the install script creates is schema-qualified"
+fi
 
 # control: PostgreSQL 12's control file parameters (src/backend/commands/extension.c)
 bad="$(grep -vE '^\s*(#|$)' madlib_dl.control | sed -E 's/\s*=.*//' |

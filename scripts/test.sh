@@ -22,7 +22,8 @@
 #               with GP_VERSION_NUM defined and Greenplum's -Werror flags
 #               (Greenplum 7, Cloudberry), no error and no warning; the
 #               control file and the install script checked for what
-#               PostgreSQL 12 lacks
+#               PostgreSQL 12 lacks and what Greenplum refuses (an object
+#               without its schema, a SQL function before one it calls)
 #   unit        make unit (cmocka)
 #   interchange test/interchange/check.sh: every model the ONNX tests export
 #               passes onnx.checker (python3-onnx) and runs in ONNX Runtime
@@ -50,6 +51,19 @@
 #               missing) in a copy of the tree, with MADLIB_DL_GIT_DIR
 #               naming a bare copy of this checkout's history (050_upgrade
 #               builds 0.1.0 from it)
+#   greenplum   when ../shared/greenplum/setup.sh is beside the checkout
+#               (CI has a read-only copy of shared/ there) or GPHOME names
+#               an installed Greenplum with a running cluster: setup.sh
+#               installs the server into /opt/gpdb and starts a coordinator
+#               (port 7000) and 3 primaries (nothing is written into
+#               shared/); in a copy of the tree, make with Greenplum's
+#               pg_config (no warning) and make install there; pg_regress
+#               against the coordinator (00_create_extension,
+#               97_greenplum_cluster); test/greenplum/run.sh inside
+#               pg_virtualenv (the flow on the segments, the same weights
+#               as PostgreSQL's 3 virtual segments, a primary stopped
+#               during a fit, DROP EXTENSION, the upgrade from 0.1.0).
+#               Without either it says so in one line (docs/greenplum.md)
 #   package     the Debian package (docs/packaging.md), last because it
 #               replaces the files of the install step: dpkg-buildpackage in
 #               a copy of the tree, lintian (no error, no unexplained
@@ -231,6 +245,44 @@ do_tap() {
   return "$rc"
 }
 
+# Greenplum (docs/greenplum.md): the kit of ../shared/greenplum (setup.sh,
+# a prebuilt Greenplum 7) or an installed one named by GPHOME.
+# (MADLIB_DL_GP_KIT names another setup.sh, e.g. from a worktree.)
+GP_KIT="${MADLIB_DL_GP_KIT:-$ROOT/../shared/greenplum/setup.sh}"
+gp_home() {
+  if [ -f "$GP_KIT" ]; then
+    echo /opt/gpdb
+  elif [ -n "${GPHOME:-}" ] && [ -x "$GPHOME/bin/pg_config" ]; then
+    echo "$GPHOME"
+  fi
+}
+do_greenplum() {
+  local gphome work rc=0 t=$SECONDS
+  gphome="$(gp_home)"
+  [ -n "$gphome" ] || { echo "greenplum: no kit and no GPHOME"; return 1; }
+  if [ -f "$GP_KIT" ]; then
+    echo "--- $GP_KIT (the server into /opt/gpdb, the cluster started)"
+    "${SUDO[@]}" bash "$GP_KIT" || return 1
+  fi
+  work="$(mktemp -d "${TMPDIR:-/tmp}/madlib_dl_gp.XXXXXX")" || return 1
+  chmod 755 "$work"
+  copy_tree "$work" --exclude='*.o' --exclude='*.so' --exclude='*.bc' --exclude=./.deps || return 1
+  echo "--- make PG_CONFIG=$gphome/bin/pg_config; make install ($((SECONDS - t)) s)"
+  (cd "$work" && make_no_warnings -j"$JOBS" PG_CONFIG="$gphome/bin/pg_config" &&
+     "${SUDO[@]}" make install PG_CONFIG="$gphome/bin/pg_config" >/dev/null) || { rm -rf "$work"; return 1; }
+  echo "--- pg_regress against the coordinator ($((SECONDS - t)) s)"
+  if ! (cd "$work" && env PGHOST=127.0.0.1 PGPORT="${GP_PORT:-7000}" PGUSER="${GP_USER:-gpadmin}" \
+          make installcheck PG_CONFIG="$gphome/bin/pg_config" TAP_TESTS=); then
+    [ -f "$work/regression.diffs" ] && { echo "---- regression.diffs"; cat "$work/regression.diffs"; }
+    rc=1
+  fi
+  echo "--- test/greenplum/run.sh ($((SECONDS - t)) s)"
+  (cd "$work" && "${SUDO[@]}" pg_virtualenv -t $PGV_OPTS env GPHOME="$gphome" test/greenplum/run.sh) || rc=1
+  echo "--- greenplum: $((SECONDS - t)) s"
+  rm -rf "$work"
+  return "$rc"
+}
+
 # The Debian package (debian/, docs/packaging.md), built in a copy of the
 # tree: dpkg-buildpackage cleans the tree it builds in and writes the .deb
 # into its parent directory.
@@ -380,6 +432,12 @@ if compgen -G "test/t/*.pl" >/dev/null; then
 else
   echo
   echo "=== tap: skipped, test/t has no *.pl tests yet"
+fi
+if [ -n "$(gp_home)" ]; then
+  step greenplum do_greenplum
+else
+  echo
+  echo "=== greenplum: skipped, no ../shared/greenplum/setup.sh and no GPHOME (docs/greenplum.md)"
 fi
 step package do_package
 

@@ -39,16 +39,24 @@ END
 $f$;
 -- plan_moves(sql): whether EXPLAIN sql shows a Redistribute or Broadcast
 -- Motion (Greenplum), false here.
-CREATE FUNCTION plan_moves(sql text) RETURNS boolean
+-- With a model table: EXPLAIN sql with $1 the model's architecture and
+-- $2 its weights, as evaluate runs its aggregate (_ep_evaluate: the model
+-- is a parameter of the query, not a table joined to the data).
+CREATE FUNCTION plan_moves(sql text, model regclass DEFAULT NULL) RETURNS boolean
 LANGUAGE plpgsql AS $f$
 DECLARE
     line text;
     moves boolean := false;
+    arch json;
+    weights bytea;
 BEGIN
     IF NOT madlib_dl._is_greenplum() THEN
         RETURN false;
     END IF;
-    FOR line IN EXECUTE 'EXPLAIN (COSTS OFF) ' || sql LOOP
+    IF model IS NOT NULL THEN
+        EXECUTE format('SELECT model_arch, model_weights FROM %s', model) INTO arch, weights;
+    END IF;
+    FOR line IN EXECUTE 'EXPLAIN (COSTS OFF) ' || sql USING arch, weights LOOP
         moves := moves OR line ~ '(Redistribute|Broadcast) Motion';
     END LOOP;
     RETURN moves;
@@ -122,10 +130,10 @@ SELECT madlib_dl.evaluate('m1', 'test_packed', 'm1_eval');
 SELECT abs(e.loss - s.validation_loss_final) < 1e-6 AS evaluate_is_validation_loss,
        abs(e.metric - s.validation_metrics_final) < 1e-6 AS evaluate_is_validation_metric
   FROM m1_eval e, m1_summary s;
-SELECT NOT plan_moves($$SELECT s.__dist_key__, madlib_dl._evaluate_segment(m.model_arch, m.model_weights, 'x',
+SELECT NOT plan_moves($$SELECT s.__dist_key__, madlib_dl._evaluate_segment($1, $2, 'x',
                                     s.buffer_id, s.class_text, s.attributes, s.class_text_shape, s.attributes_shape)
-                          FROM gpc_test.test_packed s, (SELECT model_arch, model_weights FROM gpc_test.m1) m
-                         GROUP BY s.__dist_key__$$) AS evaluate_stays_on_segments;
+                          FROM gpc_test.test_packed s
+                         GROUP BY s.__dist_key__$$, 'm1') AS evaluate_stays_on_segments;
 
 -- predict: every test row, its classes ranked, probabilities summing to 1
 SELECT madlib_dl.predict('m1', 'iris_test', 'id', 'attributes', 'm1_prob');

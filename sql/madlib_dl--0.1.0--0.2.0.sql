@@ -77,6 +77,7 @@ DROP FUNCTION madlib_dl.madlib_keras_fit(character varying,character varying,cha
 DROP FUNCTION madlib_dl._fit(text[],text[],text[],integer,character varying,character varying,integer,boolean,text[],integer,boolean,character varying,character varying,character varying);
 DROP FUNCTION madlib_dl._fit_check_packed(text[],text,text,text,json);
 DROP FUNCTION madlib_dl._fit_run(regclass,text,text,regclass,text,text,json,bytea,text,text,integer,integer,integer);
+DROP FUNCTION madlib_dl.training_preprocessor_dl(character varying,character varying,character varying,character varying,integer,real,anycompatible,text);
 DROP FUNCTION madlib_dl._validation_preprocessor_dl(text[],text[],text,text,text[],integer,text);
 DROP FUNCTION madlib_dl._training_preprocessor_dl(text[],text[],text,text,integer,real,integer,text);
 DROP FUNCTION madlib_dl._pp_pack(text[],text[],text[],text,text,text,text,text,bigint,integer,integer,integer,real,integer[],boolean);
@@ -412,6 +413,17 @@ AS $function$
                 THEN ' DISTRIBUTED REPLICATED' ELSE '' END
 $function$;
 
+CREATE FUNCTION madlib_dl._distributed_clause(cols text DEFAULT NULL::text)
+ RETURNS text
+ LANGUAGE sql
+ STABLE PARALLEL SAFE
+ SET search_path TO 'pg_catalog', 'pg_temp'
+AS $function$
+    SELECT CASE WHEN to_regclass('pg_catalog.gp_segment_configuration') IS NULL THEN ''
+                WHEN cols IS NULL THEN ' DISTRIBUTED RANDOMLY'
+                ELSE ' DISTRIBUTED BY (' || cols || ')' END
+$function$;
+
 CREATE FUNCTION madlib_dl._temp_table_name(base text)
  RETURNS text
  LANGUAGE plpgsql
@@ -462,6 +474,48 @@ CREATE FUNCTION madlib_dl._leader_only_end(saved text)
  LANGUAGE sql
  SET search_path TO 'pg_catalog', 'pg_temp'
 AS $function$ SELECT set_config('max_parallel_workers', saved, true) WHERE saved IS NOT NULL $function$;
+
+CREATE FUNCTION madlib_dl._object_table_what()
+ RETURNS text
+ LANGUAGE sql
+ IMMUTABLE PARALLEL SAFE
+ SET search_path TO 'pg_catalog', 'pg_temp'
+AS $function$ SELECT 'an object table made by load_top_k_accuracy_function'::text $function$;
+
+CREATE FUNCTION madlib_dl._object_table_check(obj text[], compiles text[])
+ RETURNS void
+ LANGUAGE plpgsql
+ STABLE
+ SET search_path TO 'pg_catalog', 'pg_temp'
+AS $function$
+DECLARE
+    rel regclass := madlib_dl._assert_table_exists(obj, 'object_table');
+    c text;
+    fn text;
+    k text;
+    found_it boolean;
+BEGIN
+    PERFORM madlib_dl._assert_columns(rel, ARRAY['name'], ARRAY['text'], madlib_dl._object_table_what());
+    FOREACH c IN ARRAY coalesce(compiles, ARRAY[]::text[]) LOOP
+        CONTINUE WHEN c IS NULL;
+        BEGIN
+            fn := (madlib_dl._check_params(c, NULL)).metrics_type[1];
+        EXCEPTION WHEN OTHERS THEN
+            CONTINUE;           -- the driver reports the string's own error
+        END;
+        k := substring(fn FROM '^top_([0-9]+)_accuracy$');
+        CONTINUE WHEN k IS NULL;
+        EXECUTE format('SELECT EXISTS (SELECT 1 FROM %s WHERE name = $1)', madlib_dl._table_sql(obj))
+           INTO found_it USING fn;
+        IF NOT found_it THEN
+            RAISE EXCEPTION 'object_table "%" has no function "%"', madlib_dl._table_label(obj), fn
+                USING ERRCODE = 'undefined_object',
+                      HINT = format('Add it with SELECT madlib_dl.load_top_k_accuracy_function(%L, %s);',
+                                    madlib_dl._table_given(obj), k);
+        END IF;
+    END LOOP;
+END
+$function$;
 
 CREATE FUNCTION madlib_dl._arch_io(model_arch json)
  RETURNS TABLE(io text, "position" integer, name text, shape integer[])
@@ -969,6 +1023,31 @@ BEGIN
             'a table of segment ids (a dbid column), as MADlib takes it');
         distribution_rules := NULL;
     END IF;
+    IF madlib_dl._is_greenplum() THEN
+        -- Greenplum: the buffers go on the real primaries
+        -- (_gp_place_buffers: buffer b on content b % nseg), so they are
+        -- made for all of them (whatever the coordinator's CPUs), or for
+        -- the first n given as a number (as n virtual segments would be
+        -- on PostgreSQL: the same buffers, the same placement).
+        SELECT count(*)::integer INTO nseg FROM pg_catalog.gp_segment_configuration
+         WHERE role = 'p' AND content >= 0;
+        IF distribution_rules IS NULL OR lower(btrim(distribution_rules)) = 'all_segments' THEN
+            rules := 'all_segments';
+            RETURN;
+        END IF;
+        IF btrim(distribution_rules) ~ '^[0-9]{1,9}$' THEN
+            IF btrim(distribution_rules)::integer BETWEEN 1 AND nseg THEN
+                nseg := btrim(distribution_rules)::integer;
+                rules := nseg::text;
+                RETURN;
+            END IF;
+            RAISE EXCEPTION 'distribution_rules "%" is more segments than this Greenplum cluster has (%)',
+                            distribution_rules, nseg
+                USING ERRCODE = 'invalid_parameter_value',
+                      HINT = format('Give NULL or ''all_segments'' for all %s primary segments, or a number from 1 to %s.',
+                                    nseg, nseg);
+        END IF;
+    END IF;
     IF distribution_rules IS NULL OR lower(btrim(distribution_rules)) = 'all_segments' THEN
         IF default_nseg IS NOT NULL THEN
             nseg := default_nseg;
@@ -1003,7 +1082,7 @@ BEGIN
 END
 $function$;
 
-CREATE FUNCTION madlib_dl._pp_num_classes(num_classes anycompatible)
+CREATE FUNCTION madlib_dl._pp_num_classes(num_classes anyelement)
  RETURNS integer[]
  LANGUAGE plpgsql
  IMMUTABLE
@@ -1209,10 +1288,11 @@ BEGIN
         END LOOP;
         row_bytes := row_bytes + 4.0 * prod;
     END LOOP;
-    EXECUTE format('CREATE TABLE %I.%I (%s%s, buffer_id integer, __dist_key__ integer)',
+    EXECUTE format('CREATE TABLE %I.%I (%s%s, buffer_id integer, __dist_key__ integer)%s',
                    dst[1], dst[2], col_defs,
                    (SELECT string_agg(format('%I integer[]', c || '_shape'), ', ' ORDER BY i)
-                      FROM unnest(dep_cols || indep_cols) WITH ORDINALITY AS u(c, i)));
+                      FROM unnest(dep_cols || indep_cols) WITH ORDINALITY AS u(c, i)),
+                   madlib_dl._distributed_clause('__dist_key__'));
     EXECUTE format('ALTER TABLE %I.%I %s', dst[1], dst[2],
                    (SELECT string_agg(format('ALTER COLUMN %I SET STORAGE EXTERNAL', c), ', ' ORDER BY i)
                       FROM unnest(dep_cols || indep_cols) WITH ORDINALITY AS u(c, i)));
@@ -1226,11 +1306,11 @@ BEGIN
         CREATE TEMPORARY TABLE %4$I ON COMMIT DROP AS
         SELECT %6$s, (r.rn / $1)::integer AS buffer_id, (r.rn %% $1)::integer AS slot
           FROM (SELECT %5$s, row_number() OVER (ORDER BY %1$s) - 1 AS rn
-                  FROM %2$I.%3$I s) r
+                  FROM %2$I.%3$I s) r%7$s
         $q$,
         CASE WHEN shuffle THEN 'hashtidextended(s.ctid, 42), ' || ident_order
              ELSE ident_order END,
-        src[1], src[2], ord, ident_cols, ident_keep)
+        src[1], src[2], ord, ident_cols, ident_keep, madlib_dl._distributed_clause('buffer_id'))
     USING bs::bigint;
     EXECUTE format('ANALYZE pg_temp.%I', ord);
 
@@ -1428,8 +1508,8 @@ BEGIN
                NULL::integer AS buffer_size, $6::real AS normalizing_const,
                NULL::integer[] AS num_classes, $7::text AS distribution_rules,
                'all_segments'::text AS __internal_gpu_config__, $8::integer AS num_segments,
-               madlib_dl.version() AS madlib_version
-        $q$, summ[1], summ[2], cv_exprs)
+               madlib_dl.version() AS madlib_version%s
+        $q$, summ[1], summ[2], cv_exprs, madlib_dl._distributed_clause())
     USING madlib_dl._table_given(src), madlib_dl._table_given(dst), v.cols[1:nd], v.cols[nd + 1:],
           v.typnames[1:nd], norm, seg.rules, seg.nseg;
 
@@ -1646,8 +1726,8 @@ BEGIN
                $6::integer AS buffer_size, $7::real AS normalizing_const,
                $8::integer[] AS num_classes, $9::text AS distribution_rules,
                'all_segments'::text AS __internal_gpu_config__, $10::integer AS num_segments,
-               madlib_dl.version() AS madlib_version
-        $q$, summ[1], summ[2], cv_exprs)
+               madlib_dl.version() AS madlib_version%s
+        $q$, summ[1], summ[2], cv_exprs, madlib_dl._distributed_clause())
     USING madlib_dl._table_given(src), madlib_dl._table_given(dst), v.cols[1:nd], v.cols[nd + 1:],
           v.typnames[1:nd], bs, ts.normalizing_const, ts.ncls, seg.rules, seg.nseg;
 
@@ -1661,7 +1741,17 @@ BEGIN
 END
 $function$;
 
-CREATE OR REPLACE FUNCTION madlib_dl.training_preprocessor_dl(source_table character varying, output_table character varying, dependent_varname character varying, independent_varname character varying, buffer_size integer DEFAULT NULL::integer, normalizing_const real DEFAULT 1.0, num_classes anycompatible DEFAULT NULL::unknown, distribution_rules text DEFAULT NULL::text)
+CREATE FUNCTION madlib_dl.training_preprocessor_dl(source_table character varying, output_table character varying, dependent_varname character varying, independent_varname character varying, buffer_size integer DEFAULT NULL::integer, normalizing_const real DEFAULT 1.0, num_classes anyelement DEFAULT NULL::integer, distribution_rules text DEFAULT NULL::text)
+ RETURNS void
+ LANGUAGE sql
+AS $function$
+    SELECT madlib_dl._training_preprocessor_dl(
+        madlib_dl._resolve_table($1, 'source_table'), madlib_dl._resolve_table($2, 'output_table'),
+        $3, $4, $5, $6, madlib_dl._pp_num_classes($7), $8,
+        CASE WHEN madlib_dl._pp_rules_is_table($8) THEN madlib_dl._resolve_table($8, 'distribution_rules') END)
+$function$;
+
+CREATE FUNCTION madlib_dl.training_preprocessor_dl(source_table character varying, output_table character varying, dependent_varname character varying, independent_varname character varying, buffer_size integer, normalizing_const real, num_classes text, distribution_rules text DEFAULT NULL::text)
  RETURNS void
  LANGUAGE sql
 AS $function$
@@ -2004,6 +2094,47 @@ CREATE FUNCTION madlib_dl._fit_check_averaging(averaging_period integer, lr_scal
  IMMUTABLE PARALLEL SAFE
 AS '$libdir/madlib_dl', $function$madlib_dl__check_averaging$function$;
 
+CREATE OR REPLACE FUNCTION madlib_dl._fit_num_segments(source text[], src_rel regclass, psum jsonb)
+ RETURNS integer
+ LANGUAGE plpgsql
+ SET search_path TO 'pg_catalog', 'pg_temp'
+AS $function$
+DECLARE
+    nseg integer;
+    nt bigint;
+BEGIN
+    nseg := (psum->>'num_segments')::integer;
+    IF nseg IS NULL THEN
+        IF EXISTS (
+               SELECT 1 FROM pg_attribute a WHERE a.attrelid = src_rel
+                  AND a.attname = '__dist_key__' AND NOT a.attisdropped) THEN
+            EXECUTE format('SELECT max(__dist_key__) + 1 FROM %s', madlib_dl._table_sql(source)) INTO nseg;
+        END IF;
+        nseg := coalesce(nseg, 1);
+    END IF;
+    IF nseg < 1 OR nseg > 64 THEN
+        RAISE EXCEPTION 'source_table "%" has % segments, expected 1 to 64', madlib_dl._table_label(source), nseg
+            USING ERRCODE = 'data_exception',
+                  HINT = 'Preprocess the data again with training_preprocessor_dl.';
+    END IF;
+    -- (On Greenplum __dist_key__ holds the keys that hash to each segment,
+    -- not 0 .. nseg - 1: _gp_table_keys reads and checks them.)
+    IF EXISTS (SELECT 1 FROM pg_attribute a WHERE a.attrelid = src_rel
+                  AND a.attname = '__dist_key__' AND NOT a.attisdropped)
+       AND NOT madlib_dl._is_greenplum() THEN
+        EXECUTE format('SELECT count(*) FROM %s WHERE __dist_key__ IS NULL OR __dist_key__ < 0 OR __dist_key__ >= $1',
+                       madlib_dl._table_sql(source)) INTO nt USING nseg;
+        IF nt > 0 THEN
+            RAISE EXCEPTION 'source_table "%" has % buffers whose __dist_key__ is not a segment 0 to %',
+                            madlib_dl._table_label(source), nt, nseg - 1
+                USING ERRCODE = 'data_exception',
+                      HINT = 'Preprocess the data again with training_preprocessor_dl; do not edit its __dist_key__ column.';
+        END IF;
+    END IF;
+    RETURN nseg;
+END
+$function$;
+
 CREATE FUNCTION madlib_dl._fit_class_values_columns(source text[], y_cols text[], OUT defs text, OUT exprs text)
  RETURNS record
  LANGUAGE plpgsql
@@ -2208,7 +2339,8 @@ BEGIN
         EXECUTE format('DROP TABLE %s', madlib_dl._table_sql(model));
         EXECUTE format('DROP TABLE %s', madlib_dl._table_sql(summary_tbl));
     END IF;
-    EXECUTE format('CREATE TABLE %s (model_weights bytea, model_arch json)', madlib_dl._table_sql(model));
+    EXECUTE format('CREATE TABLE %s (model_weights bytea, model_arch json)%s', madlib_dl._table_sql(model),
+                   madlib_dl._distributed_clause());
     EXECUTE format('INSERT INTO %s VALUES ($1, $2)', madlib_dl._table_sql(model))
        USING r.model_weights, arch;
 
@@ -2228,8 +2360,8 @@ BEGIN
         '  validation_metrics_final double precision, validation_loss_final double precision,'
         '  validation_metrics double precision[], validation_loss double precision[],'
         '  metrics_iters integer[]%s, seed bigint, averaging_period integer, lr_scaling text,'
-        '  early_stopping text, stopped_at_iteration integer, best_iteration integer%s)',
-        madlib_dl._table_sql(summary_tbl), cv.defs, oc.defs);
+        '  early_stopping text, stopped_at_iteration integer, best_iteration integer%s)%s',
+        madlib_dl._table_sql(summary_tbl), cv.defs, oc.defs, madlib_dl._distributed_clause());
     EXECUTE format(
         'INSERT INTO %s SELECT $1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12, $13, $14, $15,'
         ' $16, $17, $18, $19, $20, $21, $22, $23, $24, $25, $26, $27, $28, $29, $30, $31, $32,'
@@ -2789,8 +2921,9 @@ BEGIN
             '        ($2::text[])[(q.r).class_index] AS class_value, (q.r).prob%s'
             '   FROM (SELECT madlib_dl._predict_batch_par($3, $4, $5, 1, $6, $7,'
             '                (t.%I)::pg_catalog.text, %s, false) AS r'
-            '           FROM %s t) q%s',
-            madlib_dl._table_sql(otbl), id_type, id_col, cols, id_col, feat, rel, filter)
+            '           FROM %s t) q%s%s',
+            madlib_dl._table_sql(otbl), id_type, id_col, cols, id_col, feat, rel, filter,
+            madlib_dl._distributed_clause())
         USING class_name, class_values, model_arch, model_weights, normalizing_const, indep_col, max_rank;
         RETURN;
     END IF;
@@ -2803,10 +2936,10 @@ BEGIN
         '                        false AS flush'
         '                   FROM %s t'
         '                 UNION ALL'
-        '                 SELECT NULL, NULL, true%s) s) q%s',
+        '                 SELECT NULL, NULL, true%s) s) q%s%s',
         madlib_dl._table_sql(otbl), id_type, id_col, cols, id_col, indep_col, rel,
         CASE WHEN madlib_dl._is_greenplum() THEN ' FROM gp_dist_random(''gp_id'')' ELSE '' END,
-        filter)
+        filter, madlib_dl._distributed_clause())
     USING class_name, class_values, model_arch, model_weights, normalizing_const, indep_col, max_rank,
           batch;
 END
@@ -2859,10 +2992,10 @@ BEGIN
         '           FROM (SELECT (t.%I)::pg_catalog.text AS i, ROW(%s) AS x, false AS flush'
         '                   FROM %s t'
         '                 UNION ALL'
-        '                 SELECT NULL, NULL, true%s) s) q%s',
+        '                 SELECT NULL, NULL, true%s) s) q%s%s',
         madlib_dl._table_sql(otbl), id_type, id_col, cols, id_col, feats, rel,
         CASE WHEN madlib_dl._is_greenplum() THEN ' FROM gp_dist_random(''gp_id'')' ELSE '' END,
-        filter)
+        filter, madlib_dl._distributed_clause())
     USING class_names, cv, model_arch, model_weights, normalizing_const, indep_cols, max_rank,
           batch;
 END
@@ -2966,12 +3099,12 @@ BEGIN
     END;
     k := cardinality(deps);
     r := madlib_dl._ep_evaluate_io(trel, deps, indeps, model_arch, model_weights, compile_params);
-    EXECUTE format('CREATE TABLE %s (loss float8, metric float8, metrics_type text[], loss_type text%s)',
+    EXECUTE format('CREATE TABLE %s (loss float8, metric float8, metrics_type text[], loss_type text%s)%s',
                    madlib_dl._table_sql(otbl),
                    CASE WHEN k > 1 THEN (SELECT string_agg(format(', %I float8, %I float8', d || '_loss',
                                                                   d || '_metric'), '' ORDER BY i)
                                            FROM unnest(model_deps) WITH ORDINALITY AS u(d, i))
-                        ELSE '' END);
+                        ELSE '' END, madlib_dl._distributed_clause());
     EXECUTE format('INSERT INTO %s SELECT $1[1], CASE WHEN $2 IS NOT NULL THEN $1[2] END, $2, $3%s',
                    madlib_dl._table_sql(otbl),
                    CASE WHEN k > 1 THEN (SELECT string_agg(format(', $1[%s], CASE WHEN $2 IS NOT NULL THEN $1[%s] END',
@@ -3037,8 +3170,8 @@ BEGIN
 
     r := madlib_dl._ep_evaluate(trel, dep, indep, m.model_arch, m.model_weights, m.compile_params);
 
-    EXECUTE format('CREATE TABLE %s (loss float8, metric float8, metrics_type text[], loss_type text)',
-                   madlib_dl._table_sql(otbl));
+    EXECUTE format('CREATE TABLE %s (loss float8, metric float8, metrics_type text[], loss_type text)%s',
+                   madlib_dl._table_sql(otbl), madlib_dl._distributed_clause());
     EXECUTE format('INSERT INTO %s VALUES ($1, $2, $3, $4)', madlib_dl._table_sql(otbl))
     USING r[1], r[2], m.metrics_type, m.loss_type;
 END
@@ -3641,8 +3774,8 @@ BEGIN
     -- the summary: one row naming the architecture table
     IF madlib_dl._table_oid(summ) IS NULL THEN
         EXECUTE format('CREATE TABLE %I.%I (model_arch_table varchar, object_table varchar,'
-                       ' model_arch_table_qualified varchar, object_table_qualified varchar)',
-                       summ[1], summ[2]);
+                       ' model_arch_table_qualified varchar, object_table_qualified varchar)%s',
+                       summ[1], summ[2], madlib_dl._distributed_clause());
     END IF;
     srel := madlib_dl._assert_table_exists(summ, 'model selection summary table');
     PERFORM madlib_dl._assert_columns(srel, ARRAY['model_arch_table'], ARRAY['character varying'],
@@ -3920,48 +4053,6 @@ For all parameters: SELECT madlib_dl.generate_model_configs('usage');$summary$
 END
 $function$;
 
-CREATE FUNCTION madlib_dl._object_table_what()
- RETURNS text
- LANGUAGE sql
- IMMUTABLE PARALLEL SAFE
- SET search_path TO 'pg_catalog', 'pg_temp'
-AS $function$ SELECT 'an object table made by load_top_k_accuracy_function'::text $function$;
-
-CREATE FUNCTION madlib_dl._object_table_check(obj text[], compiles text[])
- RETURNS void
- LANGUAGE plpgsql
- STABLE
- SET search_path TO 'pg_catalog', 'pg_temp'
-AS $function$
-DECLARE
-    rel regclass := madlib_dl._assert_table_exists(obj, 'object_table');
-    c text;
-    fn text;
-    k text;
-    found_it boolean;
-BEGIN
-    PERFORM madlib_dl._assert_columns(rel, ARRAY['name'], ARRAY['text'], madlib_dl._object_table_what());
-    FOREACH c IN ARRAY coalesce(compiles, ARRAY[]::text[]) LOOP
-        CONTINUE WHEN c IS NULL;
-        BEGIN
-            fn := (madlib_dl._check_params(c, NULL)).metrics_type[1];
-        EXCEPTION WHEN OTHERS THEN
-            CONTINUE;           -- the driver reports the string's own error
-        END;
-        k := substring(fn FROM '^top_([0-9]+)_accuracy$');
-        CONTINUE WHEN k IS NULL;
-        EXECUTE format('SELECT EXISTS (SELECT 1 FROM %s WHERE name = $1)', madlib_dl._table_sql(obj))
-           INTO found_it USING fn;
-        IF NOT found_it THEN
-            RAISE EXCEPTION 'object_table "%" has no function "%"', madlib_dl._table_label(obj), fn
-                USING ERRCODE = 'undefined_object',
-                      HINT = format('Add it with SELECT madlib_dl.load_top_k_accuracy_function(%L, %s);',
-                                    madlib_dl._table_given(obj), k);
-        END IF;
-    END LOOP;
-END
-$function$;
-
 CREATE FUNCTION madlib_dl._custom_function_refused(fn text)
  RETURNS void
  LANGUAGE plpgsql
@@ -3999,7 +4090,8 @@ BEGIN
     IF madlib_dl._table_oid(obj) IS NULL THEN
         PERFORM madlib_dl._assert_schema_exists(obj);
         EXECUTE format('CREATE TABLE %s (id serial, name text PRIMARY KEY, description text,'
-                       ' object bytea NOT NULL)', madlib_dl._table_sql(obj));
+                       ' object bytea NOT NULL)%s', madlib_dl._table_sql(obj),
+                       madlib_dl._distributed_clause('name'));
     END IF;
     rel := madlib_dl._assert_table_exists(obj, 'object_table');
     PERFORM madlib_dl._assert_columns(rel, ARRAY['name', 'description', 'object'],
@@ -4388,8 +4480,8 @@ BEGIN
         EXECUTE format('DROP TABLE IF EXISTS %s', madlib_dl._table_sql(info_tbl));
         EXECUTE format('DROP TABLE %s', madlib_dl._table_sql(summary_tbl));
     END IF;
-    EXECUTE format('CREATE TABLE %s (mst_key integer PRIMARY KEY, model_weights bytea, model_arch json)',
-                   madlib_dl._table_sql(model));
+    EXECUTE format('CREATE TABLE %s (mst_key integer PRIMARY KEY, model_weights bytea, model_arch json)%s',
+                   madlib_dl._table_sql(model), madlib_dl._distributed_clause('mst_key'));
     EXECUTE format('INSERT INTO %s SELECT r.mst_key, r.model_weights, a::json'
                    '  FROM unnest($1) r JOIN unnest($2, $3) AS k(key, a) ON k.key = r.mst_key'
                    ' ORDER BY r.mst_key', madlib_dl._table_sql(model))
@@ -4407,7 +4499,8 @@ BEGIN
         '  validation_metrics double precision[], validation_loss double precision[],'
         '  metrics_iters integer[], status text, training_seconds double precision,'
         '  waiting_seconds double precision, stopped_at_iteration integer,'
-        '  best_iteration integer%s)', madlib_dl._table_sql(info_tbl), oc.defs);
+        '  best_iteration integer%s)%s', madlib_dl._table_sql(info_tbl), oc.defs,
+        madlib_dl._distributed_clause('mst_key'));
     EXECUTE format(
         'INSERT INTO %s'
         ' SELECT r.mst_key, k.id, k.c, k.f, ''madlib_keras'', octet_length(r.model_weights) / 1024.0,'
@@ -4435,8 +4528,8 @@ BEGIN
         '  start_training_time timestamp, end_training_time timestamp, madlib_version text,'
         '  num_classes integer[]%s, dependent_vartype text[], normalizing_const real,'
         '  metrics_iters integer[], schedule integer[], use_caching boolean,'
-        '  early_stopping text)',
-        madlib_dl._table_sql(summary_tbl), cv.defs);
+        '  early_stopping text)%s',
+        madlib_dl._table_sql(summary_tbl), cv.defs, madlib_dl._distributed_clause());
     EXECUTE format(
         'INSERT INTO %s SELECT $1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12, $13, $14, $15,'
         ' $16, $17, $18%s, $19, $20, $21, $22, $23, $24',
@@ -4609,8 +4702,8 @@ BEGIN
     PERFORM count(*) FROM madlib_dl._hyperband_schedule_rows(r, eta, skip_last);
     PERFORM madlib_dl._assert_schema_exists(sched);
     PERFORM madlib_dl._assert_output_absent(sched, 'schedule_table');
-    EXECUTE format('CREATE TABLE %s (s integer, i integer, n_i integer, r_i integer, UNIQUE (s, i))',
-                   madlib_dl._table_sql(sched));
+    EXECUTE format('CREATE TABLE %s (s integer, i integer, n_i integer, r_i integer, UNIQUE (s, i))%s',
+                   madlib_dl._table_sql(sched), madlib_dl._distributed_clause('s, i'));
     EXECUTE format('INSERT INTO %s SELECT * FROM madlib_dl._hyperband_schedule_rows($1, $2, $3)',
                    madlib_dl._table_sql(sched))
        USING r, eta, skip_last;
@@ -4759,8 +4852,8 @@ BEGIN
         loss_types[i] := params.loss_type;
         metric_types[i] := params.metrics_type[1];
     END LOOP;
-    EXECUTE format('CREATE TABLE %s (mst_key integer PRIMARY KEY, model_weights bytea, model_arch json)',
-                   madlib_dl._table_sql(model));
+    EXECUTE format('CREATE TABLE %s (mst_key integer PRIMARY KEY, model_weights bytea, model_arch json)%s',
+                   madlib_dl._table_sql(model), madlib_dl._distributed_clause('mst_key'));
     EXECUTE format('INSERT INTO %s SELECT r.mst_key, r.model_weights, a.arch::json'
                    '  FROM unnest($1) r JOIN unnest($2, $3) AS a(id, arch) ON a.id = r.model_id'
                    ' ORDER BY r.mst_key', madlib_dl._table_sql(model))
@@ -4777,8 +4870,9 @@ BEGIN
         '  metrics_iters integer[],%s rung integer, rung_iters integer[],'
         '  rung_losses double precision[], rung_metrics double precision[], rung_promoted boolean[],'
         '  status text, training_seconds double precision, waiting_seconds double precision,'
-        '  stopped_at_iteration integer, best_iteration integer)',
-        madlib_dl._table_sql(info_tbl), CASE WHEN chk.method = 'hyperband' THEN ' s integer, i integer,' ELSE '' END);
+        '  stopped_at_iteration integer, best_iteration integer)%s',
+        madlib_dl._table_sql(info_tbl), CASE WHEN chk.method = 'hyperband' THEN ' s integer, i integer,' ELSE '' END,
+        madlib_dl._distributed_clause('mst_key'));
     EXECUTE format(
         'INSERT INTO %s'
         ' SELECT r.mst_key, r.model_id, r.compile_params, r.fit_params, ''madlib_keras'','
@@ -4807,8 +4901,8 @@ BEGIN
         '  object_table text, use_gpus boolean, metrics_compute_frequency integer, name text,'
         '  description text, start_training_time timestamp, end_training_time timestamp,'
         '  madlib_version text, num_classes integer[]%s, dependent_vartype text[],'
-        '  normalizing_const real, use_caching boolean, workers_launched integer)',
-        madlib_dl._table_sql(summary_tbl), cv.defs);
+        '  normalizing_const real, use_caching boolean, workers_launched integer)%s',
+        madlib_dl._table_sql(summary_tbl), cv.defs, madlib_dl._distributed_clause());
     EXECUTE format(
         'INSERT INTO %s SELECT $1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12, $13, $14, $15,'
         ' $16, $17, $18, $19, $20%s, $21, $22, $23, $24',
@@ -5168,11 +5262,20 @@ CREATE FUNCTION madlib_dl._px_forget_dropped()
  LANGUAGE plpgsql
  SET search_path TO 'pg_catalog', 'pg_temp'
 AS $function$
+DECLARE
+    dropped oid[];
 BEGIN
     IF has_schema_privilege('madlib_dl', 'USAGE') THEN
-        DELETE FROM madlib_dl.plproxy_tables t
-         USING pg_event_trigger_dropped_objects() d
-         WHERE d.classid = 'pg_class'::regclass AND d.objsubid = 0 AND t.relid = d.objid;
+        -- The dropped tables are read first, in a query of their own: a
+        -- join of pg_event_trigger_dropped_objects() with the (distributed)
+        -- catalog table would run the function on a Greenplum segment,
+        -- outside the event trigger, and fail every DROP TABLE (39P03).
+        SELECT array_agg(d.objid) INTO dropped
+          FROM pg_event_trigger_dropped_objects() d
+         WHERE d.classid = 'pg_class'::regclass AND d.objsubid = 0;
+        IF dropped IS NOT NULL THEN
+            DELETE FROM madlib_dl.plproxy_tables t WHERE t.relid = ANY (dropped);
+        END IF;
     END IF;
 END
 $function$;
@@ -5930,7 +6033,8 @@ BEGIN
                   HINT = 'Leave source out for the TensorFlow-style description, or pass ''nvidia''.';
     END IF;
     PERFORM madlib_dl._assert_output_absent(output_table, 'output_table');
-    EXECUTE format('CREATE TABLE %s (hostname text, gpu_descr text)', madlib_dl._table_sql(output_table));
+    EXECUTE format('CREATE TABLE %s (hostname text, gpu_descr text)%s', madlib_dl._table_sql(output_table),
+                   madlib_dl._distributed_clause());
     EXECUTE format('INSERT INTO %s SELECT hostname, gpu_descr FROM madlib_dl._gpu_list($1, $2)',
                    madlib_dl._table_sql(output_table)) USING lower(source), information;
     GET DIAGNOSTICS n = ROW_COUNT;
@@ -6015,6 +6119,7 @@ BEGIN
                     'madlib_dl._custom_function_refused(text)',
                     'madlib_dl._default_num_segments()',
                     'madlib_dl._delete_keras_model(text[],integer)',
+                    'madlib_dl._distributed_clause(text)',
                     'madlib_dl._ep_assert_feature_column(regclass,text,text)',
                     'madlib_dl._ep_assert_no_gpus(boolean)',
                     'madlib_dl._ep_assert_readable(text[],text)',
@@ -6108,7 +6213,7 @@ BEGIN
                     'madlib_dl._pp_dep_kind(text[],text,regtype,text,regtype)',
                     'madlib_dl._pp_first_dims(text[],text,regtype,regtype)',
                     'madlib_dl._pp_first_width(text[],text)',
-                    'madlib_dl._pp_num_classes(anycompatible)',
+                    'madlib_dl._pp_num_classes(anyelement)',
                     'madlib_dl._pp_pack(text[],text[],text[],text[],text[],text[],text[],text[],bigint,integer,integer,integer[],real,jsonb,boolean)',
                     'madlib_dl._pp_row_identity(boolean)',
                     'madlib_dl._pp_rules_is_table(text)',
@@ -6248,7 +6353,8 @@ BEGIN
                     'madlib_dl.predict_byom(character varying,integer,character varying,character varying,character varying,character varying,integer,boolean,text[],double precision,integer,integer)',
                     'madlib_dl.training_preprocessor_dl()',
                     'madlib_dl.training_preprocessor_dl(character varying)',
-                    'madlib_dl.training_preprocessor_dl(character varying,character varying,character varying,character varying,integer,real,anycompatible,text)',
+                    'madlib_dl.training_preprocessor_dl(character varying,character varying,character varying,character varying,integer,real,anyelement,text)',
+                    'madlib_dl.training_preprocessor_dl(character varying,character varying,character varying,character varying,integer,real,text,text)',
                     'madlib_dl.validation_preprocessor_dl()',
                     'madlib_dl.validation_preprocessor_dl(character varying)',
                     'madlib_dl.validation_preprocessor_dl(character varying,character varying,character varying,character varying,character varying,integer,text)',
@@ -6285,7 +6391,11 @@ BEGIN
 
     -- One __dist_key__ value per primary segment (MADlib's mapping,
     -- input_data_preprocessor.py_in): a million keys distributed by
-    -- themselves, the smallest per gp_segment_id.
+    -- themselves; for content 0 its smallest key, for each next content
+    -- its smallest key above the previous one.  The keys ascend with the
+    -- content ids, so the greenplum transport's segment s (the s-th key,
+    -- _gp_table_keys) is content s, which holds the buffers b % nseg = s:
+    -- virtual segment s on PostgreSQL.
     EXECUTE $f$
     CREATE FUNCTION madlib_dl._gp_segment_keys(OUT content integer, OUT dist_key integer)
     RETURNS SETOF record
@@ -6294,13 +6404,22 @@ BEGIN
     AS $$
     DECLARE
         tmp text := madlib_dl._temp_table_name('madlib_dl_gp_keyspace');
+        prev integer := -1;
+        c integer;
     BEGIN
         EXECUTE format('CREATE TEMPORARY TABLE %I ON COMMIT DROP AS'
                        ' SELECT g::integer AS __dist_key__ FROM generate_series(0, 999999) g'
                        ' DISTRIBUTED BY (__dist_key__)', tmp);
-        RETURN QUERY EXECUTE format(
-            'SELECT k.gp_segment_id::integer, min(k.__dist_key__)::integer'
-            '  FROM pg_temp.%I k GROUP BY k.gp_segment_id ORDER BY 1', tmp);
+        FOR c IN SELECT s.content FROM gp_segment_configuration s
+                  WHERE s.role = 'p' AND s.content >= 0 ORDER BY s.content LOOP
+            EXECUTE format('SELECT min(k.__dist_key__)::integer FROM pg_temp.%I k'
+                           ' WHERE k.gp_segment_id = $1 AND k.__dist_key__ > $2', tmp)
+               INTO dist_key USING c, prev;
+            CONTINUE WHEN dist_key IS NULL;     -- _gp_place_buffers reports the missing key
+            content := c;
+            prev := dist_key;
+            RETURN NEXT;
+        END LOOP;
         EXECUTE format('DROP TABLE pg_temp.%I', tmp);
     END
     $$
@@ -6332,6 +6451,17 @@ BEGIN
             RAISE EXCEPTION 'found keys for % of % primary segments', coalesce(nseg, 0), nprim
                 USING ERRCODE = 'internal_error',
                       HINT = 'Check gp_segment_configuration; every primary segment must be up.';
+        END IF;
+        -- The buffers were made for the summary's num_segments (all the
+        -- primaries, or the first n of distribution_rules 'n').
+        IF madlib_dl._table_oid(summ) IS NOT NULL AND EXISTS (
+               SELECT 1 FROM pg_attribute a WHERE a.attrelid = madlib_dl._table_oid(summ)
+                  AND a.attname = 'num_segments' AND NOT a.attisdropped) THEN
+            EXECUTE format('SELECT num_segments FROM %I.%I', summ[1], summ[2]) INTO nprim;
+            IF nprim BETWEEN 1 AND nseg THEN
+                nseg := nprim;
+                keys := keys[1:nseg];
+            END IF;
         END IF;
         SELECT string_agg(quote_ident(a.attname), ', ' ORDER BY a.attnum) INTO cols
           FROM pg_attribute a

@@ -35,6 +35,19 @@ DlStatus	dl_buffer_count(int64_t n, int64_t width, size_t elem_size, size_t *cou
 							DlError *err);
 
 /*
+ * Length before allocation: check that a buffer of len bytes holds n rows
+ * of row (x) or k (a dependent variable: int16 or float32 values) values,
+ * as the decoders below do, without reading it, and return the number of
+ * values in *count.  Callers check this before they allocate the output,
+ * so that a hostile shape ({2147483647,3} with a 1-byte buffer) is
+ * refused (DL_ERR_SHAPE, or DL_ERR_LIMIT on overflow) without asking for
+ * memory.
+ */
+DlStatus	dl_buffer_check_x(size_t len, int64_t n, int64_t row, size_t *count, DlError *err);
+DlStatus	dl_buffer_check_target(size_t len, int64_t n, int64_t k, size_t *count,
+								   DlError *err);
+
+/*
  * Decode x: buf (len bytes) holds n * row little-endian float32 values.
  * out (n, row) receives them.  DL_ERR_SHAPE when len is not 4 * n * row
  * (the message names both sizes) or a dimension is negative, DL_ERR_LIMIT

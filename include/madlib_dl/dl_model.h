@@ -165,6 +165,34 @@ typedef struct DlMemoryEstimate
 DlStatus	dl_model_memory_estimate(const DlModelSpec *spec, const DlMemoryUse *use,
 									 DlMemoryEstimate *out, DlError *err);
 
+/*
+ * The caller's cancel check: cancel(arg) returns true when the work must
+ * stop.  The engine calls it between the layers of every forward and
+ * backward pass (outside any oneDNN call, so never with signals blocked)
+ * and between mini-batches; when it returns true the call under way
+ * returns DL_ERR_CANCELLED ("cancelled in layer ..."), leaving the model
+ * usable (weights as before the step that was stopped, or partly
+ * updated by an optimizer step already done: the caller discards them).
+ * dl_model_predict and dl_model_evaluate cut a batch into sub-batches
+ * of dl_model_cancel_rows samples so that no layer runs for long between
+ * two checks.  The check must not longjmp.  NULL: never cancelled.
+ */
+typedef bool (*DlCancelFn) (void *arg);
+void		dl_model_set_cancel(DlModel *m, DlCancelFn cancel, void *arg);
+
+/*
+ * Most work, in multiply-adds, one layer may do between two cancel
+ * checks (about 30 to 100 ms on one core).
+ */
+#define DL_CANCEL_WORK_MACS ((double) (1 << 28))
+
+/*
+ * Samples of one inference sub-batch of spec: the most for which the
+ * costliest layer's forward pass stays under DL_CANCEL_WORK_MACS
+ * (at least 1).  From the spec only, so the same on every server.
+ */
+int64_t		dl_model_cancel_rows(const DlModelSpec *spec);
+
 /* Free everything the model allocated.  m may be NULL. */
 void		dl_model_free(DlModel *m);
 

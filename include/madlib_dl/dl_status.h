@@ -33,7 +33,9 @@ typedef enum DlStatus
 	DL_ERR_CORRUPT,				/* corrupt, truncated or foreign blob -> DATA_CORRUPTED */
 	DL_ERR_NO_MEMORY,			/* allocator returned NULL -> OUT_OF_MEMORY */
 	DL_ERR_LIMIT,				/* size overflow or limit exceeded -> PROGRAM_LIMIT_EXCEEDED */
-	DL_ERR_INTERNAL				/* cannot happen -> elog(ERROR) */
+	DL_ERR_INTERNAL,			/* cannot happen -> elog(ERROR) */
+	DL_ERR_CANCELLED			/* the caller's cancel check asked to stop
+								 * (dl_model_set_cancel) -> QUERY_CANCELED */
 } DlStatus;
 
 #define DL_ERROR_MSG_MAX 512

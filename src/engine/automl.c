@@ -29,6 +29,7 @@
 #include <string.h>
 
 #include "madlib_dl/dl_automl.h"
+#include "madlib_dl/dl_caps.h"
 #include "madlib_dl/dl_pylit.h"
 
 /* Longest key or value quoted in a message. */
@@ -361,6 +362,9 @@ dl_automl_params_parse(DlAutomlMethod method, const char *text, DlAutomlParams *
 
 	memset(out, 0, sizeof(*out));
 	out->method = method;
+	if (text != NULL &&
+		dl_text_check_cap("automl_params", strlen(text), DL_PARAMS_MAX_BYTES, err) != DL_OK)
+		return DL_ERR_LIMIT;
 	rc = read_params(method, method_defaults[method], out, err);
 	if (rc != DL_OK)
 		return rc;

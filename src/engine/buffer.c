@@ -110,6 +110,31 @@ decode_f32(float *out, const uint8_t *buf, size_t count, int64_t row, const char
 	return DL_OK;
 }
 
+/* Check x's length; see dl_buffer.h. */
+DlStatus
+dl_buffer_check_x(size_t len, int64_t n, int64_t row, size_t *count, DlError *err)
+{
+	DlStatus	st;
+
+	if ((st = dl_buffer_count(n, row, sizeof(float), count, err)) != DL_OK)
+		return st;
+	return check_length(len, *count * sizeof(float), n, row, "independent variable", err);
+}
+
+/* Check a dependent variable's length; see dl_buffer.h. */
+DlStatus
+dl_buffer_check_target(size_t len, int64_t n, int64_t k, size_t *count, DlError *err)
+{
+	DlStatus	st;
+
+	/* the output holds floats: check that size too, it is the larger one */
+	if ((st = dl_buffer_count(n, k, sizeof(float), count, err)) != DL_OK)
+		return st;
+	if (*count > 0 && len == *count * sizeof(float))
+		return DL_OK;
+	return check_length(len, *count * sizeof(int16_t), n, k, "dependent variable", err);
+}
+
 /* Decode x; see dl_buffer.h. */
 DlStatus
 dl_buffer_decode_x(float *out, const uint8_t *buf, size_t len, int64_t n, int64_t row,
@@ -118,10 +143,7 @@ dl_buffer_decode_x(float *out, const uint8_t *buf, size_t len, int64_t n, int64_
 	size_t		count;
 	DlStatus	st;
 
-	if ((st = dl_buffer_count(n, row, sizeof(float), &count, err)) != DL_OK)
-		return st;
-	if ((st = check_length(len, count * sizeof(float), n, row, "independent variable",
-						   err)) != DL_OK)
+	if ((st = dl_buffer_check_x(len, n, row, &count, err)) != DL_OK)
 		return st;
 	return decode_f32(out, buf, count, row, "independent variable", err);
 }
@@ -134,7 +156,7 @@ dl_buffer_decode_target(float *out, const uint8_t *buf, size_t len, int64_t n, i
 	size_t		count;
 	DlStatus	st;
 
-	if ((st = dl_buffer_count(n, k, sizeof(float), &count, err)) != DL_OK)
+	if ((st = dl_buffer_check_target(len, n, k, &count, err)) != DL_OK)
 		return st;
 	if (count > 0 && len == count * sizeof(float))
 		return decode_f32(out, buf, count, k, "dependent variable", err);

@@ -52,6 +52,7 @@
 
 #include <json-c/json.h>
 
+#include "madlib_dl/dl_caps.h"
 #include "madlib_dl/dl_keras.h"
 
 /* Deepest nesting json-c accepts; Keras 3 functional models need about 10. */
@@ -2659,10 +2660,23 @@ parse_text(const char *json, size_t len, json_object **root, DlError *err)
 	json_object *obj;
 	enum json_tokener_error jerr;
 	size_t		end;
+	size_t		heap;
 
 	*root = NULL;
-	if (len > INT_MAX)
-		return dl_error_set(err, DL_ERR_LIMIT, "model architecture of %zu bytes is too large", len);
+	/* the caps come first: json-c allocates with malloc, unbounded (dl_caps.h) */
+	if (dl_text_check_cap("model architecture", len, DL_ARCH_JSON_MAX_BYTES, err) != DL_OK)
+		return DL_ERR_LIMIT;
+	heap = dl_json_heap_estimate(json, len, DL_ARCH_JSON_MAX_HEAP);
+	if (heap > DL_ARCH_JSON_MAX_HEAP)
+	{
+		dl_error_set(err, DL_ERR_LIMIT,
+					 "model architecture of %zu bytes needs more than %zu MiB to parse",
+					 len, DL_ARCH_JSON_MAX_HEAP >> 20);
+		dl_error_hint(err, "madlib_dl parses an architecture only when its json parser needs at most %zu MiB "
+					  "(a Keras model.to_json() needs about 10 bytes per byte of text); "
+					  "docs/security.md lists the size caps.", DL_ARCH_JSON_MAX_HEAP >> 20);
+		return DL_ERR_LIMIT;
+	}
 	tok = json_tokener_new_ex(KERAS_JSON_MAX_DEPTH);
 	if (tok == NULL)
 		return dl_error_set(err, DL_ERR_NO_MEMORY, "out of memory creating the json parser");

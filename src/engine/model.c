@@ -652,6 +652,65 @@ conv_kernel_ok(DlModel *m, DlStatus st, const DlError *e)
 	return false;
 }
 
+void
+dl_model_set_cancel(DlModel *m, DlCancelFn cancel, void *arg)
+{
+	m->cancel = cancel;
+	m->cancel_arg = arg;
+}
+
+bool
+dl_model_cancelled(DlModel *m, const char *what)
+{
+	if (m->cancel == NULL || !m->cancel(m->cancel_arg))
+		return false;
+	if (m->kernel_status != DL_ERR_CANCELLED)
+	{
+		m->kernel_status = DL_ERR_CANCELLED;
+		dl_error_set(&m->kernel_err, DL_ERR_CANCELLED, "cancelled %s", what);
+	}
+	return true;
+}
+
+/*
+ * Multiply-adds of layer l's forward pass for one sample, roughly: its
+ * parameters times its rows (Dense, the convolutions, the recurrent
+ * layers, normalizations: each parameter meets each row of the input or
+ * output once) plus its input and output; an Embedding only copies.
+ */
+static double
+layer_macs(const DlLayer *l)
+{
+	double		in_size = (double) dl_shape_size(&l->in_shape);
+	double		out_size = (double) dl_shape_size(&l->out_shape);
+	double		in_rows = in_size / (double) (dl_shape_last(&l->in_shape) > 0 ? dl_shape_last(&l->in_shape) : 1);
+	double		out_rows = out_size / (double) (dl_shape_last(&l->out_shape) > 0 ? dl_shape_last(&l->out_shape) : 1);
+	double		rows = in_rows > out_rows ? in_rows : out_rows;
+
+	if (l->kind == DL_LAYER_EMBEDDING)
+		return in_size + out_size;
+	return (double) l->n_params * rows + in_size + out_size;
+}
+
+int64_t
+dl_model_cancel_rows(const DlModelSpec *spec)
+{
+	double		most = 1.0;
+	double		rows;
+
+	for (int i = 0; i < spec->n_layers; i++)
+	{
+		double		c = layer_macs(&spec->layers[i]);
+
+		if (c > most)
+			most = c;
+	}
+	rows = DL_CANCEL_WORK_MACS / most;
+	if (rows < 1.0)
+		return 1;
+	return rows > (double) INT64_MAX / 2 ? INT64_MAX / 2 : (int64_t) rows;
+}
+
 DlStatus
 dl_model_kernel_status(DlModel *m, DlError *err)
 {
@@ -740,6 +799,8 @@ dl_model_forward_io(DlModel *m, const float *const *xs, int64_t B, bool training
 		int64_t		cout = dl_shape_last(&l->out_shape);
 		int64_t		rows = B * (out_size / cout);	/* activation rows */
 
+		if (i > 0 && dl_model_cancelled(m, "in the forward pass"))
+			break;
 		layer_inputs(m, l, xs, ins);
 		in = ins[0];
 		w->out = w->buf;
@@ -969,6 +1030,8 @@ dl_model_backward_io(DlModel *m, const float *const *xs, int64_t B, const bool *
 
 		if (!l->plan.backward)
 			continue;
+		if (i < spec->n_layers - 1 && dl_model_cancelled(m, "in the backward pass"))
+			return;
 		layer_inputs(m, l, xs, ins);
 		in = ins[0];
 		if (input_takes_grad(spec, l, 0))

@@ -93,6 +93,10 @@ struct DlModel
 	DlScratch	conv_scratch;	/* oneDNN convolutions' scratch: grows up to its
 								 * limit, the budget the memory estimate counts */
 
+	/* the caller's cancel check (dl_model_set_cancel), NULL if none */
+	DlCancelFn	cancel;
+	void	   *cancel_arg;
+
 	/* the first failure of a kernel that can fail (oneDNN), DL_OK if none */
 	DlStatus	kernel_status;
 	DlError		kernel_err;
@@ -159,6 +163,12 @@ void		dl_model_backward(DlModel *m, const float *x, int64_t B, bool fused_last);
  * reproducible.  Resets the recorded failure.
  */
 DlStatus	dl_model_kernel_status(DlModel *m, DlError *err);
+
+/*
+ * Ask the caller's cancel check; true (and the model's kernel failure set
+ * to DL_ERR_CANCELLED, naming what) when it says stop.
+ */
+bool		dl_model_cancelled(DlModel *m, const char *what);
 
 /* Reset the optimizer state as dl_optim_state_init leaves it. */
 void		dl_model_reset_optim(DlModel *m);

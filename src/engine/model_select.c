@@ -58,6 +58,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "madlib_dl/dl_caps.h"
 #include "madlib_dl/dl_model_select.h"
 #include "madlib_dl/dl_pylit.h"
 #include "madlib_dl/dl_rng.h"
@@ -608,6 +609,8 @@ parse_grid(const char *text, const char *what, MsArena *arena, PyVal **out, DlEr
 
 	p.s = text;
 	p.len = strlen(text);
+	if (dl_text_check_cap(what, p.len, DL_GRID_MAX_BYTES, err) != DL_OK)
+		return DL_ERR_LIMIT;
 	p.what = what;
 	p.arena = arena;
 	p.err = err;

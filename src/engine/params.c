@@ -33,6 +33,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "madlib_dl/dl_caps.h"
 #include "madlib_dl/dl_early_stop.h"
 #include "madlib_dl/dl_params.h"
 #include "madlib_dl/dl_pylit.h"
@@ -1357,6 +1358,8 @@ dl_compile_params_parse(const char *s, DlCompileParams *out, DlError *err)
 	DlStatus	rc;
 
 	err = c.err;				/* never NULL from here on */
+	if (dl_text_check_cap("compile_params", c.len, DL_PARAMS_MAX_BYTES, err) != DL_OK)
+		return DL_ERR_LIMIT;
 	memset(&p, 0, sizeof(p));
 	p.loss = DL_LOSS_CATEGORICAL_CROSSENTROPY;
 	p.metric = DL_METRIC_NONE;
@@ -1590,6 +1593,8 @@ dl_fit_params_parse(const char *s, DlFitParams *out, DlError *err)
 	DlStatus	rc;
 
 	err = c.err;				/* never NULL from here on */
+	if (dl_text_check_cap("fit_params", c.len, DL_PARAMS_MAX_BYTES, err) != DL_OK)
+		return DL_ERR_LIMIT;
 	memset(&p, 0, sizeof(p));
 	p.batch_size = DL_DEFAULT_BATCH_SIZE;
 	p.epochs = 1;

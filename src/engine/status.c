@@ -136,6 +136,8 @@ dl_status_name(DlStatus status)
 			return "DL_ERR_LIMIT";
 		case DL_ERR_INTERNAL:
 			return "DL_ERR_INTERNAL";
+		case DL_ERR_CANCELLED:
+			return "DL_ERR_CANCELLED";
 	}
 	return "DL_ERR_UNKNOWN";
 }

@@ -299,8 +299,10 @@ gradients(DlModel *m, const DlTrainConfig *cfg, const float *const *xs,
 	/* 1. zero the gradients (all of them: frozen layers' kernels add too) */
 	memset(m->grads, 0, m->n_params * sizeof(float));
 
-	/* 2. forward */
+	/* 2. forward (a cancel stops here: the outputs are not all computed) */
 	dl_model_forward_io(m, xs, B, true);
+	if (m->kernel_status == DL_ERR_CANCELLED)
+		return dl_model_kernel_status(m, err);
 
 	/* 3. each output's loss and its gradient (each sample's weighted by its class's weight) */
 	*loss_sum = 0.0;
@@ -724,6 +726,8 @@ pass_batch(DlPass *p, int64_t B, DlError *err)
 
 	if (p->batches > 0 && cfg->between_batches != NULL)
 		cfg->between_batches(cfg->between_batches_arg);
+	if (p->batches > 0 && dl_model_cancelled(m, "between mini-batches"))
+		return dl_model_kernel_status(m, err);
 	p->batches++;
 	p->pending = 0;
 	pass_layout(m, cfg, &l);
@@ -926,6 +930,9 @@ dl_model_evaluate_io(DlModel *m, const DlTrainConfig *cfg, const float *const *x
 		return st;
 	if (N <= 0)
 		return DL_OK;
+	/* inference is per sample: sub-batches short enough for a prompt cancel */
+	if (bs > dl_model_cancel_rows(spec))
+		bs = dl_model_cancel_rows(spec);
 	if ((st = dl_model_workspace_reserve(m, bs < N ? bs : N, err)) != DL_OK)
 		return st;
 	for (int64_t start = 0; start < N; start += bs)
@@ -938,6 +945,8 @@ dl_model_evaluate_io(DlModel *m, const DlTrainConfig *cfg, const float *const *x
 
 		if (start > 0 && cfg->between_batches != NULL)
 			cfg->between_batches(cfg->between_batches_arg);
+		if (start > 0 && dl_model_cancelled(m, "between batches"))
+			return dl_model_kernel_status(m, err);
 		for (int k = 0; k < spec->n_inputs; k++)
 			xb[k] = xs[k] + start * dl_shape_size(&spec->input_shapes[k]);
 		for (int k = 0; k < spec->n_outputs; k++)
@@ -986,12 +995,18 @@ dl_model_predict_io(DlModel *m, float *const *outs, const float *const *xs, int6
 		return st;
 	if (N <= 0)
 		return DL_OK;
+	/* inference is per sample: sub-batches short enough for a prompt cancel */
+	if (batch_size > dl_model_cancel_rows(spec))
+		batch_size = dl_model_cancel_rows(spec);
 	if ((st = dl_model_workspace_reserve(m, batch_size < N ? batch_size : N, err)) != DL_OK)
 		return st;
 	for (int64_t start = 0; start < N; start += batch_size)
 	{
 		int64_t		B = N - start < batch_size ? N - start : batch_size;
 		const float *xb[DL_MAX_IO];
+
+		if (start > 0 && dl_model_cancelled(m, "between batches"))
+			return dl_model_kernel_status(m, err);
 
 		for (int k = 0; k < spec->n_inputs; k++)
 			xb[k] = xs[k] + start * dl_shape_size(&spec->input_shapes[k]);

@@ -13,6 +13,8 @@
  */
 #include "pg_glue.h"
 
+#include "miscadmin.h"
+
 int
 dl_pg_sqlstate(DlStatus status)
 {
@@ -37,6 +39,8 @@ dl_pg_sqlstate(DlStatus status)
 			return ERRCODE_PROGRAM_LIMIT_EXCEEDED;
 		case DL_ERR_INTERNAL:
 			return ERRCODE_INTERNAL_ERROR;
+		case DL_ERR_CANCELLED:
+			return ERRCODE_QUERY_CANCELED;
 	}
 	return ERRCODE_INTERNAL_ERROR;
 }
@@ -79,6 +83,19 @@ dl_pg_report(const DlError *err)
 
 	if (err->code == DL_ERR_INTERNAL)
 		elog(ERROR, "madlib_dl internal error: %s", err->msg);
+	if (err->code == DL_ERR_CANCELLED)
+	{
+		/*
+		 * The engine stopped because dl_pg_cancel_requested saw a pending
+		 * cancel, timeout or termination: raise it as PostgreSQL would
+		 * (its own message and SQLSTATE); should it be held off, the
+		 * statement still stops, with the cancel's SQLSTATE.
+		 */
+		CHECK_FOR_INTERRUPTS();
+		ereport(ERROR,
+				(errcode(ERRCODE_QUERY_CANCELED),
+				 errmsg("canceling statement: %s", err->msg)));
+	}
 	ereport(ERROR,
 			(errcode(dl_pg_sqlstate(err->code)),
 			 errmsg("%s", err->msg),

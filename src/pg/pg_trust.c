@@ -122,8 +122,10 @@ dl_pg_untrusted_type(Oid type, Oid *owner)
 		relid = t->typrelid;
 	if (t->typtype == TYPTYPE_RANGE)
 		next[1] = get_range_subtype(type);
+#ifdef TYPTYPE_MULTIRANGE			/* PostgreSQL 14 (Greenplum 7 is 12: none) */
 	if (t->typtype == TYPTYPE_MULTIRANGE)
 		next[1] = get_multirange_range(type);
+#endif
 	ReleaseSysCache(tup);
 
 	for (int i = 0; i < 2 && !OidIsValid(bad); i++)

@@ -3,6 +3,6 @@
 \echo Use "CREATE EXTENSION madlib_dl" to load this file. \quit
 
 -- The extension's version, as written into every summary table.
-CREATE FUNCTION version() RETURNS text
+CREATE FUNCTION madlib_dl.version() RETURNS text
 LANGUAGE sql IMMUTABLE PARALLEL SAFE
 AS $$ SELECT 'madlib_dl 0.2.0'::text $$;

@@ -76,22 +76,6 @@ AS $$
                 ELSE ARRAY[tbl[1], tbl[2] || suffix, btrim(tbl[3]) || suffix] END
 $$;
 
--- Does the recorded name named (as _table_given wrote it, or as an older
--- release wrote it: schema.table, quoted or not) name the resolved table
--- tbl {schema, table}?  Read without any search_path: a bare name counts
--- only because the record sits next to tbl, in tbl's schema.  Never NULL:
--- false for NULL and for text that is not a name.
-CREATE FUNCTION madlib_dl._names_table(named text, tbl text[])
-RETURNS boolean
-LANGUAGE sql STABLE PARALLEL SAFE
-SET search_path = pg_catalog, pg_temp
-AS $$
-    SELECT coalesce(named IN (madlib_dl._table_label(tbl), madlib_dl._table_sql(tbl), tbl[2])
-                    OR (SELECT p[cardinality(p)] = tbl[2] AND (cardinality(p) = 1 OR p[1] = tbl[1])
-                          FROM madlib_dl._table_name_parts(named) p),
-                    false)
-$$;
-
 -- The qualified, quoted SQL name of a resolved table: "schema"."table" as
 -- format('%I.%I') writes it.  For building dynamic SQL with %s.
 CREATE FUNCTION madlib_dl._table_sql(tbl text[])
@@ -107,6 +91,22 @@ RETURNS text
 LANGUAGE sql IMMUTABLE STRICT PARALLEL SAFE
 SET search_path = pg_catalog, pg_temp
 AS $$ SELECT tbl[1] || '.' || tbl[2] $$;
+
+-- Does the recorded name named (as _table_given wrote it, or as an older
+-- release wrote it: schema.table, quoted or not) name the resolved table
+-- tbl {schema, table}?  Read without any search_path: a bare name counts
+-- only because the record sits next to tbl, in tbl's schema.  Never NULL:
+-- false for NULL and for text that is not a name.
+CREATE FUNCTION madlib_dl._names_table(named text, tbl text[])
+RETURNS boolean
+LANGUAGE sql STABLE PARALLEL SAFE
+SET search_path = pg_catalog, pg_temp
+AS $$
+    SELECT coalesce(named IN (madlib_dl._table_label(tbl), madlib_dl._table_sql(tbl), tbl[2])
+                    OR (SELECT p[cardinality(p)] = tbl[2] AND (cardinality(p) = 1 OR p[1] = tbl[1])
+                          FROM madlib_dl._table_name_parts(named) p),
+                    false)
+$$;
 
 -- The table {schema, table} if it exists (any relkind), else NULL.
 -- Never raises for a missing schema.
@@ -429,6 +429,22 @@ AS $$
                 THEN ' DISTRIBUTED REPLICATED' ELSE '' END
 $$;
 
+-- The distribution clause of a table the extension creates: on Greenplum
+-- and Cloudberry ' DISTRIBUTED BY (cols)' (cols: SQL text of column
+-- names, already quoted) or, for NULL, ' DISTRIBUTED RANDOMLY' (the one-row
+-- summaries, the model tables); '' elsewhere.  Without it Greenplum picks
+-- the first column of a suitable type, with a NOTICE, and may skew the
+-- table (model_weights, loss, class_text).  Append it to the CREATE TABLE.
+CREATE FUNCTION madlib_dl._distributed_clause(cols text DEFAULT NULL)
+RETURNS text
+LANGUAGE sql STABLE PARALLEL SAFE
+SET search_path = pg_catalog, pg_temp
+AS $$
+    SELECT CASE WHEN to_regclass('pg_catalog.gp_segment_configuration') IS NULL THEN ''
+                WHEN cols IS NULL THEN ' DISTRIBUTED RANDOMLY'
+                ELSE ' DISTRIBUTED BY (' || cols || ')' END
+$$;
+
 -- A name for a scratch temporary table: base_N, with the smallest N >= 1
 -- that names no relation in this session's pg_temp, so that a user's own
 -- temporary table is never dropped, filled or read by mistake.  Create
@@ -497,3 +513,53 @@ RETURNS void
 LANGUAGE sql VOLATILE PARALLEL UNSAFE
 SET search_path = pg_catalog, pg_temp
 AS $$ SELECT set_config('max_parallel_workers', saved, true) WHERE saved IS NOT NULL $$;
+
+-- (The object table's checks are here, not in 55_custom_functions.sql,
+-- because SQL functions of 30_fit.sql and 50_model_selection.sql call
+-- them: Greenplum checks SQL function bodies inside CREATE EXTENSION.)
+
+-- The object table's columns, as MADlib makes it.
+CREATE FUNCTION madlib_dl._object_table_what()
+RETURNS text
+LANGUAGE sql IMMUTABLE PARALLEL SAFE
+SET search_path = pg_catalog, pg_temp
+AS $$ SELECT 'an object table made by load_top_k_accuracy_function'::text $$;
+
+-- Raise unless obj is an object table (a table with a text column name)
+-- holding a row for every top_<k>_accuracy metric of compiles (NULL
+-- elements and unparsable strings are left to the drivers' own checks).
+-- 42P01 when it does not exist, 42703/42804 for its columns, 42704 for a
+-- missing function.
+CREATE FUNCTION madlib_dl._object_table_check(obj text[], compiles text[])
+RETURNS void
+LANGUAGE plpgsql STABLE SECURITY INVOKER
+SET search_path = pg_catalog, pg_temp
+AS $$
+DECLARE
+    rel regclass := madlib_dl._assert_table_exists(obj, 'object_table');
+    c text;
+    fn text;
+    k text;
+    found_it boolean;
+BEGIN
+    PERFORM madlib_dl._assert_columns(rel, ARRAY['name'], ARRAY['text'], madlib_dl._object_table_what());
+    FOREACH c IN ARRAY coalesce(compiles, ARRAY[]::text[]) LOOP
+        CONTINUE WHEN c IS NULL;
+        BEGIN
+            fn := (madlib_dl._check_params(c, NULL)).metrics_type[1];
+        EXCEPTION WHEN OTHERS THEN
+            CONTINUE;           -- the driver reports the string's own error
+        END;
+        k := substring(fn FROM '^top_([0-9]+)_accuracy$');
+        CONTINUE WHEN k IS NULL;
+        EXECUTE format('SELECT EXISTS (SELECT 1 FROM %s WHERE name = $1)', madlib_dl._table_sql(obj))
+           INTO found_it USING fn;
+        IF NOT found_it THEN
+            RAISE EXCEPTION 'object_table "%" has no function "%"', madlib_dl._table_label(obj), fn
+                USING ERRCODE = 'undefined_object',
+                      HINT = format('Add it with SELECT madlib_dl.load_top_k_accuracy_function(%L, %s);',
+                                    madlib_dl._table_given(obj), k);
+        END IF;
+    END LOOP;
+END
+$$;

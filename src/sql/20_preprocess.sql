@@ -163,6 +163,31 @@ BEGIN
             'a table of segment ids (a dbid column), as MADlib takes it');
         distribution_rules := NULL;
     END IF;
+    IF madlib_dl._is_greenplum() THEN
+        -- Greenplum: the buffers go on the real primaries
+        -- (_gp_place_buffers: buffer b on content b % nseg), so they are
+        -- made for all of them (whatever the coordinator's CPUs), or for
+        -- the first n given as a number (as n virtual segments would be
+        -- on PostgreSQL: the same buffers, the same placement).
+        SELECT count(*)::integer INTO nseg FROM pg_catalog.gp_segment_configuration
+         WHERE role = 'p' AND content >= 0;
+        IF distribution_rules IS NULL OR lower(btrim(distribution_rules)) = 'all_segments' THEN
+            rules := 'all_segments';
+            RETURN;
+        END IF;
+        IF btrim(distribution_rules) ~ '^[0-9]{1,9}$' THEN
+            IF btrim(distribution_rules)::integer BETWEEN 1 AND nseg THEN
+                nseg := btrim(distribution_rules)::integer;
+                rules := nseg::text;
+                RETURN;
+            END IF;
+            RAISE EXCEPTION 'distribution_rules "%" is more segments than this Greenplum cluster has (%)',
+                            distribution_rules, nseg
+                USING ERRCODE = 'invalid_parameter_value',
+                      HINT = format('Give NULL or ''all_segments'' for all %s primary segments, or a number from 1 to %s.',
+                                    nseg, nseg);
+        END IF;
+    END IF;
     IF distribution_rules IS NULL OR lower(btrim(distribution_rules)) = 'all_segments' THEN
         IF default_nseg IS NOT NULL THEN
             nseg := default_nseg;
@@ -201,7 +226,7 @@ $$;
 -- with one number per dependent variable, as MADlib 1.18+ takes it) as an
 -- array: one element per dependent variable (NULL: not given).  The
 -- drivers check its length against the dependent variables.
-CREATE FUNCTION madlib_dl._pp_num_classes(num_classes anycompatible)
+CREATE FUNCTION madlib_dl._pp_num_classes(num_classes anyelement)
 RETURNS integer[]
 LANGUAGE plpgsql IMMUTABLE SECURITY INVOKER
 SET search_path = pg_catalog, pg_temp
@@ -541,10 +566,11 @@ BEGIN
         END LOOP;
         row_bytes := row_bytes + 4.0 * prod;
     END LOOP;
-    EXECUTE format('CREATE TABLE %I.%I (%s%s, buffer_id integer, __dist_key__ integer)',
+    EXECUTE format('CREATE TABLE %I.%I (%s%s, buffer_id integer, __dist_key__ integer)%s',
                    dst[1], dst[2], col_defs,
                    (SELECT string_agg(format('%I integer[]', c || '_shape'), ', ' ORDER BY i)
-                      FROM unnest(dep_cols || indep_cols) WITH ORDINALITY AS u(c, i)));
+                      FROM unnest(dep_cols || indep_cols) WITH ORDINALITY AS u(c, i)),
+                   madlib_dl._distributed_clause('__dist_key__'));
     EXECUTE format('ALTER TABLE %I.%I %s', dst[1], dst[2],
                    (SELECT string_agg(format('ALTER COLUMN %I SET STORAGE EXTERNAL', c), ', ' ORDER BY i)
                       FROM unnest(dep_cols || indep_cols) WITH ORDINALITY AS u(c, i)));
@@ -558,11 +584,11 @@ BEGIN
         CREATE TEMPORARY TABLE %4$I ON COMMIT DROP AS
         SELECT %6$s, (r.rn / $1)::integer AS buffer_id, (r.rn %% $1)::integer AS slot
           FROM (SELECT %5$s, row_number() OVER (ORDER BY %1$s) - 1 AS rn
-                  FROM %2$I.%3$I s) r
+                  FROM %2$I.%3$I s) r%7$s
         $q$,
         CASE WHEN shuffle THEN 'hashtidextended(s.ctid, 42), ' || ident_order
              ELSE ident_order END,
-        src[1], src[2], ord, ident_cols, ident_keep)
+        src[1], src[2], ord, ident_cols, ident_keep, madlib_dl._distributed_clause('buffer_id'))
     USING bs::bigint;
     EXECUTE format('ANALYZE pg_temp.%I', ord);
 
@@ -778,8 +804,8 @@ BEGIN
                NULL::integer AS buffer_size, $6::real AS normalizing_const,
                NULL::integer[] AS num_classes, $7::text AS distribution_rules,
                'all_segments'::text AS __internal_gpu_config__, $8::integer AS num_segments,
-               madlib_dl.version() AS madlib_version
-        $q$, summ[1], summ[2], cv_exprs)
+               madlib_dl.version() AS madlib_version%s
+        $q$, summ[1], summ[2], cv_exprs, madlib_dl._distributed_clause())
     USING madlib_dl._table_given(src), madlib_dl._table_given(dst), v.cols[1:nd], v.cols[nd + 1:],
           v.typnames[1:nd], norm, seg.rules, seg.nseg;
 
@@ -1009,8 +1035,8 @@ BEGIN
                $6::integer AS buffer_size, $7::real AS normalizing_const,
                $8::integer[] AS num_classes, $9::text AS distribution_rules,
                'all_segments'::text AS __internal_gpu_config__, $10::integer AS num_segments,
-               madlib_dl.version() AS madlib_version
-        $q$, summ[1], summ[2], cv_exprs)
+               madlib_dl.version() AS madlib_version%s
+        $q$, summ[1], summ[2], cv_exprs, madlib_dl._distributed_clause())
     USING madlib_dl._table_given(src), madlib_dl._table_given(dst), v.cols[1:nd], v.cols[nd + 1:],
           v.typnames[1:nd], bs, ts.normalizing_const, ts.ncls, seg.rules, seg.nseg;
 
@@ -1029,14 +1055,35 @@ $$;
 -- names in the caller's search_path, then call the pinned drivers.
 -- ---------------------------------------------------------------------
 
--- num_classes takes an integer or a one-element integer array (newer
--- MADlib).  It is declared anycompatible so that an untyped NULL, as in
--- MADlib's documented (..., 1000, 255, NULL, 'all_segments'), is not
--- ambiguous between two overloads.
+-- num_classes takes an integer or an integer array (newer MADlib): it is
+-- declared anyelement, with a typed default so that omitting it works.
+-- An untyped NULL or string, as in MADlib's documented
+-- (..., 1000, 255, NULL, 'all_segments'), resolves to the text overload
+-- below (an unknown literal prefers the string category), not to this
+-- one, where its type could not be determined.  (anycompatible would do
+-- with one function, but exists only from PostgreSQL 13; Greenplum 7 is
+-- PostgreSQL 12.)
 CREATE FUNCTION madlib_dl.training_preprocessor_dl(source_table varchar, output_table varchar,
         dependent_varname varchar, independent_varname varchar,
         buffer_size integer DEFAULT NULL, normalizing_const real DEFAULT 1.0,
-        num_classes anycompatible DEFAULT NULL, distribution_rules text DEFAULT NULL)
+        num_classes anyelement DEFAULT NULL::integer, distribution_rules text DEFAULT NULL)
+RETURNS void
+LANGUAGE sql VOLATILE SECURITY INVOKER
+AS $$
+    SELECT madlib_dl._training_preprocessor_dl(
+        madlib_dl._resolve_table($1, 'source_table'), madlib_dl._resolve_table($2, 'output_table'),
+        $3, $4, $5, $6, madlib_dl._pp_num_classes($7), $8,
+        CASE WHEN madlib_dl._pp_rules_is_table($8) THEN madlib_dl._resolve_table($8, 'distribution_rules') END)
+$$;
+
+-- num_classes given as an untyped NULL (or as text, refused by
+-- _pp_num_classes as before), after buffer_size and normalizing_const;
+-- no default for it, so that a call without num_classes finds only the
+-- function above.
+CREATE FUNCTION madlib_dl.training_preprocessor_dl(source_table varchar, output_table varchar,
+        dependent_varname varchar, independent_varname varchar,
+        buffer_size integer, normalizing_const real,
+        num_classes text, distribution_rules text DEFAULT NULL)
 RETURNS void
 LANGUAGE sql VOLATILE SECURITY INVOKER
 AS $$

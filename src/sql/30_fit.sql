@@ -355,8 +355,11 @@ BEGIN
             USING ERRCODE = 'data_exception',
                   HINT = 'Preprocess the data again with training_preprocessor_dl.';
     END IF;
+    -- (On Greenplum __dist_key__ holds the keys that hash to each segment,
+    -- not 0 .. nseg - 1: _gp_table_keys reads and checks them.)
     IF EXISTS (SELECT 1 FROM pg_attribute a WHERE a.attrelid = src_rel
-                  AND a.attname = '__dist_key__' AND NOT a.attisdropped) THEN
+                  AND a.attname = '__dist_key__' AND NOT a.attisdropped)
+       AND NOT madlib_dl._is_greenplum() THEN
         EXECUTE format('SELECT count(*) FROM %s WHERE __dist_key__ IS NULL OR __dist_key__ < 0 OR __dist_key__ >= $1',
                        madlib_dl._table_sql(source)) INTO nt USING nseg;
         IF nt > 0 THEN
@@ -594,7 +597,8 @@ BEGIN
         EXECUTE format('DROP TABLE %s', madlib_dl._table_sql(model));
         EXECUTE format('DROP TABLE %s', madlib_dl._table_sql(summary_tbl));
     END IF;
-    EXECUTE format('CREATE TABLE %s (model_weights bytea, model_arch json)', madlib_dl._table_sql(model));
+    EXECUTE format('CREATE TABLE %s (model_weights bytea, model_arch json)%s', madlib_dl._table_sql(model),
+                   madlib_dl._distributed_clause());
     EXECUTE format('INSERT INTO %s VALUES ($1, $2)', madlib_dl._table_sql(model))
        USING r.model_weights, arch;
 
@@ -614,8 +618,8 @@ BEGIN
         '  validation_metrics_final double precision, validation_loss_final double precision,'
         '  validation_metrics double precision[], validation_loss double precision[],'
         '  metrics_iters integer[]%s, seed bigint, averaging_period integer, lr_scaling text,'
-        '  early_stopping text, stopped_at_iteration integer, best_iteration integer%s)',
-        madlib_dl._table_sql(summary_tbl), cv.defs, oc.defs);
+        '  early_stopping text, stopped_at_iteration integer, best_iteration integer%s)%s',
+        madlib_dl._table_sql(summary_tbl), cv.defs, oc.defs, madlib_dl._distributed_clause());
     EXECUTE format(
         'INSERT INTO %s SELECT $1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12, $13, $14, $15,'
         ' $16, $17, $18, $19, $20, $21, $22, $23, $24, $25, $26, $27, $28, $29, $30, $31, $32,'

@@ -621,8 +621,9 @@ BEGIN
             '        ($2::text[])[(q.r).class_index] AS class_value, (q.r).prob%s'
             '   FROM (SELECT madlib_dl._predict_batch_par($3, $4, $5, 1, $6, $7,'
             '                (t.%I)::pg_catalog.text, %s, false) AS r'
-            '           FROM %s t) q%s',
-            madlib_dl._table_sql(otbl), id_type, id_col, cols, id_col, feat, rel, filter)
+            '           FROM %s t) q%s%s',
+            madlib_dl._table_sql(otbl), id_type, id_col, cols, id_col, feat, rel, filter,
+            madlib_dl._distributed_clause())
         USING class_name, class_values, model_arch, model_weights, normalizing_const, indep_col, max_rank;
         RETURN;
     END IF;
@@ -635,10 +636,10 @@ BEGIN
         '                        false AS flush'
         '                   FROM %s t'
         '                 UNION ALL'
-        '                 SELECT NULL, NULL, true%s) s) q%s',
+        '                 SELECT NULL, NULL, true%s) s) q%s%s',
         madlib_dl._table_sql(otbl), id_type, id_col, cols, id_col, indep_col, rel,
         CASE WHEN madlib_dl._is_greenplum() THEN ' FROM gp_dist_random(''gp_id'')' ELSE '' END,
-        filter)
+        filter, madlib_dl._distributed_clause())
     USING class_name, class_values, model_arch, model_weights, normalizing_const, indep_col, max_rank,
           batch;
 END
@@ -701,10 +702,10 @@ BEGIN
         '           FROM (SELECT (t.%I)::pg_catalog.text AS i, ROW(%s) AS x, false AS flush'
         '                   FROM %s t'
         '                 UNION ALL'
-        '                 SELECT NULL, NULL, true%s) s) q%s',
+        '                 SELECT NULL, NULL, true%s) s) q%s%s',
         madlib_dl._table_sql(otbl), id_type, id_col, cols, id_col, feats, rel,
         CASE WHEN madlib_dl._is_greenplum() THEN ' FROM gp_dist_random(''gp_id'')' ELSE '' END,
-        filter)
+        filter, madlib_dl._distributed_clause())
     USING class_names, cv, model_arch, model_weights, normalizing_const, indep_cols, max_rank,
           batch;
 END
@@ -832,12 +833,12 @@ BEGIN
     END;
     k := cardinality(deps);
     r := madlib_dl._ep_evaluate_io(trel, deps, indeps, model_arch, model_weights, compile_params);
-    EXECUTE format('CREATE TABLE %s (loss float8, metric float8, metrics_type text[], loss_type text%s)',
+    EXECUTE format('CREATE TABLE %s (loss float8, metric float8, metrics_type text[], loss_type text%s)%s',
                    madlib_dl._table_sql(otbl),
                    CASE WHEN k > 1 THEN (SELECT string_agg(format(', %I float8, %I float8', d || '_loss',
                                                                   d || '_metric'), '' ORDER BY i)
                                            FROM unnest(model_deps) WITH ORDINALITY AS u(d, i))
-                        ELSE '' END);
+                        ELSE '' END, madlib_dl._distributed_clause());
     EXECUTE format('INSERT INTO %s SELECT $1[1], CASE WHEN $2 IS NOT NULL THEN $1[2] END, $2, $3%s',
                    madlib_dl._table_sql(otbl),
                    CASE WHEN k > 1 THEN (SELECT string_agg(format(', $1[%s], CASE WHEN $2 IS NOT NULL THEN $1[%s] END',
@@ -904,8 +905,8 @@ BEGIN
 
     r := madlib_dl._ep_evaluate(trel, dep, indep, m.model_arch, m.model_weights, m.compile_params);
 
-    EXECUTE format('CREATE TABLE %s (loss float8, metric float8, metrics_type text[], loss_type text)',
-                   madlib_dl._table_sql(otbl));
+    EXECUTE format('CREATE TABLE %s (loss float8, metric float8, metrics_type text[], loss_type text)%s',
+                   madlib_dl._table_sql(otbl), madlib_dl._distributed_clause());
     EXECUTE format('INSERT INTO %s VALUES ($1, $2, $3, $4)', madlib_dl._table_sql(otbl))
     USING r[1], r[2], m.metrics_type, m.loss_type;
 END

@@ -160,8 +160,8 @@ BEGIN
     -- the summary: one row naming the architecture table
     IF madlib_dl._table_oid(summ) IS NULL THEN
         EXECUTE format('CREATE TABLE %I.%I (model_arch_table varchar, object_table varchar,'
-                       ' model_arch_table_qualified varchar, object_table_qualified varchar)',
-                       summ[1], summ[2]);
+                       ' model_arch_table_qualified varchar, object_table_qualified varchar)%s',
+                       summ[1], summ[2], madlib_dl._distributed_clause());
     END IF;
     srel := madlib_dl._assert_table_exists(summ, 'model selection summary table');
     PERFORM madlib_dl._assert_columns(srel, ARRAY['model_arch_table'], ARRAY['character varying'],

@@ -22,52 +22,6 @@
 -- Helpers (internal; search_path pinned; tables come as {schema, table})
 -- ---------------------------------------------------------------------
 
--- The object table's columns, as MADlib makes it.
-CREATE FUNCTION madlib_dl._object_table_what()
-RETURNS text
-LANGUAGE sql IMMUTABLE PARALLEL SAFE
-SET search_path = pg_catalog, pg_temp
-AS $$ SELECT 'an object table made by load_top_k_accuracy_function'::text $$;
-
--- Raise unless obj is an object table (a table with a text column name)
--- holding a row for every top_<k>_accuracy metric of compiles (NULL
--- elements and unparsable strings are left to the drivers' own checks).
--- 42P01 when it does not exist, 42703/42804 for its columns, 42704 for a
--- missing function.
-CREATE FUNCTION madlib_dl._object_table_check(obj text[], compiles text[])
-RETURNS void
-LANGUAGE plpgsql STABLE SECURITY INVOKER
-SET search_path = pg_catalog, pg_temp
-AS $$
-DECLARE
-    rel regclass := madlib_dl._assert_table_exists(obj, 'object_table');
-    c text;
-    fn text;
-    k text;
-    found_it boolean;
-BEGIN
-    PERFORM madlib_dl._assert_columns(rel, ARRAY['name'], ARRAY['text'], madlib_dl._object_table_what());
-    FOREACH c IN ARRAY coalesce(compiles, ARRAY[]::text[]) LOOP
-        CONTINUE WHEN c IS NULL;
-        BEGIN
-            fn := (madlib_dl._check_params(c, NULL)).metrics_type[1];
-        EXCEPTION WHEN OTHERS THEN
-            CONTINUE;           -- the driver reports the string's own error
-        END;
-        k := substring(fn FROM '^top_([0-9]+)_accuracy$');
-        CONTINUE WHEN k IS NULL;
-        EXECUTE format('SELECT EXISTS (SELECT 1 FROM %s WHERE name = $1)', madlib_dl._table_sql(obj))
-           INTO found_it USING fn;
-        IF NOT found_it THEN
-            RAISE EXCEPTION 'object_table "%" has no function "%"', madlib_dl._table_label(obj), fn
-                USING ERRCODE = 'undefined_object',
-                      HINT = format('Add it with SELECT madlib_dl.load_top_k_accuracy_function(%L, %s);',
-                                    madlib_dl._table_given(obj), k);
-        END IF;
-    END LOOP;
-END
-$$;
-
 -- The refusal of MADlib's functions that take pickled Python objects.
 CREATE FUNCTION madlib_dl._custom_function_refused(fn text)
 RETURNS void
@@ -109,7 +63,8 @@ BEGIN
     IF madlib_dl._table_oid(obj) IS NULL THEN
         PERFORM madlib_dl._assert_schema_exists(obj);
         EXECUTE format('CREATE TABLE %s (id serial, name text PRIMARY KEY, description text,'
-                       ' object bytea NOT NULL)', madlib_dl._table_sql(obj));
+                       ' object bytea NOT NULL)%s', madlib_dl._table_sql(obj),
+                       madlib_dl._distributed_clause('name'));
     END IF;
     rel := madlib_dl._assert_table_exists(obj, 'object_table');
     PERFORM madlib_dl._assert_columns(rel, ARRAY['name', 'description', 'object'],

@@ -351,8 +351,8 @@ BEGIN
         EXECUTE format('DROP TABLE IF EXISTS %s', madlib_dl._table_sql(info_tbl));
         EXECUTE format('DROP TABLE %s', madlib_dl._table_sql(summary_tbl));
     END IF;
-    EXECUTE format('CREATE TABLE %s (mst_key integer PRIMARY KEY, model_weights bytea, model_arch json)',
-                   madlib_dl._table_sql(model));
+    EXECUTE format('CREATE TABLE %s (mst_key integer PRIMARY KEY, model_weights bytea, model_arch json)%s',
+                   madlib_dl._table_sql(model), madlib_dl._distributed_clause('mst_key'));
     EXECUTE format('INSERT INTO %s SELECT r.mst_key, r.model_weights, a::json'
                    '  FROM unnest($1) r JOIN unnest($2, $3) AS k(key, a) ON k.key = r.mst_key'
                    ' ORDER BY r.mst_key', madlib_dl._table_sql(model))
@@ -370,7 +370,8 @@ BEGIN
         '  validation_metrics double precision[], validation_loss double precision[],'
         '  metrics_iters integer[], status text, training_seconds double precision,'
         '  waiting_seconds double precision, stopped_at_iteration integer,'
-        '  best_iteration integer%s)', madlib_dl._table_sql(info_tbl), oc.defs);
+        '  best_iteration integer%s)%s', madlib_dl._table_sql(info_tbl), oc.defs,
+        madlib_dl._distributed_clause('mst_key'));
     EXECUTE format(
         'INSERT INTO %s'
         ' SELECT r.mst_key, k.id, k.c, k.f, ''madlib_keras'', octet_length(r.model_weights) / 1024.0,'
@@ -398,8 +399,8 @@ BEGIN
         '  start_training_time timestamp, end_training_time timestamp, madlib_version text,'
         '  num_classes integer[]%s, dependent_vartype text[], normalizing_const real,'
         '  metrics_iters integer[], schedule integer[], use_caching boolean,'
-        '  early_stopping text)',
-        madlib_dl._table_sql(summary_tbl), cv.defs);
+        '  early_stopping text)%s',
+        madlib_dl._table_sql(summary_tbl), cv.defs, madlib_dl._distributed_clause());
     EXECUTE format(
         'INSERT INTO %s SELECT $1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12, $13, $14, $15,'
         ' $16, $17, $18%s, $19, $20, $21, $22, $23, $24',

@@ -84,8 +84,8 @@ BEGIN
     PERFORM count(*) FROM madlib_dl._hyperband_schedule_rows(r, eta, skip_last);
     PERFORM madlib_dl._assert_schema_exists(sched);
     PERFORM madlib_dl._assert_output_absent(sched, 'schedule_table');
-    EXECUTE format('CREATE TABLE %s (s integer, i integer, n_i integer, r_i integer, UNIQUE (s, i))',
-                   madlib_dl._table_sql(sched));
+    EXECUTE format('CREATE TABLE %s (s integer, i integer, n_i integer, r_i integer, UNIQUE (s, i))%s',
+                   madlib_dl._table_sql(sched), madlib_dl._distributed_clause('s, i'));
     EXECUTE format('INSERT INTO %s SELECT * FROM madlib_dl._hyperband_schedule_rows($1, $2, $3)',
                    madlib_dl._table_sql(sched))
        USING r, eta, skip_last;
@@ -238,8 +238,8 @@ BEGIN
         loss_types[i] := params.loss_type;
         metric_types[i] := params.metrics_type[1];
     END LOOP;
-    EXECUTE format('CREATE TABLE %s (mst_key integer PRIMARY KEY, model_weights bytea, model_arch json)',
-                   madlib_dl._table_sql(model));
+    EXECUTE format('CREATE TABLE %s (mst_key integer PRIMARY KEY, model_weights bytea, model_arch json)%s',
+                   madlib_dl._table_sql(model), madlib_dl._distributed_clause('mst_key'));
     EXECUTE format('INSERT INTO %s SELECT r.mst_key, r.model_weights, a.arch::json'
                    '  FROM unnest($1) r JOIN unnest($2, $3) AS a(id, arch) ON a.id = r.model_id'
                    ' ORDER BY r.mst_key', madlib_dl._table_sql(model))
@@ -256,8 +256,9 @@ BEGIN
         '  metrics_iters integer[],%s rung integer, rung_iters integer[],'
         '  rung_losses double precision[], rung_metrics double precision[], rung_promoted boolean[],'
         '  status text, training_seconds double precision, waiting_seconds double precision,'
-        '  stopped_at_iteration integer, best_iteration integer)',
-        madlib_dl._table_sql(info_tbl), CASE WHEN chk.method = 'hyperband' THEN ' s integer, i integer,' ELSE '' END);
+        '  stopped_at_iteration integer, best_iteration integer)%s',
+        madlib_dl._table_sql(info_tbl), CASE WHEN chk.method = 'hyperband' THEN ' s integer, i integer,' ELSE '' END,
+        madlib_dl._distributed_clause('mst_key'));
     EXECUTE format(
         'INSERT INTO %s'
         ' SELECT r.mst_key, r.model_id, r.compile_params, r.fit_params, ''madlib_keras'','
@@ -286,8 +287,8 @@ BEGIN
         '  object_table text, use_gpus boolean, metrics_compute_frequency integer, name text,'
         '  description text, start_training_time timestamp, end_training_time timestamp,'
         '  madlib_version text, num_classes integer[]%s, dependent_vartype text[],'
-        '  normalizing_const real, use_caching boolean, workers_launched integer)',
-        madlib_dl._table_sql(summary_tbl), cv.defs);
+        '  normalizing_const real, use_caching boolean, workers_launched integer)%s',
+        madlib_dl._table_sql(summary_tbl), cv.defs, madlib_dl._distributed_clause());
     EXECUTE format(
         'INSERT INTO %s SELECT $1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12, $13, $14, $15,'
         ' $16, $17, $18, $19, $20%s, $21, $22, $23, $24',

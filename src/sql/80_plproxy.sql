@@ -96,11 +96,20 @@ RETURNS event_trigger
 LANGUAGE plpgsql VOLATILE SECURITY INVOKER
 SET search_path = pg_catalog, pg_temp
 AS $$
+DECLARE
+    dropped oid[];
 BEGIN
     IF has_schema_privilege('madlib_dl', 'USAGE') THEN
-        DELETE FROM madlib_dl.plproxy_tables t
-         USING pg_event_trigger_dropped_objects() d
-         WHERE d.classid = 'pg_class'::regclass AND d.objsubid = 0 AND t.relid = d.objid;
+        -- The dropped tables are read first, in a query of their own: a
+        -- join of pg_event_trigger_dropped_objects() with the (distributed)
+        -- catalog table would run the function on a Greenplum segment,
+        -- outside the event trigger, and fail every DROP TABLE (39P03).
+        SELECT array_agg(d.objid) INTO dropped
+          FROM pg_event_trigger_dropped_objects() d
+         WHERE d.classid = 'pg_class'::regclass AND d.objsubid = 0;
+        IF dropped IS NOT NULL THEN
+            DELETE FROM madlib_dl.plproxy_tables t WHERE t.relid = ANY (dropped);
+        END IF;
     END IF;
 END
 $$;

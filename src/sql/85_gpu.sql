@@ -34,7 +34,8 @@ BEGIN
                   HINT = 'Leave source out for the TensorFlow-style description, or pass ''nvidia''.';
     END IF;
     PERFORM madlib_dl._assert_output_absent(output_table, 'output_table');
-    EXECUTE format('CREATE TABLE %s (hostname text, gpu_descr text)', madlib_dl._table_sql(output_table));
+    EXECUTE format('CREATE TABLE %s (hostname text, gpu_descr text)%s', madlib_dl._table_sql(output_table),
+                   madlib_dl._distributed_clause());
     EXECUTE format('INSERT INTO %s SELECT hostname, gpu_descr FROM madlib_dl._gpu_list($1, $2)',
                    madlib_dl._table_sql(output_table)) USING lower(source), information;
     GET DIAGNOSTICS n = ROW_COUNT;

@@ -77,7 +77,11 @@ BEGIN
 
     -- One __dist_key__ value per primary segment (MADlib's mapping,
     -- input_data_preprocessor.py_in): a million keys distributed by
-    -- themselves, the smallest per gp_segment_id.
+    -- themselves; for content 0 its smallest key, for each next content
+    -- its smallest key above the previous one.  The keys ascend with the
+    -- content ids, so the greenplum transport's segment s (the s-th key,
+    -- _gp_table_keys) is content s, which holds the buffers b % nseg = s:
+    -- virtual segment s on PostgreSQL.
     EXECUTE $f$
     CREATE FUNCTION madlib_dl._gp_segment_keys(OUT content integer, OUT dist_key integer)
     RETURNS SETOF record
@@ -86,13 +90,22 @@ BEGIN
     AS $$
     DECLARE
         tmp text := madlib_dl._temp_table_name('madlib_dl_gp_keyspace');
+        prev integer := -1;
+        c integer;
     BEGIN
         EXECUTE format('CREATE TEMPORARY TABLE %I ON COMMIT DROP AS'
                        ' SELECT g::integer AS __dist_key__ FROM generate_series(0, 999999) g'
                        ' DISTRIBUTED BY (__dist_key__)', tmp);
-        RETURN QUERY EXECUTE format(
-            'SELECT k.gp_segment_id::integer, min(k.__dist_key__)::integer'
-            '  FROM pg_temp.%I k GROUP BY k.gp_segment_id ORDER BY 1', tmp);
+        FOR c IN SELECT s.content FROM gp_segment_configuration s
+                  WHERE s.role = 'p' AND s.content >= 0 ORDER BY s.content LOOP
+            EXECUTE format('SELECT min(k.__dist_key__)::integer FROM pg_temp.%I k'
+                           ' WHERE k.gp_segment_id = $1 AND k.__dist_key__ > $2', tmp)
+               INTO dist_key USING c, prev;
+            CONTINUE WHEN dist_key IS NULL;     -- _gp_place_buffers reports the missing key
+            content := c;
+            prev := dist_key;
+            RETURN NEXT;
+        END LOOP;
         EXECUTE format('DROP TABLE pg_temp.%I', tmp);
     END
     $$
@@ -124,6 +137,17 @@ BEGIN
             RAISE EXCEPTION 'found keys for % of % primary segments', coalesce(nseg, 0), nprim
                 USING ERRCODE = 'internal_error',
                       HINT = 'Check gp_segment_configuration; every primary segment must be up.';
+        END IF;
+        -- The buffers were made for the summary's num_segments (all the
+        -- primaries, or the first n of distribution_rules 'n').
+        IF madlib_dl._table_oid(summ) IS NOT NULL AND EXISTS (
+               SELECT 1 FROM pg_attribute a WHERE a.attrelid = madlib_dl._table_oid(summ)
+                  AND a.attname = 'num_segments' AND NOT a.attisdropped) THEN
+            EXECUTE format('SELECT num_segments FROM %I.%I', summ[1], summ[2]) INTO nprim;
+            IF nprim BETWEEN 1 AND nseg THEN
+                nseg := nprim;
+                keys := keys[1:nseg];
+            END IF;
         END IF;
         SELECT string_agg(quote_ident(a.attname), ', ' ORDER BY a.attnum) INTO cols
           FROM pg_attribute a

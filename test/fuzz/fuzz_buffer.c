@@ -80,6 +80,18 @@ check_x(const uint8_t *buf, size_t len, int64_t n, int64_t row)
 	int64_t		bad = -1;
 
 	FUZZ_CHECK(out != NULL, "out of memory");
+	/* the length check before allocation agrees with the decoder, without reading buf */
+	{
+		size_t		c = 0;
+
+		dl_error_clear(&err);
+		st = dl_buffer_check_x(len, n, row, &c, &err);
+		FUZZ_CHECK(st == (want == DL_OK ? DL_OK : want), "x check of {%lld,%lld} with %zu bytes gave %d, want %d",
+				   (long long) n, (long long) row, len, (int) st, (int) want);
+		FUZZ_CHECK(st != DL_OK || c == count, "x check counted %zu values, want %zu", c, count);
+		if (st != DL_OK)
+			fuzz_check_error(st, &err);
+	}
 	dl_error_clear(&err);
 	st = dl_buffer_decode_x(out, buf, len, n, row, &err);
 	if (want != DL_OK)
@@ -130,6 +142,24 @@ check_y(const uint8_t *buf, size_t len, int64_t n, int64_t k)
 	DlStatus	st;
 
 	FUZZ_CHECK(out != NULL, "out of memory");
+	/* a target of int16 values: the check agrees with decode_y (float32 targets aside) */
+	{
+		size_t		c = 0;
+		size_t		c4;
+		DlStatus	want4 = expected_shape(n, k, len, 4, &c4);
+
+		dl_error_clear(&err);
+		st = dl_buffer_check_target(len, n, k, &c, &err);
+		if (want4 == DL_OK && c4 > 0)
+			FUZZ_CHECK(st == DL_OK && c == c4, "float32 target {%lld,%lld} check gave %d",
+					   (long long) n, (long long) k, (int) st);
+		else
+			FUZZ_CHECK(st == want && (st != DL_OK || c == count),
+					   "y check of {%lld,%lld} with %zu bytes gave %d, want %d",
+					   (long long) n, (long long) k, len, (int) st, (int) want);
+		if (st != DL_OK)
+			fuzz_check_error(st, &err);
+	}
 	dl_error_clear(&err);
 	st = dl_buffer_decode_y(out, buf, len, n, k, &err);
 	if (want != DL_OK)

@@ -551,7 +551,9 @@ my @INT_ARRAYS = (
 	v('{2^31-1}', q{'{2147483647}'}), v('{2^31-1,2^31-1}', q{'{2147483647,2147483647}'}),
 	v('{-1,-1}', q{'{-1,-1}'}), v('2-d', q{'{{1,2},{3,4}}'}), v('lower bound 0', q{'[0:1]={1,2}'}),
 	v('{1,NULL,3}', q{'{1,NULL,3}'}), v('10^6 elements', q{array_fill(1, ARRAY[1000000])}),
-	v('x shape', $G{xshape}), v('y shape', $G{yshape}), v('{1,1}', q{'{1,1}'}), v('{1,2,999}', q{'{1,2,999}'}),);
+	v('x shape', $G{xshape}), v('y shape', $G{yshape}), v('{1,1}', q{'{1,1}'}), v('{1,2,999}', q{'{1,2,999}'}),
+	# shapes the model accepts, with rows no buffer holds: length before allocation
+	v('{2^31-1,3}', q{'{2147483647,3}'}), v('{2^31-1,4}', q{'{2147483647,4}'}),);
 my @TEXT_ARRAYS = (
 	v('{}', q{'{}'}), v('{NULL}', q{'{NULL}'}), v('{""}', q{'{""}'}), v('2-d', q{'{{a,b},{c,d}}'}),
 	v('lower bound 0', q{'[0:1]={a,b}'}), v('10^5 elements', q{array_fill('x'::text, ARRAY[100000])}),

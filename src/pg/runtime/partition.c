@@ -40,6 +40,7 @@
 #include "executor/spi.h"
 #include "funcapi.h"
 #include "miscadmin.h"
+#include "utils/array.h"
 #include "utils/builtins.h"
 #include "utils/lsyscache.h"
 #include "utils/datum.h"
@@ -778,6 +779,48 @@ dl_seg_vars_from_arrays(ArrayType *x, ArrayType *y, DlSegVars *out, const char *
 	out->n_y = vars_from_array(y, out->y, y_what);
 }
 
+/*
+ * On Greenplum, the __dist_key__ of segment k (0 .. nseg - 1) of rel: its
+ * k-th key in ascending order (_gp_table_keys, as the greenplum transport
+ * numbers the segments), a hash key, not k; NULL elsewhere (the key is k).
+ * ERROR when the table has another number of keys than nseg.
+ */
+static int32 *
+plan_segment_keys(Oid rel, int nseg)
+{
+	Oid			argtypes[1] = {REGCLASSOID};
+	Datum		args[1] = {ObjectIdGetDatum(rel)};
+	int32	   *keys = NULL;
+
+	if (SPI_connect() != SPI_OK_CONNECT)
+		elog(ERROR, "madlib_dl: SPI_connect failed");
+	if (SPI_execute_with_args("SELECT madlib_dl._gp_table_keys($1) WHERE madlib_dl._is_greenplum()",
+							  1, argtypes, args, NULL, true, 0) != SPI_OK_SELECT)
+		elog(ERROR, "madlib_dl: could not read the segment keys");
+	if (SPI_processed == 1)
+	{
+		bool		isnull;
+		ArrayType  *a = DatumGetArrayTypeP(SPI_getbinval(SPI_tuptable->vals[0],
+														 SPI_tuptable->tupdesc, 1, &isnull));
+		Datum	   *v;
+		bool	   *nulls;
+		int			n;
+
+		deconstruct_array(a, INT4OID, sizeof(int32), true, TYPALIGN_INT, &v, &nulls, &n);
+		if (n != nseg)
+			ereport(ERROR,
+					(errcode(ERRCODE_DATA_EXCEPTION),
+					 errmsg("table %s has buffers on %d segments, its summary says %d",
+							get_rel_name(rel), n, nseg),
+					 errhint("Preprocess the data again with training_preprocessor_dl.")));
+		keys = SPI_palloc(sizeof(int32) * nseg);
+		for (int i = 0; i < n; i++)
+			keys[i] = DatumGetInt32(v[i]);
+	}
+	SPI_finish();
+	return keys;
+}
+
 PG_FUNCTION_INFO_V1(madlib_dl__partition_plan);
 
 /*
@@ -800,6 +843,7 @@ madlib_dl__partition_plan(PG_FUNCTION_ARGS)
 	DlCaching	caching;
 	DlSegVars	vars;
 	bool		by_dist_key;
+	int32	   *keys;
 	double		budget;
 	MemoryContext cxt;
 	MemoryContext old;
@@ -822,6 +866,7 @@ madlib_dl__partition_plan(PG_FUNCTION_ARGS)
 	dl_seg_require_vars(rel, &vars);
 	by_dist_key = get_attnum(rel, "__dist_key__") != InvalidAttrNumber;
 	budget = dl_limits_partition_budget(nseg);
+	keys = by_dist_key ? plan_segment_keys(rel, nseg) : NULL;
 
 	InitMaterializedSRF(fcinfo, 0);
 	cxt = AllocSetContextCreate(CurrentMemoryContext, "madlib_dl partition plan",
@@ -834,7 +879,7 @@ madlib_dl__partition_plan(PG_FUNCTION_ARGS)
 		bool		nulls[8] = {false, false, false, false, false, false, false, false};
 
 		old = MemoryContextSwitchTo(cxt);
-		dl_seg_partition_read(&p, rel, &vars, by_dist_key, k, nseg, cxt);
+		dl_seg_partition_read(&p, rel, &vars, by_dist_key, keys ? keys[k] : k, nseg, cxt);
 		dl_seg_partitions_place(&pp, 1, caching, budget);
 		MemoryContextSwitchTo(old);
 		values[0] = Int32GetDatum(k);

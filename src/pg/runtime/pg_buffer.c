@@ -35,15 +35,20 @@ report_buffer_error(DlError *err, const char *what)
 	dl_pg_report(err);
 }
 
+/*
+ * The output of a buffer of len bytes and shape {n, width}: its length is
+ * checked against the shape (dl_buffer_check_x, _target) before anything
+ * is allocated.
+ */
 static float *
-alloc_values(int64 n, int64 width, size_t elem_size, MemoryContext cxt, const char *what)
+alloc_values(size_t len, int64 n, int64 width, bool y, MemoryContext cxt, const char *what)
 {
 	DlError		err;
 	size_t		count;
 
 	dl_error_clear(&err);
-	if (dl_buffer_count(n, width, elem_size, &count, &err) != DL_OK ||
-		dl_buffer_count(n, width, sizeof(float), &count, &err) != DL_OK)
+	if ((y ? dl_buffer_check_target(len, n, width, &count, &err) :
+		 dl_buffer_check_x(len, n, width, &count, &err)) != DL_OK)
 		report_buffer_error(&err, what);
 	if (count * sizeof(float) > MaxAllocHugeSize)
 		ereport(ERROR,
@@ -56,7 +61,8 @@ alloc_values(int64 n, int64 width, size_t elem_size, MemoryContext cxt, const ch
 float *
 dl_pg_decode_x(bytea *x, int64 n, int64 row_size, MemoryContext cxt)
 {
-	float	   *out = alloc_values(n, row_size, sizeof(float), cxt, "independent variable");
+	float	   *out = alloc_values(VARSIZE_ANY_EXHDR(x), n, row_size, false, cxt,
+									"independent variable");
 	DlError		err;
 
 	dl_error_clear(&err);
@@ -69,7 +75,8 @@ dl_pg_decode_x(bytea *x, int64 n, int64 row_size, MemoryContext cxt)
 float *
 dl_pg_decode_y(bytea *y, int64 n, int64 n_classes, MemoryContext cxt)
 {
-	float	   *out = alloc_values(n, n_classes, sizeof(int16), cxt, "dependent variable");
+	float	   *out = alloc_values(VARSIZE_ANY_EXHDR(y), n, n_classes, true, cxt,
+									"dependent variable");
 	DlError		err;
 
 	dl_error_clear(&err);

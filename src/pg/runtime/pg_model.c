@@ -109,6 +109,7 @@ dl_pg_model_create(DlPgModel *m, DlPgModelUse use, int64 infer_batch)
 	dl_pg_model_estimate(m, use, infer_batch, &est);
 	dl_limits_check_model(&est, use == DL_PG_MODEL_TRAIN ? m->fit.batch_size : infer_batch);
 	dl_pg_check(dl_model_create(m->spec, use_optim(m, use), &m->alloc, &m->model, &err), &err);
+	dl_model_set_cancel(m->model, dl_pg_cancel_requested, NULL);
 }
 
 DlPgModel *
@@ -257,6 +258,19 @@ void
 dl_pg_model_check_input(const DlPgModel *m, ArrayType *x_shape, ArrayType *y_shape_or_null)
 {
 	dl_pg_model_check_io(m, 0, x_shape, NULL, y_shape_or_null != NULL ? 0 : -1, y_shape_or_null, NULL);
+}
+
+/*
+ * The engine's cancel check (dl_model_set_cancel), between layers and
+ * sub-batches: a cancel, statement_timeout or termination is pending.
+ * It only reads the flags (the engine may be mid-pass, and the check
+ * must not longjmp); the engine then returns DL_ERR_CANCELLED and
+ * dl_pg_report raises the interrupt with CHECK_FOR_INTERRUPTS.
+ */
+bool
+dl_pg_cancel_requested(void *arg)
+{
+	return InterruptPending && (QueryCancelPending || ProcDiePending);
 }
 
 static void

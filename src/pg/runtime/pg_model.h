@@ -152,4 +152,10 @@ int64		dl_pg_model_row_width(const DlPgModel *m);
  */
 void		dl_pg_model_train_config(const DlPgModel *m, DlTrainConfig *cfg);
 
+/*
+ * The engine's cancel check for every model the glue builds: true when a
+ * cancel, statement_timeout or termination is pending (never longjmps).
+ */
+bool		dl_pg_cancel_requested(void *arg);
+
 #endif							/* PG_MODEL_H */
