@@ -13,7 +13,12 @@ EXTVERSION = 0.2.0
 MODULE_big = madlib_dl
 PGFILEDESC = "madlib_dl - deep learning in the database"
 
-ENGINE_SRCS = $(sort $(wildcard src/engine/*.c))
+# The ONNX protobuf code (src/engine/onnx.pb-c.[ch]) is generated at build
+# time by protoc-c from the onnx.proto that Debian's libonnx-dev ships
+# (docs/interchange.md); it is not in the repository.
+ONNX_PROTO ?= /usr/include/onnx/onnx.proto
+ONNX_PB = src/engine/onnx.pb-c.c
+ENGINE_SRCS = $(sort $(wildcard src/engine/*.c) $(ONNX_PB))
 PG_SRCS = $(sort $(wildcard src/pg/*.c src/pg/*/*.c))
 OBJS = $(ENGINE_SRCS:.c=.o) $(PG_SRCS:.c=.o)
 
@@ -41,7 +46,7 @@ endif
 
 PG_CPPFLAGS = -Iinclude -Isrc/engine -Isrc/pg -Isrc/pg/api -Isrc/pg/runtime -Isrc/pg/transport
 PG_CFLAGS = -std=gnu11 -fvect-cost-model=dynamic -fno-math-errno -Wall -Wextra -Wno-unused-parameter -Wno-missing-field-initializers
-SHLIB_LINK = -lopenblas -ljson-c -lm
+SHLIB_LINK = -lopenblas -ljson-c -lprotobuf-c -lm
 
 # Rebuild objects when headers change.  PGXS's Makefile.global assigns
 # autodepend from configure (empty unless --enable-depend), after this
@@ -81,13 +86,24 @@ include $(PGXS)
 $(EXTENSION)--$(EXTVERSION).sql: $(SQL_PIECES)
 	cat $^ > $@
 
+# protoc-c writes onnx.pb-c.c and onnx.pb-c.h next to the copy of the
+# schema; the engine files that use it depend on the header.
+src/engine/onnx.pb-c.h: $(ONNX_PROTO)
+	@test -f $(ONNX_PROTO) || { echo "onnx.proto not found at $(ONNX_PROTO): install libonnx-dev (scripts/install-deps.sh)"; exit 1; }
+	cp $(ONNX_PROTO) build/onnx.proto 2>/dev/null || { mkdir -p build && cp $(ONNX_PROTO) build/onnx.proto; }
+	protoc-c --proto_path=build --c_out=src/engine build/onnx.proto
+src/engine/onnx.pb-c.c: src/engine/onnx.pb-c.h
+	@test -f $@
+src/engine/onnx_export.o src/engine/onnx_import.o src/engine/onnx_pb.o: src/engine/onnx.pb-c.h
+EXTRA_CLEAN += src/engine/onnx.pb-c.c src/engine/onnx.pb-c.h
+
 # ---------------------------------------------------------------------
 # Engine unit tests: plain C, no server.
 # ---------------------------------------------------------------------
 UNIT_CC ?= cc
 UNIT_CFLAGS = -std=gnu11 -O2 -fno-math-errno -g -Wall -Wextra -Wno-unused-parameter -Wno-missing-field-initializers \
 	-Iinclude -Isrc/engine -Itest/unit
-UNIT_LIBS = -lcmocka -lopenblas -ljson-c -lm
+UNIT_LIBS = -lcmocka -lopenblas -ljson-c -lprotobuf-c -lm
 ifeq ($(WITH_ONEDNN),1)
 UNIT_CFLAGS += -DDL_HAVE_DNNL
 UNIT_LIBS += -ldnnl -lgomp
@@ -107,7 +123,7 @@ UNIT_ENGINE_OBJS = $(patsubst src/engine/%.c,$(UNIT_BUILD)/engine/%.o,$(ENGINE_S
 UNIT_SUPPORT_OBJS = $(patsubst test/unit/%.c,$(UNIT_BUILD)/support/%.o,$(UNIT_SUPPORT_SRCS))
 UNIT_BINS = $(patsubst test/unit/%.c,$(UNIT_BUILD)/%,$(UNIT_TEST_SRCS))
 
-$(UNIT_BUILD)/engine/%.o: src/engine/%.c $(wildcard include/madlib_dl/*.h src/engine/*.h)
+$(UNIT_BUILD)/engine/%.o: src/engine/%.c $(wildcard include/madlib_dl/*.h src/engine/*.h) src/engine/onnx.pb-c.h
 	@mkdir -p $(dir $@)
 	$(UNIT_CC) $(UNIT_CFLAGS) -c -o $@ $<
 

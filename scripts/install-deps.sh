@@ -6,6 +6,8 @@ PKGS=(
   build-essential pkg-config xz-utils
   postgresql-15 postgresql-server-dev-15 postgresql-contrib
   libopenblas-dev libcmocka-dev libjson-c-dev libdnnl-dev
+  libprotobuf-c-dev protobuf-c-compiler libonnx-dev
+  python3-onnx python3-torch
   libipc-run-perl postgresql-15-plproxy
   clang libclang-rt-dev
   dataset-fashion-mnist python3
@@ -15,6 +17,10 @@ PKGS=(
   python3-numpy python3-sklearn
   dpkg-dev debhelper postgresql-server-dev-all lintian
 )
+# Node.js and npm (onnxruntime-node for the interchange step): Debian's,
+# unless a Node.js with npm is installed already (e.g. NodeSource's, whose
+# nodejs package conflicts with Debian's npm).
+command -v npm >/dev/null 2>&1 || PKGS+=(nodejs npm)
 missing=()
 for p in "${PKGS[@]}"; do
   dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q "install ok installed" || missing+=("$p")

@@ -25,6 +25,11 @@
 #               PostgreSQL 12 lacks and what Greenplum refuses (an object
 #               without its schema, a SQL function before one it calls)
 #   unit        make unit (cmocka)
+#   interchange test/interchange/check.sh: every model the ONNX tests export
+#               passes onnx.checker (python3-onnx) and runs in ONNX Runtime
+#               (onnxruntime-node from npm, installed into an ignored folder)
+#               within 1e-5 of madlib_dl; the PyTorch models load_onnx_model's
+#               tests import run in ONNX Runtime within 1e-5 of PyTorch
 #   unit-asan   make unit SANITIZE=1 (ASan + UBSan, clang)
 #   fuzz        each libFuzzer target (test/fuzz) replays its saved corpus
 #               and runs a fixed number of mutations from a fixed seed
@@ -414,6 +419,7 @@ step meta do_meta
 step build do_build
 step compat scripts/check-pg-compat.sh
 step unit do_unit
+step interchange test/interchange/check.sh
 if [ "$QUICK" -eq 1 ]; then
   echo
   echo "=== unit-asan: skipped (--quick)"

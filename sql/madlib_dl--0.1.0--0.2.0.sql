@@ -64,8 +64,11 @@ DROP FUNCTION madlib_dl.predict(character varying,character varying,character va
 DROP FUNCTION madlib_dl.madlib_keras_predict(character varying,character varying,character varying,character varying,character varying,double precision,boolean,integer);
 DROP FUNCTION madlib_dl.madlib_keras_predict(character varying,character varying,character varying,character varying,character varying,integer,boolean,integer);
 DROP FUNCTION madlib_dl.madlib_keras_predict(character varying,character varying,character varying,character varying,character varying,character varying,boolean,integer);
+DROP FUNCTION madlib_dl.evaluate(character varying,character varying,character varying,boolean,integer);
+DROP FUNCTION madlib_dl.madlib_keras_evaluate(character varying,character varying,character varying,boolean,integer);
 DROP FUNCTION madlib_dl._predict_byom(text[],integer,text[],text,text,text[],text,integer,double precision,boolean,text[],double precision,integer);
 DROP FUNCTION madlib_dl._predict(text[],text[],text,text,text[],text,integer,double precision,boolean,integer);
+DROP FUNCTION madlib_dl._evaluate(text[],text[],text[],boolean,integer);
 DROP FUNCTION madlib_dl._ep_write_predictions(regclass,text,text,text[],json,bytea,double precision,text,text[],text,integer,double precision);
 DROP FUNCTION madlib_dl._ep_model(text[],integer);
 DROP FUNCTION madlib_dl._ep_output_size(json);
@@ -145,6 +148,48 @@ CREATE POLICY plproxy_tables_owner ON madlib_dl.plproxy_tables FOR ALL
     WITH CHECK (EXISTS (SELECT 1 FROM pg_catalog.pg_class c
                          WHERE c.oid = plproxy_tables.relid AND pg_catalog.pg_has_role(c.relowner, 'USAGE')));
 GRANT SELECT ON madlib_dl.plproxy_tables TO PUBLIC;
+
+-- madlib_dl.model_versions and madlib_dl.model_deployments: the model
+-- registry, new in 0.2.0 (45_serving.sql): made as a fresh install makes
+-- them, empty, with their sequences (madlib_dl.model_versions_version_id_seq,
+-- madlib_dl.model_deployments_deploy_id_seq) and indexes
+-- (madlib_dl.model_versions_pkey, madlib_dl.model_versions_name_version_key,
+-- madlib_dl.model_deployments_pkey, madlib_dl.model_deployments_name_deploy_id_idx).
+CREATE TABLE madlib_dl.model_versions (
+    version_id   bigserial PRIMARY KEY,
+    name         text NOT NULL,
+    version      integer NOT NULL,
+    run_id       bigint NOT NULL,
+    model_table  text NOT NULL,
+    model_relid  oid NOT NULL,
+    mst_key      integer,
+    owner        name NOT NULL,
+    trained_by   name NOT NULL,
+    trained_at   timestamptz NOT NULL DEFAULT now(),
+    function     text NOT NULL,
+    source_table text,
+    metrics      jsonb,
+    params       jsonb,
+    UNIQUE (name, version)
+);
+CREATE TABLE madlib_dl.model_deployments (
+    deploy_id    bigserial PRIMARY KEY,
+    name         text NOT NULL,
+    version_id   bigint NOT NULL REFERENCES madlib_dl.model_versions,
+    strategy     text,
+    deployed_by  name NOT NULL,
+    deployed_at  timestamptz NOT NULL DEFAULT now()
+);
+CREATE INDEX ON madlib_dl.model_deployments (name, deploy_id);
+REVOKE ALL ON madlib_dl.model_versions, madlib_dl.model_deployments FROM PUBLIC;
+GRANT SELECT ON madlib_dl.model_versions, madlib_dl.model_deployments TO PUBLIC;
+SELECT pg_catalog.pg_extension_config_dump('madlib_dl.model_versions', '');
+SELECT pg_catalog.pg_extension_config_dump('madlib_dl.model_deployments', '');
+COMMENT ON TABLE madlib_dl.model_versions IS
+'One row per model a fit, fit_multiple or madlib_keras_automl run wrote (fit_multiple: one per mst_key), '
+'numbered per name (madlib_dl.model_name, else schema.table of the model table). See docs/serving.md.';
+COMMENT ON TABLE madlib_dl.model_deployments IS
+'Every madlib_dl.deploy, newest last; predict_row(name, ...) uses the newest row of the name. See docs/serving.md.';
 
 -- 3. Composite types that gained attributes at the end.
 ALTER TYPE madlib_dl._fit_multiple_result ADD ATTRIBUTE training_seconds double precision;
@@ -1230,7 +1275,7 @@ BEGIN
 END
 $function$;
 
-CREATE FUNCTION madlib_dl._pp_vars(rel regclass, dependent_varname text, independent_varname text, OUT n_dep integer, OUT cols text[], OUT types regtype[], OUT typnames text[], OUT elemtypes regtype[])
+CREATE FUNCTION madlib_dl._pp_vars(rel regclass, dependent_varname text, independent_varname text, indep_required boolean, OUT n_dep integer, OUT cols text[], OUT types regtype[], OUT typnames text[], OUT elemtypes regtype[])
  RETURNS record
  LANGUAGE plpgsql
  STABLE
@@ -1238,7 +1283,8 @@ CREATE FUNCTION madlib_dl._pp_vars(rel regclass, dependent_varname text, indepen
 AS $function$
 DECLARE
     deps text[] := madlib_dl._pp_split_vars(dependent_varname, 'dependent_varname');
-    indeps text[] := madlib_dl._pp_split_vars(independent_varname, 'independent_varname');
+    indeps text[] := CASE WHEN independent_varname IS NULL AND NOT indep_required THEN '{}'::text[]
+                          ELSE madlib_dl._pp_split_vars(independent_varname, 'independent_varname') END;
     c record;
 BEGIN
     n_dep := cardinality(deps);
@@ -1329,7 +1375,7 @@ AS $function$
                 ELSE ARRAY['tableoid', 'ctid'] END
 $function$;
 
-CREATE FUNCTION madlib_dl._pp_pack(src text[], dst text[], summ text[], cv_cols text[], dep_cols text[], indep_cols text[], dep_kinds text[], cast_types text[], n_rows bigint, bs integer, nseg integer, ncls integer[], normalizing_const real, dims jsonb, shuffle boolean)
+CREATE FUNCTION madlib_dl._pp_pack(src text[], dst text[], summ text[], cv_cols text[], dep_cols text[], indep_cols text[], dep_kinds text[], cast_types text[], n_rows bigint, bs integer, nseg integer, ncls integer[], normalizing_const real, dims jsonb, shuffle boolean, indep_exprs text[] DEFAULT NULL::text[])
  RETURNS void
  LANGUAGE plpgsql
  SET search_path TO 'pg_catalog', 'pg_temp'
@@ -1365,6 +1411,9 @@ BEGIN
       FROM unnest(ident) WITH ORDINALITY AS u(c, i);
     SELECT string_agg(format('%I AS cv%s', c, i), ', ' ORDER BY i) INTO cvs
       FROM unnest(cv_cols) WITH ORDINALITY AS u(c, i);
+    IF indep_exprs IS NOT NULL THEN     -- the transform plan, as c.tf (_tf_expr)
+        cvs := cvs || ', transform AS tf';
+    END IF;
 
     -- the columns and their aggregates: the dependent variables, then the independent ones
     FOR k IN 1 .. cardinality(dep_cols) LOOP
@@ -1385,8 +1434,8 @@ BEGIN
         col_defs := col_defs || format('%I bytea, ', indep_cols[k]);
         col_names := col_names || format('%I, ', indep_cols[k]);
         shapes := shapes || format(', %s || %L::integer[]', nb, dims_k);
-        aggs := aggs || format('madlib_dl._pack_float32(s.%I, s.ctid, o.slot, %s, $3, %L::integer[]), ',
-                               indep_cols[k], nb, dims_k);
+        aggs := aggs || format('madlib_dl._pack_float32(%s, s.ctid, o.slot, %s, $3, %L::integer[]), ',
+                               coalesce(indep_exprs[k], format('s.%I', indep_cols[k])), nb, dims_k);
         prod := 1;
         FOREACH d IN ARRAY dims_k LOOP
             prod := prod * d;
@@ -1544,7 +1593,7 @@ BEGIN
 END
 $function$;
 
-CREATE FUNCTION madlib_dl._training_preprocessor_dl(src text[], dst text[], dependent_varname text, independent_varname text, buffer_size integer, normalizing_const real, num_classes integer[], distribution_rules text, rules_tbl text[] DEFAULT NULL::text[])
+CREATE FUNCTION madlib_dl._training_preprocessor_dl(src text[], dst text[], dependent_varname text, independent_varname text, buffer_size integer, normalizing_const real, num_classes integer[], distribution_rules text, rules_tbl text[] DEFAULT NULL::text[], transform text DEFAULT NULL::text)
  RETURNS void
  LANGUAGE plpgsql
  SET search_path TO 'pg_catalog', 'pg_temp'
@@ -1552,6 +1601,9 @@ AS $function$
 DECLARE
     summ text[] := ARRAY[dst[1], dst[2] || '_summary'];
     src_rel regclass;
+    tf record;                  -- _tf_fit: the fitted transform and its columns
+    cols text[];                -- the variables, dependent ones first
+    x_exprs text[];             -- the transform's expression of the input (NULL: none)
     v record;                   -- _pp_vars: the variables, dependent ones first
     nd integer;                 -- dependent variables
     seg record;
@@ -1572,8 +1624,16 @@ BEGIN
     src_rel := madlib_dl._assert_table_exists(src, 'source_table');
     PERFORM madlib_dl._assert_output_absent(dst, 'output_table');
     PERFORM madlib_dl._assert_output_absent(summ, 'output_table');
-    v := madlib_dl._pp_vars(src_rel, dependent_varname, independent_varname);
+    v := madlib_dl._pp_vars(src_rel, dependent_varname,
+                            CASE WHEN transform IS NULL THEN independent_varname END, transform IS NULL);
     nd := v.n_dep;
+    cols := v.cols;
+    IF transform IS NOT NULL THEN
+        -- one input, built by the transform from raw columns
+        cols := cols || madlib_dl._tf_input_name(independent_varname, v.cols);
+        tf := madlib_dl._tf_fit(src, transform);
+        x_exprs := ARRAY[madlib_dl._tf_expr('c.tf', tf.cols, 's')];
+    END IF;
     IF num_classes IS NOT NULL AND cardinality(num_classes) <> nd THEN
         RAISE EXCEPTION 'num_classes % has % elements, but there are % dependent variables',
                         num_classes, cardinality(num_classes), nd
@@ -1599,8 +1659,12 @@ BEGIN
     END LOOP;
 
     n_rows := madlib_dl._pp_count_rows(src);
-    FOR k IN nd + 1 .. cardinality(v.cols) LOOP
-        dims_k := madlib_dl._pp_first_dims(src, v.cols[k], v.types[k], v.elemtypes[k]);
+    FOR k IN nd + 1 .. cardinality(cols) LOOP
+        IF transform IS NOT NULL THEN
+            dims_k := ARRAY[madlib_dl._transform_width(tf.plan)];
+        ELSE
+            dims_k := madlib_dl._pp_first_dims(src, v.cols[k], v.types[k], v.elemtypes[k]);
+        END IF;
         dims := dims || jsonb_build_array(to_jsonb(dims_k));
         row_values := 1;
         FOREACH d IN ARRAY dims_k LOOP
@@ -1619,8 +1683,11 @@ BEGIN
                'all_segments'::text AS __internal_gpu_config__, $8::integer AS num_segments,
                madlib_dl.version() AS madlib_version%s
         $q$, summ[1], summ[2], cv_exprs, madlib_dl._distributed_clause())
-    USING madlib_dl._table_given(src), madlib_dl._table_given(dst), v.cols[1:nd], v.cols[nd + 1:],
+    USING madlib_dl._table_given(src), madlib_dl._table_given(dst), v.cols[1:nd], cols[nd + 1:],
           v.typnames[1:nd], norm, seg.rules, seg.nseg;
+    IF transform IS NOT NULL THEN
+        PERFORM madlib_dl._tf_store(summ, tf.plan);
+    END IF;
 
     FOR k IN 1 .. nd LOOP
         ncls[k] := madlib_dl._pp_class_count(src, summ, v.cols[k], v.types[k], kinds[k], cv_cols[k],
@@ -1632,8 +1699,8 @@ BEGIN
     EXECUTE format('UPDATE %I.%I SET buffer_size = $1, num_classes = $2', summ[1], summ[2])
     USING bs, ncls;
 
-    PERFORM madlib_dl._pp_pack(src, dst, summ, cv_cols, v.cols[1:nd], v.cols[nd + 1:], kinds,
-                               cast_types, n_rows, bs, seg.nseg, ncls, norm, dims, true);
+    PERFORM madlib_dl._pp_pack(src, dst, summ, cv_cols, v.cols[1:nd], cols[nd + 1:], kinds,
+                               cast_types, n_rows, bs, seg.nseg, ncls, norm, dims, true, x_exprs);
     IF madlib_dl._is_greenplum() THEN   -- place buffer b on segment b % nseg (90_greenplum.sql)
         PERFORM madlib_dl._gp_place_buffers(dst);
     END IF;
@@ -1740,6 +1807,9 @@ AS $function$
 DECLARE
     summ text[] := ARRAY[dst[1], dst[2] || '_summary'];
     tsumm text[] := ARRAY[train[1], train[2] || '_summary'];
+    tf jsonb;                   -- the training table's transform (NULL: none)
+    tf_cols text[];             -- its columns in the validation table
+    cols text[];                -- the variables, dependent ones first
     src_rel regclass;
     train_rel regclass;
     tsumm_rel regclass;
@@ -1778,12 +1848,29 @@ BEGIN
                    'num_segments FROM %I.%I', tsumm[1], tsumm[2])
        INTO ts;
 
-    v := madlib_dl._pp_vars(src_rel, dependent_varname, independent_varname);
+    tf := madlib_dl._tf_of_summary(tsumm);
+    IF tf IS NOT NULL THEN
+        -- the training table's transform, with its statistics, on the raw columns
+        IF independent_varname IS NOT NULL
+           AND madlib_dl._tf_input_name(independent_varname, NULL) IS DISTINCT FROM ts.indeps[1] THEN
+            RAISE EXCEPTION 'independent_varname "%" is not the input "%" the training transform builds',
+                            independent_varname, ts.indeps[1]
+                USING ERRCODE = 'invalid_parameter_value',
+                      HINT = 'Give NULL: the training table''s transform builds the input from the raw columns.';
+        END IF;
+        tf_cols := (madlib_dl._tf_columns(src_rel, tf, 'source table')).cols;
+    END IF;
+    v := madlib_dl._pp_vars(src_rel, dependent_varname, CASE WHEN tf IS NULL THEN independent_varname END,
+                            tf IS NULL);
     nd := v.n_dep;
-    IF nd IS DISTINCT FROM cardinality(ts.deps) OR cardinality(v.cols) - nd IS DISTINCT FROM cardinality(ts.indeps)
+    cols := v.cols;
+    IF tf IS NOT NULL THEN
+        cols := cols || ts.indeps[1];
+    END IF;
+    IF nd IS DISTINCT FROM cardinality(ts.deps) OR cardinality(cols) - nd IS DISTINCT FROM cardinality(ts.indeps)
        OR cardinality(ts.vartypes) IS DISTINCT FROM nd OR cardinality(ts.ncls) IS DISTINCT FROM nd THEN
         RAISE EXCEPTION 'the validation data has % dependent and % independent variables, the training data % and %',
-                nd, cardinality(v.cols) - nd, coalesce(cardinality(ts.deps), 0), coalesce(cardinality(ts.indeps), 0)
+                nd, cardinality(cols) - nd, coalesce(cardinality(ts.deps), 0), coalesce(cardinality(ts.indeps), 0)
             USING ERRCODE = 'data_exception',
                   HINT = 'Give the variables of the training data, in the same order.';
     END IF;
@@ -1806,13 +1893,17 @@ BEGIN
     END LOOP;
 
     n_rows := madlib_dl._pp_count_rows(src);
-    FOR k IN nd + 1 .. cardinality(v.cols) LOOP
-        dims_k := madlib_dl._pp_first_dims(src, v.cols[k], v.types[k], v.elemtypes[k]);
+    FOR k IN nd + 1 .. cardinality(cols) LOOP
+        IF tf IS NOT NULL THEN
+            dims_k := ARRAY[madlib_dl._transform_width(tf)];
+        ELSE
+            dims_k := madlib_dl._pp_first_dims(src, v.cols[k], v.types[k], v.elemtypes[k]);
+        END IF;
         EXECUTE format('SELECT %I[2:] FROM %I.%I LIMIT 1', ts.indeps[k - nd] || '_shape', train[1], train[2])
            INTO train_dims;
         IF train_dims IS DISTINCT FROM dims_k THEN
             RAISE EXCEPTION 'independent variable "%" has shape % in the first row, but the training data has shape %',
-                    v.cols[k], dims_k, train_dims
+                    cols[k], dims_k, train_dims
                 USING ERRCODE = 'data_exception',
                       HINT = 'Validation rows must have the shape of the training rows.';
         END IF;
@@ -1839,37 +1930,43 @@ BEGIN
                'all_segments'::text AS __internal_gpu_config__, $10::integer AS num_segments,
                madlib_dl.version() AS madlib_version%s
         $q$, summ[1], summ[2], cv_exprs, madlib_dl._distributed_clause())
-    USING madlib_dl._table_given(src), madlib_dl._table_given(dst), v.cols[1:nd], v.cols[nd + 1:],
+    USING madlib_dl._table_given(src), madlib_dl._table_given(dst), v.cols[1:nd], cols[nd + 1:],
           v.typnames[1:nd], bs, ts.normalizing_const, ts.ncls, seg.rules, seg.nseg;
+    IF tf IS NOT NULL THEN
+        PERFORM madlib_dl._tf_store(summ, tf);
+    END IF;
 
     PERFORM madlib_dl._pp_pack(src, dst, summ,
                                ARRAY(SELECT c || '_class_values' FROM unnest(v.cols[1:nd]) c),
-                               v.cols[1:nd], v.cols[nd + 1:], kinds, cast_types, n_rows, bs, seg.nseg,
-                               ts.ncls, ts.normalizing_const, dims, false);
+                               v.cols[1:nd], cols[nd + 1:], kinds, cast_types, n_rows, bs, seg.nseg,
+                               ts.ncls, ts.normalizing_const, dims, false,
+                               CASE WHEN tf IS NOT NULL THEN ARRAY[madlib_dl._tf_expr('c.tf', tf_cols, 's')] END);
     IF madlib_dl._is_greenplum() THEN   -- place buffer b on segment b % nseg (90_greenplum.sql)
         PERFORM madlib_dl._gp_place_buffers(dst);
     END IF;
 END
 $function$;
 
-CREATE FUNCTION madlib_dl.training_preprocessor_dl(source_table character varying, output_table character varying, dependent_varname character varying, independent_varname character varying, buffer_size integer DEFAULT NULL::integer, normalizing_const real DEFAULT 1.0, num_classes anyelement DEFAULT NULL::integer, distribution_rules text DEFAULT NULL::text)
+CREATE FUNCTION madlib_dl.training_preprocessor_dl(source_table character varying, output_table character varying, dependent_varname character varying, independent_varname character varying, buffer_size integer DEFAULT NULL::integer, normalizing_const real DEFAULT 1.0, num_classes anyelement DEFAULT NULL::integer, distribution_rules text DEFAULT NULL::text, transform text DEFAULT NULL::text)
  RETURNS void
  LANGUAGE sql
 AS $function$
     SELECT madlib_dl._training_preprocessor_dl(
         madlib_dl._resolve_table($1, 'source_table'), madlib_dl._resolve_table($2, 'output_table'),
         $3, $4, $5, $6, madlib_dl._pp_num_classes($7), $8,
-        CASE WHEN madlib_dl._pp_rules_is_table($8) THEN madlib_dl._resolve_table($8, 'distribution_rules') END)
+        CASE WHEN madlib_dl._pp_rules_is_table($8) THEN madlib_dl._resolve_table($8, 'distribution_rules') END,
+        $9)
 $function$;
 
-CREATE FUNCTION madlib_dl.training_preprocessor_dl(source_table character varying, output_table character varying, dependent_varname character varying, independent_varname character varying, buffer_size integer, normalizing_const real, num_classes text, distribution_rules text DEFAULT NULL::text)
+CREATE FUNCTION madlib_dl.training_preprocessor_dl(source_table character varying, output_table character varying, dependent_varname character varying, independent_varname character varying, buffer_size integer, normalizing_const real, num_classes text, distribution_rules text DEFAULT NULL::text, transform text DEFAULT NULL::text)
  RETURNS void
  LANGUAGE sql
 AS $function$
     SELECT madlib_dl._training_preprocessor_dl(
         madlib_dl._resolve_table($1, 'source_table'), madlib_dl._resolve_table($2, 'output_table'),
         $3, $4, $5, $6, madlib_dl._pp_num_classes($7), $8,
-        CASE WHEN madlib_dl._pp_rules_is_table($8) THEN madlib_dl._resolve_table($8, 'distribution_rules') END)
+        CASE WHEN madlib_dl._pp_rules_is_table($8) THEN madlib_dl._resolve_table($8, 'distribution_rules') END,
+        $9)
 $function$;
 
 CREATE OR REPLACE FUNCTION madlib_dl.validation_preprocessor_dl(source_table character varying, output_table character varying, dependent_varname character varying, independent_varname character varying, training_preprocessor_table character varying, buffer_size integer DEFAULT NULL::integer, distribution_rules text DEFAULT NULL::text)
@@ -1907,10 +2004,19 @@ features and one-hot int16 classes, spread over the segments.
         normalizing_const    REAL,     -- optional: features are divided by it (default 1.0)
         num_classes          INTEGER[],-- optional: pad the classes with NULL classes up to
                                        -- this number, one per dependent variable (also n)
-        distribution_rules   TEXT      -- optional: 'all_segments' (default) or a number of
+        distribution_rules   TEXT,     -- optional: 'all_segments' (default) or a number of
                                        -- virtual segments, e.g. '2'; a table of segment
                                        -- ids (dbid column) is accepted and ignored, with
                                        -- a NOTICE: PostgreSQL has no segments to choose
+        transform            TEXT      -- optional (by name: transform => '...'): build ONE
+                                       -- input from raw columns, e.g. 'standardize(age),
+                                       -- standardize(impute(median, log(income))),
+                                       -- onehot(city, max_categories => 50), ordinal(size),
+                                       -- scale(pixels, 1.0/255), clip(x, -5, 5)'; its
+                                       -- statistics are saved in the summary (transform
+                                       -- jsonb) and predict applies them to raw tables;
+                                       -- independent_varname is then NULL ('features')
+                                       -- or the input's name (docs/transforms.md)
     );
 
 Output table, one row per buffer (with several variables: every dependent
@@ -1955,8 +2061,9 @@ AS $function$
 SELECT CASE WHEN lower(coalesce(message, '')) IN ('usage', 'help', '?') THEN
 $usage$
 validation_preprocessor_dl: pack a validation (or test) table the way a
-training table was packed, reusing its classes, normalizing_const and
-num_classes.
+training table was packed, reusing its classes, normalizing_const,
+num_classes and transform (with independent_varname NULL, the training
+transform's statistics build the input from the raw columns).
 
     SELECT madlib_dl.validation_preprocessor_dl(
         source_table                 VARCHAR,  -- table with one example per row
@@ -1986,6 +2093,333 @@ validation_preprocessor_dl: pack a validation table like its training table.
 
 For all parameters: SELECT madlib_dl.validation_preprocessor_dl('usage');
 $summary$
+END
+$function$;
+
+CREATE FUNCTION madlib_dl._transform_parse(spec text)
+ RETURNS jsonb
+ LANGUAGE c
+ IMMUTABLE PARALLEL SAFE
+AS '$libdir/madlib_dl', $function$madlib_dl__transform_parse$function$;
+
+CREATE FUNCTION madlib_dl._transform_resolve(plan jsonb, types regtype[], widths integer[])
+ RETURNS jsonb
+ LANGUAGE c
+ IMMUTABLE PARALLEL SAFE
+AS '$libdir/madlib_dl', $function$madlib_dl__transform_resolve$function$;
+
+CREATE FUNCTION madlib_dl._transform_stage_value(plan jsonb, item integer, stage integer, v double precision)
+ RETURNS double precision
+ LANGUAGE c
+ IMMUTABLE PARALLEL SAFE
+AS '$libdir/madlib_dl', $function$madlib_dl__transform_stage_value$function$;
+
+CREATE FUNCTION madlib_dl._transform_finish(plan jsonb)
+ RETURNS jsonb
+ LANGUAGE c
+ IMMUTABLE PARALLEL SAFE STRICT
+AS '$libdir/madlib_dl', $function$madlib_dl__transform_finish$function$;
+
+CREATE FUNCTION madlib_dl._transform_width(plan jsonb)
+ RETURNS integer
+ LANGUAGE c
+ IMMUTABLE PARALLEL SAFE STRICT
+AS '$libdir/madlib_dl', $function$madlib_dl__transform_width$function$;
+
+CREATE FUNCTION madlib_dl._transform_apply(plan jsonb, VARIADIC "any")
+ RETURNS real[]
+ LANGUAGE c
+ IMMUTABLE PARALLEL SAFE
+AS '$libdir/madlib_dl', $function$madlib_dl__transform_apply$function$;
+
+CREATE FUNCTION madlib_dl.transform_features(model_table text, raw record)
+ RETURNS real[]
+ LANGUAGE c
+ STABLE PARALLEL RESTRICTED
+AS '$libdir/madlib_dl', $function$madlib_dl_transform_features$function$;
+
+CREATE FUNCTION madlib_dl._tf_columns(rel regclass, plan jsonb, what text, OUT cols text[], OUT types regtype[])
+ RETURNS record
+ LANGUAGE plpgsql
+ STABLE
+ SET search_path TO 'pg_catalog', 'pg_temp'
+AS $function$
+DECLARE
+    col text;
+    typ oid;
+BEGIN
+    PERFORM madlib_dl._assert_trusted_table(rel, what);  -- 42501: another role's types (01_util.sql)
+    cols := '{}';
+    types := '{}';
+    FOR col IN SELECT e->>'column' FROM jsonb_array_elements(plan->'items') WITH ORDINALITY AS u(e, o)
+                ORDER BY o LOOP
+        SELECT a.atttypid INTO typ
+          FROM pg_attribute a
+         WHERE a.attrelid = rel AND a.attname = col AND a.attnum > 0 AND NOT a.attisdropped;
+        IF NOT FOUND THEN
+            RAISE EXCEPTION 'column "%" of the transform does not exist in % "%"', col, what, rel::text
+                USING ERRCODE = 'undefined_column',
+                      HINT = 'Name columns of the table in the transform; quote names with capitals or '
+                             'spaces, e.g. standardize("Age").';
+        END IF;
+        cols := cols || col;
+        types := types || typ::regtype;
+    END LOOP;
+END
+$function$;
+
+CREATE FUNCTION madlib_dl._tf_expr(plan_ref text, cols text[], alias text)
+ RETURNS text
+ LANGUAGE sql
+ IMMUTABLE PARALLEL SAFE
+ SET search_path TO 'pg_catalog', 'pg_temp'
+AS $function$
+    SELECT format('madlib_dl._transform_apply(%s, %s)', plan_ref,
+                  string_agg(format('%I.%I', alias, c), ', ' ORDER BY o))
+      FROM unnest(cols) WITH ORDINALITY AS u(c, o)
+$function$;
+
+CREATE FUNCTION madlib_dl._tf_fit(src text[], spec text, OUT plan jsonb, OUT cols text[])
+ RETURNS record
+ LANGUAGE plpgsql
+ SET search_path TO 'pg_catalog', 'pg_temp'
+AS $function$
+DECLARE
+    rel regclass := madlib_dl._assert_table_exists(src, 'source_table');
+    c record;
+    widths integer[] := '{}';
+    it jsonb;
+    val text;                   -- the column's value as the C functions take it
+    r record;
+    n_rows bigint;
+    cats text[];
+    maxc integer;
+    w integer;
+BEGIN
+    IF spec IS NULL OR btrim(spec) = '' THEN
+        RAISE EXCEPTION 'transform must not be empty'
+            USING ERRCODE = 'invalid_parameter_value',
+                  HINT = 'Give a comma list such as ''standardize(age), onehot(city)'', or NULL for none.';
+    END IF;
+    plan := madlib_dl._transform_parse(spec);
+    c := madlib_dl._tf_columns(rel, plan, 'source table');
+    cols := c.cols;
+    EXECUTE format('SELECT count(*) FROM %I.%I', src[1], src[2]) INTO n_rows;
+    FOR i IN 1 .. cardinality(cols) LOOP
+        w := NULL;
+        IF (SELECT t.typcategory FROM pg_type t WHERE t.oid = c.types[i]) = 'A' THEN
+            EXECUTE format('SELECT cardinality(s.%1$I) FROM %2$I.%3$I s WHERE s.%1$I IS NOT NULL LIMIT 1',
+                           cols[i], src[1], src[2])
+               INTO w;
+        END IF;
+        widths := widths || w;
+    END LOOP;
+    plan := madlib_dl._transform_resolve(plan, c.types, widths);
+
+    FOR i IN 1 .. cardinality(cols) LOOP
+        it := plan->'items'->(i - 1);
+        val := CASE WHEN c.types[i] = 'boolean'::regtype
+                    THEN format('(s.%I)::pg_catalog.int4::pg_catalog.float8', cols[i])
+                    ELSE format('(s.%I)::pg_catalog.float8', cols[i]) END;
+        IF it->>'impute' IN ('mean', 'median') THEN
+            EXECUTE format('SELECT avg(q.v::pg_catalog.numeric)::pg_catalog.float8 AS mean,'
+                           '       percentile_cont(0.5) WITHIN GROUP (ORDER BY q.v) AS median'
+                           '  FROM (SELECT madlib_dl._transform_stage_value($1, $2, 0, %s) AS v'
+                           '          FROM %I.%I s) q', val, src[1], src[2])
+               INTO r USING plan, i;
+            IF r.mean IS NULL THEN
+                RAISE EXCEPTION 'column "%" has no value to impute from: every row is NULL', cols[i]
+                    USING ERRCODE = 'data_exception',
+                          HINT = 'Impute a number instead, e.g. impute(0, col), or drop the item.';
+            END IF;
+            plan := jsonb_set(plan, ARRAY['items', (i - 1)::text, 'impute_value'],
+                              to_jsonb(CASE WHEN it->>'impute' = 'mean' THEN r.mean ELSE r.median END));
+        END IF;
+        IF it->>'op' IN ('standardize', 'minmax') THEN
+            EXECUTE format('SELECT avg(q.v::pg_catalog.numeric)::pg_catalog.float8 AS mean,'
+                           '       stddev_pop(q.v::pg_catalog.numeric)::pg_catalog.float8 AS std,'
+                           '       min(q.v) AS lo, max(q.v) AS hi,'
+                           '       count(q.v) AS n'
+                           '  FROM (SELECT madlib_dl._transform_stage_value($1, $2, 1, %s) AS v'
+                           '          FROM %I.%I s) q', val, src[1], src[2])
+               INTO r USING plan, i;
+            IF r.n < n_rows THEN
+                RAISE EXCEPTION 'column "%" has % NULL values and its transform does not impute them',
+                                cols[i], n_rows - r.n
+                    USING ERRCODE = 'null_value_not_allowed',
+                          HINT = format('Write %s(impute(median, %s)) (or mean, or a number), or filter the rows.',
+                                        it->>'op', quote_ident(cols[i]));
+            END IF;
+            IF it->>'op' = 'standardize' THEN
+                plan := jsonb_set(jsonb_set(plan, ARRAY['items', (i - 1)::text, 'mean'], to_jsonb(r.mean)),
+                                  ARRAY['items', (i - 1)::text, 'std'], to_jsonb(r.std));
+            ELSE
+                plan := jsonb_set(jsonb_set(plan, ARRAY['items', (i - 1)::text, 'min'], to_jsonb(r.lo)),
+                                  ARRAY['items', (i - 1)::text, 'max'], to_jsonb(r.hi));
+            END IF;
+        END IF;
+        IF it->>'op' IN ('onehot', 'ordinal') THEN
+            maxc := (it->>'max_categories')::integer;
+            IF it->>'kind' = 'text' THEN
+                EXECUTE format('SELECT array_agg(q.v ORDER BY q.v COLLATE "C")'
+                               '  FROM (SELECT DISTINCT ((s.%1$I)::pg_catalog.text COLLATE "C") AS v'
+                               '          FROM %2$I.%3$I s WHERE s.%1$I IS NOT NULL LIMIT $1) q',
+                               cols[i], src[1], src[2])
+                   INTO cats USING maxc + 1;
+            ELSE
+                EXECUTE format('SELECT array_agg((q.v)::pg_catalog.text ORDER BY q.v)'
+                               '  FROM (SELECT DISTINCT s.%1$I AS v'
+                               '          FROM %2$I.%3$I s WHERE s.%1$I IS NOT NULL LIMIT $1) q',
+                               cols[i], src[1], src[2])
+                   INTO cats USING maxc + 1;
+            END IF;
+            cats := coalesce(cats, '{}');
+            IF cardinality(cats) > maxc THEN
+                RAISE EXCEPTION 'column "%" has more than % categories, the limit of its %', cols[i], maxc,
+                                it->>'op'
+                    USING ERRCODE = 'program_limit_exceeded',
+                          HINT = format('Raise the limit, e.g. onehot(%s, max_categories => %s) (at most 10000), '
+                                        'or group the rare values in a view.', quote_ident(cols[i]),
+                                        least(10000, maxc * 2));
+            END IF;
+            plan := jsonb_set(jsonb_set(plan, ARRAY['items', (i - 1)::text, 'categories'], to_jsonb(cats)),
+                              ARRAY['items', (i - 1)::text, 'width'],
+                              to_jsonb(CASE WHEN it->>'op' = 'onehot' THEN cardinality(cats) + 1 ELSE 1 END));
+        END IF;
+        plan := jsonb_set(plan, ARRAY['items', (i - 1)::text, 'fitted'], 'true');
+    END LOOP;
+    plan := madlib_dl._transform_finish(plan);
+END
+$function$;
+
+CREATE FUNCTION madlib_dl._tf_of_summary(stbl text[])
+ RETURNS jsonb
+ LANGUAGE plpgsql
+ STABLE
+ SET search_path TO 'pg_catalog', 'pg_temp'
+AS $function$
+DECLARE
+    srel regclass := madlib_dl._table_oid(stbl);
+    plan jsonb;
+BEGIN
+    IF srel IS NULL OR NOT EXISTS (SELECT 1 FROM pg_attribute a
+                                    WHERE a.attrelid = srel AND a.attname = 'transform' AND a.attnum > 0
+                                      AND NOT a.attisdropped AND a.atttypid = 'jsonb'::regtype) THEN
+        RETURN NULL;
+    END IF;
+    PERFORM madlib_dl._assert_trusted_table(srel, 'a summary table');
+    EXECUTE format('SELECT transform FROM %I.%I LIMIT 1', stbl[1], stbl[2]) INTO plan;
+    IF jsonb_typeof(plan) IS DISTINCT FROM 'object' THEN
+        RETURN NULL;
+    END IF;
+    RETURN plan;
+END
+$function$;
+
+CREATE FUNCTION madlib_dl._tf_store(stbl text[], plan jsonb)
+ RETURNS void
+ LANGUAGE plpgsql
+ SET search_path TO 'pg_catalog', 'pg_temp'
+AS $function$
+BEGIN
+    EXECUTE format('ALTER TABLE %I.%I ADD COLUMN transform jsonb', stbl[1], stbl[2]);
+    EXECUTE format('UPDATE %I.%I SET transform = $1', stbl[1], stbl[2]) USING plan;
+END
+$function$;
+
+CREATE FUNCTION madlib_dl._tf_input_name(independent_varname text, deps text[])
+ RETURNS text
+ LANGUAGE plpgsql
+ IMMUTABLE
+ SET search_path TO 'pg_catalog', 'pg_temp'
+AS $function$
+DECLARE
+    parts text[];
+    name text;
+BEGIN
+    IF independent_varname IS NULL THEN
+        name := 'features';
+    ELSE
+        BEGIN
+            parts := parse_ident(btrim(independent_varname));
+        EXCEPTION WHEN OTHERS THEN
+            parts := NULL;
+        END;
+        IF cardinality(parts) IS DISTINCT FROM 1 THEN
+            RAISE EXCEPTION 'independent_varname "%" must be one name when a transform is given',
+                            independent_varname
+                USING ERRCODE = 'invalid_parameter_value',
+                      HINT = 'A transform builds one input: give NULL (it is then named features) or the '
+                             'name it gets, e.g. ''x''.';
+        END IF;
+        name := parts[1];
+    END IF;
+    IF name = ANY (coalesce(deps, '{}') || ARRAY['buffer_id', '__dist_key__'])
+       OR name || '_shape' = ANY (coalesce(deps, '{}')) THEN
+        RAISE EXCEPTION 'independent_varname "%" is a name the packed table uses already', name
+            USING ERRCODE = 'invalid_parameter_value',
+                  HINT = 'Give the input another name, e.g. ''features''.';
+    END IF;
+    RETURN name;
+END
+$function$;
+
+CREATE FUNCTION madlib_dl._tf_pack_for_evaluate(src text[], msumm text[], plan jsonb)
+ RETURNS text[]
+ LANGUAGE plpgsql
+ SET search_path TO 'pg_catalog', 'pg_temp'
+AS $function$
+DECLARE
+    srel regclass := madlib_dl._table_oid(msumm);
+    deps text[];
+    indeps text[];
+    cv text := '';
+    train text := madlib_dl._temp_table_name('madlib_dl_eval_train');
+    packed text := madlib_dl._temp_table_name('madlib_dl_eval_packed');
+    tschema text;
+BEGIN
+    PERFORM madlib_dl._assert_columns(srel,
+        ARRAY['dependent_varname', 'independent_varname', 'dependent_vartype', 'normalizing_const',
+              'num_classes'],
+        ARRAY['text[]', 'text[]', 'text[]', 'real', 'integer[]'],
+        'the summary table fit wrote next to the model table');
+    EXECUTE format('SELECT dependent_varname, independent_varname FROM %I.%I', msumm[1], msumm[2])
+       INTO deps, indeps;
+    IF cardinality(indeps) IS DISTINCT FROM 1 OR coalesce(cardinality(deps), 0) < 1 THEN
+        RAISE EXCEPTION 'the model summary names % inputs; a transform builds one', coalesce(cardinality(indeps), 0)
+            USING ERRCODE = 'data_exception',
+                  HINT = 'Give the model table and summary table that fit wrote together.';
+    END IF;
+    SELECT string_agg(format(', %I', d || '_class_values'), '' ORDER BY o) INTO cv
+      FROM unnest(deps) WITH ORDINALITY AS u(d, o)
+     WHERE madlib_dl._ep_has_column(srel, d || '_class_values');
+    EXECUTE format('CREATE TEMPORARY TABLE %I ON COMMIT DROP AS'
+                   ' SELECT ARRAY[0, madlib_dl._transform_width($1)] AS %I%s', train, indeps[1] || '_shape',
+                   madlib_dl._distributed_clause())
+    USING plan;
+    EXECUTE format('CREATE TEMPORARY TABLE %I ON COMMIT DROP AS'
+                   ' SELECT dependent_varname, independent_varname, dependent_vartype, normalizing_const,'
+                   '        num_classes, 1 AS num_segments%s, $1 AS transform FROM %I.%I%s',
+                   train || '_summary', coalesce(cv, ''), msumm[1], msumm[2], madlib_dl._distributed_clause())
+    USING plan;
+    tschema := (SELECT nspname FROM pg_namespace WHERE oid = pg_my_temp_schema());
+    PERFORM madlib_dl._validation_preprocessor_dl(src, ARRAY[tschema, packed],
+        (SELECT string_agg(quote_ident(d), ', ' ORDER BY o) FROM unnest(deps) WITH ORDINALITY AS u(d, o)),
+        NULL, ARRAY[tschema, train], NULL, NULL);
+    EXECUTE format('DROP TABLE pg_temp.%I, pg_temp.%I', train, train || '_summary');
+    RETURN ARRAY[tschema, packed];
+END
+$function$;
+
+CREATE FUNCTION madlib_dl._tf_drop_packed(tbl text[], made boolean)
+ RETURNS void
+ LANGUAGE plpgsql
+ SET search_path TO 'pg_catalog', 'pg_temp'
+AS $function$
+BEGIN
+    IF made AND tbl[1] = (SELECT nspname FROM pg_namespace WHERE oid = pg_my_temp_schema()) THEN
+        EXECUTE format('DROP TABLE pg_temp.%I, pg_temp.%I', tbl[2], tbl[2] || '_summary');
+    END IF;
 END
 $function$;
 
@@ -2520,6 +2954,12 @@ BEGIN
         es,
         r.stopped_at_iteration,
         r.best_iteration;
+    -- the source's transform (21_transform.sql): predict applies it to raw tables
+    IF jsonb_typeof(psum->'transform') = 'object' THEN
+        PERFORM madlib_dl._tf_store(summary_tbl, madlib_dl._transform_finish(psum->'transform'));
+    END IF;
+    -- a version per model in the registry (src/sql/45_serving.sql)
+    PERFORM madlib_dl._record_versions(model, 'fit');
 END
 $function$;
 
@@ -3029,7 +3469,7 @@ BEGIN
 END
 $function$;
 
-CREATE FUNCTION madlib_dl._ep_write_predictions(rel regclass, id_col text, indep_col text, otbl text[], model_arch json, model_weights bytea, normalizing_const double precision, class_name text, class_values text[], kind text, k integer, threshold double precision, batch_size integer)
+CREATE FUNCTION madlib_dl._ep_write_predictions(rel regclass, id_col text, indep_col text, otbl text[], model_arch json, model_weights bytea, normalizing_const double precision, class_name text, class_values text[], kind text, k integer, threshold double precision, batch_size integer, x_expr text DEFAULT NULL::text, tf jsonb DEFAULT NULL::jsonb)
  RETURNS void
  LANGUAGE plpgsql
  SET search_path TO 'pg_catalog', 'pg_temp'
@@ -3049,6 +3489,9 @@ BEGIN
          WHERE a.attrelid = rel AND a.attname = indep_col AND NOT a.attisdropped)
        IN ('pg_catalog.float4'::pg_catalog.regtype, 'pg_catalog.float8'::pg_catalog.regtype) THEN
         feat := format('t.%I', indep_col);
+    END IF;
+    IF x_expr IS NOT NULL THEN          -- a raw table: the model's transform ($9, tf)
+        feat := x_expr;
     END IF;
     CASE kind
         WHEN 'prob' THEN NULL;
@@ -3072,7 +3515,8 @@ BEGIN
             '           FROM %s t) q%s%s',
             madlib_dl._table_sql(otbl), id_type, id_col, cols, id_col, feat, rel, filter,
             madlib_dl._distributed_clause())
-        USING class_name, class_values, model_arch, model_weights, normalizing_const, indep_col, max_rank;
+        USING class_name, class_values, model_arch, model_weights, normalizing_const, indep_col, max_rank,
+              NULL::integer, tf;
         RETURN;
     END IF;
     EXECUTE format(
@@ -3080,20 +3524,21 @@ BEGIN
         ' SELECT (q.r).id::%s AS %I, $1::text AS class_name,'
         '        ($2::text[])[(q.r).class_index] AS class_value, (q.r).prob%s'
         '   FROM (SELECT madlib_dl._predict_batch($3, $4, $5, $8, $6, $7, s.i, s.x, s.flush) AS r'
-        '           FROM (SELECT (t.%I)::pg_catalog.text AS i, (t.%I)::pg_catalog.float8[] AS x,'
+        '           FROM (SELECT (t.%I)::pg_catalog.text AS i, %s AS x,'
         '                        false AS flush'
         '                   FROM %s t'
         '                 UNION ALL'
         '                 SELECT NULL, NULL, true%s) s) q%s%s',
-        madlib_dl._table_sql(otbl), id_type, id_col, cols, id_col, indep_col, rel,
+        madlib_dl._table_sql(otbl), id_type, id_col, cols, id_col,
+        coalesce(x_expr || '::pg_catalog.float8[]', format('(t.%I)::pg_catalog.float8[]', indep_col)), rel,
         CASE WHEN madlib_dl._is_greenplum() THEN ' FROM gp_dist_random(''gp_id'')' ELSE '' END,
         filter, madlib_dl._distributed_clause())
     USING class_name, class_values, model_arch, model_weights, normalizing_const, indep_col, max_rank,
-          batch;
+          batch, tf;
 END
 $function$;
 
-CREATE FUNCTION madlib_dl._ep_write_predictions_io(rel regclass, id_col text, indep_cols text[], otbl text[], model_arch json, model_weights bytea, normalizing_const double precision, class_names text[], class_values jsonb, kind text, k integer, threshold double precision, batch_size integer)
+CREATE FUNCTION madlib_dl._ep_write_predictions_io(rel regclass, id_col text, indep_cols text[], otbl text[], model_arch json, model_weights bytea, normalizing_const double precision, class_names text[], class_values jsonb, kind text, k integer, threshold double precision, batch_size integer, x_expr text DEFAULT NULL::text, tf jsonb DEFAULT NULL::jsonb)
  RETURNS void
  LANGUAGE plpgsql
  SET search_path TO 'pg_catalog', 'pg_temp'
@@ -3131,6 +3576,7 @@ BEGIN
     END LOOP;
     SELECT string_agg(format('(t.%I)::pg_catalog.float8[]', c), ', ' ORDER BY o) INTO feats
       FROM unnest(indep_cols) WITH ORDINALITY AS u(c, o);
+    feats := coalesce(x_expr || '::pg_catalog.float8[]', feats);   -- a transform ($9, tf)
 
     EXECUTE format(
         'CREATE TABLE %s AS'
@@ -3145,8 +3591,50 @@ BEGIN
         CASE WHEN madlib_dl._is_greenplum() THEN ' FROM gp_dist_random(''gp_id'')' ELSE '' END,
         filter, madlib_dl._distributed_clause())
     USING class_names, cv, model_arch, model_weights, normalizing_const, indep_cols, max_rank,
-          batch;
+          batch, tf;
 END
+$function$;
+
+CREATE FUNCTION madlib_dl._metric_sums_add(a bytea, b bytea)
+ RETURNS bytea
+ LANGUAGE c
+ IMMUTABLE PARALLEL SAFE
+AS '$libdir/madlib_dl', $function$madlib_dl__metric_sums_add$function$;
+
+CREATE AGGREGATE madlib_dl._metric_sums(bytea) (
+    SFUNC = madlib_dl._metric_sums_add,
+    STYPE = bytea,
+    PARALLEL = SAFE
+);
+
+CREATE FUNCTION madlib_dl._metrics_names(compile_params text)
+ RETURNS text[]
+ LANGUAGE c
+ IMMUTABLE PARALLEL SAFE
+AS '$libdir/madlib_dl', $function$madlib_dl__metrics_names$function$;
+
+CREATE FUNCTION madlib_dl._metrics_values(compile_params text, sums bytea, n bigint)
+ RETURNS double precision[]
+ LANGUAGE c
+ IMMUTABLE PARALLEL SAFE
+AS '$libdir/madlib_dl', $function$madlib_dl__metrics_values$function$;
+
+CREATE FUNCTION madlib_dl._compile_params_with_metrics(compile_params text, metrics text)
+ RETURNS text
+ LANGUAGE c
+ IMMUTABLE PARALLEL SAFE
+AS '$libdir/madlib_dl', $function$madlib_dl__compile_params_with_metrics$function$;
+
+CREATE FUNCTION madlib_dl._metrics_json(names text[], vals double precision[])
+ RETURNS jsonb
+ LANGUAGE sql
+ IMMUTABLE PARALLEL SAFE
+ SET search_path TO 'pg_catalog', 'pg_temp'
+AS $function$
+    SELECT pg_catalog.jsonb_object_agg(u.name, CASE WHEN u.v OPERATOR(pg_catalog.=) 'NaN'::float8
+                                                    THEN NULL ELSE pg_catalog.to_jsonb(u.v) END
+                                       ORDER BY u.i)
+      FROM unnest(names, vals) WITH ORDINALITY AS u(name, v, i)
 $function$;
 
 CREATE FUNCTION madlib_dl._ep_evaluate(test regclass, dep_col text, indep_col text, model_arch json, model_weights bytea, compile_params text)
@@ -3158,23 +3646,29 @@ DECLARE
     grouped boolean := madlib_dl._ep_has_column(test, '__dist_key__');
     loss_sum float8;
     metric_sum float8;
+    sums bytea;
+    vals float8[];
     n numeric;
 BEGIN
     PERFORM madlib_dl._assert_trusted_table(test);
     EXECUTE format('SELECT sum((g.r).loss_sum ORDER BY g.k), sum((g.r).metric_sum ORDER BY g.k),'
-                   '       sum((g.r).n)'
+                   '       sum((g.r).n), madlib_dl._metric_sums((g.r).state ORDER BY g.k)'
                    '  FROM (SELECT %s AS k, madlib_dl._evaluate_segment($1, $2, $3, s.buffer_id,'
                    '               s.%I, s.%I, s.%I, s.%I) AS r'
                    '          FROM %s s%s) g',
                    CASE WHEN grouped THEN 's.__dist_key__' ELSE '0' END,
                    dep_col, indep_col, dep_col || '_shape', indep_col || '_shape', test,
                    CASE WHEN grouped THEN ' GROUP BY s.__dist_key__' ELSE '' END)
-       INTO loss_sum, metric_sum, n
+       INTO loss_sum, metric_sum, n, sums
       USING model_arch, model_weights, compile_params;
     IF coalesce(n, 0) = 0 THEN
         RAISE EXCEPTION 'test table % has no examples', test::text
             USING ERRCODE = 'data_exception',
                   HINT = 'Evaluate on a preprocessed table with at least one row.';
+    END IF;
+    IF sums IS NOT NULL THEN
+        vals := madlib_dl._metrics_values(compile_params, sums, n::bigint);
+        RETURN ARRAY[loss_sum / n, vals[1]] || vals;
     END IF;
     RETURN ARRAY[loss_sum / n, metric_sum / n];
 END
@@ -3249,13 +3743,15 @@ BEGIN
     END;
     k := cardinality(deps);
     r := madlib_dl._ep_evaluate_io(trel, deps, indeps, model_arch, model_weights, compile_params);
-    EXECUTE format('CREATE TABLE %s (loss float8, metric float8, metrics_type text[], loss_type text%s)%s',
+    EXECUTE format('CREATE TABLE %s (loss float8, metric float8, metrics_type text[], loss_type text,'
+                   ' metrics jsonb%s)%s',
                    madlib_dl._table_sql(otbl),
                    CASE WHEN k > 1 THEN (SELECT string_agg(format(', %I float8, %I float8', d || '_loss',
                                                                   d || '_metric'), '' ORDER BY i)
                                            FROM unnest(model_deps) WITH ORDINALITY AS u(d, i))
                         ELSE '' END, madlib_dl._distributed_clause());
-    EXECUTE format('INSERT INTO %s SELECT $1[1], CASE WHEN $2 IS NOT NULL THEN $1[2] END, $2, $3%s',
+    EXECUTE format('INSERT INTO %s SELECT $1[1], CASE WHEN $2 IS NOT NULL THEN $1[2] END, $2, $3,'
+                   ' CASE WHEN $2 IS NOT NULL THEN madlib_dl._metrics_json($2, ARRAY[$1[2]]) END%s',
                    madlib_dl._table_sql(otbl),
                    CASE WHEN k > 1 THEN (SELECT string_agg(format(', $1[%s], CASE WHEN $2 IS NOT NULL THEN $1[%s] END',
                                                                   2 + i, 2 + k + i), '' ORDER BY i)
@@ -3265,7 +3761,7 @@ BEGIN
 END
 $function$;
 
-CREATE OR REPLACE FUNCTION madlib_dl._evaluate(mtbl text[], ttbl text[], otbl text[], use_gpus boolean, mst_key integer)
+CREATE FUNCTION madlib_dl._evaluate(mtbl text[], ttbl text[], otbl text[], use_gpus boolean, mst_key integer, metrics text DEFAULT NULL::text)
  RETURNS void
  LANGUAGE plpgsql
  SET search_path TO 'pg_catalog', 'pg_temp'
@@ -3277,16 +3773,37 @@ DECLARE
     dep text;
     indep text;
     r float8[];
+    tf jsonb;                   -- the model's transform (NULL: none)
+    raw_rel regclass;           -- the test table as given
+    compile text;
+    mtypes text[];
 BEGIN
     PERFORM madlib_dl._ep_assert_no_gpus(use_gpus);
     PERFORM madlib_dl._assert_output_absent(otbl, 'output_table');
     trel := madlib_dl._ep_assert_readable(ttbl, 'test_table');
     m := madlib_dl._ep_model(mtbl, mst_key);
+    tf := madlib_dl._tf_of_summary(madlib_dl._table_with_suffix(mtbl, '_summary'));
+    raw_rel := trel;
+    IF tf IS NOT NULL AND NOT madlib_dl._ep_has_column(trel, 'buffer_id') THEN
+        -- a raw table: packed with the model's transform (21_transform.sql)
+        ttbl := madlib_dl._tf_pack_for_evaluate(ttbl, madlib_dl._table_with_suffix(mtbl, '_summary'), tf);
+        trel := madlib_dl._table_oid(ttbl);
+    END IF;
+    -- evaluate's metrics: the model's, or the list given
+    compile := madlib_dl._compile_params_with_metrics(m.compile_params, metrics);
+    mtypes := CASE WHEN metrics IS NULL THEN m.metrics_type ELSE madlib_dl._metrics_names(compile) END;
     IF cardinality(m.dependent_varnames) > 1 OR cardinality(m.independent_varnames) > 1
        OR (SELECT count(*) FROM madlib_dl._arch_io(m.model_arch)) > 2 THEN
-        PERFORM madlib_dl._evaluate_io(m.model_arch, m.model_weights, m.compile_params, m.metrics_type,
+        IF cardinality(mtypes) > 1 THEN
+            RAISE EXCEPTION 'evaluate of a model of several inputs or outputs reports one metric per output, not %',
+                            cardinality(mtypes)
+                USING ERRCODE = 'feature_not_supported',
+                      HINT = 'Pass metrics => ''[''''accuracy'''']'' (one per-sample metric) for this model.';
+        END IF;
+        PERFORM madlib_dl._evaluate_io(m.model_arch, m.model_weights, compile, mtypes,
                                        m.loss_type, m.dependent_varnames, m.independent_varnames,
                                        trel, ttbl, otbl);
+        PERFORM madlib_dl._tf_drop_packed(ttbl, tf IS NOT NULL AND trel IS DISTINCT FROM raw_rel);
         RETURN;
     END IF;
 
@@ -3318,12 +3835,15 @@ BEGIN
                          'validation_preprocessor_dl; predict takes raw rows.';
     END;
 
-    r := madlib_dl._ep_evaluate(trel, dep, indep, m.model_arch, m.model_weights, m.compile_params);
+    r := madlib_dl._ep_evaluate(trel, dep, indep, m.model_arch, m.model_weights, compile);
+    PERFORM madlib_dl._tf_drop_packed(ttbl, tf IS NOT NULL AND trel IS DISTINCT FROM raw_rel);
 
-    EXECUTE format('CREATE TABLE %s (loss float8, metric float8, metrics_type text[], loss_type text)%s',
+    EXECUTE format('CREATE TABLE %s (loss float8, metric float8, metrics_type text[], loss_type text,'
+                   ' metrics jsonb)%s',
                    madlib_dl._table_sql(otbl), madlib_dl._distributed_clause());
-    EXECUTE format('INSERT INTO %s VALUES ($1, $2, $3, $4)', madlib_dl._table_sql(otbl))
-    USING r[1], r[2], m.metrics_type, m.loss_type;
+    EXECUTE format('INSERT INTO %s VALUES ($1, $2, $3, $4, $5)', madlib_dl._table_sql(otbl))
+    USING r[1], r[2], mtypes, m.loss_type,
+          CASE WHEN mtypes IS NOT NULL THEN madlib_dl._metrics_json(mtypes, r[3:]) END;
 END
 $function$;
 
@@ -3339,13 +3859,33 @@ DECLARE
     sizes integer[];
     n_out integer;
     n_cv integer;
+    tf jsonb;                   -- the model's transform (NULL: none)
+    x_expr text;                -- a raw row's features, by the transform
 BEGIN
     PERFORM madlib_dl._ep_assert_no_gpus(use_gpus);
     PERFORM madlib_dl._assert_output_absent(otbl, 'output_table');
     trel := madlib_dl._ep_assert_readable(ttbl, 'test_table');
     PERFORM madlib_dl._ep_id_type(trel, id_col);
-    cols := madlib_dl._ep_feature_columns(trel, independent_varname);
+    tf := madlib_dl._tf_of_summary(madlib_dl._table_with_suffix(mtbl, '_summary'));
+    IF tf IS NOT NULL AND (independent_varname IS NULL
+                           OR NOT madlib_dl._ep_has_column(trel, independent_varname)) THEN
+        -- a raw table: the model's transform builds each row's features
+        x_expr := madlib_dl._tf_expr('$9', (madlib_dl._tf_columns(trel, tf, 'test table')).cols, 't');
+    ELSIF independent_varname IS NULL THEN
+        RAISE EXCEPTION 'independent_varname must not be NULL: model "%" was not trained with a transform',
+                        madlib_dl._table_label(mtbl)
+            USING ERRCODE = 'null_value_not_allowed',
+                  HINT = 'Give the array column of the test table that holds the features, or train on a table '
+                         'packed with training_preprocessor_dl(..., transform => ''...'') to predict from raw columns.';
+    END IF;
+    IF x_expr IS NULL THEN
+        cols := madlib_dl._ep_feature_columns(trel, independent_varname);
+    END IF;
     m := madlib_dl._ep_model(mtbl, mst_key);
+    IF x_expr IS NOT NULL THEN
+        cols := ARRAY[m.independent_varname];
+        independent_varname := m.independent_varname;
+    END IF;
 
     sizes := madlib_dl._ep_output_sizes(m.model_arch);
     PERFORM madlib_dl._ep_check_inputs(cols, m.model_arch);
@@ -3360,7 +3900,7 @@ BEGIN
         PERFORM madlib_dl._ep_check_pred_type(kind, k, threshold, (SELECT max(z) FROM unnest(sizes) z));
         PERFORM madlib_dl._ep_write_predictions_io(trel, id_col, cols, otbl, m.model_arch,
             m.model_weights, m.normalizing_const, m.dependent_varnames, m.class_values_list,
-            kind, k, threshold, batch_size);
+            kind, k, threshold, batch_size, x_expr, tf);
         RETURN;
     END IF;
     n_out := sizes[1];
@@ -3379,7 +3919,7 @@ BEGIN
 
     PERFORM madlib_dl._ep_write_predictions(trel, id_col, independent_varname, otbl,
         m.model_arch, m.model_weights, m.normalizing_const,
-        m.dependent_varname, m.class_values, kind, k, threshold, batch_size);
+        m.dependent_varname, m.class_values, kind, k, threshold, batch_size, x_expr, tf);
 END
 $function$;
 
@@ -3487,6 +4027,20 @@ BEGIN
         arch, weights, nc, 'dependent_var', class_values, kind, k, threshold, batch_size);
 END
 $function$;
+
+CREATE FUNCTION madlib_dl.madlib_keras_evaluate(model_table character varying, test_table character varying, output_table character varying, use_gpus boolean DEFAULT false, mst_key integer DEFAULT NULL::integer, metrics character varying DEFAULT NULL::character varying)
+ RETURNS void
+ LANGUAGE sql
+AS $function$
+    SELECT madlib_dl._evaluate(madlib_dl._resolve_table($1, 'model_table'),
+                               madlib_dl._resolve_table($2, 'test_table'),
+                               madlib_dl._resolve_table($3, 'output_table'), $4, $5, $6)
+$function$;
+
+CREATE FUNCTION madlib_dl.evaluate(model_table character varying, test_table character varying, output_table character varying, use_gpus boolean DEFAULT false, mst_key integer DEFAULT NULL::integer, metrics character varying DEFAULT NULL::character varying)
+ RETURNS void
+ LANGUAGE sql
+AS $function$ SELECT madlib_dl.madlib_keras_evaluate($1, $2, $3, $4, $5, $6) $function$;
 
 CREATE FUNCTION madlib_dl.madlib_keras_predict(model_table character varying, test_table character varying, id_col character varying, independent_varname character varying, output_table character varying, pred_type character varying DEFAULT 'prob'::character varying, use_gpus boolean DEFAULT false, mst_key integer DEFAULT NULL::integer, batch_size integer DEFAULT NULL::integer)
  RETURNS void
@@ -3733,6 +4287,296 @@ For all parameters: SELECT madlib_dl.madlib_keras_predict_byom('usage');
 $summary$
 END
 $function$;
+
+CREATE FUNCTION madlib_dl._onnx_export(model_arch json, model_weights bytea, opset integer)
+ RETURNS bytea
+ LANGUAGE c
+ IMMUTABLE PARALLEL SAFE
+AS '$libdir/madlib_dl', $function$madlib_dl__onnx_export$function$;
+
+CREATE FUNCTION madlib_dl._onnx_import(onnx bytea, OUT model_arch json, OUT model_weights bytea)
+ RETURNS record
+ LANGUAGE c
+ IMMUTABLE PARALLEL SAFE
+AS '$libdir/madlib_dl', $function$madlib_dl__onnx_import$function$;
+
+CREATE FUNCTION madlib_dl._export_onnx(mtbl text[], mst_key integer, opset integer)
+ RETURNS bytea
+ LANGUAGE plpgsql
+ STABLE
+ SET search_path TO 'pg_catalog', 'pg_temp'
+AS $function$
+DECLARE
+    m record;
+BEGIN
+    PERFORM madlib_dl._assert_not_null(opset, 'opset');
+    -- _ep_model checks the tables' column types before reading them
+    m := madlib_dl._ep_model(mtbl, mst_key);
+    IF m.model_weights IS NULL THEN
+        RAISE EXCEPTION 'model table "%" has no weights', madlib_dl._table_label(mtbl)
+            USING ERRCODE = 'null_value_not_allowed',
+                  HINT = 'Export a model table that fit or fit_multiple_model wrote.';
+    END IF;
+    RETURN madlib_dl._onnx_export(m.model_arch, m.model_weights, opset);
+END
+$function$;
+
+CREATE FUNCTION madlib_dl._load_onnx_model(tbl text[], onnx bytea, name character varying, description character varying)
+ RETURNS void
+ LANGUAGE plpgsql
+ SET search_path TO 'pg_catalog', 'pg_temp'
+AS $function$
+DECLARE
+    r record;
+BEGIN
+    PERFORM madlib_dl._assert_not_null(onnx, 'onnx');
+    -- converted (and refused) before any table is touched
+    r := madlib_dl._onnx_import(onnx);
+    PERFORM madlib_dl._load_keras_model(tbl, r.model_arch, r.model_weights, name, description);
+END
+$function$;
+
+CREATE FUNCTION madlib_dl.export_onnx(model_table character varying, mst_key integer DEFAULT NULL::integer, opset integer DEFAULT 17)
+ RETURNS bytea
+ LANGUAGE sql
+ STABLE
+AS $function$
+    SELECT madlib_dl._export_onnx(madlib_dl._resolve_table($1, 'model_table'), $2, $3)
+$function$;
+
+CREATE FUNCTION madlib_dl.load_onnx_model(model_arch_table character varying, onnx bytea, name character varying DEFAULT NULL::character varying, description character varying DEFAULT NULL::character varying)
+ RETURNS void
+ LANGUAGE sql
+AS $function$
+    SELECT madlib_dl._load_onnx_model(
+        madlib_dl._resolve_table($1, 'model_arch_table'), $2, $3, $4)
+$function$;
+
+CREATE FUNCTION madlib_dl.load_onnx_model(message character varying)
+ RETURNS text
+ LANGUAGE sql
+ IMMUTABLE
+ SET search_path TO 'pg_catalog', 'pg_temp'
+AS $function$
+SELECT CASE WHEN lower(coalesce(message, '')) IN ('usage', 'help', '?') THEN
+$usage$load_onnx_model: convert an ONNX model (e.g. PyTorch's torch.onnx.export)
+into a Keras architecture and weights, stored in a model architecture table
+as load_keras_model stores them (the table is created on first use).
+
+    SELECT madlib_dl.load_onnx_model(
+        model_arch_table  VARCHAR,  -- table to insert into (name or schema.name)
+        onnx              BYTEA,    -- the .onnx file's bytes
+        name              VARCHAR,  -- optional
+        description       VARCHAR   -- optional
+    );
+
+The model takes its rows in the ONNX model's own layout (NCHW for a
+PyTorch CNN); predict_byom, evaluate and fit (warm start from the imported
+weights) use it like any architecture.  Unsupported operators are refused,
+naming the node.  docs/interchange.md lists the operators.
+
+See also: SELECT madlib_dl.export_onnx();$usage$
+ELSE
+$summary$load_onnx_model: store an ONNX model as an architecture with its weights.
+
+    SELECT madlib_dl.load_onnx_model('model_arch_library', pg_read_binary_file('/path/model.onnx'),
+                                     'name', 'description');
+
+For all parameters: SELECT madlib_dl.load_onnx_model('usage');$summary$
+END
+$function$;
+
+CREATE FUNCTION madlib_dl.load_onnx_model()
+ RETURNS text
+ LANGUAGE sql
+ IMMUTABLE
+ SET search_path TO 'pg_catalog', 'pg_temp'
+AS $function$ SELECT madlib_dl.load_onnx_model(''::varchar) $function$;
+
+CREATE FUNCTION madlib_dl.export_onnx()
+ RETURNS text
+ LANGUAGE sql
+ IMMUTABLE
+ SET search_path TO 'pg_catalog', 'pg_temp'
+AS $function$
+SELECT $usage$export_onnx: a trained model as an ONNX file (bytea), for ONNX Runtime and
+every other ONNX consumer.
+
+    SELECT madlib_dl.export_onnx(
+        model_table  VARCHAR,            -- fit's or fit_multiple_model's output table
+        mst_key      INTEGER DEFAULT NULL, -- the model of a fit_multiple_model table
+        opset        INTEGER DEFAULT 17  -- ONNX opset, 13 to 17
+    );
+
+Inputs and outputs carry the Keras layers' names and shapes (channels
+last, as madlib_dl's predict takes them) with a dynamic batch dimension N.
+docs/interchange.md lists the layers and the operators they become.
+
+See also: SELECT madlib_dl.load_onnx_model('usage');$usage$
+$function$;
+
+CREATE FUNCTION madlib_dl._registry_record(name text, model_table regclass, mst_keys integer[], function text, source_table text, metrics jsonb[], params jsonb[])
+ RETURNS void
+ LANGUAGE c
+AS '$libdir/madlib_dl', $function$madlib_dl__registry_record$function$;
+
+CREATE FUNCTION madlib_dl._registry_deploy(name text, version_id bigint, strategy text)
+ RETURNS void
+ LANGUAGE c
+AS '$libdir/madlib_dl', $function$madlib_dl__registry_deploy$function$;
+
+CREATE FUNCTION madlib_dl._record_versions(model text[], fn text)
+ RETURNS void
+ LANGUAGE plpgsql
+ SET search_path TO 'pg_catalog', 'pg_temp'
+AS $function$
+DECLARE
+    name text := coalesce(nullif(current_setting('madlib_dl.model_name'), ''), model[1] || '.' || model[2]);
+    rel regclass := madlib_dl._table_oid(model);
+    stbl text := madlib_dl._table_sql(madlib_dl._table_with_suffix(model, '_summary'));
+    itbl text := madlib_dl._table_sql(madlib_dl._table_with_suffix(model, '_info'));
+    src text;
+    keys integer[];
+    metrics jsonb[];
+    params jsonb[];
+BEGIN
+    IF fn = 'fit' THEN
+        EXECUTE format(
+            'SELECT source_table, ARRAY[jsonb_strip_nulls(jsonb_build_object('
+            '    ''training_metrics_final'', training_metrics_final, ''training_loss_final'', training_loss_final,'
+            '    ''validation_metrics_final'', validation_metrics_final, ''validation_loss_final'', validation_loss_final,'
+            '    ''metrics_type'', metrics_type, ''loss_type'', loss_type,'
+            '    ''stopped_at_iteration'', stopped_at_iteration, ''best_iteration'', best_iteration))],'
+            '  ARRAY[jsonb_strip_nulls(jsonb_build_object(''compile_params'', compile_params, ''fit_params'', fit_params,'
+            '    ''num_iterations'', num_iterations, ''model_arch_table'', model_arch_table, ''model_id'', model_id,'
+            '    ''validation_table'', validation_table, ''early_stopping'', early_stopping))]'
+            '  FROM %s', stbl) INTO src, metrics, params;
+        keys := ARRAY[NULL::integer];
+    ELSE
+        EXECUTE format('SELECT source_table FROM %s', stbl) INTO src;
+        EXECUTE format(
+            'SELECT array_agg(mst_key ORDER BY mst_key),'
+            '  array_agg(jsonb_strip_nulls(jsonb_build_object('
+            '    ''training_metrics_final'', training_metrics_final, ''training_loss_final'', training_loss_final,'
+            '    ''validation_metrics_final'', validation_metrics_final, ''validation_loss_final'', validation_loss_final,'
+            '    ''metrics_type'', metrics_type, ''loss_type'', loss_type,'
+            '    ''stopped_at_iteration'', stopped_at_iteration, ''best_iteration'', best_iteration)) ORDER BY mst_key),'
+            '  array_agg(jsonb_strip_nulls(jsonb_build_object(''compile_params'', compile_params,'
+            '    ''fit_params'', fit_params, ''model_id'', model_id)) ORDER BY mst_key)'
+            '  FROM %s', itbl) INTO keys, metrics, params;
+    END IF;
+    -- a name of another role's: the run keeps its tables, without a version
+    BEGIN
+        PERFORM madlib_dl._registry_record(name, rel, keys, fn, src, metrics, params);
+    EXCEPTION WHEN insufficient_privilege THEN
+        RAISE WARNING 'the models of "%" were not recorded as versions of "%": %', model[2], name, SQLERRM
+            USING HINT = 'The name belongs to another role: SET madlib_dl.model_name = ''my_name'' before training.';
+    END;
+END
+$function$;
+
+CREATE FUNCTION madlib_dl.deploy(name text, strategy text DEFAULT 'latest'::text, metric text DEFAULT NULL::text, OUT version integer, OUT model_table text, OUT mst_key integer, OUT metric_value double precision)
+ RETURNS record
+ LANGUAGE plpgsql
+ SET search_path TO 'pg_catalog', 'pg_temp'
+AS $function$
+DECLARE
+    n text := deploy.name;
+    vid bigint;
+    m text := metric;
+    lower_better boolean;
+BEGIN
+    IF n IS NULL OR strategy IS NULL THEN
+        RAISE EXCEPTION 'name and strategy of deploy must not be NULL'
+            USING ERRCODE = 'null_value_not_allowed',
+                  HINT = 'Call deploy(name, ''latest''), deploy(name, ''best''[, metric]) or deploy(name, ''3'').';
+    END IF;
+    IF NOT EXISTS (SELECT 1 FROM madlib_dl.model_versions v WHERE v.name = n) THEN
+        RAISE EXCEPTION 'model name "%" has no versions', n
+            USING ERRCODE = 'no_data_found',
+                  HINT = 'fit, fit_multiple and madlib_keras_automl record versions under madlib_dl.model_name, '
+                         'else schema.table of the model table: SELECT DISTINCT name FROM madlib_dl.model_versions.';
+    END IF;
+    IF strategy = 'latest' THEN
+        SELECT v.version_id INTO vid FROM madlib_dl.model_versions v
+         WHERE v.name = n ORDER BY v.version DESC LIMIT 1;
+    ELSIF strategy = 'best' THEN
+        IF m IS NULL THEN
+            m := CASE WHEN EXISTS (SELECT 1 FROM madlib_dl.model_versions v
+                                    WHERE v.name = n AND v.metrics ? 'validation_metrics_final')
+                      THEN 'validation_metrics_final' ELSE 'training_metrics_final' END;
+        END IF;
+        lower_better := m LIKE '%loss%';
+        SELECT v.version_id INTO vid FROM madlib_dl.model_versions v
+         WHERE v.name = n AND jsonb_typeof(v.metrics -> m) = 'number'
+         ORDER BY CASE WHEN lower_better THEN (v.metrics ->> m)::float8 ELSE -(v.metrics ->> m)::float8 END,
+                  v.version DESC
+         LIMIT 1;
+        IF vid IS NULL THEN
+            RAISE EXCEPTION 'no version of "%" has metric "%"', n, m
+                USING ERRCODE = 'no_data_found',
+                      HINT = 'Give a key of the versions'' metrics, e.g. training_loss_final, '
+                             'or train with a validation_table for validation_metrics_final.';
+        END IF;
+    ELSIF strategy ~ '^\s*[0-9]+\s*$' THEN
+        SELECT v.version_id INTO vid FROM madlib_dl.model_versions v
+         WHERE v.name = n AND v.version = btrim(strategy)::integer;
+        IF vid IS NULL THEN
+            RAISE EXCEPTION 'model name "%" has no version %', n, btrim(strategy)
+                USING ERRCODE = 'no_data_found',
+                      HINT = format('SELECT version FROM madlib_dl.model_versions WHERE name = %L lists them.', n);
+        END IF;
+    ELSE
+        RAISE EXCEPTION 'strategy "%" is not latest, best or a version number', strategy
+            USING ERRCODE = 'invalid_parameter_value',
+                  HINT = 'Call deploy(name, ''latest''), deploy(name, ''best''[, metric]) or deploy(name, ''3'').';
+    END IF;
+    PERFORM madlib_dl._registry_deploy(n, vid, CASE WHEN strategy = 'best' THEN 'best by ' || m ELSE strategy END);
+    SELECT v.version, v.model_table, v.mst_key,
+           CASE WHEN jsonb_typeof(v.metrics -> m) = 'number' THEN (v.metrics ->> m)::float8 END
+      INTO deploy.version, deploy.model_table, deploy.mst_key, deploy.metric_value
+      FROM madlib_dl.model_versions v WHERE v.version_id = vid;
+END
+$function$;
+
+CREATE FUNCTION madlib_dl.deploy(name text, version_number integer, OUT version integer, OUT model_table text, OUT mst_key integer, OUT metric_value double precision)
+ RETURNS record
+ LANGUAGE sql
+ SET search_path TO 'pg_catalog', 'pg_temp'
+AS $function$ SELECT * FROM madlib_dl.deploy($1, $2::text, NULL::text) $function$;
+
+CREATE VIEW madlib_dl.deployed_models AS
+ SELECT DISTINCT ON (d.name) d.name,
+    v.version,
+    v.model_table,
+    v.mst_key,
+    d.strategy,
+    d.deployed_by,
+    d.deployed_at,
+    v.trained_by,
+    v.trained_at,
+    v.metrics
+   FROM (madlib_dl.model_deployments d
+     JOIN madlib_dl.model_versions v ON ((v.version_id = d.version_id)))
+  ORDER BY d.name, d.deploy_id DESC;
+
+CREATE FUNCTION madlib_dl.predict_row(model_table text, features anyarray, mst_key integer DEFAULT NULL::integer)
+ RETURNS text
+ LANGUAGE c
+ STABLE PARALLEL SAFE COST 1000
+AS '$libdir/madlib_dl', $function$madlib_dl__predict_row$function$;
+
+CREATE FUNCTION madlib_dl.predict_row_prob(model_table text, features anyarray, mst_key integer DEFAULT NULL::integer)
+ RETURNS real[]
+ LANGUAGE c
+ STABLE PARALLEL SAFE COST 1000
+AS '$libdir/madlib_dl', $function$madlib_dl__predict_row_prob$function$;
+
+CREATE FUNCTION madlib_dl.model_cache(OUT model_table regclass, OUT mst_key integer, OUT stamp text, OUT bytes bigint)
+ RETURNS SETOF record
+ LANGUAGE c
+ PARALLEL RESTRICTED
+AS '$libdir/madlib_dl', $function$madlib_dl__model_cache$function$;
 
 CREATE FUNCTION madlib_dl._ms_store(mst text[], arch text[], arch_raw text, ids integer[], compiles text[], fits text[], obj text[] DEFAULT NULL::text[])
  RETURNS bigint
@@ -4586,6 +5430,12 @@ BEGIN
         sched,
         use_caching,
         es;
+    -- the source's transform (21_transform.sql): predict applies it to raw tables
+    IF jsonb_typeof(psum->'transform') = 'object' THEN
+        PERFORM madlib_dl._tf_store(summary_tbl, madlib_dl._transform_finish(psum->'transform'));
+    END IF;
+    -- a version per model in the registry (src/sql/45_serving.sql)
+    PERFORM madlib_dl._record_versions(model, 'fit_multiple');
 END
 $function$;
 
@@ -4970,6 +5820,8 @@ BEGIN
     PERFORM madlib_dl._ms_store(mst, arch_tbl, arch_raw, ARRAY[best.model_id],
                                 ARRAY[best.compile_params], ARRAY[best.fit_params], object_table);
     EXECUTE format('UPDATE %s SET mst_key = $1', madlib_dl._table_sql(mst)) USING best.mst_key;
+    -- a version per model in the registry (src/sql/45_serving.sql)
+    PERFORM madlib_dl._record_versions(model, 'automl');
 END
 $function$;
 
@@ -6157,6 +7009,8 @@ END
 $function$;
 
 -- Grants and comments that differ from what the statements above leave.
+REVOKE ALL ON TABLE madlib_dl.deployed_models FROM PUBLIC;
+GRANT SELECT ON TABLE madlib_dl.deployed_models TO PUBLIC;
 REVOKE ALL ON TABLE madlib_dl.fit_progress FROM PUBLIC;
 GRANT SELECT ON TABLE madlib_dl.fit_progress TO PUBLIC;
 COMMENT ON VIEW madlib_dl.fit_progress IS 'Runs of fit, fit_multiple and madlib_keras_automl in progress on this server, updated after every iteration through shared memory. Needs shared_preload_libraries = ''madlib_dl'' (and a server restart); otherwise it is always empty. See docs/functions/fit_progress.md.';
@@ -6200,6 +7054,7 @@ BEGIN
                     'madlib_dl._check_params(text,text)',
                     'madlib_dl._check_var_shape(json,boolean,integer,integer[],text)',
                     'madlib_dl._class_values_type(regclass,text)',
+                    'madlib_dl._compile_params_with_metrics(text,text)',
                     'madlib_dl._custom_function_refused(text)',
                     'madlib_dl._default_num_segments()',
                     'madlib_dl._delete_keras_model(text[],integer)',
@@ -6220,15 +7075,16 @@ BEGIN
                     'madlib_dl._ep_model(text[],integer)',
                     'madlib_dl._ep_output_sizes(json)',
                     'madlib_dl._ep_parse_pred_type(text)',
-                    'madlib_dl._ep_write_predictions(regclass,text,text,text[],json,bytea,double precision,text,text[],text,integer,double precision,integer)',
-                    'madlib_dl._ep_write_predictions_io(regclass,text,text[],text[],json,bytea,double precision,text[],jsonb,text,integer,double precision,integer)',
-                    'madlib_dl._evaluate(text[],text[],text[],boolean,integer)',
+                    'madlib_dl._ep_write_predictions(regclass,text,text,text[],json,bytea,double precision,text,text[],text,integer,double precision,integer,text,jsonb)',
+                    'madlib_dl._ep_write_predictions_io(regclass,text,text[],text[],json,bytea,double precision,text[],jsonb,text,integer,double precision,integer,text,jsonb)',
+                    'madlib_dl._evaluate(text[],text[],text[],boolean,integer,text)',
                     'madlib_dl._evaluate_final(internal)',
                     'madlib_dl._evaluate_io(json,bytea,text,text[],text,text[],text[],regclass,text[],text[])',
                     'madlib_dl._evaluate_segment(json,bytea,text,integer,bytea,bytea,integer[],integer[])',
                     'madlib_dl._evaluate_segment_io(json,bytea,text,integer,integer,"any")',
                     'madlib_dl._evaluate_transition(internal,json,bytea,text,integer,bytea,bytea,integer[],integer[])',
                     'madlib_dl._evaluate_transition_io(internal,json,bytea,text,integer,integer,"any")',
+                    'madlib_dl._export_onnx(text[],integer,integer)',
                     'madlib_dl._fit(text[],text[],text[],integer,character varying,character varying,integer,boolean,text[],integer,boolean,character varying,character varying,character varying,integer,character varying,character varying)',
                     'madlib_dl._fit_check_averaging(integer,text)',
                     'madlib_dl._fit_check_iterations(integer,integer)',
@@ -6263,15 +7119,23 @@ BEGIN
                     'madlib_dl._leader_only_for_temp(regclass[],text)',
                     'madlib_dl._load_keras_model(text[],json,bytea,character varying,character varying,jsonb)',
                     'madlib_dl._load_model_selection_table(text[],text[],text,integer[],text[],text[],text[])',
+                    'madlib_dl._load_onnx_model(text[],bytea,character varying,character varying)',
                     'madlib_dl._load_top_k_accuracy_function(text[],integer)',
                     'madlib_dl._make_train_job(regclass,text,text,text[],text[],integer,text[],bytea[],integer[],regclass,text,text,integer,integer,bigint,text,text,boolean,integer,text,text[],text[],text[],text[],text)',
                     'madlib_dl._manifest_tensors(jsonb)',
+                    'madlib_dl._metric_sums(bytea)',
+                    'madlib_dl._metric_sums_add(bytea,bytea)',
+                    'madlib_dl._metrics_json(text[],double precision[])',
+                    'madlib_dl._metrics_names(text)',
+                    'madlib_dl._metrics_values(text,bytea,bigint)',
                     'madlib_dl._model_configs(integer[],text,text,text,integer,integer)',
                     'madlib_dl._ms_check_model_ids(text[],integer[])',
                     'madlib_dl._ms_store(text[],text[],text,integer[],text[],text[],text[])',
                     'madlib_dl._names_table(text,text[])',
                     'madlib_dl._object_table_check(text[],text[])',
                     'madlib_dl._object_table_what()',
+                    'madlib_dl._onnx_export(json,bytea,integer)',
+                    'madlib_dl._onnx_import(bytea)',
                     'madlib_dl._pack_final(internal)',
                     'madlib_dl._pack_float32(anyarray,tid,integer,integer,double precision,integer[])',
                     'madlib_dl._pack_float32_sfunc(internal,anyarray,tid,integer,integer,double precision,integer[])',
@@ -6294,14 +7158,14 @@ BEGIN
                     'madlib_dl._pp_first_dims(text[],text,regtype,regtype)',
                     'madlib_dl._pp_first_width(text[],text)',
                     'madlib_dl._pp_num_classes(anyelement)',
-                    'madlib_dl._pp_pack(text[],text[],text[],text[],text[],text[],text[],text[],bigint,integer,integer,integer[],real,jsonb,boolean)',
+                    'madlib_dl._pp_pack(text[],text[],text[],text[],text[],text[],text[],text[],bigint,integer,integer,integer[],real,jsonb,boolean,text[])',
                     'madlib_dl._pp_row_identity(boolean)',
                     'madlib_dl._pp_rules_is_table(text)',
                     'madlib_dl._pp_segments(text,text[],integer)',
                     'madlib_dl._pp_split_vars(text,text)',
                     'madlib_dl._pp_val_dep_check(text[],text[],text,text,text,text,integer)',
                     'madlib_dl._pp_val_dep_kind(text[],regclass,text,regtype,text,regtype,text,text)',
-                    'madlib_dl._pp_vars(regclass,text,text)',
+                    'madlib_dl._pp_vars(regclass,text,text,boolean)',
                     'madlib_dl._predict(text[],text[],text,text,text[],text,integer,double precision,boolean,integer,integer)',
                     'madlib_dl._predict_batch(json,bytea,double precision,integer,text,integer,text,double precision[],boolean)',
                     'madlib_dl._predict_batch_io(json,bytea,double precision,integer,text[],integer,text,record,boolean)',
@@ -6337,6 +7201,9 @@ BEGIN
                     'madlib_dl._px_rethrow(text,text,text,text,text)',
                     'madlib_dl._px_round(text,text[],text[],text[],boolean,integer[],bytea[],text[],text[],text[],integer[],bigint,boolean)',
                     'madlib_dl._px_table_segments(text,regclass)',
+                    'madlib_dl._record_versions(text[],text)',
+                    'madlib_dl._registry_deploy(text,bigint,text)',
+                    'madlib_dl._registry_record(text,regclass,integer[],text,text,jsonb[],jsonb[])',
                     'madlib_dl._replicated_clause(boolean)',
                     'madlib_dl._resolve_table(text,text)',
                     'madlib_dl._shape_size(integer[])',
@@ -6349,7 +7216,21 @@ BEGIN
                     'madlib_dl._table_sql(text[])',
                     'madlib_dl._table_with_suffix(text[],text)',
                     'madlib_dl._temp_table_name(text)',
-                    'madlib_dl._training_preprocessor_dl(text[],text[],text,text,integer,real,integer[],text,text[])',
+                    'madlib_dl._tf_columns(regclass,jsonb,text)',
+                    'madlib_dl._tf_drop_packed(text[],boolean)',
+                    'madlib_dl._tf_expr(text,text[],text)',
+                    'madlib_dl._tf_fit(text[],text)',
+                    'madlib_dl._tf_input_name(text,text[])',
+                    'madlib_dl._tf_of_summary(text[])',
+                    'madlib_dl._tf_pack_for_evaluate(text[],text[],jsonb)',
+                    'madlib_dl._tf_store(text[],jsonb)',
+                    'madlib_dl._training_preprocessor_dl(text[],text[],text,text,integer,real,integer[],text,text[],text)',
+                    'madlib_dl._transform_apply(jsonb,"any")',
+                    'madlib_dl._transform_finish(jsonb)',
+                    'madlib_dl._transform_parse(text)',
+                    'madlib_dl._transform_resolve(jsonb,regtype[],integer[])',
+                    'madlib_dl._transform_stage_value(jsonb,integer,integer,double precision)',
+                    'madlib_dl._transform_width(jsonb)',
                     'madlib_dl._unpack_float32(bytea,integer[])',
                     'madlib_dl._unpack_int16(bytea,integer[])',
                     'madlib_dl._validate_arch(json,bytea)',
@@ -6360,9 +7241,13 @@ BEGIN
                     'madlib_dl.delete_keras_model()',
                     'madlib_dl.delete_keras_model(character varying)',
                     'madlib_dl.delete_keras_model(character varying,integer)',
+                    'madlib_dl.deploy(text,integer)',
+                    'madlib_dl.deploy(text,text,text)',
                     'madlib_dl.evaluate()',
                     'madlib_dl.evaluate(character varying)',
-                    'madlib_dl.evaluate(character varying,character varying,character varying,boolean,integer)',
+                    'madlib_dl.evaluate(character varying,character varying,character varying,boolean,integer,character varying)',
+                    'madlib_dl.export_onnx()',
+                    'madlib_dl.export_onnx(character varying,integer,integer)',
                     'madlib_dl.fit()',
                     'madlib_dl.fit(character varying)',
                     'madlib_dl.fit(character varying,character varying,character varying,integer,character varying,character varying,integer,boolean,character varying,integer,boolean,character varying,character varying,character varying,integer,character varying,character varying)',
@@ -6388,6 +7273,9 @@ BEGIN
                     'madlib_dl.load_model_selection_table()',
                     'madlib_dl.load_model_selection_table(character varying)',
                     'madlib_dl.load_model_selection_table(character varying,character varying,integer[],character varying[],character varying[],character varying)',
+                    'madlib_dl.load_onnx_model()',
+                    'madlib_dl.load_onnx_model(character varying)',
+                    'madlib_dl.load_onnx_model(character varying,bytea,character varying,character varying)',
                     'madlib_dl.load_top_k_accuracy_function()',
                     'madlib_dl.load_top_k_accuracy_function(character varying)',
                     'madlib_dl.load_top_k_accuracy_function(character varying,integer)',
@@ -6396,7 +7284,7 @@ BEGIN
                     'madlib_dl.madlib_keras_automl(character varying,character varying,character varying,character varying,integer[],character varying,character varying,character varying,character varying,integer,character varying,boolean,character varying,integer,character varying,character varying,boolean,character varying)',
                     'madlib_dl.madlib_keras_evaluate()',
                     'madlib_dl.madlib_keras_evaluate(character varying)',
-                    'madlib_dl.madlib_keras_evaluate(character varying,character varying,character varying,boolean,integer)',
+                    'madlib_dl.madlib_keras_evaluate(character varying,character varying,character varying,boolean,integer,character varying)',
                     'madlib_dl.madlib_keras_fit()',
                     'madlib_dl.madlib_keras_fit(character varying)',
                     'madlib_dl.madlib_keras_fit(character varying,character varying,character varying,integer,character varying,character varying,integer,boolean,character varying,integer,boolean,character varying,character varying,character varying,integer,character varying,character varying)',
@@ -6413,6 +7301,7 @@ BEGIN
                     'madlib_dl.madlib_keras_predict_byom(character varying,integer,character varying,character varying,character varying,character varying,character varying,boolean,text[],double precision,integer,integer)',
                     'madlib_dl.madlib_keras_predict_byom(character varying,integer,character varying,character varying,character varying,character varying,double precision,boolean,text[],double precision,integer,integer)',
                     'madlib_dl.madlib_keras_predict_byom(character varying,integer,character varying,character varying,character varying,character varying,integer,boolean,text[],double precision,integer,integer)',
+                    'madlib_dl.model_cache()',
                     'madlib_dl.partition_plan(character varying,boolean)',
                     'madlib_dl.plproxy_create_cluster(text,text[],integer)',
                     'madlib_dl.plproxy_distribute(text,text,integer)',
@@ -6427,10 +7316,13 @@ BEGIN
                     'madlib_dl.predict_byom(character varying,integer,character varying,character varying,character varying,character varying,character varying,boolean,text[],double precision,integer,integer)',
                     'madlib_dl.predict_byom(character varying,integer,character varying,character varying,character varying,character varying,double precision,boolean,text[],double precision,integer,integer)',
                     'madlib_dl.predict_byom(character varying,integer,character varying,character varying,character varying,character varying,integer,boolean,text[],double precision,integer,integer)',
+                    'madlib_dl.predict_row(text,anyarray,integer)',
+                    'madlib_dl.predict_row_prob(text,anyarray,integer)',
                     'madlib_dl.training_preprocessor_dl()',
                     'madlib_dl.training_preprocessor_dl(character varying)',
-                    'madlib_dl.training_preprocessor_dl(character varying,character varying,character varying,character varying,integer,real,anyelement,text)',
-                    'madlib_dl.training_preprocessor_dl(character varying,character varying,character varying,character varying,integer,real,text,text)',
+                    'madlib_dl.training_preprocessor_dl(character varying,character varying,character varying,character varying,integer,real,anyelement,text,text)',
+                    'madlib_dl.training_preprocessor_dl(character varying,character varying,character varying,character varying,integer,real,text,text,text)',
+                    'madlib_dl.transform_features(text,record)',
                     'madlib_dl.validation_preprocessor_dl()',
                     'madlib_dl.validation_preprocessor_dl(character varying)',
                     'madlib_dl.validation_preprocessor_dl(character varying,character varying,character varying,character varying,character varying,integer,text)',
