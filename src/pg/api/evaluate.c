@@ -132,6 +132,13 @@ eval_acc_len(const EvalModel *em)
 					 errhint("Pass metrics => '[''accuracy'']' (one per-sample metric) for this model.")));
 		return 0;
 	}
+	/*
+	 * One metric that the loss pass computes itself (DlBatchStats'
+	 * metric_sum): no second forward pass, no sums.
+	 */
+	if (cp->n_metrics == 1 && cp->metric != DL_METRIC_AUC && cp->metric != DL_METRIC_PRECISION &&
+		cp->metric != DL_METRIC_RECALL)
+		return 0;
 	for (int i = 0; i < cp->n_metrics; i++)
 		len += dl_metric_acc_len(cp->metrics[i]);
 	return len;

@@ -202,6 +202,8 @@ madlib_dl__registry_deploy(PG_FUNCTION_ARGS)
 	values[2] = PG_ARGISNULL(2) ? (Datum) 0 : PG_GETARG_DATUM(2);
 	nulls[2] = PG_ARGISNULL(2) ? 'n' : ' ';
 	values[3] = CStringGetTextDatum(GetUserNameFromId(GetUserId(), false));
+	/* the owner first: another role's name is refused whatever version is asked */
+	check_name_owner(name);
 	if (SPI_execute_with_args("SELECT 1 FROM madlib_dl.model_versions v"
 							  " WHERE v.name OPERATOR(pg_catalog.=) $1 AND v.version_id OPERATOR(pg_catalog.=) $2",
 							  2, types, values, NULL, true, 1) != SPI_OK_SELECT)
@@ -211,7 +213,6 @@ madlib_dl__registry_deploy(PG_FUNCTION_ARGS)
 				(errcode(ERRCODE_NO_DATA_FOUND),
 				 errmsg("model \"%s\" has no version with version_id " INT64_FORMAT, name, PG_GETARG_INT64(1)),
 				 errhint("SELECT * FROM madlib_dl.model_versions WHERE name = '%s' lists its versions.", name)));
-	check_name_owner(name);
 	write_as_owner(owner,
 				   "INSERT INTO madlib_dl.model_deployments (name, version_id, strategy, deployed_by)"
 				   " VALUES ($1, $2, $3, $4)",
