@@ -3670,7 +3670,8 @@ BEGIN
         vals := madlib_dl._metrics_values(compile_params, sums, n::bigint);
         RETURN ARRAY[loss_sum / n, vals[1]] || vals;
     END IF;
-    RETURN ARRAY[loss_sum / n, metric_sum / n];
+    -- one metric (or none), from the loss pass itself: {loss, metric, metric}
+    RETURN ARRAY[loss_sum / n, metric_sum / n, metric_sum / n];
 END
 $function$;
 
