@@ -4,6 +4,10 @@
 #
 #   scripts/test.sh           everything
 #   scripts/test.sh --quick   skip the sanitizer build and the fuzz runs
+#   scripts/test.sh --only=build,install,greenplum
+#                             only the steps named (a developer's rerun; the
+#                             others are listed as not run, and the last
+#                             line counts only the steps that ran)
 #
 # Works on a fresh Debian 12 machine as root (CI) or as a user with sudo.
 # Each step runs even if an earlier one failed (so one run shows every
@@ -82,9 +86,12 @@ cd "$(dirname "$0")/.."
 ROOT="$(pwd)"
 
 QUICK=0
+ONLY=
 for arg in "$@"; do
   case "$arg" in
     --quick) QUICK=1 ;;
+    --only=*) ONLY=",${arg#--only=}," ;;
+    --only) echo "test.sh: write --only=STEP[,STEP...]" >&2; exit 2 ;;
     -h|--help) sed -n '2,/^[^#]/{/^#/p}' "$0" | sed 's/^# \{0,1\}//'; exit 0 ;;
     *) echo "test.sh: unknown argument $arg (try --help)" >&2; exit 2 ;;
   esac
@@ -107,6 +114,10 @@ failed_steps=()
 # terminal, and count it.
 step() {
   local name="$1"; shift
+  if [ -n "$ONLY" ] && [[ "$ONLY" != *",$name,"* ]]; then
+    echo "=== $name: not run (--only)"
+    return 0
+  fi
   echo
   echo "=== $name"
   if "$@" 2>&1 | tee "$LOGDIR/$name.log"; [ "${PIPESTATUS[0]}" -eq 0 ]; then

@@ -8,31 +8,38 @@
 -- The registry.  Everyone reads it (names, tables, metrics: no data);
 -- nobody but the extension's owner may write it, and the functions of
 -- registry.c write for the roles they check (see there).
-CREATE TABLE madlib_dl.model_versions (
-    version_id   bigserial PRIMARY KEY,
-    name         text NOT NULL,
-    version      integer NOT NULL,
-    run_id       bigint NOT NULL,
-    model_table  text NOT NULL,
-    model_relid  oid NOT NULL,
-    mst_key      integer,
-    owner        name NOT NULL,
-    trained_by   name NOT NULL,
-    trained_at   timestamptz NOT NULL DEFAULT now(),
-    function     text NOT NULL,
-    source_table text,
-    metrics      jsonb,
-    params       jsonb,
-    UNIQUE (name, version)
-);
-CREATE TABLE madlib_dl.model_deployments (
-    deploy_id    bigserial PRIMARY KEY,
-    name         text NOT NULL,
-    version_id   bigint NOT NULL REFERENCES madlib_dl.model_versions,
-    strategy     text,
-    deployed_by  name NOT NULL,
-    deployed_at  timestamptz NOT NULL DEFAULT now()
-);
+-- (Replicated on Greenplum, madlib_dl._replicated_clause: a distributed
+-- table there cannot have a primary key and a unique key without a
+-- column in common.)
+DO $do$
+BEGIN
+    EXECUTE 'CREATE TABLE madlib_dl.model_versions ('
+            '    version_id   bigserial PRIMARY KEY,'
+            '    name         text NOT NULL,'
+            '    version      integer NOT NULL,'
+            '    run_id       bigint NOT NULL,'
+            '    model_table  text NOT NULL,'
+            '    model_relid  oid NOT NULL,'
+            '    mst_key      integer,'
+            '    owner        name NOT NULL,'
+            '    trained_by   name NOT NULL,'
+            '    trained_at   timestamptz NOT NULL DEFAULT now(),'
+            '    function     text NOT NULL,'
+            '    source_table text,'
+            '    metrics      jsonb,'
+            '    params       jsonb,'
+            '    UNIQUE (name, version)'
+            ')' || madlib_dl._replicated_clause();
+    EXECUTE 'CREATE TABLE madlib_dl.model_deployments ('
+            '    deploy_id    bigserial PRIMARY KEY,'
+            '    name         text NOT NULL,'
+            '    version_id   bigint NOT NULL REFERENCES madlib_dl.model_versions,'
+            '    strategy     text,'
+            '    deployed_by  name NOT NULL,'
+            '    deployed_at  timestamptz NOT NULL DEFAULT now()'
+            ')' || madlib_dl._replicated_clause();
+END
+$do$;
 CREATE INDEX ON madlib_dl.model_deployments (name, deploy_id);
 REVOKE ALL ON madlib_dl.model_versions, madlib_dl.model_deployments FROM PUBLIC;
 GRANT SELECT ON madlib_dl.model_versions, madlib_dl.model_deployments TO PUBLIC;
