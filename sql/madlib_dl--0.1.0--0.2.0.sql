@@ -4436,11 +4436,20 @@ DECLARE
     rel regclass := madlib_dl._table_oid(model);
     stbl text := madlib_dl._table_sql(madlib_dl._table_with_suffix(model, '_summary'));
     itbl text := madlib_dl._table_sql(madlib_dl._table_with_suffix(model, '_info'));
+    srel regclass := madlib_dl._table_oid(madlib_dl._table_with_suffix(model, '_summary'));
+    irel regclass := madlib_dl._table_oid(madlib_dl._table_with_suffix(model, '_info'));
     src text;
     keys integer[];
     metrics jsonb[];
     params jsonb[];
 BEGIN
+    -- whose code runs (01_util.sql): the tables are checked before they are read
+    IF srel IS NOT NULL THEN
+        PERFORM madlib_dl._assert_trusted_table(srel, 'model summary table');
+    END IF;
+    IF fn OPERATOR(pg_catalog.<>) 'fit' AND irel IS NOT NULL THEN
+        PERFORM madlib_dl._assert_trusted_table(irel, 'model info table');
+    END IF;
     IF fn = 'fit' THEN
         EXECUTE format(
             'SELECT source_table, ARRAY[jsonb_strip_nulls(jsonb_build_object('
