@@ -22,13 +22,18 @@ ENGINE_SRCS = $(sort $(wildcard src/engine/*.c) $(ONNX_PB))
 PG_SRCS = $(sort $(wildcard src/pg/*.c src/pg/*/*.c))
 OBJS = $(ENGINE_SRCS:.c=.o) $(PG_SRCS:.c=.o)
 
-# The install script is assembled from the pieces in src/sql/, in order.
-SQL_PIECES = $(sort $(wildcard src/sql/*.sql))
+# The install script is assembled from the pieces in src/sql/, one per
+# topic, in this order (a piece comes after the pieces whose functions it
+# calls: Greenplum checks that at CREATE FUNCTION time).
+SQL_TOPICS = header util architecture preprocess transform fit evaluate_predict \
+	interchange serving model_selection custom_functions fit_multiple automl \
+	progress step limits plproxy gpu greenplum
+SQL_PIECES = $(addprefix src/sql/,$(addsuffix .sql,$(SQL_TOPICS)))
 DATA_built = $(EXTENSION)--$(EXTVERSION).sql
 # Earlier releases' install scripts and the upgrade scripts between
-# versions, kept in sql/ (docs/releasing.md); pg_regress's tests there
-# are the sql/NN_*.sql files only.
-DATA = $(sort $(wildcard sql/$(EXTENSION)--*.sql))
+# versions, kept in src/sql/releases/ (docs/releasing.md); sql/ and
+# expected/ hold pg_regress's tests only.
+DATA = $(sort $(wildcard src/sql/releases/$(EXTENSION)--*.sql))
 EXTRA_CLEAN = $(EXTENSION)--$(EXTVERSION).sql build results regression.diffs regression.out tmp_check
 
 # pg_regress reads sql/*.sql and expected/*.out; tests are listed
@@ -85,6 +90,11 @@ include $(PGXS)
 
 $(EXTENSION)--$(EXTVERSION).sql: $(SQL_PIECES)
 	cat $^ > $@
+
+# The pieces in order, for scripts (check-pg-compat.sh).
+print-sql-pieces:
+	@echo $(SQL_PIECES)
+.PHONY: print-sql-pieces
 
 # protoc-c writes onnx.pb-c.c and onnx.pb-c.h next to the copy of the
 # schema; the engine files that use it depend on the header.

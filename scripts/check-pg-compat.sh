@@ -28,8 +28,8 @@
 #             tree's do not, unless the tree's pg_proc.dat has its name.
 #
 # Run from anywhere; PG_CONFIG (default pg_config) names this server, for
-# its fmgrprotos.h; the install script is src/sql/*.sql in order, as the
-# Makefile assembles it, followed by the upgrade scripts sql/madlib_dl--*--*.sql
+# its fmgrprotos.h; the install script is the src/sql/ pieces in the order the
+# Makefile assembles it, followed by the upgrade scripts src/sql/releases/madlib_dl--*--*.sql
 # (which run there too).
 # Exit status 0 when every check passes.
 set -uo pipefail
@@ -39,7 +39,7 @@ CC="${CC:-gcc}"
 TMP="$(mktemp -d "${TMPDIR:-/tmp}/madlib_dl_compat.XXXXXX")"
 trap 'rm -rf "$TMP"' EXIT
 fail=0
-cat $(LC_ALL=C ls src/sql/*.sql sql/madlib_dl--*--*.sql) > "$TMP/install.sql"
+cat $(make -s --no-print-directory print-sql-pieces PG_CONFIG="${PG_CONFIG:-pg_config}") $(LC_ALL=C ls src/sql/releases/madlib_dl--*--*.sql) > "$TMP/install.sql"
 
 FLAGS=(-std=gnu11 -fsyntax-only -Wall -Wextra -Wno-unused-parameter -Wno-missing-field-initializers
        -Werror=implicit-function-declaration -Werror=uninitialized
@@ -103,7 +103,7 @@ done <<< "$TREES"
 # anycompatible family and multiranges are 13 and 14).  The upgrade scripts
 # are left out: they drop 0.1.0's anycompatible functions, which exist only
 # where 0.1.0 installed (PostgreSQL 13 and later).
-newtypes="$(cat $(LC_ALL=C ls src/sql/*.sql) | sed -e 's/--.*$//' |
+newtypes="$(cat $(make -s --no-print-directory print-sql-pieces PG_CONFIG="${PG_CONFIG:-pg_config}") | sed -e 's/--.*$//' |
             grep -owiE 'anycompatible(array|nonarray|range|multirange)?|any(multirange)|[a-z0-9]+multirange' | sort -u)"
 if [ -n "$newtypes" ]; then
   echo "compat: the install script uses types PostgreSQL 12 does not have: $newtypes"
@@ -115,7 +115,7 @@ fi
 # order: no SQL-language function of the install script calls a function
 # the script defines later.  PostgreSQL does not check SQL function bodies
 # inside CREATE EXTENSION; Greenplum 7 does, and fails there.
-later="$(cat $(LC_ALL=C ls src/sql/*.sql) | python3 -c '
+later="$(cat $(make -s --no-print-directory print-sql-pieces PG_CONFIG="${PG_CONFIG:-pg_config}") | python3 -c '
 import re, sys
 sql = re.sub(r"--[^\n]*", "", sys.stdin.read())
 defs = {}
@@ -140,7 +140,7 @@ fi
 # qualified: every object the install script creates at the top level is
 # named with its schema (Greenplum creates an unqualified one in the
 # segments' own search_path and CREATE EXTENSION fails, upstream #6716).
-unq="$(cat $(LC_ALL=C ls src/sql/*.sql) |
+unq="$(cat $(make -s --no-print-directory print-sql-pieces PG_CONFIG="${PG_CONFIG:-pg_config}") |
        grep -iE '^\s*CREATE\s+(OR\s+REPLACE\s+)?(FUNCTION|PROCEDURE|AGGREGATE|TYPE|TABLE|VIEW|DOMAIN|OPERATOR|CAST|SEQUENCE)\s' |
        grep -viE '^\s*CREATE\s+(OR\s+REPLACE\s+)?\w+\s+(madlib_dl\.|\(|IF\s+NOT\s+EXISTS\s+madlib_dl\.)' |
        grep -v '%')"   # (format() strings make user tables at run time)

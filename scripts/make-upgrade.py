@@ -1,10 +1,10 @@
 #!/usr/bin/env python3
 """make-upgrade.py: generate the upgrade script madlib_dl--OLD--NEW.sql.
 
-    scripts/make-upgrade.py OLD NEW [-o sql/madlib_dl--OLD--NEW.sql]
+    scripts/make-upgrade.py OLD NEW [-o src/sql/releases/madlib_dl--OLD--NEW.sql]
 
 Both versions must be installed where psql's server finds them (make
-install of the new tree puts sql/madlib_dl--OLD.sql and the new install
+install of the new tree puts src/sql/releases/madlib_dl--OLD.sql and the new install
 script in the extension directory); psql connects with the usual PG*
 variables, for example under pg_virtualenv (docs/releasing.md):
 
@@ -294,7 +294,7 @@ def main():
     ap.add_argument('new')
     ap.add_argument('-o', '--output')
     args = ap.parse_args()
-    out_path = args.output or os.path.join(ROOT, 'sql', 'madlib_dl--%s--%s.sql' % (args.old, args.new))
+    out_path = args.output or os.path.join(ROOT, 'src', 'sql', 'releases', 'madlib_dl--%s--%s.sql' % (args.old, args.new))
     hand_path = os.path.join(HERE, 'upgrade', '%s--%s.sql' % (args.old, args.new))
     hand = open(hand_path).read() if os.path.exists(hand_path) else MARK + '\n'
     if MARK not in hand:

@@ -1,5 +1,5 @@
 -- scripts/upgrade/0.1.0--0.2.0.sql: the hand-written parts of
--- sql/madlib_dl--0.1.0--0.2.0.sql, which scripts/make-upgrade.py
+-- src/sql/releases/madlib_dl--0.1.0--0.2.0.sql, which scripts/make-upgrade.py
 -- generates (docs/releasing.md).  Before the "generated" mark: the
 -- extension's own tables, which keep their rows.  After it: the install
 -- script's conditional blocks, run again as a fresh install runs them.

@@ -3,7 +3,7 @@
 -- an integer age, a numeric income (NULL for one in 13), a float
 -- hours_per_week, a text city, a boolean married, a varchar education,
 -- and the class income_class ('>50K' or '<=50K'), which depends on them.
--- Used by docs/transforms.md, sql/31_transform.sql and
+-- Used by docs/transforms.md, sql/33_transform.sql and
 -- test/python/check_transform_stats.py.
 CREATE TABLE census AS
 SELECT g AS id,

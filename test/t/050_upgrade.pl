@@ -8,7 +8,7 @@
 #	     has no extension_control_path, and the test may not write the
 #	     system's directories); 0.1.0, from `git archive` of that commit,
 #	     built and installed there; its install script must be the one kept
-#	     in sql/madlib_dl--0.1.0.sql;
+#	     in src/sql/releases/madlib_dl--0.1.0.sql;
 #	  2. preprocessing, architectures, fit and fit_multiple under 0.1.0,
 #	     and their predictions and evaluation;
 #	  3. this tree installed into the copy and the server restarted: the
@@ -117,8 +117,8 @@ run_log(['make', '-C', $old_src, "-j$jobs", "PG_CONFIG=$copy_pg_config"])
 run_log(['make', '-C', $old_src, 'install', "PG_CONFIG=$copy_pg_config"])
   or die "050_upgrade: installing $OLD_VERSION failed";
 note sprintf('0.1.0 built and installed in %.0f s', time - $tb);
-is(slurp_file("$copy_ext/madlib_dl--$OLD_VERSION.sql"), slurp_file("$root/sql/madlib_dl--$OLD_VERSION.sql"),
-	"sql/madlib_dl--$OLD_VERSION.sql is the install script commit $OLD_COMMIT builds");
+is(slurp_file("$copy_ext/madlib_dl--$OLD_VERSION.sql"), slurp_file("$root/src/sql/releases/madlib_dl--$OLD_VERSION.sql"),
+	"src/sql/releases/madlib_dl--$OLD_VERSION.sql is the install script commit $OLD_COMMIT builds");
 
 my $node = PostgreSQL::Test::Cluster->new('upgrade',
 	install_path => abs_path("$inst_root$dir{bindir}/.."));
@@ -202,7 +202,7 @@ is($node->safe_psql('postgres', 'SELECT extversion FROM pg_extension WHERE extna
 	$OLD_VERSION, 'after the package upgrade, the catalog is still 0.1.0');
 
 # Every C symbol the 0.1.0 script names is exported by the new library.
-my %old_syms = map { $_ => 1 } (slurp_file("$root/sql/madlib_dl--$OLD_VERSION.sql") =~ /'(madlib_dl_\w+)'/g);
+my %old_syms = map { $_ => 1 } (slurp_file("$root/src/sql/releases/madlib_dl--$OLD_VERSION.sql") =~ /'(madlib_dl_\w+)'/g);
 my $nm = `nm -D --defined-only '$copy_lib/madlib_dl.so'`;
 die "050_upgrade: nm failed" if $? != 0;
 my %exported = map { (split ' ')[-1] => 1 } split /\n/, $nm;

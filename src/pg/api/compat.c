@@ -9,7 +9,7 @@
  *	  does every call) and must fail cleanly, never read arguments laid out
  *	  for another version.  docs/releasing.md, "The new library serves the
  *	  old SQL"; test/t/050_upgrade.pl checks that every symbol of
- *	  sql/madlib_dl--0.1.0.sql is exported and that calling the 0.1.0
+ *	  src/sql/releases/madlib_dl--0.1.0.sql is exported and that calling the 0.1.0
  *	  functions leaves the server up.
  *
  *	  The symbols whose name still exists but whose arguments changed

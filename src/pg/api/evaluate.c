@@ -11,7 +11,7 @@
  * the model arrives as arguments (query parameters: the same datum in
  * every row), the buffers as the rows of the group.  It reads no table
  * itself (Greenplum refuses that on a segment), so the PL/pgSQL driver
- * (src/sql/40_evaluate_predict.sql) runs it grouped by __dist_key__, on
+ * (src/sql/evaluate_predict.sql) runs it grouped by __dist_key__, on
  * the segment that holds each group, and adds the groups' sums in key
  * order.
  *

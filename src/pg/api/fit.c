@@ -4,7 +4,7 @@
  *	  madlib_dl._fit_run: train one model by model averaging over the
  *	  segments (Su & Chen 2015; MADlib's fit).
  *
- * One call runs the whole fit; the PL/pgSQL driver (src/sql/30_fit.sql)
+ * One call runs the whole fit; the PL/pgSQL driver (src/sql/fit.sql)
  * validates the user's arguments before and writes the output tables
  * after.  It reads top to bottom:
  *

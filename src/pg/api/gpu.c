@@ -1,7 +1,7 @@
 /*-------------------------------------------------------------------------
  *
  * gpu.c
- *	  The GPUs of this host, for gpu_configuration (src/sql/85_gpu.sql):
+ *	  The GPUs of this host, for gpu_configuration (src/sql/gpu.sql):
  *	  madlib_dl._gpu_list describes each NVIDIA GPU as TensorFlow or
  *	  nvidia-smi -L would, from what the NVIDIA driver writes in
  *	  /proc/driver/nvidia/gpus/<PCI bus>/information.

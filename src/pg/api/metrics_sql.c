@@ -2,7 +2,7 @@
  *
  * metrics_sql.c
  *	  Several metrics for evaluate: the SQL-callable pieces the driver
- *	  (src/sql/40_evaluate_predict.sql) uses around the aggregate
+ *	  (src/sql/evaluate_predict.sql) uses around the aggregate
  *	  _evaluate_segment, whose groups return the metric sums of every
  *	  metric of compile_params (dl_metrics.h) as float8s in a bytea:
  *

@@ -4,7 +4,7 @@
  *	  Model selection tables: the engine checks of compile_params and
  *	  fit_params strings, and the configurations of generate_model_configs.
  *
- * The SQL drivers in src/sql/50_model_selection.sql own the tables; this
+ * The SQL drivers in src/sql/model_selection.sql own the tables; this
  * file only turns arguments into rows:
  *
  *	 madlib_dl._check_compile_params(text, context)  -> canonical text

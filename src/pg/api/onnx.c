@@ -2,7 +2,7 @@
  *
  * onnx.c
  *	  SQL functions over ONNX models: the C halves of export_onnx and
- *	  load_onnx_model (src/sql/45_interchange.sql reads and writes the
+ *	  load_onnx_model (src/sql/interchange.sql reads and writes the
  *	  tables, with their column types checked).
  *
  *	 _onnx_export(model_arch json, model_weights bytea, opset int) bytea

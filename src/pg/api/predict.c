@@ -11,7 +11,7 @@
  *	    RETURNS SETOF (id text, class_index int, prob float8, rank int)
  *
  * is a set-returning function in the SELECT list of a query over the
- * test table (src/sql/40_evaluate_predict.sql, _ep_write_predictions).
+ * test table (src/sql/evaluate_predict.sql, _ep_write_predictions).
  * Each call brings one row; the function keeps it in a batch and returns
  * nothing, until the batch is full or a row with flush = true comes:
  * then one dl_model_predict call predicts the batch, and the function

@@ -5,7 +5,7 @@
  *	  table, and functions that unpack buffers again.
  *
  * training_preprocessor_dl and validation_preprocessor_dl
- * (src/sql/20_preprocess.sql) build every buffer of the output table with
+ * (src/sql/preprocess.sql) build every buffer of the output table with
  * one INSERT ... SELECT ... GROUP BY buffer_id.  The aggregates here make
  * the buffer columns:
  *

@@ -482,7 +482,7 @@ PG_FUNCTION_INFO_V1(madlib_dl__progress);
 
 /*
  * madlib_dl._progress() RETURNS SETOF record: one row per tracked run (see
- * the view madlib_dl.fit_progress in src/sql/70_progress.sql for the
+ * the view madlib_dl.fit_progress in src/sql/progress.sql for the
  * columns).  As pg_stat_activity does for another role's query, a run of
  * a role whose privileges the caller does not have (and the caller is
  * not in pg_read_all_stats) shows only run_id, pid, database and

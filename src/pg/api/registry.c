@@ -2,7 +2,7 @@
  *
  * registry.c
  *	  The only writers of the model registry (madlib_dl.model_versions,
- *	  madlib_dl.model_deployments; src/sql/45_serving.sql).
+ *	  madlib_dl.model_deployments; src/sql/serving.sql).
  *
  *	  _registry_record(name, model_table regclass, mst_keys int[],
  *	                   function text, source_table text,

@@ -9,7 +9,7 @@
  *	    as text); prob true: RETURNS real[] (the output layer)
  *
  * behind madlib_dl.predict_row and madlib_dl.predict_row_prob
- * (src/sql/45_serving.sql, docs/serving.md).  model names a table made by
+ * (src/sql/serving.sql, docs/serving.md).  model names a table made by
  * fit (one row), by fit_multiple or madlib_keras_automl (mst_key chooses
  * the row), an architecture table of load_keras_model (mst_key is the
  * model_id), or, when no such table exists, a name deployed with

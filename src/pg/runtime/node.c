@@ -1,7 +1,7 @@
 /*-------------------------------------------------------------------------
  *
  * node.c
- *	  The step of a PL/Proxy data node (src/sql/80_plproxy.sql,
+ *	  The step of a PL/Proxy data node (src/sql/plproxy.sql,
  *	  docs/plproxy.md), with the node's partition kept across the hops of
  *	  one fit or fit_multiple call.
  *

@@ -3,7 +3,7 @@
  * plproxy.c
  *	  The plproxy transport (transport.h): the steps run on the data nodes
  *	  of a PL/Proxy cluster, a round of commands per proxy call
- *	  (src/sql/80_plproxy.sql, docs/plproxy.md).
+ *	  (src/sql/plproxy.sql, docs/plproxy.md).
  *
  * Segments.  The packed table was distributed with plproxy_distribute:
  * segment s (its buffers with __dist_key__ = s) is on partition s of the

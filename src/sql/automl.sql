@@ -330,7 +330,7 @@ BEGIN
     PERFORM madlib_dl._ms_store(mst, arch_tbl, arch_raw, ARRAY[best.model_id],
                                 ARRAY[best.compile_params], ARRAY[best.fit_params], object_table);
     EXECUTE format('UPDATE %s SET mst_key = $1', madlib_dl._table_sql(mst)) USING best.mst_key;
-    -- a version per model in the registry (src/sql/45_serving.sql)
+    -- a version per model in the registry (src/sql/serving.sql)
     PERFORM madlib_dl._record_versions(model, 'automl');
 END
 $$;

@@ -1,4 +1,4 @@
--- 31_predict_shapes.sql: predict at the memory limit (the batch that
+-- 32_predict_shapes.sql: predict at the memory limit (the batch that
 -- runs, batch_size), variable input shapes bound from the rows, and the
 -- order of the weights checked (issue 28, items 4 to 6).
 -- test/data/tfjs_variable_shape.sql is made by

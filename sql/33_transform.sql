@@ -1,5 +1,5 @@
 --
--- 31_transform: column transforms saved with the model.  A raw table of
+-- 33_transform: column transforms saved with the model.  A raw table of
 -- mixed columns (test/data/census.sql) is packed with transform => '...',
 -- trained and predicted with no feature SQL; the same model fed features
 -- transformed by hand in SQL gives the same buffers, weights and
@@ -9,11 +9,14 @@
 CREATE SCHEMA tf_test;
 SET search_path = tf_test, public;
 \set ECHO none
+\i test/data/census.sql
+\set ECHO all
 \set spec 'standardize(age), standardize(impute(median, log(income))), minmax(hours_per_week), onehot(city, max_categories => 10), ordinal(education), married, clip(hours_per_week, 20, 60)'
 CREATE TABLE census_train AS SELECT * FROM census WHERE id % 5 <> 0 ORDER BY id;
 CREATE TABLE census_test AS SELECT * FROM census WHERE id % 5 = 0 ORDER BY id;
 -- a city the training rows never had: the "unknown" bucket
 UPDATE census_test SET city = 'Madrid' WHERE id = 5;
+
 -- The features by hand, from statistics computed here in SQL (means and
 -- standard deviations summed in numeric, as the transform does).
 CREATE TABLE hand_stats AS
@@ -44,298 +47,107 @@ $$;
 -- see the same rows in the same places (the shuffle follows ctid)
 CREATE TABLE census_both AS SELECT c.*, hand_features(c.age, c.income, c.hours_per_week, c.city, c.education, c.married) AS x FROM census_train c ORDER BY id;
 CREATE TABLE census_test_hand AS SELECT c.*, hand_features(c.age, c.income, c.hours_per_week, c.city, c.education, c.married) AS x FROM census_test c ORDER BY id;
+
 SET client_min_messages = warning;
 SELECT madlib_dl.training_preprocessor_dl('census_both', 'census_tf', 'income_class', NULL, NULL, 1.0,
     NULL, '2', transform => :'spec');
- training_preprocessor_dl 
---------------------------
- 
-(1 row)
-
 SELECT madlib_dl.training_preprocessor_dl('census_both', 'census_hand', 'income_class', 'x', NULL, 1.0,
     NULL, '2');
- training_preprocessor_dl 
---------------------------
- 
-(1 row)
-
 RESET client_min_messages;
+
 -- the statistics, readable in the packed summary
 SELECT independent_varname, e->>'column' AS col, e->>'op' AS op, e->>'impute' AS impute,
        (e->>'width')::integer AS width, e->'categories' AS categories
   FROM census_tf_summary, jsonb_array_elements(transform->'items') e;
- independent_varname |      col       |     op      | impute | width |                       categories                        
----------------------+----------------+-------------+--------+-------+---------------------------------------------------------
- {features}          | age            | standardize | none   |     1 | 
- {features}          | income         | standardize | median |     1 | 
- {features}          | hours_per_week | minmax      | none   |     1 | 
- {features}          | city           | onehot      | none   |     7 | ["Berlin", "Lisbon", "Oslo", "Paris", "Rome", "Vienna"]
- {features}          | education      | ordinal     | none   |     1 | ["bachelor", "master", "primary", "secondary"]
- {features}          | married        | identity    | none   |     1 | 
- {features}          | hours_per_week | clip        | none   |     1 | 
-(7 rows)
-
 SELECT abs((transform#>>'{items,0,mean}')::float8 - s.age_mean) = 0 AS age_mean_same,
        abs((transform#>>'{items,0,std}')::float8 - s.age_std) = 0 AS age_std_same,
        abs((transform#>>'{items,1,impute_value}')::float8 - s.inc_median) = 0 AS median_same,
        abs((transform#>>'{items,1,mean}')::float8 - s2.inc_mean) = 0 AS inc_mean_same,
        (transform#>>'{items,2,min}')::float8 = s.h_min AND (transform#>>'{items,2,max}')::float8 = s.h_max AS minmax_same
   FROM census_tf_summary, hand_stats s, hand_stats2 s2;
- age_mean_same | age_std_same | median_same | inc_mean_same | minmax_same 
----------------+--------------+-------------+---------------+-------------
- t             | t            | t           | t             | t
-(1 row)
-
 SELECT features_shape FROM census_tf ORDER BY buffer_id;
- features_shape 
-----------------
- {200,13}
- {200,13}
-(2 rows)
-
 -- the same buffers, byte for byte
 SELECT count(*) AS buffers, bool_and(a.features = b.x) AS same_features,
        bool_and(a.income_class = b.income_class) AS same_classes
   FROM census_tf a JOIN census_hand b USING (buffer_id);
- buffers | same_features | same_classes 
----------+---------------+--------------
-       2 | t             | t
-(1 row)
 
 -- validation reuses the training statistics (no independent_varname)
 SELECT madlib_dl.validation_preprocessor_dl('census_test', 'census_test_tf', 'income_class', NULL, 'census_tf');
- validation_preprocessor_dl 
-----------------------------
- 
-(1 row)
-
 SELECT transform = (SELECT transform FROM census_tf_summary) AS same_plan FROM census_test_tf_summary;
- same_plan 
------------
- t
-(1 row)
 
 \set arch '{"class_name": "Sequential", "config": {"name": "sequential", "layers": [{"class_name": "InputLayer", "config": {"batch_input_shape": [null, 13], "dtype": "float32", "name": "dense_input"}}, {"class_name": "Dense", "config": {"name": "dense", "trainable": true, "dtype": "float32", "units": 8, "activation": "relu", "use_bias": true, "kernel_initializer": {"class_name": "GlorotUniform", "config": {"seed": null}}, "bias_initializer": {"class_name": "Zeros", "config": {}}, "batch_input_shape": [null, 13]}}, {"class_name": "Dense", "config": {"name": "dense_1", "trainable": true, "dtype": "float32", "units": 2, "activation": "softmax", "use_bias": true, "kernel_initializer": {"class_name": "GlorotUniform", "config": {"seed": null}}, "bias_initializer": {"class_name": "Zeros", "config": {}}}}]}, "keras_version": "2.11.0", "backend": "tensorflow"}'
 SELECT madlib_dl.load_keras_model('tf_arch', :'arch', NULL, 'census mlp');
- load_keras_model 
-------------------
- 
-(1 row)
-
 SET client_min_messages = warning;
 SELECT madlib_dl.madlib_keras_fit('census_tf', 'model_tf', 'tf_arch', 1,
     $$loss='categorical_crossentropy', optimizer='Adam(lr=0.01)', metrics=['accuracy']$$,
     'batch_size=32, epochs=2, seed=7', 4, FALSE, 'census_test_tf');
- madlib_keras_fit 
-------------------
- 
-(1 row)
-
 SELECT madlib_dl.madlib_keras_fit('census_hand', 'model_hand', 'tf_arch', 1,
     $$loss='categorical_crossentropy', optimizer='Adam(lr=0.01)', metrics=['accuracy']$$,
     'batch_size=32, epochs=2, seed=7', 4);
- madlib_keras_fit 
-------------------
- 
-(1 row)
-
 RESET client_min_messages;
 SELECT a.model_weights = b.model_weights AS same_weights FROM model_tf a, model_hand b;
- same_weights 
---------------
- t
-(1 row)
-
 -- the model's summary holds the plan
 SELECT s.transform = p.transform AS plan_in_model, s.independent_varname
   FROM model_tf_summary s, census_tf_summary p;
- plan_in_model | independent_varname 
----------------+---------------------
- t             | {features}
-(1 row)
 
 -- predict from the raw table: no feature SQL
 SELECT madlib_dl.predict('model_tf', 'census_test', 'id', NULL, 'pred_tf');
- predict 
----------
- 
-(1 row)
-
 CREATE TABLE census_no_city_early AS SELECT id, age, income FROM census_test;
 SELECT madlib_dl.predict('model_hand', 'census_test_hand', 'id', 'x', 'pred_hand');
- predict 
----------
- 
-(1 row)
-
 SELECT count(*) AS rows, bool_and(a.prob = b.prob AND a.class_value = b.class_value) AS same_predictions
   FROM pred_tf a JOIN pred_hand b USING (id, class_value);
- rows | same_predictions 
-------+------------------
-  200 | t
-(1 row)
-
 SELECT madlib_dl.predict('model_tf', 'census_test', 'id', NULL, 'pred_tf_resp', 'response');
- predict 
----------
- 
-(1 row)
-
 SELECT count(*) FROM pred_tf_resp;
- count 
--------
-   100
-(1 row)
-
 -- fit_multiple keeps the plan too: predict a raw table with an mst_key
 SELECT madlib_dl.load_model_selection_table('tf_arch', 'tf_mst', ARRAY[1],
     ARRAY[$$loss='categorical_crossentropy', optimizer='Adam(lr=0.01)', metrics=['accuracy']$$],
     ARRAY['batch_size=32, epochs=1, seed=7']);
- load_model_selection_table 
-----------------------------
- 
-(1 row)
-
 SET client_min_messages = warning;
 SELECT madlib_dl.madlib_keras_fit_multiple_model('census_tf', 'multi_tf', 'tf_mst', 2);
- madlib_keras_fit_multiple_model 
----------------------------------
- 
-(1 row)
-
 RESET client_min_messages;
 SELECT s.transform = p.transform AS plan_in_multi_model FROM multi_tf_summary s, census_tf_summary p;
- plan_in_multi_model 
----------------------
- t
-(1 row)
-
 SELECT madlib_dl.predict('multi_tf', 'census_test', 'id', NULL, 'pred_multi', 'response', false, 1);
- predict 
----------
- 
-(1 row)
-
 SELECT count(*) FROM pred_multi;
- count 
--------
-   100
-(1 row)
-
 -- the unknown city: its one-hot is the last bucket
 SELECT madlib_dl._transform_apply(transform, 'Madrid'::text) FROM (SELECT jsonb_build_object('version', 1,
     'items', jsonb_build_array(transform->'items'->3)) AS transform FROM census_tf_summary) p;
- _transform_apply 
-------------------
- {0,0,0,0,0,0,1}
-(1 row)
-
 -- a fitted plan applied to a row, as predict_row does
 SELECT madlib_dl._transform_apply(transform, c.age, c.income, c.hours_per_week, c.city, c.education,
                                   c.married, c.hours_per_week) = c.x AS apply_equals_hand
   FROM census_tf_summary, census_test_hand c WHERE c.id IN (5, 10, 65) ORDER BY c.id;
- apply_equals_hand 
--------------------
- t
- t
- t
-(3 rows)
 
 -- the public form for one raw row, by column names (predict_row's input)
 SELECT madlib_dl.transform_features('model_tf', c) = h.x AS features_equal_hand
   FROM census_test c JOIN census_test_hand h USING (id) WHERE c.id IN (5, 10, 65) ORDER BY c.id;
- features_equal_hand 
----------------------
- t
- t
- t
-(3 rows)
-
 SELECT count(*) FILTER (WHERE madlib_dl.transform_features('model_tf', c) = h.x) AS rows_equal, count(*)
   FROM census_test c JOIN census_test_hand h USING (id);
- rows_equal | count 
-------------+-------
-        100 |   100
-(1 row)
-
 SELECT madlib_dl.transform_features('model_hand', c) FROM census_test c LIMIT 1;
-ERROR:  model "model_hand" was not trained with a transform
-HINT:  Pack the training table with training_preprocessor_dl(..., transform => '...'), then fit; or give the feature array itself.
 SELECT madlib_dl.transform_features('model_tf', c) FROM census_no_city_early c LIMIT 1;
-ERROR:  column "hours_per_week" of the transform is not in the row
-HINT:  Give a row with the columns of the training table (by name).
 SELECT madlib_dl.transform_features('model_tf', ROW(1, 2));
-ERROR:  column "age" of the transform is not in the row
-HINT:  Give a row with the columns of the training table (by name).
+
 -- evaluate: the packed test table
 SELECT madlib_dl.madlib_keras_evaluate('model_tf', 'census_test_tf', 'eval_tf');
- madlib_keras_evaluate 
------------------------
- 
-(1 row)
-
 SELECT loss > 0 AS has_loss FROM eval_tf;
- has_loss 
-----------
- t
-(1 row)
-
 -- and a raw table, packed on the fly with the model's transform
 SELECT madlib_dl.madlib_keras_evaluate('model_tf', 'census_test', 'eval_raw');
- madlib_keras_evaluate 
------------------------
- 
-(1 row)
-
 SELECT abs(r.loss - p.loss) <= 1e-6 * p.loss AS same_loss, r.metric = p.metric AS same_metric
   FROM eval_raw r, eval_tf p;
- same_loss | same_metric 
------------+-------------
- t         | t
-(1 row)
-
 SELECT count(*) AS temp_tables_left FROM pg_class
  WHERE relname LIKE 'madlib_dl_eval%' AND relpersistence = 't';
- temp_tables_left 
-------------------
-                0
-(1 row)
-
 -- a raw table for a model without a transform is not a packed table
 SELECT madlib_dl.madlib_keras_evaluate('model_hand', 'census_test', 'bad_eval');
-ERROR:  test_table "tf_test.census_test" is not a preprocessed table
-DETAIL:  column "income_class" of table "tf_test.census_test" has type text, not bytea
-HINT:  evaluate takes a table made by training_preprocessor_dl or validation_preprocessor_dl; predict takes raw rows.
+
 -- categories of booleans and integers, compared as their text; integers
 -- sorted as numbers
 SELECT madlib_dl.training_preprocessor_dl('census_train', 'oh_int', 'income_class', 'x2',
     transform => 'onehot(married), ordinal(age)');
- training_preprocessor_dl 
---------------------------
- 
-(1 row)
-
 SELECT transform#>'{items,0,categories}' AS married_categories,
        transform#>'{items,1,categories}'->>0 AS first_age, transform#>'{items,1,categories}'->>62 AS last_age
   FROM oh_int_summary;
- married_categories | first_age | last_age 
---------------------+-----------+----------
- ["false", "true"]  | 17        | 79
-(1 row)
-
 SELECT x2_shape[2] AS width FROM oh_int LIMIT 1;
- width 
--------
-     4
-(1 row)
-
 SELECT madlib_dl._transform_apply(transform, true, 17) AS married_17,
        madlib_dl._transform_apply(transform, NULL::boolean, 100) AS unknown_both
   FROM oh_int_summary;
- married_17 | unknown_both 
-------------+--------------
- {0,1,0,0}  | {0,0,1,-1}
-(1 row)
 
 -- =====================================================================
 -- refusals
@@ -343,109 +155,40 @@ SELECT madlib_dl._transform_apply(transform, true, 17) AS married_17,
 -- an unknown column
 SELECT madlib_dl.training_preprocessor_dl('census_train', 'bad1', 'income_class', NULL,
     transform => 'standardize(agee)');
-ERROR:  column "agee" of the transform does not exist in source table "tf_test.census_train"
-HINT:  Name columns of the table in the transform; quote names with capitals or spaces, e.g. standardize("Age").
 -- a transform that does not fit the type
 SELECT madlib_dl.training_preprocessor_dl('census_train', 'bad1', 'income_class', NULL,
     transform => 'standardize(city)');
-ERROR:  transform standardize of column "city" of type text: takes numbers, booleans or numeric arrays, not text
-HINT:  Use onehot or ordinal for text columns; numeric ops for numbers, booleans and numeric arrays.
 SELECT madlib_dl.training_preprocessor_dl('census_train', 'bad1', 'income_class', NULL,
     transform => 'onehot(hours_per_week)');
-ERROR:  transform onehot of column "hours_per_week" of type double precision: categories must be text, integers or booleans
-HINT:  Cast the column to text or integer in a view, or use a numeric transform.
 -- a category limit exceeded
 SELECT madlib_dl.training_preprocessor_dl('census_train', 'bad1', 'income_class', NULL,
     transform => 'onehot(city, max_categories => 3)');
-ERROR:  column "city" has more than 3 categories, the limit of its onehot
-HINT:  Raise the limit, e.g. onehot(city, max_categories => 6) (at most 10000), or group the rare values in a view.
 -- NULLs without imputation
 SELECT madlib_dl.training_preprocessor_dl('census_train', 'bad1', 'income_class', NULL,
     transform => 'standardize(income)');
-ERROR:  column "income" has 31 NULL values and its transform does not impute them
-HINT:  Write standardize(impute(median, income)) (or mean, or a number), or filter the rows.
 -- not a known function, not SQL
 SELECT madlib_dl.training_preprocessor_dl('census_train', 'bad1', 'income_class', NULL,
     transform => 'standardize(age); DROP TABLE census');
-ERROR:  invalid transform: expected ',' or the end at offset 16, found ";"
-HINT:  Write a comma list such as 'standardize(age), onehot(city), scale(pixels, 1.0/255)'.
 SELECT madlib_dl.training_preprocessor_dl('census_train', 'bad1', 'income_class', NULL,
     transform => 'lower(city)');
-ERROR:  invalid transform: unknown function "lower" at offset 0
-HINT:  The functions are standardize, minmax, scale, clip, log, impute, onehot and ordinal.
 -- several inputs are independent_varname's list, without a transform
 SELECT madlib_dl.training_preprocessor_dl('census_train', 'bad1', 'income_class', 'a, b',
     transform => 'age');
-ERROR:  independent_varname "a, b" must be one name when a transform is given
-HINT:  A transform builds one input: give NULL (it is then named features) or the name it gets, e.g. 'x'.
 -- a raw table without a transformed model
 SELECT madlib_dl.predict('model_hand', 'census_test', 'id', NULL, 'bad_pred');
-ERROR:  independent_varname must not be NULL: model "tf_test.model_hand" was not trained with a transform
-HINT:  Give the array column of the test table that holds the features, or train on a table packed with training_preprocessor_dl(..., transform => '...') to predict from raw columns.
 -- a raw table without a column of the transform
 CREATE TABLE census_no_city AS SELECT id, age, income, hours_per_week, married, education FROM census_test;
 SELECT madlib_dl.predict('model_tf', 'census_no_city', 'id', NULL, 'bad_pred');
-ERROR:  column "city" of the transform does not exist in test table "tf_test.census_no_city"
-HINT:  Name columns of the table in the transform; quote names with capitals or spaces, e.g. standardize("Age").
 -- a column of another type than in training
 CREATE TABLE census_text_age AS SELECT id, age::text AS age, income, hours_per_week, city, married, education
   FROM census_test;
 SELECT madlib_dl.predict('model_tf', 'census_text_age', 'id', NULL, 'bad_pred');
-ERROR:  column "age" has type text, but the transform was trained on a numeric or boolean column
-HINT:  Give a table whose columns have the types of the training table's.
 -- a tampered plan is refused, not trusted
 SELECT madlib_dl._transform_apply('{"version": 1, "items": [{"column": "a", "op": "onehot"}]}', 'x'::text);
-ERROR:  stored transform is not valid: no log or fitted (item 1)
-HINT:  Give a model or packed table made by madlib_dl, with its summary unchanged.
 SELECT madlib_dl._transform_width('{"version": 1, "items": []}');
-ERROR:  stored transform is not valid: no items or too many
-HINT:  Give a model or packed table made by madlib_dl, with its summary unchanged.
 -- a plan of a newer layout is refused, not misread
 UPDATE model_tf_summary SET transform = jsonb_set(transform, '{version}', '2');
 SELECT madlib_dl.predict('model_tf', 'census_test', 'id', NULL, 'bad_pred');
-ERROR:  stored transform has layout version 2, newer than this madlib_dl's 1
-HINT:  Upgrade madlib_dl to read it, or pack and train again with this version (docs/formats.md).
 SELECT to_regclass('bad1') IS NULL AND to_regclass('bad1_summary') IS NULL AND to_regclass('bad_pred') IS NULL
        AND to_regclass('bad_eval') IS NULL AS nothing_left;
- nothing_left 
---------------
- t
-(1 row)
-
 DROP SCHEMA tf_test CASCADE;
-NOTICE:  drop cascades to 35 other objects
-DETAIL:  drop cascades to table census
-drop cascades to table census_train
-drop cascades to table census_test
-drop cascades to table hand_stats
-drop cascades to table hand_stats2
-drop cascades to function hand_features(integer,numeric,double precision,text,character varying,boolean)
-drop cascades to table census_both
-drop cascades to table census_test_hand
-drop cascades to table census_tf_summary
-drop cascades to table census_tf
-drop cascades to table census_hand_summary
-drop cascades to table census_hand
-drop cascades to table census_test_tf_summary
-drop cascades to table census_test_tf
-drop cascades to table tf_arch
-drop cascades to table model_tf
-drop cascades to table model_tf_summary
-drop cascades to table model_hand
-drop cascades to table model_hand_summary
-drop cascades to table pred_tf
-drop cascades to table census_no_city_early
-drop cascades to table pred_hand
-drop cascades to table pred_tf_resp
-drop cascades to table tf_mst
-drop cascades to table tf_mst_summary
-drop cascades to table multi_tf
-drop cascades to table multi_tf_info
-drop cascades to table multi_tf_summary
-drop cascades to table pred_multi
-drop cascades to table eval_tf
-drop cascades to table eval_raw
-drop cascades to table oh_int_summary
-drop cascades to table oh_int
-drop cascades to table census_no_city
-drop cascades to table census_text_age

@@ -671,7 +671,7 @@ BEGIN
     IF jsonb_typeof(psum->'transform') = 'object' THEN
         PERFORM madlib_dl._tf_store(summary_tbl, madlib_dl._transform_finish(psum->'transform'));
     END IF;
-    -- a version per model in the registry (src/sql/45_serving.sql)
+    -- a version per model in the registry (src/sql/serving.sql)
     PERFORM madlib_dl._record_versions(model, 'fit');
 END
 $$;
