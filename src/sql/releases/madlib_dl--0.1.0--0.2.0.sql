@@ -94,7 +94,7 @@ DROP FUNCTION madlib_dl._load_keras_model(text[],json,bytea,character varying,ch
 
 -- 2. Hand-written (scripts/upgrade/0.1.0--0.2.0.sql): the extension's tables.
 -- scripts/upgrade/0.1.0--0.2.0.sql: the hand-written parts of
--- sql/madlib_dl--0.1.0--0.2.0.sql, which scripts/make-upgrade.py
+-- src/sql/releases/madlib_dl--0.1.0--0.2.0.sql, which scripts/make-upgrade.py
 -- generates (docs/releasing.md).  Before the "generated" mark: the
 -- extension's own tables, which keep their rows.  After it: the install
 -- script's conditional blocks, run again as a fresh install runs them.
@@ -2958,7 +2958,7 @@ BEGIN
     IF jsonb_typeof(psum->'transform') = 'object' THEN
         PERFORM madlib_dl._tf_store(summary_tbl, madlib_dl._transform_finish(psum->'transform'));
     END IF;
-    -- a version per model in the registry (src/sql/45_serving.sql)
+    -- a version per model in the registry (src/sql/serving.sql)
     PERFORM madlib_dl._record_versions(model, 'fit');
 END
 $function$;
@@ -5444,7 +5444,7 @@ BEGIN
     IF jsonb_typeof(psum->'transform') = 'object' THEN
         PERFORM madlib_dl._tf_store(summary_tbl, madlib_dl._transform_finish(psum->'transform'));
     END IF;
-    -- a version per model in the registry (src/sql/45_serving.sql)
+    -- a version per model in the registry (src/sql/serving.sql)
     PERFORM madlib_dl._record_versions(model, 'fit_multiple');
 END
 $function$;
@@ -5830,7 +5830,7 @@ BEGIN
     PERFORM madlib_dl._ms_store(mst, arch_tbl, arch_raw, ARRAY[best.model_id],
                                 ARRAY[best.compile_params], ARRAY[best.fit_params], object_table);
     EXECUTE format('UPDATE %s SET mst_key = $1', madlib_dl._table_sql(mst)) USING best.mst_key;
-    -- a version per model in the registry (src/sql/45_serving.sql)
+    -- a version per model in the registry (src/sql/serving.sql)
     PERFORM madlib_dl._record_versions(model, 'automl');
 END
 $function$;
