@@ -273,6 +273,25 @@ dl_im_op_concat(Im *im)
 }
 
 /* Keras 'same' pads for one axis, as same_pads in onnx_export.c */
+/*
+ * The NHWC output of the convolution layer li; without a bias of its own,
+ * an Add of a constant that follows may fold into its OC biases.
+ */
+static DlStatus
+conv_out(Im *im, int li, int rank, const int64_t *dims, bool has_bias, int64_t OC)
+{
+	Val		   *o = dl_im_out_tensor(im, im->node->output[0], li, LAY_NHWC, rank, dims);
+
+	if (o == NULL)
+		return im->err->code;
+	if (!has_bias)
+	{
+		o->bias_layer = li;
+		im->lays[li].bias_n = OC;
+	}
+	return DL_OK;
+}
+
 static void
 keras_same(int64_t in, int64_t k, int64_t s, int64_t d, int64_t *lo, int64_t *hi)
 {
@@ -365,18 +384,7 @@ op_conv1d(Im *im)
 				kw[(k * C + c) * OC + o] = w->f[(o * C + c) * K + k];
 	if (b)
 		memcpy(kw + K * C * OC, b->f, sizeof(float) * (size_t) OC);
-	{
-		Val		   *o = dl_im_out_tensor(im, n->output[0], li, LAY_NHWC, 3, dims);
-
-		if (o == NULL)
-			return im->err->code;
-		if (!b)
-		{
-			o->bias_layer = li;
-			im->lays[li].bias_n = OC;
-		}
-	}
-	return DL_OK;
+	return conv_out(im, li, 3, dims, b != NULL, OC);
 }
 
 DlStatus
@@ -527,18 +535,7 @@ dl_im_op_conv(Im *im)
 						kw[((kh * KW + kx) * C + c) * OC + o] = w->f[((o * C + c) * KH + kh) * KW + kx];
 	if (b)
 		memcpy(kw + KH * KW * Cg * OC, b->f, sizeof(float) * (size_t) OC);
-	{
-		Val		   *o = dl_im_out_tensor(im, n->output[0], li, LAY_NHWC, 4, dims);
-
-		if (o == NULL)
-			return im->err->code;
-		if (!b)
-		{
-			o->bias_layer = li;
-			im->lays[li].bias_n = OC;
-		}
-	}
-	return DL_OK;
+	return conv_out(im, li, 4, dims, b != NULL, OC);
 }
 
 DlStatus
