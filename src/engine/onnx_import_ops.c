@@ -20,6 +20,25 @@
 
 #include "onnx_import_impl.h"
 
+/*
+ * The output of the Dense or convolution layer li (n units); without a
+ * bias of its own, an Add of a constant that follows may fold into it.
+ */
+static DlStatus
+biased_out(Im *im, int li, Layout layout, int rank, const int64_t *dims, bool has_bias, int64_t n)
+{
+	Val		   *o = dl_im_out_tensor(im, im->node->output[0], li, layout, rank, dims);
+
+	if (o == NULL)
+		return im->err->code;
+	if (!has_bias)
+	{
+		o->bias_layer = li;
+		im->lays[li].bias_n = n;
+	}
+	return DL_OK;
+}
+
 static DlStatus
 dense_from(Im *im, Val *a, const float *B, int64_t K, int64_t O, bool transB, double alpha,
 		   const Val *c, double beta)
@@ -30,7 +49,6 @@ dense_from(Im *im, Val *a, const float *B, int64_t K, int64_t O, bool transB, do
 	int64_t		dims[MAX_DIMS];
 	Val			av;
 	float	   *w;
-	Val		   *o;
 
 	if ((st = dl_im_ref_plain(im, a, &ref)) != DL_OK)
 		return st;
@@ -55,15 +73,7 @@ dense_from(Im *im, Val *a, const float *B, int64_t K, int64_t O, bool transB, do
 			w[K * O + j] = (float) (beta * c->f[j]);
 	memcpy(dims, av.dims, sizeof(dims));
 	dims[av.rank - 1] = O;
-	o = dl_im_out_tensor(im, im->node->output[0], li, LAY_PLAIN, av.rank, dims);
-	if (o == NULL)
-		return im->err->code;
-	if (!c)
-	{
-		o->bias_layer = li;
-		im->lays[li].bias_n = O;
-	}
-	return DL_OK;
+	return biased_out(im, li, LAY_PLAIN, av.rank, dims, c != NULL, O);
 }
 
 /* Add of a constant to a Dense/Conv output without bias: fold it */
@@ -273,25 +283,6 @@ dl_im_op_concat(Im *im)
 }
 
 /* Keras 'same' pads for one axis, as same_pads in onnx_export.c */
-/*
- * The NHWC output of the convolution layer li; without a bias of its own,
- * an Add of a constant that follows may fold into its OC biases.
- */
-static DlStatus
-conv_out(Im *im, int li, int rank, const int64_t *dims, bool has_bias, int64_t OC)
-{
-	Val		   *o = dl_im_out_tensor(im, im->node->output[0], li, LAY_NHWC, rank, dims);
-
-	if (o == NULL)
-		return im->err->code;
-	if (!has_bias)
-	{
-		o->bias_layer = li;
-		im->lays[li].bias_n = OC;
-	}
-	return DL_OK;
-}
-
 static void
 keras_same(int64_t in, int64_t k, int64_t s, int64_t d, int64_t *lo, int64_t *hi)
 {
@@ -384,7 +375,7 @@ op_conv1d(Im *im)
 				kw[(k * C + c) * OC + o] = w->f[(o * C + c) * K + k];
 	if (b)
 		memcpy(kw + K * C * OC, b->f, sizeof(float) * (size_t) OC);
-	return conv_out(im, li, 3, dims, b != NULL, OC);
+	return biased_out(im, li, LAY_NHWC, 3, dims, b != NULL, OC);
 }
 
 DlStatus
@@ -535,7 +526,7 @@ dl_im_op_conv(Im *im)
 						kw[((kh * KW + kx) * C + c) * OC + o] = w->f[((o * C + c) * KH + kh) * KW + kx];
 	if (b)
 		memcpy(kw + KH * KW * Cg * OC, b->f, sizeof(float) * (size_t) OC);
-	return conv_out(im, li, 4, dims, b != NULL, OC);
+	return biased_out(im, li, LAY_NHWC, 4, dims, b != NULL, OC);
 }
 
 DlStatus
