@@ -27,8 +27,10 @@ OBJS = $(ENGINE_SRCS:.c=.o) $(PG_SRCS:.c=.o)
 # calls: Greenplum checks that at CREATE FUNCTION time).
 SQL_TOPICS = header util architecture preprocess transform fit evaluate_predict \
 	interchange serving model_selection custom_functions fit_multiple automl \
-	progress step limits plproxy gpu greenplum
-SQL_PIECES = $(addprefix src/sql/,$(addsuffix .sql,$(SQL_TOPICS)))
+	progress step limits plproxy gpu greenplum help
+# help is generated: build/help.sql, every help function (fn(), fn('usage'))
+# from the text in src/help/help.json (scripts/make-help-sql.py).
+SQL_PIECES = $(foreach t,$(SQL_TOPICS),$(if $(filter help,$(t)),build/help.sql,src/sql/$(t).sql))
 DATA_built = $(EXTENSION)--$(EXTVERSION).sql
 # Earlier releases' install scripts and the upgrade scripts between
 # versions, kept in src/sql/releases/ (docs/releasing.md); sql/ and
@@ -91,8 +93,12 @@ include $(PGXS)
 $(EXTENSION)--$(EXTVERSION).sql: $(SQL_PIECES)
 	cat $^ > $@
 
+build/help.sql: src/help/help.json scripts/make-help-sql.py
+	@mkdir -p build
+	python3 scripts/make-help-sql.py $< > $@.tmp && mv $@.tmp $@
+
 # The pieces in order, for scripts (check-pg-compat.sh).
-print-sql-pieces:
+print-sql-pieces: build/help.sql
 	@echo $(SQL_PIECES)
 .PHONY: print-sql-pieces
 

@@ -1,4 +1,4 @@
--- 55_custom_functions.sql: MADlib's custom function object tables
+-- custom_functions.sql: MADlib's custom function object tables
 -- (madlib_keras_custom_function.sql_in), as far as they apply here.
 --
 --   load_top_k_accuracy_function(object_table, k)
@@ -112,41 +112,3 @@ CREATE FUNCTION madlib_dl.delete_custom_function(object_table varchar, name varc
 RETURNS void
 LANGUAGE sql VOLATILE SECURITY INVOKER
 AS $$ SELECT madlib_dl._custom_function_refused('delete_custom_function') $$;
-
--- Help text, as MADlib's fn() and fn('usage').
-CREATE FUNCTION madlib_dl.load_top_k_accuracy_function(message varchar)
-RETURNS text
-LANGUAGE sql IMMUTABLE SECURITY INVOKER
-SET search_path = pg_catalog, pg_temp
-AS $body$
-SELECT CASE WHEN lower(coalesce(message, '')) IN ('usage', 'help', '?') THEN
-$usage$load_top_k_accuracy_function: add the metric top_<k>_accuracy to an object
-table, as MADlib does, for metrics=['top_<k>_accuracy'] in compile_params.
-
-    SELECT madlib_dl.load_top_k_accuracy_function(
-        object_table  VARCHAR,  -- table to add to; made when it does not exist:
-                                -- (id serial, name text PRIMARY KEY,
-                                --  description text, object bytea NOT NULL)
-        k             INTEGER   -- 1 or more: how many of the most probable
-                                -- classes count as a hit
-    );
-
-The metric is computed natively (top-k categorical accuracy, ties at the
-k-th place count as hits): the row's object holds a marker, not a pickled
-function.  Pass object_table to fit, load_model_selection_table or
-generate_model_configs as in MADlib.  load_custom_function and
-delete_custom_function are not supported (custom Python code).$usage$
-ELSE
-$summary$load_top_k_accuracy_function: add top_<k>_accuracy to an object table.
-
-    SELECT madlib_dl.load_top_k_accuracy_function('custom_function_table', 3);
-
-For all parameters: SELECT madlib_dl.load_top_k_accuracy_function('usage');$summary$
-END
-$body$;
-
-CREATE FUNCTION madlib_dl.load_top_k_accuracy_function()
-RETURNS text
-LANGUAGE sql IMMUTABLE SECURITY INVOKER
-SET search_path = pg_catalog, pg_temp
-AS $$ SELECT madlib_dl.load_top_k_accuracy_function(''::varchar) $$;

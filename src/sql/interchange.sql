@@ -1,4 +1,4 @@
--- 45_interchange.sql: ONNX out and in (docs/interchange.md):
+-- interchange.sql: ONNX out and in (docs/interchange.md):
 -- export_onnx(model_table, mst_key, opset) and load_onnx_model(...),
 -- over the C converters of src/pg/api/onnx.c.
 
@@ -77,67 +77,4 @@ LANGUAGE sql VOLATILE SECURITY INVOKER
 AS $$
     SELECT madlib_dl._load_onnx_model(
         madlib_dl._resolve_table($1, 'model_arch_table'), $2, $3, $4)
-$$;
-
--- Help text, as MADlib's fn() and fn('usage').  export_onnx's one-text
--- form would be export_onnx(model_table) itself, so its help is
--- export_onnx() only.
-CREATE FUNCTION madlib_dl.load_onnx_model(message varchar)
-RETURNS text
-LANGUAGE sql IMMUTABLE SECURITY INVOKER
-SET search_path = pg_catalog, pg_temp
-AS $$
-SELECT CASE WHEN lower(coalesce(message, '')) IN ('usage', 'help', '?') THEN
-$usage$load_onnx_model: convert an ONNX model (e.g. PyTorch's torch.onnx.export)
-into a Keras architecture and weights, stored in a model architecture table
-as load_keras_model stores them (the table is created on first use).
-
-    SELECT madlib_dl.load_onnx_model(
-        model_arch_table  VARCHAR,  -- table to insert into (name or schema.name)
-        onnx              BYTEA,    -- the .onnx file's bytes
-        name              VARCHAR,  -- optional
-        description       VARCHAR   -- optional
-    );
-
-The model takes its rows in the ONNX model's own layout (NCHW for a
-PyTorch CNN); predict_byom, evaluate and fit (warm start from the imported
-weights) use it like any architecture.  Unsupported operators are refused,
-naming the node.  docs/interchange.md lists the operators.
-
-See also: SELECT madlib_dl.export_onnx();$usage$
-ELSE
-$summary$load_onnx_model: store an ONNX model as an architecture with its weights.
-
-    SELECT madlib_dl.load_onnx_model('model_arch_library', pg_read_binary_file('/path/model.onnx'),
-                                     'name', 'description');
-
-For all parameters: SELECT madlib_dl.load_onnx_model('usage');$summary$
-END
-$$;
-
-CREATE FUNCTION madlib_dl.load_onnx_model()
-RETURNS text
-LANGUAGE sql IMMUTABLE SECURITY INVOKER
-SET search_path = pg_catalog, pg_temp
-AS $$ SELECT madlib_dl.load_onnx_model(''::varchar) $$;
-
-CREATE FUNCTION madlib_dl.export_onnx()
-RETURNS text
-LANGUAGE sql IMMUTABLE SECURITY INVOKER
-SET search_path = pg_catalog, pg_temp
-AS $$
-SELECT $usage$export_onnx: a trained model as an ONNX file (bytea), for ONNX Runtime and
-every other ONNX consumer.
-
-    SELECT madlib_dl.export_onnx(
-        model_table  VARCHAR,            -- fit's or fit_multiple_model's output table
-        mst_key      INTEGER DEFAULT NULL, -- the model of a fit_multiple_model table
-        opset        INTEGER DEFAULT 17  -- ONNX opset, 13 to 17
-    );
-
-Inputs and outputs carry the Keras layers' names and shapes (channels
-last, as madlib_dl's predict takes them) with a dynamic batch dimension N.
-docs/interchange.md lists the layers and the operators they become.
-
-See also: SELECT madlib_dl.load_onnx_model('usage');$usage$
 $$;
