@@ -240,3 +240,45 @@ dl_pg_declared_argtype(FunctionCallInfo fcinfo, int i)
 	return type;
 }
 
+
+/* Append "[a,b,c]" of n dims to buf. */
+static void
+append_dims(StringInfo buf, const int *dims, int n)
+{
+	appendStringInfoChar(buf, '[');
+	for (int i = 0; i < n; i++)
+		appendStringInfo(buf, "%s%d", i > 0 ? "," : "", dims[i]);
+	appendStringInfoChar(buf, ']');
+}
+
+bool
+dl_pg_array_shape_differs(ArrayType *arr, const int64 *dims, int rank,
+						  StringInfo have, StringInfo want)
+{
+	bool		same = ARR_NDIM(arr) == rank;
+	int			want_dims[MAXDIM] = {0};
+
+	for (int i = 0; same && i < rank; i++)
+		same = ARR_DIMS(arr)[i] == dims[i];
+	if (same)
+		return false;
+	for (int i = 0; i < rank && i < MAXDIM; i++)
+		want_dims[i] = (int) dims[i];
+	initStringInfo(have);
+	initStringInfo(want);
+	append_dims(have, ARR_DIMS(arr), ARR_NDIM(arr));
+	append_dims(want, want_dims, rank);
+	return true;
+}
+
+int64
+dl_pg_array_first_null(ArrayType *arr, int64 n)
+{
+	bits8	   *bitmap = ARR_NULLBITMAP(arr);
+
+	if (ARR_HASNULL(arr))
+		for (int64 j = 0; j < n; j++)
+			if (!(bitmap[j / 8] & (1 << (j % 8))))
+				return j;
+	return -1;
+}

@@ -16,6 +16,7 @@
 
 #include "fmgr.h"
 #include "portability/instr_time.h"
+#include "lib/stringinfo.h"
 #include "utils/array.h"
 #include "utils/portal.h"
 
@@ -131,5 +132,16 @@ void		dl_pg_require_writable_table(Oid relid, const char *what);
  */
 Portal		dl_pg_spi_open_cursor(const char *query);
 
+/*
+ * Whether the dimensions of arr differ from the rank dims (a model's
+ * per-sample input shape); when they do, "[a,b,c]" of arr's dimensions
+ * into have and of dims into want (both initStringInfo'd here), for the
+ * caller's message.  dims (rank)
+ */
+bool		dl_pg_array_shape_differs(ArrayType *arr, const int64 *dims, int rank,
+									  StringInfo have, StringInfo want);
+
+/* The 0-based position of the first NULL of the n elements of arr, or -1. */
+int64		dl_pg_array_first_null(ArrayType *arr, int64 n);
 
 #endif							/* PG_UTIL_H */

@@ -54,12 +54,7 @@ copy_features(float *x, Datum arr_datum, bool arr_null, int64 in_size, double nc
 	ArrayType  *arr;
 	int64		n;
 
-	if (arr_null)
-		ereport(ERROR,
-				(errcode(ERRCODE_NULL_VALUE_NOT_ALLOWED),
-				 errmsg("%s of the row with id %s is NULL", col, dl_pg_predict_id_label(id, id_null)),
-				 errhint("Every row needs its features; delete or fix the row.")));
-	arr = DatumGetArrayTypeP(arr_datum);
+	arr = dl_pg_predict_feature_array(arr_datum, arr_null, col, id, id_null);
 	n = ArrayGetNItems(ARR_NDIM(arr), ARR_DIMS(arr));
 	if (n != in_size)
 		ereport(ERROR,
@@ -112,6 +107,134 @@ old_predict_model(text *arch, bytea *weights, int64 *rows_per_fetch, MemoryConte
 	return m;
 }
 
+/* One call of 0.1.0's _predict_rows: its arguments, model and state. */
+typedef struct OldPredict
+{
+	ReturnSetInfo *rsinfo;
+	Oid			relid;			/* the table to predict from */
+	char	   *id_col;
+	char	   *indep_col;
+	double		nc;				/* normalizing_const */
+	int64		batch_size;
+	DlPgModel  *m;
+	int64		in_size;
+	int64		K;
+	char	   *query;			/* the rows' (id, features) */
+	MemoryContext batch_cxt;	/* one batch's buffers, reset after each */
+} OldPredict;
+
+/*
+ * Check the call's declared signature (0.1.0's) and its arguments, into
+ * p.  ERROR when an argument is NULL or out of range.
+ */
+static void
+old_predict_args(FunctionCallInfo fcinfo, OldPredict *p)
+{
+	static const Oid old_types[] = {JSONOID, BYTEAOID, REGCLASSOID, TEXTOID, TEXTOID, FLOAT8OID, INT4OID};
+
+	if (PG_NARGS() != (int) lengthof(old_types))
+		dl_pg_old_sql_error(fcinfo, "0.1.0");
+	for (int i = 0; i < (int) lengthof(old_types); i++)
+		if (dl_pg_declared_argtype(fcinfo, i) != old_types[i])
+			dl_pg_old_sql_error(fcinfo, "0.1.0");
+	for (int i = 0; i < 6; i++)
+		if (PG_ARGISNULL(i))
+			ereport(ERROR,
+					(errcode(ERRCODE_NULL_VALUE_NOT_ALLOWED),
+					 errmsg("argument %d of _predict_rows must not be NULL", i + 1),
+					 errhint("Call madlib_keras_predict, which fills every argument.")));
+	p->relid = PG_GETARG_OID(2);
+	p->id_col = text_to_cstring(PG_GETARG_TEXT_PP(3));
+	p->indep_col = text_to_cstring(PG_GETARG_TEXT_PP(4));
+	p->nc = PG_GETARG_FLOAT8(5);
+	if (!PG_ARGISNULL(6))
+		p->batch_size = PG_GETARG_INT32(6);
+	if (!(p->nc > 0.0) || !isfinite(p->nc))
+		ereport(ERROR,
+				(errcode(ERRCODE_INVALID_PARAMETER_VALUE),
+				 errmsg("normalizing_const %g must be a positive number", p->nc),
+				 errhint("Give the constant the training data was divided by, e.g. 255.0.")));
+	if (p->batch_size < 1 || p->batch_size > OLD_PREDICT_BATCH_MAX)
+		ereport(ERROR,
+				(errcode(ERRCODE_INVALID_PARAMETER_VALUE),
+				 errmsg("batch_size " INT64_FORMAT " is out of range", p->batch_size),
+				 errhint("Give a batch_size from 1 to %d.", OLD_PREDICT_BATCH_MAX)));
+}
+
+/* The query of the rows to predict, into p->query, once the table is trusted. */
+static void
+old_predict_query(OldPredict *p)
+{
+	StringInfoData query;
+
+	/* no cast, domain or policy of another role runs (docs/security.md) */
+	dl_pg_require_trusted_table(p->relid, "a table to predict from");
+	initStringInfo(&query);
+	appendStringInfo(&query, "SELECT (%s)::pg_catalog.text, (%s)::pg_catalog.float8[] FROM %s",
+					 quote_identifier(p->id_col), quote_identifier(p->indep_col),
+					 dl_pg_relation_sql_name(p->relid));
+	p->query = query.data;
+}
+
+/* Each of the n rows of tt: its id and its K probabilities out, as a result row. */
+static void
+old_predict_emit(OldPredict *p, SPITupleTable *tt, const float *out, int64 n)
+{
+	int64		K = p->K;
+	Datum	   *probs = palloc(sizeof(Datum) * K);	/* (K) */
+
+	for (int64 i = 0; i < n; i++)
+	{
+		Datum		values[2];
+		bool		nulls[2] = {false, false};
+
+		values[0] = SPI_getbinval(tt->vals[i], tt->tupdesc, 1, &nulls[0]);
+		for (int64 k = 0; k < K; k++)
+			probs[k] = Float8GetDatum((double) out[i * K + k]);
+		values[1] = PointerGetDatum(construct_array(probs, (int) K, FLOAT8OID, sizeof(float8),
+													FLOAT8PASSBYVAL, TYPALIGN_DOUBLE));
+		tuplestore_putvalues(p->rsinfo->setResult, p->rsinfo->setDesc, values, nulls);
+	}
+}
+
+/* Predict the n fetched rows of tt and emit their result rows, in p->batch_cxt. */
+static void
+old_predict_batch(OldPredict *p, SPITupleTable *tt, int64 n)
+{
+	MemoryContext old = MemoryContextSwitchTo(p->batch_cxt);
+	float	   *x;				/* (n, in_size) */
+	float	   *out;			/* (n, K) */
+	DlError		err;
+	int64_t		bad_row;
+
+	/* n * in_size * 4 <= about 64 MB, or one row's array */
+	x = MemoryContextAllocHuge(p->batch_cxt, (Size) n * (Size) p->in_size * sizeof(float));
+	out = MemoryContextAllocHuge(p->batch_cxt, (Size) n * (Size) p->K * sizeof(float));
+	for (int64 i = 0; i < n; i++)
+	{
+		bool		id_null;
+		bool		arr_null;
+		Datum		id = SPI_getbinval(tt->vals[i], tt->tupdesc, 1, &id_null);
+		Datum		arr = SPI_getbinval(tt->vals[i], tt->tupdesc, 2, &arr_null);
+
+		copy_features(x + i * p->in_size, arr, arr_null, p->in_size, p->nc, id, id_null, p->indep_col);
+	}
+
+	dl_error_clear(&err);
+	/* token ids an Embedding cannot look up: name the row by its id */
+	if (dl_model_check_ids(dl_model_spec(p->m->model), 0, x, n, &bad_row, &err) != DL_OK)
+	{
+		bool		id_null;
+		Datum		id = SPI_getbinval(tt->vals[bad_row], tt->tupdesc, 1, &id_null);
+
+		dl_error_prefix(&err, "the row with id %s", dl_pg_predict_id_label(id, id_null));
+		dl_pg_report(&err);
+	}
+	dl_pg_check(dl_model_predict(p->m->model, out, x, n, p->batch_size, &err), &err);
+	old_predict_emit(p, tt, out, n);
+	MemoryContextSwitchTo(old);
+}
+
 /*
  * _predict_rows(model_arch json, model_weights bytea, sql_table regclass,
  *               id_col text, indep_col text, normalizing_const float8,
@@ -128,132 +251,46 @@ PG_FUNCTION_INFO_V1(madlib_dl__predict_rows);
 Datum
 madlib_dl__predict_rows(PG_FUNCTION_ARGS)
 {
-	static const Oid old_types[] = {JSONOID, BYTEAOID, REGCLASSOID, TEXTOID, TEXTOID, FLOAT8OID, INT4OID};
-	ReturnSetInfo *rsinfo = (ReturnSetInfo *) fcinfo->resultinfo;
-	MemoryContext caller_cxt = CurrentMemoryContext;
-	MemoryContext batch_cxt;
-	Oid			relid;
-	char	   *id_col;
-	char	   *indep_col;
-	double		nc;
-	int64		batch_size = OLD_PREDICT_BATCH_DEFAULT;
-	DlPgModel  *m;
-	int64		in_size;
-	int64		K;
-	StringInfoData query;
+	OldPredict	p = {0};
 	Portal		portal;
+	MemoryContext caller_cxt = CurrentMemoryContext;
 
-	if (PG_NARGS() != (int) lengthof(old_types))
-		dl_pg_old_sql_error(fcinfo, "0.1.0");
-	for (int i = 0; i < (int) lengthof(old_types); i++)
-		if (dl_pg_declared_argtype(fcinfo, i) != old_types[i])
-			dl_pg_old_sql_error(fcinfo, "0.1.0");
-	for (int i = 0; i < 6; i++)
-		if (PG_ARGISNULL(i))
-			ereport(ERROR,
-					(errcode(ERRCODE_NULL_VALUE_NOT_ALLOWED),
-					 errmsg("argument %d of _predict_rows must not be NULL", i + 1),
-					 errhint("Call madlib_keras_predict, which fills every argument.")));
-	relid = PG_GETARG_OID(2);
-	id_col = text_to_cstring(PG_GETARG_TEXT_PP(3));
-	indep_col = text_to_cstring(PG_GETARG_TEXT_PP(4));
-	nc = PG_GETARG_FLOAT8(5);
-	if (!PG_ARGISNULL(6))
-		batch_size = PG_GETARG_INT32(6);
-	if (!(nc > 0.0) || !isfinite(nc))
-		ereport(ERROR,
-				(errcode(ERRCODE_INVALID_PARAMETER_VALUE),
-				 errmsg("normalizing_const %g must be a positive number", nc),
-				 errhint("Give the constant the training data was divided by, e.g. 255.0.")));
-	if (batch_size < 1 || batch_size > OLD_PREDICT_BATCH_MAX)
-		ereport(ERROR,
-				(errcode(ERRCODE_INVALID_PARAMETER_VALUE),
-				 errmsg("batch_size " INT64_FORMAT " is out of range", batch_size),
-				 errhint("Give a batch_size from 1 to %d.", OLD_PREDICT_BATCH_MAX)));
+	p.rsinfo = (ReturnSetInfo *) fcinfo->resultinfo;
+	p.batch_size = OLD_PREDICT_BATCH_DEFAULT;
+	old_predict_args(fcinfo, &p);
 
 	InitMaterializedSRF(fcinfo, 0);
-	if (rsinfo->setDesc->natts != 2)
+	if (p.rsinfo->setDesc->natts != 2)
 		ereport(ERROR,
 				(errcode(ERRCODE_DATATYPE_MISMATCH),
-				 errmsg("_predict_rows returns 2 columns, is declared with %d", rsinfo->setDesc->natts),
+				 errmsg("_predict_rows returns 2 columns, is declared with %d", p.rsinfo->setDesc->natts),
 				 errhint("Run ALTER EXTENSION madlib_dl UPDATE.")));
 
-	m = old_predict_model(PG_GETARG_TEXT_PP(0), PG_GETARG_BYTEA_PP(1), &batch_size, caller_cxt);
-	in_size = dl_pg_model_input_size(m);
-	K = dl_pg_model_output_width(m);
+	p.m = old_predict_model(PG_GETARG_TEXT_PP(0), PG_GETARG_BYTEA_PP(1), &p.batch_size, caller_cxt);
+	p.in_size = dl_pg_model_input_size(p.m);
+	p.K = dl_pg_model_output_width(p.m);
 
-	/* no cast, domain or policy of another role runs (docs/security.md) */
-	dl_pg_require_trusted_table(relid, "a table to predict from");
-	initStringInfo(&query);
-	appendStringInfo(&query, "SELECT (%s)::pg_catalog.text, (%s)::pg_catalog.float8[] FROM %s",
-					 quote_identifier(id_col), quote_identifier(indep_col), dl_pg_relation_sql_name(relid));
-	batch_cxt = AllocSetContextCreate(caller_cxt, "madlib_dl 0.1.0 predict batch", ALLOCSET_DEFAULT_SIZES);
-	portal = dl_pg_spi_open_cursor(query.data);
-
+	old_predict_query(&p);
+	p.batch_cxt = AllocSetContextCreate(caller_cxt, "madlib_dl 0.1.0 predict batch", ALLOCSET_DEFAULT_SIZES);
+	portal = dl_pg_spi_open_cursor(p.query);
 	for (;;)
 	{
 		SPITupleTable *tt;
 		int64		n;
-		float	   *x;			/* (n, in_size) */
-		float	   *out;		/* (n, K) */
-		Datum	   *probs;		/* (K) */
-		MemoryContext old;
-		DlError		err;
-		int64_t		bad_row;
 
 		CHECK_FOR_INTERRUPTS();
-		SPI_cursor_fetch(portal, true, (long) batch_size);
+		SPI_cursor_fetch(portal, true, (long) p.batch_size);
 		n = (int64) SPI_processed;
 		if (n == 0)
 			break;
 		tt = SPI_tuptable;
-
-		old = MemoryContextSwitchTo(batch_cxt);
-		/* n * in_size * 4 <= about 64 MB, or one row's array */
-		x = MemoryContextAllocHuge(batch_cxt, (Size) n * (Size) in_size * sizeof(float));
-		out = MemoryContextAllocHuge(batch_cxt, (Size) n * (Size) K * sizeof(float));
-		probs = palloc(sizeof(Datum) * K);
-		for (int64 i = 0; i < n; i++)
-		{
-			bool		id_null;
-			bool		arr_null;
-			Datum		id = SPI_getbinval(tt->vals[i], tt->tupdesc, 1, &id_null);
-			Datum		arr = SPI_getbinval(tt->vals[i], tt->tupdesc, 2, &arr_null);
-
-			copy_features(x + i * in_size, arr, arr_null, in_size, nc, id, id_null, indep_col);
-		}
-
-		dl_error_clear(&err);
-		/* token ids an Embedding cannot look up: name the row by its id */
-		if (dl_model_check_ids(dl_model_spec(m->model), 0, x, n, &bad_row, &err) != DL_OK)
-		{
-			bool		id_null;
-			Datum		id = SPI_getbinval(tt->vals[bad_row], tt->tupdesc, 1, &id_null);
-
-			dl_error_prefix(&err, "the row with id %s", dl_pg_predict_id_label(id, id_null));
-			dl_pg_report(&err);
-		}
-		dl_pg_check(dl_model_predict(m->model, out, x, n, batch_size, &err), &err);
-
-		for (int64 i = 0; i < n; i++)
-		{
-			Datum		values[2];
-			bool		nulls[2] = {false, false};
-
-			values[0] = SPI_getbinval(tt->vals[i], tt->tupdesc, 1, &nulls[0]);
-			for (int64 k = 0; k < K; k++)
-				probs[k] = Float8GetDatum((double) out[i * K + k]);
-			values[1] = PointerGetDatum(construct_array(probs, (int) K, FLOAT8OID, sizeof(float8),
-														FLOAT8PASSBYVAL, TYPALIGN_DOUBLE));
-			tuplestore_putvalues(rsinfo->setResult, rsinfo->setDesc, values, nulls);
-		}
-		MemoryContextSwitchTo(old);
+		old_predict_batch(&p, tt, n);
 		SPI_freetuptable(tt);
-		MemoryContextReset(batch_cxt);
+		MemoryContextReset(p.batch_cxt);
 	}
 	SPI_cursor_close(portal);
 	SPI_finish();
-	MemoryContextDelete(batch_cxt);
-	dl_pg_model_free(m);
+	MemoryContextDelete(p.batch_cxt);
+	dl_pg_model_free(p.m);
 	return (Datum) 0;
 }

@@ -233,6 +233,25 @@ array_information(ArrayType *a, char ***texts_out, char ***labels_out)
 }
 
 /*
+ * Whether source (gpu_list's argument) is 'nvidia' rather than
+ * 'tensorflow'.  ERROR 22023 for anything else or NULL.
+ */
+static bool
+gpu_source_is_nvidia(const char *source)
+{
+	if (source != NULL && strcmp(source, "nvidia") == 0)
+		return true;
+	if (source != NULL && strcmp(source, "tensorflow") == 0)
+		return false;
+	ereport(ERROR,
+			(errcode(ERRCODE_INVALID_PARAMETER_VALUE),
+			 errmsg("source must be 'tensorflow' or 'nvidia', got %s",
+					source != NULL ? quote_literal_cstr(source) : "NULL"),
+			 errhint("Pass 'tensorflow' or 'nvidia'.")));
+	pg_unreachable();
+}
+
+/*
  * _gpu_list(source text, information text[]) RETURNS TABLE (hostname
  * text, gpu_descr text): one row per GPU, numbered from 0 in PCI bus
  * order, GPUs the driver excludes left out.  information NULL reads this
@@ -248,7 +267,6 @@ Datum
 madlib_dl__gpu_list(PG_FUNCTION_ARGS)
 {
 	ReturnSetInfo *rsinfo = (ReturnSetInfo *) fcinfo->resultinfo;
-	char	   *source;
 	bool		nvidia;
 	char		host[256];
 	char	  **texts;
@@ -257,17 +275,7 @@ madlib_dl__gpu_list(PG_FUNCTION_ARGS)
 	int			n;
 	int			device = 0;
 
-	source = dl_pg_text_arg(fcinfo, 0);
-	if (source != NULL && strcmp(source, "nvidia") == 0)
-		nvidia = true;
-	else if (source != NULL && strcmp(source, "tensorflow") == 0)
-		nvidia = false;
-	else
-		ereport(ERROR,
-				(errcode(ERRCODE_INVALID_PARAMETER_VALUE),
-				 errmsg("source must be 'tensorflow' or 'nvidia', got %s",
-						source != NULL ? quote_literal_cstr(source) : "NULL"),
-				 errhint("Pass 'tensorflow' or 'nvidia'.")));
+	nvidia = gpu_source_is_nvidia(dl_pg_text_arg(fcinfo, 0));
 
 	InitMaterializedSRF(fcinfo, 0);
 	/* 0.1.0's _gpu_list(source) has no second argument: the host's GPUs */

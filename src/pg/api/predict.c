@@ -71,14 +71,45 @@ dl_pg_predict_id_label(Datum id, bool isnull)
 	return isnull ? "NULL" : TextDatumGetCString(id);
 }
 
-/* Append "[a,b,c]" of n dims to buf. */
-static void
-append_shape(StringInfo buf, const int *dims, int n)
+ArrayType *
+dl_pg_predict_feature_array(Datum arr_datum, bool arr_null, const char *col, Datum id, bool id_null)
 {
-	appendStringInfoChar(buf, '[');
-	for (int i = 0; i < n; i++)
-		appendStringInfo(buf, "%s%d", i > 0 ? "," : "", dims[i]);
-	appendStringInfoChar(buf, ']');
+	if (arr_null)
+		ereport(ERROR,
+				(errcode(ERRCODE_NULL_VALUE_NOT_ALLOWED),
+				 errmsg("%s of the row with id %s is NULL", col, dl_pg_predict_id_label(id, id_null)),
+				 errhint("Every row needs its features; delete or fix the row.")));
+	return DatumGetArrayTypeP(arr_datum);
+}
+
+/*
+ * ERROR 22000: feature j (0-based) of column col of the row with id id
+ * is d, NaN or infinite, or out of float32 range after the division.
+ */
+static void pg_attribute_noreturn()
+bad_feature(double d, int64 j, const char *col, Datum id, bool id_null)
+{
+	ereport(ERROR,
+			(errcode(ERRCODE_DATA_EXCEPTION),
+			 errmsg("%s of the row with id %s has %s at position " INT64_FORMAT,
+					col, dl_pg_predict_id_label(id, id_null),
+					isnan(d) ? "NaN" : isinf(d) ? "an infinite value" :
+					"a value out of float32 range", j + 1),
+			 errhint("Every feature must be a finite number; delete or fix the row.")));
+}
+
+/* ERROR 22004 naming the first NULL of the n elements of arr. */
+static void
+check_no_null_features(ArrayType *arr, int64 n, const char *col, Datum id, bool id_null)
+{
+	int64		j = dl_pg_array_first_null(arr, n);
+
+	if (j >= 0)
+		ereport(ERROR,
+				(errcode(ERRCODE_NULL_VALUE_NOT_ALLOWED),
+				 errmsg("%s of the row with id %s has a NULL at position " INT64_FORMAT,
+						col, dl_pg_predict_id_label(id, id_null), j + 1),
+				 errhint("Every feature must be a number; delete or fix the row.")));
 }
 
 /*
@@ -94,18 +125,7 @@ dl_pg_predict_copy_values(float *x, ArrayType *arr, int64 n, double nc, const ch
 {
 	const float8 *v;
 
-	if (ARR_HASNULL(arr))
-	{
-		bits8	   *bitmap = ARR_NULLBITMAP(arr);
-
-		for (int64 j = 0; j < n; j++)
-			if (!(bitmap[j / 8] & (1 << (j % 8))))
-				ereport(ERROR,
-						(errcode(ERRCODE_NULL_VALUE_NOT_ALLOWED),
-						 errmsg("%s of the row with id %s has a NULL at position " INT64_FORMAT,
-								col, dl_pg_predict_id_label(id, id_null), j + 1),
-						 errhint("Every feature must be a number; delete or fix the row.")));
-	}
+	check_no_null_features(arr, n, col, id, id_null);
 	/* no NULL elements (checked above); a null bitmap may still be there */
 	v = (const float8 *) ((const char *) arr + (ARR_HASNULL(arr) ? (Size) arr->dataoffset :
 												ARR_OVERHEAD_NONULLS(ARR_NDIM(arr))));
@@ -120,13 +140,7 @@ dl_pg_predict_copy_values(float *x, ArrayType *arr, int64 n, double nc, const ch
 			double		t = d / nc;
 
 			if (!isfinite(d) || !isfinite((float) t))
-				ereport(ERROR,
-						(errcode(ERRCODE_DATA_EXCEPTION),
-						 errmsg("%s of the row with id %s has %s at position " INT64_FORMAT,
-								col, dl_pg_predict_id_label(id, id_null),
-								isnan(d) ? "NaN" : isinf(d) ? "an infinite value" :
-								"a value out of float32 range", j + 1),
-						 errhint("Every feature must be a finite number; delete or fix the row.")));
+				bad_feature(d, j, col, id, id_null);
 			x[j] = (float) t;
 		}
 		return;
@@ -142,13 +156,7 @@ dl_pg_predict_copy_values(float *x, ArrayType *arr, int64 n, double nc, const ch
 		double		t = v[j] / nc;
 
 		if (!isfinite(v[j]) || !isfinite((float) t))
-			ereport(ERROR,
-					(errcode(ERRCODE_DATA_EXCEPTION),
-					 errmsg("%s of the row with id %s has %s at position " INT64_FORMAT,
-							col, dl_pg_predict_id_label(id, id_null),
-							isnan(v[j]) ? "NaN" : isinf(v[j]) ? "an infinite value" :
-							"a value out of float32 range", j + 1),
-					 errhint("Every feature must be a finite number; delete or fix the row.")));
+			bad_feature(v[j], j, col, id, id_null);
 		x[j] = (float) t;
 	}
 }
@@ -169,30 +177,12 @@ copy_features(float *x, Datum arr_datum, bool arr_null, const DlShape *in, int64
 {
 	ArrayType  *arr;
 	int64		n;
-	bool		same;
+	StringInfoData have;
+	StringInfoData want;
 
-	if (arr_null)
-		ereport(ERROR,
-				(errcode(ERRCODE_NULL_VALUE_NOT_ALLOWED),
-				 errmsg("%s of the row with id %s is NULL", col, dl_pg_predict_id_label(id, id_null)),
-				 errhint("Every row needs its features; delete or fix the row.")));
-	arr = DatumGetArrayTypeP(arr_datum);
+	arr = dl_pg_predict_feature_array(arr_datum, arr_null, col, id, id_null);
 	n = ArrayGetNItems(ARR_NDIM(arr), ARR_DIMS(arr));
-	same = ARR_NDIM(arr) == in->rank;
-	for (int i = 0; same && i < in->rank; i++)
-		same = ARR_DIMS(arr)[i] == in->dims[i];
-	if (!same)
-	{
-		StringInfoData have;
-		StringInfoData want;
-		int			want_dims[DL_MAX_RANK] = {0};
-
-		for (int i = 0; i < in->rank && i < DL_MAX_RANK; i++)
-			want_dims[i] = (int) in->dims[i];
-		initStringInfo(&have);
-		initStringInfo(&want);
-		append_shape(&have, ARR_DIMS(arr), ARR_NDIM(arr));
-		append_shape(&want, want_dims, in->rank);
+	if (dl_pg_array_shape_differs(arr, in->dims, in->rank, &have, &want))
 		ereport(ERROR,
 				(errcode(ERRCODE_DATA_EXCEPTION),
 				 errmsg("%s of the row with id %s has shape %s but the model's input shape is %s",
@@ -206,7 +196,6 @@ copy_features(float *x, Datum arr_datum, bool arr_null, const DlShape *in, int64
 						 "takes its shape from the first row: predict the rows of each shape in "
 						 "a call of their own (a view WHERE array_dims(x) = ...).",
 						 want.data, (long long) in_size)));
-	}
 	dl_pg_predict_copy_values(x, arr, n, nc, col, id, id_null);
 }
 

@@ -2,8 +2,8 @@
  *
  * predict.h
  *	  What predict.c shares with 0.1.0's _predict_rows (compat_predict.c):
- *	  a row's id for messages, the copy of its feature values with their
- *	  checks.
+ *	  a row's id for messages, its feature array and the copy of its
+ *	  feature values with their checks.
  *
  * IDENTIFICATION
  *	  src/pg/api/predict.h
@@ -19,6 +19,13 @@
 
 /* The id of a fetched row for messages: its text, or "NULL". */
 const char *dl_pg_predict_id_label(Datum id, bool isnull);
+
+/*
+ * The feature array of column col of the row with id id (NULL: id_null),
+ * detoasted.  ERROR 22004 when it is NULL (arr_null).
+ */
+ArrayType  *dl_pg_predict_feature_array(Datum arr_datum, bool arr_null, const char *col,
+										Datum id, bool id_null);
 
 /*
  * Copy the n values of arr (a float8[] or a real[] of n elements, in

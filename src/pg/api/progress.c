@@ -216,6 +216,48 @@ progress_exit_callback(int code, Datum arg)
 	progress_release();
 }
 
+/* Once per backend: the callbacks that release this backend's slot. */
+static void
+progress_register_callbacks(void)
+{
+	if (callbacks_registered)
+		return;
+	RegisterXactCallback(progress_xact_callback, NULL);
+	RegisterSubXactCallback(progress_subxact_callback, NULL);
+	before_shmem_exit(progress_exit_callback, (Datum) 0);
+	callbacks_registered = true;
+}
+
+/*
+ * Claim a free slot for this backend and a new run id (*run_id): the
+ * slot's index, or -1 when all are busy.
+ */
+static int
+progress_claim_slot(int64 *run_id)
+{
+	int			slot = -1;
+
+	SpinLockAcquire(&dl_progress->mutex);
+	for (int i = 0; i < DL_PROGRESS_SLOTS; i++)
+	{
+		DlProgressSlot *s = &dl_progress->slots[i];
+
+		SpinLockAcquire(&s->mutex);
+		if (!s->in_use)
+		{
+			s->in_use = true;
+			s->pid = MyProcPid;
+			slot = i;
+			*run_id = dl_progress->next_run_id++;
+		}
+		SpinLockRelease(&s->mutex);
+		if (slot >= 0)
+			break;
+	}
+	SpinLockRelease(&dl_progress->mutex);
+	return slot;
+}
+
 /* Copy src into dst (size bytes), truncated at a character boundary. */
 static void
 copy_name(char *dst, const char *src, int size)
@@ -249,31 +291,8 @@ dl_progress_begin(const char *function, const char *source, const char *output,
 	now = GetCurrentTimestamp();
 	userid = GetUserId();
 	progress_release();
-	if (!callbacks_registered)
-	{
-		RegisterXactCallback(progress_xact_callback, NULL);
-		RegisterSubXactCallback(progress_subxact_callback, NULL);
-		before_shmem_exit(progress_exit_callback, (Datum) 0);
-		callbacks_registered = true;
-	}
-
-	SpinLockAcquire(&dl_progress->mutex);
-	for (int i = 0; i < DL_PROGRESS_SLOTS; i++)
-	{
-		s = &dl_progress->slots[i];
-		SpinLockAcquire(&s->mutex);
-		if (!s->in_use)
-		{
-			s->in_use = true;
-			s->pid = MyProcPid;
-			slot = i;
-			run_id = dl_progress->next_run_id++;
-		}
-		SpinLockRelease(&s->mutex);
-		if (slot >= 0)
-			break;
-	}
-	SpinLockRelease(&dl_progress->mutex);
+	progress_register_callbacks();
+	slot = progress_claim_slot(&run_id);
 	if (slot < 0)
 		return;					/* all busy: this run is not shown */
 

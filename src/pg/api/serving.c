@@ -632,16 +632,6 @@ serve_entry(FunctionCallInfo fcinfo, const char *model, bool key_null, int32 key
 	return e;
 }
 
-/* Append "[a,b,c]" of n dims to buf. */
-static void
-append_dims(StringInfo buf, const int *dims, int n)
-{
-	appendStringInfoChar(buf, '[');
-	for (int i = 0; i < n; i++)
-		appendStringInfo(buf, "%s%d", i > 0 ? "," : "", dims[i]);
-	appendStringInfoChar(buf, ']');
-}
-
 /* A non-finite feature, or one out of float32 range after division. */
 static void pg_attribute_noreturn()
 bad_value(double v, int64 j)
@@ -668,33 +658,17 @@ array_values(ArrayType *a)
 }
 
 /*
- * Copy the features into e->x, divided by the model's normalizing_const.
- * The array must have the model's input shape (as predict requires) and
- * a numeric element type; no NULL elements.
+ * ERROR 22000 unless arr has the model's input shape (as predict
+ * requires); the hint says whether only the layout is wrong.
  */
 static void
-serve_features(ServeEntry *e, ArrayType *arr)
+serve_check_shape(const ServeEntry *e, ArrayType *arr, int64 n)
 {
 	const DlShape *in = &e->m->spec->input_shapes[0];
-	Oid			elem = ARR_ELEMTYPE(arr);
-	int64		n = ArrayGetNItems(ARR_NDIM(arr), ARR_DIMS(arr));
-	bool		same = ARR_NDIM(arr) == in->rank;
-	double		nc = e->nc;
+	StringInfoData have;
+	StringInfoData want;
 
-	for (int i = 0; same && i < in->rank; i++)
-		same = ARR_DIMS(arr)[i] == in->dims[i];
-	if (!same)
-	{
-		StringInfoData have;
-		StringInfoData want;
-		int			want_dims[DL_MAX_RANK] = {0};
-
-		for (int i = 0; i < in->rank && i < DL_MAX_RANK; i++)
-			want_dims[i] = (int) in->dims[i];
-		initStringInfo(&have);
-		initStringInfo(&want);
-		append_dims(&have, ARR_DIMS(arr), ARR_NDIM(arr));
-		append_dims(&want, want_dims, in->rank);
+	if (dl_pg_array_shape_differs(arr, in->dims, in->rank, &have, &want))
 		ereport(ERROR,
 				(errcode(ERRCODE_DATA_EXCEPTION),
 				 errmsg("features has shape %s but the model's input shape is %s", have.data, want.data),
@@ -703,93 +677,107 @@ serve_features(ServeEntry *e, ArrayType *arr)
 						 "exactly the model's input shape, in row-major order.") :
 				 errhint("Give an array of exactly the model's input shape %s (" INT64_FORMAT
 						 " values), in row-major order.", want.data, e->in_size)));
-	}
-	if (ARR_HASNULL(arr))
-	{
-		bits8	   *bitmap = ARR_NULLBITMAP(arr);
+}
 
-		for (int64 j = 0; j < n; j++)
-			if (!(bitmap[j / 8] & (1 << (j % 8))))
-				ereport(ERROR,
-						(errcode(ERRCODE_NULL_VALUE_NOT_ALLOWED),
-						 errmsg("features has a NULL at position " INT64_FORMAT, j + 1),
-						 errhint("Every feature must be a number.")));
+/* ERROR 22004 naming the first NULL element of arr (n elements). */
+static void
+serve_check_no_nulls(ArrayType *arr, int64 n)
+{
+	int64		j = dl_pg_array_first_null(arr, n);
+
+	if (j >= 0)
+		ereport(ERROR,
+				(errcode(ERRCODE_NULL_VALUE_NOT_ALLOWED),
+				 errmsg("features has a NULL at position " INT64_FORMAT, j + 1),
+				 errhint("Every feature must be a number.")));
+}
+
+/*
+ * serve_copy_float4 and serve_copy_float8: the n values v of a real[] or
+ * a double precision[] into x, divided by nc, in one pass the compiler
+ * vectorizes; the checks after it.  x (n)  v (n)
+ */
+#define SERVE_COPY_FLOATS(name, type) \
+static void \
+name(float *x, const type *v, int64 n, double nc) \
+{ \
+	int			ok = 1; \
+\
+	for (int64 j = 0; j < n; j++) \
+	{ \
+		float		f = (float) ((double) v[j] / nc); \
+\
+		x[j] = f; \
+		ok &= isfinite(f) && isfinite(v[j]); \
+	} \
+	if (!ok) \
+		for (int64 j = 0; j < n; j++) \
+			if (!isfinite(v[j]) || !isfinite(x[j])) \
+				bad_value(v[j], j); \
+}
+SERVE_COPY_FLOATS(serve_copy_float4, float4)
+SERVE_COPY_FLOATS(serve_copy_float8, float8)
+
+/*
+ * The n values of arr, a smallint[], integer[], bigint[] or numeric[]
+ * (elem), into x, divided by nc.  x (n)
+ */
+static void
+serve_copy_integral(float *x, ArrayType *arr, Oid elem, int64 n, double nc)
+{
+	Datum	   *v;
+	int			cnt;
+	int16		typlen;
+	bool		typbyval;
+	char		typalign;
+
+	get_typlenbyvalalign(elem, &typlen, &typbyval, &typalign);
+	deconstruct_array(arr, elem, typlen, typbyval, typalign, &v, NULL, &cnt);
+	for (int64 j = 0; j < n; j++)
+	{
+		double		f;
+		double		t;
+
+		if (elem == INT2OID)
+			f = DatumGetInt16(v[j]);
+		else if (elem == INT4OID)
+			f = DatumGetInt32(v[j]);
+		else if (elem == INT8OID)
+			f = (double) DatumGetInt64(v[j]);
+		else
+			f = DatumGetFloat8(DirectFunctionCall1(numeric_float8_no_overflow, v[j]));
+		t = f / nc;
+		if (!isfinite(f) || !isfinite((float) t))
+			bad_value(f, j);
+		x[j] = (float) t;
 	}
+	pfree(v);
+}
+
+/*
+ * Copy the features into e->x, divided by the model's normalizing_const.
+ * The array must have the model's input shape (as predict requires) and
+ * a numeric element type; no NULL elements.
+ */
+static void
+serve_features(ServeEntry *e, ArrayType *arr)
+{
+	Oid			elem = ARR_ELEMTYPE(arr);
+	int64		n = ArrayGetNItems(ARR_NDIM(arr), ARR_DIMS(arr));
+
+	serve_check_shape(e, arr, n);
+	serve_check_no_nulls(arr, n);
 	if (elem == FLOAT4OID)
-	{
-		const float4 *v = (const float4 *) array_values(arr);
-		float	   *x = e->x;
-		int			ok = 1;
-
-		/* one pass the compiler vectorizes; the checks after it */
-		for (int64 j = 0; j < n; j++)
-		{
-			float		f = (float) ((double) v[j] / nc);
-
-			x[j] = f;
-			ok &= isfinite(f) && isfinite(v[j]);
-		}
-		if (!ok)
-			for (int64 j = 0; j < n; j++)
-				if (!isfinite(v[j]) || !isfinite(x[j]))
-					bad_value(v[j], j);
-		return;
-	}
-	if (elem == FLOAT8OID)
-	{
-		const float8 *v = (const float8 *) array_values(arr);
-		float	   *x = e->x;
-		int			ok = 1;
-
-		/* one pass the compiler vectorizes; the checks after it */
-		for (int64 j = 0; j < n; j++)
-		{
-			float		f = (float) (v[j] / nc);
-
-			x[j] = f;
-			ok &= isfinite(f) && isfinite(v[j]);
-		}
-		if (!ok)
-			for (int64 j = 0; j < n; j++)
-				if (!isfinite(v[j]) || !isfinite(x[j]))
-					bad_value(v[j], j);
-		return;
-	}
-	if (elem == INT2OID || elem == INT4OID || elem == INT8OID || elem == NUMERICOID)
-	{
-		Datum	   *v;
-		int			cnt;
-		int16		typlen;
-		bool		typbyval;
-		char		typalign;
-
-		get_typlenbyvalalign(elem, &typlen, &typbyval, &typalign);
-		deconstruct_array(arr, elem, typlen, typbyval, typalign, &v, NULL, &cnt);
-		for (int64 j = 0; j < n; j++)
-		{
-			double		f;
-			double		t;
-
-			if (elem == INT2OID)
-				f = DatumGetInt16(v[j]);
-			else if (elem == INT4OID)
-				f = DatumGetInt32(v[j]);
-			else if (elem == INT8OID)
-				f = (double) DatumGetInt64(v[j]);
-			else
-				f = DatumGetFloat8(DirectFunctionCall1(numeric_float8_no_overflow, v[j]));
-			t = f / nc;
-			if (!isfinite(f) || !isfinite((float) t))
-				bad_value(f, j);
-			e->x[j] = (float) t;
-		}
-		pfree(v);
-		return;
-	}
-	ereport(ERROR,
-			(errcode(ERRCODE_DATATYPE_MISMATCH),
-			 errmsg("features is a %s, not an array of numbers", format_type_be(get_array_type(elem))),
-			 errhint("Give a real[], double precision[], integer[], bigint[], smallint[] or numeric[].")));
+		serve_copy_float4(e->x, (const float4 *) array_values(arr), n, e->nc);
+	else if (elem == FLOAT8OID)
+		serve_copy_float8(e->x, (const float8 *) array_values(arr), n, e->nc);
+	else if (elem == INT2OID || elem == INT4OID || elem == INT8OID || elem == NUMERICOID)
+		serve_copy_integral(e->x, arr, elem, n, e->nc);
+	else
+		ereport(ERROR,
+				(errcode(ERRCODE_DATATYPE_MISMATCH),
+				 errmsg("features is a %s, not an array of numbers", format_type_be(get_array_type(elem))),
+				 errhint("Give a real[], double precision[], integer[], bigint[], smallint[] or numeric[].")));
 }
 
 /* One forward pass for the features of this call; e->out holds the outputs. */
