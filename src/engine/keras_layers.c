@@ -466,6 +466,33 @@ get_required_int(json_object *cfg, const char *key, const DlLayer *layer, int64_
 	return keras_get_int(cfg, key, layer, out, err);
 }
 
+/* Conv1D, Conv2D: filters and kernel_size must be there (cls names the layer). */
+static DlStatus
+read_filters_kernel(json_object *cfg, DlLayer *layer, const char *cls, DlError *err)
+{
+	DlStatus	st;
+
+	if ((st = get_required_int(cfg, "filters", layer, &layer->filters, err)) != DL_OK)
+		return st;
+	if (keras_jget(cfg, "kernel_size") == NULL)
+		return dl_error_set(err, DL_ERR_PARSE, "layer \"%s\" (%s) has no \"kernel_size\"",
+							layer->name, cls);
+	return DL_OK;
+}
+
+/* Conv1D, Conv2D: groups must be 1; then the weights' attributes. */
+static DlStatus
+finish_conv(json_object *cfg, DlLayer *layer, int64_t groups, DlError *err)
+{
+	if (groups != 1)
+	{
+		dl_error_set(err, DL_ERR_UNSUPPORTED, "layer \"%s\": groups %lld is not supported",
+					 layer->name, (long long) groups);
+		return dl_error_hint(err, "Use groups=1.");
+	}
+	return read_weighted(cfg, layer, err);
+}
+
 /*
  * Conv2D: filters, kernel, strides, padding, dilation (with strides 1,
  * which finalize checks); groups 1, channels_last.
@@ -476,11 +503,8 @@ read_conv2d(json_object *cfg, DlLayer *layer, DlError *err)
 	int64_t		groups = 1;
 	DlStatus	st;
 
-	if ((st = get_required_int(cfg, "filters", layer, &layer->filters, err)) != DL_OK)
+	if ((st = read_filters_kernel(cfg, layer, "Conv2D", err)) != DL_OK)
 		return st;
-	if (keras_jget(cfg, "kernel_size") == NULL)
-		return dl_error_set(err, DL_ERR_PARSE, "layer \"%s\" (Conv2D) has no \"kernel_size\"",
-							layer->name);
 	if ((st = keras_get_pair(cfg, "kernel_size", layer, layer->kernel_size, err)) != DL_OK ||
 		(st = keras_get_pair(cfg, "strides", layer, layer->strides, err)) != DL_OK ||
 		(st = keras_get_padding(cfg, layer, &layer->padding, err)) != DL_OK ||
@@ -488,13 +512,7 @@ read_conv2d(json_object *cfg, DlLayer *layer, DlError *err)
 		(st = keras_get_pair(cfg, "dilation_rate", layer, layer->dilation, err)) != DL_OK ||
 		(st = keras_get_int(cfg, "groups", layer, &groups, err)) != DL_OK)
 		return st;
-	if (groups != 1)
-	{
-		dl_error_set(err, DL_ERR_UNSUPPORTED, "layer \"%s\": groups %lld is not supported",
-					 layer->name, (long long) groups);
-		return dl_error_hint(err, "Use groups=1.");
-	}
-	return read_weighted(cfg, layer, err);
+	return finish_conv(cfg, layer, groups, err);
 }
 
 /* MaxPooling2D and AveragePooling2D: pool_size, strides (null: pool_size), padding. */
@@ -747,11 +765,8 @@ read_conv1d(json_object *cfg, DlLayer *layer, DlError *err)
 	int64_t		groups = 1;
 	DlStatus	st;
 
-	if ((st = get_required_int(cfg, "filters", layer, &layer->filters, err)) != DL_OK)
+	if ((st = read_filters_kernel(cfg, layer, "Conv1D", err)) != DL_OK)
 		return st;
-	if (keras_jget(cfg, "kernel_size") == NULL)
-		return dl_error_set(err, DL_ERR_PARSE, "layer \"%s\" (Conv1D) has no \"kernel_size\"",
-							layer->name);
 	if ((st = get_single(cfg, "kernel_size", layer, &layer->kernel_size[1], err)) != DL_OK ||
 		(st = get_single(cfg, "strides", layer, &layer->strides[1], err)) != DL_OK ||
 		(st = get_single(cfg, "dilation_rate", layer, &layer->dilation[1], err)) != DL_OK ||
@@ -763,13 +778,7 @@ read_conv1d(json_object *cfg, DlLayer *layer, DlError *err)
 		layer->padding = DL_PADDING_CAUSAL;
 	else if ((st = keras_get_padding(cfg, layer, &layer->padding, err)) != DL_OK)
 		return st;
-	if (groups != 1)
-	{
-		dl_error_set(err, DL_ERR_UNSUPPORTED, "layer \"%s\": groups %lld is not supported",
-					 layer->name, (long long) groups);
-		return dl_error_hint(err, "Use groups=1.");
-	}
-	return read_weighted(cfg, layer, err);
+	return finish_conv(cfg, layer, groups, err);
 }
 
 /* MaxPooling1D, AveragePooling1D: pool_size, strides (null: pool_size), padding. */
@@ -1199,6 +1208,8 @@ read_layer_config(const char *cls, const char *name, json_object *cfg, DlLayer *
 			return read_pooling(cfg, layer, err);
 		case DL_LAYER_GLOBALAVGPOOL2D:
 		case DL_LAYER_GLOBALMAXPOOL2D:
+		case DL_LAYER_GLOBALMAXPOOL1D:
+		case DL_LAYER_GLOBALAVGPOOL1D:
 			*rank = 1;
 			if ((st = keras_need_false(cfg, "keepdims", layer, err)) != DL_OK)
 				return st;
@@ -1214,12 +1225,7 @@ read_layer_config(const char *cls, const char *name, json_object *cfg, DlLayer *
 			return keras_check_data_format(cfg, layer, err);
 		case DL_LAYER_UPSAMPLING2D:
 			return read_upsampling(cfg, layer, err);
-		case DL_LAYER_ADD:
-		case DL_LAYER_SUBTRACT:
-		case DL_LAYER_MULTIPLY:
-		case DL_LAYER_AVERAGE:
-		case DL_LAYER_MAXIMUM:
-		case DL_LAYER_MINIMUM:
+		DL_LAYER_CASES_ELEMENTWISE:
 			return DL_OK;
 		case DL_LAYER_CONCATENATE:
 			return read_concatenate(cfg, layer, err);
@@ -1249,12 +1255,6 @@ read_layer_config(const char *cls, const char *name, json_object *cfg, DlLayer *
 		case DL_LAYER_MAXPOOL1D:
 		case DL_LAYER_AVGPOOL1D:
 			return read_pooling1d(cfg, layer, err);
-		case DL_LAYER_GLOBALMAXPOOL1D:
-		case DL_LAYER_GLOBALAVGPOOL1D:
-			*rank = 1;
-			if ((st = keras_need_false(cfg, "keepdims", layer, err)) != DL_OK)
-				return st;
-			return keras_check_data_format(cfg, layer, err);
 		case DL_LAYER_LSTM:
 		case DL_LAYER_GRU:
 		case DL_LAYER_SIMPLERNN:
