@@ -46,49 +46,75 @@
 
 #define DL_NAME_MAX 128
 
+/*
+ * The layer kinds, declared once: X(KIND, name) for DL_LAYER_<KIND> and
+ * its name (dl_layer_kind_name).  The order is the enum's values, which
+ * are part of stored fingerprints: append only.
+ */
+#define DL_LAYER_KINDS(X) \
+	X(DENSE, "Dense") \
+	X(CONV2D, "Conv2D") \
+	X(MAXPOOL2D, "MaxPooling2D") \
+	X(AVGPOOL2D, "AveragePooling2D") \
+	X(GLOBALAVGPOOL2D, "GlobalAveragePooling2D") \
+	X(FLATTEN, "Flatten") \
+	X(DROPOUT, "Dropout") \
+	X(ACTIVATION, "Activation") \
+	X(BATCHNORM, "BatchNormalization") \
+	/* appended: the values above are part of stored fingerprints */ \
+	X(GLOBALMAXPOOL2D, "GlobalMaxPooling2D") \
+	X(ZEROPADDING2D, "ZeroPadding2D") \
+	X(CROPPING2D, "Cropping2D") \
+	X(UPSAMPLING2D, "UpSampling2D")	/* nearest neighbour */ \
+	X(ADD, "Add")				/* merges: element-wise over equal shapes ... */ \
+	X(SUBTRACT, "Subtract")		/* exactly two inputs: in[0] - in[1] */ \
+	X(MULTIPLY, "Multiply") \
+	X(AVERAGE, "Average") \
+	X(MAXIMUM, "Maximum") \
+	X(MINIMUM, "Minimum") \
+	X(CONCATENATE, "Concatenate")	/* ... and joined along concat_axis */ \
+	/* text and sequences (recurrent.c, embedding.c), 1-D layers (run by */ \
+	/* the 2-D kernels with a height of 1) and the layers after them */ \
+	X(EMBEDDING, "Embedding") \
+	X(CONV1D, "Conv1D") \
+	X(MAXPOOL1D, "MaxPooling1D") \
+	X(AVGPOOL1D, "AveragePooling1D") \
+	X(GLOBALMAXPOOL1D, "GlobalMaxPooling1D") \
+	X(GLOBALAVGPOOL1D, "GlobalAveragePooling1D") \
+	X(LSTM, "LSTM") \
+	X(GRU, "GRU") \
+	X(SIMPLERNN, "SimpleRNN") \
+	X(DEPTHWISECONV2D, "DepthwiseConv2D") \
+	X(SEPARABLECONV2D, "SeparableConv2D") \
+	X(LAYERNORM, "LayerNormalization") \
+	X(RELU, "ReLU")				/* ReLU with arguments, LeakyReLU */ \
+	X(PRELU, "PReLU") \
+	X(RESHAPE, "Reshape") \
+	X(PERMUTE, "Permute") \
+	X(REPEATVECTOR, "RepeatVector")
+
+#define DL_LAYER_ENUM_ENTRY(kind, name) DL_LAYER_##kind,
+
 typedef enum DlLayerKind
 {
-	DL_LAYER_DENSE = 0,
-	DL_LAYER_CONV2D,
-	DL_LAYER_MAXPOOL2D,
-	DL_LAYER_AVGPOOL2D,
-	DL_LAYER_GLOBALAVGPOOL2D,
-	DL_LAYER_FLATTEN,
-	DL_LAYER_DROPOUT,
-	DL_LAYER_ACTIVATION,
-	DL_LAYER_BATCHNORM,
-	/* appended: the values above are part of stored fingerprints */
-	DL_LAYER_GLOBALMAXPOOL2D,
-	DL_LAYER_ZEROPADDING2D,
-	DL_LAYER_CROPPING2D,
-	DL_LAYER_UPSAMPLING2D,		/* nearest neighbour */
-	DL_LAYER_ADD,				/* merges: element-wise over equal shapes ... */
-	DL_LAYER_SUBTRACT,			/* exactly two inputs: in[0] - in[1] */
-	DL_LAYER_MULTIPLY,
-	DL_LAYER_AVERAGE,
-	DL_LAYER_MAXIMUM,
-	DL_LAYER_MINIMUM,
-	DL_LAYER_CONCATENATE,		/* ... and joined along concat_axis */
-	/* text and sequences (recurrent.c, embedding.c), 1-D layers (run by
-	 * the 2-D kernels with a height of 1) and the layers after them */
-	DL_LAYER_EMBEDDING,
-	DL_LAYER_CONV1D,
-	DL_LAYER_MAXPOOL1D,
-	DL_LAYER_AVGPOOL1D,
-	DL_LAYER_GLOBALMAXPOOL1D,
-	DL_LAYER_GLOBALAVGPOOL1D,
-	DL_LAYER_LSTM,
-	DL_LAYER_GRU,
-	DL_LAYER_SIMPLERNN,
-	DL_LAYER_DEPTHWISECONV2D,
-	DL_LAYER_SEPARABLECONV2D,
-	DL_LAYER_LAYERNORM,
-	DL_LAYER_RELU,				/* ReLU with arguments, LeakyReLU */
-	DL_LAYER_PRELU,
-	DL_LAYER_RESHAPE,
-	DL_LAYER_PERMUTE,
-	DL_LAYER_REPEATVECTOR
+	DL_LAYER_KINDS(DL_LAYER_ENUM_ENTRY)
 } DlLayerKind;
+
+/* How many kinds there are (not an enum member, so switches stay complete). */
+#define DL_LAYER_COUNT_ENTRY(kind, name) + 1
+#define DL_LAYER_N_KINDS (0 DL_LAYER_KINDS(DL_LAYER_COUNT_ENTRY))
+
+/*
+ * The case labels of the element-wise merges, Add to Minimum, for a switch
+ * on DlLayerKind: "DL_LAYER_CASES_ELEMENTWISE:".
+ */
+#define DL_LAYER_CASES_ELEMENTWISE \
+	case DL_LAYER_ADD: \
+	case DL_LAYER_SUBTRACT: \
+	case DL_LAYER_MULTIPLY: \
+	case DL_LAYER_AVERAGE: \
+	case DL_LAYER_MAXIMUM: \
+	case DL_LAYER_MINIMUM
 
 /* Most tensors one layer reads (a merge's inputs), a bound for hostile JSON. */
 #define DL_MAX_FAN_IN 64

@@ -920,12 +920,7 @@ dl_model_forward_io(DlModel *m, const float *const *xs, int64_t B, bool training
 												   B * (in_size / cin), cin, l->epsilon, act);
 				}
 				break;
-			case DL_LAYER_ADD:
-			case DL_LAYER_SUBTRACT:
-			case DL_LAYER_MULTIPLY:
-			case DL_LAYER_AVERAGE:
-			case DL_LAYER_MAXIMUM:
-			case DL_LAYER_MINIMUM:
+			DL_LAYER_CASES_ELEMENTWISE:
 				dl_merge_forward(l->kind, w->buf, ins, l->n_in, B * out_size,
 								 l->plan.fwd_relu ? DL_ACT_RELU : DL_ACT_LINEAR);
 				break;
@@ -1149,12 +1144,7 @@ dl_model_backward_io(DlModel *m, const float *const *xs, int64_t B, const bool *
 										   l->epsilon);
 				}
 				break;
-			case DL_LAYER_ADD:
-			case DL_LAYER_SUBTRACT:
-			case DL_LAYER_MULTIPLY:
-			case DL_LAYER_AVERAGE:
-			case DL_LAYER_MAXIMUM:
-			case DL_LAYER_MINIMUM:
+			DL_LAYER_CASES_ELEMENTWISE:
 			case DL_LAYER_CONCATENATE:
 				{
 					int64_t		width[DL_MAX_FAN_IN];

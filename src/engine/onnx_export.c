@@ -1254,12 +1254,7 @@ ex_layer(Ex *ex, const DlModelSpec *spec, int li, const float *params)
 		case DL_LAYER_SIMPLERNN:
 			ex_recurrent(ex, l, w, in, out);
 			break;
-		case DL_LAYER_ADD:
-		case DL_LAYER_SUBTRACT:
-		case DL_LAYER_MULTIPLY:
-		case DL_LAYER_AVERAGE:
-		case DL_LAYER_MAXIMUM:
-		case DL_LAYER_MINIMUM:
+		DL_LAYER_CASES_ELEMENTWISE:
 		case DL_LAYER_CONCATENATE:
 			{
 				const char *ins[DL_MAX_FAN_IN];

@@ -89,87 +89,19 @@ dl_layer_defaults(DlLayer *layer, DlLayerKind kind)
 	init_set(&layer->moving_variance_init, DL_INIT_ONES);
 }
 
+#define DL_LAYER_NAME_ENTRY(kind, name) [DL_LAYER_##kind] = name,
+
+static const char *const layer_kind_names[] = {DL_LAYER_KINDS(DL_LAYER_NAME_ENTRY)};
+
+_Static_assert(sizeof(layer_kind_names) / sizeof(layer_kind_names[0]) == DL_LAYER_N_KINDS,
+			   "layer_kind_names names every layer kind");
+
 const char *
 dl_layer_kind_name(DlLayerKind kind)
 {
-	switch (kind)
-	{
-		case DL_LAYER_DENSE:
-			return "Dense";
-		case DL_LAYER_CONV2D:
-			return "Conv2D";
-		case DL_LAYER_MAXPOOL2D:
-			return "MaxPooling2D";
-		case DL_LAYER_AVGPOOL2D:
-			return "AveragePooling2D";
-		case DL_LAYER_GLOBALAVGPOOL2D:
-			return "GlobalAveragePooling2D";
-		case DL_LAYER_FLATTEN:
-			return "Flatten";
-		case DL_LAYER_DROPOUT:
-			return "Dropout";
-		case DL_LAYER_ACTIVATION:
-			return "Activation";
-		case DL_LAYER_BATCHNORM:
-			return "BatchNormalization";
-		case DL_LAYER_GLOBALMAXPOOL2D:
-			return "GlobalMaxPooling2D";
-		case DL_LAYER_ZEROPADDING2D:
-			return "ZeroPadding2D";
-		case DL_LAYER_CROPPING2D:
-			return "Cropping2D";
-		case DL_LAYER_UPSAMPLING2D:
-			return "UpSampling2D";
-		case DL_LAYER_ADD:
-			return "Add";
-		case DL_LAYER_SUBTRACT:
-			return "Subtract";
-		case DL_LAYER_MULTIPLY:
-			return "Multiply";
-		case DL_LAYER_AVERAGE:
-			return "Average";
-		case DL_LAYER_MAXIMUM:
-			return "Maximum";
-		case DL_LAYER_MINIMUM:
-			return "Minimum";
-		case DL_LAYER_CONCATENATE:
-			return "Concatenate";
-		case DL_LAYER_EMBEDDING:
-			return "Embedding";
-		case DL_LAYER_CONV1D:
-			return "Conv1D";
-		case DL_LAYER_MAXPOOL1D:
-			return "MaxPooling1D";
-		case DL_LAYER_AVGPOOL1D:
-			return "AveragePooling1D";
-		case DL_LAYER_GLOBALMAXPOOL1D:
-			return "GlobalMaxPooling1D";
-		case DL_LAYER_GLOBALAVGPOOL1D:
-			return "GlobalAveragePooling1D";
-		case DL_LAYER_LSTM:
-			return "LSTM";
-		case DL_LAYER_GRU:
-			return "GRU";
-		case DL_LAYER_SIMPLERNN:
-			return "SimpleRNN";
-		case DL_LAYER_DEPTHWISECONV2D:
-			return "DepthwiseConv2D";
-		case DL_LAYER_SEPARABLECONV2D:
-			return "SeparableConv2D";
-		case DL_LAYER_LAYERNORM:
-			return "LayerNormalization";
-		case DL_LAYER_RELU:
-			return "ReLU";
-		case DL_LAYER_PRELU:
-			return "PReLU";
-		case DL_LAYER_RESHAPE:
-			return "Reshape";
-		case DL_LAYER_PERMUTE:
-			return "Permute";
-		case DL_LAYER_REPEATVECTOR:
-			return "RepeatVector";
-	}
-	return "unknown";
+	if ((unsigned) kind >= DL_LAYER_N_KINDS)
+		return "unknown";
+	return layer_kind_names[kind];
 }
 
 const char *
@@ -740,12 +672,7 @@ finalize_layer(DlLayer *layer, const DlShape *const *ins, int n_in, size_t *offs
 			n_trainable = c * ((layer->scale ? 1 : 0) + (layer->center ? 1 : 0));
 			n_params = n_trainable + 2 * c;
 			break;
-		case DL_LAYER_ADD:
-		case DL_LAYER_SUBTRACT:
-		case DL_LAYER_MULTIPLY:
-		case DL_LAYER_AVERAGE:
-		case DL_LAYER_MAXIMUM:
-		case DL_LAYER_MINIMUM:
+		DL_LAYER_CASES_ELEMENTWISE:
 		case DL_LAYER_CONCATENATE:
 			if ((st = merge_shape(layer, ins, n_in, &out, err)) != DL_OK)
 				return st;
