@@ -1,4 +1,4 @@
--- 10_arch.sql: Keras model architecture tables, as in MADlib
+-- arch.sql: Keras model architecture tables, as in MADlib
 -- (keras_model_arch_table): load_keras_model, delete_keras_model,
 -- keras_model_summary, and the C helpers over architectures and weights
 -- (src/pg/api/arch.c).

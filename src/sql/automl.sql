@@ -1,4 +1,4 @@
--- 65_automl.sql: madlib_keras_automl and hyperband_schedule, as in MADlib
+-- automl.sql: madlib_keras_automl and hyperband_schedule, as in MADlib
 -- (madlib_keras_automl.sql_in): Hyperband, Hyperopt (TPE or random) and
 -- ASHA over the model hopper of fit_multiple, on PostgreSQL and through
 -- the same transports on Greenplum and PL/Proxy.  The searches are the

@@ -1,4 +1,4 @@
--- 55_custom_functions.sql: MADlib's custom function object tables
+-- custom_functions.sql: MADlib's custom function object tables
 -- (madlib_keras_custom_function.sql_in), as far as they apply here.
 --
 --   load_top_k_accuracy_function(object_table, k)

@@ -1,4 +1,4 @@
--- 30_fit.sql: madlib_keras_fit / fit, as in MADlib (madlib_keras.sql_in),
+-- fit.sql: madlib_keras_fit / fit, as in MADlib (madlib_keras.sql_in),
 -- trained by model averaging over the virtual segments (src/pg/api/fit.c,
 -- src/pg/transport/workers.c).  docs/fit.md is the user page.
 

@@ -1,4 +1,4 @@
--- 60_fit_multiple.sql: madlib_keras_fit_multiple_model / fit_multiple, as
+-- fit_multiple.sql: madlib_keras_fit_multiple_model / fit_multiple, as
 -- in MADlib (madlib_keras_fit_multiple_model.sql_in), trained by model
 -- hopper parallelism over the virtual segments (src/pg/api/fit_multiple.c,
 -- src/pg/transport/workers.c).  docs/fit-multiple.md is the user page.

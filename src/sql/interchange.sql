@@ -1,4 +1,4 @@
--- 45_interchange.sql: ONNX out and in (docs/interchange.md):
+-- interchange.sql: ONNX out and in (docs/interchange.md):
 -- export_onnx(model_table, mst_key, opset) and load_onnx_model(...),
 -- over the C converters of src/pg/api/onnx.c.
 

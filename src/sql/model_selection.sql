@@ -1,4 +1,4 @@
--- 50_model_selection.sql: model selection tables, as in MADlib
+-- model_selection.sql: model selection tables, as in MADlib
 -- (madlib_keras_model_selection.sql_in): load_model_selection_table and
 -- generate_model_configs, with the C helpers of src/pg/api/model_selection.c.
 -- docs/model-selection.md is the user page.

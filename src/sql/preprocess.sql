@@ -1,4 +1,4 @@
--- 20_preprocess.sql: the deep-learning preprocessors, as in MADlib
+-- preprocess.sql: the deep-learning preprocessors, as in MADlib
 -- (input_data_preprocessor): training_preprocessor_dl and
 -- validation_preprocessor_dl, their help overloads, and the packing
 -- aggregates of src/pg/api/preprocess.c.
