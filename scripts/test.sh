@@ -220,6 +220,13 @@ do_regress() {
 
 # The docs' examples, each page in a fresh database of a throwaway cluster
 # (scripts/check-docs.py; the cluster preloads the library like the others).
+# The docs' claims against the source: the layers docs/ names as supported
+# or refused against the engine's layer table, the function pages against
+# the built install script (scripts/check-docs-claims.py).
+do_docs_claims() {
+  python3 scripts/check-docs-claims.py && python3 scripts/check-docs-claims.py --self-test
+}
+
 do_docs() {
   pg_virtualenv -t $PGV_OPTS scripts/check-docs.py
 }
@@ -428,6 +435,7 @@ step tree do_tree
 step deps do_deps
 step meta do_meta
 step build do_build
+step docs-claims do_docs_claims
 step compat scripts/check-pg-compat.sh
 step unit do_unit
 step interchange test/interchange/check.sh

@@ -11,7 +11,7 @@
 -- so that they run on Greenplum's segments (where a function may not read
 -- a user table) as well as here: the aggregate _evaluate_segment over a
 -- packed table's buffers (src/pg/api/evaluate.c; its SQL objects are in
--- 75_step.sql, next to the step aggregates whose result type it shares),
+-- step.sql, next to the step aggregates whose result type it shares),
 -- and _predict_batch, which predicts the rows of a query a batch at a
 -- time (src/pg/api/predict.c).  The model goes to both as query
 -- parameters.  The PL/pgSQL drivers here check the arguments and tables

@@ -1,4 +1,4 @@
--- 85_gpu.sql: the GPUs of this host (src/pg/api/gpu.c, docs/gpu.md).
+-- gpu.sql: the GPUs of this host (src/pg/api/gpu.c, docs/gpu.md).
 --
 -- gpu_configuration(output_table, source) creates output_table
 -- (hostname text, gpu_descr text) with one row per NVIDIA GPU, as

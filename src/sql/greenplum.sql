@@ -1,16 +1,16 @@
--- 90_greenplum.sql: the Greenplum / Cloudberry path (docs/greenplum.md).
+-- greenplum.sql: the Greenplum / Cloudberry path (docs/greenplum.md).
 --
 -- On Greenplum there are no virtual segments (no ParallelContext): fit
 -- and fit_multiple run their steps over the real segments through the
 -- greenplum transport (src/pg/transport/greenplum.c), a round of steps per query
--- of the step aggregates (75_step.sql) grouped by __dist_key__.
+-- of the step aggregates (step.sql) grouped by __dist_key__.
 --
 -- What is created where:
 --   * everywhere (PostgreSQL too, where the regression test
 --     95_greenplum_install runs the greenplum transport against the
 --     workers transport): _is_greenplum() and _gp_table_keys(source).
 --     fit and fit_multiple choose the greenplum transport only when
---     _is_greenplum() (_job_transport, 30_fit.sql);
+--     _is_greenplum() (_job_transport, fit.sql);
 --   * on Greenplum / Cloudberry only (DO block at the end, dynamic SQL,
 --     because DISTRIBUTED BY and gp_segment_id do not exist elsewhere):
 --     _gp_segment_keys() and _gp_place_buffers(tbl).

@@ -1,4 +1,4 @@
--- 80_limits.sql: the memory limit madlib_dl.max_model_memory (src/pg/runtime/limits.c).
+-- limits.sql: the memory limit madlib_dl.max_model_memory (src/pg/runtime/limits.c).
 -- fit and fit_multiple call _check_model_memory before they read data or
 -- build a model, so a job too large for the limit fails at once with
 -- 54000; evaluate and predict make the same check in C.

@@ -1,4 +1,4 @@
--- 80_plproxy.sql: fit and fit_multiple across several PostgreSQL servers
+-- plproxy.sql: fit and fit_multiple across several PostgreSQL servers
 -- with PL/Proxy (docs/plproxy.md).
 --
 -- A cluster is a PL/Proxy SQL/MED server on the coordinator with one

@@ -1,4 +1,4 @@
--- 70_progress.sql: live progress of fit, fit_multiple and madlib_keras_automl
+-- progress.sql: live progress of fit, fit_multiple and madlib_keras_automl
 -- (src/pg/api/progress.c).
 -- The view madlib_dl.fit_progress reads slots in shared memory that the
 -- running fit / fit_multiple rewrites after every iteration, so another

@@ -1,4 +1,4 @@
--- 45_serving.sql: predict inside any query (predict_row, predict_row_prob),
+-- serving.sql: predict inside any query (predict_row, predict_row_prob),
 -- the model registry (every fit, fit_multiple and automl run records a
 -- version) and deploy.  C: src/pg/api/serving.c (the per-backend model
 -- cache), src/pg/api/registry.c (the registry's only writers).  User page:

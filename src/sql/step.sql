@@ -1,4 +1,4 @@
--- 75_step.sql: one segment's step as an SQL aggregate over the segment's
+-- step.sql: one segment's step as an SQL aggregate over the segment's
 -- rows (src/pg/runtime/gp_agg.c), for the transports that reach their segments
 -- through SQL: greenplum (src/pg/transport/greenplum.c) and plproxy (src/pg/
 -- transport/plproxy.c, on the data nodes).  The step is the one a parallel

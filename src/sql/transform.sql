@@ -1,4 +1,4 @@
--- 21_transform.sql: column transforms saved with the model
+-- transform.sql: column transforms saved with the model
 -- (training_preprocessor_dl's transform => '...'): the C functions of
 -- src/pg/api/transform.c, and the helpers that resolve a transform's
 -- columns in a table, learn its statistics on the training table, and

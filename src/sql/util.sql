@@ -1,4 +1,4 @@
--- 01_util.sql: shared helpers for the SQL drivers (table names, argument
+-- util.sql: shared helpers for the SQL drivers (table names, argument
 -- checks).  Internal: names start with "_" and may change between versions.
 --
 -- HOW A DRIVER USES THEM (the pattern every public function follows):
@@ -534,8 +534,8 @@ LANGUAGE sql VOLATILE PARALLEL UNSAFE
 SET search_path = pg_catalog, pg_temp
 AS $$ SELECT set_config('max_parallel_workers', saved, true) WHERE saved IS NOT NULL $$;
 
--- (The object table's checks are here, not in 55_custom_functions.sql,
--- because SQL functions of 30_fit.sql and 50_model_selection.sql call
+-- (The object table's checks are here, not in custom_functions.sql,
+-- because SQL functions of fit.sql and model_selection.sql call
 -- them: Greenplum checks SQL function bodies inside CREATE EXTENSION.)
 
 -- The object table's columns, as MADlib makes it.

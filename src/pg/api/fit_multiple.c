@@ -5,7 +5,7 @@
  *	  by model hopper parallelism (MOP, as in Cerebro) over the segments.
  *
  * One call runs the whole job; the PL/pgSQL driver (src/sql/
- * 60_fit_multiple.sql) validates the user's arguments before and writes
+ * fit_multiple.sql) validates the user's arguments before and writes
  * the output tables after.  It reads top to bottom:
  *
  *	 1. parse and check the job (job.c), and its memory (limits.c);

@@ -6,7 +6,7 @@
  *
  * The SQL drivers (_fit, _fit_multiple) validate the user's tables and
  * parameters, then pass a madlib_dl._train_job composite (src/sql/
- * 30_fit.sql has its fields).  The internal entry points are SQL-callable
+ * fit.sql has its fields).  The internal entry points are SQL-callable
  * by anyone, so dl_pg_job_read checks every field again: whatever a
  * caller passes, a job that reaches a driver is well-formed.
  *

@@ -3,7 +3,7 @@
  * gp_agg.c
  *	  One segment's step as an SQL aggregate over the segment's rows: the
  *	  way the greenplum and plproxy transports run a step (src/sql/
- *	  75_step.sql has the SQL objects; docs/greenplum.md the whole path).
+ *	  step.sql has the SQL objects; docs/greenplum.md the whole path).
  *
  * On Greenplum a function running on a segment may not read user tables,
  * so the per-segment work is an aggregate grouped by the distribution key
