@@ -92,6 +92,119 @@ BEGIN
 END
 $$;
 
+-- automl's grids, every value checked now (_automl_probe), the object
+-- table (NULL: none) against them, and early_stopping against every
+-- compile_params of them: its series must exist for each.  Returns
+-- early_stopping, canonical (NULL: none).
+CREATE FUNCTION madlib_dl._automl_check_grids(ids integer[], compile_params_grid text, fit_params_grid text,
+    object_table text[], early_stopping text, has_validation boolean)
+RETURNS text
+LANGUAGE plpgsql STABLE SECURITY INVOKER
+SET search_path = pg_catalog, pg_temp
+AS $$
+DECLARE
+    probe_compiles text[];
+    es text;
+BEGIN
+    SELECT array_agg(p.compile_params) INTO probe_compiles
+      FROM madlib_dl._automl_probe(ids, compile_params_grid, fit_params_grid) p;
+    IF object_table IS NOT NULL THEN
+        PERFORM madlib_dl._object_table_check(object_table, probe_compiles);
+    END IF;
+    -- early_stopping: its series must exist for every value of the grids
+    FOR i IN 1 .. cardinality(probe_compiles) LOOP
+        BEGIN
+            es := madlib_dl._check_early_stopping(early_stopping, probe_compiles[i], has_validation);
+        EXCEPTION WHEN invalid_parameter_value THEN
+            RAISE EXCEPTION 'compile_params %: %', probe_compiles[i], SQLERRM
+                USING ERRCODE = 'invalid_parameter_value',
+                      HINT = 'Monitor a series every configuration has: the loss, or a metric every compile_params of the grid names.';
+        END;
+    END LOOP;
+
+    RETURN es;
+END
+$$;
+
+-- automl's model selection table mst: the best configuration of results
+-- by its final loss (validation when by_validation, else training), under
+-- its own mst_key, as MADlib leaves it.
+CREATE FUNCTION madlib_dl._automl_store_best(mst text[], arch_tbl text[], arch_raw text, object_table text[],
+    results madlib_dl._automl_result[], by_validation boolean)
+RETURNS void
+LANGUAGE plpgsql VOLATILE SECURITY INVOKER
+SET search_path = pg_catalog, pg_temp
+AS $$
+DECLARE
+    best record;
+BEGIN
+    SELECT r.mst_key, r.model_id, r.compile_params, r.fit_params INTO best
+      FROM unnest(results) r
+     ORDER BY CASE WHEN NOT by_validation THEN r.training_loss[array_upper(r.training_loss, 1)]
+                   ELSE r.validation_loss[array_upper(r.validation_loss, 1)] END NULLS LAST,
+              r.mst_key
+     LIMIT 1;
+    PERFORM madlib_dl._ms_store(mst, arch_tbl, arch_raw, ARRAY[best.model_id],
+                                ARRAY[best.compile_params], ARRAY[best.fit_params], object_table);
+    EXECUTE format('UPDATE %s SET mst_key = $1', madlib_dl._table_sql(mst)) USING best.mst_key;
+END
+$$;
+
+-- The columns of automl's summary table.
+CREATE FUNCTION madlib_dl._automl_summary_defs()
+RETURNS text
+LANGUAGE sql IMMUTABLE PARALLEL SAFE
+SET search_path = pg_catalog, pg_temp
+AS $$
+    SELECT 'source_table text, validation_table text, model text,'
+        ' model_info text, dependent_varname text[], independent_varname text[], model_arch_table text,'
+        ' model_selection_table text, automl_method text, automl_params text, random_state text,'
+        ' object_table text, use_gpus boolean, metrics_compute_frequency integer, name text,'
+        ' description text, start_training_time timestamp, end_training_time timestamp,'
+        ' madlib_version text, num_classes integer[]{class_values}, dependent_vartype text[],'
+        ' normalizing_const real, use_caching boolean, workers_launched integer'
+$$;
+
+-- automl's info table: one row per configuration of results (Hyperband's
+-- bracket and round as s and i for method hyperband).
+CREATE FUNCTION madlib_dl._automl_write_info(info_tbl text[], method text, results madlib_dl._automl_result[])
+RETURNS void
+LANGUAGE plpgsql VOLATILE SECURITY INVOKER
+SET search_path = pg_catalog, pg_temp
+AS $$
+BEGIN
+    PERFORM madlib_dl._fit_write_rows(info_tbl, madlib_dl._fit_info_defs(
+            CASE WHEN method = 'hyperband' THEN ', s integer, i integer' ELSE '' END
+            || ', rung integer, rung_iters integer[], rung_losses double precision[],'
+               ' rung_metrics double precision[], rung_promoted boolean[]', ''),
+        madlib_dl._distributed_clause('mst_key'),
+        (SELECT jsonb_agg(madlib_dl._fit_series(to_jsonb(r) - 'model_weights', octet_length(r.model_weights))
+                          || jsonb_build_object('s', r.bracket, 'i', r.rung, 'loss_type', p.loss_type,
+                                                'metrics_type', CASE WHEN p.metrics_type[1] IS NOT NULL
+                                                                     THEN p.metrics_type[1:1] END)
+                          ORDER BY r.mst_key)
+           FROM unnest(results) r, LATERAL madlib_dl._check_params(r.compile_params, r.fit_params) p));
+END
+$$;
+
+-- ERROR unless automl's metrics_compute_frequency (NULL: at the end of
+-- each rung) is 1 to max_iterations, the most a configuration trains.
+CREATE FUNCTION madlib_dl._automl_check_frequency(metrics_compute_frequency integer, max_iterations integer)
+RETURNS void
+LANGUAGE plpgsql IMMUTABLE
+SET search_path = pg_catalog, pg_temp
+AS $$
+BEGIN
+    IF metrics_compute_frequency IS NOT NULL
+       AND (metrics_compute_frequency < 1 OR metrics_compute_frequency > max_iterations) THEN
+        RAISE EXCEPTION 'metrics_compute_frequency must be between 1 and % (the most iterations a configuration trains), got %',
+                        max_iterations, metrics_compute_frequency
+            USING ERRCODE = 'invalid_parameter_value',
+                  HINT = 'Give a frequency in iterations of a configuration, or NULL for metrics at the end of each rung only.';
+    END IF;
+END
+$$;
+
 CREATE FUNCTION madlib_dl._automl(source text[], model text[], arch_tbl text[], arch_raw text,
     mst text[], model_id_list integer[], compile_params_grid text, fit_params_grid text,
     automl_method text, automl_params text, random_state integer, object_table text[],
@@ -112,23 +225,15 @@ DECLARE
     freq integer;
     tr record;                  -- _fit_job_transport: how the job runs
     saved_workers text;         -- _leader_only_for_temp
-    probe_compiles text[];
     t_start timestamp;
     t_end timestamp;
     results madlib_dl._automl_result[];
-    best record;
     es text;                    -- early_stopping, canonical (NULL: none)
 BEGIN
     -- 1. arguments that need no table
     PERFORM madlib_dl._fit_check_no_gpus(use_gpus, 'madlib_keras_automl');
     chk := madlib_dl._automl_check(coalesce(automl_method, 'hyperband'), automl_params);
-    IF metrics_compute_frequency IS NOT NULL
-       AND (metrics_compute_frequency < 1 OR metrics_compute_frequency > chk.max_iterations) THEN
-        RAISE EXCEPTION 'metrics_compute_frequency must be between 1 and % (the most iterations a configuration trains), got %',
-                        chk.max_iterations, metrics_compute_frequency
-            USING ERRCODE = 'invalid_parameter_value',
-                  HINT = 'Give a frequency in iterations of a configuration, or NULL for metrics at the end of each rung only.';
-    END IF;
+    PERFORM madlib_dl._automl_check_frequency(metrics_compute_frequency, chk.max_iterations);
     freq := metrics_compute_frequency;
     PERFORM madlib_dl._assert_not_null(compile_params_grid, 'compile_params_grid');
     PERFORM madlib_dl._assert_not_null(fit_params_grid, 'fit_params_grid');
@@ -144,30 +249,12 @@ BEGIN
     ids := madlib_dl._ms_check_model_ids(arch_tbl, model_id_list);
     ar := madlib_dl._fit_archs(arch_tbl, ids, array_fill(NULL::text, ARRAY[cardinality(ids)]));
     PERFORM madlib_dl._fit_check_inits(ar.archs, ar.inits);
-    FOR i IN 1 .. cardinality(ids) LOOP
-        PERFORM madlib_dl._fit_check_packed(source, 'source_table', inp.x_cols, inp.y_cols, ar.archs[i]::json);
-        IF validation IS NOT NULL THEN
-            PERFORM madlib_dl._fit_check_packed(validation, 'validation_table', inp.vx_cols, inp.vy_cols,
-                                                ar.archs[i]::json);
-        END IF;
-    END LOOP;
+    PERFORM madlib_dl._fit_check_data(source, validation, inp.x_cols, inp.y_cols, inp.vx_cols, inp.vy_cols,
+                                      ar.archs);
 
     -- 4. the grids: every value checked now, and the object table against them
-    SELECT array_agg(p.compile_params) INTO probe_compiles
-      FROM madlib_dl._automl_probe(ids, compile_params_grid, fit_params_grid) p;
-    IF object_table IS NOT NULL THEN
-        PERFORM madlib_dl._object_table_check(object_table, probe_compiles);
-    END IF;
-    -- early_stopping: its series must exist for every value of the grids
-    FOR i IN 1 .. cardinality(probe_compiles) LOOP
-        BEGIN
-            es := madlib_dl._check_early_stopping(early_stopping, probe_compiles[i], validation IS NOT NULL);
-        EXCEPTION WHEN invalid_parameter_value THEN
-            RAISE EXCEPTION 'compile_params %: %', probe_compiles[i], SQLERRM
-                USING ERRCODE = 'invalid_parameter_value',
-                      HINT = 'Monitor a series every configuration has: the loss, or a metric every compile_params of the grid names.';
-        END;
-    END LOOP;
+    es := madlib_dl._automl_check_grids(ids, compile_params_grid, fit_params_grid, object_table,
+                                        early_stopping, validation IS NOT NULL);
 
     -- 5. train over the transport (no table is written before this returns)
     tr := madlib_dl._fit_job_transport(source, inp.src_rel, inp.psum);
@@ -189,24 +276,8 @@ BEGIN
     PERFORM madlib_dl._fit_write_models(model, ARRAY(SELECT r.mst_key FROM unnest(results) r),
         ARRAY(SELECT r.model_weights FROM unnest(results) r),
         ARRAY(SELECT ar.archs[array_position(ids, r.model_id)] FROM unnest(results) r));
-    PERFORM madlib_dl._fit_write_rows(info_tbl, madlib_dl._fit_info_defs(
-            CASE WHEN chk.method = 'hyperband' THEN ', s integer, i integer' ELSE '' END
-            || ', rung integer, rung_iters integer[], rung_losses double precision[],'
-               ' rung_metrics double precision[], rung_promoted boolean[]', ''),
-        madlib_dl._distributed_clause('mst_key'),
-        (SELECT jsonb_agg(madlib_dl._fit_series(to_jsonb(r) - 'model_weights', octet_length(r.model_weights))
-                          || jsonb_build_object('s', r.bracket, 'i', r.rung, 'loss_type', p.loss_type,
-                                                'metrics_type', CASE WHEN p.metrics_type[1] IS NOT NULL
-                                                                     THEN p.metrics_type[1:1] END)
-                          ORDER BY r.mst_key)
-           FROM unnest(results) r, LATERAL madlib_dl._check_params(r.compile_params, r.fit_params) p));
-    PERFORM madlib_dl._fit_write_summary(summary_tbl, 'source_table text, validation_table text, model text,'
-        ' model_info text, dependent_varname text[], independent_varname text[], model_arch_table text,'
-        ' model_selection_table text, automl_method text, automl_params text, random_state text,'
-        ' object_table text, use_gpus boolean, metrics_compute_frequency integer, name text,'
-        ' description text, start_training_time timestamp, end_training_time timestamp,'
-        ' madlib_version text, num_classes integer[]{class_values}, dependent_vartype text[],'
-        ' normalizing_const real, use_caching boolean, workers_launched integer',
+    PERFORM madlib_dl._automl_write_info(info_tbl, chk.method, results);
+    PERFORM madlib_dl._fit_write_summary(summary_tbl, madlib_dl._automl_summary_defs(),
         source, inp.psum, false,
         jsonb_build_object('source_table', madlib_dl._table_given(source),
             'validation_table', madlib_dl._table_given(validation), 'model', madlib_dl._table_given(model),
@@ -218,17 +289,8 @@ BEGIN
             'start_training_time', t_start, 'end_training_time', t_end, 'use_caching', use_caching,
             'workers_launched', (results[1]).workers_launched));
 
-    -- the model selection table: the best configuration by its final loss
-    -- (validation, else training), under its own mst_key, as MADlib leaves it
-    SELECT r.mst_key, r.model_id, r.compile_params, r.fit_params INTO best
-      FROM unnest(results) r
-     ORDER BY CASE WHEN validation IS NULL THEN r.training_loss[array_upper(r.training_loss, 1)]
-                   ELSE r.validation_loss[array_upper(r.validation_loss, 1)] END NULLS LAST,
-              r.mst_key
-     LIMIT 1;
-    PERFORM madlib_dl._ms_store(mst, arch_tbl, arch_raw, ARRAY[best.model_id],
-                                ARRAY[best.compile_params], ARRAY[best.fit_params], object_table);
-    EXECUTE format('UPDATE %s SET mst_key = $1', madlib_dl._table_sql(mst)) USING best.mst_key;
+    -- the model selection table: the best configuration
+    PERFORM madlib_dl._automl_store_best(mst, arch_tbl, arch_raw, object_table, results, validation IS NOT NULL);
     -- a version per model in the registry (src/sql/serving.sql)
     PERFORM madlib_dl._record_versions(model, 'automl');
 END

@@ -738,6 +738,63 @@ BEGIN
 END
 $$;
 
+-- Check the packed tables (source, validation when given: their
+-- variables x_cols, y_cols, vx_cols, vy_cols) against every architecture
+-- of archs, each once (_fit_check_packed).
+CREATE FUNCTION madlib_dl._fit_check_data(source text[], validation text[], x_cols text[], y_cols text[],
+                                          vx_cols text[], vy_cols text[], archs text[])
+RETURNS void
+LANGUAGE plpgsql STABLE SECURITY INVOKER
+SET search_path = pg_catalog, pg_temp
+AS $$
+BEGIN
+    FOR i IN 1 .. cardinality(archs) LOOP
+        CONTINUE WHEN array_position(archs[1:i - 1], archs[i]) IS NOT NULL;
+        PERFORM madlib_dl._fit_check_packed(source, 'source_table', x_cols, y_cols, archs[i]::json);
+        IF validation IS NOT NULL THEN
+            PERFORM madlib_dl._fit_check_packed(validation, 'validation_table', vx_cols, vy_cols, archs[i]::json);
+        END IF;
+    END LOOP;
+END
+$$;
+
+-- Warm start's outputs: the model table and its info and summary tables
+-- (info_tbl NULL: none) of the earlier run, dropped before the new ones
+-- are written (_assert_warm_start_outputs checked them).
+CREATE FUNCTION madlib_dl._fit_drop_outputs(warm_start boolean, model text[], info_tbl text[], summary_tbl text[])
+RETURNS void
+LANGUAGE plpgsql VOLATILE SECURITY INVOKER
+SET search_path = pg_catalog, pg_temp
+AS $$
+BEGIN
+    IF warm_start THEN
+        EXECUTE format('DROP TABLE %s', madlib_dl._table_sql(model));
+        IF info_tbl IS NOT NULL THEN
+            EXECUTE format('DROP TABLE IF EXISTS %s', madlib_dl._table_sql(info_tbl));
+        END IF;
+        EXECUTE format('DROP TABLE %s', madlib_dl._table_sql(summary_tbl));
+    END IF;
+END
+$$;
+
+-- The columns of fit's summary table; out_defs: _fit_output_columns'.
+CREATE FUNCTION madlib_dl._fit_summary_defs(out_defs text)
+RETURNS text
+LANGUAGE sql IMMUTABLE PARALLEL SAFE
+SET search_path = pg_catalog, pg_temp
+AS $$
+    SELECT 'source_table text, model text,'
+        ' dependent_varname text[], independent_varname text[], model_arch_table text, model_id integer,'
+        ' compile_params text, fit_params text, num_iterations integer, validation_table text,'
+        ' object_table text, metrics_compute_frequency integer, name text, description text,'
+        ' model_type text, model_size double precision, start_training_time timestamp,'
+        ' end_training_time timestamp, metrics_elapsed_time double precision[], madlib_version text,'
+        ' num_classes integer[], dependent_vartype text[], normalizing_const real, metrics_type text[],'
+        ' loss_type text, ' || madlib_dl._fit_series_defs() || ', metrics_iters integer[]{class_values},'
+        ' seed bigint, averaging_period integer, lr_scaling text, early_stopping text,'
+        ' stopped_at_iteration integer, best_iteration integer' || out_defs
+$$;
+
 -- ---------------------------------------------------------------------
 -- The driver
 -- ---------------------------------------------------------------------
@@ -794,11 +851,8 @@ BEGIN
     PERFORM madlib_dl._check_model_memory(CASE WHEN tr.transport = 'workers' THEN 'fit' ELSE 'distributed' END,
         ar.archs, ARRAY[compile_params::text], ARRAY[fit_params::text], ARRAY[format('model_id %s', model_id)],
         num_iterations => num_iterations, metrics_compute_frequency => freq, num_segments => tr.num_segments);
-    PERFORM madlib_dl._fit_check_packed(source, 'source_table', inp.x_cols, inp.y_cols, ar.archs[1]::json);
-    IF validation IS NOT NULL THEN
-        PERFORM madlib_dl._fit_check_packed(validation, 'validation_table', inp.vx_cols, inp.vy_cols,
-                                            ar.archs[1]::json);
-    END IF;
+    PERFORM madlib_dl._fit_check_data(source, validation, inp.x_cols, inp.y_cols, inp.vx_cols, inp.vy_cols,
+                                      ar.archs);
 
     -- 4. initial weights: warm start, else transfer learning, else random
     IF warm_start THEN
@@ -822,26 +876,13 @@ BEGIN
     PERFORM madlib_dl._leader_only_end(saved_workers);
 
     -- 6. output tables, in this transaction
-    IF warm_start THEN
-        -- both checked by _assert_warm_start_outputs above
-        EXECUTE format('DROP TABLE %s', madlib_dl._table_sql(model));
-        EXECUTE format('DROP TABLE %s', madlib_dl._table_sql(summary_tbl));
-    END IF;
+    PERFORM madlib_dl._fit_drop_outputs(warm_start, model, NULL, summary_tbl);
     EXECUTE format('CREATE TABLE %s (model_weights bytea, model_arch json)%s', madlib_dl._table_sql(model),
                    madlib_dl._distributed_clause());
     EXECUTE format('INSERT INTO %s VALUES ($1, $2)', madlib_dl._table_sql(model))
        USING r.model_weights, ar.archs[1]::json;
     oc := madlib_dl._fit_output_columns(inp.y_cols, to_jsonb(r) - 'model_weights');
-    PERFORM madlib_dl._fit_write_summary(summary_tbl, 'source_table text, model text,'
-        ' dependent_varname text[], independent_varname text[], model_arch_table text, model_id integer,'
-        ' compile_params text, fit_params text, num_iterations integer, validation_table text,'
-        ' object_table text, metrics_compute_frequency integer, name text, description text,'
-        ' model_type text, model_size double precision, start_training_time timestamp,'
-        ' end_training_time timestamp, metrics_elapsed_time double precision[], madlib_version text,'
-        ' num_classes integer[], dependent_vartype text[], normalizing_const real, metrics_type text[],'
-        ' loss_type text, ' || madlib_dl._fit_series_defs() || ', metrics_iters integer[]{class_values},'
-        ' seed bigint, averaging_period integer, lr_scaling text, early_stopping text,'
-        ' stopped_at_iteration integer, best_iteration integer' || oc.defs,
+    PERFORM madlib_dl._fit_write_summary(summary_tbl, madlib_dl._fit_summary_defs(oc.defs),
         source, inp.psum, true,
         madlib_dl._fit_series(to_jsonb(r) - 'model_weights', octet_length(r.model_weights)) || oc.vals
         || jsonb_build_object('source_table', madlib_dl._table_given(source),

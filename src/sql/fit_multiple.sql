@@ -206,6 +206,21 @@ BEGIN
 END
 $$;
 
+-- The columns of fit_multiple's summary table.
+CREATE FUNCTION madlib_dl._fit_multiple_summary_defs()
+RETURNS text
+LANGUAGE sql IMMUTABLE PARALLEL SAFE
+SET search_path = pg_catalog, pg_temp
+AS $$
+    SELECT 'source_table text, validation_table text, model text,'
+        ' model_info text, dependent_varname text[], independent_varname text[], model_arch_table text,'
+        ' model_selection_table text, object_table text, num_iterations integer,'
+        ' metrics_compute_frequency integer, warm_start boolean, name text, description text,'
+        ' start_training_time timestamp, end_training_time timestamp, madlib_version text,'
+        ' num_classes integer[]{class_values}, dependent_vartype text[], normalizing_const real,'
+        ' metrics_iters integer[], schedule integer[], use_caching boolean, early_stopping text'
+$$;
+
 CREATE FUNCTION madlib_dl._fit_multiple(source text[], model text[], mst text[],
     num_iterations integer, use_gpus boolean, validation text[],
     metrics_compute_frequency integer, warm_start boolean, name varchar,
@@ -246,17 +261,10 @@ BEGIN
     -- 3. the configurations, their architectures, each checked against the data once
     ms := madlib_dl._fit_multiple_configs(mst, early_stopping, validation IS NOT NULL);
     ar := madlib_dl._fit_archs(ms.arch_tbl, ms.ids, ARRAY(SELECT format('mst_key %s', k) FROM unnest(ms.keys) k));
-    FOR i IN 1 .. cardinality(ms.ids) LOOP
-        CONTINUE WHEN array_position(ms.ids[1:i - 1], ms.ids[i]) IS NOT NULL;
-        PERFORM madlib_dl._fit_check_packed(source, 'source_table', inp.x_cols, inp.y_cols, ar.archs[i]::json);
-        IF validation IS NOT NULL THEN
-            PERFORM madlib_dl._fit_check_packed(validation, 'validation_table', inp.vx_cols, inp.vy_cols,
-                                                ar.archs[i]::json);
-        END IF;
-    END LOOP;
+    PERFORM madlib_dl._fit_check_data(source, validation, inp.x_cols, inp.y_cols, inp.vx_cols, inp.vy_cols,
+                                      ar.archs);
 
-    -- 4. memory: what one process will hold, from the architectures, before
-    --    any model is built (54000 naming the configuration, or the whole)
+    -- 4. memory, before any model is built (54000 naming the configuration, or the whole)
     tr := madlib_dl._fit_job_transport(source, inp.src_rel, inp.psum);
     PERFORM madlib_dl._check_model_memory(CASE WHEN tr.transport = 'workers' THEN 'fit_multiple' ELSE 'distributed' END,
         ar.archs, ms.compiles, ms.fits, ARRAY(SELECT format('mst_key %s', k) FROM unnest(ms.keys) k),
@@ -268,8 +276,7 @@ BEGIN
     END IF;
     PERFORM madlib_dl._fit_check_inits(ar.archs, ar.inits);
 
-    -- 6. train over the transport (no table is written before this returns);
-    --    the visit order's seed is 1, as MADlib seeds its schedule
+    -- 6. train over the transport (no table written before it returns); MADlib's schedule seed 1
     saved_workers := madlib_dl._leader_only_for_temp(ARRAY[inp.src_rel, inp.val_rel], tr.transport);
     PERFORM madlib_dl._progress_label(model);
     t_start := clock_timestamp();
@@ -283,12 +290,7 @@ BEGIN
     PERFORM madlib_dl._leader_only_end(saved_workers);
 
     -- 7. output tables, in this transaction
-    IF warm_start THEN
-        -- each checked by _assert_warm_start_outputs above
-        EXECUTE format('DROP TABLE %s', madlib_dl._table_sql(model));
-        EXECUTE format('DROP TABLE IF EXISTS %s', madlib_dl._table_sql(info_tbl));
-        EXECUTE format('DROP TABLE %s', madlib_dl._table_sql(summary_tbl));
-    END IF;
+    PERFORM madlib_dl._fit_drop_outputs(warm_start, model, info_tbl, summary_tbl);
     PERFORM madlib_dl._fit_write_models(model, ms.keys, ARRAY(SELECT r.model_weights FROM unnest(results) r),
                                         ar.archs);
     oc := madlib_dl._fit_output_columns(inp.y_cols, NULL);
@@ -302,13 +304,7 @@ BEGIN
            FROM unnest(results) r
            JOIN unnest(ms.keys, ms.ids, ms.compiles, ms.fits, ms.loss_types, ms.metric_types)
                 AS k(key, id, c, f, l, m) ON k.key = r.mst_key));
-    PERFORM madlib_dl._fit_write_summary(summary_tbl, 'source_table text, validation_table text, model text,'
-        ' model_info text, dependent_varname text[], independent_varname text[], model_arch_table text,'
-        ' model_selection_table text, object_table text, num_iterations integer,'
-        ' metrics_compute_frequency integer, warm_start boolean, name text, description text,'
-        ' start_training_time timestamp, end_training_time timestamp, madlib_version text,'
-        ' num_classes integer[]{class_values}, dependent_vartype text[], normalizing_const real,'
-        ' metrics_iters integer[], schedule integer[], use_caching boolean, early_stopping text',
+    PERFORM madlib_dl._fit_write_summary(summary_tbl, madlib_dl._fit_multiple_summary_defs(),
         source, inp.psum, true,
         jsonb_build_object('source_table', madlib_dl._table_given(source),
             'validation_table', madlib_dl._table_given(validation), 'model', madlib_dl._table_given(model),
