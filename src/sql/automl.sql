@@ -92,6 +92,119 @@ BEGIN
 END
 $$;
 
+-- automl's grids, every value checked now (_automl_probe), the object
+-- table (NULL: none) against them, and early_stopping against every
+-- compile_params of them: its series must exist for each.  Returns
+-- early_stopping, canonical (NULL: none).
+CREATE FUNCTION madlib_dl._automl_check_grids(ids integer[], compile_params_grid text, fit_params_grid text,
+    object_table text[], early_stopping text, has_validation boolean)
+RETURNS text
+LANGUAGE plpgsql STABLE SECURITY INVOKER
+SET search_path = pg_catalog, pg_temp
+AS $$
+DECLARE
+    probe_compiles text[];
+    es text;
+BEGIN
+    SELECT array_agg(p.compile_params) INTO probe_compiles
+      FROM madlib_dl._automl_probe(ids, compile_params_grid, fit_params_grid) p;
+    IF object_table IS NOT NULL THEN
+        PERFORM madlib_dl._object_table_check(object_table, probe_compiles);
+    END IF;
+    -- early_stopping: its series must exist for every value of the grids
+    FOR i IN 1 .. cardinality(probe_compiles) LOOP
+        BEGIN
+            es := madlib_dl._check_early_stopping(early_stopping, probe_compiles[i], has_validation);
+        EXCEPTION WHEN invalid_parameter_value THEN
+            RAISE EXCEPTION 'compile_params %: %', probe_compiles[i], SQLERRM
+                USING ERRCODE = 'invalid_parameter_value',
+                      HINT = 'Monitor a series every configuration has: the loss, or a metric every compile_params of the grid names.';
+        END;
+    END LOOP;
+
+    RETURN es;
+END
+$$;
+
+-- automl's model selection table mst: the best configuration of results
+-- by its final loss (validation when by_validation, else training), under
+-- its own mst_key, as MADlib leaves it.
+CREATE FUNCTION madlib_dl._automl_store_best(mst text[], arch_tbl text[], arch_raw text, object_table text[],
+    results madlib_dl._automl_result[], by_validation boolean)
+RETURNS void
+LANGUAGE plpgsql VOLATILE SECURITY INVOKER
+SET search_path = pg_catalog, pg_temp
+AS $$
+DECLARE
+    best record;
+BEGIN
+    SELECT r.mst_key, r.model_id, r.compile_params, r.fit_params INTO best
+      FROM unnest(results) r
+     ORDER BY CASE WHEN NOT by_validation THEN r.training_loss[array_upper(r.training_loss, 1)]
+                   ELSE r.validation_loss[array_upper(r.validation_loss, 1)] END NULLS LAST,
+              r.mst_key
+     LIMIT 1;
+    PERFORM madlib_dl._ms_store(mst, arch_tbl, arch_raw, ARRAY[best.model_id],
+                                ARRAY[best.compile_params], ARRAY[best.fit_params], object_table);
+    EXECUTE format('UPDATE %s SET mst_key = $1', madlib_dl._table_sql(mst)) USING best.mst_key;
+END
+$$;
+
+-- The columns of automl's summary table.
+CREATE FUNCTION madlib_dl._automl_summary_defs()
+RETURNS text
+LANGUAGE sql IMMUTABLE PARALLEL SAFE
+SET search_path = pg_catalog, pg_temp
+AS $$
+    SELECT 'source_table text, validation_table text, model text,'
+        ' model_info text, dependent_varname text[], independent_varname text[], model_arch_table text,'
+        ' model_selection_table text, automl_method text, automl_params text, random_state text,'
+        ' object_table text, use_gpus boolean, metrics_compute_frequency integer, name text,'
+        ' description text, start_training_time timestamp, end_training_time timestamp,'
+        ' madlib_version text, num_classes integer[]{class_values}, dependent_vartype text[],'
+        ' normalizing_const real, use_caching boolean, workers_launched integer'
+$$;
+
+-- automl's info table: one row per configuration of results (Hyperband's
+-- bracket and round as s and i for method hyperband).
+CREATE FUNCTION madlib_dl._automl_write_info(info_tbl text[], method text, results madlib_dl._automl_result[])
+RETURNS void
+LANGUAGE plpgsql VOLATILE SECURITY INVOKER
+SET search_path = pg_catalog, pg_temp
+AS $$
+BEGIN
+    PERFORM madlib_dl._fit_write_rows(info_tbl, madlib_dl._fit_info_defs(
+            CASE WHEN method = 'hyperband' THEN ', s integer, i integer' ELSE '' END
+            || ', rung integer, rung_iters integer[], rung_losses double precision[],'
+               ' rung_metrics double precision[], rung_promoted boolean[]', ''),
+        madlib_dl._distributed_clause('mst_key'),
+        (SELECT jsonb_agg(madlib_dl._fit_series(to_jsonb(r) - 'model_weights', octet_length(r.model_weights))
+                          || jsonb_build_object('s', r.bracket, 'i', r.rung, 'loss_type', p.loss_type,
+                                                'metrics_type', CASE WHEN p.metrics_type[1] IS NOT NULL
+                                                                     THEN p.metrics_type[1:1] END)
+                          ORDER BY r.mst_key)
+           FROM unnest(results) r, LATERAL madlib_dl._check_params(r.compile_params, r.fit_params) p));
+END
+$$;
+
+-- ERROR unless automl's metrics_compute_frequency (NULL: at the end of
+-- each rung) is 1 to max_iterations, the most a configuration trains.
+CREATE FUNCTION madlib_dl._automl_check_frequency(metrics_compute_frequency integer, max_iterations integer)
+RETURNS void
+LANGUAGE plpgsql IMMUTABLE
+SET search_path = pg_catalog, pg_temp
+AS $$
+BEGIN
+    IF metrics_compute_frequency IS NOT NULL
+       AND (metrics_compute_frequency < 1 OR metrics_compute_frequency > max_iterations) THEN
+        RAISE EXCEPTION 'metrics_compute_frequency must be between 1 and % (the most iterations a configuration trains), got %',
+                        max_iterations, metrics_compute_frequency
+            USING ERRCODE = 'invalid_parameter_value',
+                  HINT = 'Give a frequency in iterations of a configuration, or NULL for metrics at the end of each rung only.';
+    END IF;
+END
+$$;
+
 CREATE FUNCTION madlib_dl._automl(source text[], model text[], arch_tbl text[], arch_raw text,
     mst text[], model_id_list integer[], compile_params_grid text, fit_params_grid text,
     automl_method text, automl_params text, random_state integer, object_table text[],
@@ -105,231 +218,79 @@ DECLARE
     info_tbl text[] := madlib_dl._table_with_suffix(model, '_info');
     summary_tbl text[] := ARRAY[model[1], model[2] || '_summary'];
     mst_summ text[] := ARRAY[mst[1], mst[2] || '_summary'];
-    chk record;
-    src_rel regclass;
-    val_rel regclass;
-    arch_rel regclass;
-    psum jsonb;
-    vsum jsonb;
-    x_cols text[];              -- the packed tables' variables (_fit_vars)
-    y_cols text[];
-    vx_cols text[];
-    vy_cols text[];
+    chk record;                 -- _automl_check: the method and its params
+    inp record;                 -- _fit_inputs: the packed tables and their variables
     ids integer[];
-    archs text[];
-    inits bytea[];
-    a json;
-    aw bytea;
-    nt bigint;
+    ar record;                  -- _fit_archs: the architectures and their weights
     freq integer;
-    nseg integer;
-    tr record;
-    saved_workers text;
-    probe_compiles text[];
+    tr record;                  -- _fit_job_transport: how the job runs
+    saved_workers text;         -- _leader_only_for_temp
     t_start timestamp;
     t_end timestamp;
     results madlib_dl._automl_result[];
-    loss_types text[];
-    metric_types text[];
-    params record;
-    best record;
     es text;                    -- early_stopping, canonical (NULL: none)
-    cv record;                  -- _fit_class_values_columns
 BEGIN
     -- 1. arguments that need no table
-    IF coalesce(use_gpus, false) THEN
-        RAISE EXCEPTION 'use_gpus is not supported: this build of madlib_dl has no GPU backend'
-            USING ERRCODE = 'feature_not_supported',
-                  HINT = 'Call madlib_keras_automl with use_gpus => false; training runs on the CPU cores of all segments.';
-    END IF;
+    PERFORM madlib_dl._fit_check_no_gpus(use_gpus, 'madlib_keras_automl');
     chk := madlib_dl._automl_check(coalesce(automl_method, 'hyperband'), automl_params);
-    IF metrics_compute_frequency IS NOT NULL
-       AND (metrics_compute_frequency < 1 OR metrics_compute_frequency > chk.max_iterations) THEN
-        RAISE EXCEPTION 'metrics_compute_frequency must be between 1 and % (the most iterations a configuration trains), got %',
-                        chk.max_iterations, metrics_compute_frequency
-            USING ERRCODE = 'invalid_parameter_value',
-                  HINT = 'Give a frequency in iterations of a configuration, or NULL for metrics at the end of each rung only.';
-    END IF;
+    PERFORM madlib_dl._automl_check_frequency(metrics_compute_frequency, chk.max_iterations);
     freq := metrics_compute_frequency;
     PERFORM madlib_dl._assert_not_null(compile_params_grid, 'compile_params_grid');
     PERFORM madlib_dl._assert_not_null(fit_params_grid, 'fit_params_grid');
 
     -- 2. tables: inputs exist, outputs absent
-    src_rel := madlib_dl._assert_table_exists(source, 'source_table');
-    psum := madlib_dl._fit_packed_summary(source, 'source_table');
-    SELECT v.x_cols, v.y_cols INTO x_cols, y_cols FROM madlib_dl._fit_vars(psum) v;
-    IF validation IS NOT NULL THEN
-        val_rel := madlib_dl._assert_table_exists(validation, 'validation_table');
-        vsum := madlib_dl._fit_packed_summary(validation, 'validation_table');
-        SELECT v.x_cols, v.y_cols INTO vx_cols, vy_cols FROM madlib_dl._fit_vars(vsum) v;
-    END IF;
-    PERFORM madlib_dl._assert_schema_exists(model);
-    PERFORM madlib_dl._assert_output_absent(model, 'model_output_table');
-    PERFORM madlib_dl._assert_output_absent(info_tbl, 'model info table');
-    PERFORM madlib_dl._assert_output_absent(summary_tbl, 'model summary table');
+    inp := madlib_dl._fit_inputs(source, validation);
+    PERFORM madlib_dl._fit_assert_outputs_absent(model, info_tbl, summary_tbl);
     PERFORM madlib_dl._assert_schema_exists(mst);
     PERFORM madlib_dl._assert_output_absent(mst, 'model_selection_table');
     PERFORM madlib_dl._assert_output_absent(mst_summ, 'model selection summary table');
 
     -- 3. the architectures, each checked against the data
     ids := madlib_dl._ms_check_model_ids(arch_tbl, model_id_list);
-    arch_rel := madlib_dl._assert_table_exists(arch_tbl, 'model_arch_table');
-    PERFORM madlib_dl._assert_columns(arch_rel, ARRAY['model_id', 'model_arch', 'model_weights'],
-        ARRAY['integer', 'json', 'bytea'], 'a model architecture table made by load_keras_model');
-    FOR i IN 1 .. cardinality(ids) LOOP
-        EXECUTE format('SELECT count(*), (array_agg(model_arch))[1], (array_agg(model_weights))[1]'
-                       '  FROM %s WHERE model_id = $1', madlib_dl._table_sql(arch_tbl))
-           INTO nt, a, aw USING ids[i];
-        IF nt <> 1 OR a IS NULL THEN
-            RAISE EXCEPTION 'model_id % of model architecture table "%" has % architectures',
-                            ids[i], madlib_dl._table_label(arch_tbl), CASE WHEN a IS NULL THEN 0 ELSE nt END
-                USING ERRCODE = 'cardinality_violation',
-                      HINT = 'Give model ids that name one architecture each (load_keras_model).';
-        END IF;
-        archs[i] := a::text;
-        inits[i] := aw;     -- transfer learning; NULL: random
-        IF aw IS NOT NULL THEN
-            PERFORM madlib_dl._validate_arch(a, aw);
-        END IF;
-        PERFORM madlib_dl._fit_check_packed(source, 'source_table', x_cols, y_cols, a);
-        IF validation IS NOT NULL THEN
-            PERFORM madlib_dl._fit_check_packed(validation, 'validation_table', vx_cols, vy_cols, a);
-        END IF;
-    END LOOP;
+    ar := madlib_dl._fit_archs(arch_tbl, ids, array_fill(NULL::text, ARRAY[cardinality(ids)]));
+    PERFORM madlib_dl._fit_check_inits(ar.archs, ar.inits);
+    PERFORM madlib_dl._fit_check_data(source, validation, inp.x_cols, inp.y_cols, inp.vx_cols, inp.vy_cols,
+                                      ar.archs);
 
     -- 4. the grids: every value checked now, and the object table against them
-    SELECT array_agg(p.compile_params) INTO probe_compiles
-      FROM madlib_dl._automl_probe(ids, compile_params_grid, fit_params_grid) p;
-    IF object_table IS NOT NULL THEN
-        PERFORM madlib_dl._object_table_check(object_table, probe_compiles);
-    END IF;
-    -- early_stopping: its series must exist for every value of the grids
-    FOR i IN 1 .. cardinality(probe_compiles) LOOP
-        BEGIN
-            es := madlib_dl._check_early_stopping(early_stopping, probe_compiles[i], validation IS NOT NULL);
-        EXCEPTION WHEN invalid_parameter_value THEN
-            RAISE EXCEPTION 'compile_params %: %', probe_compiles[i], SQLERRM
-                USING ERRCODE = 'invalid_parameter_value',
-                      HINT = 'Monitor a series every configuration has: the loss, or a metric every compile_params of the grid names.';
-        END;
-    END LOOP;
+    es := madlib_dl._automl_check_grids(ids, compile_params_grid, fit_params_grid, object_table,
+                                        early_stopping, validation IS NOT NULL);
 
     -- 5. train over the transport (no table is written before this returns)
-    tr := madlib_dl._job_transport(src_rel);
-    nseg := coalesce(tr.num_segments, madlib_dl._fit_num_segments(source, src_rel, psum));
-    saved_workers := madlib_dl._leader_only_for_temp(ARRAY[src_rel, val_rel], tr.transport);
+    tr := madlib_dl._fit_job_transport(source, inp.src_rel, inp.psum);
+    saved_workers := madlib_dl._leader_only_for_temp(ARRAY[inp.src_rel, inp.val_rel], tr.transport);
     PERFORM madlib_dl._progress_label(model);
     t_start := clock_timestamp();
-    results := ARRAY(
-        SELECT r FROM madlib_dl._automl_run(
-            ROW(src_rel, x_cols, y_cols, val_rel, vx_cols, vy_cols, ids, archs, inits,
-                array_fill(''::text, ARRAY[cardinality(ids)]),
-                array_fill(NULL::text, ARRAY[cardinality(ids)]), chk.max_iterations,
-                freq, nseg, 1::bigint, tr.transport, tr.cluster, use_caching,
-                NULL, NULL, es)::madlib_dl._train_job,
-            chk.method, chk.params, compile_params_grid, fit_params_grid, random_state) r
+    results := ARRAY(SELECT r FROM madlib_dl._automl_run(madlib_dl._make_train_job(inp.src_rel, NULL, NULL,
+            ar.archs, array_fill(''::text, ARRAY[cardinality(ids)]), chk.max_iterations,
+            init_weights => ar.inits, mst_keys => ids, validation => inp.val_rel,
+            metrics_compute_frequency => freq, num_segments => tr.num_segments, transport => tr.transport,
+            cluster => tr.cluster, use_caching => use_caching, x_cols => inp.x_cols, y_cols => inp.y_cols,
+            val_x_cols => inp.vx_cols, val_y_cols => inp.vy_cols, early_stopping => es),
+        chk.method, chk.params, compile_params_grid, fit_params_grid, random_state) r
         ORDER BY r.mst_key);
     t_end := clock_timestamp();
     PERFORM madlib_dl._leader_only_end(saved_workers);
 
     -- 6. output tables, in this transaction
-    FOR i IN 1 .. cardinality(results) LOOP
-        params := madlib_dl._check_params(results[i].compile_params, results[i].fit_params);
-        loss_types[i] := params.loss_type;
-        metric_types[i] := params.metrics_type[1];
-    END LOOP;
-    EXECUTE format('CREATE TABLE %s (mst_key integer PRIMARY KEY, model_weights bytea, model_arch json)%s',
-                   madlib_dl._table_sql(model), madlib_dl._distributed_clause('mst_key'));
-    EXECUTE format('INSERT INTO %s SELECT r.mst_key, r.model_weights, a.arch::json'
-                   '  FROM unnest($1) r JOIN unnest($2, $3) AS a(id, arch) ON a.id = r.model_id'
-                   ' ORDER BY r.mst_key', madlib_dl._table_sql(model))
-       USING results, ids, archs;
-    EXECUTE format(
-        'CREATE TABLE %s ('
-        '  mst_key integer PRIMARY KEY, model_id integer, compile_params text, fit_params text,'
-        '  model_type text, model_size double precision, metrics_elapsed_time double precision[],'
-        '  metrics_type text[], loss_type text,'
-        '  training_metrics_final double precision, training_loss_final double precision,'
-        '  training_metrics double precision[], training_loss double precision[],'
-        '  validation_metrics_final double precision, validation_loss_final double precision,'
-        '  validation_metrics double precision[], validation_loss double precision[],'
-        '  metrics_iters integer[],%s rung integer, rung_iters integer[],'
-        '  rung_losses double precision[], rung_metrics double precision[], rung_promoted boolean[],'
-        '  status text, training_seconds double precision, waiting_seconds double precision,'
-        '  stopped_at_iteration integer, best_iteration integer)%s',
-        madlib_dl._table_sql(info_tbl), CASE WHEN chk.method = 'hyperband' THEN ' s integer, i integer,' ELSE '' END,
-        madlib_dl._distributed_clause('mst_key'));
-    EXECUTE format(
-        'INSERT INTO %s'
-        ' SELECT r.mst_key, r.model_id, r.compile_params, r.fit_params, ''madlib_keras'','
-        '        octet_length(r.model_weights) / 1024.0, r.metrics_elapsed_time,'
-        '        CASE WHEN k.m IS NULL THEN NULL ELSE ARRAY[k.m] END, k.l,'
-        '        r.training_metrics[array_upper(r.training_metrics, 1)],'
-        '        r.training_loss[array_upper(r.training_loss, 1)],'
-        '        r.training_metrics, r.training_loss,'
-        '        r.validation_metrics[array_upper(r.validation_metrics, 1)],'
-        '        r.validation_loss[array_upper(r.validation_loss, 1)],'
-        '        r.validation_metrics, r.validation_loss, r.metrics_iters,%s r.rung, r.rung_iters,'
-        '        r.rung_losses, r.rung_metrics, r.rung_promoted, r.status, r.training_seconds,'
-        '        r.waiting_seconds, r.stopped_at_iteration, r.best_iteration'
-        '   FROM unnest($1) WITH ORDINALITY AS r'
-        '   JOIN unnest($2, $3) WITH ORDINALITY AS k(l, m, o) ON k.o = r.ordinality'
-        '  ORDER BY r.mst_key', madlib_dl._table_sql(info_tbl),
-        CASE WHEN chk.method = 'hyperband' THEN ' r.bracket, r.rung,' ELSE '' END)
-       USING results, loss_types, metric_types;
+    PERFORM madlib_dl._fit_write_models(model, ARRAY(SELECT r.mst_key FROM unnest(results) r),
+        ARRAY(SELECT r.model_weights FROM unnest(results) r),
+        ARRAY(SELECT ar.archs[array_position(ids, r.model_id)] FROM unnest(results) r));
+    PERFORM madlib_dl._automl_write_info(info_tbl, chk.method, results);
+    PERFORM madlib_dl._fit_write_summary(summary_tbl, madlib_dl._automl_summary_defs(),
+        source, inp.psum, false,
+        jsonb_build_object('source_table', madlib_dl._table_given(source),
+            'validation_table', madlib_dl._table_given(validation), 'model', madlib_dl._table_given(model),
+            'model_info', madlib_dl._table_given(info_tbl), 'model_arch_table', arch_raw,
+            'model_selection_table', madlib_dl._table_given(mst), 'automl_method', chk.method,
+            'automl_params', chk.params, 'random_state', random_state::text,
+            'object_table', madlib_dl._table_given(object_table), 'use_gpus', coalesce(use_gpus, false),
+            'metrics_compute_frequency', metrics_compute_frequency, 'name', name, 'description', description,
+            'start_training_time', t_start, 'end_training_time', t_end, 'use_caching', use_caching,
+            'workers_launched', (results[1]).workers_launched));
 
-    cv := madlib_dl._fit_class_values_columns(source, y_cols);
-    EXECUTE format(
-        'CREATE TABLE %s ('
-        '  source_table text, validation_table text, model text, model_info text,'
-        '  dependent_varname text[], independent_varname text[], model_arch_table text,'
-        '  model_selection_table text, automl_method text, automl_params text, random_state text,'
-        '  object_table text, use_gpus boolean, metrics_compute_frequency integer, name text,'
-        '  description text, start_training_time timestamp, end_training_time timestamp,'
-        '  madlib_version text, num_classes integer[]%s, dependent_vartype text[],'
-        '  normalizing_const real, use_caching boolean, workers_launched integer)%s',
-        madlib_dl._table_sql(summary_tbl), cv.defs, madlib_dl._distributed_clause());
-    EXECUTE format(
-        'INSERT INTO %s SELECT $1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12, $13, $14, $15,'
-        ' $16, $17, $18, $19, $20%s, $21, $22, $23, $24',
-        madlib_dl._table_sql(summary_tbl), cv.exprs)
-    USING
-        madlib_dl._table_given(source),
-        madlib_dl._table_given(validation),
-        madlib_dl._table_given(model),
-        madlib_dl._table_given(info_tbl),
-        y_cols,
-        x_cols,
-        arch_raw,
-        madlib_dl._table_given(mst),
-        chk.method,
-        chk.params,
-        random_state::text,
-        madlib_dl._table_given(object_table),
-        coalesce(use_gpus, false),
-        metrics_compute_frequency,
-        name,
-        description,
-        t_start,
-        t_end,
-        madlib_dl.version(),
-        madlib_dl._summary_int_list(psum->'num_classes'),
-        madlib_dl._summary_text_list(psum->'dependent_vartype'),
-        coalesce((psum->>'normalizing_const')::real, 1.0::real),
-        use_caching,
-        (results[1]).workers_launched;
-
-    -- the model selection table: the best configuration by its final loss
-    -- (validation, else training), under its own mst_key, as MADlib leaves it
-    SELECT r.mst_key, r.model_id, r.compile_params, r.fit_params INTO best
-      FROM unnest(results) r
-     ORDER BY CASE WHEN validation IS NULL THEN r.training_loss[array_upper(r.training_loss, 1)]
-                   ELSE r.validation_loss[array_upper(r.validation_loss, 1)] END NULLS LAST,
-              r.mst_key
-     LIMIT 1;
-    PERFORM madlib_dl._ms_store(mst, arch_tbl, arch_raw, ARRAY[best.model_id],
-                                ARRAY[best.compile_params], ARRAY[best.fit_params], object_table);
-    EXECUTE format('UPDATE %s SET mst_key = $1', madlib_dl._table_sql(mst)) USING best.mst_key;
+    -- the model selection table: the best configuration
+    PERFORM madlib_dl._automl_store_best(mst, arch_tbl, arch_raw, object_table, results, validation IS NOT NULL);
     -- a version per model in the registry (src/sql/serving.sql)
     PERFORM madlib_dl._record_versions(model, 'automl');
 END

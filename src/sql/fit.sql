@@ -373,13 +373,190 @@ BEGIN
 END
 $$;
 
+-- The packed inputs of a training driver (fit, fit_multiple, automl):
+-- the source table and the validation table (when given) exist and have
+-- a summary (_fit_packed_summary); psum is the source's summary, x_cols
+-- and y_cols its variables, vx_cols and vy_cols the validation table's.
+CREATE FUNCTION madlib_dl._fit_inputs(source text[], validation text[],
+    OUT src_rel regclass, OUT val_rel regclass, OUT psum jsonb,
+    OUT x_cols text[], OUT y_cols text[], OUT vx_cols text[], OUT vy_cols text[])
+RETURNS record
+LANGUAGE plpgsql STABLE SECURITY INVOKER
+SET search_path = pg_catalog, pg_temp
+AS $$
+BEGIN
+    src_rel := madlib_dl._assert_table_exists(source, 'source_table');
+    psum := madlib_dl._fit_packed_summary(source, 'source_table');
+    SELECT v.x_cols, v.y_cols INTO x_cols, y_cols FROM madlib_dl._fit_vars(psum) v;
+    IF validation IS NOT NULL THEN
+        val_rel := madlib_dl._assert_table_exists(validation, 'validation_table');
+        SELECT v.x_cols, v.y_cols INTO vx_cols, vy_cols
+          FROM madlib_dl._fit_vars(madlib_dl._fit_packed_summary(validation, 'validation_table')) v;
+    END IF;
+END
+$$;
+
+-- ERROR 0A000 when use_gpus: this build has no GPU backend.  fn names the
+-- function called, for the hint.
+CREATE FUNCTION madlib_dl._fit_check_no_gpus(use_gpus boolean, fn text)
+RETURNS void
+LANGUAGE plpgsql IMMUTABLE
+SET search_path = pg_catalog, pg_temp
+AS $$
+BEGIN
+    IF coalesce(use_gpus, false) THEN
+        RAISE EXCEPTION 'use_gpus is not supported: this build of madlib_dl has no GPU backend'
+            USING ERRCODE = 'feature_not_supported',
+                  HINT = format('Call %s with use_gpus => false; training runs on the CPU cores of all segments.', fn);
+    END IF;
+END
+$$;
+
+-- The architectures of a training job: for each model id of ids, its
+-- model_arch (archs, as text) and model_weights (inits: the transfer
+-- learning start, NULL for a random one) in the model architecture table
+-- arch_tbl.  labels[i] (may be NULL) names what asks for ids[i], for the
+-- errors ('mst_key 3').
+CREATE FUNCTION madlib_dl._fit_archs(arch_tbl text[], ids integer[], labels text[],
+                                     OUT archs text[], OUT inits bytea[])
+RETURNS record
+LANGUAGE plpgsql STABLE SECURITY INVOKER
+SET search_path = pg_catalog, pg_temp
+AS $$
+DECLARE
+    rel regclass := madlib_dl._assert_table_exists(arch_tbl, 'model_arch_table');
+    nt bigint;
+    a json;
+    aw bytea;
+BEGIN
+    PERFORM madlib_dl._assert_columns(rel, ARRAY['model_id', 'model_arch', 'model_weights'],
+        ARRAY['integer', 'json', 'bytea'], 'a model architecture table made by load_keras_model');
+    FOR i IN 1 .. cardinality(ids) LOOP
+        EXECUTE format('SELECT count(*), (array_agg(model_arch))[1], (array_agg(model_weights))[1]'
+                       '  FROM %s WHERE model_id = $1', madlib_dl._table_sql(arch_tbl))
+           INTO nt, a, aw USING ids[i];
+        IF nt = 0 OR (a IS NULL AND labels[i] IS NOT NULL) THEN
+            RAISE EXCEPTION 'model_id % not found in model architecture table "%"',
+                            ids[i] || coalesce(' of ' || labels[i], ''), madlib_dl._table_label(arch_tbl)
+                USING ERRCODE = 'no_data_found',
+                      HINT = format('SELECT model_id, name FROM %s lists the architectures it holds.',
+                                    madlib_dl._table_sql(arch_tbl));
+        ELSIF nt > 1 THEN
+            RAISE EXCEPTION 'model_id % of model architecture table "%" has % architectures',
+                            ids[i], madlib_dl._table_label(arch_tbl), nt
+                USING ERRCODE = 'cardinality_violation',
+                      HINT = 'Give model ids that name one architecture each (load_keras_model).';
+        END IF;
+        PERFORM madlib_dl._assert_not_null(a, 'model_arch');
+        archs[i] := a::text;
+        inits[i] := aw;
+    END LOOP;
+END
+$$;
+
+-- ERROR unless every initial weights of a job (inits[i], NULL: random)
+-- have the size of architecture archs[i] and are finite, before any work.
+CREATE FUNCTION madlib_dl._fit_check_inits(archs text[], inits bytea[])
+RETURNS void
+LANGUAGE plpgsql STABLE
+SET search_path = pg_catalog, pg_temp
+AS $$
+BEGIN
+    FOR i IN 1 .. cardinality(archs) LOOP
+        IF inits[i] IS NOT NULL THEN
+            PERFORM madlib_dl._validate_arch(archs[i]::json, inits[i]);
+        END IF;
+    END LOOP;
+END
+$$;
+
+-- How a driver's job runs (_job_transport), with its number of segments:
+-- the transport's, else the packed table's own (_fit_num_segments).
+CREATE FUNCTION madlib_dl._fit_job_transport(source text[], src_rel regclass, psum jsonb,
+    OUT transport text, OUT cluster text, OUT num_segments integer)
+RETURNS record
+LANGUAGE plpgsql VOLATILE SECURITY INVOKER
+SET search_path = pg_catalog, pg_temp
+AS $$
+DECLARE
+    tr record := madlib_dl._job_transport(src_rel);
+BEGIN
+    transport := tr.transport;
+    cluster := tr.cluster;
+    num_segments := coalesce(tr.num_segments, madlib_dl._fit_num_segments(source, src_rel, psum));
+END
+$$;
+
+-- The one table writer of the drivers: CREATE TABLE tbl (defs) dist, then
+-- one row per element of rows (a jsonb array of objects), each column
+-- filled from the key of its name (a missing key: NULL; other keys are
+-- ignored), in the order of rows.
+CREATE FUNCTION madlib_dl._fit_write_rows(tbl text[], defs text, dist text, rows jsonb)
+RETURNS void
+LANGUAGE plpgsql VOLATILE SECURITY INVOKER
+SET search_path = pg_catalog, pg_temp
+AS $$
+BEGIN
+    EXECUTE format('CREATE TABLE %s (%s)%s', madlib_dl._table_sql(tbl), defs, dist);
+    EXECUTE format('INSERT INTO %1$s SELECT * FROM jsonb_populate_recordset(NULL::%1$s, $1)',
+                   madlib_dl._table_sql(tbl))
+       USING rows;
+END
+$$;
+
+-- The metric columns of fit's summary and of the info tables of
+-- fit_multiple and automl, as MADlib names them; _fit_series fills them.
+CREATE FUNCTION madlib_dl._fit_series_defs()
+RETURNS text
+LANGUAGE sql IMMUTABLE PARALLEL SAFE
+SET search_path = pg_catalog, pg_temp
+AS $$
+    SELECT 'training_metrics_final double precision, training_loss_final double precision,'
+           ' training_metrics double precision[], training_loss double precision[],'
+           ' validation_metrics_final double precision, validation_loss_final double precision,'
+           ' validation_metrics double precision[], validation_loss double precision[]'
+$$;
+
+-- A training result (a _fit_result, _fit_multiple_result or _automl_result
+-- as jsonb, model_weights left out) with what the output tables add: the
+-- *_final values of its series, model_type and model_size (size: the
+-- weights' bytes).
+CREATE FUNCTION madlib_dl._fit_series(r jsonb, size integer)
+RETURNS jsonb
+LANGUAGE sql IMMUTABLE PARALLEL SAFE
+SET search_path = pg_catalog, pg_temp
+AS $$
+    SELECT r || jsonb_build_object(
+        'training_metrics_final', r->'training_metrics'->-1,
+        'training_loss_final', r->'training_loss'->-1,
+        'validation_metrics_final', r->'validation_metrics'->-1,
+        'validation_loss_final', r->'validation_loss'->-1,
+        'model_type', 'madlib_keras',
+        'model_size', size / 1024.0)
+$$;
+
+-- The info table of fit_multiple and automl: one row per model; middle
+-- goes after metrics_iters, tail at the end (", <col> <type>" each).
+CREATE FUNCTION madlib_dl._fit_info_defs(middle text, tail text)
+RETURNS text
+LANGUAGE sql IMMUTABLE PARALLEL SAFE
+SET search_path = pg_catalog, pg_temp
+AS $$
+    SELECT 'mst_key integer PRIMARY KEY, model_id integer, compile_params text, fit_params text,'
+           ' model_type text, model_size double precision, metrics_elapsed_time double precision[],'
+           ' metrics_type text[], loss_type text, ' || madlib_dl._fit_series_defs()
+        || ', metrics_iters integer[]' || middle
+        || ', status text, training_seconds double precision, waiting_seconds double precision,'
+           ' stopped_at_iteration integer, best_iteration integer' || tail
+$$;
+
 -- The class value columns of the model summaries: <y>_class_values for
 -- each dependent variable y of y_cols, of its type in the summary of the
 -- packed table source (text[] when that summary has no such column).
 -- defs: ", <col> <type>" for each, to append to a CREATE TABLE's
--- columns; exprs: ", <expr>" reading each from that summary.
+-- columns; vals: their values in that summary, keyed by column.
 CREATE FUNCTION madlib_dl._fit_class_values_columns(source text[], y_cols text[],
-                                                    OUT defs text, OUT exprs text)
+                                                    OUT defs text, OUT vals jsonb)
 RETURNS record
 LANGUAGE plpgsql STABLE SECURITY INVOKER
 SET search_path = pg_catalog, pg_temp
@@ -389,15 +566,18 @@ DECLARE
     srel regclass := madlib_dl._table_oid(stbl);
     cv_col text;
     cv_type text;
+    v jsonb;
 BEGIN
     defs := '';
-    exprs := '';
+    vals := '{}';
     FOREACH cv_col IN ARRAY ARRAY(SELECT y || '_class_values' FROM unnest(y_cols) y) LOOP
         cv_type := madlib_dl._class_values_type(srel, cv_col);
         defs := defs || format(', %I %s', cv_col, coalesce(cv_type, 'text[]'));
-        exprs := exprs || ', ' || CASE WHEN cv_type IS NULL THEN 'NULL::text[]'
-                                       ELSE format('(SELECT s.%I::%s FROM %s s LIMIT 1)', cv_col, cv_type,
-                                                   madlib_dl._table_sql(stbl)) END;
+        IF cv_type IS NOT NULL THEN
+            EXECUTE format('SELECT to_jsonb(s.%I) FROM %s s LIMIT 1', cv_col, madlib_dl._table_sql(stbl))
+               INTO v;
+            vals := vals || jsonb_build_object(cv_col, v);
+        END IF;
     END LOOP;
 END
 $$;
@@ -406,11 +586,11 @@ $$;
 -- per dependent variable y of y_cols (none for one): MADlib's eight
 -- metric columns, each output's own, named <y>_training_metrics_final,
 -- <y>_training_loss_final, <y>_training_metrics, <y>_training_loss and
--- the same four for validation.  res is the SQL of the result row
--- (madlib_dl._fit_result or _fit_multiple_result) whose output_* series
--- (one column per output) they are read from.  defs and exprs as
--- _fit_class_values_columns gives them.
-CREATE FUNCTION madlib_dl._fit_output_columns(y_cols text[], res text, OUT defs text, OUT exprs text)
+-- the same four for validation.  r is the training result as jsonb
+-- (_fit_result or _fit_multiple_result) whose output_* series (one row
+-- per metrics point, one column per output) they are read from.  defs as
+-- _fit_class_values_columns gives them; vals keyed by column.
+CREATE FUNCTION madlib_dl._fit_output_columns(y_cols text[], r jsonb, OUT defs text, OUT vals jsonb)
 RETURNS record
 LANGUAGE plpgsql IMMUTABLE SECURITY INVOKER
 SET search_path = pg_catalog, pg_temp
@@ -418,9 +598,10 @@ AS $$
 DECLARE
     kind text;
     series text;
+    s jsonb;
 BEGIN
     defs := '';
-    exprs := '';
+    vals := '{}';
     IF cardinality(y_cols) < 2 THEN
         RETURN;
     END IF;
@@ -428,18 +609,190 @@ BEGIN
         FOREACH kind IN ARRAY ARRAY['training', 'validation'] LOOP
             FOREACH series IN ARRAY ARRAY['metrics', 'loss'] LOOP
                 defs := defs || format(', %I double precision', format('%s_%s_%s_final', y_cols[k], kind, series));
-                exprs := exprs || format(', (%1$s.output_%2$s_%3$s)[array_upper(%1$s.output_%2$s_%3$s, 1)][%4$s]',
-                                         res, kind, series, k);
             END LOOP;
             FOREACH series IN ARRAY ARRAY['metrics', 'loss'] LOOP
                 defs := defs || format(', %I double precision[]', format('%s_%s_%s', y_cols[k], kind, series));
-                exprs := exprs || format(', CASE WHEN %1$s.output_%2$s_%3$s IS NOT NULL'
-                                         ' THEN ARRAY(SELECT unnest((%1$s.output_%2$s_%3$s)[:][%4$s:%4$s])) END',
-                                         res, kind, series, k);
+                s := r->format('output_%s_%s', kind, series);
+                CONTINUE WHEN jsonb_typeof(s) IS DISTINCT FROM 'array';
+                vals := vals || jsonb_build_object(
+                    format('%s_%s_%s_final', y_cols[k], kind, series), s->-1->(k - 1),
+                    format('%s_%s_%s', y_cols[k], kind, series),
+                    (SELECT jsonb_agg(e->(k - 1) ORDER BY o) FROM jsonb_array_elements(s) WITH ORDINALITY AS t(e, o)));
             END LOOP;
         END LOOP;
     END LOOP;
 END
+$$;
+
+-- Warm start: the initial weights of a job (inits, one per architecture
+-- of archs) with those of the model table of an earlier run in their
+-- place, checked against the architectures.  keys NULL: fit's model table
+-- of one row, for model_id; else fit_multiple's, one row per mst_key of
+-- keys (a key it lacks keeps its inits).
+CREATE FUNCTION madlib_dl._fit_warm_start(model text[], summary_tbl text[], keys integer[],
+                                          archs text[], inits bytea[], model_id integer)
+RETURNS bytea[]
+LANGUAGE plpgsql STABLE SECURITY INVOKER
+SET search_path = pg_catalog, pg_temp
+AS $$
+DECLARE
+    one constant boolean := keys IS NULL;
+    label constant text := madlib_dl._table_label(model);
+    hint constant text := CASE WHEN keys IS NULL THEN 'Warm start with the architecture the model was trained with'
+                               ELSE 'Warm start with the model selection table the models were trained with' END;
+    nt bigint;
+    w bytea;
+    old_arch json;
+    n bigint;
+BEGIN
+    PERFORM madlib_dl._assert_known_format(madlib_dl._table_oid(summary_tbl), format('model table "%s"', label));
+    FOR i IN 1 .. cardinality(archs) LOOP
+        EXECUTE format('SELECT count(*), (array_agg(model_weights))[1], (array_agg(model_arch))[1] FROM %s%s',
+                       madlib_dl._table_sql(model), CASE WHEN one THEN '' ELSE ' WHERE mst_key = $1' END)
+           INTO nt, w, old_arch USING keys[i];
+        IF one AND (nt <> 1 OR w IS NULL) THEN
+            RAISE EXCEPTION 'model table "%" for warm_start must hold one row with model_weights, it has % rows',
+                            label, nt
+                USING ERRCODE = 'cardinality_violation',
+                      HINT = 'Give the model table written by an earlier fit, or warm_start => false.';
+        END IF;
+        CONTINUE WHEN nt = 0;       -- a new key: starts from its inits
+        n := (madlib_dl._arch_info(archs[i]::json)).n_params;
+        IF w IS NULL OR octet_length(w) <> 4 * n THEN
+            RAISE EXCEPTION 'model table "%" holds % weights%, but % has %', label, octet_length(w) / 4,
+                            CASE WHEN one THEN '' ELSE format(' for mst_key %s', keys[i]) END,
+                            CASE WHEN one THEN format('architecture %s', model_id) ELSE 'its architecture' END, n
+                USING ERRCODE = 'data_exception',
+                      HINT = hint || CASE WHEN one THEN '.' ELSE ', or warm_start => false.' END;
+        END IF;
+        IF old_arch IS NOT NULL
+           AND (madlib_dl._arch_info(old_arch)).fingerprint <> (madlib_dl._arch_info(archs[i]::json)).fingerprint THEN
+            RAISE EXCEPTION '%', CASE WHEN one
+                    THEN format('model table "%s" was trained with another architecture than model_id %s', label, model_id)
+                    ELSE format('mst_key %s in model table "%s" was trained with another architecture', keys[i], label) END
+                USING ERRCODE = 'data_exception', HINT = hint || ', or warm_start => false.';
+        END IF;
+        inits[i] := w;
+    END LOOP;
+    RETURN inits;
+END
+$$;
+
+-- The summary table of a driver: CREATE TABLE tbl (defs), its class value
+-- columns (_fit_class_values_columns) where defs says {class_values}, and
+-- its one row: vals, with what every summary records of the packed table
+-- source (psum, its summary): its variables, num_classes,
+-- dependent_vartype, normalizing_const, and madlib_version.  transform:
+-- the source's transform (src/sql/transform.sql) is recorded too, for
+-- predict to apply to raw tables.
+CREATE FUNCTION madlib_dl._fit_write_summary(tbl text[], defs text, source text[], psum jsonb,
+                                             transform boolean, vals jsonb)
+RETURNS void
+LANGUAGE plpgsql VOLATILE SECURITY INVOKER
+SET search_path = pg_catalog, pg_temp
+AS $$
+DECLARE
+    v record := madlib_dl._fit_vars(psum);
+    cv record := madlib_dl._fit_class_values_columns(source, v.y_cols);
+BEGIN
+    PERFORM madlib_dl._fit_write_rows(tbl, replace(defs, '{class_values}', cv.defs), madlib_dl._distributed_clause(),
+        jsonb_build_array(jsonb_build_object('dependent_varname', v.y_cols, 'independent_varname', v.x_cols,
+            'madlib_version', madlib_dl.version(),
+            'num_classes', madlib_dl._summary_int_list(psum->'num_classes'),
+            'dependent_vartype', madlib_dl._summary_text_list(psum->'dependent_vartype'),
+            'normalizing_const', coalesce((psum->>'normalizing_const')::real, 1.0::real)) || cv.vals || vals));
+    IF transform AND jsonb_typeof(psum->'transform') = 'object' THEN
+        PERFORM madlib_dl._tf_store(tbl, madlib_dl._transform_finish(psum->'transform'));
+    END IF;
+END
+$$;
+
+-- ERROR unless the output tables of fit_multiple and automl are absent:
+-- the model table (in a schema that exists), its info and summary tables.
+CREATE FUNCTION madlib_dl._fit_assert_outputs_absent(model text[], info_tbl text[], summary_tbl text[])
+RETURNS void
+LANGUAGE plpgsql STABLE SECURITY INVOKER
+SET search_path = pg_catalog, pg_temp
+AS $$
+BEGIN
+    PERFORM madlib_dl._assert_schema_exists(model);
+    PERFORM madlib_dl._assert_output_absent(model, 'model_output_table');
+    PERFORM madlib_dl._assert_output_absent(info_tbl, 'model info table');
+    PERFORM madlib_dl._assert_output_absent(summary_tbl, 'model summary table');
+END
+$$;
+
+-- The model table of fit_multiple and automl: one row per model, its
+-- mst_key (keys[i]), weights and architecture, in mst_key order.
+CREATE FUNCTION madlib_dl._fit_write_models(model text[], keys integer[], weights bytea[], archs text[])
+RETURNS void
+LANGUAGE plpgsql VOLATILE SECURITY INVOKER
+SET search_path = pg_catalog, pg_temp
+AS $$
+BEGIN
+    EXECUTE format('CREATE TABLE %s (mst_key integer PRIMARY KEY, model_weights bytea, model_arch json)%s',
+                   madlib_dl._table_sql(model), madlib_dl._distributed_clause('mst_key'));
+    EXECUTE format('INSERT INTO %s SELECT k, w, a::json FROM unnest($1, $2, $3) AS m(k, w, a) ORDER BY k',
+                   madlib_dl._table_sql(model))
+       USING keys, weights, archs;
+END
+$$;
+
+-- Check the packed tables (source, validation when given: their
+-- variables x_cols, y_cols, vx_cols, vy_cols) against every architecture
+-- of archs, each once (_fit_check_packed).
+CREATE FUNCTION madlib_dl._fit_check_data(source text[], validation text[], x_cols text[], y_cols text[],
+                                          vx_cols text[], vy_cols text[], archs text[])
+RETURNS void
+LANGUAGE plpgsql STABLE SECURITY INVOKER
+SET search_path = pg_catalog, pg_temp
+AS $$
+BEGIN
+    FOR i IN 1 .. cardinality(archs) LOOP
+        CONTINUE WHEN array_position(archs[1:i - 1], archs[i]) IS NOT NULL;
+        PERFORM madlib_dl._fit_check_packed(source, 'source_table', x_cols, y_cols, archs[i]::json);
+        IF validation IS NOT NULL THEN
+            PERFORM madlib_dl._fit_check_packed(validation, 'validation_table', vx_cols, vy_cols, archs[i]::json);
+        END IF;
+    END LOOP;
+END
+$$;
+
+-- Warm start's outputs: the model table and its info and summary tables
+-- (info_tbl NULL: none) of the earlier run, dropped before the new ones
+-- are written (_assert_warm_start_outputs checked them).
+CREATE FUNCTION madlib_dl._fit_drop_outputs(warm_start boolean, model text[], info_tbl text[], summary_tbl text[])
+RETURNS void
+LANGUAGE plpgsql VOLATILE SECURITY INVOKER
+SET search_path = pg_catalog, pg_temp
+AS $$
+BEGIN
+    IF warm_start THEN
+        EXECUTE format('DROP TABLE %s', madlib_dl._table_sql(model));
+        IF info_tbl IS NOT NULL THEN
+            EXECUTE format('DROP TABLE IF EXISTS %s', madlib_dl._table_sql(info_tbl));
+        END IF;
+        EXECUTE format('DROP TABLE %s', madlib_dl._table_sql(summary_tbl));
+    END IF;
+END
+$$;
+
+-- The columns of fit's summary table; out_defs: _fit_output_columns'.
+CREATE FUNCTION madlib_dl._fit_summary_defs(out_defs text)
+RETURNS text
+LANGUAGE sql IMMUTABLE PARALLEL SAFE
+SET search_path = pg_catalog, pg_temp
+AS $$
+    SELECT 'source_table text, model text,'
+        ' dependent_varname text[], independent_varname text[], model_arch_table text, model_id integer,'
+        ' compile_params text, fit_params text, num_iterations integer, validation_table text,'
+        ' object_table text, metrics_compute_frequency integer, name text, description text,'
+        ' model_type text, model_size double precision, start_training_time timestamp,'
+        ' end_training_time timestamp, metrics_elapsed_time double precision[], madlib_version text,'
+        ' num_classes integer[], dependent_vartype text[], normalizing_const real, metrics_type text[],'
+        ' loss_type text, ' || madlib_dl._fit_series_defs() || ', metrics_iters integer[]{class_values},'
+        ' seed bigint, averaging_period integer, lr_scaling text, early_stopping text,'
+        ' stopped_at_iteration integer, best_iteration integer' || out_defs
 $$;
 
 -- ---------------------------------------------------------------------
@@ -457,40 +810,23 @@ SET search_path = pg_catalog, pg_temp
 AS $$
 DECLARE
     summary_tbl text[] := ARRAY[model[1], model[2] || '_summary'];
-    arch_rel regclass;
-    src_rel regclass;
-    val_rel regclass;
-    psum jsonb;
-    vsum jsonb;
-    vars record;                -- _fit_vars: x_cols, y_cols
-    vx_cols text[];             -- the validation table's
-    vy_cols text[];
-    arch json;
-    arch_weights bytea;
-    old_arch json;
-    init_weights bytea;
-    params record;
+    inp record;                 -- _fit_inputs: the packed tables and their variables
+    ar record;                  -- _fit_archs: the architecture and its weights
+    params record;              -- _check_params
     es text;                    -- early_stopping, canonical (NULL: none)
     freq integer;
-    nseg integer;
-    tr record;                  -- _job_transport: how the job runs
+    tr record;                  -- _fit_job_transport: how the job runs
     saved_workers text;         -- _leader_only_for_temp
-    cv record;                  -- _fit_class_values_columns
     oc record;                  -- _fit_output_columns
     t_start timestamp;
     t_end timestamp;
     r madlib_dl._fit_result;
-    nt integer;
 BEGIN
     -- 1. arguments that need no table
     PERFORM madlib_dl._assert_not_null(model_id, 'model_id');
     PERFORM madlib_dl._assert_not_null(compile_params, 'compile_params');
     PERFORM madlib_dl._assert_not_null(num_iterations, 'num_iterations');
-    IF coalesce(use_gpus, false) THEN
-        RAISE EXCEPTION 'use_gpus is not supported: this build of madlib_dl has no GPU backend'
-            USING ERRCODE = 'feature_not_supported',
-                  HINT = 'Call fit with use_gpus => false; training runs on the CPU cores of all segments.';
-    END IF;
+    PERFORM madlib_dl._fit_check_no_gpus(use_gpus, 'fit');
     -- object_table (MADlib's custom functions) was checked by the public
     -- wrapper (_object_table_check); it is recorded in the summary
     freq := madlib_dl._fit_check_iterations(num_iterations, metrics_compute_frequency);
@@ -499,9 +835,7 @@ BEGIN
     es := madlib_dl._check_early_stopping(early_stopping, compile_params, validation IS NOT NULL);
 
     -- 2. tables: inputs exist, outputs absent (or present for warm start)
-    src_rel := madlib_dl._assert_table_exists(source, 'source_table');
-    psum := madlib_dl._fit_packed_summary(source, 'source_table');
-    vars := madlib_dl._fit_vars(psum);
+    inp := madlib_dl._fit_inputs(source, validation);
     IF warm_start THEN
         PERFORM madlib_dl._assert_warm_start_outputs(model, 'model', summary_tbl,
             ARRAY['model_weights', 'model_arch'], ARRAY['bytea', 'json'], 'fit');
@@ -509,168 +843,56 @@ BEGIN
         PERFORM madlib_dl._assert_output_absent(model, 'model');
         PERFORM madlib_dl._assert_output_absent(summary_tbl, 'model summary table');
     END IF;
-    arch_rel := madlib_dl._assert_table_exists(arch_tbl, 'model_arch_table');
-    PERFORM madlib_dl._assert_columns(arch_rel, ARRAY['model_id', 'model_arch', 'model_weights'],
-        ARRAY['integer', 'json', 'bytea'], 'a model architecture table made by load_keras_model');
-    EXECUTE format('SELECT count(*), (array_agg(model_arch))[1], (array_agg(model_weights))[1]'
-                   '  FROM %s WHERE model_id = $1', madlib_dl._table_sql(arch_tbl))
-       INTO nt, arch, arch_weights USING model_id;
-    IF nt = 0 THEN
-        RAISE EXCEPTION 'model_id % not found in model architecture table "%"', model_id,
-                        madlib_dl._table_label(arch_tbl)
-            USING ERRCODE = 'no_data_found',
-                  HINT = format('SELECT model_id, name FROM %s lists the architectures it holds.',
-                                madlib_dl._table_sql(arch_tbl));
-    END IF;
-    PERFORM madlib_dl._assert_not_null(arch, 'model_arch');
+    ar := madlib_dl._fit_archs(arch_tbl, ARRAY[model_id], ARRAY[NULL]);
 
     -- 3. memory: what one process will hold, from the architecture, before
     --    any data is read or any model is built (54000 when over the limit)
-    tr := madlib_dl._job_transport(src_rel);
-    nseg := coalesce(tr.num_segments, madlib_dl._fit_num_segments(source, src_rel, psum));
+    tr := madlib_dl._fit_job_transport(source, inp.src_rel, inp.psum);
     PERFORM madlib_dl._check_model_memory(CASE WHEN tr.transport = 'workers' THEN 'fit' ELSE 'distributed' END,
-        ARRAY[arch::text], ARRAY[compile_params::text], ARRAY[fit_params::text],
-        ARRAY[format('model_id %s', model_id)],
-        num_iterations => num_iterations, metrics_compute_frequency => freq, num_segments => nseg);
-
-    PERFORM madlib_dl._fit_check_packed(source, 'source_table', vars.x_cols, vars.y_cols, arch);
-    IF validation IS NOT NULL THEN
-        val_rel := madlib_dl._assert_table_exists(validation, 'validation_table');
-        vsum := madlib_dl._fit_packed_summary(validation, 'validation_table');
-        SELECT v.x_cols, v.y_cols INTO vx_cols, vy_cols FROM madlib_dl._fit_vars(vsum) v;
-        PERFORM madlib_dl._fit_check_packed(validation, 'validation_table', vx_cols, vy_cols, arch);
-    END IF;
+        ar.archs, ARRAY[compile_params::text], ARRAY[fit_params::text], ARRAY[format('model_id %s', model_id)],
+        num_iterations => num_iterations, metrics_compute_frequency => freq, num_segments => tr.num_segments);
+    PERFORM madlib_dl._fit_check_data(source, validation, inp.x_cols, inp.y_cols, inp.vx_cols, inp.vy_cols,
+                                      ar.archs);
 
     -- 4. initial weights: warm start, else transfer learning, else random
     IF warm_start THEN
-        PERFORM madlib_dl._assert_known_format(madlib_dl._table_oid(summary_tbl),
-                                               format('model table "%s"', madlib_dl._table_label(model)));
-        EXECUTE format('SELECT count(*), (array_agg(model_weights))[1], (array_agg(model_arch))[1] FROM %s',
-                       madlib_dl._table_sql(model))
-           INTO nt, init_weights, old_arch;
-        IF nt <> 1 OR init_weights IS NULL THEN
-            RAISE EXCEPTION 'model table "%" for warm_start must hold one row with model_weights, it has % rows',
-                            madlib_dl._table_label(model), nt
-                USING ERRCODE = 'cardinality_violation',
-                      HINT = 'Give the model table written by an earlier fit, or warm_start => false.';
-        END IF;
-        IF octet_length(init_weights) <> 4 * (madlib_dl._arch_info(arch)).n_params THEN
-            RAISE EXCEPTION 'model table "%" holds % weights, but architecture % has %',
-                            madlib_dl._table_label(model), octet_length(init_weights) / 4,
-                            model_id, (madlib_dl._arch_info(arch)).n_params
-                USING ERRCODE = 'data_exception',
-                      HINT = 'Warm start with the architecture the model was trained with.';
-        END IF;
-        IF old_arch IS NOT NULL
-           AND (madlib_dl._arch_info(old_arch)).fingerprint <> (madlib_dl._arch_info(arch)).fingerprint THEN
-            RAISE EXCEPTION 'model table "%" was trained with another architecture than model_id %',
-                            madlib_dl._table_label(model), model_id
-                USING ERRCODE = 'data_exception',
-                      HINT = 'Warm start with the architecture the model was trained with, or warm_start => false.';
-        END IF;
-    ELSE
-        init_weights := arch_weights;   -- NULL: random initialisation
+        ar.inits := madlib_dl._fit_warm_start(model, summary_tbl, NULL, ar.archs, ar.inits, model_id);
     END IF;
-    IF init_weights IS NOT NULL THEN
-        -- warm-start and transfer weights: right size and finite, before any work
-        PERFORM madlib_dl._validate_arch(arch, init_weights);
-    END IF;
-
-    -- temporary data: no parallel worker can read it (01_util.sql)
-    saved_workers := madlib_dl._leader_only_for_temp(ARRAY[src_rel, val_rel], tr.transport);
+    PERFORM madlib_dl._fit_check_inits(ar.archs, ar.inits);
 
     -- 5. train over the transport (no table is written before this returns);
     --    MADlib's fit has no use_caching: madlib_dl.partition_memory decides
+    saved_workers := madlib_dl._leader_only_for_temp(ARRAY[inp.src_rel, inp.val_rel], tr.transport);
     PERFORM madlib_dl._progress_label(model);
     t_start := clock_timestamp();
-    r := madlib_dl._fit_run(ROW(src_rel, vars.x_cols, vars.y_cols, val_rel, vx_cols, vy_cols, ARRAY[model_id],
-                                ARRAY[arch::text], ARRAY[init_weights], ARRAY[compile_params::text],
-                                ARRAY[fit_params::text], num_iterations, freq, nseg, 1,
-                                tr.transport, tr.cluster, NULL, averaging_period,
-                                lr_scaling::text, es)::madlib_dl._train_job);
+    r := madlib_dl._fit_run(madlib_dl._make_train_job(inp.src_rel, NULL, NULL, ar.archs,
+        ARRAY[compile_params::text], num_iterations, fit_params => ARRAY[fit_params::text],
+        init_weights => ar.inits, mst_keys => ARRAY[model_id], validation => inp.val_rel,
+        metrics_compute_frequency => freq, num_segments => tr.num_segments, transport => tr.transport,
+        cluster => tr.cluster, averaging_period => averaging_period, lr_scaling => lr_scaling::text,
+        x_cols => inp.x_cols, y_cols => inp.y_cols, val_x_cols => inp.vx_cols, val_y_cols => inp.vy_cols,
+        early_stopping => es));
     t_end := clock_timestamp();
+    PERFORM madlib_dl._leader_only_end(saved_workers);
 
     -- 6. output tables, in this transaction
-    PERFORM madlib_dl._leader_only_end(saved_workers);
-    IF warm_start THEN
-        -- both checked by _assert_warm_start_outputs above
-        EXECUTE format('DROP TABLE %s', madlib_dl._table_sql(model));
-        EXECUTE format('DROP TABLE %s', madlib_dl._table_sql(summary_tbl));
-    END IF;
+    PERFORM madlib_dl._fit_drop_outputs(warm_start, model, NULL, summary_tbl);
     EXECUTE format('CREATE TABLE %s (model_weights bytea, model_arch json)%s', madlib_dl._table_sql(model),
                    madlib_dl._distributed_clause());
     EXECUTE format('INSERT INTO %s VALUES ($1, $2)', madlib_dl._table_sql(model))
-       USING r.model_weights, arch;
-
-    cv := madlib_dl._fit_class_values_columns(source, vars.y_cols);
-    oc := madlib_dl._fit_output_columns(vars.y_cols, '($38::madlib_dl._fit_result)');
-    EXECUTE format(
-        'CREATE TABLE %s ('
-        '  source_table text, model text, dependent_varname text[], independent_varname text[],'
-        '  model_arch_table text, model_id integer, compile_params text, fit_params text,'
-        '  num_iterations integer, validation_table text, object_table text,'
-        '  metrics_compute_frequency integer, name text, description text, model_type text,'
-        '  model_size double precision, start_training_time timestamp, end_training_time timestamp,'
-        '  metrics_elapsed_time double precision[], madlib_version text, num_classes integer[],'
-        '  dependent_vartype text[], normalizing_const real, metrics_type text[], loss_type text,'
-        '  training_metrics_final double precision, training_loss_final double precision,'
-        '  training_metrics double precision[], training_loss double precision[],'
-        '  validation_metrics_final double precision, validation_loss_final double precision,'
-        '  validation_metrics double precision[], validation_loss double precision[],'
-        '  metrics_iters integer[]%s, seed bigint, averaging_period integer, lr_scaling text,'
-        '  early_stopping text, stopped_at_iteration integer, best_iteration integer%s)%s',
-        madlib_dl._table_sql(summary_tbl), cv.defs, oc.defs, madlib_dl._distributed_clause());
-    EXECUTE format(
-        'INSERT INTO %s SELECT $1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12, $13, $14, $15,'
-        ' $16, $17, $18, $19, $20, $21, $22, $23, $24, $25, $26, $27, $28, $29, $30, $31, $32,'
-        ' $33, $34%s, $35, $36, $37, $39, $40, $41%s',
-        madlib_dl._table_sql(summary_tbl), cv.exprs, oc.exprs)
-    USING
-        madlib_dl._table_given(source),                               -- source_table, as given
-        madlib_dl._table_given(model),                                -- model
-        vars.y_cols,
-        vars.x_cols,
-        madlib_dl._table_given(arch_tbl),                             -- model_arch_table
-        model_id,
-        compile_params::text,
-        fit_params::text,
-        num_iterations,
-        madlib_dl._table_given(validation),
-        object_table::text,
-        freq,
-        name::text,
-        description::text,
-        'madlib_keras'::text,                                         -- model_type
-        octet_length(r.model_weights) / 1024.0::double precision,     -- model_size, KB
-        t_start,
-        t_end,
-        r.metrics_elapsed_time,
-        madlib_dl.version(),
-        madlib_dl._summary_int_list(psum->'num_classes'),
-        madlib_dl._summary_text_list(psum->'dependent_vartype'),
-        coalesce((psum->>'normalizing_const')::real, 1.0::real),
-        params.metrics_type,
-        params.loss_type,
-        r.training_metrics[array_upper(r.training_metrics, 1)],
-        r.training_loss[array_upper(r.training_loss, 1)],
-        r.training_metrics,
-        r.training_loss,
-        r.validation_metrics[array_upper(r.validation_metrics, 1)],
-        r.validation_loss[array_upper(r.validation_loss, 1)],
-        r.validation_metrics,
-        r.validation_loss,
-        r.metrics_iters,
-        params.seed,
-        averaging_period,
-        lr_scaling::text,
-        r,
-        es,
-        r.stopped_at_iteration,
-        r.best_iteration;
-    -- the source's transform (21_transform.sql): predict applies it to raw tables
-    IF jsonb_typeof(psum->'transform') = 'object' THEN
-        PERFORM madlib_dl._tf_store(summary_tbl, madlib_dl._transform_finish(psum->'transform'));
-    END IF;
+       USING r.model_weights, ar.archs[1]::json;
+    oc := madlib_dl._fit_output_columns(inp.y_cols, to_jsonb(r) - 'model_weights');
+    PERFORM madlib_dl._fit_write_summary(summary_tbl, madlib_dl._fit_summary_defs(oc.defs),
+        source, inp.psum, true,
+        madlib_dl._fit_series(to_jsonb(r) - 'model_weights', octet_length(r.model_weights)) || oc.vals
+        || jsonb_build_object('source_table', madlib_dl._table_given(source),
+            'model', madlib_dl._table_given(model), 'model_arch_table', madlib_dl._table_given(arch_tbl),
+            'model_id', model_id, 'compile_params', compile_params, 'fit_params', fit_params,
+            'num_iterations', num_iterations, 'validation_table', madlib_dl._table_given(validation),
+            'object_table', object_table, 'metrics_compute_frequency', freq, 'name', name,
+            'description', description, 'start_training_time', t_start, 'end_training_time', t_end,
+            'metrics_type', params.metrics_type, 'loss_type', params.loss_type, 'seed', params.seed,
+            'averaging_period', averaging_period, 'lr_scaling', lr_scaling, 'early_stopping', es));
     -- a version per model in the registry (src/sql/serving.sql)
     PERFORM madlib_dl._record_versions(model, 'fit');
 END

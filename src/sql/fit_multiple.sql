@@ -47,99 +47,37 @@ LANGUAGE C VOLATILE PARALLEL UNSAFE ROWS 10;
 -- The driver (internal; search_path pinned)
 -- ---------------------------------------------------------------------
 
-CREATE FUNCTION madlib_dl._fit_multiple(source text[], model text[], mst text[],
-    num_iterations integer, use_gpus boolean, validation text[],
-    metrics_compute_frequency integer, warm_start boolean, name varchar,
-    description varchar, use_caching boolean, early_stopping varchar)
-RETURNS void
-LANGUAGE plpgsql VOLATILE SECURITY INVOKER
+-- The configurations of a model selection table mst (made by
+-- load_model_selection_table or generate_model_configs), each checked:
+-- keys, their model ids, compile_params and fit_params (in mst_key
+-- order), loss_types and metric_types (_check_params), the model
+-- architecture table its summary names (arch_tbl; arch_raw as recorded)
+-- and the object table (object_raw as recorded), checked against the
+-- configurations; es: early_stopping, checked against every one.
+CREATE FUNCTION madlib_dl._fit_multiple_configs(mst text[], early_stopping text, has_validation boolean,
+    OUT keys integer[], OUT ids integer[], OUT compiles text[], OUT fits text[],
+    OUT loss_types text[], OUT metric_types text[], OUT arch_tbl text[], OUT arch_raw text,
+    OUT object_raw text, OUT es text)
+RETURNS record
+LANGUAGE plpgsql STABLE SECURITY INVOKER
 SET search_path = pg_catalog, pg_temp
 AS $$
 DECLARE
-    info_tbl text[] := madlib_dl._table_with_suffix(model, '_info');
-    summary_tbl text[] := ARRAY[model[1], model[2] || '_summary'];
     mst_summ text[] := ARRAY[mst[1], mst[2] || '_summary'];
     what constant text := 'a model selection table made by load_model_selection_table '
                           'or generate_model_configs';
-    -- the visit order's seed (MADlib seeds its schedule with 1)
-    schedule_seed constant bigint := 1;
-    src_rel regclass;
-    val_rel regclass;
     mst_rel regclass;
     msum_rel regclass;
     arch_rel regclass;
-    psum jsonb;
-    vsum jsonb;
-    x_cols text[];              -- the packed tables' variables (_fit_vars)
-    y_cols text[];
-    vx_cols text[];
-    vy_cols text[];
-    arch_raw text;
     arch_qualified text;
-    object_raw text;
     object_qualified text;
     object_tbl text[];
-    arch_tbl text[];
     col text;
     col_type text;
-    keys integer[];
-    ids integer[];
-    compiles text[];
-    fits text[];
-    archs text[];
-    inits bytea[];
-    loss_types text[];
-    metric_types text[];
-    n_params bigint[];
     params record;
-    es text;                    -- early_stopping, canonical (NULL: none)
-    a json;
-    aw bytea;
-    old_w bytea;
-    old_arch json;
-    freq integer;
-    nseg integer;
-    tr record;                  -- _job_transport: how the job runs
-    saved_workers text;         -- _leader_only_for_temp
     nt bigint;
     i integer;
-    cv record;                  -- _fit_class_values_columns
-    oc record;                  -- _fit_output_columns
-    t_start timestamp;
-    t_end timestamp;
-    results madlib_dl._fit_multiple_result[];
-    sched integer[];
-    planned_iters integer[];
 BEGIN
-    -- 1. arguments that need no table
-    PERFORM madlib_dl._assert_not_null(num_iterations, 'num_iterations');
-    IF coalesce(use_gpus, false) THEN
-        RAISE EXCEPTION 'use_gpus is not supported: this build of madlib_dl has no GPU backend'
-            USING ERRCODE = 'feature_not_supported',
-                  HINT = 'Call fit_multiple with use_gpus => false; training runs on the CPU cores of all segments.';
-    END IF;
-    freq := madlib_dl._fit_check_iterations(num_iterations, metrics_compute_frequency);
-
-    -- 2. tables: inputs exist, outputs absent (or the model table present for warm start)
-    src_rel := madlib_dl._assert_table_exists(source, 'source_table');
-    psum := madlib_dl._fit_packed_summary(source, 'source_table');
-    SELECT v.x_cols, v.y_cols INTO x_cols, y_cols FROM madlib_dl._fit_vars(psum) v;
-    IF warm_start THEN
-        PERFORM madlib_dl._assert_warm_start_outputs(model, 'model_output_table', summary_tbl,
-            ARRAY['mst_key', 'model_weights', 'model_arch'], ARRAY['integer', 'bytea', 'json'],
-            'fit_multiple', info_tbl, 'model_info');
-    ELSE
-        PERFORM madlib_dl._assert_schema_exists(model);
-        PERFORM madlib_dl._assert_output_absent(model, 'model_output_table');
-        PERFORM madlib_dl._assert_output_absent(info_tbl, 'model info table');
-        PERFORM madlib_dl._assert_output_absent(summary_tbl, 'model summary table');
-    END IF;
-    IF validation IS NOT NULL THEN
-        val_rel := madlib_dl._assert_table_exists(validation, 'validation_table');
-        vsum := madlib_dl._fit_packed_summary(validation, 'validation_table');
-        SELECT v.x_cols, v.y_cols INTO vx_cols, vy_cols FROM madlib_dl._fit_vars(vsum) v;
-    END IF;
-
     -- 3. the model selection table and its summary
     mst_rel := madlib_dl._assert_table_exists(mst, 'model_selection_table');
     PERFORM madlib_dl._assert_columns(mst_rel, ARRAY['mst_key', 'model_id'],
@@ -239,7 +177,7 @@ BEGIN
         END IF;
         params := madlib_dl._check_params(compiles[i], fits[i]);
         BEGIN
-            es := madlib_dl._check_early_stopping(early_stopping, compiles[i], validation IS NOT NULL);
+            es := madlib_dl._check_early_stopping(early_stopping, compiles[i], has_validation);
         EXCEPTION WHEN invalid_parameter_value THEN
             RAISE EXCEPTION 'mst_key %: %', keys[i], SQLERRM
                 USING ERRCODE = 'invalid_parameter_value',
@@ -247,26 +185,6 @@ BEGIN
         END;
         loss_types[i] := params.loss_type;
         metric_types[i] := params.metrics_type[1];
-        EXECUTE format('SELECT count(*), (array_agg(model_arch))[1], (array_agg(model_weights))[1]'
-                       '  FROM %s WHERE model_id = $1', madlib_dl._table_sql(arch_tbl))
-           INTO nt, a, aw USING ids[i];
-        IF nt = 0 OR a IS NULL THEN
-            RAISE EXCEPTION 'model_id % of mst_key % not found in model architecture table "%"',
-                            ids[i], keys[i], madlib_dl._table_label(arch_tbl)
-                USING ERRCODE = 'no_data_found',
-                      HINT = format('SELECT model_id, name FROM %s lists the architectures it holds.',
-                                    madlib_dl._table_sql(arch_tbl));
-        END IF;
-        archs[i] := a::text;
-        inits[i] := aw;     -- transfer learning; NULL: random
-        n_params[i] := (madlib_dl._arch_info(a)).n_params;
-        IF array_position(ids[1:i - 1], ids[i]) IS NULL THEN
-            -- each architecture once: the data must fit it
-            PERFORM madlib_dl._fit_check_packed(source, 'source_table', x_cols, y_cols, a);
-            IF validation IS NOT NULL THEN
-                PERFORM madlib_dl._fit_check_packed(validation, 'validation_table', vx_cols, vy_cols, a);
-            END IF;
-        END IF;
     END LOOP;
 
     -- the object table the selection table names (as for the architecture
@@ -285,156 +203,119 @@ BEGIN
         PERFORM madlib_dl._object_table_check(object_tbl, compiles);
     END IF;
 
-    -- memory: what one process will hold, from the architectures, before
-    -- any model is built (54000 naming the configuration, or the whole)
-    tr := madlib_dl._job_transport(src_rel);
-    nseg := coalesce(tr.num_segments, madlib_dl._fit_num_segments(source, src_rel, psum));
+END
+$$;
+
+-- The columns of fit_multiple's summary table.
+CREATE FUNCTION madlib_dl._fit_multiple_summary_defs()
+RETURNS text
+LANGUAGE sql IMMUTABLE PARALLEL SAFE
+SET search_path = pg_catalog, pg_temp
+AS $$
+    SELECT 'source_table text, validation_table text, model text,'
+        ' model_info text, dependent_varname text[], independent_varname text[], model_arch_table text,'
+        ' model_selection_table text, object_table text, num_iterations integer,'
+        ' metrics_compute_frequency integer, warm_start boolean, name text, description text,'
+        ' start_training_time timestamp, end_training_time timestamp, madlib_version text,'
+        ' num_classes integer[]{class_values}, dependent_vartype text[], normalizing_const real,'
+        ' metrics_iters integer[], schedule integer[], use_caching boolean, early_stopping text'
+$$;
+
+CREATE FUNCTION madlib_dl._fit_multiple(source text[], model text[], mst text[],
+    num_iterations integer, use_gpus boolean, validation text[],
+    metrics_compute_frequency integer, warm_start boolean, name varchar,
+    description varchar, use_caching boolean, early_stopping varchar)
+RETURNS void
+LANGUAGE plpgsql VOLATILE SECURITY INVOKER
+SET search_path = pg_catalog, pg_temp
+AS $$
+DECLARE
+    info_tbl text[] := madlib_dl._table_with_suffix(model, '_info');
+    summary_tbl text[] := ARRAY[model[1], model[2] || '_summary'];
+    inp record;                 -- _fit_inputs: the packed tables and their variables
+    ms record;                  -- _fit_multiple_configs: the configurations
+    ar record;                  -- _fit_archs: their architectures and weights
+    freq integer;
+    tr record;                  -- _fit_job_transport: how the job runs
+    saved_workers text;         -- _leader_only_for_temp
+    oc record;                  -- _fit_output_columns
+    t_start timestamp;
+    t_end timestamp;
+    results madlib_dl._fit_multiple_result[];
+BEGIN
+    -- 1. arguments that need no table
+    PERFORM madlib_dl._assert_not_null(num_iterations, 'num_iterations');
+    PERFORM madlib_dl._fit_check_no_gpus(use_gpus, 'fit_multiple');
+    freq := madlib_dl._fit_check_iterations(num_iterations, metrics_compute_frequency);
+
+    -- 2. tables: inputs exist, outputs absent (or the model table present for warm start)
+    inp := madlib_dl._fit_inputs(source, validation);
+    IF warm_start THEN
+        PERFORM madlib_dl._assert_warm_start_outputs(model, 'model_output_table', summary_tbl,
+            ARRAY['mst_key', 'model_weights', 'model_arch'], ARRAY['integer', 'bytea', 'json'],
+            'fit_multiple', info_tbl, 'model_info');
+    ELSE
+        PERFORM madlib_dl._fit_assert_outputs_absent(model, info_tbl, summary_tbl);
+    END IF;
+
+    -- 3. the configurations, their architectures, each checked against the data once
+    ms := madlib_dl._fit_multiple_configs(mst, early_stopping, validation IS NOT NULL);
+    ar := madlib_dl._fit_archs(ms.arch_tbl, ms.ids, ARRAY(SELECT format('mst_key %s', k) FROM unnest(ms.keys) k));
+    PERFORM madlib_dl._fit_check_data(source, validation, inp.x_cols, inp.y_cols, inp.vx_cols, inp.vy_cols,
+                                      ar.archs);
+
+    -- 4. memory, before any model is built (54000 naming the configuration, or the whole)
+    tr := madlib_dl._fit_job_transport(source, inp.src_rel, inp.psum);
     PERFORM madlib_dl._check_model_memory(CASE WHEN tr.transport = 'workers' THEN 'fit_multiple' ELSE 'distributed' END,
-        archs, compiles, fits, ARRAY(SELECT format('mst_key %s', k) FROM unnest(keys) k),
-        num_iterations => num_iterations, metrics_compute_frequency => freq, num_segments => nseg);
+        ar.archs, ms.compiles, ms.fits, ARRAY(SELECT format('mst_key %s', k) FROM unnest(ms.keys) k),
+        num_iterations => num_iterations, metrics_compute_frequency => freq, num_segments => tr.num_segments);
 
     -- 5. warm start: keys in the model table continue from their weights
     IF warm_start THEN
-        PERFORM madlib_dl._assert_known_format(madlib_dl._table_oid(summary_tbl),
-                                               format('model table "%s"', madlib_dl._table_label(model)));
-        FOR i IN 1 .. cardinality(keys) LOOP
-            EXECUTE format('SELECT count(*), (array_agg(model_weights))[1], (array_agg(model_arch))[1]'
-                           '  FROM %s WHERE mst_key = $1', madlib_dl._table_sql(model))
-               INTO nt, old_w, old_arch USING keys[i];
-            CONTINUE WHEN nt = 0;       -- a new key: starts fresh
-            IF old_w IS NULL OR octet_length(old_w) <> 4 * n_params[i] THEN
-                RAISE EXCEPTION 'model table "%" holds % weights for mst_key %, but its architecture has %',
-                                madlib_dl._table_label(model), octet_length(old_w) / 4, keys[i], n_params[i]
-                    USING ERRCODE = 'data_exception',
-                          HINT = 'Warm start with the model selection table the models were trained with, or warm_start => false.';
-            END IF;
-            IF old_arch IS NOT NULL
-               AND (madlib_dl._arch_info(old_arch)).fingerprint
-                   <> (madlib_dl._arch_info(archs[i]::json)).fingerprint THEN
-                RAISE EXCEPTION 'mst_key % in model table "%" was trained with another architecture',
-                                keys[i], madlib_dl._table_label(model)
-                    USING ERRCODE = 'data_exception',
-                          HINT = 'Warm start with the model selection table the models were trained with, or warm_start => false.';
-            END IF;
-            inits[i] := old_w;
-        END LOOP;
+        ar.inits := madlib_dl._fit_warm_start(model, summary_tbl, ms.keys, ar.archs, ar.inits, NULL);
     END IF;
-    FOR i IN 1 .. cardinality(keys) LOOP
-        IF inits[i] IS NOT NULL THEN
-            -- warm-start and transfer weights: right size and finite, before any work
-            PERFORM madlib_dl._validate_arch(archs[i]::json, inits[i]);
-        END IF;
-    END LOOP;
+    PERFORM madlib_dl._fit_check_inits(ar.archs, ar.inits);
 
-    -- temporary data: no parallel worker can read it (01_util.sql)
-    saved_workers := madlib_dl._leader_only_for_temp(ARRAY[src_rel, val_rel], tr.transport);
-
-    -- 7. train over the transport (no table is written before this returns)
+    -- 6. train over the transport (no table written before it returns); MADlib's schedule seed 1
+    saved_workers := madlib_dl._leader_only_for_temp(ARRAY[inp.src_rel, inp.val_rel], tr.transport);
     PERFORM madlib_dl._progress_label(model);
     t_start := clock_timestamp();
-    results := ARRAY(
-        SELECT r FROM madlib_dl._fit_multiple_run(ROW(src_rel, x_cols, y_cols, val_rel, vx_cols, vy_cols,
-                          keys, archs, inits, compiles, fits, num_iterations, freq, nseg,
-                          schedule_seed, tr.transport, tr.cluster, use_caching,
-                          NULL, NULL, es)::madlib_dl._train_job) r);
+    results := ARRAY(SELECT r FROM madlib_dl._fit_multiple_run(madlib_dl._make_train_job(inp.src_rel, NULL, NULL,
+        ar.archs, ms.compiles, num_iterations, fit_params => ms.fits, init_weights => ar.inits,
+        mst_keys => ms.keys, validation => inp.val_rel, metrics_compute_frequency => freq,
+        num_segments => tr.num_segments, schedule_seed => 1, transport => tr.transport, cluster => tr.cluster,
+        use_caching => use_caching, x_cols => inp.x_cols, y_cols => inp.y_cols, val_x_cols => inp.vx_cols,
+        val_y_cols => inp.vy_cols, early_stopping => ms.es)) r);
     t_end := clock_timestamp();
-    sched := (results[1]).schedule;
-    SELECT array_agg(g ORDER BY g) INTO planned_iters
-      FROM generate_series(1, num_iterations) g
-     WHERE g % freq = 0 OR g = num_iterations;
-
-    -- 8. output tables, in this transaction
     PERFORM madlib_dl._leader_only_end(saved_workers);
-    IF warm_start THEN
-        -- each checked by _assert_warm_start_outputs above
-        EXECUTE format('DROP TABLE %s', madlib_dl._table_sql(model));
-        EXECUTE format('DROP TABLE IF EXISTS %s', madlib_dl._table_sql(info_tbl));
-        EXECUTE format('DROP TABLE %s', madlib_dl._table_sql(summary_tbl));
-    END IF;
-    EXECUTE format('CREATE TABLE %s (mst_key integer PRIMARY KEY, model_weights bytea, model_arch json)%s',
-                   madlib_dl._table_sql(model), madlib_dl._distributed_clause('mst_key'));
-    EXECUTE format('INSERT INTO %s SELECT r.mst_key, r.model_weights, a::json'
-                   '  FROM unnest($1) r JOIN unnest($2, $3) AS k(key, a) ON k.key = r.mst_key'
-                   ' ORDER BY r.mst_key', madlib_dl._table_sql(model))
-       USING results, keys, archs;
 
-    oc := madlib_dl._fit_output_columns(y_cols, 'r');
-    EXECUTE format(
-        'CREATE TABLE %s ('
-        '  mst_key integer PRIMARY KEY, model_id integer, compile_params text, fit_params text,'
-        '  model_type text, model_size double precision, metrics_elapsed_time double precision[],'
-        '  metrics_type text[], loss_type text,'
-        '  training_metrics_final double precision, training_loss_final double precision,'
-        '  training_metrics double precision[], training_loss double precision[],'
-        '  validation_metrics_final double precision, validation_loss_final double precision,'
-        '  validation_metrics double precision[], validation_loss double precision[],'
-        '  metrics_iters integer[], status text, training_seconds double precision,'
-        '  waiting_seconds double precision, stopped_at_iteration integer,'
-        '  best_iteration integer%s)%s', madlib_dl._table_sql(info_tbl), oc.defs,
-        madlib_dl._distributed_clause('mst_key'));
-    EXECUTE format(
-        'INSERT INTO %s'
-        ' SELECT r.mst_key, k.id, k.c, k.f, ''madlib_keras'', octet_length(r.model_weights) / 1024.0,'
-        '        r.metrics_elapsed_time, CASE WHEN k.m IS NULL THEN NULL ELSE ARRAY[k.m] END, k.l,'
-        '        r.training_metrics[array_upper(r.training_metrics, 1)],'
-        '        r.training_loss[array_upper(r.training_loss, 1)],'
-        '        r.training_metrics, r.training_loss,'
-        '        r.validation_metrics[array_upper(r.validation_metrics, 1)],'
-        '        r.validation_loss[array_upper(r.validation_loss, 1)],'
-        '        r.validation_metrics, r.validation_loss, r.metrics_iters, r.status,'
-        '        r.training_seconds, r.waiting_seconds, r.stopped_at_iteration,'
-        '        r.best_iteration%s'
-        '   FROM unnest($1) r'
-        '   JOIN unnest($2, $3, $4, $5, $6, $7) AS k(key, id, c, f, l, m) ON k.key = r.mst_key'
-        '  ORDER BY r.mst_key', madlib_dl._table_sql(info_tbl), oc.exprs)
-       USING results, keys, ids, compiles, fits, loss_types, metric_types;
-
-    cv := madlib_dl._fit_class_values_columns(source, y_cols);
-    EXECUTE format(
-        'CREATE TABLE %s ('
-        '  source_table text, validation_table text, model text, model_info text,'
-        '  dependent_varname text[], independent_varname text[], model_arch_table text,'
-        '  model_selection_table text, object_table text, num_iterations integer,'
-        '  metrics_compute_frequency integer, warm_start boolean, name text, description text,'
-        '  start_training_time timestamp, end_training_time timestamp, madlib_version text,'
-        '  num_classes integer[]%s, dependent_vartype text[], normalizing_const real,'
-        '  metrics_iters integer[], schedule integer[], use_caching boolean,'
-        '  early_stopping text)%s',
-        madlib_dl._table_sql(summary_tbl), cv.defs, madlib_dl._distributed_clause());
-    EXECUTE format(
-        'INSERT INTO %s SELECT $1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12, $13, $14, $15,'
-        ' $16, $17, $18%s, $19, $20, $21, $22, $23, $24',
-        madlib_dl._table_sql(summary_tbl), cv.exprs)
-    USING
-        madlib_dl._table_given(source),                               -- as the user gave them
-        madlib_dl._table_given(validation),
-        madlib_dl._table_given(model),
-        madlib_dl._table_given(info_tbl),
-        y_cols,
-        x_cols,
-        arch_raw,                                                     -- as the selection table records it
-        madlib_dl._table_given(mst),
-        object_raw,                                                   -- object_table
-        num_iterations,
-        freq,
-        warm_start,
-        name::text,
-        description::text,
-        t_start,
-        t_end,
-        madlib_dl.version(),
-        -- the class count (MADlib stores the number of dependent variables here)
-        madlib_dl._summary_int_list(psum->'num_classes'),
-        madlib_dl._summary_text_list(psum->'dependent_vartype'),
-        coalesce((psum->>'normalizing_const')::real, 1.0::real),
-        planned_iters,
-        sched,
-        use_caching,
-        es;
-    -- the source's transform (21_transform.sql): predict applies it to raw tables
-    IF jsonb_typeof(psum->'transform') = 'object' THEN
-        PERFORM madlib_dl._tf_store(summary_tbl, madlib_dl._transform_finish(psum->'transform'));
-    END IF;
+    -- 7. output tables, in this transaction
+    PERFORM madlib_dl._fit_drop_outputs(warm_start, model, info_tbl, summary_tbl);
+    PERFORM madlib_dl._fit_write_models(model, ms.keys, ARRAY(SELECT r.model_weights FROM unnest(results) r),
+                                        ar.archs);
+    oc := madlib_dl._fit_output_columns(inp.y_cols, NULL);
+    PERFORM madlib_dl._fit_write_rows(info_tbl, madlib_dl._fit_info_defs('', oc.defs),
+        madlib_dl._distributed_clause('mst_key'),
+        (SELECT jsonb_agg(madlib_dl._fit_series(to_jsonb(r) - 'model_weights', octet_length(r.model_weights))
+                          || (madlib_dl._fit_output_columns(inp.y_cols, to_jsonb(r) - 'model_weights')).vals
+                          || jsonb_build_object('model_id', k.id, 'compile_params', k.c, 'fit_params', k.f,
+                                                'loss_type', k.l, 'metrics_type', CASE WHEN k.m IS NOT NULL THEN ARRAY[k.m] END)
+                          ORDER BY r.mst_key)
+           FROM unnest(results) r
+           JOIN unnest(ms.keys, ms.ids, ms.compiles, ms.fits, ms.loss_types, ms.metric_types)
+                AS k(key, id, c, f, l, m) ON k.key = r.mst_key));
+    PERFORM madlib_dl._fit_write_summary(summary_tbl, madlib_dl._fit_multiple_summary_defs(),
+        source, inp.psum, true,
+        jsonb_build_object('source_table', madlib_dl._table_given(source),
+            'validation_table', madlib_dl._table_given(validation), 'model', madlib_dl._table_given(model),
+            'model_info', madlib_dl._table_given(info_tbl), 'model_arch_table', ms.arch_raw,
+            'model_selection_table', madlib_dl._table_given(mst), 'object_table', ms.object_raw,
+            'num_iterations', num_iterations, 'metrics_compute_frequency', freq, 'warm_start', warm_start,
+            'name', name, 'description', description, 'start_training_time', t_start,
+            'end_training_time', t_end, 'schedule', (results[1]).schedule, 'use_caching', use_caching,
+            'early_stopping', ms.es,
+            'metrics_iters', ARRAY(SELECT g FROM generate_series(1, num_iterations) g
+                                    WHERE g % freq = 0 OR g = num_iterations ORDER BY g)));
     -- a version per model in the registry (src/sql/serving.sql)
     PERFORM madlib_dl._record_versions(model, 'fit_multiple');
 END
