@@ -55,8 +55,11 @@
  */
 #define HISTORY_BYTES_PER_POINT 180.0
 
-/* fit_multiple: evaluation sums (48) and the visit order (4) per model and segment. */
-#define FM_BYTES_PER_MODEL_SEGMENT 52.0
+/*
+ * fit_multiple: evaluation sums (a DlSegStats) and the visit order (an int)
+ * per model and segment, priced by sizeof.
+ */
+#define FM_BYTES_PER_MODEL_SEGMENT ((double) (sizeof(DlSegStats) + sizeof(int)))
 
 /* fit_multiple: training loss sums per model and iteration of a metrics window. */
 #define FM_BYTES_PER_MODEL_WINDOW 16.0
@@ -213,6 +216,23 @@ model_advice(const DlMemoryEstimate *est)
 	if (est->activations >= fixed)
 		return "Use a smaller batch_size or smaller layers";
 	return "Use a smaller model";
+}
+
+/* Segments a parallel-worker fit uses by default (every server, Greenplum included). */
+int
+dl_seg_default_count(void)
+{
+	long		cpus = sysconf(_SC_NPROCESSORS_ONLN);
+	int			n;
+
+	if (cpus < 1)
+		cpus = 1;
+#if PG_VERSION_NUM >= 100000
+	n = (int) Min(cpus, (long) max_parallel_workers);
+#else
+	n = (int) cpus;
+#endif
+	return Max(1, Min(n, DL_SEG_MAX));
 }
 
 void
