@@ -21,6 +21,11 @@
 #               (required keys, version formats, provides; its version is
 #               the Makefile's and the control file's), and its self-test
 #   build       make (fails if the compiler prints "warning:")
+#   layers      scripts/check-layers.py: no cycle between the built objects
+#               (a file using a symbol of a file that uses it back, directly
+#               or around a ring, from nm) nor between the headers' #include
+#               lines, and the layer order (engine never uses src/pg; runtime
+#               and transport never use api); and its self-test
 #   compat      scripts/check-pg-compat.sh: every file of src/pg compiled
 #               against the PostgreSQL 12 and 14 headers of test/pg-headers
 #               with GP_VERSION_NUM defined and Greenplum's -Werror flags
@@ -172,6 +177,10 @@ do_tree() {
 
 do_deps() {
   scripts/install-deps.sh
+}
+
+do_layers() {
+  python3 scripts/check-layers.py --self-test && python3 scripts/check-layers.py
 }
 
 do_meta() {
@@ -436,6 +445,7 @@ step deps do_deps
 step meta do_meta
 step build do_build
 step docs-claims do_docs_claims
+step layers do_layers
 step compat scripts/check-pg-compat.sh
 step unit do_unit
 step interchange test/interchange/check.sh

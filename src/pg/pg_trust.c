@@ -467,3 +467,84 @@ dl_pg_require_writable_table(Oid relid, const char *what)
 				 errhint("Give a table that does not exist yet, which madlib_dl creates, or one of your own (docs/security.md).")));
 	dl_pg_require_trusted_attached(relid, label, true, 0);
 }
+
+/*
+ * The column checks of a table C reads (they end in the trust check above,
+ * so they live here, not in pg_util.c, which pg_trust.c calls).
+ */
+void
+dl_pg_require_columns(Oid relid, const DlPgColumn *cols, int n, const char *what)
+{
+	char		kind = get_rel_relkind(relid);
+	char	   *label;
+	bool		table_ok;
+
+	if (kind == '\0')
+		ereport(ERROR,
+				(errcode(ERRCODE_UNDEFINED_TABLE),
+				 errmsg("relation with OID %u does not exist", relid),
+				 errhint("Give %s.", what)));
+	label = dl_pg_relation_sql_name(relid);
+	if (kind != RELKIND_RELATION && kind != RELKIND_PARTITIONED_TABLE)
+		ereport(ERROR,
+				(errcode(ERRCODE_WRONG_OBJECT_TYPE),
+				 errmsg("%s is not a table", label),
+				 errhint("Give %s.", what)));
+	/* privileges first, so that a role without them cannot hold a lock */
+	table_ok = pg_class_aclcheck(relid, GetUserId(), ACL_SELECT) == ACLCHECK_OK;
+	for (int i = 0; i < n; i++)
+	{
+		AttrNumber	att = get_attnum(relid, cols[i].name);
+
+		if (att == InvalidAttrNumber)
+			ereport(ERROR,
+					(errcode(ERRCODE_UNDEFINED_COLUMN),
+					 errmsg("table %s has no column %s", label, quote_identifier(cols[i].name)),
+					 errhint("Give %s.", what)));
+		if (!table_ok && pg_attribute_aclcheck(relid, att, GetUserId(), ACL_SELECT) != ACLCHECK_OK)
+			ereport(ERROR,
+					(errcode(ERRCODE_INSUFFICIENT_PRIVILEGE),
+					 errmsg("permission denied for table %s", label),
+					 errhint("Ask the table's owner for SELECT on it.")));
+	}
+	LockRelationOid(relid, AccessShareLock);
+	/* every column of a trusted type, no policy of another role's code */
+	dl_pg_require_trusted_table(relid, what);
+	for (int i = 0; i < n; i++)
+	{
+		AttrNumber	att = get_attnum(relid, cols[i].name);
+		Oid			type;
+		int32		typmod;
+		Oid			coll;
+
+		if (att == InvalidAttrNumber)
+			ereport(ERROR,
+					(errcode(ERRCODE_UNDEFINED_COLUMN),
+					 errmsg("table %s has no column %s", label, quote_identifier(cols[i].name)),
+					 errhint("Give %s.", what)));
+		get_atttypetypmodcoll(relid, att, &type, &typmod, &coll);
+		if (type != cols[i].type)
+			ereport(ERROR,
+					(errcode(ERRCODE_DATATYPE_MISMATCH),
+					 errmsg("column %s of table %s has type %s, not %s",
+							quote_identifier(cols[i].name), label,
+							format_type_be(type), format_type_be(cols[i].type)),
+					 errhint("Give %s.", what)));
+	}
+}
+
+void
+dl_pg_require_packed_table(Oid relid, const char *x_col, const char *y_col)
+{
+	DlPgColumn	cols[6] = {
+		{x_col, BYTEAOID},
+		{y_col, BYTEAOID},
+		{psprintf("%s_shape", x_col), INT4ARRAYOID},
+		{psprintf("%s_shape", y_col), INT4ARRAYOID},
+		{"buffer_id", INT4OID},
+		{"__dist_key__", INT4OID},
+	};
+	int			n = get_attnum(relid, "__dist_key__") != InvalidAttrNumber ? 6 : 5;
+
+	dl_pg_require_columns(relid, cols, n, "a table made by training_preprocessor_dl or validation_preprocessor_dl");
+}

@@ -15,6 +15,7 @@
 
 #include "postgres.h"
 
+#include "lib/stringinfo.h"
 #include "madlib_dl/dl_model.h"
 
 /* madlib_dl.max_model_memory, in kB (GUC_UNIT_KB). */
@@ -135,5 +136,16 @@ dl_limits_metric_points(int num_iterations, int freq)
 {
 	return num_iterations / freq + (num_iterations % freq != 0 ? 1 : 0);
 }
+
+/* Largest bytea payload: the weights or a state moved as one value. */
+#define MAX_BYTEA_PAYLOAD ((double) (MaxAllocSize - VARHDRSZ))
+
+/* Helpers of limits.c that job_limits.c shares. */
+double		dl_limits_bytes(void);
+char	   *dl_limits_size_text(double bytes);
+char	   *dl_limits_raise_hint(const char *first, double bytes);
+void		dl_limits_append_estimate(StringInfo buf, const DlMemoryEstimate *est, const char *before,
+									  const char *after);
+const char *dl_limits_model_advice(const DlMemoryEstimate *est);
 
 #endif							/* DL_PG_LIMITS_H */

@@ -82,22 +82,6 @@
  * Small helpers (every server, Greenplum included)
  * --------------------------------------------------------------------- */
 
-int
-dl_seg_default_count(void)
-{
-	long		cpus = sysconf(_SC_NPROCESSORS_ONLN);
-	int			n;
-
-	if (cpus < 1)
-		cpus = 1;
-#if PG_VERSION_NUM >= 100000
-	n = (int) Min(cpus, (long) max_parallel_workers);
-#else
-	n = (int) cpus;
-#endif
-	return Max(1, Min(n, DL_SEG_MAX));
-}
-
 PG_FUNCTION_INFO_V1(madlib_dl__default_num_segments);
 
 /* SQL madlib_dl._default_num_segments() RETURNS int */
