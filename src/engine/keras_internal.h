@@ -1,9 +1,11 @@
 /*-------------------------------------------------------------------------
  *
  * keras_internal.h
- *	  What the Keras reader's files (keras_json.c, keras_layers.c,
- *	  keras_graph.c) share: the json helpers, the config value readers,
- *	  the layer reader and the model builders.  Internal to the engine.
+ *	  What the Keras reader's files (keras_json.c, keras_graph.c,
+ *	  keras_layers.c, keras_read.c) share: the json helpers, the config
+ *	  value readers and the shape readers (keras_read.c), the layer reader
+ *	  (keras_layers.c) and the model builders (keras_graph.c).  Internal
+ *	  to the engine.
  *
  * IDENTIFICATION
  *	  src/engine/keras_internal.h
