@@ -870,59 +870,6 @@ AS $function$
         madlib_dl._resolve_table($1, 'keras_model_arch_table'), $2, $3, $4, $5, $6)
 $function$;
 
-CREATE OR REPLACE FUNCTION madlib_dl.load_keras_model(message character varying)
- RETURNS text
- LANGUAGE sql
- IMMUTABLE
- SET search_path TO 'pg_catalog', 'pg_temp'
-AS $function$
-SELECT CASE WHEN lower(coalesce(message, '')) IN ('usage', 'help', '?') THEN
-$usage$load_keras_model: store a Keras model architecture (and optional weights)
-in a model architecture table, creating the table on first use.
-
-    SELECT madlib_dl.load_keras_model(
-        keras_model_arch_table  VARCHAR,  -- table to insert into (name or schema.name)
-        model_arch              JSON,     -- Keras model.to_json()
-        model_weights           BYTEA,    -- optional: float32 concatenation of
-                                          -- model.get_weights(), little-endian
-        name                    VARCHAR,  -- optional
-        description             VARCHAR,  -- optional
-        weights_manifest        JSONB     -- optional: the tensors' names and shapes
-                                          -- (TF.js weightsManifest, or a list of
-                                          -- shapes): checked against the
-                                          -- architecture, put in Keras order by name
-    );
-
-The table has the columns
-    model_id                SERIAL PRIMARY KEY
-    model_arch              JSON
-    model_weights           BYTEA
-    name                    TEXT
-    description             TEXT
-    __internal_madlib_id__  TEXT UNIQUE
-
-The architecture (and the weights' size) is checked before anything is
-stored; madlib_dl.keras_model_summary(model_arch) lists its layers and
-madlib_dl.keras_model_weights(model_arch) the weight tensors in the order
-model_weights holds them.
-Supported: Sequential models, and Functional models of any graph with one
-input and one output (branches, residual connections, merges), of Dense,
-Conv2D, pooling, ZeroPadding2D, Cropping2D, UpSampling2D, Flatten, Dropout,
-Activation, BatchNormalization and merge (Add, Concatenate, ...) layers,
-from Keras 2.1+, tf.keras 2, Keras 3 or TensorFlow.js.
-
-See also: SELECT madlib_dl.delete_keras_model('usage');$usage$
-ELSE
-$summary$load_keras_model: store a Keras model architecture in a table.
-
-    SELECT madlib_dl.load_keras_model('model_arch_library', '<model.to_json()>'::json);
-    SELECT madlib_dl.load_keras_model('model_arch_library', '<model.to_json()>'::json,
-                                      '<weights>'::bytea, 'name', 'description');
-
-For all parameters: SELECT madlib_dl.load_keras_model('usage');$summary$
-END
-$function$;
-
 CREATE FUNCTION madlib_dl._help_or_refuse(fn text, arg_type text, message character varying, usage text, summary text)
  RETURNS text
  LANGUAGE plpgsql
@@ -942,110 +889,6 @@ BEGIN
                             fn, arg_type, fn);
 END
 $function$;
-
-CREATE FUNCTION madlib_dl.keras_model_summary(message character varying)
- RETURNS text
- LANGUAGE sql
- IMMUTABLE
- SET search_path TO 'pg_catalog', 'pg_temp'
-AS $function$
-SELECT madlib_dl._help_or_refuse('keras_model_summary', 'json', message,
-$usage$keras_model_summary: the layers of a Keras architecture, one row per layer
-in model order, like Keras' model.summary().
-
-    SELECT * FROM madlib_dl.keras_model_summary(
-        model_arch  JSON    -- Keras model.to_json(), as load_keras_model takes it
-    );
-
-Columns:
-    layer_name    TEXT       the layer's name
-    layer_type    TEXT       Dense, Conv2D, Flatten, ...
-    output_shape  INTEGER[]  the shape of one sample after the layer (channels last)
-    n_params      BIGINT     the layer's weights, trainable or not
-
-A NULL architecture gives no rows; a bad one raises load_keras_model's errors
-(22023, 0A000, 22000, 54000).  A literal architecture needs a cast:
-keras_model_summary('{...}'::json).
-
-See also: SELECT madlib_dl.load_keras_model('usage');$usage$,
-$summary$keras_model_summary: the layers of a Keras architecture, like model.summary().
-
-    SELECT s.* FROM model_arch_library, madlib_dl.keras_model_summary(model_arch) s
-     WHERE model_id = 1;
-
-For all parameters: SELECT madlib_dl.keras_model_summary('usage');$summary$)
-$function$;
-
-CREATE FUNCTION madlib_dl.keras_model_summary()
- RETURNS text
- LANGUAGE sql
- IMMUTABLE
- SET search_path TO 'pg_catalog', 'pg_temp'
-AS $function$ SELECT madlib_dl.keras_model_summary(''::varchar) $function$;
-
-CREATE FUNCTION madlib_dl.weights_to_array(message character varying)
- RETURNS text
- LANGUAGE sql
- IMMUTABLE
- SET search_path TO 'pg_catalog', 'pg_temp'
-AS $function$
-SELECT madlib_dl._help_or_refuse('weights_to_array', 'bytea', message,
-$usage$weights_to_array: model_weights as an array of real, e.g. to inspect weights.
-
-    SELECT madlib_dl.weights_to_array(
-        model_weights  BYTEA   -- little-endian float32 values, the concatenation of
-                               -- Keras get_weights(), as fit and load_keras_model store them
-    );                         -- returns REAL[]
-
-A byte length that is not a multiple of 4 is an error (22000); NULL gives NULL.
-A literal needs a cast: weights_to_array('\x0000803f'::bytea).
-
-See also: SELECT madlib_dl.weights_from_array('usage');$usage$,
-$summary$weights_to_array: model_weights as an array of real.
-
-    SELECT madlib_dl.weights_to_array(model_weights) FROM iris_model;
-
-For all parameters: SELECT madlib_dl.weights_to_array('usage');$summary$)
-$function$;
-
-CREATE FUNCTION madlib_dl.weights_to_array()
- RETURNS text
- LANGUAGE sql
- IMMUTABLE
- SET search_path TO 'pg_catalog', 'pg_temp'
-AS $function$ SELECT madlib_dl.weights_to_array(''::varchar) $function$;
-
-CREATE FUNCTION madlib_dl.weights_from_array(message character varying)
- RETURNS text
- LANGUAGE sql
- IMMUTABLE
- SET search_path TO 'pg_catalog', 'pg_temp'
-AS $function$
-SELECT madlib_dl._help_or_refuse('weights_from_array', 'real[]', message,
-$usage$weights_from_array: an array of real as model_weights, e.g. to load weights
-computed in SQL.
-
-    SELECT madlib_dl.weights_from_array(
-        weights  REAL[]   -- any shape, read in row-major order; no NULL element
-    );                    -- returns BYTEA: little-endian float32 values
-
-A NULL element is an error (22004); NULL gives NULL.  A literal needs a cast:
-weights_from_array('{1, 2}'::real[]).
-
-See also: SELECT madlib_dl.weights_to_array('usage');$usage$,
-$summary$weights_from_array: an array of real as model_weights.
-
-    UPDATE model_arch_library SET model_weights = madlib_dl.weights_from_array(w) ...;
-
-For all parameters: SELECT madlib_dl.weights_from_array('usage');$summary$)
-$function$;
-
-CREATE FUNCTION madlib_dl.weights_from_array()
- RETURNS text
- LANGUAGE sql
- IMMUTABLE
- SET search_path TO 'pg_catalog', 'pg_temp'
-AS $function$ SELECT madlib_dl.weights_from_array(''::varchar) $function$;
 
 CREATE AGGREGATE madlib_dl._pack_float32(anyarray, tid, integer, integer, double precision, integer[]) (
     SFUNC = madlib_dl._pack_float32_sfunc,
@@ -1979,123 +1822,6 @@ AS $function$
         CASE WHEN madlib_dl._pp_rules_is_table($7) THEN madlib_dl._resolve_table($7, 'distribution_rules') END)
 $function$;
 
-CREATE OR REPLACE FUNCTION madlib_dl.training_preprocessor_dl(message character varying)
- RETURNS text
- LANGUAGE sql
- IMMUTABLE
- SET search_path TO 'pg_catalog', 'pg_temp'
-AS $function$
-SELECT CASE WHEN lower(coalesce(message, '')) IN ('usage', 'help', '?') THEN
-$usage$
-training_preprocessor_dl: pack a training table into buffers of float32
-features and one-hot int16 classes, spread over the segments.
-
-    SELECT madlib_dl.training_preprocessor_dl(
-        source_table         VARCHAR,  -- table with one example per row
-        output_table         VARCHAR,  -- packed table to create (and <output_table>_summary)
-        dependent_varname    VARCHAR,  -- class column (text, varchar, integer, boolean,
-                                       -- double, ...; NULL is a class), a one-hot
-                                       -- numeric array column, or a numeric array of
-                                       -- regression targets (packed as float32);
-                                       -- several: a comma list, e.g. 'y1, y2'
-        independent_varname  VARCHAR,  -- numeric array column, any rank; several: a
-                                       -- comma list, e.g. 'x1, x2' (one per model input)
-        buffer_size          INTEGER,  -- optional: rows per buffer hint (default: computed)
-        normalizing_const    REAL,     -- optional: features are divided by it (default 1.0)
-        num_classes          INTEGER[],-- optional: pad the classes with NULL classes up to
-                                       -- this number, one per dependent variable (also n)
-        distribution_rules   TEXT,     -- optional: 'all_segments' (default) or a number of
-                                       -- virtual segments, e.g. '2'; a table of segment
-                                       -- ids (dbid column) is accepted and ignored, with
-                                       -- a NOTICE: PostgreSQL has no segments to choose
-        transform            TEXT      -- optional (by name: transform => '...'): build ONE
-                                       -- input from raw columns, e.g. 'standardize(age),
-                                       -- standardize(impute(median, log(income))),
-                                       -- onehot(city, max_categories => 50), ordinal(size),
-                                       -- scale(pixels, 1.0/255), clip(x, -5, 5)'; its
-                                       -- statistics are saved in the summary (transform
-                                       -- jsonb) and predict applies them to raw tables;
-                                       -- independent_varname is then NULL ('features')
-                                       -- or the input's name (docs/transforms.md)
-    );
-
-Output table, one row per buffer (with several variables: every dependent
-variable, then every independent one, then their _shape columns in the
-same order):
-    <dependent_varname>          BYTEA    int16 one-hot, little-endian, (n, num_classes)
-                                          (float32 for regression targets)
-    <independent_varname>        BYTEA    float32, little-endian, (n, dims...)
-    <dependent_varname>_shape    INTEGER[] {n, num_classes}
-    <independent_varname>_shape  INTEGER[] {n, dims...}
-    buffer_id                    INTEGER
-    __dist_key__                 INTEGER  segment of the buffer: buffer_id % num_segments
-
-<output_table>_summary: source_table, output_table, dependent_varname[],
-independent_varname[], dependent_vartype[], <dependent_varname>_class_values
-(one per dependent variable), buffer_size, normalizing_const, num_classes[],
-distribution_rules, __internal_gpu_config__, num_segments.
-
-Rows are shuffled deterministically.  madlib_dl._unpack_float32(x, x_shape)
-and madlib_dl._unpack_int16(y, y_shape) turn buffers back into arrays.
-
-See also: SELECT madlib_dl.validation_preprocessor_dl('usage');
-$usage$
-ELSE
-$summary$
-training_preprocessor_dl: pack a training table for madlib_keras_fit.
-
-    SELECT madlib_dl.training_preprocessor_dl('iris', 'iris_packed', 'class_text', 'attributes');
-    SELECT madlib_dl.training_preprocessor_dl('mnist', 'mnist_packed', 'y', 'x', NULL, 255);
-
-For all parameters: SELECT madlib_dl.training_preprocessor_dl('usage');
-$summary$
-END
-$function$;
-
-CREATE OR REPLACE FUNCTION madlib_dl.validation_preprocessor_dl(message character varying)
- RETURNS text
- LANGUAGE sql
- IMMUTABLE
- SET search_path TO 'pg_catalog', 'pg_temp'
-AS $function$
-SELECT CASE WHEN lower(coalesce(message, '')) IN ('usage', 'help', '?') THEN
-$usage$
-validation_preprocessor_dl: pack a validation (or test) table the way a
-training table was packed, reusing its classes, normalizing_const,
-num_classes and transform (with independent_varname NULL, the training
-transform's statistics build the input from the raw columns).
-
-    SELECT madlib_dl.validation_preprocessor_dl(
-        source_table                 VARCHAR,  -- table with one example per row
-        output_table                 VARCHAR,  -- packed table to create (and <output_table>_summary)
-        dependent_varname            VARCHAR,  -- class column, of the training data's kind
-                                               -- (a comma list: as many, in training order)
-        independent_varname          VARCHAR,  -- numeric array column, of the training shape
-                                               -- (a comma list: as many, in training order)
-        training_preprocessor_table  VARCHAR,  -- output_table of training_preprocessor_dl
-        buffer_size                  INTEGER,  -- optional: rows per buffer hint
-        distribution_rules           TEXT      -- optional: default the training table's
-                                               -- number of segments, else as for training
-    );
-
-The output tables have the columns of training_preprocessor_dl's.  Rows
-keep their storage order.  A class value that is not a training class is
-an error that names it.
-
-See also: SELECT madlib_dl.training_preprocessor_dl('usage');
-$usage$
-ELSE
-$summary$
-validation_preprocessor_dl: pack a validation table like its training table.
-
-    SELECT madlib_dl.validation_preprocessor_dl('iris_test', 'iris_test_packed',
-                                                'class_text', 'attributes', 'iris_packed');
-
-For all parameters: SELECT madlib_dl.validation_preprocessor_dl('usage');
-$summary$
-END
-$function$;
-
 CREATE FUNCTION madlib_dl._transform_parse(spec text)
  RETURNS jsonb
  LANGUAGE c
@@ -2680,7 +2406,160 @@ BEGIN
 END
 $function$;
 
-CREATE FUNCTION madlib_dl._fit_class_values_columns(source text[], y_cols text[], OUT defs text, OUT exprs text)
+CREATE FUNCTION madlib_dl._fit_inputs(source text[], validation text[], OUT src_rel regclass, OUT val_rel regclass, OUT psum jsonb, OUT x_cols text[], OUT y_cols text[], OUT vx_cols text[], OUT vy_cols text[])
+ RETURNS record
+ LANGUAGE plpgsql
+ STABLE
+ SET search_path TO 'pg_catalog', 'pg_temp'
+AS $function$
+BEGIN
+    src_rel := madlib_dl._assert_table_exists(source, 'source_table');
+    psum := madlib_dl._fit_packed_summary(source, 'source_table');
+    SELECT v.x_cols, v.y_cols INTO x_cols, y_cols FROM madlib_dl._fit_vars(psum) v;
+    IF validation IS NOT NULL THEN
+        val_rel := madlib_dl._assert_table_exists(validation, 'validation_table');
+        SELECT v.x_cols, v.y_cols INTO vx_cols, vy_cols
+          FROM madlib_dl._fit_vars(madlib_dl._fit_packed_summary(validation, 'validation_table')) v;
+    END IF;
+END
+$function$;
+
+CREATE FUNCTION madlib_dl._fit_check_no_gpus(use_gpus boolean, fn text)
+ RETURNS void
+ LANGUAGE plpgsql
+ IMMUTABLE
+ SET search_path TO 'pg_catalog', 'pg_temp'
+AS $function$
+BEGIN
+    IF coalesce(use_gpus, false) THEN
+        RAISE EXCEPTION 'use_gpus is not supported: this build of madlib_dl has no GPU backend'
+            USING ERRCODE = 'feature_not_supported',
+                  HINT = format('Call %s with use_gpus => false; training runs on the CPU cores of all segments.', fn);
+    END IF;
+END
+$function$;
+
+CREATE FUNCTION madlib_dl._fit_archs(arch_tbl text[], ids integer[], labels text[], OUT archs text[], OUT inits bytea[])
+ RETURNS record
+ LANGUAGE plpgsql
+ STABLE
+ SET search_path TO 'pg_catalog', 'pg_temp'
+AS $function$
+DECLARE
+    rel regclass := madlib_dl._assert_table_exists(arch_tbl, 'model_arch_table');
+    nt bigint;
+    a json;
+    aw bytea;
+BEGIN
+    PERFORM madlib_dl._assert_columns(rel, ARRAY['model_id', 'model_arch', 'model_weights'],
+        ARRAY['integer', 'json', 'bytea'], 'a model architecture table made by load_keras_model');
+    FOR i IN 1 .. cardinality(ids) LOOP
+        EXECUTE format('SELECT count(*), (array_agg(model_arch))[1], (array_agg(model_weights))[1]'
+                       '  FROM %s WHERE model_id = $1', madlib_dl._table_sql(arch_tbl))
+           INTO nt, a, aw USING ids[i];
+        IF nt = 0 OR (a IS NULL AND labels[i] IS NOT NULL) THEN
+            RAISE EXCEPTION 'model_id % not found in model architecture table "%"',
+                            ids[i] || coalesce(' of ' || labels[i], ''), madlib_dl._table_label(arch_tbl)
+                USING ERRCODE = 'no_data_found',
+                      HINT = format('SELECT model_id, name FROM %s lists the architectures it holds.',
+                                    madlib_dl._table_sql(arch_tbl));
+        ELSIF nt > 1 THEN
+            RAISE EXCEPTION 'model_id % of model architecture table "%" has % architectures',
+                            ids[i], madlib_dl._table_label(arch_tbl), nt
+                USING ERRCODE = 'cardinality_violation',
+                      HINT = 'Give model ids that name one architecture each (load_keras_model).';
+        END IF;
+        PERFORM madlib_dl._assert_not_null(a, 'model_arch');
+        archs[i] := a::text;
+        inits[i] := aw;
+    END LOOP;
+END
+$function$;
+
+CREATE FUNCTION madlib_dl._fit_check_inits(archs text[], inits bytea[])
+ RETURNS void
+ LANGUAGE plpgsql
+ STABLE
+ SET search_path TO 'pg_catalog', 'pg_temp'
+AS $function$
+BEGIN
+    FOR i IN 1 .. cardinality(archs) LOOP
+        IF inits[i] IS NOT NULL THEN
+            PERFORM madlib_dl._validate_arch(archs[i]::json, inits[i]);
+        END IF;
+    END LOOP;
+END
+$function$;
+
+CREATE FUNCTION madlib_dl._fit_job_transport(source text[], src_rel regclass, psum jsonb, OUT transport text, OUT cluster text, OUT num_segments integer)
+ RETURNS record
+ LANGUAGE plpgsql
+ SET search_path TO 'pg_catalog', 'pg_temp'
+AS $function$
+DECLARE
+    tr record := madlib_dl._job_transport(src_rel);
+BEGIN
+    transport := tr.transport;
+    cluster := tr.cluster;
+    num_segments := coalesce(tr.num_segments, madlib_dl._fit_num_segments(source, src_rel, psum));
+END
+$function$;
+
+CREATE FUNCTION madlib_dl._fit_write_rows(tbl text[], defs text, dist text, rows jsonb)
+ RETURNS void
+ LANGUAGE plpgsql
+ SET search_path TO 'pg_catalog', 'pg_temp'
+AS $function$
+BEGIN
+    EXECUTE format('CREATE TABLE %s (%s)%s', madlib_dl._table_sql(tbl), defs, dist);
+    EXECUTE format('INSERT INTO %1$s SELECT * FROM jsonb_populate_recordset(NULL::%1$s, $1)',
+                   madlib_dl._table_sql(tbl))
+       USING rows;
+END
+$function$;
+
+CREATE FUNCTION madlib_dl._fit_series_defs()
+ RETURNS text
+ LANGUAGE sql
+ IMMUTABLE PARALLEL SAFE
+ SET search_path TO 'pg_catalog', 'pg_temp'
+AS $function$
+    SELECT 'training_metrics_final double precision, training_loss_final double precision,'
+           ' training_metrics double precision[], training_loss double precision[],'
+           ' validation_metrics_final double precision, validation_loss_final double precision,'
+           ' validation_metrics double precision[], validation_loss double precision[]'
+$function$;
+
+CREATE FUNCTION madlib_dl._fit_series(r jsonb, size integer)
+ RETURNS jsonb
+ LANGUAGE sql
+ IMMUTABLE PARALLEL SAFE
+ SET search_path TO 'pg_catalog', 'pg_temp'
+AS $function$
+    SELECT r || jsonb_build_object(
+        'training_metrics_final', r->'training_metrics'->-1,
+        'training_loss_final', r->'training_loss'->-1,
+        'validation_metrics_final', r->'validation_metrics'->-1,
+        'validation_loss_final', r->'validation_loss'->-1,
+        'model_type', 'madlib_keras',
+        'model_size', size / 1024.0)
+$function$;
+
+CREATE FUNCTION madlib_dl._fit_info_defs(middle text, tail text)
+ RETURNS text
+ LANGUAGE sql
+ IMMUTABLE PARALLEL SAFE
+ SET search_path TO 'pg_catalog', 'pg_temp'
+AS $function$
+    SELECT 'mst_key integer PRIMARY KEY, model_id integer, compile_params text, fit_params text,'
+           ' model_type text, model_size double precision, metrics_elapsed_time double precision[],'
+           ' metrics_type text[], loss_type text, ' || madlib_dl._fit_series_defs()
+        || ', metrics_iters integer[]' || middle
+        || ', status text, training_seconds double precision, waiting_seconds double precision,'
+           ' stopped_at_iteration integer, best_iteration integer' || tail
+$function$;
+
+CREATE FUNCTION madlib_dl._fit_class_values_columns(source text[], y_cols text[], OUT defs text, OUT vals jsonb)
  RETURNS record
  LANGUAGE plpgsql
  STABLE
@@ -2691,20 +2570,23 @@ DECLARE
     srel regclass := madlib_dl._table_oid(stbl);
     cv_col text;
     cv_type text;
+    v jsonb;
 BEGIN
     defs := '';
-    exprs := '';
+    vals := '{}';
     FOREACH cv_col IN ARRAY ARRAY(SELECT y || '_class_values' FROM unnest(y_cols) y) LOOP
         cv_type := madlib_dl._class_values_type(srel, cv_col);
         defs := defs || format(', %I %s', cv_col, coalesce(cv_type, 'text[]'));
-        exprs := exprs || ', ' || CASE WHEN cv_type IS NULL THEN 'NULL::text[]'
-                                       ELSE format('(SELECT s.%I::%s FROM %s s LIMIT 1)', cv_col, cv_type,
-                                                   madlib_dl._table_sql(stbl)) END;
+        IF cv_type IS NOT NULL THEN
+            EXECUTE format('SELECT to_jsonb(s.%I) FROM %s s LIMIT 1', cv_col, madlib_dl._table_sql(stbl))
+               INTO v;
+            vals := vals || jsonb_build_object(cv_col, v);
+        END IF;
     END LOOP;
 END
 $function$;
 
-CREATE FUNCTION madlib_dl._fit_output_columns(y_cols text[], res text, OUT defs text, OUT exprs text)
+CREATE FUNCTION madlib_dl._fit_output_columns(y_cols text[], r jsonb, OUT defs text, OUT vals jsonb)
  RETURNS record
  LANGUAGE plpgsql
  IMMUTABLE
@@ -2713,9 +2595,10 @@ AS $function$
 DECLARE
     kind text;
     series text;
+    s jsonb;
 BEGIN
     defs := '';
-    exprs := '';
+    vals := '{}';
     IF cardinality(y_cols) < 2 THEN
         RETURN;
     END IF;
@@ -2723,18 +2606,168 @@ BEGIN
         FOREACH kind IN ARRAY ARRAY['training', 'validation'] LOOP
             FOREACH series IN ARRAY ARRAY['metrics', 'loss'] LOOP
                 defs := defs || format(', %I double precision', format('%s_%s_%s_final', y_cols[k], kind, series));
-                exprs := exprs || format(', (%1$s.output_%2$s_%3$s)[array_upper(%1$s.output_%2$s_%3$s, 1)][%4$s]',
-                                         res, kind, series, k);
             END LOOP;
             FOREACH series IN ARRAY ARRAY['metrics', 'loss'] LOOP
                 defs := defs || format(', %I double precision[]', format('%s_%s_%s', y_cols[k], kind, series));
-                exprs := exprs || format(', CASE WHEN %1$s.output_%2$s_%3$s IS NOT NULL'
-                                         ' THEN ARRAY(SELECT unnest((%1$s.output_%2$s_%3$s)[:][%4$s:%4$s])) END',
-                                         res, kind, series, k);
+                s := r->format('output_%s_%s', kind, series);
+                CONTINUE WHEN jsonb_typeof(s) IS DISTINCT FROM 'array';
+                vals := vals || jsonb_build_object(
+                    format('%s_%s_%s_final', y_cols[k], kind, series), s->-1->(k - 1),
+                    format('%s_%s_%s', y_cols[k], kind, series),
+                    (SELECT jsonb_agg(e->(k - 1) ORDER BY o) FROM jsonb_array_elements(s) WITH ORDINALITY AS t(e, o)));
             END LOOP;
         END LOOP;
     END LOOP;
 END
+$function$;
+
+CREATE FUNCTION madlib_dl._fit_warm_start(model text[], summary_tbl text[], keys integer[], archs text[], inits bytea[], model_id integer)
+ RETURNS bytea[]
+ LANGUAGE plpgsql
+ STABLE
+ SET search_path TO 'pg_catalog', 'pg_temp'
+AS $function$
+DECLARE
+    one constant boolean := keys IS NULL;
+    label constant text := madlib_dl._table_label(model);
+    hint constant text := CASE WHEN keys IS NULL THEN 'Warm start with the architecture the model was trained with'
+                               ELSE 'Warm start with the model selection table the models were trained with' END;
+    nt bigint;
+    w bytea;
+    old_arch json;
+    n bigint;
+BEGIN
+    PERFORM madlib_dl._assert_known_format(madlib_dl._table_oid(summary_tbl), format('model table "%s"', label));
+    FOR i IN 1 .. cardinality(archs) LOOP
+        EXECUTE format('SELECT count(*), (array_agg(model_weights))[1], (array_agg(model_arch))[1] FROM %s%s',
+                       madlib_dl._table_sql(model), CASE WHEN one THEN '' ELSE ' WHERE mst_key = $1' END)
+           INTO nt, w, old_arch USING keys[i];
+        IF one AND (nt <> 1 OR w IS NULL) THEN
+            RAISE EXCEPTION 'model table "%" for warm_start must hold one row with model_weights, it has % rows',
+                            label, nt
+                USING ERRCODE = 'cardinality_violation',
+                      HINT = 'Give the model table written by an earlier fit, or warm_start => false.';
+        END IF;
+        CONTINUE WHEN nt = 0;       -- a new key: starts from its inits
+        n := (madlib_dl._arch_info(archs[i]::json)).n_params;
+        IF w IS NULL OR octet_length(w) <> 4 * n THEN
+            RAISE EXCEPTION 'model table "%" holds % weights%, but % has %', label, octet_length(w) / 4,
+                            CASE WHEN one THEN '' ELSE format(' for mst_key %s', keys[i]) END,
+                            CASE WHEN one THEN format('architecture %s', model_id) ELSE 'its architecture' END, n
+                USING ERRCODE = 'data_exception',
+                      HINT = hint || CASE WHEN one THEN '.' ELSE ', or warm_start => false.' END;
+        END IF;
+        IF old_arch IS NOT NULL
+           AND (madlib_dl._arch_info(old_arch)).fingerprint <> (madlib_dl._arch_info(archs[i]::json)).fingerprint THEN
+            RAISE EXCEPTION '%', CASE WHEN one
+                    THEN format('model table "%s" was trained with another architecture than model_id %s', label, model_id)
+                    ELSE format('mst_key %s in model table "%s" was trained with another architecture', keys[i], label) END
+                USING ERRCODE = 'data_exception', HINT = hint || ', or warm_start => false.';
+        END IF;
+        inits[i] := w;
+    END LOOP;
+    RETURN inits;
+END
+$function$;
+
+CREATE FUNCTION madlib_dl._fit_write_summary(tbl text[], defs text, source text[], psum jsonb, transform boolean, vals jsonb)
+ RETURNS void
+ LANGUAGE plpgsql
+ SET search_path TO 'pg_catalog', 'pg_temp'
+AS $function$
+DECLARE
+    v record := madlib_dl._fit_vars(psum);
+    cv record := madlib_dl._fit_class_values_columns(source, v.y_cols);
+BEGIN
+    PERFORM madlib_dl._fit_write_rows(tbl, replace(defs, '{class_values}', cv.defs), madlib_dl._distributed_clause(),
+        jsonb_build_array(jsonb_build_object('dependent_varname', v.y_cols, 'independent_varname', v.x_cols,
+            'madlib_version', madlib_dl.version(),
+            'num_classes', madlib_dl._summary_int_list(psum->'num_classes'),
+            'dependent_vartype', madlib_dl._summary_text_list(psum->'dependent_vartype'),
+            'normalizing_const', coalesce((psum->>'normalizing_const')::real, 1.0::real)) || cv.vals || vals));
+    IF transform AND jsonb_typeof(psum->'transform') = 'object' THEN
+        PERFORM madlib_dl._tf_store(tbl, madlib_dl._transform_finish(psum->'transform'));
+    END IF;
+END
+$function$;
+
+CREATE FUNCTION madlib_dl._fit_assert_outputs_absent(model text[], info_tbl text[], summary_tbl text[])
+ RETURNS void
+ LANGUAGE plpgsql
+ STABLE
+ SET search_path TO 'pg_catalog', 'pg_temp'
+AS $function$
+BEGIN
+    PERFORM madlib_dl._assert_schema_exists(model);
+    PERFORM madlib_dl._assert_output_absent(model, 'model_output_table');
+    PERFORM madlib_dl._assert_output_absent(info_tbl, 'model info table');
+    PERFORM madlib_dl._assert_output_absent(summary_tbl, 'model summary table');
+END
+$function$;
+
+CREATE FUNCTION madlib_dl._fit_write_models(model text[], keys integer[], weights bytea[], archs text[])
+ RETURNS void
+ LANGUAGE plpgsql
+ SET search_path TO 'pg_catalog', 'pg_temp'
+AS $function$
+BEGIN
+    EXECUTE format('CREATE TABLE %s (mst_key integer PRIMARY KEY, model_weights bytea, model_arch json)%s',
+                   madlib_dl._table_sql(model), madlib_dl._distributed_clause('mst_key'));
+    EXECUTE format('INSERT INTO %s SELECT k, w, a::json FROM unnest($1, $2, $3) AS m(k, w, a) ORDER BY k',
+                   madlib_dl._table_sql(model))
+       USING keys, weights, archs;
+END
+$function$;
+
+CREATE FUNCTION madlib_dl._fit_check_data(source text[], validation text[], x_cols text[], y_cols text[], vx_cols text[], vy_cols text[], archs text[])
+ RETURNS void
+ LANGUAGE plpgsql
+ STABLE
+ SET search_path TO 'pg_catalog', 'pg_temp'
+AS $function$
+BEGIN
+    FOR i IN 1 .. cardinality(archs) LOOP
+        CONTINUE WHEN array_position(archs[1:i - 1], archs[i]) IS NOT NULL;
+        PERFORM madlib_dl._fit_check_packed(source, 'source_table', x_cols, y_cols, archs[i]::json);
+        IF validation IS NOT NULL THEN
+            PERFORM madlib_dl._fit_check_packed(validation, 'validation_table', vx_cols, vy_cols, archs[i]::json);
+        END IF;
+    END LOOP;
+END
+$function$;
+
+CREATE FUNCTION madlib_dl._fit_drop_outputs(warm_start boolean, model text[], info_tbl text[], summary_tbl text[])
+ RETURNS void
+ LANGUAGE plpgsql
+ SET search_path TO 'pg_catalog', 'pg_temp'
+AS $function$
+BEGIN
+    IF warm_start THEN
+        EXECUTE format('DROP TABLE %s', madlib_dl._table_sql(model));
+        IF info_tbl IS NOT NULL THEN
+            EXECUTE format('DROP TABLE IF EXISTS %s', madlib_dl._table_sql(info_tbl));
+        END IF;
+        EXECUTE format('DROP TABLE %s', madlib_dl._table_sql(summary_tbl));
+    END IF;
+END
+$function$;
+
+CREATE FUNCTION madlib_dl._fit_summary_defs(out_defs text)
+ RETURNS text
+ LANGUAGE sql
+ IMMUTABLE PARALLEL SAFE
+ SET search_path TO 'pg_catalog', 'pg_temp'
+AS $function$
+    SELECT 'source_table text, model text,'
+        ' dependent_varname text[], independent_varname text[], model_arch_table text, model_id integer,'
+        ' compile_params text, fit_params text, num_iterations integer, validation_table text,'
+        ' object_table text, metrics_compute_frequency integer, name text, description text,'
+        ' model_type text, model_size double precision, start_training_time timestamp,'
+        ' end_training_time timestamp, metrics_elapsed_time double precision[], madlib_version text,'
+        ' num_classes integer[], dependent_vartype text[], normalizing_const real, metrics_type text[],'
+        ' loss_type text, ' || madlib_dl._fit_series_defs() || ', metrics_iters integer[]{class_values},'
+        ' seed bigint, averaging_period integer, lr_scaling text, early_stopping text,'
+        ' stopped_at_iteration integer, best_iteration integer' || out_defs
 $function$;
 
 CREATE FUNCTION madlib_dl._fit(source text[], model text[], arch_tbl text[], model_id integer, compile_params character varying, fit_params character varying, num_iterations integer, use_gpus boolean, validation text[], metrics_compute_frequency integer, warm_start boolean, name character varying, description character varying, object_table character varying, averaging_period integer, lr_scaling character varying, early_stopping character varying)
@@ -2744,40 +2777,23 @@ CREATE FUNCTION madlib_dl._fit(source text[], model text[], arch_tbl text[], mod
 AS $function$
 DECLARE
     summary_tbl text[] := ARRAY[model[1], model[2] || '_summary'];
-    arch_rel regclass;
-    src_rel regclass;
-    val_rel regclass;
-    psum jsonb;
-    vsum jsonb;
-    vars record;                -- _fit_vars: x_cols, y_cols
-    vx_cols text[];             -- the validation table's
-    vy_cols text[];
-    arch json;
-    arch_weights bytea;
-    old_arch json;
-    init_weights bytea;
-    params record;
+    inp record;                 -- _fit_inputs: the packed tables and their variables
+    ar record;                  -- _fit_archs: the architecture and its weights
+    params record;              -- _check_params
     es text;                    -- early_stopping, canonical (NULL: none)
     freq integer;
-    nseg integer;
-    tr record;                  -- _job_transport: how the job runs
+    tr record;                  -- _fit_job_transport: how the job runs
     saved_workers text;         -- _leader_only_for_temp
-    cv record;                  -- _fit_class_values_columns
     oc record;                  -- _fit_output_columns
     t_start timestamp;
     t_end timestamp;
     r madlib_dl._fit_result;
-    nt integer;
 BEGIN
     -- 1. arguments that need no table
     PERFORM madlib_dl._assert_not_null(model_id, 'model_id');
     PERFORM madlib_dl._assert_not_null(compile_params, 'compile_params');
     PERFORM madlib_dl._assert_not_null(num_iterations, 'num_iterations');
-    IF coalesce(use_gpus, false) THEN
-        RAISE EXCEPTION 'use_gpus is not supported: this build of madlib_dl has no GPU backend'
-            USING ERRCODE = 'feature_not_supported',
-                  HINT = 'Call fit with use_gpus => false; training runs on the CPU cores of all segments.';
-    END IF;
+    PERFORM madlib_dl._fit_check_no_gpus(use_gpus, 'fit');
     -- object_table (MADlib's custom functions) was checked by the public
     -- wrapper (_object_table_check); it is recorded in the summary
     freq := madlib_dl._fit_check_iterations(num_iterations, metrics_compute_frequency);
@@ -2786,9 +2802,7 @@ BEGIN
     es := madlib_dl._check_early_stopping(early_stopping, compile_params, validation IS NOT NULL);
 
     -- 2. tables: inputs exist, outputs absent (or present for warm start)
-    src_rel := madlib_dl._assert_table_exists(source, 'source_table');
-    psum := madlib_dl._fit_packed_summary(source, 'source_table');
-    vars := madlib_dl._fit_vars(psum);
+    inp := madlib_dl._fit_inputs(source, validation);
     IF warm_start THEN
         PERFORM madlib_dl._assert_warm_start_outputs(model, 'model', summary_tbl,
             ARRAY['model_weights', 'model_arch'], ARRAY['bytea', 'json'], 'fit');
@@ -2796,168 +2810,56 @@ BEGIN
         PERFORM madlib_dl._assert_output_absent(model, 'model');
         PERFORM madlib_dl._assert_output_absent(summary_tbl, 'model summary table');
     END IF;
-    arch_rel := madlib_dl._assert_table_exists(arch_tbl, 'model_arch_table');
-    PERFORM madlib_dl._assert_columns(arch_rel, ARRAY['model_id', 'model_arch', 'model_weights'],
-        ARRAY['integer', 'json', 'bytea'], 'a model architecture table made by load_keras_model');
-    EXECUTE format('SELECT count(*), (array_agg(model_arch))[1], (array_agg(model_weights))[1]'
-                   '  FROM %s WHERE model_id = $1', madlib_dl._table_sql(arch_tbl))
-       INTO nt, arch, arch_weights USING model_id;
-    IF nt = 0 THEN
-        RAISE EXCEPTION 'model_id % not found in model architecture table "%"', model_id,
-                        madlib_dl._table_label(arch_tbl)
-            USING ERRCODE = 'no_data_found',
-                  HINT = format('SELECT model_id, name FROM %s lists the architectures it holds.',
-                                madlib_dl._table_sql(arch_tbl));
-    END IF;
-    PERFORM madlib_dl._assert_not_null(arch, 'model_arch');
+    ar := madlib_dl._fit_archs(arch_tbl, ARRAY[model_id], ARRAY[NULL]);
 
     -- 3. memory: what one process will hold, from the architecture, before
     --    any data is read or any model is built (54000 when over the limit)
-    tr := madlib_dl._job_transport(src_rel);
-    nseg := coalesce(tr.num_segments, madlib_dl._fit_num_segments(source, src_rel, psum));
+    tr := madlib_dl._fit_job_transport(source, inp.src_rel, inp.psum);
     PERFORM madlib_dl._check_model_memory(CASE WHEN tr.transport = 'workers' THEN 'fit' ELSE 'distributed' END,
-        ARRAY[arch::text], ARRAY[compile_params::text], ARRAY[fit_params::text],
-        ARRAY[format('model_id %s', model_id)],
-        num_iterations => num_iterations, metrics_compute_frequency => freq, num_segments => nseg);
-
-    PERFORM madlib_dl._fit_check_packed(source, 'source_table', vars.x_cols, vars.y_cols, arch);
-    IF validation IS NOT NULL THEN
-        val_rel := madlib_dl._assert_table_exists(validation, 'validation_table');
-        vsum := madlib_dl._fit_packed_summary(validation, 'validation_table');
-        SELECT v.x_cols, v.y_cols INTO vx_cols, vy_cols FROM madlib_dl._fit_vars(vsum) v;
-        PERFORM madlib_dl._fit_check_packed(validation, 'validation_table', vx_cols, vy_cols, arch);
-    END IF;
+        ar.archs, ARRAY[compile_params::text], ARRAY[fit_params::text], ARRAY[format('model_id %s', model_id)],
+        num_iterations => num_iterations, metrics_compute_frequency => freq, num_segments => tr.num_segments);
+    PERFORM madlib_dl._fit_check_data(source, validation, inp.x_cols, inp.y_cols, inp.vx_cols, inp.vy_cols,
+                                      ar.archs);
 
     -- 4. initial weights: warm start, else transfer learning, else random
     IF warm_start THEN
-        PERFORM madlib_dl._assert_known_format(madlib_dl._table_oid(summary_tbl),
-                                               format('model table "%s"', madlib_dl._table_label(model)));
-        EXECUTE format('SELECT count(*), (array_agg(model_weights))[1], (array_agg(model_arch))[1] FROM %s',
-                       madlib_dl._table_sql(model))
-           INTO nt, init_weights, old_arch;
-        IF nt <> 1 OR init_weights IS NULL THEN
-            RAISE EXCEPTION 'model table "%" for warm_start must hold one row with model_weights, it has % rows',
-                            madlib_dl._table_label(model), nt
-                USING ERRCODE = 'cardinality_violation',
-                      HINT = 'Give the model table written by an earlier fit, or warm_start => false.';
-        END IF;
-        IF octet_length(init_weights) <> 4 * (madlib_dl._arch_info(arch)).n_params THEN
-            RAISE EXCEPTION 'model table "%" holds % weights, but architecture % has %',
-                            madlib_dl._table_label(model), octet_length(init_weights) / 4,
-                            model_id, (madlib_dl._arch_info(arch)).n_params
-                USING ERRCODE = 'data_exception',
-                      HINT = 'Warm start with the architecture the model was trained with.';
-        END IF;
-        IF old_arch IS NOT NULL
-           AND (madlib_dl._arch_info(old_arch)).fingerprint <> (madlib_dl._arch_info(arch)).fingerprint THEN
-            RAISE EXCEPTION 'model table "%" was trained with another architecture than model_id %',
-                            madlib_dl._table_label(model), model_id
-                USING ERRCODE = 'data_exception',
-                      HINT = 'Warm start with the architecture the model was trained with, or warm_start => false.';
-        END IF;
-    ELSE
-        init_weights := arch_weights;   -- NULL: random initialisation
+        ar.inits := madlib_dl._fit_warm_start(model, summary_tbl, NULL, ar.archs, ar.inits, model_id);
     END IF;
-    IF init_weights IS NOT NULL THEN
-        -- warm-start and transfer weights: right size and finite, before any work
-        PERFORM madlib_dl._validate_arch(arch, init_weights);
-    END IF;
-
-    -- temporary data: no parallel worker can read it (01_util.sql)
-    saved_workers := madlib_dl._leader_only_for_temp(ARRAY[src_rel, val_rel], tr.transport);
+    PERFORM madlib_dl._fit_check_inits(ar.archs, ar.inits);
 
     -- 5. train over the transport (no table is written before this returns);
     --    MADlib's fit has no use_caching: madlib_dl.partition_memory decides
+    saved_workers := madlib_dl._leader_only_for_temp(ARRAY[inp.src_rel, inp.val_rel], tr.transport);
     PERFORM madlib_dl._progress_label(model);
     t_start := clock_timestamp();
-    r := madlib_dl._fit_run(ROW(src_rel, vars.x_cols, vars.y_cols, val_rel, vx_cols, vy_cols, ARRAY[model_id],
-                                ARRAY[arch::text], ARRAY[init_weights], ARRAY[compile_params::text],
-                                ARRAY[fit_params::text], num_iterations, freq, nseg, 1,
-                                tr.transport, tr.cluster, NULL, averaging_period,
-                                lr_scaling::text, es)::madlib_dl._train_job);
+    r := madlib_dl._fit_run(madlib_dl._make_train_job(inp.src_rel, NULL, NULL, ar.archs,
+        ARRAY[compile_params::text], num_iterations, fit_params => ARRAY[fit_params::text],
+        init_weights => ar.inits, mst_keys => ARRAY[model_id], validation => inp.val_rel,
+        metrics_compute_frequency => freq, num_segments => tr.num_segments, transport => tr.transport,
+        cluster => tr.cluster, averaging_period => averaging_period, lr_scaling => lr_scaling::text,
+        x_cols => inp.x_cols, y_cols => inp.y_cols, val_x_cols => inp.vx_cols, val_y_cols => inp.vy_cols,
+        early_stopping => es));
     t_end := clock_timestamp();
+    PERFORM madlib_dl._leader_only_end(saved_workers);
 
     -- 6. output tables, in this transaction
-    PERFORM madlib_dl._leader_only_end(saved_workers);
-    IF warm_start THEN
-        -- both checked by _assert_warm_start_outputs above
-        EXECUTE format('DROP TABLE %s', madlib_dl._table_sql(model));
-        EXECUTE format('DROP TABLE %s', madlib_dl._table_sql(summary_tbl));
-    END IF;
+    PERFORM madlib_dl._fit_drop_outputs(warm_start, model, NULL, summary_tbl);
     EXECUTE format('CREATE TABLE %s (model_weights bytea, model_arch json)%s', madlib_dl._table_sql(model),
                    madlib_dl._distributed_clause());
     EXECUTE format('INSERT INTO %s VALUES ($1, $2)', madlib_dl._table_sql(model))
-       USING r.model_weights, arch;
-
-    cv := madlib_dl._fit_class_values_columns(source, vars.y_cols);
-    oc := madlib_dl._fit_output_columns(vars.y_cols, '($38::madlib_dl._fit_result)');
-    EXECUTE format(
-        'CREATE TABLE %s ('
-        '  source_table text, model text, dependent_varname text[], independent_varname text[],'
-        '  model_arch_table text, model_id integer, compile_params text, fit_params text,'
-        '  num_iterations integer, validation_table text, object_table text,'
-        '  metrics_compute_frequency integer, name text, description text, model_type text,'
-        '  model_size double precision, start_training_time timestamp, end_training_time timestamp,'
-        '  metrics_elapsed_time double precision[], madlib_version text, num_classes integer[],'
-        '  dependent_vartype text[], normalizing_const real, metrics_type text[], loss_type text,'
-        '  training_metrics_final double precision, training_loss_final double precision,'
-        '  training_metrics double precision[], training_loss double precision[],'
-        '  validation_metrics_final double precision, validation_loss_final double precision,'
-        '  validation_metrics double precision[], validation_loss double precision[],'
-        '  metrics_iters integer[]%s, seed bigint, averaging_period integer, lr_scaling text,'
-        '  early_stopping text, stopped_at_iteration integer, best_iteration integer%s)%s',
-        madlib_dl._table_sql(summary_tbl), cv.defs, oc.defs, madlib_dl._distributed_clause());
-    EXECUTE format(
-        'INSERT INTO %s SELECT $1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12, $13, $14, $15,'
-        ' $16, $17, $18, $19, $20, $21, $22, $23, $24, $25, $26, $27, $28, $29, $30, $31, $32,'
-        ' $33, $34%s, $35, $36, $37, $39, $40, $41%s',
-        madlib_dl._table_sql(summary_tbl), cv.exprs, oc.exprs)
-    USING
-        madlib_dl._table_given(source),                               -- source_table, as given
-        madlib_dl._table_given(model),                                -- model
-        vars.y_cols,
-        vars.x_cols,
-        madlib_dl._table_given(arch_tbl),                             -- model_arch_table
-        model_id,
-        compile_params::text,
-        fit_params::text,
-        num_iterations,
-        madlib_dl._table_given(validation),
-        object_table::text,
-        freq,
-        name::text,
-        description::text,
-        'madlib_keras'::text,                                         -- model_type
-        octet_length(r.model_weights) / 1024.0::double precision,     -- model_size, KB
-        t_start,
-        t_end,
-        r.metrics_elapsed_time,
-        madlib_dl.version(),
-        madlib_dl._summary_int_list(psum->'num_classes'),
-        madlib_dl._summary_text_list(psum->'dependent_vartype'),
-        coalesce((psum->>'normalizing_const')::real, 1.0::real),
-        params.metrics_type,
-        params.loss_type,
-        r.training_metrics[array_upper(r.training_metrics, 1)],
-        r.training_loss[array_upper(r.training_loss, 1)],
-        r.training_metrics,
-        r.training_loss,
-        r.validation_metrics[array_upper(r.validation_metrics, 1)],
-        r.validation_loss[array_upper(r.validation_loss, 1)],
-        r.validation_metrics,
-        r.validation_loss,
-        r.metrics_iters,
-        params.seed,
-        averaging_period,
-        lr_scaling::text,
-        r,
-        es,
-        r.stopped_at_iteration,
-        r.best_iteration;
-    -- the source's transform (21_transform.sql): predict applies it to raw tables
-    IF jsonb_typeof(psum->'transform') = 'object' THEN
-        PERFORM madlib_dl._tf_store(summary_tbl, madlib_dl._transform_finish(psum->'transform'));
-    END IF;
+       USING r.model_weights, ar.archs[1]::json;
+    oc := madlib_dl._fit_output_columns(inp.y_cols, to_jsonb(r) - 'model_weights');
+    PERFORM madlib_dl._fit_write_summary(summary_tbl, madlib_dl._fit_summary_defs(oc.defs),
+        source, inp.psum, true,
+        madlib_dl._fit_series(to_jsonb(r) - 'model_weights', octet_length(r.model_weights)) || oc.vals
+        || jsonb_build_object('source_table', madlib_dl._table_given(source),
+            'model', madlib_dl._table_given(model), 'model_arch_table', madlib_dl._table_given(arch_tbl),
+            'model_id', model_id, 'compile_params', compile_params, 'fit_params', fit_params,
+            'num_iterations', num_iterations, 'validation_table', madlib_dl._table_given(validation),
+            'object_table', object_table, 'metrics_compute_frequency', freq, 'name', name,
+            'description', description, 'start_training_time', t_start, 'end_training_time', t_end,
+            'metrics_type', params.metrics_type, 'loss_type', params.loss_type, 'seed', params.seed,
+            'averaging_period', averaging_period, 'lr_scaling', lr_scaling, 'early_stopping', es));
     -- a version per model in the registry (src/sql/serving.sql)
     PERFORM madlib_dl._record_versions(model, 'fit');
 END
@@ -2985,70 +2887,6 @@ CREATE FUNCTION madlib_dl.fit(source_table character varying, model character va
 AS $function$
     SELECT madlib_dl.madlib_keras_fit($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12, $13, $14,
                                       $15, $16, $17)
-$function$;
-
-CREATE OR REPLACE FUNCTION madlib_dl.madlib_keras_fit(message character varying)
- RETURNS text
- LANGUAGE sql
- IMMUTABLE
- SET search_path TO 'pg_catalog', 'pg_temp'
-AS $function$
-SELECT CASE WHEN lower(coalesce(message, '')) IN ('usage', 'help', '?') THEN
-$usage$madlib_keras_fit (also: fit): train one model on a preprocessed table, on
-all virtual segments at once, by model averaging.
-
-    SELECT madlib_dl.madlib_keras_fit(
-        source_table              VARCHAR,  -- table made by training_preprocessor_dl
-        model                     VARCHAR,  -- output table; <model>_summary is made too
-        model_arch_table          VARCHAR,  -- table made by load_keras_model
-        model_id                  INTEGER,  -- the architecture's model_id
-        compile_params            VARCHAR,  -- e.g. 'loss=''categorical_crossentropy'',
-                                            --   optimizer=''Adam(lr=0.01)'', metrics=[''accuracy'']'
-        fit_params                VARCHAR,  -- e.g. 'batch_size=32, epochs=1, seed=42'
-        num_iterations            INTEGER,  -- rounds of train-on-every-segment + average
-        use_gpus                  BOOLEAN,  -- DEFAULT false (true is an error: no GPU backend)
-        validation_table          VARCHAR,  -- DEFAULT NULL; made by validation_preprocessor_dl
-        metrics_compute_frequency INTEGER,  -- DEFAULT NULL = num_iterations
-        warm_start                BOOLEAN,  -- DEFAULT false: continue from <model>
-        name                      VARCHAR,  -- DEFAULT NULL, stored in the summary
-        description               VARCHAR,  -- DEFAULT NULL, stored in the summary
-        object_table              VARCHAR,  -- DEFAULT NULL; a table made by
-                                            --   load_top_k_accuracy_function, for
-                                            --   metrics=['top_<k>_accuracy']
-        averaging_period          INTEGER,  -- DEFAULT NULL = once per iteration; else
-                                            --   average every this many mini-batches
-        lr_scaling                VARCHAR,  -- DEFAULT NULL; 'linear' or 'sqrt': the
-                                            --   learning rate times N or sqrt(N) segments,
-                                            --   after a warm-up
-        early_stopping            VARCHAR   -- DEFAULT NULL; Keras' EarlyStopping, e.g.
-                                            --   'monitor=validation_loss, patience=3,
-                                            --    min_delta=0.001, restore_best=True'
-    );
-
-Each iteration every segment trains a copy of the model for `epochs`
-passes over its own partition, at the same time; then the copies (weights
-and optimizer state) are averaged, weighted by the samples each one saw.
-With averaging_period P they are averaged every P mini-batches of each
-segment too (Su & Chen 2015); docs/fit.md has the rules.
-Results are byte-identical for the same seed however many parallel
-workers PostgreSQL launched.  The seed is fit_params' seed= (default 42),
-recorded in the summary's seed column.
-
-A model of several inputs or outputs trains on a table packed with as
-many variables (training_preprocessor_dl's comma lists), matched by
-position; compile_params may give a loss list or dict and loss_weights.
-
-Output: <model> (model_weights BYTEA, model_arch JSON), one row, and
-<model>_summary with MADlib's columns.  docs/fit.md describes them.$usage$
-ELSE
-$summary$madlib_keras_fit: train one model on a preprocessed table.
-
-    SELECT madlib_dl.madlib_keras_fit('iris_train_packed', 'iris_model', 'model_arch_library', 1,
-        $$ loss='categorical_crossentropy', optimizer='Adam(lr=0.01)', metrics=['accuracy'] $$,
-        $$ batch_size=16, epochs=2 $$, 10);
-
-For all parameters: SELECT madlib_dl.madlib_keras_fit('usage');$summary$
-END
 $function$;
 
 CREATE FUNCTION madlib_dl._predict_batch(model_arch json, model_weights bytea, normalizing_const double precision, batch_size integer, feature_col text, max_rank integer, id_value text, features double precision[], flush boolean, OUT id text, OUT class_index integer, OUT prob double precision, OUT rank integer)
@@ -4135,160 +3973,6 @@ CREATE FUNCTION madlib_dl.predict_byom(model_arch_table character varying, model
  LANGUAGE sql
 AS $function$ SELECT madlib_dl.madlib_keras_predict_byom($1, $2, $3, $4, $5, $6, $7::double precision, $8, $9, $10, $11, $12) $function$;
 
-CREATE OR REPLACE FUNCTION madlib_dl.madlib_keras_evaluate(message character varying)
- RETURNS text
- LANGUAGE sql
- IMMUTABLE
- SET search_path TO 'pg_catalog', 'pg_temp'
-AS $function$
-SELECT CASE WHEN lower(coalesce(message, '')) IN ('usage', 'help', '?') THEN
-$usage$
-madlib_keras_evaluate (short name: evaluate): the loss and metric of a
-trained model on a preprocessed table, as its compile_params define them.
-
-    SELECT madlib_dl.madlib_keras_evaluate(
-        model_table   VARCHAR,  -- model table made by fit (or fit_multiple_model)
-        test_table    VARCHAR,  -- table made by validation_preprocessor_dl
-                                -- or training_preprocessor_dl
-        output_table  VARCHAR,  -- table to create; must not exist
-        use_gpus      BOOLEAN,  -- default false; true is not supported
-        mst_key       INTEGER   -- default NULL; required for a multi-model
-                                -- table, forbidden for a single-model one
-    );
-
-The output table has one row:
-    loss          FLOAT8   mean loss over every example of test_table
-    metric        FLOAT8   mean metric (NULL when compile_params has none)
-    metrics_type  TEXT[]   the metric's name, from the model summary
-    loss_type     TEXT     the loss's name, from the model summary
-and, for a model of several outputs (loss: the weighted sum of theirs,
-metric: the first output's), each output's:
-    <y>_loss      FLOAT8   its mean loss (<y>: its dependent variable)
-    <y>_metric    FLOAT8   its mean metric
-
-See also: SELECT madlib_dl.madlib_keras_predict('usage');
-$usage$
-ELSE
-$summary$
-madlib_keras_evaluate (short name: evaluate): loss and metric of a trained
-model on a preprocessed table.
-
-    SELECT madlib_dl.madlib_keras_evaluate('iris_model', 'iris_test_packed', 'iris_eval');
-    SELECT * FROM iris_eval;
-
-For all parameters: SELECT madlib_dl.madlib_keras_evaluate('usage');
-$summary$
-END
-$function$;
-
-CREATE OR REPLACE FUNCTION madlib_dl.madlib_keras_predict(message character varying)
- RETURNS text
- LANGUAGE sql
- IMMUTABLE
- SET search_path TO 'pg_catalog', 'pg_temp'
-AS $function$
-SELECT CASE WHEN lower(coalesce(message, '')) IN ('usage', 'help', '?') THEN
-$usage$
-madlib_keras_predict (short name: predict): apply a trained model to raw
-rows, one example per row.  The training normalizing_const is applied.
-
-    SELECT madlib_dl.madlib_keras_predict(
-        model_table          VARCHAR,  -- model table made by fit (or fit_multiple_model)
-        test_table           VARCHAR,  -- table or view with one example per row
-        id_col               VARCHAR,  -- column that identifies each row
-        independent_varname  VARCHAR,  -- numeric array column with the features;
-                                       -- a comma list, one per model input, for a
-                                       -- model of several inputs: 'x1, x2'
-        output_table         VARCHAR,  -- table to create; must not exist
-        pred_type            VARCHAR,  -- default 'prob'; see below
-        use_gpus             BOOLEAN,  -- default false; true is not supported
-        mst_key              INTEGER   -- default NULL; required for a multi-model
-                                       -- table, forbidden for a single-model one
-    );
-
-pred_type:
-    'prob'      every class, ranked
-    'response'  the most probable class only (no rank column)
-    k           an integer (or text such as '3'): the k most probable classes
-    p           a double precision (or text such as '0.2') in [0.0, 1.0):
-                the classes with prob > p, ranked
-
-The output table has one row per example and class written:
-    <id_col>     the id, with the type of test_table's column
-    class_name   TEXT     the dependent variable's name (a model of several
-                          outputs: each output's rows, named by its variable)
-    class_value  TEXT     the class (its index 0..K-1 when the model was
-                          trained on an already one-hot dependent)
-    prob         FLOAT8   the model's output for that class
-    rank         INTEGER  1 for the most probable class (not for 'response'),
-                          within each output
-
-See also: SELECT madlib_dl.madlib_keras_predict_byom('usage');
-$usage$
-ELSE
-$summary$
-madlib_keras_predict (short name: predict): class probabilities or classes
-for raw rows.
-
-    SELECT madlib_dl.madlib_keras_predict('iris_model', 'iris_test', 'id', 'attributes',
-                                          'iris_predict', 'response');
-
-For all parameters: SELECT madlib_dl.madlib_keras_predict('usage');
-$summary$
-END
-$function$;
-
-CREATE OR REPLACE FUNCTION madlib_dl.madlib_keras_predict_byom(message character varying)
- RETURNS text
- LANGUAGE sql
- IMMUTABLE
- SET search_path TO 'pg_catalog', 'pg_temp'
-AS $function$
-SELECT CASE WHEN lower(coalesce(message, '')) IN ('usage', 'help', '?') THEN
-$usage$
-madlib_keras_predict_byom (short name: predict_byom): predict with a model
-whose weights are stored in a model architecture table (bring your own
-model).
-
-    SELECT madlib_dl.madlib_keras_predict_byom(
-        model_arch_table     VARCHAR,   -- table made by load_keras_model
-        model_id             INTEGER,   -- the row whose model_arch and
-                                        -- model_weights (not NULL) are used
-        test_table           VARCHAR,   -- table or view with one example per row
-        id_col               VARCHAR,   -- column that identifies each row
-        independent_varname  VARCHAR,   -- numeric array column with the features;
-                                        -- a comma list for several inputs
-        output_table         VARCHAR,   -- table to create; must not exist
-        pred_type            VARCHAR,   -- default 'prob'; as for predict
-        use_gpus             BOOLEAN,   -- default false; true is not supported
-        class_values         TEXT[],    -- default NULL: '0' .. 'K-1'; a list, or
-                                        -- MADlib 2.x's list of lists (one
-                                        -- per output, padded with NULL)
-        normalizing_const    FLOAT8,    -- default NULL: 1.0; features are
-                                        -- divided by it
-        dependent_count      INTEGER    -- default 1; the model's number of
-                                        -- outputs (1 to 16)
-    );
-
-The output table is predict's, with class_name 'dependent_var' (several
-outputs: 'dependent_var_0', 'dependent_var_1', ...).
-
-See also: SELECT madlib_dl.madlib_keras_predict('usage');
-$usage$
-ELSE
-$summary$
-madlib_keras_predict_byom (short name: predict_byom): predict with weights
-stored in a model architecture table.
-
-    SELECT madlib_dl.madlib_keras_predict_byom('model_arch_library', 1, 'iris_test', 'id',
-        'attributes', 'iris_predict_byom', 'response', false,
-        ARRAY['Iris-setosa', 'Iris-versicolor', 'Iris-virginica']);
-
-For all parameters: SELECT madlib_dl.madlib_keras_predict_byom('usage');
-$summary$
-END
-$function$;
-
 CREATE FUNCTION madlib_dl._onnx_export(model_arch json, model_weights bytea, opset integer)
  RETURNS bytea
  LANGUAGE c
@@ -4351,69 +4035,6 @@ CREATE FUNCTION madlib_dl.load_onnx_model(model_arch_table character varying, on
 AS $function$
     SELECT madlib_dl._load_onnx_model(
         madlib_dl._resolve_table($1, 'model_arch_table'), $2, $3, $4)
-$function$;
-
-CREATE FUNCTION madlib_dl.load_onnx_model(message character varying)
- RETURNS text
- LANGUAGE sql
- IMMUTABLE
- SET search_path TO 'pg_catalog', 'pg_temp'
-AS $function$
-SELECT CASE WHEN lower(coalesce(message, '')) IN ('usage', 'help', '?') THEN
-$usage$load_onnx_model: convert an ONNX model (e.g. PyTorch's torch.onnx.export)
-into a Keras architecture and weights, stored in a model architecture table
-as load_keras_model stores them (the table is created on first use).
-
-    SELECT madlib_dl.load_onnx_model(
-        model_arch_table  VARCHAR,  -- table to insert into (name or schema.name)
-        onnx              BYTEA,    -- the .onnx file's bytes
-        name              VARCHAR,  -- optional
-        description       VARCHAR   -- optional
-    );
-
-The model takes its rows in the ONNX model's own layout (NCHW for a
-PyTorch CNN); predict_byom, evaluate and fit (warm start from the imported
-weights) use it like any architecture.  Unsupported operators are refused,
-naming the node.  docs/interchange.md lists the operators.
-
-See also: SELECT madlib_dl.export_onnx();$usage$
-ELSE
-$summary$load_onnx_model: store an ONNX model as an architecture with its weights.
-
-    SELECT madlib_dl.load_onnx_model('model_arch_library', pg_read_binary_file('/path/model.onnx'),
-                                     'name', 'description');
-
-For all parameters: SELECT madlib_dl.load_onnx_model('usage');$summary$
-END
-$function$;
-
-CREATE FUNCTION madlib_dl.load_onnx_model()
- RETURNS text
- LANGUAGE sql
- IMMUTABLE
- SET search_path TO 'pg_catalog', 'pg_temp'
-AS $function$ SELECT madlib_dl.load_onnx_model(''::varchar) $function$;
-
-CREATE FUNCTION madlib_dl.export_onnx()
- RETURNS text
- LANGUAGE sql
- IMMUTABLE
- SET search_path TO 'pg_catalog', 'pg_temp'
-AS $function$
-SELECT $usage$export_onnx: a trained model as an ONNX file (bytea), for ONNX Runtime and
-every other ONNX consumer.
-
-    SELECT madlib_dl.export_onnx(
-        model_table  VARCHAR,            -- fit's or fit_multiple_model's output table
-        mst_key      INTEGER DEFAULT NULL, -- the model of a fit_multiple_model table
-        opset        INTEGER DEFAULT 17  -- ONNX opset, 13 to 17
-    );
-
-Inputs and outputs carry the Keras layers' names and shapes (channels
-last, as madlib_dl's predict takes them) with a dynamic batch dimension N.
-docs/interchange.md lists the layers and the operators they become.
-
-See also: SELECT madlib_dl.load_onnx_model('usage');$usage$
 $function$;
 
 CREATE FUNCTION madlib_dl._registry_record(name text, model_table regclass, mst_keys integer[], function text, source_table text, metrics jsonb[], params jsonb[])
@@ -4830,108 +4451,6 @@ AS $function$
         CASE WHEN $9 IS NULL THEN NULL ELSE madlib_dl._resolve_table($9, 'object_table') END)
 $function$;
 
-CREATE OR REPLACE FUNCTION madlib_dl.load_model_selection_table(message character varying)
- RETURNS text
- LANGUAGE sql
- IMMUTABLE
- SET search_path TO 'pg_catalog', 'pg_temp'
-AS $function$
-SELECT CASE WHEN lower(coalesce(message, '')) IN ('usage', 'help', '?') THEN
-$usage$load_model_selection_table: fill a model selection table with every
-combination of model ids, compile params and fit params, for fit_multiple.
-(Kept for MADlib compatibility; generate_model_configs is the newer way.)
-
-    SELECT madlib_dl.load_model_selection_table(
-        model_arch_table       VARCHAR,    -- table made by load_keras_model
-        model_selection_table  VARCHAR,    -- table to create or append to
-        model_id_list          INTEGER[],  -- model ids of model_arch_table
-        compile_params_list    VARCHAR[],  -- compile_params strings
-        fit_params_list        VARCHAR[],  -- fit_params strings
-        object_table           VARCHAR     -- optional: a table made by
-                                           -- load_top_k_accuracy_function
-    );
-
-Every string is parsed when the row is created, so a bad one is an error
-here, not when training starts.  The table has the columns
-    mst_key          SERIAL PRIMARY KEY
-    model_id         INTEGER
-    compile_params   VARCHAR
-    fit_params       VARCHAR
-    UNIQUE (model_id, compile_params, fit_params)
-and <model_selection_table>_summary holds model_arch_table and object_table.
-An existing table is appended to; rows it already holds are not added
-again.
-
-See also: SELECT madlib_dl.generate_model_configs('usage');$usage$
-ELSE
-$summary$load_model_selection_table: every combination of model ids, compile
-params and fit params, as a model selection table.
-
-    SELECT madlib_dl.load_model_selection_table('model_arch_library', 'mst_table',
-        ARRAY[1, 2],
-        ARRAY['loss=''categorical_crossentropy'', optimizer=''Adam(lr=0.001)'', metrics=[''accuracy'']'],
-        ARRAY['batch_size=32, epochs=1', 'batch_size=64, epochs=1']);
-
-For all parameters: SELECT madlib_dl.load_model_selection_table('usage');$summary$
-END
-$function$;
-
-CREATE OR REPLACE FUNCTION madlib_dl.generate_model_configs(message character varying)
- RETURNS text
- LANGUAGE sql
- IMMUTABLE
- SET search_path TO 'pg_catalog', 'pg_temp'
-AS $function$
-SELECT CASE WHEN lower(coalesce(message, '')) IN ('usage', 'help', '?') THEN
-$usage$generate_model_configs: fill a model selection table by grid search or
-random search over MADlib's parameter grids, for fit_multiple.
-
-    SELECT madlib_dl.generate_model_configs(
-        model_arch_table       VARCHAR,    -- table made by load_keras_model
-        model_selection_table  VARCHAR,    -- table to create or append to
-        model_id_list          INTEGER[],  -- model ids of model_arch_table
-        compile_params_grid    VARCHAR,    -- Python dict of lists (below)
-        fit_params_grid        VARCHAR,    -- Python dict of lists
-        search_type            VARCHAR,    -- 'grid' (default) or 'random'
-                                           -- (any prefix, e.g. 'rand')
-        num_configs            INTEGER,    -- random: how many to draw; grid: NULL
-        random_state           INTEGER,    -- random: seed (NULL: from the clock)
-        object_table           VARCHAR     -- optional: as for load_model_selection_table
-    );
-
-Grids map parameter names to lists of values.  The compile grid may hold
-optimizer_params_list, a list of alternative optimizer dicts:
-    {'loss': ['categorical_crossentropy'], 'metrics': ['accuracy'],
-     'optimizer_params_list': [
-         {'optimizer': ['SGD'], 'lr': [0.0001, 0.001, 'log'],
-          'momentum': [0.95, 0.99, 'log_near_one']},
-         {'optimizer': ['Adam'], 'lr': [0.01, 0.1]}]}
-    {'batch_size': [64, 128], 'epochs': [10]}
-Grid search gives every combination.  Random search draws num_configs
-combinations; [low, high, 'linear' | 'log' | 'log_near_one'] is a
-distribution to sample from, any other list is chosen from uniformly.
-The same random_state gives the same rows.
-
-Generated strings look like
-    optimizer='SGD(lr=0.001,momentum=0.99)',loss='categorical_crossentropy',metrics=['accuracy']
-    batch_size=64,epochs=10
-and every one is parsed before any row is stored.  The table is the one
-load_model_selection_table makes; an existing table is appended to.
-
-See also: SELECT madlib_dl.load_model_selection_table('usage');$usage$
-ELSE
-$summary$generate_model_configs: grid or random search over parameter grids,
-as a model selection table.
-
-    SELECT madlib_dl.generate_model_configs('model_arch_library', 'mst_table', ARRAY[1, 2],
-        $$ {'loss': ['categorical_crossentropy'], 'metrics': ['accuracy'],
-            'optimizer_params_list': [{'optimizer': ['Adam'], 'lr': [0.001, 0.01]}]} $$,
-        $$ {'batch_size': [64, 128], 'epochs': [10]} $$);
-
-For all parameters: SELECT madlib_dl.generate_model_configs('usage');$summary$
-END
-$function$;
-
 CREATE FUNCTION madlib_dl._custom_function_refused(fn text)
  RETURNS void
  LANGUAGE plpgsql
@@ -5014,141 +4533,34 @@ CREATE FUNCTION madlib_dl.delete_custom_function(object_table character varying,
  LANGUAGE sql
 AS $function$ SELECT madlib_dl._custom_function_refused('delete_custom_function') $function$;
 
-CREATE FUNCTION madlib_dl.load_top_k_accuracy_function(message character varying)
- RETURNS text
- LANGUAGE sql
- IMMUTABLE
- SET search_path TO 'pg_catalog', 'pg_temp'
-AS $function$
-SELECT CASE WHEN lower(coalesce(message, '')) IN ('usage', 'help', '?') THEN
-$usage$load_top_k_accuracy_function: add the metric top_<k>_accuracy to an object
-table, as MADlib does, for metrics=['top_<k>_accuracy'] in compile_params.
-
-    SELECT madlib_dl.load_top_k_accuracy_function(
-        object_table  VARCHAR,  -- table to add to; made when it does not exist:
-                                -- (id serial, name text PRIMARY KEY,
-                                --  description text, object bytea NOT NULL)
-        k             INTEGER   -- 1 or more: how many of the most probable
-                                -- classes count as a hit
-    );
-
-The metric is computed natively (top-k categorical accuracy, ties at the
-k-th place count as hits): the row's object holds a marker, not a pickled
-function.  Pass object_table to fit, load_model_selection_table or
-generate_model_configs as in MADlib.  load_custom_function and
-delete_custom_function are not supported (custom Python code).$usage$
-ELSE
-$summary$load_top_k_accuracy_function: add top_<k>_accuracy to an object table.
-
-    SELECT madlib_dl.load_top_k_accuracy_function('custom_function_table', 3);
-
-For all parameters: SELECT madlib_dl.load_top_k_accuracy_function('usage');$summary$
-END
-$function$;
-
-CREATE FUNCTION madlib_dl.load_top_k_accuracy_function()
- RETURNS text
- LANGUAGE sql
- IMMUTABLE
- SET search_path TO 'pg_catalog', 'pg_temp'
-AS $function$ SELECT madlib_dl.load_top_k_accuracy_function(''::varchar) $function$;
-
 CREATE FUNCTION madlib_dl._fit_multiple_run(job madlib_dl._train_job)
  RETURNS SETOF madlib_dl._fit_multiple_result
  LANGUAGE c
  ROWS 10
 AS '$libdir/madlib_dl', $function$madlib_dl__fit_multiple_run$function$;
 
-CREATE FUNCTION madlib_dl._fit_multiple(source text[], model text[], mst text[], num_iterations integer, use_gpus boolean, validation text[], metrics_compute_frequency integer, warm_start boolean, name character varying, description character varying, use_caching boolean, early_stopping character varying)
- RETURNS void
+CREATE FUNCTION madlib_dl._fit_multiple_configs(mst text[], early_stopping text, has_validation boolean, OUT keys integer[], OUT ids integer[], OUT compiles text[], OUT fits text[], OUT loss_types text[], OUT metric_types text[], OUT arch_tbl text[], OUT arch_raw text, OUT object_raw text, OUT es text)
+ RETURNS record
  LANGUAGE plpgsql
+ STABLE
  SET search_path TO 'pg_catalog', 'pg_temp'
 AS $function$
 DECLARE
-    info_tbl text[] := madlib_dl._table_with_suffix(model, '_info');
-    summary_tbl text[] := ARRAY[model[1], model[2] || '_summary'];
     mst_summ text[] := ARRAY[mst[1], mst[2] || '_summary'];
     what constant text := 'a model selection table made by load_model_selection_table '
                           'or generate_model_configs';
-    -- the visit order's seed (MADlib seeds its schedule with 1)
-    schedule_seed constant bigint := 1;
-    src_rel regclass;
-    val_rel regclass;
     mst_rel regclass;
     msum_rel regclass;
     arch_rel regclass;
-    psum jsonb;
-    vsum jsonb;
-    x_cols text[];              -- the packed tables' variables (_fit_vars)
-    y_cols text[];
-    vx_cols text[];
-    vy_cols text[];
-    arch_raw text;
     arch_qualified text;
-    object_raw text;
     object_qualified text;
     object_tbl text[];
-    arch_tbl text[];
     col text;
     col_type text;
-    keys integer[];
-    ids integer[];
-    compiles text[];
-    fits text[];
-    archs text[];
-    inits bytea[];
-    loss_types text[];
-    metric_types text[];
-    n_params bigint[];
     params record;
-    es text;                    -- early_stopping, canonical (NULL: none)
-    a json;
-    aw bytea;
-    old_w bytea;
-    old_arch json;
-    freq integer;
-    nseg integer;
-    tr record;                  -- _job_transport: how the job runs
-    saved_workers text;         -- _leader_only_for_temp
     nt bigint;
     i integer;
-    cv record;                  -- _fit_class_values_columns
-    oc record;                  -- _fit_output_columns
-    t_start timestamp;
-    t_end timestamp;
-    results madlib_dl._fit_multiple_result[];
-    sched integer[];
-    planned_iters integer[];
 BEGIN
-    -- 1. arguments that need no table
-    PERFORM madlib_dl._assert_not_null(num_iterations, 'num_iterations');
-    IF coalesce(use_gpus, false) THEN
-        RAISE EXCEPTION 'use_gpus is not supported: this build of madlib_dl has no GPU backend'
-            USING ERRCODE = 'feature_not_supported',
-                  HINT = 'Call fit_multiple with use_gpus => false; training runs on the CPU cores of all segments.';
-    END IF;
-    freq := madlib_dl._fit_check_iterations(num_iterations, metrics_compute_frequency);
-
-    -- 2. tables: inputs exist, outputs absent (or the model table present for warm start)
-    src_rel := madlib_dl._assert_table_exists(source, 'source_table');
-    psum := madlib_dl._fit_packed_summary(source, 'source_table');
-    SELECT v.x_cols, v.y_cols INTO x_cols, y_cols FROM madlib_dl._fit_vars(psum) v;
-    IF warm_start THEN
-        PERFORM madlib_dl._assert_warm_start_outputs(model, 'model_output_table', summary_tbl,
-            ARRAY['mst_key', 'model_weights', 'model_arch'], ARRAY['integer', 'bytea', 'json'],
-            'fit_multiple', info_tbl, 'model_info');
-    ELSE
-        PERFORM madlib_dl._assert_schema_exists(model);
-        PERFORM madlib_dl._assert_output_absent(model, 'model_output_table');
-        PERFORM madlib_dl._assert_output_absent(info_tbl, 'model info table');
-        PERFORM madlib_dl._assert_output_absent(summary_tbl, 'model summary table');
-    END IF;
-    IF validation IS NOT NULL THEN
-        val_rel := madlib_dl._assert_table_exists(validation, 'validation_table');
-        vsum := madlib_dl._fit_packed_summary(validation, 'validation_table');
-        SELECT v.x_cols, v.y_cols INTO vx_cols, vy_cols FROM madlib_dl._fit_vars(vsum) v;
-    END IF;
-
     -- 3. the model selection table and its summary
     mst_rel := madlib_dl._assert_table_exists(mst, 'model_selection_table');
     PERFORM madlib_dl._assert_columns(mst_rel, ARRAY['mst_key', 'model_id'],
@@ -5248,7 +4660,7 @@ BEGIN
         END IF;
         params := madlib_dl._check_params(compiles[i], fits[i]);
         BEGIN
-            es := madlib_dl._check_early_stopping(early_stopping, compiles[i], validation IS NOT NULL);
+            es := madlib_dl._check_early_stopping(early_stopping, compiles[i], has_validation);
         EXCEPTION WHEN invalid_parameter_value THEN
             RAISE EXCEPTION 'mst_key %: %', keys[i], SQLERRM
                 USING ERRCODE = 'invalid_parameter_value',
@@ -5256,26 +4668,6 @@ BEGIN
         END;
         loss_types[i] := params.loss_type;
         metric_types[i] := params.metrics_type[1];
-        EXECUTE format('SELECT count(*), (array_agg(model_arch))[1], (array_agg(model_weights))[1]'
-                       '  FROM %s WHERE model_id = $1', madlib_dl._table_sql(arch_tbl))
-           INTO nt, a, aw USING ids[i];
-        IF nt = 0 OR a IS NULL THEN
-            RAISE EXCEPTION 'model_id % of mst_key % not found in model architecture table "%"',
-                            ids[i], keys[i], madlib_dl._table_label(arch_tbl)
-                USING ERRCODE = 'no_data_found',
-                      HINT = format('SELECT model_id, name FROM %s lists the architectures it holds.',
-                                    madlib_dl._table_sql(arch_tbl));
-        END IF;
-        archs[i] := a::text;
-        inits[i] := aw;     -- transfer learning; NULL: random
-        n_params[i] := (madlib_dl._arch_info(a)).n_params;
-        IF array_position(ids[1:i - 1], ids[i]) IS NULL THEN
-            -- each architecture once: the data must fit it
-            PERFORM madlib_dl._fit_check_packed(source, 'source_table', x_cols, y_cols, a);
-            IF validation IS NOT NULL THEN
-                PERFORM madlib_dl._fit_check_packed(validation, 'validation_table', vx_cols, vy_cols, a);
-            END IF;
-        END IF;
     END LOOP;
 
     -- the object table the selection table names (as for the architecture
@@ -5294,156 +4686,116 @@ BEGIN
         PERFORM madlib_dl._object_table_check(object_tbl, compiles);
     END IF;
 
-    -- memory: what one process will hold, from the architectures, before
-    -- any model is built (54000 naming the configuration, or the whole)
-    tr := madlib_dl._job_transport(src_rel);
-    nseg := coalesce(tr.num_segments, madlib_dl._fit_num_segments(source, src_rel, psum));
+END
+$function$;
+
+CREATE FUNCTION madlib_dl._fit_multiple_summary_defs()
+ RETURNS text
+ LANGUAGE sql
+ IMMUTABLE PARALLEL SAFE
+ SET search_path TO 'pg_catalog', 'pg_temp'
+AS $function$
+    SELECT 'source_table text, validation_table text, model text,'
+        ' model_info text, dependent_varname text[], independent_varname text[], model_arch_table text,'
+        ' model_selection_table text, object_table text, num_iterations integer,'
+        ' metrics_compute_frequency integer, warm_start boolean, name text, description text,'
+        ' start_training_time timestamp, end_training_time timestamp, madlib_version text,'
+        ' num_classes integer[]{class_values}, dependent_vartype text[], normalizing_const real,'
+        ' metrics_iters integer[], schedule integer[], use_caching boolean, early_stopping text'
+$function$;
+
+CREATE FUNCTION madlib_dl._fit_multiple(source text[], model text[], mst text[], num_iterations integer, use_gpus boolean, validation text[], metrics_compute_frequency integer, warm_start boolean, name character varying, description character varying, use_caching boolean, early_stopping character varying)
+ RETURNS void
+ LANGUAGE plpgsql
+ SET search_path TO 'pg_catalog', 'pg_temp'
+AS $function$
+DECLARE
+    info_tbl text[] := madlib_dl._table_with_suffix(model, '_info');
+    summary_tbl text[] := ARRAY[model[1], model[2] || '_summary'];
+    inp record;                 -- _fit_inputs: the packed tables and their variables
+    ms record;                  -- _fit_multiple_configs: the configurations
+    ar record;                  -- _fit_archs: their architectures and weights
+    freq integer;
+    tr record;                  -- _fit_job_transport: how the job runs
+    saved_workers text;         -- _leader_only_for_temp
+    oc record;                  -- _fit_output_columns
+    t_start timestamp;
+    t_end timestamp;
+    results madlib_dl._fit_multiple_result[];
+BEGIN
+    -- 1. arguments that need no table
+    PERFORM madlib_dl._assert_not_null(num_iterations, 'num_iterations');
+    PERFORM madlib_dl._fit_check_no_gpus(use_gpus, 'fit_multiple');
+    freq := madlib_dl._fit_check_iterations(num_iterations, metrics_compute_frequency);
+
+    -- 2. tables: inputs exist, outputs absent (or the model table present for warm start)
+    inp := madlib_dl._fit_inputs(source, validation);
+    IF warm_start THEN
+        PERFORM madlib_dl._assert_warm_start_outputs(model, 'model_output_table', summary_tbl,
+            ARRAY['mst_key', 'model_weights', 'model_arch'], ARRAY['integer', 'bytea', 'json'],
+            'fit_multiple', info_tbl, 'model_info');
+    ELSE
+        PERFORM madlib_dl._fit_assert_outputs_absent(model, info_tbl, summary_tbl);
+    END IF;
+
+    -- 3. the configurations, their architectures, each checked against the data once
+    ms := madlib_dl._fit_multiple_configs(mst, early_stopping, validation IS NOT NULL);
+    ar := madlib_dl._fit_archs(ms.arch_tbl, ms.ids, ARRAY(SELECT format('mst_key %s', k) FROM unnest(ms.keys) k));
+    PERFORM madlib_dl._fit_check_data(source, validation, inp.x_cols, inp.y_cols, inp.vx_cols, inp.vy_cols,
+                                      ar.archs);
+
+    -- 4. memory, before any model is built (54000 naming the configuration, or the whole)
+    tr := madlib_dl._fit_job_transport(source, inp.src_rel, inp.psum);
     PERFORM madlib_dl._check_model_memory(CASE WHEN tr.transport = 'workers' THEN 'fit_multiple' ELSE 'distributed' END,
-        archs, compiles, fits, ARRAY(SELECT format('mst_key %s', k) FROM unnest(keys) k),
-        num_iterations => num_iterations, metrics_compute_frequency => freq, num_segments => nseg);
+        ar.archs, ms.compiles, ms.fits, ARRAY(SELECT format('mst_key %s', k) FROM unnest(ms.keys) k),
+        num_iterations => num_iterations, metrics_compute_frequency => freq, num_segments => tr.num_segments);
 
     -- 5. warm start: keys in the model table continue from their weights
     IF warm_start THEN
-        PERFORM madlib_dl._assert_known_format(madlib_dl._table_oid(summary_tbl),
-                                               format('model table "%s"', madlib_dl._table_label(model)));
-        FOR i IN 1 .. cardinality(keys) LOOP
-            EXECUTE format('SELECT count(*), (array_agg(model_weights))[1], (array_agg(model_arch))[1]'
-                           '  FROM %s WHERE mst_key = $1', madlib_dl._table_sql(model))
-               INTO nt, old_w, old_arch USING keys[i];
-            CONTINUE WHEN nt = 0;       -- a new key: starts fresh
-            IF old_w IS NULL OR octet_length(old_w) <> 4 * n_params[i] THEN
-                RAISE EXCEPTION 'model table "%" holds % weights for mst_key %, but its architecture has %',
-                                madlib_dl._table_label(model), octet_length(old_w) / 4, keys[i], n_params[i]
-                    USING ERRCODE = 'data_exception',
-                          HINT = 'Warm start with the model selection table the models were trained with, or warm_start => false.';
-            END IF;
-            IF old_arch IS NOT NULL
-               AND (madlib_dl._arch_info(old_arch)).fingerprint
-                   <> (madlib_dl._arch_info(archs[i]::json)).fingerprint THEN
-                RAISE EXCEPTION 'mst_key % in model table "%" was trained with another architecture',
-                                keys[i], madlib_dl._table_label(model)
-                    USING ERRCODE = 'data_exception',
-                          HINT = 'Warm start with the model selection table the models were trained with, or warm_start => false.';
-            END IF;
-            inits[i] := old_w;
-        END LOOP;
+        ar.inits := madlib_dl._fit_warm_start(model, summary_tbl, ms.keys, ar.archs, ar.inits, NULL);
     END IF;
-    FOR i IN 1 .. cardinality(keys) LOOP
-        IF inits[i] IS NOT NULL THEN
-            -- warm-start and transfer weights: right size and finite, before any work
-            PERFORM madlib_dl._validate_arch(archs[i]::json, inits[i]);
-        END IF;
-    END LOOP;
+    PERFORM madlib_dl._fit_check_inits(ar.archs, ar.inits);
 
-    -- temporary data: no parallel worker can read it (01_util.sql)
-    saved_workers := madlib_dl._leader_only_for_temp(ARRAY[src_rel, val_rel], tr.transport);
-
-    -- 7. train over the transport (no table is written before this returns)
+    -- 6. train over the transport (no table written before it returns); MADlib's schedule seed 1
+    saved_workers := madlib_dl._leader_only_for_temp(ARRAY[inp.src_rel, inp.val_rel], tr.transport);
     PERFORM madlib_dl._progress_label(model);
     t_start := clock_timestamp();
-    results := ARRAY(
-        SELECT r FROM madlib_dl._fit_multiple_run(ROW(src_rel, x_cols, y_cols, val_rel, vx_cols, vy_cols,
-                          keys, archs, inits, compiles, fits, num_iterations, freq, nseg,
-                          schedule_seed, tr.transport, tr.cluster, use_caching,
-                          NULL, NULL, es)::madlib_dl._train_job) r);
+    results := ARRAY(SELECT r FROM madlib_dl._fit_multiple_run(madlib_dl._make_train_job(inp.src_rel, NULL, NULL,
+        ar.archs, ms.compiles, num_iterations, fit_params => ms.fits, init_weights => ar.inits,
+        mst_keys => ms.keys, validation => inp.val_rel, metrics_compute_frequency => freq,
+        num_segments => tr.num_segments, schedule_seed => 1, transport => tr.transport, cluster => tr.cluster,
+        use_caching => use_caching, x_cols => inp.x_cols, y_cols => inp.y_cols, val_x_cols => inp.vx_cols,
+        val_y_cols => inp.vy_cols, early_stopping => ms.es)) r);
     t_end := clock_timestamp();
-    sched := (results[1]).schedule;
-    SELECT array_agg(g ORDER BY g) INTO planned_iters
-      FROM generate_series(1, num_iterations) g
-     WHERE g % freq = 0 OR g = num_iterations;
-
-    -- 8. output tables, in this transaction
     PERFORM madlib_dl._leader_only_end(saved_workers);
-    IF warm_start THEN
-        -- each checked by _assert_warm_start_outputs above
-        EXECUTE format('DROP TABLE %s', madlib_dl._table_sql(model));
-        EXECUTE format('DROP TABLE IF EXISTS %s', madlib_dl._table_sql(info_tbl));
-        EXECUTE format('DROP TABLE %s', madlib_dl._table_sql(summary_tbl));
-    END IF;
-    EXECUTE format('CREATE TABLE %s (mst_key integer PRIMARY KEY, model_weights bytea, model_arch json)%s',
-                   madlib_dl._table_sql(model), madlib_dl._distributed_clause('mst_key'));
-    EXECUTE format('INSERT INTO %s SELECT r.mst_key, r.model_weights, a::json'
-                   '  FROM unnest($1) r JOIN unnest($2, $3) AS k(key, a) ON k.key = r.mst_key'
-                   ' ORDER BY r.mst_key', madlib_dl._table_sql(model))
-       USING results, keys, archs;
 
-    oc := madlib_dl._fit_output_columns(y_cols, 'r');
-    EXECUTE format(
-        'CREATE TABLE %s ('
-        '  mst_key integer PRIMARY KEY, model_id integer, compile_params text, fit_params text,'
-        '  model_type text, model_size double precision, metrics_elapsed_time double precision[],'
-        '  metrics_type text[], loss_type text,'
-        '  training_metrics_final double precision, training_loss_final double precision,'
-        '  training_metrics double precision[], training_loss double precision[],'
-        '  validation_metrics_final double precision, validation_loss_final double precision,'
-        '  validation_metrics double precision[], validation_loss double precision[],'
-        '  metrics_iters integer[], status text, training_seconds double precision,'
-        '  waiting_seconds double precision, stopped_at_iteration integer,'
-        '  best_iteration integer%s)%s', madlib_dl._table_sql(info_tbl), oc.defs,
-        madlib_dl._distributed_clause('mst_key'));
-    EXECUTE format(
-        'INSERT INTO %s'
-        ' SELECT r.mst_key, k.id, k.c, k.f, ''madlib_keras'', octet_length(r.model_weights) / 1024.0,'
-        '        r.metrics_elapsed_time, CASE WHEN k.m IS NULL THEN NULL ELSE ARRAY[k.m] END, k.l,'
-        '        r.training_metrics[array_upper(r.training_metrics, 1)],'
-        '        r.training_loss[array_upper(r.training_loss, 1)],'
-        '        r.training_metrics, r.training_loss,'
-        '        r.validation_metrics[array_upper(r.validation_metrics, 1)],'
-        '        r.validation_loss[array_upper(r.validation_loss, 1)],'
-        '        r.validation_metrics, r.validation_loss, r.metrics_iters, r.status,'
-        '        r.training_seconds, r.waiting_seconds, r.stopped_at_iteration,'
-        '        r.best_iteration%s'
-        '   FROM unnest($1) r'
-        '   JOIN unnest($2, $3, $4, $5, $6, $7) AS k(key, id, c, f, l, m) ON k.key = r.mst_key'
-        '  ORDER BY r.mst_key', madlib_dl._table_sql(info_tbl), oc.exprs)
-       USING results, keys, ids, compiles, fits, loss_types, metric_types;
-
-    cv := madlib_dl._fit_class_values_columns(source, y_cols);
-    EXECUTE format(
-        'CREATE TABLE %s ('
-        '  source_table text, validation_table text, model text, model_info text,'
-        '  dependent_varname text[], independent_varname text[], model_arch_table text,'
-        '  model_selection_table text, object_table text, num_iterations integer,'
-        '  metrics_compute_frequency integer, warm_start boolean, name text, description text,'
-        '  start_training_time timestamp, end_training_time timestamp, madlib_version text,'
-        '  num_classes integer[]%s, dependent_vartype text[], normalizing_const real,'
-        '  metrics_iters integer[], schedule integer[], use_caching boolean,'
-        '  early_stopping text)%s',
-        madlib_dl._table_sql(summary_tbl), cv.defs, madlib_dl._distributed_clause());
-    EXECUTE format(
-        'INSERT INTO %s SELECT $1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12, $13, $14, $15,'
-        ' $16, $17, $18%s, $19, $20, $21, $22, $23, $24',
-        madlib_dl._table_sql(summary_tbl), cv.exprs)
-    USING
-        madlib_dl._table_given(source),                               -- as the user gave them
-        madlib_dl._table_given(validation),
-        madlib_dl._table_given(model),
-        madlib_dl._table_given(info_tbl),
-        y_cols,
-        x_cols,
-        arch_raw,                                                     -- as the selection table records it
-        madlib_dl._table_given(mst),
-        object_raw,                                                   -- object_table
-        num_iterations,
-        freq,
-        warm_start,
-        name::text,
-        description::text,
-        t_start,
-        t_end,
-        madlib_dl.version(),
-        -- the class count (MADlib stores the number of dependent variables here)
-        madlib_dl._summary_int_list(psum->'num_classes'),
-        madlib_dl._summary_text_list(psum->'dependent_vartype'),
-        coalesce((psum->>'normalizing_const')::real, 1.0::real),
-        planned_iters,
-        sched,
-        use_caching,
-        es;
-    -- the source's transform (21_transform.sql): predict applies it to raw tables
-    IF jsonb_typeof(psum->'transform') = 'object' THEN
-        PERFORM madlib_dl._tf_store(summary_tbl, madlib_dl._transform_finish(psum->'transform'));
-    END IF;
+    -- 7. output tables, in this transaction
+    PERFORM madlib_dl._fit_drop_outputs(warm_start, model, info_tbl, summary_tbl);
+    PERFORM madlib_dl._fit_write_models(model, ms.keys, ARRAY(SELECT r.model_weights FROM unnest(results) r),
+                                        ar.archs);
+    oc := madlib_dl._fit_output_columns(inp.y_cols, NULL);
+    PERFORM madlib_dl._fit_write_rows(info_tbl, madlib_dl._fit_info_defs('', oc.defs),
+        madlib_dl._distributed_clause('mst_key'),
+        (SELECT jsonb_agg(madlib_dl._fit_series(to_jsonb(r) - 'model_weights', octet_length(r.model_weights))
+                          || (madlib_dl._fit_output_columns(inp.y_cols, to_jsonb(r) - 'model_weights')).vals
+                          || jsonb_build_object('model_id', k.id, 'compile_params', k.c, 'fit_params', k.f,
+                                                'loss_type', k.l, 'metrics_type', CASE WHEN k.m IS NOT NULL THEN ARRAY[k.m] END)
+                          ORDER BY r.mst_key)
+           FROM unnest(results) r
+           JOIN unnest(ms.keys, ms.ids, ms.compiles, ms.fits, ms.loss_types, ms.metric_types)
+                AS k(key, id, c, f, l, m) ON k.key = r.mst_key));
+    PERFORM madlib_dl._fit_write_summary(summary_tbl, madlib_dl._fit_multiple_summary_defs(),
+        source, inp.psum, true,
+        jsonb_build_object('source_table', madlib_dl._table_given(source),
+            'validation_table', madlib_dl._table_given(validation), 'model', madlib_dl._table_given(model),
+            'model_info', madlib_dl._table_given(info_tbl), 'model_arch_table', ms.arch_raw,
+            'model_selection_table', madlib_dl._table_given(mst), 'object_table', ms.object_raw,
+            'num_iterations', num_iterations, 'metrics_compute_frequency', freq, 'warm_start', warm_start,
+            'name', name, 'description', description, 'start_training_time', t_start,
+            'end_training_time', t_end, 'schedule', (results[1]).schedule, 'use_caching', use_caching,
+            'early_stopping', ms.es,
+            'metrics_iters', ARRAY(SELECT g FROM generate_series(1, num_iterations) g
+                                    WHERE g % freq = 0 OR g = num_iterations ORDER BY g)));
     -- a version per model in the registry (src/sql/serving.sql)
     PERFORM madlib_dl._record_versions(model, 'fit_multiple');
 END
@@ -5468,62 +4820,6 @@ CREATE FUNCTION madlib_dl.fit_multiple(source_table character varying, model_out
 AS $function$
     SELECT madlib_dl.madlib_keras_fit_multiple_model($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11,
                                                      $12)
-$function$;
-
-CREATE OR REPLACE FUNCTION madlib_dl.madlib_keras_fit_multiple_model(message character varying)
- RETURNS text
- LANGUAGE sql
- IMMUTABLE
- SET search_path TO 'pg_catalog', 'pg_temp'
-AS $function$
-SELECT CASE WHEN lower(coalesce(message, '')) IN ('usage', 'help', '?') THEN
-$usage$madlib_keras_fit_multiple_model (also: fit_multiple): train every
-configuration of a model selection table at once, by model hopper
-parallelism over all virtual segments.
-
-    SELECT madlib_dl.madlib_keras_fit_multiple_model(
-        source_table              VARCHAR,  -- table made by training_preprocessor_dl
-        model_output_table        VARCHAR,  -- output; <out>_info and <out>_summary too
-        model_selection_table     VARCHAR,  -- made by generate_model_configs or
-                                            --   load_model_selection_table
-        num_iterations            INTEGER,  -- iterations; each = every model visits
-                                            --   every segment once
-        use_gpus                  BOOLEAN,  -- DEFAULT false (true is an error: no GPU backend)
-        validation_table          VARCHAR,  -- DEFAULT NULL; made by validation_preprocessor_dl
-        metrics_compute_frequency INTEGER,  -- DEFAULT NULL = num_iterations
-        warm_start                BOOLEAN,  -- DEFAULT false: continue the keys in <out>
-        name                      VARCHAR,  -- DEFAULT NULL, stored in the summary
-        description               VARCHAR,  -- DEFAULT NULL, stored in the summary
-        use_caching               BOOLEAN   -- DEFAULT NULL: each segment's partition stays
-                                            --   in memory when it fits
-                                            --   madlib_dl.partition_memory, else it
-                                            --   is read from the table a window at a
-                                            --   time; true: always in memory (54000
-                                            --   when it does not fit); false: read
-        early_stopping            VARCHAR   -- DEFAULT NULL; Keras' EarlyStopping for every
-                                            --   model, e.g. 'monitor=validation_loss,
-                                            --   patience=3, restore_best=True': a model
-                                            --   that stops leaves the schedule
-    );
-
-In one iteration every model visits every segment exactly once and trains
-there for its own `epochs` passes over that segment's partition; the
-models hop between segments (max(#models, #segments) hops), the data stays
-where it is.  Passes over the data = epochs x num_iterations.  Results are
-byte-identical however many parallel workers PostgreSQL launched.
-
-Output: <out> (mst_key, model_weights, model_arch), <out>_info (one row
-per mst_key: parameters and metric history), <out>_summary (one row).
-docs/fit-multiple.md describes them.$usage$
-ELSE
-$summary$madlib_keras_fit_multiple_model: train every configuration of a model
-selection table at once (model hopper parallelism).
-
-    SELECT madlib_dl.madlib_keras_fit_multiple_model('iris_train_packed', 'iris_multi',
-        'mst_table', 10, FALSE, 'iris_test_packed');
-
-For all parameters: SELECT madlib_dl.madlib_keras_fit_multiple_model('usage');$summary$
-END
 $function$;
 
 CREATE FUNCTION madlib_dl._automl_check(automl_method text, automl_params text, OUT method text, OUT params text, OUT max_iterations integer)
@@ -5596,6 +4892,108 @@ BEGIN
 END
 $function$;
 
+CREATE FUNCTION madlib_dl._automl_check_grids(ids integer[], compile_params_grid text, fit_params_grid text, object_table text[], early_stopping text, has_validation boolean)
+ RETURNS text
+ LANGUAGE plpgsql
+ STABLE
+ SET search_path TO 'pg_catalog', 'pg_temp'
+AS $function$
+DECLARE
+    probe_compiles text[];
+    es text;
+BEGIN
+    SELECT array_agg(p.compile_params) INTO probe_compiles
+      FROM madlib_dl._automl_probe(ids, compile_params_grid, fit_params_grid) p;
+    IF object_table IS NOT NULL THEN
+        PERFORM madlib_dl._object_table_check(object_table, probe_compiles);
+    END IF;
+    -- early_stopping: its series must exist for every value of the grids
+    FOR i IN 1 .. cardinality(probe_compiles) LOOP
+        BEGIN
+            es := madlib_dl._check_early_stopping(early_stopping, probe_compiles[i], has_validation);
+        EXCEPTION WHEN invalid_parameter_value THEN
+            RAISE EXCEPTION 'compile_params %: %', probe_compiles[i], SQLERRM
+                USING ERRCODE = 'invalid_parameter_value',
+                      HINT = 'Monitor a series every configuration has: the loss, or a metric every compile_params of the grid names.';
+        END;
+    END LOOP;
+
+    RETURN es;
+END
+$function$;
+
+CREATE FUNCTION madlib_dl._automl_store_best(mst text[], arch_tbl text[], arch_raw text, object_table text[], results madlib_dl._automl_result[], by_validation boolean)
+ RETURNS void
+ LANGUAGE plpgsql
+ SET search_path TO 'pg_catalog', 'pg_temp'
+AS $function$
+DECLARE
+    best record;
+BEGIN
+    SELECT r.mst_key, r.model_id, r.compile_params, r.fit_params INTO best
+      FROM unnest(results) r
+     ORDER BY CASE WHEN NOT by_validation THEN r.training_loss[array_upper(r.training_loss, 1)]
+                   ELSE r.validation_loss[array_upper(r.validation_loss, 1)] END NULLS LAST,
+              r.mst_key
+     LIMIT 1;
+    PERFORM madlib_dl._ms_store(mst, arch_tbl, arch_raw, ARRAY[best.model_id],
+                                ARRAY[best.compile_params], ARRAY[best.fit_params], object_table);
+    EXECUTE format('UPDATE %s SET mst_key = $1', madlib_dl._table_sql(mst)) USING best.mst_key;
+END
+$function$;
+
+CREATE FUNCTION madlib_dl._automl_summary_defs()
+ RETURNS text
+ LANGUAGE sql
+ IMMUTABLE PARALLEL SAFE
+ SET search_path TO 'pg_catalog', 'pg_temp'
+AS $function$
+    SELECT 'source_table text, validation_table text, model text,'
+        ' model_info text, dependent_varname text[], independent_varname text[], model_arch_table text,'
+        ' model_selection_table text, automl_method text, automl_params text, random_state text,'
+        ' object_table text, use_gpus boolean, metrics_compute_frequency integer, name text,'
+        ' description text, start_training_time timestamp, end_training_time timestamp,'
+        ' madlib_version text, num_classes integer[]{class_values}, dependent_vartype text[],'
+        ' normalizing_const real, use_caching boolean, workers_launched integer'
+$function$;
+
+CREATE FUNCTION madlib_dl._automl_write_info(info_tbl text[], method text, results madlib_dl._automl_result[])
+ RETURNS void
+ LANGUAGE plpgsql
+ SET search_path TO 'pg_catalog', 'pg_temp'
+AS $function$
+BEGIN
+    PERFORM madlib_dl._fit_write_rows(info_tbl, madlib_dl._fit_info_defs(
+            CASE WHEN method = 'hyperband' THEN ', s integer, i integer' ELSE '' END
+            || ', rung integer, rung_iters integer[], rung_losses double precision[],'
+               ' rung_metrics double precision[], rung_promoted boolean[]', ''),
+        madlib_dl._distributed_clause('mst_key'),
+        (SELECT jsonb_agg(madlib_dl._fit_series(to_jsonb(r) - 'model_weights', octet_length(r.model_weights))
+                          || jsonb_build_object('s', r.bracket, 'i', r.rung, 'loss_type', p.loss_type,
+                                                'metrics_type', CASE WHEN p.metrics_type[1] IS NOT NULL
+                                                                     THEN p.metrics_type[1:1] END)
+                          ORDER BY r.mst_key)
+           FROM unnest(results) r, LATERAL madlib_dl._check_params(r.compile_params, r.fit_params) p));
+END
+$function$;
+
+CREATE FUNCTION madlib_dl._automl_check_frequency(metrics_compute_frequency integer, max_iterations integer)
+ RETURNS void
+ LANGUAGE plpgsql
+ IMMUTABLE
+ SET search_path TO 'pg_catalog', 'pg_temp'
+AS $function$
+BEGIN
+    IF metrics_compute_frequency IS NOT NULL
+       AND (metrics_compute_frequency < 1 OR metrics_compute_frequency > max_iterations) THEN
+        RAISE EXCEPTION 'metrics_compute_frequency must be between 1 and % (the most iterations a configuration trains), got %',
+                        max_iterations, metrics_compute_frequency
+            USING ERRCODE = 'invalid_parameter_value',
+                  HINT = 'Give a frequency in iterations of a configuration, or NULL for metrics at the end of each rung only.';
+    END IF;
+END
+$function$;
+
 CREATE FUNCTION madlib_dl._automl(source text[], model text[], arch_tbl text[], arch_raw text, mst text[], model_id_list integer[], compile_params_grid text, fit_params_grid text, automl_method text, automl_params text, random_state integer, object_table text[], use_gpus boolean, validation text[], metrics_compute_frequency integer, name text, description text, use_caching boolean, early_stopping text)
  RETURNS void
  LANGUAGE plpgsql
@@ -5605,231 +5003,79 @@ DECLARE
     info_tbl text[] := madlib_dl._table_with_suffix(model, '_info');
     summary_tbl text[] := ARRAY[model[1], model[2] || '_summary'];
     mst_summ text[] := ARRAY[mst[1], mst[2] || '_summary'];
-    chk record;
-    src_rel regclass;
-    val_rel regclass;
-    arch_rel regclass;
-    psum jsonb;
-    vsum jsonb;
-    x_cols text[];              -- the packed tables' variables (_fit_vars)
-    y_cols text[];
-    vx_cols text[];
-    vy_cols text[];
+    chk record;                 -- _automl_check: the method and its params
+    inp record;                 -- _fit_inputs: the packed tables and their variables
     ids integer[];
-    archs text[];
-    inits bytea[];
-    a json;
-    aw bytea;
-    nt bigint;
+    ar record;                  -- _fit_archs: the architectures and their weights
     freq integer;
-    nseg integer;
-    tr record;
-    saved_workers text;
-    probe_compiles text[];
+    tr record;                  -- _fit_job_transport: how the job runs
+    saved_workers text;         -- _leader_only_for_temp
     t_start timestamp;
     t_end timestamp;
     results madlib_dl._automl_result[];
-    loss_types text[];
-    metric_types text[];
-    params record;
-    best record;
     es text;                    -- early_stopping, canonical (NULL: none)
-    cv record;                  -- _fit_class_values_columns
 BEGIN
     -- 1. arguments that need no table
-    IF coalesce(use_gpus, false) THEN
-        RAISE EXCEPTION 'use_gpus is not supported: this build of madlib_dl has no GPU backend'
-            USING ERRCODE = 'feature_not_supported',
-                  HINT = 'Call madlib_keras_automl with use_gpus => false; training runs on the CPU cores of all segments.';
-    END IF;
+    PERFORM madlib_dl._fit_check_no_gpus(use_gpus, 'madlib_keras_automl');
     chk := madlib_dl._automl_check(coalesce(automl_method, 'hyperband'), automl_params);
-    IF metrics_compute_frequency IS NOT NULL
-       AND (metrics_compute_frequency < 1 OR metrics_compute_frequency > chk.max_iterations) THEN
-        RAISE EXCEPTION 'metrics_compute_frequency must be between 1 and % (the most iterations a configuration trains), got %',
-                        chk.max_iterations, metrics_compute_frequency
-            USING ERRCODE = 'invalid_parameter_value',
-                  HINT = 'Give a frequency in iterations of a configuration, or NULL for metrics at the end of each rung only.';
-    END IF;
+    PERFORM madlib_dl._automl_check_frequency(metrics_compute_frequency, chk.max_iterations);
     freq := metrics_compute_frequency;
     PERFORM madlib_dl._assert_not_null(compile_params_grid, 'compile_params_grid');
     PERFORM madlib_dl._assert_not_null(fit_params_grid, 'fit_params_grid');
 
     -- 2. tables: inputs exist, outputs absent
-    src_rel := madlib_dl._assert_table_exists(source, 'source_table');
-    psum := madlib_dl._fit_packed_summary(source, 'source_table');
-    SELECT v.x_cols, v.y_cols INTO x_cols, y_cols FROM madlib_dl._fit_vars(psum) v;
-    IF validation IS NOT NULL THEN
-        val_rel := madlib_dl._assert_table_exists(validation, 'validation_table');
-        vsum := madlib_dl._fit_packed_summary(validation, 'validation_table');
-        SELECT v.x_cols, v.y_cols INTO vx_cols, vy_cols FROM madlib_dl._fit_vars(vsum) v;
-    END IF;
-    PERFORM madlib_dl._assert_schema_exists(model);
-    PERFORM madlib_dl._assert_output_absent(model, 'model_output_table');
-    PERFORM madlib_dl._assert_output_absent(info_tbl, 'model info table');
-    PERFORM madlib_dl._assert_output_absent(summary_tbl, 'model summary table');
+    inp := madlib_dl._fit_inputs(source, validation);
+    PERFORM madlib_dl._fit_assert_outputs_absent(model, info_tbl, summary_tbl);
     PERFORM madlib_dl._assert_schema_exists(mst);
     PERFORM madlib_dl._assert_output_absent(mst, 'model_selection_table');
     PERFORM madlib_dl._assert_output_absent(mst_summ, 'model selection summary table');
 
     -- 3. the architectures, each checked against the data
     ids := madlib_dl._ms_check_model_ids(arch_tbl, model_id_list);
-    arch_rel := madlib_dl._assert_table_exists(arch_tbl, 'model_arch_table');
-    PERFORM madlib_dl._assert_columns(arch_rel, ARRAY['model_id', 'model_arch', 'model_weights'],
-        ARRAY['integer', 'json', 'bytea'], 'a model architecture table made by load_keras_model');
-    FOR i IN 1 .. cardinality(ids) LOOP
-        EXECUTE format('SELECT count(*), (array_agg(model_arch))[1], (array_agg(model_weights))[1]'
-                       '  FROM %s WHERE model_id = $1', madlib_dl._table_sql(arch_tbl))
-           INTO nt, a, aw USING ids[i];
-        IF nt <> 1 OR a IS NULL THEN
-            RAISE EXCEPTION 'model_id % of model architecture table "%" has % architectures',
-                            ids[i], madlib_dl._table_label(arch_tbl), CASE WHEN a IS NULL THEN 0 ELSE nt END
-                USING ERRCODE = 'cardinality_violation',
-                      HINT = 'Give model ids that name one architecture each (load_keras_model).';
-        END IF;
-        archs[i] := a::text;
-        inits[i] := aw;     -- transfer learning; NULL: random
-        IF aw IS NOT NULL THEN
-            PERFORM madlib_dl._validate_arch(a, aw);
-        END IF;
-        PERFORM madlib_dl._fit_check_packed(source, 'source_table', x_cols, y_cols, a);
-        IF validation IS NOT NULL THEN
-            PERFORM madlib_dl._fit_check_packed(validation, 'validation_table', vx_cols, vy_cols, a);
-        END IF;
-    END LOOP;
+    ar := madlib_dl._fit_archs(arch_tbl, ids, array_fill(NULL::text, ARRAY[cardinality(ids)]));
+    PERFORM madlib_dl._fit_check_inits(ar.archs, ar.inits);
+    PERFORM madlib_dl._fit_check_data(source, validation, inp.x_cols, inp.y_cols, inp.vx_cols, inp.vy_cols,
+                                      ar.archs);
 
     -- 4. the grids: every value checked now, and the object table against them
-    SELECT array_agg(p.compile_params) INTO probe_compiles
-      FROM madlib_dl._automl_probe(ids, compile_params_grid, fit_params_grid) p;
-    IF object_table IS NOT NULL THEN
-        PERFORM madlib_dl._object_table_check(object_table, probe_compiles);
-    END IF;
-    -- early_stopping: its series must exist for every value of the grids
-    FOR i IN 1 .. cardinality(probe_compiles) LOOP
-        BEGIN
-            es := madlib_dl._check_early_stopping(early_stopping, probe_compiles[i], validation IS NOT NULL);
-        EXCEPTION WHEN invalid_parameter_value THEN
-            RAISE EXCEPTION 'compile_params %: %', probe_compiles[i], SQLERRM
-                USING ERRCODE = 'invalid_parameter_value',
-                      HINT = 'Monitor a series every configuration has: the loss, or a metric every compile_params of the grid names.';
-        END;
-    END LOOP;
+    es := madlib_dl._automl_check_grids(ids, compile_params_grid, fit_params_grid, object_table,
+                                        early_stopping, validation IS NOT NULL);
 
     -- 5. train over the transport (no table is written before this returns)
-    tr := madlib_dl._job_transport(src_rel);
-    nseg := coalesce(tr.num_segments, madlib_dl._fit_num_segments(source, src_rel, psum));
-    saved_workers := madlib_dl._leader_only_for_temp(ARRAY[src_rel, val_rel], tr.transport);
+    tr := madlib_dl._fit_job_transport(source, inp.src_rel, inp.psum);
+    saved_workers := madlib_dl._leader_only_for_temp(ARRAY[inp.src_rel, inp.val_rel], tr.transport);
     PERFORM madlib_dl._progress_label(model);
     t_start := clock_timestamp();
-    results := ARRAY(
-        SELECT r FROM madlib_dl._automl_run(
-            ROW(src_rel, x_cols, y_cols, val_rel, vx_cols, vy_cols, ids, archs, inits,
-                array_fill(''::text, ARRAY[cardinality(ids)]),
-                array_fill(NULL::text, ARRAY[cardinality(ids)]), chk.max_iterations,
-                freq, nseg, 1::bigint, tr.transport, tr.cluster, use_caching,
-                NULL, NULL, es)::madlib_dl._train_job,
-            chk.method, chk.params, compile_params_grid, fit_params_grid, random_state) r
+    results := ARRAY(SELECT r FROM madlib_dl._automl_run(madlib_dl._make_train_job(inp.src_rel, NULL, NULL,
+            ar.archs, array_fill(''::text, ARRAY[cardinality(ids)]), chk.max_iterations,
+            init_weights => ar.inits, mst_keys => ids, validation => inp.val_rel,
+            metrics_compute_frequency => freq, num_segments => tr.num_segments, transport => tr.transport,
+            cluster => tr.cluster, use_caching => use_caching, x_cols => inp.x_cols, y_cols => inp.y_cols,
+            val_x_cols => inp.vx_cols, val_y_cols => inp.vy_cols, early_stopping => es),
+        chk.method, chk.params, compile_params_grid, fit_params_grid, random_state) r
         ORDER BY r.mst_key);
     t_end := clock_timestamp();
     PERFORM madlib_dl._leader_only_end(saved_workers);
 
     -- 6. output tables, in this transaction
-    FOR i IN 1 .. cardinality(results) LOOP
-        params := madlib_dl._check_params(results[i].compile_params, results[i].fit_params);
-        loss_types[i] := params.loss_type;
-        metric_types[i] := params.metrics_type[1];
-    END LOOP;
-    EXECUTE format('CREATE TABLE %s (mst_key integer PRIMARY KEY, model_weights bytea, model_arch json)%s',
-                   madlib_dl._table_sql(model), madlib_dl._distributed_clause('mst_key'));
-    EXECUTE format('INSERT INTO %s SELECT r.mst_key, r.model_weights, a.arch::json'
-                   '  FROM unnest($1) r JOIN unnest($2, $3) AS a(id, arch) ON a.id = r.model_id'
-                   ' ORDER BY r.mst_key', madlib_dl._table_sql(model))
-       USING results, ids, archs;
-    EXECUTE format(
-        'CREATE TABLE %s ('
-        '  mst_key integer PRIMARY KEY, model_id integer, compile_params text, fit_params text,'
-        '  model_type text, model_size double precision, metrics_elapsed_time double precision[],'
-        '  metrics_type text[], loss_type text,'
-        '  training_metrics_final double precision, training_loss_final double precision,'
-        '  training_metrics double precision[], training_loss double precision[],'
-        '  validation_metrics_final double precision, validation_loss_final double precision,'
-        '  validation_metrics double precision[], validation_loss double precision[],'
-        '  metrics_iters integer[],%s rung integer, rung_iters integer[],'
-        '  rung_losses double precision[], rung_metrics double precision[], rung_promoted boolean[],'
-        '  status text, training_seconds double precision, waiting_seconds double precision,'
-        '  stopped_at_iteration integer, best_iteration integer)%s',
-        madlib_dl._table_sql(info_tbl), CASE WHEN chk.method = 'hyperband' THEN ' s integer, i integer,' ELSE '' END,
-        madlib_dl._distributed_clause('mst_key'));
-    EXECUTE format(
-        'INSERT INTO %s'
-        ' SELECT r.mst_key, r.model_id, r.compile_params, r.fit_params, ''madlib_keras'','
-        '        octet_length(r.model_weights) / 1024.0, r.metrics_elapsed_time,'
-        '        CASE WHEN k.m IS NULL THEN NULL ELSE ARRAY[k.m] END, k.l,'
-        '        r.training_metrics[array_upper(r.training_metrics, 1)],'
-        '        r.training_loss[array_upper(r.training_loss, 1)],'
-        '        r.training_metrics, r.training_loss,'
-        '        r.validation_metrics[array_upper(r.validation_metrics, 1)],'
-        '        r.validation_loss[array_upper(r.validation_loss, 1)],'
-        '        r.validation_metrics, r.validation_loss, r.metrics_iters,%s r.rung, r.rung_iters,'
-        '        r.rung_losses, r.rung_metrics, r.rung_promoted, r.status, r.training_seconds,'
-        '        r.waiting_seconds, r.stopped_at_iteration, r.best_iteration'
-        '   FROM unnest($1) WITH ORDINALITY AS r'
-        '   JOIN unnest($2, $3) WITH ORDINALITY AS k(l, m, o) ON k.o = r.ordinality'
-        '  ORDER BY r.mst_key', madlib_dl._table_sql(info_tbl),
-        CASE WHEN chk.method = 'hyperband' THEN ' r.bracket, r.rung,' ELSE '' END)
-       USING results, loss_types, metric_types;
+    PERFORM madlib_dl._fit_write_models(model, ARRAY(SELECT r.mst_key FROM unnest(results) r),
+        ARRAY(SELECT r.model_weights FROM unnest(results) r),
+        ARRAY(SELECT ar.archs[array_position(ids, r.model_id)] FROM unnest(results) r));
+    PERFORM madlib_dl._automl_write_info(info_tbl, chk.method, results);
+    PERFORM madlib_dl._fit_write_summary(summary_tbl, madlib_dl._automl_summary_defs(),
+        source, inp.psum, false,
+        jsonb_build_object('source_table', madlib_dl._table_given(source),
+            'validation_table', madlib_dl._table_given(validation), 'model', madlib_dl._table_given(model),
+            'model_info', madlib_dl._table_given(info_tbl), 'model_arch_table', arch_raw,
+            'model_selection_table', madlib_dl._table_given(mst), 'automl_method', chk.method,
+            'automl_params', chk.params, 'random_state', random_state::text,
+            'object_table', madlib_dl._table_given(object_table), 'use_gpus', coalesce(use_gpus, false),
+            'metrics_compute_frequency', metrics_compute_frequency, 'name', name, 'description', description,
+            'start_training_time', t_start, 'end_training_time', t_end, 'use_caching', use_caching,
+            'workers_launched', (results[1]).workers_launched));
 
-    cv := madlib_dl._fit_class_values_columns(source, y_cols);
-    EXECUTE format(
-        'CREATE TABLE %s ('
-        '  source_table text, validation_table text, model text, model_info text,'
-        '  dependent_varname text[], independent_varname text[], model_arch_table text,'
-        '  model_selection_table text, automl_method text, automl_params text, random_state text,'
-        '  object_table text, use_gpus boolean, metrics_compute_frequency integer, name text,'
-        '  description text, start_training_time timestamp, end_training_time timestamp,'
-        '  madlib_version text, num_classes integer[]%s, dependent_vartype text[],'
-        '  normalizing_const real, use_caching boolean, workers_launched integer)%s',
-        madlib_dl._table_sql(summary_tbl), cv.defs, madlib_dl._distributed_clause());
-    EXECUTE format(
-        'INSERT INTO %s SELECT $1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12, $13, $14, $15,'
-        ' $16, $17, $18, $19, $20%s, $21, $22, $23, $24',
-        madlib_dl._table_sql(summary_tbl), cv.exprs)
-    USING
-        madlib_dl._table_given(source),
-        madlib_dl._table_given(validation),
-        madlib_dl._table_given(model),
-        madlib_dl._table_given(info_tbl),
-        y_cols,
-        x_cols,
-        arch_raw,
-        madlib_dl._table_given(mst),
-        chk.method,
-        chk.params,
-        random_state::text,
-        madlib_dl._table_given(object_table),
-        coalesce(use_gpus, false),
-        metrics_compute_frequency,
-        name,
-        description,
-        t_start,
-        t_end,
-        madlib_dl.version(),
-        madlib_dl._summary_int_list(psum->'num_classes'),
-        madlib_dl._summary_text_list(psum->'dependent_vartype'),
-        coalesce((psum->>'normalizing_const')::real, 1.0::real),
-        use_caching,
-        (results[1]).workers_launched;
-
-    -- the model selection table: the best configuration by its final loss
-    -- (validation, else training), under its own mst_key, as MADlib leaves it
-    SELECT r.mst_key, r.model_id, r.compile_params, r.fit_params INTO best
-      FROM unnest(results) r
-     ORDER BY CASE WHEN validation IS NULL THEN r.training_loss[array_upper(r.training_loss, 1)]
-                   ELSE r.validation_loss[array_upper(r.validation_loss, 1)] END NULLS LAST,
-              r.mst_key
-     LIMIT 1;
-    PERFORM madlib_dl._ms_store(mst, arch_tbl, arch_raw, ARRAY[best.model_id],
-                                ARRAY[best.compile_params], ARRAY[best.fit_params], object_table);
-    EXECUTE format('UPDATE %s SET mst_key = $1', madlib_dl._table_sql(mst)) USING best.mst_key;
+    -- the model selection table: the best configuration
+    PERFORM madlib_dl._automl_store_best(mst, arch_tbl, arch_raw, object_table, results, validation IS NOT NULL);
     -- a version per model in the registry (src/sql/serving.sql)
     PERFORM madlib_dl._record_versions(model, 'automl');
 END
@@ -5857,109 +5103,6 @@ CREATE FUNCTION madlib_dl.hyperband_schedule(schedule_table character varying, r
 AS $function$
     SELECT madlib_dl._hyperband_schedule(madlib_dl._resolve_table($1, 'schedule_table'), $2, $3, $4)
 $function$;
-
-CREATE FUNCTION madlib_dl.madlib_keras_automl(message character varying)
- RETURNS text
- LANGUAGE sql
- IMMUTABLE
- SET search_path TO 'pg_catalog', 'pg_temp'
-AS $function$
-SELECT CASE WHEN lower(coalesce(message, '')) IN ('usage', 'help', '?') THEN
-$usage$madlib_keras_automl: search for the best model configuration with
-Hyperband, Hyperopt (TPE or random) or ASHA, training the configurations
-by model hopping over all virtual segments.
-
-    SELECT madlib_dl.madlib_keras_automl(
-        source_table              VARCHAR,  -- table made by training_preprocessor_dl
-        model_output_table        VARCHAR,  -- output; <out>_info and <out>_summary too
-        model_arch_table          VARCHAR,  -- table made by load_keras_model
-        model_selection_table     VARCHAR,  -- output: the best configuration
-        model_id_list             INTEGER[],-- model ids of model_arch_table to try
-        compile_params_grid       VARCHAR,  -- dict of lists, as generate_model_configs
-        fit_params_grid           VARCHAR,  -- dict of lists; [low, high, 'linear' |
-                                            --   'log' | 'log_near_one'] is a range
-        automl_method             VARCHAR,  -- 'hyperband' (default), 'hyperopt', 'asha'
-        automl_params             VARCHAR,  -- hyperband: 'R=6, eta=3, skip_last=0'
-                                            -- hyperopt:  'num_configs=20, num_iterations=5,
-                                            --             algorithm=tpe' (or rand)
-                                            -- asha:      'R=6, eta=3, num_configs=20'
-        random_state              INTEGER,  -- DEFAULT NULL: from the clock
-        object_table              VARCHAR,  -- DEFAULT NULL; custom top_k metrics
-        use_gpus                  BOOLEAN,  -- DEFAULT false (true is an error: no GPU backend)
-        validation_table          VARCHAR,  -- DEFAULT NULL; ranks by validation loss
-        metrics_compute_frequency INTEGER,  -- DEFAULT NULL: at the end of each rung only
-        name                      VARCHAR,  -- DEFAULT NULL, stored in the summary
-        description               VARCHAR,  -- DEFAULT NULL, stored in the summary
-        use_caching               BOOLEAN,  -- DEFAULT NULL: cache partitions that fit madlib_dl.partition_memory, stream the rest; true: cache (54000 when one does not fit); false: stream
-        early_stopping            VARCHAR   -- DEFAULT NULL; Keras' EarlyStopping for every configuration, e.g. 'monitor=validation_loss, patience=2, restore_best=True': a configuration that stops ends its rung there and is not trained again
-    );
-
-Configurations are ranked by their loss (validation loss with a
-validation table, else training loss).  A configuration that goes on to
-the next rung continues from its weights and optimizer state.  The same
-random_state gives the same configurations, decisions and weights.
-
-Output: <out> (mst_key, model_weights, model_arch), <out>_info (one row
-per configuration: parameters, metric history and its rungs: rung_iters,
-rung_losses, rung_metrics, rung_promoted; Hyperband adds s and i),
-<out>_summary (one row) and model_selection_table (the best
-configuration).  docs/automl.md describes them.$usage$
-ELSE
-$summary$madlib_keras_automl: Hyperband, Hyperopt (TPE) or ASHA over model
-configurations, trained by model hopping.
-
-    SELECT madlib_dl.madlib_keras_automl('iris_train_packed', 'automl_out', 'model_arch_library',
-        'automl_mst', ARRAY[1, 2],
-        $$ {'loss': ['categorical_crossentropy'], 'metrics': ['accuracy'],
-            'optimizer_params_list': [{'optimizer': ['Adam'], 'lr': [0.001, 0.1, 'log']}]} $$,
-        $$ {'batch_size': [8, 16], 'epochs': [1]} $$,
-        'hyperband', 'R=9, eta=3', 42, NULL, FALSE, 'iris_test_packed');
-
-For all parameters: SELECT madlib_dl.madlib_keras_automl('usage');$summary$
-END
-$function$;
-
-CREATE FUNCTION madlib_dl.madlib_keras_automl()
- RETURNS text
- LANGUAGE sql
- IMMUTABLE
- SET search_path TO 'pg_catalog', 'pg_temp'
-AS $function$ SELECT madlib_dl.madlib_keras_automl(''::varchar) $function$;
-
-CREATE FUNCTION madlib_dl.hyperband_schedule(message character varying)
- RETURNS text
- LANGUAGE sql
- IMMUTABLE
- SET search_path TO 'pg_catalog', 'pg_temp'
-AS $function$
-SELECT CASE WHEN lower(coalesce(message, '')) IN ('usage', 'help', '?') THEN
-$usage$hyperband_schedule: the brackets and rounds Hyperband runs for R, eta
-and skip_last, as a table.
-
-    SELECT madlib_dl.hyperband_schedule(
-        schedule_table  VARCHAR,  -- output table (must not exist)
-        r               INTEGER,  -- most iterations of one configuration
-        eta             INTEGER,  -- DEFAULT 3: keep the best 1/eta each round
-        skip_last       INTEGER   -- DEFAULT 0: rounds left out of each bracket
-    );
-
-Columns: s (bracket), i (round), n_i (configurations), r_i (iterations
-each, in all), UNIQUE (s, i).$usage$
-ELSE
-$summary$hyperband_schedule: Hyperband's brackets and rounds.
-
-    SELECT madlib_dl.hyperband_schedule('hb_schedule', 9, 3, 0);
-
-For all parameters: SELECT madlib_dl.hyperband_schedule('usage');$summary$
-END
-$function$;
-
-CREATE FUNCTION madlib_dl.hyperband_schedule()
- RETURNS text
- LANGUAGE sql
- IMMUTABLE
- SET search_path TO 'pg_catalog', 'pg_temp'
-AS $function$ SELECT madlib_dl.hyperband_schedule(''::varchar) $function$;
 
 CREATE FUNCTION madlib_dl._progress(OUT run_id bigint, OUT pid integer, OUT database text, OUT username text, OUT function text, OUT source_table text, OUT output_table text, OUT iteration integer, OUT num_iterations integer, OUT models_done integer, OUT num_models integer, OUT best_metric double precision, OUT elapsed_seconds double precision, OUT seconds_left double precision, OUT started_at timestamp with time zone, OUT updated_at timestamp with time zone, OUT rung integer, OUT models_alive integer)
  RETURNS SETOF record
@@ -7018,6 +6161,838 @@ BEGIN
 END
 $function$;
 
+CREATE FUNCTION madlib_dl._help_text(page text, part text)
+ RETURNS text
+ LANGUAGE sql
+ IMMUTABLE
+ SET search_path TO 'pg_catalog', 'pg_temp'
+AS $function$
+SELECT t.body FROM (VALUES
+('load_keras_model', 'usage', $usage$load_keras_model: store a Keras model architecture (and optional weights)
+in a model architecture table, creating the table on first use.
+
+    SELECT madlib_dl.load_keras_model(
+        keras_model_arch_table  VARCHAR,  -- table to insert into (name or schema.name)
+        model_arch              JSON,     -- Keras model.to_json()
+        model_weights           BYTEA,    -- optional: float32 concatenation of
+                                          -- model.get_weights(), little-endian
+        name                    VARCHAR,  -- optional
+        description             VARCHAR,  -- optional
+        weights_manifest        JSONB     -- optional: the tensors' names and shapes
+                                          -- (TF.js weightsManifest, or a list of
+                                          -- shapes): checked against the
+                                          -- architecture, put in Keras order by name
+    );
+
+The table has the columns
+    model_id                SERIAL PRIMARY KEY
+    model_arch              JSON
+    model_weights           BYTEA
+    name                    TEXT
+    description             TEXT
+    __internal_madlib_id__  TEXT UNIQUE
+
+The architecture (and the weights' size) is checked before anything is
+stored; madlib_dl.keras_model_summary(model_arch) lists its layers and
+madlib_dl.keras_model_weights(model_arch) the weight tensors in the order
+model_weights holds them.
+Supported: Sequential models, and Functional models of any graph with one
+input and one output (branches, residual connections, merges), of Dense,
+Conv2D, pooling, ZeroPadding2D, Cropping2D, UpSampling2D, Flatten, Dropout,
+Activation, BatchNormalization and merge (Add, Concatenate, ...) layers,
+from Keras 2.1+, tf.keras 2, Keras 3 or TensorFlow.js.
+
+See also: SELECT madlib_dl.delete_keras_model('usage');$usage$),
+('load_keras_model', 'summary', $summary$load_keras_model: store a Keras model architecture in a table.
+
+    SELECT madlib_dl.load_keras_model('model_arch_library', '<model.to_json()>'::json);
+    SELECT madlib_dl.load_keras_model('model_arch_library', '<model.to_json()>'::json,
+                                      '<weights>'::bytea, 'name', 'description');
+
+For all parameters: SELECT madlib_dl.load_keras_model('usage');$summary$),
+('delete_keras_model', 'usage', $usage$delete_keras_model: delete one model from a model architecture table; the
+table is dropped when its last model is deleted.
+
+    SELECT madlib_dl.delete_keras_model(
+        keras_model_arch_table  VARCHAR,  -- table made by load_keras_model
+        model_id                INTEGER   -- model_id of the row to delete
+    );
+
+A model_id that is not in the table is an error (SQLSTATE P0002).
+
+See also: SELECT madlib_dl.load_keras_model('usage');$usage$),
+('delete_keras_model', 'summary', $summary$delete_keras_model: delete one model from a model architecture table.
+
+    SELECT madlib_dl.delete_keras_model('model_arch_library', 1);
+
+For all parameters: SELECT madlib_dl.delete_keras_model('usage');$summary$),
+('keras_model_summary', 'usage', $usage$keras_model_summary: the layers of a Keras architecture, one row per layer
+in model order, like Keras' model.summary().
+
+    SELECT * FROM madlib_dl.keras_model_summary(
+        model_arch  JSON    -- Keras model.to_json(), as load_keras_model takes it
+    );
+
+Columns:
+    layer_name    TEXT       the layer's name
+    layer_type    TEXT       Dense, Conv2D, Flatten, ...
+    output_shape  INTEGER[]  the shape of one sample after the layer (channels last)
+    n_params      BIGINT     the layer's weights, trainable or not
+
+A NULL architecture gives no rows; a bad one raises load_keras_model's errors
+(22023, 0A000, 22000, 54000).  A literal architecture needs a cast:
+keras_model_summary('{...}'::json).
+
+See also: SELECT madlib_dl.load_keras_model('usage');$usage$),
+('keras_model_summary', 'summary', $summary$keras_model_summary: the layers of a Keras architecture, like model.summary().
+
+    SELECT s.* FROM model_arch_library, madlib_dl.keras_model_summary(model_arch) s
+     WHERE model_id = 1;
+
+For all parameters: SELECT madlib_dl.keras_model_summary('usage');$summary$),
+('weights_to_array', 'usage', $usage$weights_to_array: model_weights as an array of real, e.g. to inspect weights.
+
+    SELECT madlib_dl.weights_to_array(
+        model_weights  BYTEA   -- little-endian float32 values, the concatenation of
+                               -- Keras get_weights(), as fit and load_keras_model store them
+    );                         -- returns REAL[]
+
+A byte length that is not a multiple of 4 is an error (22000); NULL gives NULL.
+A literal needs a cast: weights_to_array('\x0000803f'::bytea).
+
+See also: SELECT madlib_dl.weights_from_array('usage');$usage$),
+('weights_to_array', 'summary', $summary$weights_to_array: model_weights as an array of real.
+
+    SELECT madlib_dl.weights_to_array(model_weights) FROM iris_model;
+
+For all parameters: SELECT madlib_dl.weights_to_array('usage');$summary$),
+('weights_from_array', 'usage', $usage$weights_from_array: an array of real as model_weights, e.g. to load weights
+computed in SQL.
+
+    SELECT madlib_dl.weights_from_array(
+        weights  REAL[]   -- any shape, read in row-major order; no NULL element
+    );                    -- returns BYTEA: little-endian float32 values
+
+A NULL element is an error (22004); NULL gives NULL.  A literal needs a cast:
+weights_from_array('{1, 2}'::real[]).
+
+See also: SELECT madlib_dl.weights_to_array('usage');$usage$),
+('weights_from_array', 'summary', $summary$weights_from_array: an array of real as model_weights.
+
+    UPDATE model_arch_library SET model_weights = madlib_dl.weights_from_array(w) ...;
+
+For all parameters: SELECT madlib_dl.weights_from_array('usage');$summary$),
+('training_preprocessor_dl', 'usage', $usage$
+training_preprocessor_dl: pack a training table into buffers of float32
+features and one-hot int16 classes, spread over the segments.
+
+    SELECT madlib_dl.training_preprocessor_dl(
+        source_table         VARCHAR,  -- table with one example per row
+        output_table         VARCHAR,  -- packed table to create (and <output_table>_summary)
+        dependent_varname    VARCHAR,  -- class column (text, varchar, integer, boolean,
+                                       -- double, ...; NULL is a class), a one-hot
+                                       -- numeric array column, or a numeric array of
+                                       -- regression targets (packed as float32);
+                                       -- several: a comma list, e.g. 'y1, y2'
+        independent_varname  VARCHAR,  -- numeric array column, any rank; several: a
+                                       -- comma list, e.g. 'x1, x2' (one per model input)
+        buffer_size          INTEGER,  -- optional: rows per buffer hint (default: computed)
+        normalizing_const    REAL,     -- optional: features are divided by it (default 1.0)
+        num_classes          INTEGER[],-- optional: pad the classes with NULL classes up to
+                                       -- this number, one per dependent variable (also n)
+        distribution_rules   TEXT,     -- optional: 'all_segments' (default) or a number of
+                                       -- virtual segments, e.g. '2'; a table of segment
+                                       -- ids (dbid column) is accepted and ignored, with
+                                       -- a NOTICE: PostgreSQL has no segments to choose
+        transform            TEXT      -- optional (by name: transform => '...'): build ONE
+                                       -- input from raw columns, e.g. 'standardize(age),
+                                       -- standardize(impute(median, log(income))),
+                                       -- onehot(city, max_categories => 50), ordinal(size),
+                                       -- scale(pixels, 1.0/255), clip(x, -5, 5)'; its
+                                       -- statistics are saved in the summary (transform
+                                       -- jsonb) and predict applies them to raw tables;
+                                       -- independent_varname is then NULL ('features')
+                                       -- or the input's name (docs/transforms.md)
+    );
+
+Output table, one row per buffer (with several variables: every dependent
+variable, then every independent one, then their _shape columns in the
+same order):
+    <dependent_varname>          BYTEA    int16 one-hot, little-endian, (n, num_classes)
+                                          (float32 for regression targets)
+    <independent_varname>        BYTEA    float32, little-endian, (n, dims...)
+    <dependent_varname>_shape    INTEGER[] {n, num_classes}
+    <independent_varname>_shape  INTEGER[] {n, dims...}
+    buffer_id                    INTEGER
+    __dist_key__                 INTEGER  segment of the buffer: buffer_id % num_segments
+
+<output_table>_summary: source_table, output_table, dependent_varname[],
+independent_varname[], dependent_vartype[], <dependent_varname>_class_values
+(one per dependent variable), buffer_size, normalizing_const, num_classes[],
+distribution_rules, __internal_gpu_config__, num_segments.
+
+Rows are shuffled deterministically.  madlib_dl._unpack_float32(x, x_shape)
+and madlib_dl._unpack_int16(y, y_shape) turn buffers back into arrays.
+
+See also: SELECT madlib_dl.validation_preprocessor_dl('usage');
+$usage$),
+('training_preprocessor_dl', 'summary', $summary$
+training_preprocessor_dl: pack a training table for madlib_keras_fit.
+
+    SELECT madlib_dl.training_preprocessor_dl('iris', 'iris_packed', 'class_text', 'attributes');
+    SELECT madlib_dl.training_preprocessor_dl('mnist', 'mnist_packed', 'y', 'x', NULL, 255);
+
+For all parameters: SELECT madlib_dl.training_preprocessor_dl('usage');
+$summary$),
+('validation_preprocessor_dl', 'usage', $usage$
+validation_preprocessor_dl: pack a validation (or test) table the way a
+training table was packed, reusing its classes, normalizing_const,
+num_classes and transform (with independent_varname NULL, the training
+transform's statistics build the input from the raw columns).
+
+    SELECT madlib_dl.validation_preprocessor_dl(
+        source_table                 VARCHAR,  -- table with one example per row
+        output_table                 VARCHAR,  -- packed table to create (and <output_table>_summary)
+        dependent_varname            VARCHAR,  -- class column, of the training data's kind
+                                               -- (a comma list: as many, in training order)
+        independent_varname          VARCHAR,  -- numeric array column, of the training shape
+                                               -- (a comma list: as many, in training order)
+        training_preprocessor_table  VARCHAR,  -- output_table of training_preprocessor_dl
+        buffer_size                  INTEGER,  -- optional: rows per buffer hint
+        distribution_rules           TEXT      -- optional: default the training table's
+                                               -- number of segments, else as for training
+    );
+
+The output tables have the columns of training_preprocessor_dl's.  Rows
+keep their storage order.  A class value that is not a training class is
+an error that names it.
+
+See also: SELECT madlib_dl.training_preprocessor_dl('usage');
+$usage$),
+('validation_preprocessor_dl', 'summary', $summary$
+validation_preprocessor_dl: pack a validation table like its training table.
+
+    SELECT madlib_dl.validation_preprocessor_dl('iris_test', 'iris_test_packed',
+                                                'class_text', 'attributes', 'iris_packed');
+
+For all parameters: SELECT madlib_dl.validation_preprocessor_dl('usage');
+$summary$),
+('madlib_keras_fit', 'usage', $usage$madlib_keras_fit (also: fit): train one model on a preprocessed table, on
+all virtual segments at once, by model averaging.
+
+    SELECT madlib_dl.madlib_keras_fit(
+        source_table              VARCHAR,  -- table made by training_preprocessor_dl
+        model                     VARCHAR,  -- output table; <model>_summary is made too
+        model_arch_table          VARCHAR,  -- table made by load_keras_model
+        model_id                  INTEGER,  -- the architecture's model_id
+        compile_params            VARCHAR,  -- e.g. 'loss=''categorical_crossentropy'',
+                                            --   optimizer=''Adam(lr=0.01)'', metrics=[''accuracy'']'
+        fit_params                VARCHAR,  -- e.g. 'batch_size=32, epochs=1, seed=42'
+        num_iterations            INTEGER,  -- rounds of train-on-every-segment + average
+        use_gpus                  BOOLEAN,  -- DEFAULT false (true is an error: no GPU backend)
+        validation_table          VARCHAR,  -- DEFAULT NULL; made by validation_preprocessor_dl
+        metrics_compute_frequency INTEGER,  -- DEFAULT NULL = num_iterations
+        warm_start                BOOLEAN,  -- DEFAULT false: continue from <model>
+        name                      VARCHAR,  -- DEFAULT NULL, stored in the summary
+        description               VARCHAR,  -- DEFAULT NULL, stored in the summary
+        object_table              VARCHAR,  -- DEFAULT NULL; a table made by
+                                            --   load_top_k_accuracy_function, for
+                                            --   metrics=['top_<k>_accuracy']
+        averaging_period          INTEGER,  -- DEFAULT NULL = once per iteration; else
+                                            --   average every this many mini-batches
+        lr_scaling                VARCHAR,  -- DEFAULT NULL; 'linear' or 'sqrt': the
+                                            --   learning rate times N or sqrt(N) segments,
+                                            --   after a warm-up
+        early_stopping            VARCHAR   -- DEFAULT NULL; Keras' EarlyStopping, e.g.
+                                            --   'monitor=validation_loss, patience=3,
+                                            --    min_delta=0.001, restore_best=True'
+    );
+
+Each iteration every segment trains a copy of the model for `epochs`
+passes over its own partition, at the same time; then the copies (weights
+and optimizer state) are averaged, weighted by the samples each one saw.
+With averaging_period P they are averaged every P mini-batches of each
+segment too (Su & Chen 2015); docs/fit.md has the rules.
+Results are byte-identical for the same seed however many parallel
+workers PostgreSQL launched.  The seed is fit_params' seed= (default 42),
+recorded in the summary's seed column.
+
+A model of several inputs or outputs trains on a table packed with as
+many variables (training_preprocessor_dl's comma lists), matched by
+position; compile_params may give a loss list or dict and loss_weights.
+
+Output: <model> (model_weights BYTEA, model_arch JSON), one row, and
+<model>_summary with MADlib's columns.  docs/fit.md describes them.$usage$),
+('madlib_keras_fit', 'summary', $summary$madlib_keras_fit: train one model on a preprocessed table.
+
+    SELECT madlib_dl.madlib_keras_fit('iris_train_packed', 'iris_model', 'model_arch_library', 1,
+        $$ loss='categorical_crossentropy', optimizer='Adam(lr=0.01)', metrics=['accuracy'] $$,
+        $$ batch_size=16, epochs=2 $$, 10);
+
+For all parameters: SELECT madlib_dl.madlib_keras_fit('usage');$summary$),
+('madlib_keras_evaluate', 'usage', $usage$
+madlib_keras_evaluate (short name: evaluate): the loss and metric of a
+trained model on a preprocessed table, as its compile_params define them.
+
+    SELECT madlib_dl.madlib_keras_evaluate(
+        model_table   VARCHAR,  -- model table made by fit (or fit_multiple_model)
+        test_table    VARCHAR,  -- table made by validation_preprocessor_dl
+                                -- or training_preprocessor_dl
+        output_table  VARCHAR,  -- table to create; must not exist
+        use_gpus      BOOLEAN,  -- default false; true is not supported
+        mst_key       INTEGER   -- default NULL; required for a multi-model
+                                -- table, forbidden for a single-model one
+    );
+
+The output table has one row:
+    loss          FLOAT8   mean loss over every example of test_table
+    metric        FLOAT8   mean metric (NULL when compile_params has none)
+    metrics_type  TEXT[]   the metric's name, from the model summary
+    loss_type     TEXT     the loss's name, from the model summary
+and, for a model of several outputs (loss: the weighted sum of theirs,
+metric: the first output's), each output's:
+    <y>_loss      FLOAT8   its mean loss (<y>: its dependent variable)
+    <y>_metric    FLOAT8   its mean metric
+
+See also: SELECT madlib_dl.madlib_keras_predict('usage');
+$usage$),
+('madlib_keras_evaluate', 'summary', $summary$
+madlib_keras_evaluate (short name: evaluate): loss and metric of a trained
+model on a preprocessed table.
+
+    SELECT madlib_dl.madlib_keras_evaluate('iris_model', 'iris_test_packed', 'iris_eval');
+    SELECT * FROM iris_eval;
+
+For all parameters: SELECT madlib_dl.madlib_keras_evaluate('usage');
+$summary$),
+('madlib_keras_predict', 'usage', $usage$
+madlib_keras_predict (short name: predict): apply a trained model to raw
+rows, one example per row.  The training normalizing_const is applied.
+
+    SELECT madlib_dl.madlib_keras_predict(
+        model_table          VARCHAR,  -- model table made by fit (or fit_multiple_model)
+        test_table           VARCHAR,  -- table or view with one example per row
+        id_col               VARCHAR,  -- column that identifies each row
+        independent_varname  VARCHAR,  -- numeric array column with the features;
+                                       -- a comma list, one per model input, for a
+                                       -- model of several inputs: 'x1, x2'
+        output_table         VARCHAR,  -- table to create; must not exist
+        pred_type            VARCHAR,  -- default 'prob'; see below
+        use_gpus             BOOLEAN,  -- default false; true is not supported
+        mst_key              INTEGER   -- default NULL; required for a multi-model
+                                       -- table, forbidden for a single-model one
+    );
+
+pred_type:
+    'prob'      every class, ranked
+    'response'  the most probable class only (no rank column)
+    k           an integer (or text such as '3'): the k most probable classes
+    p           a double precision (or text such as '0.2') in [0.0, 1.0):
+                the classes with prob > p, ranked
+
+The output table has one row per example and class written:
+    <id_col>     the id, with the type of test_table's column
+    class_name   TEXT     the dependent variable's name (a model of several
+                          outputs: each output's rows, named by its variable)
+    class_value  TEXT     the class (its index 0..K-1 when the model was
+                          trained on an already one-hot dependent)
+    prob         FLOAT8   the model's output for that class
+    rank         INTEGER  1 for the most probable class (not for 'response'),
+                          within each output
+
+See also: SELECT madlib_dl.madlib_keras_predict_byom('usage');
+$usage$),
+('madlib_keras_predict', 'summary', $summary$
+madlib_keras_predict (short name: predict): class probabilities or classes
+for raw rows.
+
+    SELECT madlib_dl.madlib_keras_predict('iris_model', 'iris_test', 'id', 'attributes',
+                                          'iris_predict', 'response');
+
+For all parameters: SELECT madlib_dl.madlib_keras_predict('usage');
+$summary$),
+('madlib_keras_predict_byom', 'usage', $usage$
+madlib_keras_predict_byom (short name: predict_byom): predict with a model
+whose weights are stored in a model architecture table (bring your own
+model).
+
+    SELECT madlib_dl.madlib_keras_predict_byom(
+        model_arch_table     VARCHAR,   -- table made by load_keras_model
+        model_id             INTEGER,   -- the row whose model_arch and
+                                        -- model_weights (not NULL) are used
+        test_table           VARCHAR,   -- table or view with one example per row
+        id_col               VARCHAR,   -- column that identifies each row
+        independent_varname  VARCHAR,   -- numeric array column with the features;
+                                        -- a comma list for several inputs
+        output_table         VARCHAR,   -- table to create; must not exist
+        pred_type            VARCHAR,   -- default 'prob'; as for predict
+        use_gpus             BOOLEAN,   -- default false; true is not supported
+        class_values         TEXT[],    -- default NULL: '0' .. 'K-1'; a list, or
+                                        -- MADlib 2.x's list of lists (one
+                                        -- per output, padded with NULL)
+        normalizing_const    FLOAT8,    -- default NULL: 1.0; features are
+                                        -- divided by it
+        dependent_count      INTEGER    -- default 1; the model's number of
+                                        -- outputs (1 to 16)
+    );
+
+The output table is predict's, with class_name 'dependent_var' (several
+outputs: 'dependent_var_0', 'dependent_var_1', ...).
+
+See also: SELECT madlib_dl.madlib_keras_predict('usage');
+$usage$),
+('madlib_keras_predict_byom', 'summary', $summary$
+madlib_keras_predict_byom (short name: predict_byom): predict with weights
+stored in a model architecture table.
+
+    SELECT madlib_dl.madlib_keras_predict_byom('model_arch_library', 1, 'iris_test', 'id',
+        'attributes', 'iris_predict_byom', 'response', false,
+        ARRAY['Iris-setosa', 'Iris-versicolor', 'Iris-virginica']);
+
+For all parameters: SELECT madlib_dl.madlib_keras_predict_byom('usage');
+$summary$),
+('load_onnx_model', 'usage', $usage$load_onnx_model: convert an ONNX model (e.g. PyTorch's torch.onnx.export)
+into a Keras architecture and weights, stored in a model architecture table
+as load_keras_model stores them (the table is created on first use).
+
+    SELECT madlib_dl.load_onnx_model(
+        model_arch_table  VARCHAR,  -- table to insert into (name or schema.name)
+        onnx              BYTEA,    -- the .onnx file's bytes
+        name              VARCHAR,  -- optional
+        description       VARCHAR   -- optional
+    );
+
+The model takes its rows in the ONNX model's own layout (NCHW for a
+PyTorch CNN); predict_byom, evaluate and fit (warm start from the imported
+weights) use it like any architecture.  Unsupported operators are refused,
+naming the node.  docs/interchange.md lists the operators.
+
+See also: SELECT madlib_dl.export_onnx();$usage$),
+('load_onnx_model', 'summary', $summary$load_onnx_model: store an ONNX model as an architecture with its weights.
+
+    SELECT madlib_dl.load_onnx_model('model_arch_library', pg_read_binary_file('/path/model.onnx'),
+                                     'name', 'description');
+
+For all parameters: SELECT madlib_dl.load_onnx_model('usage');$summary$),
+('export_onnx', 'usage', $usage$export_onnx: a trained model as an ONNX file (bytea), for ONNX Runtime and
+every other ONNX consumer.
+
+    SELECT madlib_dl.export_onnx(
+        model_table  VARCHAR,            -- fit's or fit_multiple_model's output table
+        mst_key      INTEGER DEFAULT NULL, -- the model of a fit_multiple_model table
+        opset        INTEGER DEFAULT 17  -- ONNX opset, 13 to 17
+    );
+
+Inputs and outputs carry the Keras layers' names and shapes (channels
+last, as madlib_dl's predict takes them) with a dynamic batch dimension N.
+docs/interchange.md lists the layers and the operators they become.
+
+See also: SELECT madlib_dl.load_onnx_model('usage');$usage$),
+('load_model_selection_table', 'usage', $usage$load_model_selection_table: fill a model selection table with every
+combination of model ids, compile params and fit params, for fit_multiple.
+(Kept for MADlib compatibility; generate_model_configs is the newer way.)
+
+    SELECT madlib_dl.load_model_selection_table(
+        model_arch_table       VARCHAR,    -- table made by load_keras_model
+        model_selection_table  VARCHAR,    -- table to create or append to
+        model_id_list          INTEGER[],  -- model ids of model_arch_table
+        compile_params_list    VARCHAR[],  -- compile_params strings
+        fit_params_list        VARCHAR[],  -- fit_params strings
+        object_table           VARCHAR     -- optional: a table made by
+                                           -- load_top_k_accuracy_function
+    );
+
+Every string is parsed when the row is created, so a bad one is an error
+here, not when training starts.  The table has the columns
+    mst_key          SERIAL PRIMARY KEY
+    model_id         INTEGER
+    compile_params   VARCHAR
+    fit_params       VARCHAR
+    UNIQUE (model_id, compile_params, fit_params)
+and <model_selection_table>_summary holds model_arch_table and object_table.
+An existing table is appended to; rows it already holds are not added
+again.
+
+See also: SELECT madlib_dl.generate_model_configs('usage');$usage$),
+('load_model_selection_table', 'summary', $summary$load_model_selection_table: every combination of model ids, compile
+params and fit params, as a model selection table.
+
+    SELECT madlib_dl.load_model_selection_table('model_arch_library', 'mst_table',
+        ARRAY[1, 2],
+        ARRAY['loss=''categorical_crossentropy'', optimizer=''Adam(lr=0.001)'', metrics=[''accuracy'']'],
+        ARRAY['batch_size=32, epochs=1', 'batch_size=64, epochs=1']);
+
+For all parameters: SELECT madlib_dl.load_model_selection_table('usage');$summary$),
+('generate_model_configs', 'usage', $usage$generate_model_configs: fill a model selection table by grid search or
+random search over MADlib's parameter grids, for fit_multiple.
+
+    SELECT madlib_dl.generate_model_configs(
+        model_arch_table       VARCHAR,    -- table made by load_keras_model
+        model_selection_table  VARCHAR,    -- table to create or append to
+        model_id_list          INTEGER[],  -- model ids of model_arch_table
+        compile_params_grid    VARCHAR,    -- Python dict of lists (below)
+        fit_params_grid        VARCHAR,    -- Python dict of lists
+        search_type            VARCHAR,    -- 'grid' (default) or 'random'
+                                           -- (any prefix, e.g. 'rand')
+        num_configs            INTEGER,    -- random: how many to draw; grid: NULL
+        random_state           INTEGER,    -- random: seed (NULL: from the clock)
+        object_table           VARCHAR     -- optional: as for load_model_selection_table
+    );
+
+Grids map parameter names to lists of values.  The compile grid may hold
+optimizer_params_list, a list of alternative optimizer dicts:
+    {'loss': ['categorical_crossentropy'], 'metrics': ['accuracy'],
+     'optimizer_params_list': [
+         {'optimizer': ['SGD'], 'lr': [0.0001, 0.001, 'log'],
+          'momentum': [0.95, 0.99, 'log_near_one']},
+         {'optimizer': ['Adam'], 'lr': [0.01, 0.1]}]}
+    {'batch_size': [64, 128], 'epochs': [10]}
+Grid search gives every combination.  Random search draws num_configs
+combinations; [low, high, 'linear' | 'log' | 'log_near_one'] is a
+distribution to sample from, any other list is chosen from uniformly.
+The same random_state gives the same rows.
+
+Generated strings look like
+    optimizer='SGD(lr=0.001,momentum=0.99)',loss='categorical_crossentropy',metrics=['accuracy']
+    batch_size=64,epochs=10
+and every one is parsed before any row is stored.  The table is the one
+load_model_selection_table makes; an existing table is appended to.
+
+See also: SELECT madlib_dl.load_model_selection_table('usage');$usage$),
+('generate_model_configs', 'summary', $summary$generate_model_configs: grid or random search over parameter grids,
+as a model selection table.
+
+    SELECT madlib_dl.generate_model_configs('model_arch_library', 'mst_table', ARRAY[1, 2],
+        $$ {'loss': ['categorical_crossentropy'], 'metrics': ['accuracy'],
+            'optimizer_params_list': [{'optimizer': ['Adam'], 'lr': [0.001, 0.01]}]} $$,
+        $$ {'batch_size': [64, 128], 'epochs': [10]} $$);
+
+For all parameters: SELECT madlib_dl.generate_model_configs('usage');$summary$),
+('load_top_k_accuracy_function', 'usage', $usage$load_top_k_accuracy_function: add the metric top_<k>_accuracy to an object
+table, as MADlib does, for metrics=['top_<k>_accuracy'] in compile_params.
+
+    SELECT madlib_dl.load_top_k_accuracy_function(
+        object_table  VARCHAR,  -- table to add to; made when it does not exist:
+                                -- (id serial, name text PRIMARY KEY,
+                                --  description text, object bytea NOT NULL)
+        k             INTEGER   -- 1 or more: how many of the most probable
+                                -- classes count as a hit
+    );
+
+The metric is computed natively (top-k categorical accuracy, ties at the
+k-th place count as hits): the row's object holds a marker, not a pickled
+function.  Pass object_table to fit, load_model_selection_table or
+generate_model_configs as in MADlib.  load_custom_function and
+delete_custom_function are not supported (custom Python code).$usage$),
+('load_top_k_accuracy_function', 'summary', $summary$load_top_k_accuracy_function: add top_<k>_accuracy to an object table.
+
+    SELECT madlib_dl.load_top_k_accuracy_function('custom_function_table', 3);
+
+For all parameters: SELECT madlib_dl.load_top_k_accuracy_function('usage');$summary$),
+('madlib_keras_fit_multiple_model', 'usage', $usage$madlib_keras_fit_multiple_model (also: fit_multiple): train every
+configuration of a model selection table at once, by model hopper
+parallelism over all virtual segments.
+
+    SELECT madlib_dl.madlib_keras_fit_multiple_model(
+        source_table              VARCHAR,  -- table made by training_preprocessor_dl
+        model_output_table        VARCHAR,  -- output; <out>_info and <out>_summary too
+        model_selection_table     VARCHAR,  -- made by generate_model_configs or
+                                            --   load_model_selection_table
+        num_iterations            INTEGER,  -- iterations; each = every model visits
+                                            --   every segment once
+        use_gpus                  BOOLEAN,  -- DEFAULT false (true is an error: no GPU backend)
+        validation_table          VARCHAR,  -- DEFAULT NULL; made by validation_preprocessor_dl
+        metrics_compute_frequency INTEGER,  -- DEFAULT NULL = num_iterations
+        warm_start                BOOLEAN,  -- DEFAULT false: continue the keys in <out>
+        name                      VARCHAR,  -- DEFAULT NULL, stored in the summary
+        description               VARCHAR,  -- DEFAULT NULL, stored in the summary
+        use_caching               BOOLEAN   -- DEFAULT NULL: each segment's partition stays
+                                            --   in memory when it fits
+                                            --   madlib_dl.partition_memory, else it
+                                            --   is read from the table a window at a
+                                            --   time; true: always in memory (54000
+                                            --   when it does not fit); false: read
+        early_stopping            VARCHAR   -- DEFAULT NULL; Keras' EarlyStopping for every
+                                            --   model, e.g. 'monitor=validation_loss,
+                                            --   patience=3, restore_best=True': a model
+                                            --   that stops leaves the schedule
+    );
+
+In one iteration every model visits every segment exactly once and trains
+there for its own `epochs` passes over that segment's partition; the
+models hop between segments (max(#models, #segments) hops), the data stays
+where it is.  Passes over the data = epochs x num_iterations.  Results are
+byte-identical however many parallel workers PostgreSQL launched.
+
+Output: <out> (mst_key, model_weights, model_arch), <out>_info (one row
+per mst_key: parameters and metric history), <out>_summary (one row).
+docs/fit-multiple.md describes them.$usage$),
+('madlib_keras_fit_multiple_model', 'summary', $summary$madlib_keras_fit_multiple_model: train every configuration of a model
+selection table at once (model hopper parallelism).
+
+    SELECT madlib_dl.madlib_keras_fit_multiple_model('iris_train_packed', 'iris_multi',
+        'mst_table', 10, FALSE, 'iris_test_packed');
+
+For all parameters: SELECT madlib_dl.madlib_keras_fit_multiple_model('usage');$summary$),
+('madlib_keras_automl', 'usage', $usage$madlib_keras_automl: search for the best model configuration with
+Hyperband, Hyperopt (TPE or random) or ASHA, training the configurations
+by model hopping over all virtual segments.
+
+    SELECT madlib_dl.madlib_keras_automl(
+        source_table              VARCHAR,  -- table made by training_preprocessor_dl
+        model_output_table        VARCHAR,  -- output; <out>_info and <out>_summary too
+        model_arch_table          VARCHAR,  -- table made by load_keras_model
+        model_selection_table     VARCHAR,  -- output: the best configuration
+        model_id_list             INTEGER[],-- model ids of model_arch_table to try
+        compile_params_grid       VARCHAR,  -- dict of lists, as generate_model_configs
+        fit_params_grid           VARCHAR,  -- dict of lists; [low, high, 'linear' |
+                                            --   'log' | 'log_near_one'] is a range
+        automl_method             VARCHAR,  -- 'hyperband' (default), 'hyperopt', 'asha'
+        automl_params             VARCHAR,  -- hyperband: 'R=6, eta=3, skip_last=0'
+                                            -- hyperopt:  'num_configs=20, num_iterations=5,
+                                            --             algorithm=tpe' (or rand)
+                                            -- asha:      'R=6, eta=3, num_configs=20'
+        random_state              INTEGER,  -- DEFAULT NULL: from the clock
+        object_table              VARCHAR,  -- DEFAULT NULL; custom top_k metrics
+        use_gpus                  BOOLEAN,  -- DEFAULT false (true is an error: no GPU backend)
+        validation_table          VARCHAR,  -- DEFAULT NULL; ranks by validation loss
+        metrics_compute_frequency INTEGER,  -- DEFAULT NULL: at the end of each rung only
+        name                      VARCHAR,  -- DEFAULT NULL, stored in the summary
+        description               VARCHAR,  -- DEFAULT NULL, stored in the summary
+        use_caching               BOOLEAN,  -- DEFAULT NULL: cache partitions that fit madlib_dl.partition_memory, stream the rest; true: cache (54000 when one does not fit); false: stream
+        early_stopping            VARCHAR   -- DEFAULT NULL; Keras' EarlyStopping for every configuration, e.g. 'monitor=validation_loss, patience=2, restore_best=True': a configuration that stops ends its rung there and is not trained again
+    );
+
+Configurations are ranked by their loss (validation loss with a
+validation table, else training loss).  A configuration that goes on to
+the next rung continues from its weights and optimizer state.  The same
+random_state gives the same configurations, decisions and weights.
+
+Output: <out> (mst_key, model_weights, model_arch), <out>_info (one row
+per configuration: parameters, metric history and its rungs: rung_iters,
+rung_losses, rung_metrics, rung_promoted; Hyperband adds s and i),
+<out>_summary (one row) and model_selection_table (the best
+configuration).  docs/automl.md describes them.$usage$),
+('madlib_keras_automl', 'summary', $summary$madlib_keras_automl: Hyperband, Hyperopt (TPE) or ASHA over model
+configurations, trained by model hopping.
+
+    SELECT madlib_dl.madlib_keras_automl('iris_train_packed', 'automl_out', 'model_arch_library',
+        'automl_mst', ARRAY[1, 2],
+        $$ {'loss': ['categorical_crossentropy'], 'metrics': ['accuracy'],
+            'optimizer_params_list': [{'optimizer': ['Adam'], 'lr': [0.001, 0.1, 'log']}]} $$,
+        $$ {'batch_size': [8, 16], 'epochs': [1]} $$,
+        'hyperband', 'R=9, eta=3', 42, NULL, FALSE, 'iris_test_packed');
+
+For all parameters: SELECT madlib_dl.madlib_keras_automl('usage');$summary$),
+('hyperband_schedule', 'usage', $usage$hyperband_schedule: the brackets and rounds Hyperband runs for R, eta
+and skip_last, as a table.
+
+    SELECT madlib_dl.hyperband_schedule(
+        schedule_table  VARCHAR,  -- output table (must not exist)
+        r               INTEGER,  -- most iterations of one configuration
+        eta             INTEGER,  -- DEFAULT 3: keep the best 1/eta each round
+        skip_last       INTEGER   -- DEFAULT 0: rounds left out of each bracket
+    );
+
+Columns: s (bracket), i (round), n_i (configurations), r_i (iterations
+each, in all), UNIQUE (s, i).$usage$),
+('hyperband_schedule', 'summary', $summary$hyperband_schedule: Hyperband's brackets and rounds.
+
+    SELECT madlib_dl.hyperband_schedule('hb_schedule', 9, 3, 0);
+
+For all parameters: SELECT madlib_dl.hyperband_schedule('usage');$summary$)
+) AS t(page, part, body) WHERE t.page = $1 AND t.part = $2
+$function$;
+
+CREATE FUNCTION madlib_dl._help(page text, message character varying)
+ RETURNS text
+ LANGUAGE sql
+ IMMUTABLE
+ SET search_path TO 'pg_catalog', 'pg_temp'
+AS $function$ SELECT madlib_dl._help_text($1, CASE WHEN lower(coalesce($2, '')) IN ('usage', 'help', '?') THEN 'usage' ELSE 'summary' END) $function$;
+
+CREATE OR REPLACE FUNCTION madlib_dl.load_keras_model(message character varying)
+ RETURNS text
+ LANGUAGE sql
+ IMMUTABLE
+ SET search_path TO 'pg_catalog', 'pg_temp'
+AS $function$ SELECT madlib_dl._help('load_keras_model', message) $function$;
+
+CREATE OR REPLACE FUNCTION madlib_dl.delete_keras_model(message character varying)
+ RETURNS text
+ LANGUAGE sql
+ IMMUTABLE
+ SET search_path TO 'pg_catalog', 'pg_temp'
+AS $function$ SELECT madlib_dl._help('delete_keras_model', message) $function$;
+
+CREATE FUNCTION madlib_dl.keras_model_summary(message character varying)
+ RETURNS text
+ LANGUAGE sql
+ IMMUTABLE
+ SET search_path TO 'pg_catalog', 'pg_temp'
+AS $function$ SELECT madlib_dl._help_or_refuse('keras_model_summary', 'json', message, madlib_dl._help_text('keras_model_summary', 'usage'), madlib_dl._help_text('keras_model_summary', 'summary')) $function$;
+
+CREATE FUNCTION madlib_dl.keras_model_summary()
+ RETURNS text
+ LANGUAGE sql
+ IMMUTABLE
+ SET search_path TO 'pg_catalog', 'pg_temp'
+AS $function$ SELECT madlib_dl.keras_model_summary(''::varchar) $function$;
+
+CREATE FUNCTION madlib_dl.weights_to_array(message character varying)
+ RETURNS text
+ LANGUAGE sql
+ IMMUTABLE
+ SET search_path TO 'pg_catalog', 'pg_temp'
+AS $function$ SELECT madlib_dl._help_or_refuse('weights_to_array', 'bytea', message, madlib_dl._help_text('weights_to_array', 'usage'), madlib_dl._help_text('weights_to_array', 'summary')) $function$;
+
+CREATE FUNCTION madlib_dl.weights_to_array()
+ RETURNS text
+ LANGUAGE sql
+ IMMUTABLE
+ SET search_path TO 'pg_catalog', 'pg_temp'
+AS $function$ SELECT madlib_dl.weights_to_array(''::varchar) $function$;
+
+CREATE FUNCTION madlib_dl.weights_from_array(message character varying)
+ RETURNS text
+ LANGUAGE sql
+ IMMUTABLE
+ SET search_path TO 'pg_catalog', 'pg_temp'
+AS $function$ SELECT madlib_dl._help_or_refuse('weights_from_array', 'real[]', message, madlib_dl._help_text('weights_from_array', 'usage'), madlib_dl._help_text('weights_from_array', 'summary')) $function$;
+
+CREATE FUNCTION madlib_dl.weights_from_array()
+ RETURNS text
+ LANGUAGE sql
+ IMMUTABLE
+ SET search_path TO 'pg_catalog', 'pg_temp'
+AS $function$ SELECT madlib_dl.weights_from_array(''::varchar) $function$;
+
+CREATE OR REPLACE FUNCTION madlib_dl.training_preprocessor_dl(message character varying)
+ RETURNS text
+ LANGUAGE sql
+ IMMUTABLE
+ SET search_path TO 'pg_catalog', 'pg_temp'
+AS $function$ SELECT madlib_dl._help('training_preprocessor_dl', message) $function$;
+
+CREATE OR REPLACE FUNCTION madlib_dl.validation_preprocessor_dl(message character varying)
+ RETURNS text
+ LANGUAGE sql
+ IMMUTABLE
+ SET search_path TO 'pg_catalog', 'pg_temp'
+AS $function$ SELECT madlib_dl._help('validation_preprocessor_dl', message) $function$;
+
+CREATE OR REPLACE FUNCTION madlib_dl.madlib_keras_fit(message character varying)
+ RETURNS text
+ LANGUAGE sql
+ IMMUTABLE
+ SET search_path TO 'pg_catalog', 'pg_temp'
+AS $function$ SELECT madlib_dl._help('madlib_keras_fit', message) $function$;
+
+CREATE OR REPLACE FUNCTION madlib_dl.madlib_keras_evaluate(message character varying)
+ RETURNS text
+ LANGUAGE sql
+ IMMUTABLE
+ SET search_path TO 'pg_catalog', 'pg_temp'
+AS $function$ SELECT madlib_dl._help('madlib_keras_evaluate', message) $function$;
+
+CREATE OR REPLACE FUNCTION madlib_dl.madlib_keras_predict(message character varying)
+ RETURNS text
+ LANGUAGE sql
+ IMMUTABLE
+ SET search_path TO 'pg_catalog', 'pg_temp'
+AS $function$ SELECT madlib_dl._help('madlib_keras_predict', message) $function$;
+
+CREATE OR REPLACE FUNCTION madlib_dl.madlib_keras_predict_byom(message character varying)
+ RETURNS text
+ LANGUAGE sql
+ IMMUTABLE
+ SET search_path TO 'pg_catalog', 'pg_temp'
+AS $function$ SELECT madlib_dl._help('madlib_keras_predict_byom', message) $function$;
+
+CREATE FUNCTION madlib_dl.load_onnx_model(message character varying)
+ RETURNS text
+ LANGUAGE sql
+ IMMUTABLE
+ SET search_path TO 'pg_catalog', 'pg_temp'
+AS $function$ SELECT madlib_dl._help('load_onnx_model', message) $function$;
+
+CREATE FUNCTION madlib_dl.load_onnx_model()
+ RETURNS text
+ LANGUAGE sql
+ IMMUTABLE
+ SET search_path TO 'pg_catalog', 'pg_temp'
+AS $function$ SELECT madlib_dl.load_onnx_model(''::varchar) $function$;
+
+CREATE FUNCTION madlib_dl.export_onnx()
+ RETURNS text
+ LANGUAGE sql
+ IMMUTABLE
+ SET search_path TO 'pg_catalog', 'pg_temp'
+AS $function$ SELECT madlib_dl._help_text('export_onnx', 'usage') $function$;
+
+CREATE OR REPLACE FUNCTION madlib_dl.load_model_selection_table(message character varying)
+ RETURNS text
+ LANGUAGE sql
+ IMMUTABLE
+ SET search_path TO 'pg_catalog', 'pg_temp'
+AS $function$ SELECT madlib_dl._help('load_model_selection_table', message) $function$;
+
+CREATE OR REPLACE FUNCTION madlib_dl.generate_model_configs(message character varying)
+ RETURNS text
+ LANGUAGE sql
+ IMMUTABLE
+ SET search_path TO 'pg_catalog', 'pg_temp'
+AS $function$ SELECT madlib_dl._help('generate_model_configs', message) $function$;
+
+CREATE FUNCTION madlib_dl.load_top_k_accuracy_function(message character varying)
+ RETURNS text
+ LANGUAGE sql
+ IMMUTABLE
+ SET search_path TO 'pg_catalog', 'pg_temp'
+AS $function$ SELECT madlib_dl._help('load_top_k_accuracy_function', message) $function$;
+
+CREATE FUNCTION madlib_dl.load_top_k_accuracy_function()
+ RETURNS text
+ LANGUAGE sql
+ IMMUTABLE
+ SET search_path TO 'pg_catalog', 'pg_temp'
+AS $function$ SELECT madlib_dl.load_top_k_accuracy_function(''::varchar) $function$;
+
+CREATE OR REPLACE FUNCTION madlib_dl.madlib_keras_fit_multiple_model(message character varying)
+ RETURNS text
+ LANGUAGE sql
+ IMMUTABLE
+ SET search_path TO 'pg_catalog', 'pg_temp'
+AS $function$ SELECT madlib_dl._help('madlib_keras_fit_multiple_model', message) $function$;
+
+CREATE FUNCTION madlib_dl.madlib_keras_automl(message character varying)
+ RETURNS text
+ LANGUAGE sql
+ IMMUTABLE
+ SET search_path TO 'pg_catalog', 'pg_temp'
+AS $function$ SELECT madlib_dl._help('madlib_keras_automl', message) $function$;
+
+CREATE FUNCTION madlib_dl.madlib_keras_automl()
+ RETURNS text
+ LANGUAGE sql
+ IMMUTABLE
+ SET search_path TO 'pg_catalog', 'pg_temp'
+AS $function$ SELECT madlib_dl.madlib_keras_automl(''::varchar) $function$;
+
+CREATE FUNCTION madlib_dl.hyperband_schedule(message character varying)
+ RETURNS text
+ LANGUAGE sql
+ IMMUTABLE
+ SET search_path TO 'pg_catalog', 'pg_temp'
+AS $function$ SELECT madlib_dl._help('hyperband_schedule', message) $function$;
+
+CREATE FUNCTION madlib_dl.hyperband_schedule()
+ RETURNS text
+ LANGUAGE sql
+ IMMUTABLE
+ SET search_path TO 'pg_catalog', 'pg_temp'
+AS $function$ SELECT madlib_dl.hyperband_schedule(''::varchar) $function$;
+
 -- Grants and comments that differ from what the statements above leave.
 REVOKE ALL ON TABLE madlib_dl.deployed_models FROM PUBLIC;
 GRANT SELECT ON TABLE madlib_dl.deployed_models TO PUBLIC;
@@ -7053,8 +7028,13 @@ BEGIN
                     'madlib_dl._assert_writable_table(regclass,text)',
                     'madlib_dl._automl(text[],text[],text[],text,text[],integer[],text,text,text,text,integer,text[],boolean,text[],integer,text,text,boolean,text)',
                     'madlib_dl._automl_check(text,text)',
+                    'madlib_dl._automl_check_frequency(integer,integer)',
+                    'madlib_dl._automl_check_grids(integer[],text,text,text[],text,boolean)',
                     'madlib_dl._automl_probe(integer[],text,text)',
                     'madlib_dl._automl_run(madlib_dl._train_job,text,text,text,text,integer)',
+                    'madlib_dl._automl_store_best(text[],text[],text,text[],madlib_dl._automl_result[],boolean)',
+                    'madlib_dl._automl_summary_defs()',
+                    'madlib_dl._automl_write_info(text[],text,madlib_dl._automl_result[])',
                     'madlib_dl._builtin_type_of(regtype)',
                     'madlib_dl._check_compile_params(text,text)',
                     'madlib_dl._check_early_stopping(text,text,boolean)',
@@ -7096,17 +7076,35 @@ BEGIN
                     'madlib_dl._evaluate_transition_io(internal,json,bytea,text,integer,integer,"any")',
                     'madlib_dl._export_onnx(text[],integer,integer)',
                     'madlib_dl._fit(text[],text[],text[],integer,character varying,character varying,integer,boolean,text[],integer,boolean,character varying,character varying,character varying,integer,character varying,character varying)',
+                    'madlib_dl._fit_archs(text[],integer[],text[])',
+                    'madlib_dl._fit_assert_outputs_absent(text[],text[],text[])',
                     'madlib_dl._fit_check_averaging(integer,text)',
+                    'madlib_dl._fit_check_data(text[],text[],text[],text[],text[],text[],text[])',
+                    'madlib_dl._fit_check_inits(text[],bytea[])',
                     'madlib_dl._fit_check_iterations(integer,integer)',
+                    'madlib_dl._fit_check_no_gpus(boolean,text)',
                     'madlib_dl._fit_check_packed(text[],text,text[],text[],json)',
                     'madlib_dl._fit_class_values_columns(text[],text[])',
+                    'madlib_dl._fit_drop_outputs(boolean,text[],text[],text[])',
+                    'madlib_dl._fit_info_defs(text,text)',
+                    'madlib_dl._fit_inputs(text[],text[])',
+                    'madlib_dl._fit_job_transport(text[],regclass,jsonb)',
                     'madlib_dl._fit_multiple(text[],text[],text[],integer,boolean,text[],integer,boolean,character varying,character varying,boolean,character varying)',
+                    'madlib_dl._fit_multiple_configs(text[],text,boolean)',
                     'madlib_dl._fit_multiple_run(madlib_dl._train_job)',
+                    'madlib_dl._fit_multiple_summary_defs()',
                     'madlib_dl._fit_num_segments(text[],regclass,jsonb)',
-                    'madlib_dl._fit_output_columns(text[],text)',
+                    'madlib_dl._fit_output_columns(text[],jsonb)',
                     'madlib_dl._fit_packed_summary(text[],text)',
                     'madlib_dl._fit_run(madlib_dl._train_job)',
+                    'madlib_dl._fit_series(jsonb,integer)',
+                    'madlib_dl._fit_series_defs()',
+                    'madlib_dl._fit_summary_defs(text)',
                     'madlib_dl._fit_vars(jsonb)',
+                    'madlib_dl._fit_warm_start(text[],text[],integer[],text[],bytea[],integer)',
+                    'madlib_dl._fit_write_models(text[],integer[],bytea[],text[])',
+                    'madlib_dl._fit_write_rows(text[],text,text,jsonb)',
+                    'madlib_dl._fit_write_summary(text[],text,text[],jsonb,boolean,jsonb)',
                     'madlib_dl._generate_model_configs(text[],text[],text,integer[],text,text,text,integer,integer,text[])',
                     'madlib_dl._gp_eval_final(internal)',
                     'madlib_dl._gp_eval_segment(madlib_dl._step,integer,bytea,bytea,integer[],integer[])',
@@ -7119,7 +7117,9 @@ BEGIN
                     'madlib_dl._gp_table_keys(regclass)',
                     'madlib_dl._gpu_configuration(text[],text,text[])',
                     'madlib_dl._gpu_list(text,text[])',
+                    'madlib_dl._help(text,character varying)',
                     'madlib_dl._help_or_refuse(text,text,character varying,text,text)',
+                    'madlib_dl._help_text(text,text)',
                     'madlib_dl._hyperband_schedule(text[],integer,integer,integer)',
                     'madlib_dl._hyperband_schedule_rows(integer,integer,integer)',
                     'madlib_dl._initial_state(json,bytea,text,text)',
