@@ -110,7 +110,7 @@ src/engine/onnx.pb-c.h: $(ONNX_PROTO)
 	protoc-c --proto_path=build --c_out=src/engine build/onnx.proto
 src/engine/onnx.pb-c.c: src/engine/onnx.pb-c.h
 	@test -f $@
-src/engine/onnx_export.o src/engine/onnx_import.o src/engine/onnx_import_fold.o src/engine/onnx_import_ops.o \
+src/engine/onnx_export.o src/engine/onnx_import.o src/engine/onnx_import_core.o src/engine/onnx_import_fold.o src/engine/onnx_import_ops.o \
 	src/engine/onnx_import_rnn.o src/engine/onnx_pb.o: src/engine/onnx.pb-c.h
 EXTRA_CLEAN += src/engine/onnx.pb-c.c src/engine/onnx.pb-c.h
 # protoc-c's generated code checks its own invariants with assert(), which

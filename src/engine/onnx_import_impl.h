@@ -3,8 +3,10 @@
  * onnx_import_impl.h
  *	  Shared by the files of the ONNX importer (onnx_import.c: the driver;
  *	  onnx_import_ops.c: the layer operators; onnx_import_rnn.c: LSTM and
- *	  GRU; onnx_import_fold.c: constants, shape arithmetic and GELU): the
- *	  importer's state and its helpers.  Internal to the engine.
+ *	  GRU; onnx_import_fold.c: constants, shape arithmetic and GELU;
+ *	  onnx_import_core.c: what they all use): the importer's state and its
+ *	  helpers.  Internal to the engine.  Calls go driver -> converters ->
+ *	  core, never back.
  *
  * IDENTIFICATION
  *	  src/engine/onnx_import_impl.h
@@ -100,6 +102,13 @@ typedef struct Rnn
 	char		name[DL_NAME_MAX];
 } Rnn;
 
+typedef struct NameSlot
+{
+	const char *name;
+	int			producer;		/* node index, or -1 */
+	int			uses;			/* node inputs and graph outputs naming it */
+} NameSlot;
+
 typedef struct Im
 {
 	DlOnnxArena arena;
@@ -122,23 +131,25 @@ typedef struct Im
 	const Onnx__NodeProto *node;	/* the node being converted, for messages */
 } Im;
 
-/* onnx_import.c: errors (the node being converted named) */
+/* onnx_import_core.c: errors (the node being converted named) */
 DlStatus	dl_im_err(Im *im, DlStatus code, const char *fmt,...) DL_PRINTF_FMT(3, 4);
 DlStatus	dl_im_oom(Im *im);
 DlStatus	dl_im_unsup(Im *im, const char *fmt,...) DL_PRINTF_FMT(2, 3);
 
-/* onnx_import.c: values, tensors, attributes */
+/* onnx_import_core.c: values, tensors, attributes */
 int			dl_im_val_find(Im *im, const char *name);
 Val		   *dl_im_val_produce(Im *im, const char *name);
 DlStatus	dl_im_const_from_tensor(Im *im, const Onnx__TensorProto *t, const char *name);
 int			dl_im_uses_of(Im *im, const char *name);
+NameSlot   *dl_im_name_slot(NameSlot *tab, size_t cap, const char *name);
+void		dl_im_make_name(Im *im, const char *s, char *out);
 const Onnx__AttributeProto *dl_im_attr(const Onnx__NodeProto *n, const char *name);
 int64_t		dl_im_attr_int(const Onnx__NodeProto *n, const char *name, int64_t dflt);
 double		dl_im_attr_float(const Onnx__NodeProto *n, const char *name, double dflt);
 int			dl_im_attr_ints(const Onnx__NodeProto *n, const char *name, int64_t *v, int max);
 bool		dl_im_attr_str_is(const Onnx__NodeProto *n, const char *name, const char *want, const char *dflt);
 
-/* onnx_import.c: layers and layouts */
+/* onnx_import_core.c: layers and layouts */
 int			dl_im_lay_new(Im *im, const char *cls, const char *name, const char *cfg, int n, const int *refs);
 int			dl_im_lay1(Im *im, const char *cls, const char *name, int ref, const char *fmt,...) DL_PRINTF_FMT(5, 6);
 float	   *dl_im_lay_weights(Im *im, int li, size_t n);
