@@ -276,6 +276,22 @@ $$;
 -- Drivers (internal; search_path pinned; tables come as {schema, table})
 -- ---------------------------------------------------------------------
 
+-- Raise P0002: model_id (as text: '3', or '3 of mst_key 5' naming who
+-- asks) is not in arch, a model architecture table.
+CREATE FUNCTION madlib_dl._arch_raise_model_id_missing(model_id text, arch text[])
+RETURNS void
+LANGUAGE plpgsql IMMUTABLE PARALLEL SAFE SECURITY INVOKER
+SET search_path = pg_catalog, pg_temp
+AS $$
+BEGIN
+    RAISE EXCEPTION 'model_id % not found in model architecture table "%"', model_id,
+                    madlib_dl._table_label(arch)
+        USING ERRCODE = 'no_data_found',
+              HINT = format('SELECT model_id, name FROM %s lists the architectures it holds.',
+                            madlib_dl._table_sql(arch));
+END
+$$;
+
 -- Insert one architecture into tbl, creating the table on first use.
 CREATE FUNCTION madlib_dl._load_keras_model(tbl text[], model_arch json, model_weights bytea,
                                             name varchar, description varchar,

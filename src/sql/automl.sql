@@ -113,13 +113,9 @@ BEGIN
     END IF;
     -- early_stopping: its series must exist for every value of the grids
     FOR i IN 1 .. cardinality(probe_compiles) LOOP
-        BEGIN
-            es := madlib_dl._check_early_stopping(early_stopping, probe_compiles[i], has_validation);
-        EXCEPTION WHEN invalid_parameter_value THEN
-            RAISE EXCEPTION 'compile_params %: %', probe_compiles[i], SQLERRM
-                USING ERRCODE = 'invalid_parameter_value',
-                      HINT = 'Monitor a series every configuration has: the loss, or a metric every compile_params of the grid names.';
-        END;
+        es := madlib_dl._check_early_stopping_of(early_stopping, probe_compiles[i], has_validation,
+            'compile_params ' || coalesce(probe_compiles[i], '<NULL>'),
+            'Monitor a series every configuration has: the loss, or a metric every compile_params of the grid names.');
     END LOOP;
 
     RETURN es;

@@ -84,28 +84,9 @@ $$;
 -- table, view, materialized view or foreign table); return its regclass.
 CREATE FUNCTION madlib_dl._ep_assert_readable(tbl text[], param text)
 RETURNS regclass
-LANGUAGE plpgsql STABLE PARALLEL SAFE
+LANGUAGE sql STABLE PARALLEL SAFE
 SET search_path = pg_catalog, pg_temp
-AS $$
-DECLARE
-    rel regclass := madlib_dl._table_oid(tbl);
-    kind "char";
-BEGIN
-    IF rel IS NULL THEN
-        RAISE EXCEPTION '% "%" does not exist', param, madlib_dl._table_label(tbl)
-            USING ERRCODE = 'undefined_table',
-                  HINT = 'Check the table name and the search_path, or give schema.table.';
-    END IF;
-    SELECT c.relkind INTO kind FROM pg_class c WHERE c.oid = rel;
-    IF kind NOT IN ('r', 'p', 'v', 'm', 'f') THEN
-        RAISE EXCEPTION '% "%" is not a table', param, madlib_dl._table_label(tbl)
-            USING ERRCODE = 'wrong_object_type',
-                  HINT = 'Give the name of a table or view.';
-    END IF;
-    PERFORM madlib_dl._assert_trusted_table(rel, param);
-    RETURN rel;
-END
-$$;
+AS $$ SELECT madlib_dl._assert_relation(tbl, param, 'rpvmf', 'Give the name of a table or view.') $$;
 
 -- Refuse use_gpus => true: madlib_dl has no GPU backend (docs/gpu.md);
 -- the same message as fit and fit_multiple.
@@ -115,11 +96,8 @@ LANGUAGE plpgsql IMMUTABLE PARALLEL SAFE
 SET search_path = pg_catalog, pg_temp
 AS $$
 BEGIN
-    IF use_gpus THEN
-        RAISE EXCEPTION 'use_gpus is not supported: this build of madlib_dl has no GPU backend'
-            USING ERRCODE = 'feature_not_supported',
-                  HINT = 'Call with use_gpus => false; evaluate and predict run on the CPU cores of the server.';
-    END IF;
+    PERFORM madlib_dl._assert_no_gpus(use_gpus,
+        'Call with use_gpus => false; evaluate and predict run on the CPU cores of the server.');
 END
 $$;
 
@@ -181,6 +159,34 @@ BEGIN
 END
 $$;
 
+-- What pred_type kind (_ep_parse_pred_type's kind, with k and threshold)
+-- makes of the query of _ep_write_predictions and _ep_write_predictions_io:
+-- cols, the output columns after prob (', (q.r).rank', or '' for response);
+-- filter, the WHERE clause on the predictions (threshold: prob > it, else
+-- ''); max_rank, the ranks kept (NULL: all).  22023 for another kind.
+CREATE FUNCTION madlib_dl._ep_pred_kind_sql(kind text, k integer, threshold float8,
+    OUT cols text, OUT filter text, OUT max_rank integer)
+RETURNS record
+LANGUAGE plpgsql IMMUTABLE PARALLEL SAFE SECURITY INVOKER
+SET search_path = pg_catalog, pg_temp
+AS $$
+BEGIN
+    cols := ', (q.r).rank';
+    filter := '';
+    CASE kind
+        WHEN 'prob' THEN NULL;
+        WHEN 'response' THEN cols := ''; max_rank := 1;
+        WHEN 'top_k' THEN max_rank := k;
+        WHEN 'threshold' THEN filter := format(' WHERE (q.r).prob > %L::float8', threshold);
+        ELSE
+            RAISE EXCEPTION 'pred_type kind % is not one of prob, response, top_k, threshold',
+                            coalesce(quote_literal(kind), 'NULL')
+                USING ERRCODE = 'invalid_parameter_value',
+                      HINT = 'Call predict or predict_byom, which choose the kind from pred_type.';
+    END CASE;
+END
+$$;
+
 -- The number of values of each output of the model (the class count of
 -- a classifier), in the model's order.
 CREATE FUNCTION madlib_dl._ep_output_sizes(model_arch json)
@@ -191,16 +197,10 @@ AS $$
 DECLARE
     sizes integer[] := '{}';
     shape integer[];
-    n bigint;
-    d integer;
 BEGIN
     FOR shape IN SELECT a.shape FROM madlib_dl._arch_io(model_arch) a
                   WHERE a.io = 'output' ORDER BY a."position" LOOP
-        n := 1;
-        FOREACH d IN ARRAY shape LOOP
-            n := n * d;
-        END LOOP;
-        sizes := sizes || n::integer;
+        sizes := sizes || madlib_dl._shape_size(shape)::integer;
     END LOOP;
     RETURN sizes;
 END
@@ -287,6 +287,20 @@ BEGIN
 END
 $$;
 
+-- Raise P0002: model mst_key is not in tbl, a table of fit_multiple's
+-- (what: 'model table' or 'model info table').
+CREATE FUNCTION madlib_dl._ep_raise_mst_key_missing(mst_key integer, tbl text[], what text)
+RETURNS void
+LANGUAGE plpgsql IMMUTABLE PARALLEL SAFE SECURITY INVOKER
+SET search_path = pg_catalog, pg_temp
+AS $$
+BEGIN
+    RAISE EXCEPTION 'mst_key % not found in % "%"', mst_key, what, madlib_dl._table_label(tbl)
+        USING ERRCODE = 'no_data_found',
+              HINT = format('SELECT mst_key FROM %s lists the models it holds.', madlib_dl._table_sql(tbl));
+END
+$$;
+
 -- Everything evaluate and predict need from a trained model table (fit's
 -- <model> + <model>_summary, or fit_multiple's <model> + <model>_info +
 -- <model>_summary, selected by mst_key).  Enforces the mst_key rules.
@@ -336,11 +350,7 @@ BEGIN
         EXECUTE format('SELECT count(*) FROM %s WHERE mst_key = $1', madlib_dl._table_sql(mtbl))
            INTO n USING mst_key;
         IF n = 0 THEN
-            RAISE EXCEPTION 'mst_key % not found in model table "%"', mst_key,
-                            madlib_dl._table_label(mtbl)
-                USING ERRCODE = 'no_data_found',
-                      HINT = format('SELECT mst_key FROM %s lists the models it holds.',
-                                    madlib_dl._table_sql(mtbl));
+            PERFORM madlib_dl._ep_raise_mst_key_missing(mst_key, mtbl, 'model table');
         ELSIF n > 1 THEN
             RAISE EXCEPTION 'mst_key % is in model table "%" % times', mst_key,
                             madlib_dl._table_label(mtbl), n
@@ -360,11 +370,7 @@ BEGIN
            INTO compile_params, metrics_type, loss_type USING mst_key;
         GET DIAGNOSTICS n = ROW_COUNT;   -- EXECUTE does not set FOUND
         IF n = 0 THEN
-            RAISE EXCEPTION 'mst_key % not found in model info table "%"', mst_key,
-                            madlib_dl._table_label(itbl)
-                USING ERRCODE = 'no_data_found',
-                      HINT = format('SELECT mst_key FROM %s lists the models it holds.',
-                                    madlib_dl._table_sql(itbl));
+            PERFORM madlib_dl._ep_raise_mst_key_missing(mst_key, itbl, 'model info table');
         END IF;
     ELSE
         EXECUTE format('SELECT count(*) FROM %s', madlib_dl._table_sql(mtbl)) INTO n;
@@ -597,8 +603,8 @@ SET jit = off
 AS $$
 DECLARE
     id_type text := madlib_dl._ep_id_type(rel, id_col);
-    cols text := ', (q.r).rank';
-    filter text := '';
+    cols text;
+    filter text;
     max_rank integer;
     rowmode boolean := batch_size IS NULL AND NOT madlib_dl._is_greenplum();
     batch integer := CASE WHEN rowmode THEN 1 ELSE madlib_dl._ep_batch_size(rel, batch_size) END;
@@ -613,17 +619,8 @@ BEGIN
     IF x_expr IS NOT NULL THEN          -- a raw table: the model's transform ($9, tf)
         feat := x_expr;
     END IF;
-    CASE kind
-        WHEN 'prob' THEN NULL;
-        WHEN 'response' THEN cols := ''; max_rank := 1;
-        WHEN 'top_k' THEN max_rank := k;
-        WHEN 'threshold' THEN filter := format(' WHERE (q.r).prob > %L::float8', threshold);
-        ELSE
-            RAISE EXCEPTION 'pred_type kind % is not one of prob, response, top_k, threshold',
-                            coalesce(quote_literal(kind), 'NULL')
-                USING ERRCODE = 'invalid_parameter_value',
-                      HINT = 'Call predict or predict_byom, which choose the kind from pred_type.';
-    END CASE;
+    SELECT p.cols, p.filter, p.max_rank INTO cols, filter, max_rank
+      FROM madlib_dl._ep_pred_kind_sql(kind, k, threshold) p;
 
     IF rowmode THEN
         EXECUTE format(
@@ -675,25 +672,16 @@ SET search_path = pg_catalog, pg_temp
 AS $$
 DECLARE
     id_type text := madlib_dl._ep_id_type(rel, id_col);
-    cols text := ', (q.r).rank';
-    filter text := '';
+    cols text;
+    filter text;
     max_rank integer;
     feats text;
     cv jsonb := '[]';
     vals jsonb;
     batch integer := madlib_dl._ep_batch_size(rel, batch_size);
 BEGIN
-    CASE kind
-        WHEN 'prob' THEN NULL;
-        WHEN 'response' THEN cols := ''; max_rank := 1;
-        WHEN 'top_k' THEN max_rank := k;
-        WHEN 'threshold' THEN filter := format(' WHERE (q.r).prob > %L::float8', threshold);
-        ELSE
-            RAISE EXCEPTION 'pred_type kind % is not one of prob, response, top_k, threshold',
-                            coalesce(quote_literal(kind), 'NULL')
-                USING ERRCODE = 'invalid_parameter_value',
-                      HINT = 'Call predict or predict_byom, which choose the kind from pred_type.';
-    END CASE;
+    SELECT p.cols, p.filter, p.max_rank INTO cols, filter, max_rank
+      FROM madlib_dl._ep_pred_kind_sql(kind, k, threshold) p;
     -- an output without class values (one-hot or numeric training data): 0..K-1
     FOR i IN 1 .. cardinality(class_names) LOOP
         IF coalesce(class_values->(i - 1), 'null') = 'null' THEN
@@ -801,11 +789,7 @@ BEGIN
                    CASE WHEN grouped THEN ' GROUP BY s.__dist_key__' ELSE '' END)
        INTO loss_sum, metric_sum, n, sums
       USING model_arch, model_weights, compile_params;
-    IF coalesce(n, 0) = 0 THEN
-        RAISE EXCEPTION 'test table % has no examples', test::text
-            USING ERRCODE = 'data_exception',
-                  HINT = 'Evaluate on a preprocessed table with at least one row.';
-    END IF;
+    PERFORM madlib_dl._ep_assert_examples(n, test);
     IF sums IS NOT NULL THEN
         vals := madlib_dl._metrics_values(compile_params, sums, n::bigint);
         RETURN ARRAY[loss_sum / n, vals[1]] || vals;
@@ -848,12 +832,70 @@ BEGIN
                    CASE WHEN grouped THEN ' GROUP BY s.__dist_key__' ELSE '' END)
        INTO r, n
       USING model_arch, model_weights, compile_params;
+    PERFORM madlib_dl._ep_assert_examples(n, test);
+    RETURN ARRAY(SELECT v / n FROM unnest(r) v);
+END
+$$;
+
+-- 22000 (data_exception) when the test table holds no example: n, the
+-- examples evaluate counted in test, is NULL or 0.
+CREATE FUNCTION madlib_dl._ep_assert_examples(n numeric, test regclass)
+RETURNS void
+LANGUAGE plpgsql IMMUTABLE PARALLEL SAFE SECURITY INVOKER
+SET search_path = pg_catalog, pg_temp
+AS $$
+BEGIN
     IF coalesce(n, 0) = 0 THEN
         RAISE EXCEPTION 'test table % has no examples', test::text
             USING ERRCODE = 'data_exception',
                   HINT = 'Evaluate on a preprocessed table with at least one row.';
     END IF;
-    RETURN ARRAY(SELECT v / n FROM unnest(r) v);
+END
+$$;
+
+-- Raise 42809: evaluate's test_table ttbl is not a preprocessed (packed)
+-- table; detail, the message of the column check that failed.  Called
+-- from that check's exception handler.
+CREATE FUNCTION madlib_dl._ep_raise_not_packed(ttbl text[], detail text)
+RETURNS void
+LANGUAGE plpgsql IMMUTABLE PARALLEL SAFE SECURITY INVOKER
+SET search_path = pg_catalog, pg_temp
+AS $$
+BEGIN
+    RAISE EXCEPTION 'test_table "%" is not a preprocessed table', madlib_dl._table_label(ttbl)
+        USING ERRCODE = 'wrong_object_type',
+              DETAIL = coalesce(detail, ''),
+              HINT = 'evaluate takes a table made by training_preprocessor_dl or '
+                     'validation_preprocessor_dl; predict takes raw rows.';
+END
+$$;
+
+-- The packed variables of evaluate's test table ttbl: the
+-- dependent_varname and independent_varname its own summary records
+-- (validation_preprocessor_dl writes them), else model_deps and
+-- model_indeps (the model's).  Refuses the summary of a newer madlib_dl
+-- (_assert_known_format).
+CREATE FUNCTION madlib_dl._ep_test_vars(ttbl text[], model_deps text[], model_indeps text[],
+    OUT deps text[], OUT indeps text[])
+RETURNS record
+LANGUAGE plpgsql STABLE SECURITY INVOKER
+SET search_path = pg_catalog, pg_temp
+AS $$
+DECLARE
+    tsum regclass := madlib_dl._table_oid(madlib_dl._table_with_suffix(ttbl, '_summary'));
+BEGIN
+    deps := model_deps;
+    indeps := model_indeps;
+    PERFORM madlib_dl._assert_known_format(tsum, format('test_table "%s"', madlib_dl._table_label(ttbl)));
+    IF tsum IS NOT NULL
+       AND madlib_dl._ep_has_column(tsum, 'dependent_varname')
+       AND madlib_dl._ep_has_column(tsum, 'independent_varname') THEN
+        EXECUTE format('SELECT coalesce(dependent_varname, $1), coalesce(independent_varname, $2)'
+                       '  FROM %s LIMIT 1', tsum::text)
+           INTO deps, indeps USING deps, indeps;
+        deps := coalesce(deps, model_deps);
+        indeps := coalesce(indeps, model_indeps);
+    END IF;
 END
 $$;
 
@@ -873,30 +915,16 @@ LANGUAGE plpgsql VOLATILE SECURITY INVOKER
 SET search_path = pg_catalog, pg_temp
 AS $$
 DECLARE
-    tsum regclass := madlib_dl._table_oid(madlib_dl._table_with_suffix(ttbl, '_summary'));
-    deps text[] := model_deps;
-    indeps text[] := model_indeps;
+    deps text[];
+    indeps text[];
     k integer;
     r float8[];
 BEGIN
-    PERFORM madlib_dl._assert_known_format(tsum, format('test_table "%s"', madlib_dl._table_label(ttbl)));
-    IF tsum IS NOT NULL
-       AND madlib_dl._ep_has_column(tsum, 'dependent_varname')
-       AND madlib_dl._ep_has_column(tsum, 'independent_varname') THEN
-        EXECUTE format('SELECT coalesce(dependent_varname, $1), coalesce(independent_varname, $2)'
-                       '  FROM %s LIMIT 1', tsum::text)
-           INTO deps, indeps USING deps, indeps;
-        deps := coalesce(deps, model_deps);
-        indeps := coalesce(indeps, model_indeps);
-    END IF;
+    SELECT v.deps, v.indeps INTO deps, indeps FROM madlib_dl._ep_test_vars(ttbl, model_deps, model_indeps) v;
     BEGIN
         PERFORM madlib_dl._fit_check_packed(ttbl, 'test_table', indeps, deps, model_arch);
     EXCEPTION WHEN undefined_column OR datatype_mismatch THEN
-        RAISE EXCEPTION 'test_table "%" is not a preprocessed table', madlib_dl._table_label(ttbl)
-            USING ERRCODE = 'wrong_object_type',
-                  DETAIL = SQLERRM,
-                  HINT = 'evaluate takes a table made by training_preprocessor_dl or '
-                         'validation_preprocessor_dl; predict takes raw rows.';
+        PERFORM madlib_dl._ep_raise_not_packed(ttbl, SQLERRM);
     END;
     k := cardinality(deps);
     r := madlib_dl._ep_evaluate_io(trel, deps, indeps, model_arch, model_weights, compile_params);
@@ -927,7 +955,6 @@ AS $$
 DECLARE
     m record;
     trel regclass;
-    tsum regclass;
     dep text;
     indep text;
     r float8[];
@@ -967,30 +994,16 @@ BEGIN
 
     -- The packed columns' names: from the test table's own summary when
     -- it has one (validation_preprocessor_dl writes it), else the model's.
-    dep := m.dependent_varname;
-    indep := m.independent_varname;
-    tsum := madlib_dl._table_oid(madlib_dl._table_with_suffix(ttbl, '_summary'));
-    PERFORM madlib_dl._assert_known_format(tsum, format('test_table "%s"', madlib_dl._table_label(ttbl)));
-    IF tsum IS NOT NULL
-       AND madlib_dl._ep_has_column(tsum, 'dependent_varname')
-       AND madlib_dl._ep_has_column(tsum, 'independent_varname') THEN
-        EXECUTE format('SELECT coalesce(dependent_varname[1], $1), coalesce(independent_varname[1], $2)'
-                       '  FROM %s LIMIT 1', tsum::text)
-           INTO dep, indep USING dep, indep;
-        dep := coalesce(dep, m.dependent_varname);
-        indep := coalesce(indep, m.independent_varname);
-    END IF;
+    SELECT coalesce(v.deps[1], m.dependent_varname), coalesce(v.indeps[1], m.independent_varname)
+      INTO dep, indep
+      FROM madlib_dl._ep_test_vars(ttbl, ARRAY[m.dependent_varname], ARRAY[m.independent_varname]) v;
     BEGIN
         PERFORM madlib_dl._assert_columns(trel,
             ARRAY[dep, indep, dep || '_shape', indep || '_shape', 'buffer_id'],
             ARRAY['bytea', 'bytea', 'integer[]', 'integer[]', 'integer'],
             'x');
     EXCEPTION WHEN undefined_column OR datatype_mismatch THEN
-        RAISE EXCEPTION 'test_table "%" is not a preprocessed table', madlib_dl._table_label(ttbl)
-            USING ERRCODE = 'wrong_object_type',
-                  DETAIL = SQLERRM,
-                  HINT = 'evaluate takes a table made by training_preprocessor_dl or '
-                         'validation_preprocessor_dl; predict takes raw rows.';
+        PERFORM madlib_dl._ep_raise_not_packed(ttbl, SQLERRM);
     END;
 
     r := madlib_dl._ep_evaluate(trel, dep, indep, m.model_arch, m.model_weights, compile);

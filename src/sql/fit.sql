@@ -32,6 +32,24 @@ RETURNS text
 AS 'MODULE_PATHNAME', 'madlib_dl__check_early_stopping'
 LANGUAGE C IMMUTABLE PARALLEL SAFE;
 
+-- _check_early_stopping for one configuration of several (fit_multiple's
+-- mst_keys, automl's grids): its 22023 comes again as "<label>: <message>"
+-- with hint, naming the configuration.  Returns the canonical string.
+CREATE FUNCTION madlib_dl._check_early_stopping_of(early_stopping text, compile_params text,
+    has_validation boolean, label text, hint text)
+RETURNS text
+LANGUAGE plpgsql IMMUTABLE PARALLEL SAFE SECURITY INVOKER
+SET search_path = pg_catalog, pg_temp
+AS $$
+BEGIN
+    RETURN madlib_dl._check_early_stopping(early_stopping, compile_params, has_validation);
+EXCEPTION WHEN invalid_parameter_value THEN
+    RAISE EXCEPTION '%: %', label, SQLERRM
+        USING ERRCODE = 'invalid_parameter_value',
+              HINT = coalesce(hint, 'Monitor a series every configuration has.');
+END
+$$;
+
 -- ERROR 22000 unless x_shape {n, dims...} ends in the architecture's input
 -- shape and y_shape {n, classes} (may be NULL) matches its outputs.
 CREATE FUNCTION madlib_dl._check_input_shape(model_arch json, x_shape integer[], y_shape integer[])
@@ -404,11 +422,8 @@ LANGUAGE plpgsql IMMUTABLE
 SET search_path = pg_catalog, pg_temp
 AS $$
 BEGIN
-    IF coalesce(use_gpus, false) THEN
-        RAISE EXCEPTION 'use_gpus is not supported: this build of madlib_dl has no GPU backend'
-            USING ERRCODE = 'feature_not_supported',
-                  HINT = format('Call %s with use_gpus => false; training runs on the CPU cores of all segments.', fn);
-    END IF;
+    PERFORM madlib_dl._assert_no_gpus(use_gpus,
+        format('Call %s with use_gpus => false; training runs on the CPU cores of all segments.', fn));
 END
 $$;
 
@@ -436,11 +451,8 @@ BEGIN
                        '  FROM %s WHERE model_id = $1', madlib_dl._table_sql(arch_tbl))
            INTO nt, a, aw USING ids[i];
         IF nt = 0 OR (a IS NULL AND labels[i] IS NOT NULL) THEN
-            RAISE EXCEPTION 'model_id % not found in model architecture table "%"',
-                            ids[i] || coalesce(' of ' || labels[i], ''), madlib_dl._table_label(arch_tbl)
-                USING ERRCODE = 'no_data_found',
-                      HINT = format('SELECT model_id, name FROM %s lists the architectures it holds.',
-                                    madlib_dl._table_sql(arch_tbl));
+            PERFORM madlib_dl._arch_raise_model_id_missing(ids[i] || coalesce(' of ' || labels[i], ''),
+                                                           arch_tbl);
         ELSIF nt > 1 THEN
             RAISE EXCEPTION 'model_id % of model architecture table "%" has % architectures',
                             ids[i], madlib_dl._table_label(arch_tbl), nt

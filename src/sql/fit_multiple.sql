@@ -72,29 +72,12 @@ DECLARE
     arch_qualified text;
     object_qualified text;
     object_tbl text[];
-    col text;
-    col_type text;
     params record;
     nt bigint;
     i integer;
 BEGIN
     -- 3. the model selection table and its summary
-    mst_rel := madlib_dl._assert_table_exists(mst, 'model_selection_table');
-    PERFORM madlib_dl._assert_columns(mst_rel, ARRAY['mst_key', 'model_id'],
-        ARRAY['integer', 'integer'], what);
-    FOR col IN SELECT unnest(ARRAY['compile_params', 'fit_params']) LOOP
-        SELECT format_type(t.atttypid, t.atttypmod) INTO col_type
-          FROM pg_attribute t
-         WHERE t.attrelid = mst_rel AND t.attname = col AND t.attnum > 0 AND NOT t.attisdropped;
-        IF NOT FOUND THEN
-            PERFORM madlib_dl._assert_columns(mst_rel, ARRAY[col], ARRAY['character varying'], what);
-        ELSIF col_type NOT IN ('character varying', 'text') THEN
-            RAISE EXCEPTION 'column "%" of table "%" has type %, not character varying or text',
-                            col, madlib_dl._table_label(mst), col_type
-                USING ERRCODE = 'datatype_mismatch',
-                      HINT = format('Give %s.', what);
-        END IF;
-    END LOOP;
+    mst_rel := madlib_dl._ms_assert_table(mst, false);
     msum_rel := madlib_dl._table_oid(mst_summ);
     IF msum_rel IS NULL THEN
         RAISE EXCEPTION 'model_selection_table "%" has no summary table "%"',
@@ -176,13 +159,9 @@ BEGIN
             PERFORM madlib_dl._check_fit_params(fits[i], format('mst_key %s fit_params', keys[i]));
         END IF;
         params := madlib_dl._check_params(compiles[i], fits[i]);
-        BEGIN
-            es := madlib_dl._check_early_stopping(early_stopping, compiles[i], has_validation);
-        EXCEPTION WHEN invalid_parameter_value THEN
-            RAISE EXCEPTION 'mst_key %: %', keys[i], SQLERRM
-                USING ERRCODE = 'invalid_parameter_value',
-                      HINT = 'Monitor a series every configuration has: the loss, or a metric they all compile.';
-        END;
+        es := madlib_dl._check_early_stopping_of(early_stopping, compiles[i], has_validation,
+            format('mst_key %s', keys[i]),
+            'Monitor a series every configuration has: the loss, or a metric they all compile.');
         loss_types[i] := params.loss_type;
         metric_types[i] := params.metrics_type[1];
     END LOOP;

@@ -78,14 +78,52 @@ BEGIN
                    madlib_dl._table_sql(arch))
        INTO missing USING ids;
     IF missing IS NOT NULL THEN
-        RAISE EXCEPTION 'model_id % not found in model architecture table "%"', missing,
-                        madlib_dl._table_label(arch)
-            USING ERRCODE = 'no_data_found',
-                  HINT = format('SELECT model_id, name FROM %s lists the architectures it holds.',
-                                madlib_dl._table_sql(arch));
+        PERFORM madlib_dl._arch_raise_model_id_missing(missing::text, arch);
     END IF;
     SELECT array_agg(DISTINCT i ORDER BY i) INTO out_ids FROM unnest(ids) i;
     RETURN out_ids;
+END
+$$;
+
+-- The model selection table mst checked for reading or appending (fit_multiple,
+-- load_model_selection_table, generate_model_configs): it exists as a table
+-- (42P01/42809), mst_key and model_id are integer, compile_params and fit_params
+-- varchar or text (42703/42804).  appending: the caller would have created
+-- a table of this name (the hints say so, the messages name rel as
+-- regclass writes it).  Returns its regclass.
+CREATE FUNCTION madlib_dl._ms_assert_table(mst text[], appending boolean)
+RETURNS regclass
+LANGUAGE plpgsql STABLE SECURITY INVOKER
+SET search_path = pg_catalog, pg_temp
+AS $$
+DECLARE
+    what constant text := 'a model selection table made by load_model_selection_table '
+                          'or generate_model_configs';
+    rel regclass;
+    col text;
+    col_type text;
+BEGIN
+    PERFORM madlib_dl._assert_not_null(appending, 'appending');
+    rel := madlib_dl._assert_table_exists(mst, 'model_selection_table');
+    PERFORM madlib_dl._assert_columns(rel, ARRAY['mst_key', 'model_id'],
+        ARRAY['integer', 'integer'], what);
+    -- the parameter columns may be varchar (as made here) or text (by hand)
+    FOR col IN SELECT unnest(ARRAY['compile_params', 'fit_params']) LOOP
+        SELECT format_type(a.atttypid, a.atttypmod) INTO col_type
+          FROM pg_attribute a
+         WHERE a.attrelid = rel AND a.attname = col AND a.attnum > 0 AND NOT a.attisdropped;
+        IF NOT FOUND THEN
+            PERFORM madlib_dl._assert_columns(rel, ARRAY[col], ARRAY['character varying'], what);
+        ELSIF col_type NOT IN ('character varying', 'text') THEN
+            RAISE EXCEPTION 'column "%" of table "%" has type %, not character varying or text',
+                            col, CASE WHEN appending THEN rel::text ELSE madlib_dl._table_label(mst) END,
+                            col_type
+                USING ERRCODE = 'datatype_mismatch',
+                      HINT = format(CASE WHEN appending THEN 'Give %s, or a name that does not exist yet.'
+                                         ELSE 'Give %s.' END, what);
+        END IF;
+    END LOOP;
+    RETURN rel;
 END
 $$;
 
@@ -114,8 +152,6 @@ DECLARE
     has_qualified_col boolean;
     has_obj_qualified_col boolean;
     stored_tbl text[];
-    col text;
-    col_type text;
     stored text;
     nrows bigint;
     added bigint;
@@ -132,23 +168,7 @@ BEGIN
             '  UNIQUE (model_id, compile_params, fit_params))%s', mst[1], mst[2],
             madlib_dl._replicated_clause());
     END IF;
-    rel := madlib_dl._assert_table_exists(mst, 'model_selection_table');
-    PERFORM madlib_dl._assert_columns(rel, ARRAY['mst_key', 'model_id'],
-        ARRAY['integer', 'integer'], what);
-    -- the parameter columns may be varchar (as made here) or text (by hand)
-    FOR col IN SELECT unnest(ARRAY['compile_params', 'fit_params']) LOOP
-        SELECT format_type(a.atttypid, a.atttypmod) INTO col_type
-          FROM pg_attribute a
-         WHERE a.attrelid = rel AND a.attname = col AND a.attnum > 0 AND NOT a.attisdropped;
-        IF NOT FOUND THEN
-            PERFORM madlib_dl._assert_columns(rel, ARRAY[col], ARRAY['character varying'], what);
-        ELSIF col_type NOT IN ('character varying', 'text') THEN
-            RAISE EXCEPTION 'column "%" of table "%" has type %, not character varying or text',
-                            col, rel::text, col_type
-                USING ERRCODE = 'datatype_mismatch',
-                      HINT = format('Give %s, or a name that does not exist yet.', what);
-        END IF;
-    END LOOP;
+    rel := madlib_dl._ms_assert_table(mst, true);
     SELECT a.atthasdef OR a.attidentity <> '' INTO has_default
       FROM pg_attribute a WHERE a.attrelid = rel AND a.attname = 'mst_key';
     IF NOT has_default THEN

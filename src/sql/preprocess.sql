@@ -257,6 +257,22 @@ BEGIN
 END
 $$;
 
+-- Raise 22004 when varname, the column name (or comma list of them) given
+-- for the argument param of a preprocessor, is NULL or blank.
+CREATE FUNCTION madlib_dl._pp_assert_varname(varname text, param text)
+RETURNS void
+LANGUAGE plpgsql IMMUTABLE PARALLEL SAFE SECURITY INVOKER
+SET search_path = pg_catalog, pg_temp
+AS $$
+BEGIN
+    IF varname IS NULL OR btrim(varname) = '' THEN
+        RAISE EXCEPTION '% must not be NULL or empty', param
+            USING ERRCODE = 'null_value_not_allowed',
+                  HINT = format('Give the name of a column of the source table for %s.', param);
+    END IF;
+END
+$$;
+
 -- The names of a comma list of variables (MADlib's dependent_varname and
 -- independent_varname take 'a, b'): split on the commas outside double
 -- quotes, each trimmed.  22004 for NULL or empty, 22023 for an empty name
@@ -269,11 +285,7 @@ AS $$
 DECLARE
     parts text[];
 BEGIN
-    IF varname IS NULL OR btrim(varname) = '' THEN
-        RAISE EXCEPTION '% must not be NULL or empty', param
-            USING ERRCODE = 'null_value_not_allowed',
-                  HINT = format('Give the name of a column of the source table for %s.', param);
-    END IF;
+    PERFORM madlib_dl._pp_assert_varname(varname, param);
     parts := ARRAY(SELECT btrim(p) FROM regexp_split_to_table(varname, ',(?=(?:[^"]*"[^"]*")*[^"]*$)') p);
     IF array_position(parts, '') IS NOT NULL THEN
         RAISE EXCEPTION '% "%" has an empty name in its list', param, varname
@@ -302,11 +314,7 @@ AS $$
 DECLARE
     parts text[];
 BEGIN
-    IF varname IS NULL OR btrim(varname) = '' THEN
-        RAISE EXCEPTION '% must not be NULL or empty', param
-            USING ERRCODE = 'null_value_not_allowed',
-                  HINT = format('Give the name of a column of the source table for %s.', param);
-    END IF;
+    PERFORM madlib_dl._pp_assert_varname(varname, param);
     BEGIN
         parts := parse_ident(varname);
     EXCEPTION WHEN OTHERS THEN
@@ -535,8 +543,6 @@ DECLARE
     shapes text := '';
     cvs text;
     dims_k integer[];
-    d integer;
-    prod bigint;
     per_pass integer;           -- buffers built by one pass
 BEGIN
     PERFORM madlib_dl._assert_trusted_table(madlib_dl._table_oid(src));
@@ -574,11 +580,7 @@ BEGIN
         shapes := shapes || format(', %s || %L::integer[]', nb, dims_k);
         aggs := aggs || format('madlib_dl._pack_float32(%s, s.ctid, o.slot, %s, $3, %L::integer[]), ',
                                coalesce(indep_exprs[k], format('s.%I', indep_cols[k])), nb, dims_k);
-        prod := 1;
-        FOREACH d IN ARRAY dims_k LOOP
-            prod := prod * d;
-        END LOOP;
-        row_bytes := row_bytes + 4.0 * prod;
+        row_bytes := row_bytes + 4.0 * madlib_dl._shape_size(dims_k);
     END LOOP;
     EXECUTE format('CREATE TABLE %I.%I (%s%s, buffer_id integer, __dist_key__ integer)%s',
                    dst[1], dst[2], col_defs,
@@ -770,12 +772,10 @@ DECLARE
     n_rows bigint;
     dims jsonb := '[]';
     dims_k integer[];
-    row_values bigint;
     max_values bigint := 1;
     ncls integer[];
     bs integer;
     norm real := coalesce(normalizing_const, 1.0);
-    d integer;
 BEGIN
     src_rel := madlib_dl._assert_table_exists(src, 'source_table');
     PERFORM madlib_dl._assert_output_absent(dst, 'output_table');
@@ -822,11 +822,7 @@ BEGIN
             dims_k := madlib_dl._pp_first_dims(src, v.cols[k], v.types[k], v.elemtypes[k]);
         END IF;
         dims := dims || jsonb_build_array(to_jsonb(dims_k));
-        row_values := 1;
-        FOREACH d IN ARRAY dims_k LOOP
-            row_values := row_values * d;
-        END LOOP;
-        max_values := greatest(max_values, row_values);
+        max_values := greatest(max_values, madlib_dl._shape_size(dims_k));
     END LOOP;
 
     EXECUTE format($q$
@@ -995,10 +991,8 @@ DECLARE
     dims jsonb := '[]';
     dims_k integer[];
     train_dims integer[];
-    row_values bigint;
     max_values bigint := 1;
     bs integer;
-    d integer;
 BEGIN
     src_rel := madlib_dl._assert_table_exists(src, 'source_table');
     PERFORM madlib_dl._assert_output_absent(dst, 'output_table');
@@ -1077,11 +1071,7 @@ BEGIN
                       HINT = 'Validation rows must have the shape of the training rows.';
         END IF;
         dims := dims || jsonb_build_array(to_jsonb(dims_k));
-        row_values := 1;
-        FOREACH d IN ARRAY dims_k LOOP
-            row_values := row_values * d;
-        END LOOP;
-        max_values := greatest(max_values, row_values);
+        max_values := greatest(max_values, madlib_dl._shape_size(dims_k));
     END LOOP;
     FOR k IN 1 .. nd LOOP
         PERFORM madlib_dl._pp_val_dep_check(src, tsumm, v.cols[k], kinds[k], cast_types[k], cv_cols[k],

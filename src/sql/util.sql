@@ -172,34 +172,63 @@ BEGIN
 END
 $$;
 
--- Raise 42P01 unless tbl {schema, table} exists and is a table
--- (ordinary or partitioned); 42809 if it is a view or other relation.
--- Returns its regclass.  param names the argument in messages.
---   src := madlib_dl._assert_table_exists(source_table, 'source_table');
-CREATE FUNCTION madlib_dl._assert_table_exists(tbl text[], param text DEFAULT 'table')
+-- The one check behind _assert_table_exists and _ep_assert_readable:
+-- raise 42P01 unless tbl {schema, table} exists, 42809 (with hint) unless
+-- its relkind is one of kinds (pg_class.relkind letters, e.g. 'rp');
+-- then check it as every table read is checked (_assert_trusted_table)
+-- and return its regclass.  param names the argument in messages.
+CREATE FUNCTION madlib_dl._assert_relation(tbl text[], param text, kinds text, hint text)
 RETURNS regclass
-LANGUAGE plpgsql STABLE PARALLEL SAFE
+LANGUAGE plpgsql STABLE PARALLEL SAFE SECURITY INVOKER
 SET search_path = pg_catalog, pg_temp
 AS $$
 DECLARE
     rel regclass := madlib_dl._table_oid(tbl);
     kind "char";
 BEGIN
+    PERFORM madlib_dl._assert_not_null(kinds, 'kinds');
     IF rel IS NULL THEN
         RAISE EXCEPTION '% "%" does not exist', param, madlib_dl._table_label(tbl)
             USING ERRCODE = 'undefined_table',
                   HINT = 'Check the table name and the search_path, or give schema.table.';
     END IF;
     SELECT c.relkind INTO kind FROM pg_class c WHERE c.oid = rel;
-    IF kind NOT IN ('r', 'p') THEN
+    IF strpos(kinds, kind::text) = 0 THEN
         RAISE EXCEPTION '% "%" is not a table', param, madlib_dl._table_label(tbl)
-            USING ERRCODE = 'wrong_object_type',
-                  HINT = 'Give the name of an ordinary table.';
+            USING ERRCODE = 'wrong_object_type', HINT = coalesce(hint, 'Give the name of a table.');
     END IF;
     PERFORM madlib_dl._assert_trusted_table(rel, param);
     RETURN rel;
 END
 $$;
+
+-- Raise 0A000 when use_gpus is true: this build of madlib_dl has no GPU
+-- backend (docs/gpu.md).  hint says how to call the function that asked
+-- (fit's and evaluate's say different things).  The check behind
+-- _fit_check_no_gpus and _ep_assert_no_gpus.
+CREATE FUNCTION madlib_dl._assert_no_gpus(use_gpus boolean, hint text)
+RETURNS void
+LANGUAGE plpgsql IMMUTABLE PARALLEL SAFE SECURITY INVOKER
+SET search_path = pg_catalog, pg_temp
+AS $$
+BEGIN
+    IF coalesce(use_gpus, false) THEN
+        RAISE EXCEPTION 'use_gpus is not supported: this build of madlib_dl has no GPU backend'
+            USING ERRCODE = 'feature_not_supported',
+                  HINT = coalesce(hint, 'Call it with use_gpus => false.');
+    END IF;
+END
+$$;
+
+-- Raise 42P01 unless tbl {schema, table} exists and is a table
+-- (ordinary or partitioned); 42809 if it is a view or other relation.
+-- Returns its regclass.  param names the argument in messages.
+--   src := madlib_dl._assert_table_exists(source_table, 'source_table');
+CREATE FUNCTION madlib_dl._assert_table_exists(tbl text[], param text DEFAULT 'table')
+RETURNS regclass
+LANGUAGE sql STABLE PARALLEL SAFE
+SET search_path = pg_catalog, pg_temp
+AS $$ SELECT madlib_dl._assert_relation(tbl, param, 'rp', 'Give the name of an ordinary table.') $$;
 
 -- Raise 3F000 unless the schema of tbl {schema, table} exists.  Call it
 -- before creating an output table, for a clean message.  pg_temp, the
