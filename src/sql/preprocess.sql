@@ -210,15 +210,16 @@ BEGIN
     END IF;
     IF btrim(distribution_rules) ~ '^[0-9]{1,9}$' THEN
         nseg := btrim(distribution_rules)::integer;
-        IF nseg BETWEEN 1 AND 64 THEN
+        IF nseg BETWEEN 1 AND madlib_dl._job_limit('segments') THEN
             rules := nseg::text;
             RETURN;
         END IF;
     END IF;
     RAISE EXCEPTION 'distribution_rules "%" is not valid', distribution_rules
         USING ERRCODE = 'invalid_parameter_value',
-              HINT = 'Give NULL or ''all_segments'' for the default number of segments, '
-                     'a number of segments from 1 to 64 as text, e.g. ''2'', or a table of segment ids.';
+              HINT = format('Give NULL or ''all_segments'' for the default number of segments, '
+                            'a number of segments from 1 to %s as text, e.g. ''2'', or a table of segment ids.',
+                            madlib_dl._job_limit('segments'));
 END
 $$;
 
