@@ -6,7 +6,7 @@ docs/functions/*.md names a function of the built install script
 (madlib_dl--*.sql) with the parameters it documents.  Also: every file
 of the tree that README.md and docs/ name (`src/...`, `test/...`, ...)
 exists (a paragraph about removed files, build outputs and placeholders
-such as OLD--NEW excepted), and every banner of src/ names its own file
+such as OLD--NEW excepted), and every banner of src/, test/ and bench/ C files names its own file
 (its first line and its IDENTIFICATION).  --self-test plants
 discrepancies and checks that they are found."""
 import glob, os, re, subprocess, sys
@@ -166,7 +166,7 @@ def load_paths():
     docs = {p: rd(p) for p in glob.glob(os.path.join(ROOT, "docs/**/*.md"), recursive=True)}
     docs[os.path.join(ROOT, "README.md")] = rd(os.path.join(ROOT, "README.md"))
     sources = {f: rd(os.path.join(ROOT, f)) for f in files
-               if re.match(r"src/.*\.[ch]$", f) and ".pb-c." not in f}
+               if re.match(r"(src|test|bench)/.*\.[ch]$", f) and ".pb-c." not in f}
     return files, dirs, docs, sources
 
 
