@@ -915,7 +915,7 @@ CREATE FUNCTION madlib_dl.madlib_keras_fit(source_table varchar, model varchar,
 RETURNS void
 LANGUAGE sql VOLATILE PARALLEL UNSAFE SECURITY INVOKER
 AS $$
-    -- object_table, in the caller's search_path: 55_custom_functions.sql
+    -- object_table, in the caller's search_path: custom_functions.sql
     SELECT madlib_dl._object_table_check(madlib_dl._resolve_table($14, 'object_table'), ARRAY[$5::text])
      WHERE $14 IS NOT NULL;
     SELECT madlib_dl._fit(

@@ -858,7 +858,7 @@ BEGIN
 
     PERFORM madlib_dl._pp_pack(src, dst, summ, cv_cols, v.cols[1:nd], cols[nd + 1:], kinds,
                                cast_types, n_rows, bs, seg.nseg, ncls, norm, dims, true, x_exprs);
-    IF madlib_dl._is_greenplum() THEN   -- place buffer b on segment b % nseg (90_greenplum.sql)
+    IF madlib_dl._is_greenplum() THEN   -- place buffer b on segment b % nseg (greenplum.sql)
         PERFORM madlib_dl._gp_place_buffers(dst);
     END IF;
 END
@@ -1111,7 +1111,7 @@ BEGIN
                                v.cols[1:nd], cols[nd + 1:], kinds, cast_types, n_rows, bs, seg.nseg,
                                ts.ncls, ts.normalizing_const, dims, false,
                                CASE WHEN tf IS NOT NULL THEN ARRAY[madlib_dl._tf_expr('c.tf', tf_cols, 's')] END);
-    IF madlib_dl._is_greenplum() THEN   -- place buffer b on segment b % nseg (90_greenplum.sql)
+    IF madlib_dl._is_greenplum() THEN   -- place buffer b on segment b % nseg (greenplum.sql)
         PERFORM madlib_dl._gp_place_buffers(dst);
     END IF;
 END
