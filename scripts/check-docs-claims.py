@@ -112,6 +112,10 @@ def check(layer_src, engine_md, texts, sql, pages):
 TREE_PATH = re.compile(r"`((?:src|test|scripts|bench|include|docs|sql|expected|debian|\.ci)/[A-Za-z0-9_./+-]*)`")
 # not files of the tree: build outputs, and placeholders (OLD--NEW, PREV, X.Y.Z)
 NOT_A_TREE_PATH = re.compile(r"(^|/)(build|out|results|tmp_check)(/|$)|[A-Z]{3,}|X\.Y\.Z")
+# a file named alone: a file of the tree by its name, or one of PostgreSQL's
+# or Greenplum's own
+BARE_FILE = re.compile(r"`([A-Za-z0-9_.-]+\.(?:sql|c|h|py|sh|pl))`")
+NOT_OURS = {"postgres.h", "pg_config.h", "cdbcat.c", "cdbgroupingpaths.c", "cloudberry-env.sh"}
 HISTORY = re.compile(r"\bremoved\b|git history|git show", re.I)
 
 
@@ -146,6 +150,7 @@ def banner_errors(path, text):
 def check_paths(files, dirs, docs, sources):
     """docs: {page: text}; sources: {src/... path: text}."""
     errs = []
+    names = {os.path.basename(f) for f in files}
     for page, text in sorted(docs.items()):
         for para in re.split(r"\n\s*\n", text):
             if HISTORY.search(para):
@@ -155,6 +160,11 @@ def check_paths(files, dirs, docs, sources):
                 if NOT_A_TREE_PATH.search(path) or path in files or path in dirs or path + ".sql" in files:
                     continue
                 errs.append("%s names %s, which is not in the tree" % (os.path.relpath(page, ROOT), path))
+            for m in BARE_FILE.finditer(para):
+                name = m.group(1)
+                if name in NOT_OURS or NOT_A_TREE_PATH.search(name) or name in names:
+                    continue
+                errs.append("%s names %s, which no file of the tree is called" % (os.path.relpath(page, ROOT), name))
     for path, text in sorted(sources.items()):
         errs += banner_errors(path, text)
     return errs
@@ -205,6 +215,8 @@ def self_test():
     path_cases = [
         ("a page naming a file not in the tree",
          (files, dirs, dict(docs, fake="see `src/engine/no_such_file.c`"), sources)),
+        ("a page naming a SQL piece by an old name",
+         (files, dirs, dict(docs, fake="see `01_util.sql`"), sources)),
         ("a banner naming another file",
          (files, dirs, docs, dict(sources, **{some: sources[some].replace(some, some + "x", 1)}))),
     ]
