@@ -64,8 +64,7 @@ SET search_path = pg_catalog, pg_temp
 AS $$
 DECLARE
     mst_summ text[] := ARRAY[mst[1], mst[2] || '_summary'];
-    what constant text := 'a model selection table made by load_model_selection_table '
-                          'or generate_model_configs';
+    what constant text := madlib_dl._ms_table_what();
     mst_rel regclass;
     msum_rel regclass;
     arch_rel regclass;

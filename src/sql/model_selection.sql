@@ -85,6 +85,14 @@ BEGIN
 END
 $$;
 
+-- What a model selection table is, for messages and hints (as
+-- _object_table_what for the object table).
+CREATE FUNCTION madlib_dl._ms_table_what()
+RETURNS text
+LANGUAGE sql IMMUTABLE PARALLEL SAFE
+SET search_path = pg_catalog, pg_temp
+AS $$ SELECT 'a model selection table made by load_model_selection_table or generate_model_configs'::text $$;
+
 -- The model selection table mst checked for reading or appending (fit_multiple,
 -- load_model_selection_table, generate_model_configs): it exists as a table
 -- (42P01/42809), mst_key and model_id are integer, compile_params and fit_params
@@ -97,8 +105,7 @@ LANGUAGE plpgsql STABLE SECURITY INVOKER
 SET search_path = pg_catalog, pg_temp
 AS $$
 DECLARE
-    what constant text := 'a model selection table made by load_model_selection_table '
-                          'or generate_model_configs';
+    what constant text := madlib_dl._ms_table_what();
     rel regclass;
     col text;
     col_type text;
@@ -142,8 +149,7 @@ SET search_path = pg_catalog, pg_temp
 AS $$
 DECLARE
     summ text[] := ARRAY[mst[1], mst[2] || '_summary'];
-    what constant text := 'a model selection table made by load_model_selection_table '
-                          'or generate_model_configs';
+    what constant text := madlib_dl._ms_table_what();
     arch_name text := madlib_dl._table_sql(arch);
     rel regclass;
     srel regclass;
