@@ -359,10 +359,16 @@ typedef struct AlphaWalk
 	int			rank;
 } AlphaWalk;
 
-static void
+/*
+ * Start *w at a sample's first element; returns the size of a sample.
+ * After a sample's last element the walk is back at offset 0, so one walk
+ * serves a whole batch of samples.
+ */
+static int64_t
 alpha_walk_init(AlphaWalk *w, const int64_t *dims, int rank, unsigned shared)
 {
-	int64_t		s = 1;
+	int64_t		s = 1,
+				n = 1;
 
 	w->rank = rank;
 	w->off = 0;
@@ -374,7 +380,9 @@ alpha_walk_init(AlphaWalk *w, const int64_t *dims, int rank, unsigned shared)
 		w->idx[d] = 0;
 		w->step[d] = sh ? 0 : s;
 		s *= sh ? 1 : dims[d];
+		n *= dims[d];
 	}
+	return n;
 }
 
 static inline void
@@ -394,20 +402,13 @@ void
 dl_prelu_forward(float *y, const float *x, const float *alpha, int64_t B, const int64_t *dims,
 				 int rank, unsigned shared)
 {
-	int64_t		n = 1;
+	AlphaWalk	w;
+	int64_t		n = B * alpha_walk_init(&w, dims, rank, shared);
 
-	for (int d = 0; d < rank; d++)
-		n *= dims[d];
-	for (int64_t b = 0; b < B; b++)
+	for (int64_t i = 0; i < n; i++)
 	{
-		AlphaWalk	w;
-
-		alpha_walk_init(&w, dims, rank, shared);
-		for (int64_t i = b * n; i < (b + 1) * n; i++)
-		{
-			y[i] = x[i] > 0.0f ? x[i] : alpha[w.off] * x[i];
-			alpha_walk_next(&w);
-		}
+		y[i] = x[i] > 0.0f ? x[i] : alpha[w.off] * x[i];
+		alpha_walk_next(&w);
 	}
 }
 
@@ -415,22 +416,15 @@ void
 dl_prelu_backward(float *dx, float *dalpha, const float *dy, const float *x,
 				  const float *alpha, int64_t B, const int64_t *dims, int rank, unsigned shared)
 {
-	int64_t		n = 1;
+	AlphaWalk	w;
+	int64_t		n = B * alpha_walk_init(&w, dims, rank, shared);
 
-	for (int d = 0; d < rank; d++)
-		n *= dims[d];
-	for (int64_t b = 0; b < B; b++)
+	for (int64_t i = 0; i < n; i++)
 	{
-		AlphaWalk	w;
-
-		alpha_walk_init(&w, dims, rank, shared);
-		for (int64_t i = b * n; i < (b + 1) * n; i++)
-		{
-			if (x[i] < 0.0f)
-				dalpha[w.off] += dy[i] * x[i];
-			if (dx != NULL)
-				dx[i] = x[i] > 0.0f ? dy[i] : alpha[w.off] * dy[i];
-			alpha_walk_next(&w);
-		}
+		if (x[i] < 0.0f)
+			dalpha[w.off] += dy[i] * x[i];
+		if (dx != NULL)
+			dx[i] = x[i] > 0.0f ? dy[i] : alpha[w.off] * dy[i];
+		alpha_walk_next(&w);
 	}
 }

@@ -250,8 +250,12 @@ call_prim(DnnlCall *c, const_dnnl_primitive_desc_t pd, const char *what, dnnl_pr
 	return DL_OK;
 }
 
+/* The most arguments one execution takes (call_exec). */
+#define EXEC_MAX_ARGS 8
+
 /*
- * Execute p to its end.  Never in a short attempt (callers check first;
+ * Execute p with args, those whose memory is NULL (an optional bias or
+ * scratchpad not there) left out, to its end.  Never in a short attempt (callers check first;
  * this is the guard).  Afterwards the signal window opens and closes
  * again: a signal that arrived during the execution is handled now, not
  * after the next one (nothing of oneDNN runs in between; the objects the
@@ -261,12 +265,19 @@ static DlStatus
 call_exec(DnnlCall *c, dnnl_primitive_t p, int nargs, const dnnl_exec_arg_t *args,
 		  const char *what)
 {
+	dnnl_exec_arg_t given[EXEC_MAX_ARGS];
+	int			n = 0;
 	dnnl_status_t s;
 
 	if (c->short_scratch)
 		return dl_error_set(c->err, DL_ERR_INTERNAL, "oneDNN %s without its scratch", what);
+	if (nargs > EXEC_MAX_ARGS)
+		return dl_error_set(c->err, DL_ERR_INTERNAL, "oneDNN %s with %d arguments", what, nargs);
+	for (int i = 0; i < nargs; i++)
+		if (args[i].memory != NULL)
+			given[n++] = args[i];
 	omp_set_num_threads(dl_backend_threads());
-	s = dnnl_primitive_execute(p, dnnl_strm, nargs, args);
+	s = dnnl_primitive_execute(p, dnnl_strm, n, given);
 	if (s == dnnl_success)
 		s = dnnl_stream_wait(dnnl_strm);
 	dl_backend_restore_signals(c->window);
@@ -523,8 +534,6 @@ conv_forward(DnnlCall *c, const DnnlConvArgs *a)
 				mdst,
 				mpad;
 	bool		relu = a->act == DL_ACT_RELU;
-	dnnl_exec_arg_t args[5];
-	int			n = 0;
 	DlStatus	st;
 
 	if ((st = engine_ready(c)) != DL_OK ||
@@ -541,16 +550,15 @@ conv_forward(DnnlCall *c, const DnnlConvArgs *a)
 		return st;
 
 	/* from here on a failure is an error, not a refusal */
-	args[n++] = (dnnl_exec_arg_t) {DNNL_ARG_SRC, msrc};
-	args[n++] = (dnnl_exec_arg_t) {DNNL_ARG_WEIGHTS, mwei};
-	args[n++] = (dnnl_exec_arg_t) {DNNL_ARG_DST, mdst};
-	if (mbias != NULL)
-		args[n++] = (dnnl_exec_arg_t) {DNNL_ARG_BIAS, mbias};
-	if (mpad != NULL)
-		args[n++] = (dnnl_exec_arg_t) {DNNL_ARG_SCRATCHPAD, mpad};
-	if ((st = call_run_reorder(c, &wre)) != DL_OK ||
-		(st = call_exec(c, prim, n, args, "forward convolution")) != DL_OK)
+	if ((st = call_run_reorder(c, &wre)) != DL_OK)
 		return st;
+	{
+		dnnl_exec_arg_t args[] = {{DNNL_ARG_SRC, msrc}, {DNNL_ARG_WEIGHTS, mwei}, {DNNL_ARG_DST, mdst},
+		{DNNL_ARG_BIAS, mbias}, {DNNL_ARG_SCRATCHPAD, mpad}};
+
+		if ((st = call_exec(c, prim, 5, args, "forward convolution")) != DL_OK)
+			return st;
+	}
 	if (!relu && a->act != DL_ACT_LINEAR)
 		dl_bias_act_forward(a->y, NULL, a->act, g->B * g->OH * g->OW, g->OC);
 	return DL_OK;
@@ -665,18 +673,11 @@ conv_backward(DnnlCall *c, const DnnlConvArgs *a)
 	if (wprim != NULL)
 	{
 		size_t		nk = (size_t) (g->KH * g->KW * g->C * g->OC);
-		dnnl_exec_arg_t args[5];
-		int			n = 0;
+		dnnl_exec_arg_t args[] = {{DNNL_ARG_SRC, msrc}, {DNNL_ARG_DIFF_DST, mdy}, {DNNL_ARG_DIFF_WEIGHTS, mdw},
+		{DNNL_ARG_DIFF_BIAS, mdb}, {DNNL_ARG_SCRATCHPAD, mwpad}};
 		const float *plain = dwre.prim != NULL ? plain_buf : dw_buf;
 
-		args[n++] = (dnnl_exec_arg_t) {DNNL_ARG_SRC, msrc};
-		args[n++] = (dnnl_exec_arg_t) {DNNL_ARG_DIFF_DST, mdy};
-		args[n++] = (dnnl_exec_arg_t) {DNNL_ARG_DIFF_WEIGHTS, mdw};
-		if (mdb != NULL)
-			args[n++] = (dnnl_exec_arg_t) {DNNL_ARG_DIFF_BIAS, mdb};
-		if (mwpad != NULL)
-			args[n++] = (dnnl_exec_arg_t) {DNNL_ARG_SCRATCHPAD, mwpad};
-		if ((st = call_exec(c, wprim, n, args, "weight gradient")) != DL_OK ||
+		if ((st = call_exec(c, wprim, 5, args, "weight gradient")) != DL_OK ||
 			(st = call_run_reorder(c, &dwre)) != DL_OK)
 			return st;
 		/* dK += dK', db += db' */
@@ -699,16 +700,11 @@ conv_backward(DnnlCall *c, const DnnlConvArgs *a)
 	}
 	if (dprim != NULL)
 	{
-		dnnl_exec_arg_t args[4];
-		int			n = 0;
+		dnnl_exec_arg_t args[] = {{DNNL_ARG_DIFF_DST, mdy}, {DNNL_ARG_WEIGHTS, mwei}, {DNNL_ARG_DIFF_SRC, mdx},
+		{DNNL_ARG_SCRATCHPAD, mdpad}};
 
-		args[n++] = (dnnl_exec_arg_t) {DNNL_ARG_DIFF_DST, mdy};
-		args[n++] = (dnnl_exec_arg_t) {DNNL_ARG_WEIGHTS, mwei};
-		args[n++] = (dnnl_exec_arg_t) {DNNL_ARG_DIFF_SRC, mdx};
-		if (mdpad != NULL)
-			args[n++] = (dnnl_exec_arg_t) {DNNL_ARG_SCRATCHPAD, mdpad};
 		if ((st = call_run_reorder(c, &wre)) != DL_OK ||
-			(st = call_exec(c, dprim, n, args, "input gradient")) != DL_OK)
+			(st = call_exec(c, dprim, 4, args, "input gradient")) != DL_OK)
 			return st;
 	}
 	return DL_OK;
@@ -753,16 +749,10 @@ dl_conv2d_dnnl_forward(float *y, const float *x, const float *K, const float *b,
 					   DlActivation act, const DlConvGeom *g, DlScratch *scratch,
 					   DlError *err)
 {
-	DnnlConvArgs a = {0};
+	DnnlConvArgs a = {.y = y, .x = x, .K = K, .b = b, .act = act, .g = g};
 
 	if (!dl_backend_uses_onednn())
 		return dl_error_set(err, DL_ERR_UNSUPPORTED, "oneDNN convolutions are switched off");
-	a.y = y;
-	a.x = x;
-	a.K = K;
-	a.b = b;
-	a.act = act;
-	a.g = g;
 	return call_run(conv_forward, &a, scratch, err);
 }
 
@@ -771,19 +761,12 @@ dl_conv2d_dnnl_backward(float *dx, float *dK, float *db, const float *dy, const 
 						const float *K, const DlConvGeom *g, DlScratch *scratch,
 						DlError *err)
 {
-	DnnlConvArgs a = {0};
+	DnnlConvArgs a = {.dx = dx, .dK = dK, .db = db, .dy = dy, .x = x, .K = K, .g = g};
 
 	if (!dl_backend_uses_onednn())
 		return dl_error_set(err, DL_ERR_UNSUPPORTED, "oneDNN convolutions are switched off");
 	if (dx == NULL && dK == NULL && db == NULL)
 		return DL_OK;
-	a.dx = dx;
-	a.dK = dK;
-	a.db = db;
-	a.dy = dy;
-	a.x = x;
-	a.K = K;
-	a.g = g;
 	return call_run(conv_backward, &a, scratch, err);
 }
 

@@ -71,6 +71,44 @@ unsupported_init_value(const DlLayer *layer, const char *key, const char *what, 
 						 "truncated_normal, untruncated_normal or normal.");
 }
 
+/* A positive init->scale under name (scale, gain) of initializer key's config. */
+static DlStatus
+get_init_scale(json_object *cfg, const char *key, const char *name, const DlLayer *layer,
+			   DlInitializer *init, DlError *err)
+{
+	DlStatus	st;
+
+	if ((st = keras_get_double(cfg, name, layer, &init->scale, err)) != DL_OK)
+		return st;
+	if (!(init->scale > 0.0))
+		return dl_error_set(err, DL_ERR_INVALID_ARGUMENT,
+							"layer \"%s\": %s %s must be positive, got %g",
+							layer->name, key, name, init->scale);
+	return DL_OK;
+}
+
+/*
+ * An initializer's or regularizer's v: a bare name, or an object with a
+ * class_name (and maybe a config): *cls, and *cfg (NULL when none).
+ * false when it is neither.
+ */
+static bool
+class_and_config(json_object *v, const char **cls, json_object **cfg)
+{
+	*cfg = NULL;
+	if (json_object_is_type(v, json_type_string))
+	{
+		*cls = json_object_get_string(v);
+		return true;
+	}
+	if (json_object_is_type(v, json_type_object) && (*cls = keras_jget_str(v, "class_name")) != NULL)
+	{
+		*cfg = keras_jget(v, "config");
+		return true;
+	}
+	return false;
+}
+
 /* VarianceScaling's scale, mode and distribution from cfg. */
 static DlStatus
 read_variance_scaling(json_object *cfg, const char *key, const DlLayer *layer,
@@ -80,12 +118,8 @@ read_variance_scaling(json_object *cfg, const char *key, const DlLayer *layer,
 	char		norm[KERAS_NORM_MAX];
 	DlStatus	st;
 
-	if ((st = keras_get_double(cfg, "scale", layer, &init->scale, err)) != DL_OK)
+	if ((st = get_init_scale(cfg, key, "scale", layer, init, err)) != DL_OK)
 		return st;
-	if (!(init->scale > 0.0))
-		return dl_error_set(err, DL_ERR_INVALID_ARGUMENT,
-							"layer \"%s\": %s scale must be positive, got %g",
-							layer->name, key, init->scale);
 	if ((v = keras_jget(cfg, "mode")) != NULL)
 	{
 		if (!json_object_is_type(v, json_type_string))
@@ -136,16 +170,10 @@ get_initializer(json_object *layer_cfg, const char *key, const DlLayer *layer,
 
 	if (v == NULL)
 		return DL_OK;
-	if (json_object_is_type(v, json_type_string))
-		cls = json_object_get_string(v);
-	else if (json_object_is_type(v, json_type_object) && (cls = keras_jget_str(v, "class_name")) != NULL)
-	{
-		cfg = keras_jget(v, "config");
-		if (cfg != NULL && !json_object_is_type(cfg, json_type_object))
-			return keras_bad_type(layer, key, cfg, "an object", err);
-	}
-	else
+	if (!class_and_config(v, &cls, &cfg))
 		return keras_bad_type(layer, key, v, "an initializer with a class_name", err);
+	if (cfg != NULL && !json_object_is_type(cfg, json_type_object))
+		return keras_bad_type(layer, key, cfg, "an object", err);
 
 	keras_norm_name(cls, norm, sizeof(norm));
 	if (strcmp(norm, "zeros") == 0 || strcmp(norm, "zero") == 0)
@@ -198,12 +226,8 @@ get_initializer(json_object *layer_cfg, const char *key, const DlLayer *layer,
 	else if (strcmp(norm, "orthogonal") == 0)
 	{
 		init_reset(init, DL_INIT_ORTHOGONAL);
-		if ((st = keras_get_double(cfg, "gain", layer, &init->scale, err)) != DL_OK)
+		if ((st = get_init_scale(cfg, key, "gain", layer, init, err)) != DL_OK)
 			return st;
-		if (!(init->scale > 0.0))
-			return dl_error_set(err, DL_ERR_INVALID_ARGUMENT,
-								"layer \"%s\": %s gain must be positive, got %g",
-								layer->name, key, init->scale);
 	}
 	else if (strcmp(norm, "variancescaling") == 0)
 	{
@@ -258,11 +282,7 @@ get_regularizer(json_object *layer_cfg, const char *key, const DlLayer *layer,
 	reg->l1 = reg->l2 = 0.0;
 	if (v == NULL)
 		return DL_OK;
-	if (json_object_is_type(v, json_type_string))
-		cls = json_object_get_string(v);
-	else if (json_object_is_type(v, json_type_object) && (cls = keras_jget_str(v, "class_name")) != NULL)
-		cfg = keras_jget(v, "config");
-	else
+	if (!class_and_config(v, &cls, &cfg))
 		return keras_bad_type(layer, key, v, "a regularizer with a class_name", err);
 
 	keras_norm_name(cls, norm, sizeof(norm));

@@ -180,9 +180,13 @@ sched_param(DlParamsCtx *c, const SchedKind *k, int i, size_t vb, size_t ve, DlL
 	return DL_OK;
 }
 
-/* Parameter [kb, ke) of kind k (given twice: an error); its index, or -1. */
-static int
-sched_param_index(DlParamsCtx *c, const SchedKind *k, size_t kb, size_t ke, unsigned *given)
+/*
+ * Named argument [kb, ke) = [vb, ve) of kind k into out (one it does not
+ * take, or given twice: an error).
+ */
+static DlStatus
+sched_named_param(DlParamsCtx *c, const SchedKind *k, size_t kb, size_t ke, size_t vb, size_t ve,
+				  unsigned *given, DlLrSchedule *out)
 {
 	for (int i = 0; i < SCHED_MAX_PARAMS && k->params[i] != NULL; i++)
 		if (dl_params_piece_eq(c->s, kb, ke, k->params[i]))
@@ -191,17 +195,15 @@ sched_param_index(DlParamsCtx *c, const SchedKind *k, size_t kb, size_t ke, unsi
 			{
 				dl_error_set(c->err, DL_ERR_INVALID_ARGUMENT, "%s gets argument \"%s\" twice",
 							 k->name, k->params[i]);
-				dl_error_hint(c->err, "Give each argument of the schedule once.");
-				return -1;
+				return dl_error_hint(c->err, "Give each argument of the schedule once.");
 			}
 			*given |= 1u << i;
-			return i;
+			return sched_param(c, k, i, vb, ve, out);
 		}
 	dl_error_set(c->err, DL_ERR_INVALID_ARGUMENT, "%s has no argument \"%.*s\"", k->name,
 				 dl_params_show_len(c->s, kb, ke), c->s + kb);
-	dl_error_hint(c->err, "Give the arguments Keras' %s takes, for example %s.", k->name,
-				  SCHED_EXAMPLE);
-	return -1;
+	return dl_error_hint(c->err, "Give the arguments Keras' %s takes, for example %s.", k->name,
+						 SCHED_EXAMPLE);
 }
 
 /* The defaults of kind k, before its arguments. */
@@ -262,9 +264,8 @@ sched_call(DlParamsCtx *c, size_t vb, size_t ve, size_t paren, DlLrSchedule *out
 	{
 		size_t		kb,
 					ke,
-					ab = ib,
-					ae = ie;
-		int			i;
+					ab,
+					ae;
 
 		if (dl_params_scan_to(c->s, ib, ie, '=') == ie)
 		{
@@ -276,18 +277,16 @@ sched_call(DlParamsCtx *c, size_t vb, size_t ve, size_t paren, DlLrSchedule *out
 				return dl_error_hint(c->err, "Name the arguments of the schedule, for example %s.",
 									 SCHED_EXAMPLE);
 			}
-			i = n++;
-			given |= 1u << i;
+			given |= 1u << n;
+			rc = sched_param(c, k, n++, ib, ie, out);
 		}
 		else
 		{
 			named = true;
-			if ((rc = dl_params_split_key_value(c, ib, ie, &kb, &ke, &ab, &ae, SCHED_EXAMPLE)) != DL_OK)
-				return rc;
-			if ((i = sched_param_index(c, k, kb, ke, &given)) < 0)
-				return c->err->code;
+			if ((rc = dl_params_split_key_value(c, ib, ie, &kb, &ke, &ab, &ae, SCHED_EXAMPLE)) == DL_OK)
+				rc = sched_named_param(c, k, kb, ke, ab, ae, &given, out);
 		}
-		if ((rc = sched_param(c, k, i, ab, ae, out)) != DL_OK)
+		if (rc != DL_OK)
 			return rc;
 	}
 	if (more < 0)
@@ -377,13 +376,8 @@ sched_dict(DlParamsCtx *c, size_t vb, size_t ve, DlLrSchedule *out)
 	pos = cb + 1;
 	while ((more = dl_params_next_item(c, &pos, ce - 1, &ib, &ie)) == 1)
 	{
-		int			i;
-
-		if ((rc = dict_item(c, ib, ie, &kb, &ke, &ab, &ae)) != DL_OK)
-			return rc;
-		if ((i = sched_param_index(c, k, kb, ke, &given)) < 0)
-			return c->err->code;
-		if ((rc = sched_param(c, k, i, ab, ae, out)) != DL_OK)
+		if ((rc = dict_item(c, ib, ie, &kb, &ke, &ab, &ae)) != DL_OK ||
+			(rc = sched_named_param(c, k, kb, ke, ab, ae, &given, out)) != DL_OK)
 			return rc;
 	}
 	if (more < 0)
@@ -417,6 +411,13 @@ dl_params_parse_lr_schedule(DlParamsCtx *c, size_t vb, size_t ve, DlOptimConfig 
 	return DL_OK;
 }
 
+/* One ", name=value" (prefix as given) of a schedule's call. */
+static void
+sb_arg(DlStrBuf *sb, const char *prefix, double v)
+{
+	dl_strbuf_puts(sb, prefix);
+	dl_params_sb_double(sb, v);
+}
 
 void
 dl_params_sb_schedule(DlStrBuf *sb, const DlLrSchedule *sch)
@@ -439,28 +440,22 @@ dl_params_sb_schedule(DlStrBuf *sb, const DlLrSchedule *sch)
 		dl_strbuf_puts(sb, "])");
 		return;
 	}
-	dl_strbuf_puts(sb, "initial_learning_rate=");
-	dl_params_sb_double(sb, sch->initial);
-	dl_strbuf_puts(sb, ", decay_steps=");
-	dl_params_sb_double(sb, sch->decay_steps);
+	sb_arg(sb, "initial_learning_rate=", sch->initial);
+	sb_arg(sb, ", decay_steps=", sch->decay_steps);
 	switch (sch->kind)
 	{
 		case DL_LR_EXPONENTIAL:
 		case DL_LR_INVERSE_TIME:
-			dl_strbuf_puts(sb, ", decay_rate=");
-			dl_params_sb_double(sb, sch->decay_rate);
+			sb_arg(sb, ", decay_rate=", sch->decay_rate);
 			dl_strbuf_printf(sb, ", staircase=%s", sch->staircase ? "True" : "False");
 			break;
 		case DL_LR_POLYNOMIAL:
-			dl_strbuf_puts(sb, ", end_learning_rate=");
-			dl_params_sb_double(sb, sch->end_learning_rate);
-			dl_strbuf_puts(sb, ", power=");
-			dl_params_sb_double(sb, sch->power);
+			sb_arg(sb, ", end_learning_rate=", sch->end_learning_rate);
+			sb_arg(sb, ", power=", sch->power);
 			dl_strbuf_printf(sb, ", cycle=%s", sch->cycle ? "True" : "False");
 			break;
 		case DL_LR_COSINE:
-			dl_strbuf_puts(sb, ", alpha=");
-			dl_params_sb_double(sb, sch->alpha);
+			sb_arg(sb, ", alpha=", sch->alpha);
 			break;
 		default:
 			break;

@@ -272,9 +272,15 @@ dropout_has_buffer(bool training, const DlLayer *l)
 	return training && l->rate > 0.0;
 }
 
+/* The geometry of Conv2D or Conv1D layer l over B samples. */
 static void
 conv_geom(DlConvGeom *g, const DlLayer *l, int64_t B)
 {
+	if (l->kind == DL_LAYER_CONV1D)
+	{
+		dl_seq_conv_geom(g, l, B);
+		return;
+	}
 	dl_conv_geom_init_dilated(g, B, l->in_shape.dims[0], l->in_shape.dims[1],
 							  l->in_shape.dims[2], l->filters, l->kernel_size[0],
 							  l->kernel_size[1], l->strides[0], l->strides[1], l->dilation[0],
@@ -360,10 +366,7 @@ workspace_layout(const DlModelSpec *spec, bool training, int64_t B, DlModel *m,
 					DlConvGeom	g;
 					double		cf;
 
-					if (l->kind == DL_LAYER_CONV2D)
-						conv_geom(&g, l, B);
-					else
-						dl_seq_conv_geom(&g, l, B);
+					conv_geom(&g, l, B);
 					cf = dl_conv2d_workspace_floats_d(&g);
 					if (cf > conv_floats)
 						conv_floats = cf;
@@ -532,10 +535,7 @@ onednn_budget(const DlModelSpec *spec)
 
 		if (l->kind != DL_LAYER_CONV2D && l->kind != DL_LAYER_CONV1D)
 			continue;
-		if (l->kind == DL_LAYER_CONV2D)
-			conv_geom(&g, l, 1);
-		else
-			dl_seq_conv_geom(&g, l, 1);
+		conv_geom(&g, l, 1);
 		b = dl_conv2d_dnnl_scratch_budget(&g, dl_backend_threads());
 		if (b > best)
 			best = b;
@@ -829,10 +829,7 @@ dl_model_forward_io(DlModel *m, const float *const *xs, int64_t B, bool training
 
 					DlActivation act = w->pre != NULL ? DL_ACT_LINEAR : l->activation;
 
-					if (l->kind == DL_LAYER_CONV2D)
-						conv_geom(&g, l, B);
-					else
-						dl_seq_conv_geom(&g, l, B);
+					conv_geom(&g, l, B);
 					if (!conv_kernel_ok(m, dl_conv2d_dnnl_forward(w->buf, in, p,
 																  l->use_bias ? p + nk : NULL,
 																  act, &g, &m->conv_scratch, &e),
@@ -1050,10 +1047,7 @@ dl_model_backward_io(DlModel *m, const float *const *xs, int64_t B, const bool *
 					if (do_act)
 						dl_seq_activation_backward(l, w, dy, rows, cout);
 
-					if (l->kind == DL_LAYER_CONV2D)
-						conv_geom(&g2, l, B);
-					else
-						dl_seq_conv_geom(&g2, l, B);
+					conv_geom(&g2, l, B);
 					if (!conv_kernel_ok(m, dl_conv2d_dnnl_backward(dx, g, l->use_bias ? g + nk : NULL,
 																   dy, in, p, &g2, &m->conv_scratch, &e),
 										&e))

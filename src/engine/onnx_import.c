@@ -312,6 +312,13 @@ emit_json(Im *im, const int *out_layers, int n_out, DlOnnxImport *out, const DlA
 /* ------------------------------------------------------------------ */
 /* node order */
 
+/* The name slot of a node's input in, or NULL where in is empty (an optional input left out). */
+static NameSlot *
+input_slot(NameSlot *tab, size_t cap, const char *in)
+{
+	return in == NULL || in[0] == '\0' ? NULL : dl_im_name_slot(tab, cap, in);
+}
+
 /*
  * Convert the nodes of g in a topological order (Kahn's algorithm over
  * the producer of each tensor, in file order among the ready ones), with
@@ -370,11 +377,10 @@ order_nodes(Im *im, const Onnx__GraphProto *g)
 		for (size_t j = 0; j < g->node[k]->n_input; j++)
 		{
 			const char *in = g->node[k]->input[j];
-			NameSlot   *sl;
+			NameSlot   *sl = input_slot(tab, cap, in);
 
-			if (in == NULL || in[0] == '\0')
+			if (sl == NULL)
 				continue;
-			sl = dl_im_name_slot(tab, cap, in);
 			sl->uses++;
 			if (sl->producer >= 0)
 			{
@@ -402,13 +408,9 @@ order_nodes(Im *im, const Onnx__GraphProto *g)
 	for (size_t k = 0; k < n; k++)
 		for (size_t j = 0; j < g->node[k]->n_input; j++)
 		{
-			const char *in = g->node[k]->input[j];
-			NameSlot   *sl;
+			NameSlot   *sl = input_slot(tab, cap, g->node[k]->input[j]);
 
-			if (in == NULL || in[0] == '\0')
-				continue;
-			sl = dl_im_name_slot(tab, cap, in);
-			if (sl->producer >= 0)
+			if (sl != NULL && sl->producer >= 0)
 				edges[fill[sl->producer]++] = (int) k;
 		}
 	for (size_t k = 0; k < n; k++)

@@ -30,44 +30,54 @@ dl_im_op_constant(Im *im)
 		Onnx__TensorProto t;
 		int64_t		one = 1;
 		const Onnx__AttributeProto *b;
+		const int64_t *ints = NULL;
+		const float *floats = NULL;
+		size_t		count = 1;
+		bool		is_int = false,
+					list = false;
 
 		onnx__tensor_proto__init(&t);
 		if ((b = dl_im_attr(im->node, "value_float")) && b->has_f)
-		{
-			t.has_data_type = true;
-			t.data_type = ONNX__TENSOR_PROTO__DATA_TYPE__FLOAT;
-			t.n_float_data = 1;
-			t.float_data = (float *) &b->f;
-		}
+			floats = &b->f;
 		else if ((b = dl_im_attr(im->node, "value_int")) && b->has_i)
 		{
-			t.has_data_type = true;
-			t.data_type = ONNX__TENSOR_PROTO__DATA_TYPE__INT64;
-			t.n_int64_data = 1;
-			t.int64_data = (int64_t *) &b->i;
+			is_int = true;
+			ints = &b->i;
 		}
 		else if ((b = dl_im_attr(im->node, "value_ints")))
 		{
-			t.has_data_type = true;
-			t.data_type = ONNX__TENSOR_PROTO__DATA_TYPE__INT64;
-			t.n_int64_data = b->n_ints;
-			t.int64_data = b->ints;
-			one = (int64_t) b->n_ints;
-			t.n_dims = 1;
-			t.dims = &one;
+			is_int = true;
+			ints = b->ints;
+			count = b->n_ints;
+			list = true;
 		}
 		else if ((b = dl_im_attr(im->node, "value_floats")))
 		{
-			t.has_data_type = true;
-			t.data_type = ONNX__TENSOR_PROTO__DATA_TYPE__FLOAT;
-			t.n_float_data = b->n_floats;
-			t.float_data = b->floats;
-			one = (int64_t) b->n_floats;
-			t.n_dims = 1;
-			t.dims = &one;
+			floats = b->floats;
+			count = b->n_floats;
+			list = true;
 		}
 		else
 			return dl_im_unsup(im, "a Constant without a value");
+		t.has_data_type = true;
+		if (is_int)
+		{
+			t.data_type = ONNX__TENSOR_PROTO__DATA_TYPE__INT64;
+			t.n_int64_data = count;
+			t.int64_data = (int64_t *) ints;
+		}
+		else
+		{
+			t.data_type = ONNX__TENSOR_PROTO__DATA_TYPE__FLOAT;
+			t.n_float_data = count;
+			t.float_data = (float *) floats;
+		}
+		if (list)
+		{
+			one = (int64_t) count;
+			t.n_dims = 1;
+			t.dims = &one;
+		}
 		return dl_im_const_from_tensor(im, &t, im->node->output[0]);
 	}
 }

@@ -182,6 +182,7 @@ DlStatus	dl_im_op_gather(Im *im);
 
 /* onnx_import_rnn.c: LSTM, GRU and the Squeeze of their outputs */
 int			dl_im_rnn_layer(Im *im, int ri, bool seq);
+Val		   *dl_im_rnn_sequence(Im *im, int ri, const char *out, Layout layout, int rank, const int64_t *dims);
 DlStatus	dl_im_rnn_last(Im *im, int ri, const char *out);
 DlStatus	dl_im_op_rnn(Im *im, bool gru);
 DlStatus	dl_im_op_squeeze(Im *im);

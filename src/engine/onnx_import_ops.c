@@ -297,6 +297,43 @@ keras_same(int64_t in, int64_t k, int64_t s, int64_t d, int64_t *lo, int64_t *hi
 }
 
 /* Conv over (N, C, L): Conv1D on the engine's (L, C) */
+/*
+ * A convolution's input as a channels-last layer ref (*x read again:
+ * making the ref may move the values); its bias b must be a constant.
+ */
+static DlStatus
+conv_input(Im *im, const Val *b, Val **x, int *ref)
+{
+	DlStatus	s;
+
+	if (b && b->kind != VAL_CONST)
+		return dl_im_unsup(im, "the bias must be a constant");
+	if ((s = dl_im_ref_nhwc(im, *x, ref)) != DL_OK)
+		return s;
+	*x = dl_im_in_val(im, 0);
+	return DL_OK;
+}
+
+/*
+ * The weights of convolution layer li (NULL, im->err set, where li < 0
+ * says its making failed): kernel_n floats, then the OC of bias b when
+ * there is one; *w and *b read again, as adding the layer may move them.
+ */
+static float *
+conv_weights(Im *im, int li, size_t kernel_n, int64_t OC, Val **w, Val **b)
+{
+	if (li < 0)
+		return NULL;
+	if (*b && (*b)->count != (size_t) OC)
+	{
+		dl_im_err(im, DL_ERR_SHAPE, "the bias has %zu values for %lld filters", (*b)->count, (long long) OC);
+		return NULL;
+	}
+	*w = dl_im_in_val(im, 1);
+	*b = dl_im_in_val(im, 2);
+	return dl_im_lay_weights(im, li, kernel_n + (*b ? (size_t) OC : 0));
+}
+
 static DlStatus
 op_conv1d(Im *im)
 {
@@ -314,11 +351,8 @@ op_conv1d(Im *im)
 
 	if (dl_im_attr_int(n, "group", 1) != 1)
 		return dl_im_unsup(im, "a grouped 1-d convolution");
-	if (b && b->kind != VAL_CONST)
-		return dl_im_unsup(im, "the bias must be a constant");
-	if ((s = dl_im_ref_nhwc(im, x, &ref)) != DL_OK)
+	if ((s = conv_input(im, b, &x, &ref)) != DL_OK)
 		return s;
-	x = dl_im_in_val(im, 0);
 	w = dl_im_in_val(im, 1);
 	OC = w->dims[0];
 	K = w->dims[2];
@@ -359,13 +393,7 @@ op_conv1d(Im *im)
 			  "\"dilation_rate\": [%lld], \"activation\": \"linear\", \"use_bias\": %s",
 			  (long long) OC, (long long) K, (long long) st[0], padding, (long long) dl[0],
 			  b ? "true" : "false");
-	if (li < 0)
-		return im->err->code;
-	if (b && b->count != (size_t) OC)
-		return dl_im_err(im, DL_ERR_SHAPE, "the bias has %zu values for %lld filters", b->count, (long long) OC);
-	w = dl_im_in_val(im, 1);
-	b = dl_im_in_val(im, 2);
-	kw = dl_im_lay_weights(im, li, (size_t) (K * C * OC + (b ? OC : 0)));
+	kw = conv_weights(im, li, (size_t) (K * C * OC), OC, &w, &b);
 	if (kw == NULL)
 		return im->err->code;
 	/* (OC, C, K) -> (K, C, OC) */
@@ -399,11 +427,8 @@ dl_im_op_conv(Im *im)
 		return op_conv1d(im);
 	if (w == NULL || w->kind != VAL_CONST || w->rank != 4)
 		return dl_im_unsup(im, "only 1-d and 2-d convolutions with constant weights are converted");
-	if (b && b->kind != VAL_CONST)
-		return dl_im_unsup(im, "the bias must be a constant");
-	if ((s = dl_im_ref_nhwc(im, x, &ref)) != DL_OK)
+	if ((s = conv_input(im, b, &x, &ref)) != DL_OK)
 		return s;
-	x = dl_im_in_val(im, 0);
 	OC = w->dims[0];
 	Cg = w->dims[1];
 	KH = w->dims[2];
@@ -498,13 +523,7 @@ dl_im_op_conv(Im *im)
 				  "\"dilation_rate\": [%lld, %lld], \"activation\": \"linear\", \"use_bias\": %s",
 				  (long long) OC, (long long) KH, (long long) KW, (long long) st[0], (long long) st[1], padding,
 				  (long long) dl[0], (long long) dl[1], b ? "true" : "false");
-	if (li < 0)
-		return im->err->code;
-	if (b && b->count != (size_t) OC)
-		return dl_im_err(im, DL_ERR_SHAPE, "the bias has %zu values for %lld filters", b->count, (long long) OC);
-	w = dl_im_in_val(im, 1);
-	b = dl_im_in_val(im, 2);
-	kw = dl_im_lay_weights(im, li, (size_t) (KH * KW * Cg * OC + (b ? OC : 0)));
+	kw = conv_weights(im, li, (size_t) (KH * KW * Cg * OC), OC, &w, &b);
 	if (kw == NULL)
 		return im->err->code;
 	if (depthwise)
@@ -875,22 +894,17 @@ dl_im_op_reshape(Im *im)
 	if (x->kind == VAL_RNN_Y_TNDH)
 	{
 		/* (T, N, 2, H) -> (T, N, 2H): the bidirectional sequence, time major */
-		int			ri = x->rnn;
 		int64_t		T = x->dims[0], H2 = 2 * x->dims[3];
 		int64_t		d3[3] = {T, x->dims[1], H2};
-		int			lj;
 		Val		   *o;
 
 		if (sh->count != 3 || !(sh->i[0] == 0 || sh->i[0] == T) ||
 			!(sh->i[1] == 0 || sh->i[1] == -1 || sh->i[1] == BATCH_DIM) || !(sh->i[2] == -1 || sh->i[2] == H2))
 			return dl_im_unsup(im, "a reshape of a bidirectional sequence other than to (T, N, 2H)");
-		lj = dl_im_rnn_layer(im, ri, true);
-		if (lj < 0)
-			return im->err->code;
-		o = dl_im_out_tensor(im, im->node->output[0], lj, LAY_TIME_MAJOR, 3, d3);
+		/* a bidirectional layer is never "reverse": no new error here */
+		o = dl_im_rnn_sequence(im, x->rnn, im->node->output[0], LAY_TIME_MAJOR, 3, d3);
 		if (o == NULL)
 			return im->err->code;
-		o->rnn = ri;
 		o->seq_tm = true;
 		return DL_OK;
 	}
@@ -980,19 +994,11 @@ dl_im_op_transpose(Im *im)
 	if (x->kind == VAL_RNN_Y && k == 4 && perm[0] == 2 && perm[1] == 0 && perm[2] == 1 && perm[3] == 3)
 	{
 		/* Y (T, 1, N, H) -> (N, T, 1, H): the full sequence, batch first */
-		int			ri = x->rnn;
 		int64_t		d4[4] = {x->dims[2], x->dims[0], x->dims[1], x->dims[3]};
-		Val		   *o;
+		Val		   *o = dl_im_rnn_sequence(im, x->rnn, im->node->output[0], LAY_PLAIN, 4, d4);
 
-		if (im->rnns[ri].reverse)
-			return dl_im_unsup(im, "the full sequence of a reverse recurrent layer");
-		li = dl_im_rnn_layer(im, ri, true);
-		if (li < 0)
-			return im->err->code;
-		o = dl_im_out_tensor(im, im->node->output[0], li, LAY_PLAIN, 4, d4);
 		if (o == NULL)
 			return im->err->code;
-		o->rnn = ri;
 		o->squash = true;
 		return DL_OK;
 	}
@@ -1065,24 +1071,14 @@ dl_im_op_transpose(Im *im)
 		return dl_im_unsup(im, "a perm that moves the batch axis");
 	/* channels last <-> first without a layer */
 	if ((k == 4 && xv.layout == LAY_PLAIN && perm[1] == 3 && perm[2] == 1 && perm[3] == 2) ||
-		(k == 3 && xv.layout == LAY_PLAIN && perm[1] == 2 && perm[2] == 1))
-	{
-		if ((s = dl_im_alias(im, x)) != DL_OK)
-			return s;
-		o = &im->vals[dl_im_val_find(im, im->node->output[0])];
-		o->layout = LAY_NHWC;
-		o->nhwc_ref = INT32_MIN;
-		o->plain_ref = INT32_MIN;
-		memcpy(o->dims, dims, sizeof(dims));
-		return DL_OK;
-	}
-	if ((k == 4 && xv.layout == LAY_NHWC && perm[1] == 2 && perm[2] == 3 && perm[3] == 1) ||
+		(k == 3 && xv.layout == LAY_PLAIN && perm[1] == 2 && perm[2] == 1) ||
+		(k == 4 && xv.layout == LAY_NHWC && perm[1] == 2 && perm[2] == 3 && perm[3] == 1) ||
 		(k == 3 && xv.layout == LAY_NHWC && perm[1] == 2 && perm[2] == 1))
 	{
 		if ((s = dl_im_alias(im, x)) != DL_OK)
 			return s;
 		o = &im->vals[dl_im_val_find(im, im->node->output[0])];
-		o->layout = LAY_PLAIN;
+		o->layout = xv.layout == LAY_PLAIN ? LAY_NHWC : LAY_PLAIN;
 		o->nhwc_ref = INT32_MIN;
 		o->plain_ref = INT32_MIN;
 		memcpy(o->dims, dims, sizeof(dims));

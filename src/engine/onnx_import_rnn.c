@@ -73,6 +73,31 @@ dl_im_rnn_layer(Im *im, int ri, bool seq)
 	return li;
 }
 
+/*
+ * Recurrent ri's full output sequence as tensor out of the given layout
+ * and dims, its rnn set; NULL with im->err set where it cannot be (a
+ * reverse layer's sequence is not supported).
+ */
+Val *
+dl_im_rnn_sequence(Im *im, int ri, const char *out, Layout layout, int rank, const int64_t *dims)
+{
+	int			li;
+	Val		   *o;
+
+	if (im->rnns[ri].reverse)
+	{
+		dl_im_unsup(im, "the full sequence of a reverse recurrent layer");
+		return NULL;
+	}
+	li = dl_im_rnn_layer(im, ri, true);
+	if (li < 0)
+		return NULL;
+	o = dl_im_out_tensor(im, out, li, layout, rank, dims);
+	if (o != NULL)
+		o->rnn = ri;
+	return o;
+}
+
 DlStatus
 dl_im_rnn_last(Im *im, int ri, const char *out)
 {
@@ -268,20 +293,11 @@ dl_im_op_squeeze(Im *im)
 		return dl_im_rnn_last(im, x->rnn, im->node->output[0]);
 	if (x->kind == VAL_RNN_Y && na == 1 && dl_im_norm_axis(axes[0], 4) == 1)
 	{
-		int			ri = x->rnn;
 		int64_t		dims[3] = {x->dims[0], x->dims[2], x->dims[3]};
-		int			li;
-		Val		   *o;
+		Val		   *o = dl_im_rnn_sequence(im, x->rnn, im->node->output[0], LAY_TIME_MAJOR, 3, dims);
 
-		if (im->rnns[ri].reverse)
-			return dl_im_unsup(im, "the full sequence of a reverse recurrent layer");
-		li = dl_im_rnn_layer(im, ri, true);
-		if (li < 0)
-			return im->err->code;
-		o = dl_im_out_tensor(im, im->node->output[0], li, LAY_TIME_MAJOR, 3, dims);
 		if (o == NULL)
 			return im->err->code;
-		o->rnn = ri;
 		o->seq_tm = true;
 		return DL_OK;
 	}

@@ -744,6 +744,58 @@ check_metric_loss(const DlCompileParams *p, DlError *err)
 	return DL_OK;
 }
 
+/* What a compile_params parse has gathered so far. */
+typedef struct CompileItems
+{
+	DlCompileParams p;
+	bool		have_optimizer;
+	bool		have_loss;
+} CompileItems;
+
+/* One compile parameter key=value into the CompileItems arg. */
+static DlStatus
+compile_item(DlParamsCtx *c, size_t kb, size_t ke, size_t vb, size_t ve, void *arg)
+{
+	CompileItems *st = arg;
+	DlCompileParams *p = &st->p;
+	DlStatus	rc = DL_OK;
+
+	if (dl_params_piece_eq(c->s, kb, ke, "optimizer"))
+	{
+		rc = parse_optimizer(c, vb, ve, &p->optim);
+		st->have_optimizer = true;
+	}
+	else if (dl_params_piece_eq(c->s, kb, ke, "loss"))
+	{
+		rc = parse_losses(c, vb, ve, p);
+		st->have_loss = true;
+	}
+	else if (dl_params_piece_eq(c->s, kb, ke, "metrics"))
+		rc = parse_metrics(c, vb, ve, p);
+	else if (dl_params_piece_eq(c->s, kb, ke, "loss_weights"))
+		rc = parse_loss_weights(c, vb, ve, p);
+	else if (dl_params_piece_eq(c->s, kb, ke, "weighted_metrics"))
+		rc = DL_OK;			/* accepted for MADlib compatibility, ignored */
+	else if (dl_params_piece_eq(c->s, kb, ke, "sample_weight_mode"))
+	{
+		size_t		b = vb,
+					e = ve;
+
+		dl_params_unquote(c->s, &b, &e);
+		if (!dl_params_piece_eq(c->s, b, e, "None"))
+		{
+			dl_error_set(c->err, DL_ERR_UNSUPPORTED, "sample_weight_mode \"%.*s\" is not supported",
+						 dl_params_show_len(c->s, vb, ve), c->s + vb);
+			return dl_error_hint(c->err, "Remove sample_weight_mode or set it to None.");
+		}
+	}
+	else
+		return dl_params_unsupported_key(c, DL_ERR_INVALID_ARGUMENT, "compile parameter", kb, ke,
+										 "Accepted compile parameters are optimizer, loss, metrics, "
+										 "loss_weights, weighted_metrics and sample_weight_mode.");
+	return rc;
+}
+
 /*
  * Parse compile_params into out.  optimizer and loss are required; the
  * last duplicate key wins.  out is fully written on success only.
@@ -752,96 +804,38 @@ DlStatus
 dl_compile_params_parse(const char *s, DlCompileParams *out, DlError *err)
 {
 	DlError		scratch;
-	DlParamsCtx		c = {s != NULL ? s : "", s != NULL ? strlen(s) : 0, "compile_params", err != NULL ? err : &scratch};
-	DlCompileParams p;
-	bool		have_optimizer = false,
-				have_loss = false;
-	size_t		pos = 0,
-				ib,
-				ie,
-				kb,
-				ke,
-				vb,
-				ve;
-	int			more;
+	CompileItems st;
+	DlCompileParams *p = &st.p;
 	DlStatus	rc;
 
-	err = c.err;				/* never NULL from here on */
-	if (dl_text_check_cap("compile_params", c.len, DL_PARAMS_MAX_BYTES, err) != DL_OK)
-		return DL_ERR_LIMIT;
-	memset(&p, 0, sizeof(p));
-	p.loss = DL_LOSS_CATEGORICAL_CROSSENTROPY;
-	p.metric = DL_METRIC_NONE;
-	p.top_k = 5;
-	dl_optim_config_default(&p.optim, DL_OPTIM_ADAM);
+	if (err == NULL)
+		err = &scratch;
+	memset(&st, 0, sizeof(st));
+	p->loss = DL_LOSS_CATEGORICAL_CROSSENTROPY;
+	p->metric = DL_METRIC_NONE;
+	p->top_k = 5;
+	dl_optim_config_default(&p->optim, DL_OPTIM_ADAM);
 
-	rc = dl_params_check_balanced(&c, 0, c.len);
-	if (rc != DL_OK)
+	if ((rc = dl_params_parse_items(s, "compile_params", COMPILE_EXAMPLE, compile_item, &st, err)) != DL_OK)
 		return rc;
-	while ((more = dl_params_next_item(&c, &pos, c.len, &ib, &ie)) == 1)
-	{
-		rc = dl_params_split_key_value(&c, ib, ie, &kb, &ke, &vb, &ve, COMPILE_EXAMPLE);
-		if (rc != DL_OK)
-			return rc;
-		if (dl_params_piece_eq(c.s, kb, ke, "optimizer"))
-		{
-			rc = parse_optimizer(&c, vb, ve, &p.optim);
-			have_optimizer = true;
-		}
-		else if (dl_params_piece_eq(c.s, kb, ke, "loss"))
-		{
-			rc = parse_losses(&c, vb, ve, &p);
-			have_loss = true;
-		}
-		else if (dl_params_piece_eq(c.s, kb, ke, "metrics"))
-			rc = parse_metrics(&c, vb, ve, &p);
-		else if (dl_params_piece_eq(c.s, kb, ke, "loss_weights"))
-			rc = parse_loss_weights(&c, vb, ve, &p);
-		else if (dl_params_piece_eq(c.s, kb, ke, "weighted_metrics"))
-			rc = DL_OK;			/* accepted for MADlib compatibility, ignored */
-		else if (dl_params_piece_eq(c.s, kb, ke, "sample_weight_mode"))
-		{
-			size_t		b = vb,
-						e = ve;
-
-			dl_params_unquote(c.s, &b, &e);
-			if (!dl_params_piece_eq(c.s, b, e, "None"))
-			{
-				dl_error_set(err, DL_ERR_UNSUPPORTED, "sample_weight_mode \"%.*s\" is not supported",
-							 dl_params_show_len(c.s, vb, ve), c.s + vb);
-				return dl_error_hint(err, "Remove sample_weight_mode or set it to None.");
-			}
-		}
-		else
-		{
-			dl_error_set(err, DL_ERR_INVALID_ARGUMENT, "compile parameter \"%.*s\" is not supported",
-						 dl_params_show_len(c.s, kb, ke), c.s + kb);
-			return dl_error_hint(err, "Accepted compile parameters are optimizer, loss, metrics, "
-								 "loss_weights, weighted_metrics and sample_weight_mode.");
-		}
-		if (rc != DL_OK)
-			return rc;
-	}
-	if (more < 0)
-		return c.err->code;
-	if (!have_optimizer)
+	if (!st.have_optimizer)
 	{
 		dl_error_set(err, DL_ERR_INVALID_ARGUMENT, "optimizer is a required compile parameter");
 		return dl_error_hint(err, "Add an optimizer to compile_params, for example "
 							 "loss='categorical_crossentropy', optimizer='Adam(lr=0.001)', "
 							 "metrics=['accuracy'].");
 	}
-	if (!have_loss)
+	if (!st.have_loss)
 	{
 		dl_error_set(err, DL_ERR_INVALID_ARGUMENT, "loss is a required compile parameter");
 		return dl_error_hint(err, "Add a loss to compile_params, for example "
 							 "loss='categorical_crossentropy', optimizer='Adam(lr=0.001)', "
 							 "metrics=['accuracy'].");
 	}
-	rc = check_metric_loss(&p, err);
+	rc = check_metric_loss(p, err);
 	if (rc != DL_OK)
 		return rc;
-	*out = p;
+	*out = *p;
 	return DL_OK;
 }
 
@@ -1010,6 +1004,81 @@ dl_fit_params_check_classes(const DlFitParams *p, DlLossKind loss, int64_t K, Dl
 	return DL_OK;
 }
 
+/* One fit parameter key=value into the DlFitParams arg. */
+static DlStatus
+fit_item(DlParamsCtx *c, size_t kb, size_t ke, size_t vb, size_t ve, void *arg)
+{
+	DlFitParams *p = arg;
+	int64_t		v;
+	DlStatus	rc = DL_OK;
+
+	if (dl_params_piece_eq(c->s, kb, ke, "batch_size"))
+	{
+		rc = fit_int(c, kb, ke, vb, ve, 1, INT64_MAX, &v);
+		p->batch_size = v;
+	}
+	else if (dl_params_piece_eq(c->s, kb, ke, "epochs"))
+	{
+		rc = fit_int(c, kb, ke, vb, ve, 1, INT_MAX, &v);
+		p->epochs = (int) v;
+	}
+	else if (dl_params_piece_eq(c->s, kb, ke, "seed"))
+	{
+		rc = fit_int(c, kb, ke, vb, ve, 0, INT64_MAX, &v);
+		p->seed = (uint64_t) v;
+		p->has_seed = true;
+	}
+	else if (dl_params_piece_eq(c->s, kb, ke, "verbose"))
+	{
+		rc = fit_int(c, kb, ke, vb, ve, INT_MIN, INT_MAX, &v);
+		p->verbose = (int) v;
+	}
+	else if (dl_params_piece_eq(c->s, kb, ke, "initial_epoch"))
+	{
+		rc = fit_int(c, kb, ke, vb, ve, 0, INT_MAX, &v);
+		p->initial_epoch = (int) v;
+	}
+	else if (dl_params_piece_eq(c->s, kb, ke, "class_weight"))
+		rc = parse_class_weight(c, kb, ke, vb, ve, p);
+	else if (dl_params_piece_eq(c->s, kb, ke, "shuffle"))
+	{
+		if (!dl_params_parse_bool(c->s, vb, ve, &p->shuffle))
+			return dl_params_bad_value(c, "fit parameter", kb, ke, vb, ve, "True or False");
+	}
+	else if (dl_params_piece_eq(c->s, kb, ke, "steps_per_epoch"))
+	{
+		if (!dl_params_piece_eq(c->s, vb, ve, "None"))
+		{
+			dl_error_set(c->err, DL_ERR_UNSUPPORTED, "fit parameter \"%.*s\" is only accepted as None, got \"%.*s\"",
+						 dl_params_show_len(c->s, kb, ke), c->s + kb, dl_params_show_len(c->s, vb, ve), c->s + vb);
+			return dl_error_hint(c->err, "Remove %.*s from fit_params.", dl_params_show_len(c->s, kb, ke), c->s + kb);
+		}
+	}
+	else if (dl_params_piece_eq(c->s, kb, ke, "validation_split") ||
+			 dl_params_piece_eq(c->s, kb, ke, "validation_data") ||
+			 dl_params_piece_eq(c->s, kb, ke, "validation_steps") ||
+			 dl_params_piece_eq(c->s, kb, ke, "validation_freq"))
+	{
+		dl_error_set(c->err, DL_ERR_UNSUPPORTED, "fit parameter \"%.*s\" is not supported",
+					 dl_params_show_len(c->s, kb, ke), c->s + kb);
+		return dl_error_hint(c->err, "Remove %.*s from fit_params and pass a validation table "
+							 "to madlib_keras_fit instead.", dl_params_show_len(c->s, kb, ke), c->s + kb);
+	}
+	else if (dl_params_piece_eq(c->s, kb, ke, "sample_weight") ||
+			 dl_params_piece_eq(c->s, kb, ke, "callbacks"))
+	{
+		dl_error_set(c->err, DL_ERR_UNSUPPORTED, "fit parameter \"%.*s\" is not supported",
+					 dl_params_show_len(c->s, kb, ke), c->s + kb);
+		return dl_error_hint(c->err, "Remove %.*s from fit_params.", dl_params_show_len(c->s, kb, ke), c->s + kb);
+	}
+	else
+		return dl_params_unsupported_key(c, DL_ERR_INVALID_ARGUMENT, "fit parameter", kb, ke,
+										 "Accepted fit parameters are batch_size, epochs, shuffle, "
+										 "seed, verbose, initial_epoch, class_weight and "
+										 "steps_per_epoch=None.");
+	return rc;
+}
+
 /*
  * Parse fit_params into out; NULL, empty or blank gives the defaults.
  * out is fully written on success only.
@@ -1018,22 +1087,11 @@ DlStatus
 dl_fit_params_parse(const char *s, DlFitParams *out, DlError *err)
 {
 	DlError		scratch;
-	DlParamsCtx		c = {s != NULL ? s : "", s != NULL ? strlen(s) : 0, "fit_params", err != NULL ? err : &scratch};
 	DlFitParams p;
-	size_t		pos = 0,
-				ib,
-				ie,
-				kb,
-				ke,
-				vb,
-				ve;
-	int			more;
-	int64_t		v;
 	DlStatus	rc;
 
-	err = c.err;				/* never NULL from here on */
-	if (dl_text_check_cap("fit_params", c.len, DL_PARAMS_MAX_BYTES, err) != DL_OK)
-		return DL_ERR_LIMIT;
+	if (err == NULL)
+		err = &scratch;
 	memset(&p, 0, sizeof(p));
 	p.batch_size = DL_DEFAULT_BATCH_SIZE;
 	p.epochs = 1;
@@ -1044,86 +1102,8 @@ dl_fit_params_parse(const char *s, DlFitParams *out, DlError *err)
 	p.initial_epoch = 0;
 	p.n_class_weight = 0;
 
-	rc = dl_params_check_balanced(&c, 0, c.len);
-	if (rc != DL_OK)
+	if ((rc = dl_params_parse_items(s, "fit_params", FIT_EXAMPLE, fit_item, &p, err)) != DL_OK)
 		return rc;
-	while ((more = dl_params_next_item(&c, &pos, c.len, &ib, &ie)) == 1)
-	{
-		rc = dl_params_split_key_value(&c, ib, ie, &kb, &ke, &vb, &ve, FIT_EXAMPLE);
-		if (rc != DL_OK)
-			return rc;
-		if (dl_params_piece_eq(c.s, kb, ke, "batch_size"))
-		{
-			rc = fit_int(&c, kb, ke, vb, ve, 1, INT64_MAX, &v);
-			p.batch_size = v;
-		}
-		else if (dl_params_piece_eq(c.s, kb, ke, "epochs"))
-		{
-			rc = fit_int(&c, kb, ke, vb, ve, 1, INT_MAX, &v);
-			p.epochs = (int) v;
-		}
-		else if (dl_params_piece_eq(c.s, kb, ke, "seed"))
-		{
-			rc = fit_int(&c, kb, ke, vb, ve, 0, INT64_MAX, &v);
-			p.seed = (uint64_t) v;
-			p.has_seed = true;
-		}
-		else if (dl_params_piece_eq(c.s, kb, ke, "verbose"))
-		{
-			rc = fit_int(&c, kb, ke, vb, ve, INT_MIN, INT_MAX, &v);
-			p.verbose = (int) v;
-		}
-		else if (dl_params_piece_eq(c.s, kb, ke, "initial_epoch"))
-		{
-			rc = fit_int(&c, kb, ke, vb, ve, 0, INT_MAX, &v);
-			p.initial_epoch = (int) v;
-		}
-		else if (dl_params_piece_eq(c.s, kb, ke, "class_weight"))
-			rc = parse_class_weight(&c, kb, ke, vb, ve, &p);
-		else if (dl_params_piece_eq(c.s, kb, ke, "shuffle"))
-		{
-			if (!dl_params_parse_bool(c.s, vb, ve, &p.shuffle))
-				return dl_params_bad_value(&c, "fit parameter", kb, ke, vb, ve, "True or False");
-		}
-		else if (dl_params_piece_eq(c.s, kb, ke, "steps_per_epoch"))
-		{
-			if (!dl_params_piece_eq(c.s, vb, ve, "None"))
-			{
-				dl_error_set(err, DL_ERR_UNSUPPORTED, "fit parameter \"%.*s\" is only accepted as None, got \"%.*s\"",
-							 dl_params_show_len(c.s, kb, ke), c.s + kb, dl_params_show_len(c.s, vb, ve), c.s + vb);
-				return dl_error_hint(err, "Remove %.*s from fit_params.", dl_params_show_len(c.s, kb, ke), c.s + kb);
-			}
-		}
-		else if (dl_params_piece_eq(c.s, kb, ke, "validation_split") ||
-				 dl_params_piece_eq(c.s, kb, ke, "validation_data") ||
-				 dl_params_piece_eq(c.s, kb, ke, "validation_steps") ||
-				 dl_params_piece_eq(c.s, kb, ke, "validation_freq"))
-		{
-			dl_error_set(err, DL_ERR_UNSUPPORTED, "fit parameter \"%.*s\" is not supported",
-						 dl_params_show_len(c.s, kb, ke), c.s + kb);
-			return dl_error_hint(err, "Remove %.*s from fit_params and pass a validation table "
-								 "to madlib_keras_fit instead.", dl_params_show_len(c.s, kb, ke), c.s + kb);
-		}
-		else if (dl_params_piece_eq(c.s, kb, ke, "sample_weight") ||
-				 dl_params_piece_eq(c.s, kb, ke, "callbacks"))
-		{
-			dl_error_set(err, DL_ERR_UNSUPPORTED, "fit parameter \"%.*s\" is not supported",
-						 dl_params_show_len(c.s, kb, ke), c.s + kb);
-			return dl_error_hint(err, "Remove %.*s from fit_params.", dl_params_show_len(c.s, kb, ke), c.s + kb);
-		}
-		else
-		{
-			dl_error_set(err, DL_ERR_INVALID_ARGUMENT, "fit parameter \"%.*s\" is not supported",
-						 dl_params_show_len(c.s, kb, ke), c.s + kb);
-			return dl_error_hint(err, "Accepted fit parameters are batch_size, epochs, shuffle, "
-								 "seed, verbose, initial_epoch, class_weight and "
-								 "steps_per_epoch=None.");
-		}
-		if (rc != DL_OK)
-			return rc;
-	}
-	if (more < 0)
-		return c.err->code;
 	if (p.initial_epoch >= p.epochs)
 	{
 		dl_error_set(err, DL_ERR_INVALID_ARGUMENT,
@@ -1341,6 +1321,77 @@ early_stop_int(DlParamsCtx *c, size_t kb, size_t ke, size_t vb, size_t ve, int *
 	return DL_OK;
 }
 
+/* mode=: auto, min or max, bare or quoted. */
+static DlStatus
+early_stop_mode(DlParamsCtx *c, size_t kb, size_t ke, size_t vb, size_t ve, DlEarlyStopMode *out)
+{
+	static const struct
+	{
+		const char *name;
+		DlEarlyStopMode mode;
+	}			modes[] = {{"auto", DL_EARLY_STOP_AUTO}, {"min", DL_EARLY_STOP_MIN}, {"max", DL_EARLY_STOP_MAX}};
+	char		word[DL_PARAMS_NAME_MAX];
+
+	if (word_value(c->s, vb, ve, word))
+		for (size_t i = 0; i < sizeof(modes) / sizeof(modes[0]); i++)
+			if (strcmp(word, modes[i].name) == 0)
+			{
+				*out = modes[i].mode;
+				return DL_OK;
+			}
+	return dl_params_bad_value(c, "early_stopping parameter", kb, ke, vb, ve, "auto, min or max");
+}
+
+/* One early_stopping parameter key=value into the DlEarlyStopConfig arg. */
+static DlStatus
+early_stop_item(DlParamsCtx *c, size_t kb, size_t ke, size_t vb, size_t ve, void *arg)
+{
+	DlEarlyStopConfig *p = arg;
+	DlStatus	rc = DL_OK;
+
+	if (dl_params_piece_eq(c->s, kb, ke, "monitor"))
+		rc = early_stop_monitor(c, kb, ke, vb, ve, p);
+	else if (dl_params_piece_eq(c->s, kb, ke, "patience"))
+		rc = early_stop_int(c, kb, ke, vb, ve, &p->patience);
+	else if (dl_params_piece_eq(c->s, kb, ke, "start_from_epoch") ||
+			 dl_params_piece_eq(c->s, kb, ke, "start_from_iteration"))
+		rc = early_stop_int(c, kb, ke, vb, ve, &p->start_from);
+	else if (dl_params_piece_eq(c->s, kb, ke, "min_delta"))
+	{
+		if (!dl_params_parse_double(c->s, vb, ve, &p->min_delta))
+			return dl_params_bad_value(c, "early_stopping parameter", kb, ke, vb, ve, "a finite number");
+		p->min_delta = fabs(p->min_delta);
+	}
+	else if (dl_params_piece_eq(c->s, kb, ke, "baseline"))
+	{
+		p->has_baseline = !dl_params_piece_eq(c->s, vb, ve, "None");
+		if (p->has_baseline && !dl_params_parse_double(c->s, vb, ve, &p->baseline))
+			return dl_params_bad_value(c, "early_stopping parameter", kb, ke, vb, ve,
+							 "None or a finite number");
+	}
+	else if (dl_params_piece_eq(c->s, kb, ke, "restore_best") ||
+			 dl_params_piece_eq(c->s, kb, ke, "restore_best_weights"))
+	{
+		if (!dl_params_parse_bool(c->s, vb, ve, &p->restore_best))
+			return dl_params_bad_value(c, "early_stopping parameter", kb, ke, vb, ve, "True or False");
+	}
+	else if (dl_params_piece_eq(c->s, kb, ke, "mode"))
+		return early_stop_mode(c, kb, ke, vb, ve, &p->mode);
+	else if (dl_params_piece_eq(c->s, kb, ke, "verbose"))
+	{
+		int64_t		v;
+
+		if (!dl_params_parse_int64(c->s, vb, ve, &v))
+			return dl_params_bad_value(c, "early_stopping parameter", kb, ke, vb, ve, "an integer");
+	}
+	else
+		return dl_params_unsupported_key(c, DL_ERR_INVALID_ARGUMENT, "early_stopping parameter", kb, ke,
+										 "Accepted early_stopping parameters are monitor, patience, "
+										 "min_delta, mode, baseline, restore_best (restore_best_weights), "
+										 "start_from_epoch and verbose.");
+	return rc;
+}
+
 DlStatus
 dl_early_stop_parse(const char *s, DlEarlyStopConfig *out, DlError *err)
 {
@@ -1348,18 +1399,9 @@ dl_early_stop_parse(const char *s, DlEarlyStopConfig *out, DlError *err)
 	DlParamsCtx		c = {s != NULL ? s : "", s != NULL ? strnlen(s, DL_EARLY_STOP_MAX_LEN + 1) : 0,
 	"early_stopping", err != NULL ? err : &scratch};
 	DlEarlyStopConfig p;
-	size_t		pos = 0,
-				ib,
-				ie,
-				kb,
-				ke,
-				vb,
-				ve,
-				b = 0,
+	size_t		b = 0,
 				e;
-	int			more;
 	DlStatus	rc = DL_OK;
-	char		word[DL_PARAMS_NAME_MAX];
 
 	err = c.err;
 	memset(&p, 0, sizeof(p));
@@ -1380,73 +1422,9 @@ dl_early_stop_parse(const char *s, DlEarlyStopConfig *out, DlError *err)
 		return DL_OK;
 	}
 	p.enabled = true;
-	rc = dl_params_check_balanced(&c, 0, c.len);
-	if (rc != DL_OK)
+	if ((rc = dl_params_check_balanced(&c, 0, c.len)) != DL_OK ||
+		(rc = dl_params_each_item(&c, 0, c.len, EARLY_STOP_EXAMPLE, early_stop_item, &p)) != DL_OK)
 		return rc;
-	while ((more = dl_params_next_item(&c, &pos, c.len, &ib, &ie)) == 1)
-	{
-		rc = dl_params_split_key_value(&c, ib, ie, &kb, &ke, &vb, &ve, EARLY_STOP_EXAMPLE);
-		if (rc != DL_OK)
-			return rc;
-		if (dl_params_piece_eq(c.s, kb, ke, "monitor"))
-			rc = early_stop_monitor(&c, kb, ke, vb, ve, &p);
-		else if (dl_params_piece_eq(c.s, kb, ke, "patience"))
-			rc = early_stop_int(&c, kb, ke, vb, ve, &p.patience);
-		else if (dl_params_piece_eq(c.s, kb, ke, "start_from_epoch") ||
-				 dl_params_piece_eq(c.s, kb, ke, "start_from_iteration"))
-			rc = early_stop_int(&c, kb, ke, vb, ve, &p.start_from);
-		else if (dl_params_piece_eq(c.s, kb, ke, "min_delta"))
-		{
-			if (!dl_params_parse_double(c.s, vb, ve, &p.min_delta))
-				return dl_params_bad_value(&c, "early_stopping parameter", kb, ke, vb, ve, "a finite number");
-			p.min_delta = fabs(p.min_delta);
-		}
-		else if (dl_params_piece_eq(c.s, kb, ke, "baseline"))
-		{
-			p.has_baseline = !dl_params_piece_eq(c.s, vb, ve, "None");
-			if (p.has_baseline && !dl_params_parse_double(c.s, vb, ve, &p.baseline))
-				return dl_params_bad_value(&c, "early_stopping parameter", kb, ke, vb, ve,
-								 "None or a finite number");
-		}
-		else if (dl_params_piece_eq(c.s, kb, ke, "restore_best") ||
-				 dl_params_piece_eq(c.s, kb, ke, "restore_best_weights"))
-		{
-			if (!dl_params_parse_bool(c.s, vb, ve, &p.restore_best))
-				return dl_params_bad_value(&c, "early_stopping parameter", kb, ke, vb, ve, "True or False");
-		}
-		else if (dl_params_piece_eq(c.s, kb, ke, "mode"))
-		{
-			if (!word_value(c.s, vb, ve, word))
-				return dl_params_bad_value(&c, "early_stopping parameter", kb, ke, vb, ve, "auto, min or max");
-			if (strcmp(word, "auto") == 0)
-				p.mode = DL_EARLY_STOP_AUTO;
-			else if (strcmp(word, "min") == 0)
-				p.mode = DL_EARLY_STOP_MIN;
-			else if (strcmp(word, "max") == 0)
-				p.mode = DL_EARLY_STOP_MAX;
-			else
-				return dl_params_bad_value(&c, "early_stopping parameter", kb, ke, vb, ve, "auto, min or max");
-		}
-		else if (dl_params_piece_eq(c.s, kb, ke, "verbose"))
-		{
-			int64_t		v;
-
-			if (!dl_params_parse_int64(c.s, vb, ve, &v))
-				return dl_params_bad_value(&c, "early_stopping parameter", kb, ke, vb, ve, "an integer");
-		}
-		else
-		{
-			dl_error_set(err, DL_ERR_INVALID_ARGUMENT, "early_stopping parameter \"%.*s\" is not supported",
-						 dl_params_show_len(c.s, kb, ke), c.s + kb);
-			return dl_error_hint(err, "Accepted early_stopping parameters are monitor, patience, "
-								 "min_delta, mode, baseline, restore_best (restore_best_weights), "
-								 "start_from_epoch and verbose.");
-		}
-		if (rc != DL_OK)
-			return rc;
-	}
-	if (more < 0)
-		return c.err->code;
 	*out = p;
 	return DL_OK;
 }

@@ -22,6 +22,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "madlib_dl/dl_caps.h"
 #include "params_scan.h"
 
 /* Shrink [*b, *e) past leading and trailing whitespace. */
@@ -221,6 +222,63 @@ dl_params_split_key_value(DlParamsCtx *c, size_t ib, size_t ie, size_t *kb, size
 		return dl_error_hint(c->err, "Write each parameter as name=value, for example %s.", example);
 	}
 	return DL_OK;
+}
+
+/*
+ * Call fn(c, kb, ke, vb, ve, arg) for each key=value item of [b, e), in
+ * order (example is for the messages of a malformed item); stops at the
+ * first status other than DL_OK and returns it.
+ */
+DlStatus
+dl_params_each_item(DlParamsCtx *c, size_t b, size_t e, const char *example, DlParamsItemFn fn,
+					void *arg)
+{
+	size_t		pos = b,
+				ib,
+				ie,
+				kb,
+				ke,
+				vb,
+				ve;
+	int			more;
+	DlStatus	rc;
+
+	while ((more = dl_params_next_item(c, &pos, e, &ib, &ie)) == 1)
+	{
+		if ((rc = dl_params_split_key_value(c, ib, ie, &kb, &ke, &vb, &ve, example)) != DL_OK ||
+			(rc = fn(c, kb, ke, vb, ve, arg)) != DL_OK)
+			return rc;
+	}
+	return more < 0 ? c->err->code : DL_OK;
+}
+
+/*
+ * Parse s (NULL: empty), named what in messages (and its size cap,
+ * DL_PARAMS_MAX_BYTES: DL_ERR_LIMIT over it): balanced brackets, then
+ * fn for each key=value item (dl_params_each_item).  err is not NULL.
+ */
+DlStatus
+dl_params_parse_items(const char *s, const char *what, const char *example, DlParamsItemFn fn,
+					  void *arg, DlError *err)
+{
+	DlParamsCtx c = {s != NULL ? s : "", s != NULL ? strlen(s) : 0, what, err};
+	DlStatus	rc;
+
+	if (dl_text_check_cap(what, c.len, DL_PARAMS_MAX_BYTES, err) != DL_OK)
+		return DL_ERR_LIMIT;
+	if ((rc = dl_params_check_balanced(&c, 0, c.len)) != DL_OK)
+		return rc;
+	return dl_params_each_item(&c, 0, c.len, example, fn, arg);
+}
+
+/* DL error code "<kind> \"<key>\" is not supported", with hint. */
+DlStatus
+dl_params_unsupported_key(DlParamsCtx *c, DlStatus code, const char *kind, size_t kb, size_t ke,
+						  const char *hint)
+{
+	dl_error_set(c->err, code, "%s \"%.*s\" is not supported", kind, dl_params_show_len(c->s, kb, ke),
+				 c->s + kb);
+	return dl_error_hint(c->err, "%s", hint);
 }
 
 /* Is [b, e) exactly one quoted string?  Then strip the quotes and trim. */

@@ -44,12 +44,16 @@ extern bool dl_params_single_token(const char *s, size_t b, size_t e, DlPylitTok
 extern DlStatus dl_params_check_balanced(DlParamsCtx *c, size_t b, size_t e);
 extern size_t dl_params_scan_to(const char *s, size_t i, size_t e, char target);
 extern int dl_params_next_item(DlParamsCtx *c, size_t *pos, size_t e, size_t *ib, size_t *ie);
+typedef DlStatus (*DlParamsItemFn) (DlParamsCtx *c, size_t kb, size_t ke, size_t vb, size_t ve, void *arg);
+extern DlStatus dl_params_parse_items(const char *s, const char *what, const char *example, DlParamsItemFn fn, void *arg, DlError *err);
+extern DlStatus dl_params_each_item(DlParamsCtx *c, size_t b, size_t e, const char *example, DlParamsItemFn fn, void *arg);
 extern DlStatus dl_params_split_key_value(DlParamsCtx *c, size_t ib, size_t ie, size_t *kb, size_t *ke, size_t *vb, size_t *ve, const char *example);
 extern bool dl_params_unquote(const char *s, size_t *b, size_t *e);
 extern bool dl_params_copy_name(char *buf, const char *s, size_t b, size_t e);
 extern bool dl_params_parse_double(const char *s, size_t b, size_t e, double *out);
 extern bool dl_params_parse_int64(const char *s, size_t b, size_t e, int64_t *out);
 extern bool dl_params_parse_bool(const char *s, size_t b, size_t e, bool *out);
+extern DlStatus dl_params_unsupported_key(DlParamsCtx *c, DlStatus code, const char *kind, size_t kb, size_t ke, const char *hint);
 extern DlStatus dl_params_bad_value(DlParamsCtx *c, const char *kind, size_t kb, size_t ke, size_t vb, size_t ve, const char *takes);
 
 /* Canonical writers' numbers (params_scan.c). */

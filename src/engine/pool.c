@@ -270,6 +270,41 @@ dl_maxpool2d_forward(float *y, int64_t *argmax, const float *x, const DlPoolGeom
 }
 
 /*
+ * The max-pool backward: dx = 0, then dy added at the argmax positions
+ * (where y, when not NULL, is > 0).  Inlined into its two callers, each
+ * with its own loop (y NULL is a constant there).
+ */
+static inline void
+maxpool_backward(float *dx, const float *dy, const int64_t *argmax, const float *y,
+				 const DlPoolGeom *g)
+{
+	int64_t		n_out = g->B * g->OH * g->OW * g->C;
+
+	if (pool_is_2x2(g))
+	{
+		maxpool2x2_backward(dx, dy, argmax, y, g);
+		return;
+	}
+	memset(dx, 0, (size_t) (g->B * g->H * g->W * g->C) * sizeof(float));
+	if (y == NULL)
+	{
+		for (int64_t i = 0; i < n_out; i++)
+		{
+			if (argmax[i] >= 0)
+				dx[argmax[i]] += dy[i];
+		}
+	}
+	else
+	{
+		for (int64_t i = 0; i < n_out; i++)
+		{
+			if (argmax[i] >= 0 && y[i] > 0.0f)
+				dx[argmax[i]] += dy[i];
+		}
+	}
+}
+
+/*
  * dx (B,H,W,C) = 0, then dy (B,OH,OW,C) added at the argmax positions
  * saved by the forward pass.
  */
@@ -277,19 +312,7 @@ void
 dl_maxpool2d_backward(float *dx, const float *dy, const int64_t *argmax,
 					  const DlPoolGeom *g)
 {
-	int64_t		n_out = g->B * g->OH * g->OW * g->C;
-
-	if (pool_is_2x2(g))
-	{
-		maxpool2x2_backward(dx, dy, argmax, NULL, g);
-		return;
-	}
-	memset(dx, 0, (size_t) (g->B * g->H * g->W * g->C) * sizeof(float));
-	for (int64_t i = 0; i < n_out; i++)
-	{
-		if (argmax[i] >= 0)
-			dx[argmax[i]] += dy[i];
-	}
+	maxpool_backward(dx, dy, argmax, NULL, g);
 }
 
 /*
@@ -303,19 +326,7 @@ void
 dl_maxpool2d_backward_relu(float *dx, const float *dy, const int64_t *argmax,
 						   const float *y, const DlPoolGeom *g)
 {
-	int64_t		n_out = g->B * g->OH * g->OW * g->C;
-
-	if (pool_is_2x2(g))
-	{
-		maxpool2x2_backward(dx, dy, argmax, y, g);
-		return;
-	}
-	memset(dx, 0, (size_t) (g->B * g->H * g->W * g->C) * sizeof(float));
-	for (int64_t i = 0; i < n_out; i++)
-	{
-		if (argmax[i] >= 0 && y[i] > 0.0f)
-			dx[argmax[i]] += dy[i];
-	}
+	maxpool_backward(dx, dy, argmax, y, g);
 }
 
 /* y (B,OH,OW,C) = mean of x (B,H,W,C) over each window's in-bounds cells. */

@@ -62,28 +62,31 @@ permute_walk(float *dst, const float *src, const int64_t *in_dims, const int *pe
 	}
 }
 
-void
-dl_permute_forward(float *y, const float *x, int64_t B, const int64_t *in_dims,
-				   const int *perm, int rank)
+/* permute_walk over each of B samples of in_dims. */
+static void
+permute_batch(float *dst, const float *src, int64_t B, const int64_t *in_dims, const int *perm,
+			  int rank, bool forward)
 {
 	int64_t		n = 1;
 
 	for (int d = 0; d < rank; d++)
 		n *= in_dims[d];
 	for (int64_t b = 0; b < B; b++)
-		permute_walk(y + b * n, x + b * n, in_dims, perm, rank, true);
+		permute_walk(dst + b * n, src + b * n, in_dims, perm, rank, forward);
+}
+
+void
+dl_permute_forward(float *y, const float *x, int64_t B, const int64_t *in_dims,
+				   const int *perm, int rank)
+{
+	permute_batch(y, x, B, in_dims, perm, rank, true);
 }
 
 void
 dl_permute_backward(float *dx, const float *dy, int64_t B, const int64_t *in_dims,
 					const int *perm, int rank)
 {
-	int64_t		n = 1;
-
-	for (int d = 0; d < rank; d++)
-		n *= in_dims[d];
-	for (int64_t b = 0; b < B; b++)
-		permute_walk(dx + b * n, dy + b * n, in_dims, perm, rank, false);
+	permute_batch(dx, dy, B, in_dims, perm, rank, false);
 }
 
 void

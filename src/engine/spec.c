@@ -295,17 +295,10 @@ finalize_recurrent(DlLayer *layer, const DlShape *in, DlShape *out, int64_t *n_p
 	return DL_OK;
 }
 
-/*
- * Conv1D, DepthwiseConv2D and SeparableConv2D geometry: the output's
- * spatial extent (Conv1D as a height of 1) from kernel, strides,
- * dilation and padding ("causal": (K - 1) * D zeros before, none after).
- */
+/* dilation_rate: positive, and other than 1 only with strides 1 (as in Keras). */
 static DlStatus
-finalize_window_conv(DlLayer *layer, const DlShape *in, DlShape *out, DlError *err)
+check_dilation(const DlLayer *layer, DlError *err)
 {
-	int			axes = layer->kind == DL_LAYER_CONV1D ? 1 : 2;
-	DlStatus	st;
-
 	if (layer->dilation[0] < 1 || layer->dilation[1] < 1)
 		return dl_error_set(err, DL_ERR_INVALID_ARGUMENT,
 							"layer \"%s\": dilation_rate (%d, %d) must be positive",
@@ -319,6 +312,22 @@ finalize_window_conv(DlLayer *layer, const DlShape *in, DlShape *out, DlError *e
 					 layer->strides[0], layer->strides[1]);
 		return dl_error_hint(err, "Keras allows a dilation_rate other than 1 only with strides 1.");
 	}
+	return DL_OK;
+}
+
+/*
+ * Conv1D, DepthwiseConv2D and SeparableConv2D geometry: the output's
+ * spatial extent (Conv1D as a height of 1) from kernel, strides,
+ * dilation and padding ("causal": (K - 1) * D zeros before, none after).
+ */
+static DlStatus
+finalize_window_conv(DlLayer *layer, const DlShape *in, DlShape *out, DlError *err)
+{
+	int			axes = layer->kind == DL_LAYER_CONV1D ? 1 : 2;
+	DlStatus	st;
+
+	if ((st = check_dilation(layer, err)) != DL_OK)
+		return st;
 	for (int a = 0; a < axes; a++)
 	{
 		int			d = axes == 1 ? 1 : a;	/* the axis of the geometry */
@@ -566,19 +575,8 @@ finalize_layer(DlLayer *layer, const DlShape *const *ins, int n_in, size_t *offs
 				return dl_error_set(err, DL_ERR_INVALID_ARGUMENT,
 									"layer \"%s\": filters must be positive, got %lld",
 									layer->name, (long long) layer->filters);
-			if (layer->dilation[0] < 1 || layer->dilation[1] < 1)
-				return dl_error_set(err, DL_ERR_INVALID_ARGUMENT,
-									"layer \"%s\": dilation_rate (%d, %d) must be positive",
-									layer->name, layer->dilation[0], layer->dilation[1]);
-			if ((layer->dilation[0] > 1 || layer->dilation[1] > 1) &&
-				(layer->strides[0] > 1 || layer->strides[1] > 1))
-			{
-				dl_error_set(err, DL_ERR_INVALID_ARGUMENT,
-							 "layer \"%s\": dilation_rate (%d, %d) with strides (%d, %d)",
-							 layer->name, layer->dilation[0], layer->dilation[1],
-							 layer->strides[0], layer->strides[1]);
-				return dl_error_hint(err, "Keras allows a dilation_rate other than 1 only with strides 1.");
-			}
+			if ((st = check_dilation(layer, err)) != DL_OK)
+				return st;
 			/* the dilated window spans (K - 1) * D + 1 cells */
 			if ((st = window_out(in->dims[0],
 								 (int64_t) (layer->kernel_size[0] - 1) * layer->dilation[0] + 1,

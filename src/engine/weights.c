@@ -38,6 +38,17 @@ add(DlWeightTensor *out, int n, size_t *off, const char *name, int rank, int64_t
 	return n + 1;
 }
 
+/* A normalization's gamma (scale) and beta (center), c each, as it has them. */
+static int
+add_gamma_beta(DlWeightTensor *out, int n, size_t *off, const DlLayer *l, int64_t c)
+{
+	if (l->scale)
+		n = add(out, n, off, "gamma", 1, c, 0, 0, 0);
+	if (l->center)
+		n = add(out, n, off, "beta", 1, c, 0, 0, 0);
+	return n;
+}
+
 int
 dl_layer_weight_tensors(const DlLayer *l, DlWeightTensor *out)
 {
@@ -65,18 +76,12 @@ dl_layer_weight_tensors(const DlLayer *l, DlWeightTensor *out)
 				n = add(out, n, &off, "bias", 1, l->filters, 0, 0, 0);
 			break;
 		case DL_LAYER_BATCHNORM:
-			if (l->scale)
-				n = add(out, n, &off, "gamma", 1, c, 0, 0, 0);
-			if (l->center)
-				n = add(out, n, &off, "beta", 1, c, 0, 0, 0);
+			n = add_gamma_beta(out, n, &off, l, c);
 			n = add(out, n, &off, "moving_mean", 1, c, 0, 0, 0);
 			n = add(out, n, &off, "moving_variance", 1, c, 0, 0, 0);
 			break;
 		case DL_LAYER_LAYERNORM:
-			if (l->scale)
-				n = add(out, n, &off, "gamma", 1, c, 0, 0, 0);
-			if (l->center)
-				n = add(out, n, &off, "beta", 1, c, 0, 0, 0);
+			n = add_gamma_beta(out, n, &off, l, c);
 			break;
 		case DL_LAYER_EMBEDDING:
 			n = add(out, n, &off, "embeddings", 2, l->input_dim, l->units, 0, 0);

@@ -347,6 +347,7 @@ dl_pg_job_setup(const DlPgTrainJob *job, DlSegModelDef *defs, DlSegSetup *setup)
 	setup->nseg = job->nseg;
 	setup->n_models = job->n_models;
 	setup->models = defs;
+	dl_seg_setup_prepare(setup);	/* the tables checked; the executor, the budget */
 }
 
 void

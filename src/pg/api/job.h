@@ -94,7 +94,11 @@ int			dl_pg_check_iterations(int num_iterations, bool freq_null, int freq);
 void		dl_pg_check_averaging(bool period_null, int period, const char *scaling,
 								  int *period_out, DlPgLrScaling *scaling_out);
 
-/* The segments' description of job: its tables, models and transport. */
+/*
+ * The segments' description of job: its tables, models and transport,
+ * prepared for dl_transport_start (dl_seg_setup_prepare: the tables checked
+ * as packed ones, the executor and the partition budget set).
+ */
 void		dl_pg_job_setup(const DlPgTrainJob *job, DlSegModelDef *defs, DlSegSetup *setup);
 
 /*

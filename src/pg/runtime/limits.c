@@ -287,3 +287,12 @@ madlib_dl__job_limit(PG_FUNCTION_ARGS)
 			 errhint("Name a job limit: 'segments', 'models' or 'configs'.")));
 	PG_RETURN_NULL();			/* not reached */
 }
+
+PG_FUNCTION_INFO_V1(madlib_dl__default_num_segments);
+
+/* SQL madlib_dl._default_num_segments() RETURNS int */
+Datum
+madlib_dl__default_num_segments(PG_FUNCTION_ARGS)
+{
+	PG_RETURN_INT32(dl_seg_default_count());
+}

@@ -745,32 +745,6 @@ vars_from_array(ArrayType *a, const char **names, const char *what)
 	return n;
 }
 
-bool
-dl_seg_vars_valid(const DlSegVars *vars)
-{
-	if (vars->n_x < 1 || vars->n_x > DL_MAX_IO || vars->n_y < 1 || vars->n_y > DL_MAX_IO)
-		return false;
-	for (int i = 0; i < vars->n_x; i++)
-		if (vars->x[i] == NULL)
-			return false;
-	for (int i = 0; i < vars->n_y; i++)
-		if (vars->y[i] == NULL)
-			return false;
-	return true;
-}
-
-void
-dl_seg_vars_copy(DlSegVars *dst, const DlSegVars *src)
-{
-	memset(dst, 0, sizeof(*dst));
-	dst->n_x = src->n_x;
-	dst->n_y = src->n_y;
-	for (int i = 0; i < src->n_x; i++)
-		dst->x[i] = pstrdup(src->x[i]);
-	for (int i = 0; i < src->n_y; i++)
-		dst->y[i] = pstrdup(src->y[i]);
-}
-
 void
 dl_seg_vars_from_arrays(ArrayType *x, ArrayType *y, DlSegVars *out, const char *x_what,
 						const char *y_what)

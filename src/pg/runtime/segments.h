@@ -24,6 +24,9 @@
  * runtime/step.c) use no ParallelContext and no shared memory: they work
  * on a state buffer and a partition in process memory, so a worker, the
  * leader, a Greenplum segment and a PL/Proxy node run the very same code.
+ * The transports reach them only through a segment executor
+ * (DlSegExecutor, runtime/seg_exec.c) that the driver hands them in
+ * DlSegSetup: transport code calls no runtime function.
  *
  * IDENTIFICATION
  *	  src/pg/runtime/segments.h
@@ -155,6 +158,47 @@ typedef struct DlSegVars
 	const char *y[DL_MAX_IO];
 } DlSegVars;
 
+/*
+ * The job as a segment executor reads it (runtime/seg_exec.c): the
+ * tables, the model definitions and the partition budget.  The strings
+ * stay the caller's.
+ */
+typedef struct DlSegJob
+{
+	Oid			source;			/* packed training table */
+	DlSegVars	vars;
+	bool		by_dist_key;	/* training partition by __dist_key__ */
+	Oid			validation;		/* or InvalidOid */
+	DlSegVars	val_vars;
+	DlCaching	caching;
+	int			nseg;			/* 1..DL_SEG_MAX */
+	int			n_models;		/* 1..DL_SEG_MAX_MODELS */
+	const DlSegModelDef *models;	/* (n_models) */
+	double		partition_budget;	/* bytes of partitions one process holds */
+	int			model_cache;	/* most models kept built; 0: DL_SEG_MODEL_CACHE */
+} DlSegJob;
+
+/*
+ * A segment executor: what one process does with the segments a transport
+ * gives it (runtime/seg_exec.c).  The transports move commands and states
+ * and call these; they never run a step themselves.
+ *	 create  an executor for job in this process, memory in cxt
+ *	 load    read segs[0..n)'s partitions: training when train (rows_out[i]
+ *	         its rows, when not NULL), else empty ones; validation when the
+ *	         job has one; all of them placed under the job's budget
+ *	 run     run cmd for segment seg on the state in slot (*len of cap
+ *	         bytes): TRAIN writes the state back and *len; stats into *out
+ */
+typedef struct DlSegExec DlSegExec;
+
+typedef struct DlSegExecutor
+{
+	DlSegExec  *(*create) (const DlSegJob *job, MemoryContext cxt);
+	void		(*load) (DlSegExec *ex, const int *segs, int n, bool train, int64 *rows_out);
+	void		(*run) (DlSegExec *ex, int seg, const DlSegCommand *cmd, uint8 *slot, Size *len,
+						Size cap, DlSegStats *out);
+} DlSegExecutor;
+
 typedef struct DlSegSetup
 {
 	DlTransportKind transport;
@@ -171,6 +215,9 @@ typedef struct DlSegSetup
 	Size		slot_size;		/* bytes per slot: the largest dl_blob_size */
 	const Size *slot_sizes;		/* (n_slots) bytes of each slot, or NULL:
 								 * every slot has slot_size bytes */
+	/* set by dl_seg_setup_prepare: */
+	const DlSegExecutor *executor;	/* the work of the segments */
+	double		partition_budget;	/* madlib_dl.partition_memory for nseg */
 } DlSegSetup;
 
 /*
@@ -228,10 +275,10 @@ typedef struct DlSegPartition
 void		dl_seg_vars_from_arrays(ArrayType *x, ArrayType *y, DlSegVars *out,
 									const char *x_what, const char *y_what);
 
-/* Are vars 1 .. DL_MAX_IO names of each kind, none NULL? */
+/* Are vars 1 .. DL_MAX_IO names of each kind, none NULL? (transport/setup.c) */
 bool		dl_seg_vars_valid(const DlSegVars *vars);
 
-/* Copy src's names into dst, palloc'd in the current context. */
+/* Copy src's names into dst, palloc'd in the current context (transport/setup.c). */
 void		dl_seg_vars_copy(DlSegVars *dst, const DlSegVars *src);
 
 /*
@@ -369,7 +416,24 @@ void		dl_seg_check_partition(const DlPgModel *m, const DlSegPartition *p, const 
 /* The default number of virtual segments: max(1, min(online CPUs, max_parallel_workers)). */
 int			dl_seg_default_count(void);
 
-/* Worker entry point, found by name by the parallel machinery. */
+/* ---------------------------------------------------------------------
+ * The segment executor (runtime/seg_exec.c)
+ * --------------------------------------------------------------------- */
+
+/* The executor every transport runs the segments' commands with. */
+extern const DlSegExecutor dl_seg_executor;
+
+/*
+ * Before dl_transport_start: check the job's tables as packed ones
+ * (dl_seg_require_vars), and set setup->executor and
+ * setup->partition_budget.
+ */
+void		dl_seg_setup_prepare(DlSegSetup *setup);
+
+/*
+ * The parallel workers' entry point, found by name by the parallel
+ * machinery: the workers transport serving dl_seg_executor.
+ */
 extern PGDLLEXPORT void dl_segment_worker_main(dsm_segment *seg, shm_toc *toc);
 
 #endif							/* SEGMENTS_H */

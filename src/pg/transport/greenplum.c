@@ -420,10 +420,9 @@ dl_transport_greenplum_start(const DlSegSetup *setup, MemoryContext cxt)
 	GpTransport *g = (GpTransport *) r->priv;
 	const DlSegSetup *s = &r->setup;
 
-	dl_seg_require_vars(s->source, &s->vars);
+	/* the tables' types were checked by dl_seg_setup_prepare */
 	if (OidIsValid(s->validation))
 	{
-		dl_seg_require_vars(s->validation, &s->val_vars);
 		if (get_attnum(s->validation, "__dist_key__") == InvalidAttrNumber)
 			ereport(ERROR,
 					(errcode(ERRCODE_UNDEFINED_COLUMN),

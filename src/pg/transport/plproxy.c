@@ -10,7 +10,8 @@
  * cluster (madlib_dl.plproxy_tables has its name on the nodes and the
  * number of segments).  The validation table is not distributed: segment
  * s's share, its buffers with buffer_id % nseg = s (as on the workers
- * transport), is read once at the start into the coordinator's memory.
+ * transport), is read once at the start into the coordinator's memory,
+ * by the job's segment executor (runtime/seg_exec.c).
  *
  * A round (rounds.h) of TRAIN or EVAL commands is one call of
  * madlib_dl._px_round, which calls the proxy function _px_step once: the
@@ -46,8 +47,6 @@
 #include "utils/memutils.h"
 
 #include "pg_glue.h"
-#include "pg_limits.h"
-#include "pg_model.h"
 #include "pg_util.h"
 #include "rounds.h"
 
@@ -57,7 +56,7 @@
 typedef struct PxTransport
 {
 	Datum		src;			/* text[]: the table's {schema, name} on the nodes */
-	DlSegPartition *val;		/* (nseg) validation shares; NULL without */
+	DlSegExec  *val_exec;		/* the validation shares; NULL without */
 	int64		call_id;		/* names this call on the nodes (their cache) */
 } PxTransport;
 
@@ -122,27 +121,23 @@ round_arrays(DlRounds *r, const int *segs, int n, PxRound *a)
 		pfree(DatumGetPointer(state[i]));
 }
 
-/* Evaluate segment seg's validation share with the state in its command's slot. */
+/*
+ * Evaluate segment seg's validation share with the state in its command's
+ * slot (the executor's EVAL on an empty training partition: the nodes
+ * evaluated the training rows).
+ */
 static void
 eval_val_share(DlRounds *r, const PxTransport *p, int seg)
 {
 	const DlSegCommand *cmd = dl_rounds_command(r, seg);
-	const DlSegModelDef *def = dl_rounds_model(r, cmd->model);
-	MemoryContext cxt = AllocSetContextCreate(CurrentMemoryContext, "madlib_dl validation",
-											  ALLOCSET_DEFAULT_SIZES);
-	DlSegPartition none;
+	Size		len = dl_transport_slot_len(&r->base, cmd->slot);
 	DlSegStats	st;
-	DlPgModel  *m;
 	instr_time	start;
 
 	CHECK_FOR_INTERRUPTS();
 	INSTR_TIME_SET_CURRENT(start);
-	memset(&none, 0, sizeof(none));
-	none.loaded = true;
-	m = dl_pg_model_build(def->arch_json, strlen(def->arch_json), def->compile_params,
-						  def->fit_params, DL_PG_MODEL_TRAIN, 0, cxt);
-	dl_seg_eval_step(m, dl_transport_slot(&r->base, cmd->slot),
-					 dl_transport_slot_len(&r->base, cmd->slot), &none, &p->val[seg], cxt, &st);
+	r->setup.executor->run(p->val_exec, seg, cmd, dl_transport_slot(&r->base, cmd->slot), &len,
+						   dl_transport_slot_cap(&r->base, cmd->slot), &st);
 	r->stats[seg].val_loss_sum = st.val_loss_sum;
 	r->stats[seg].val_metric_sum = st.val_metric_sum;
 	r->stats[seg].val_n = st.val_n;
@@ -150,7 +145,6 @@ eval_val_share(DlRounds *r, const PxTransport *p, int seg)
 	memcpy(r->stats[seg].val_out_loss, st.val_out_loss, sizeof(st.val_out_loss));
 	memcpy(r->stats[seg].val_out_metric, st.val_out_metric, sizeof(st.val_out_metric));
 	r->stats[seg].seconds += dl_pg_seconds_since(start);
-	MemoryContextDelete(cxt);
 }
 
 /* The plproxy transport's round (DlRoundsHooks.run). */
@@ -213,7 +207,7 @@ px_run(DlRounds *r, DlSegCommandKind kind, const int *segs, int n)
 	}
 	SPI_cursor_close(portal);
 	SPI_finish();
-	if (kind == DL_SEG_CMD_EVAL && p->val != NULL)
+	if (kind == DL_SEG_CMD_EVAL && p->val_exec != NULL)
 	{
 		dl_pg_set_blas_threads();
 		for (int i = 0; i < n; i++)
@@ -307,28 +301,33 @@ dl_transport_plproxy_start(const DlSegSetup *setup, MemoryContext cxt)
 	const DlSegSetup *s = &r->setup;
 	MemoryContext old;
 
-	if (s->cluster == NULL)
-		elog(ERROR, "madlib_dl: a plproxy job without a cluster");
-	dl_seg_require_vars(s->source, &s->vars);
-	p->src = px_check(s, r->cxt);
+	if (s->cluster == NULL || s->executor == NULL)
+		elog(ERROR, "madlib_dl: a plproxy job without a cluster or an executor");
+	p->src = px_check(s, r->cxt);	/* the tables' types: dl_seg_setup_prepare */
 	if (!pg_strong_random(&p->call_id, sizeof(p->call_id)))
 		elog(ERROR, "madlib_dl: could not draw a call identifier");
 	old = MemoryContextSwitchTo(r->cxt);
 	if (OidIsValid(s->validation))
 	{
-		DlSegPartition **ps = palloc(sizeof(DlSegPartition *) * s->nseg);
+		DlSegJob	job;
+		int		   *segs = palloc(sizeof(int) * s->nseg);
 
-		dl_seg_require_vars(s->validation, &s->val_vars);
-		p->val = palloc0(sizeof(DlSegPartition) * s->nseg);
+		memset(&job, 0, sizeof(job));
+		job.source = s->source;
+		job.vars = s->vars;
+		job.validation = s->validation;
+		job.val_vars = s->val_vars;
+		job.caching = s->caching;
+		job.nseg = s->nseg;
+		job.n_models = s->n_models;
+		job.models = s->models;
+		job.partition_budget = s->partition_budget;
+		job.model_cache = 1;	/* one model built at a time, for the evaluations */
 		for (int k = 0; k < s->nseg; k++)
-		{
-			CHECK_FOR_INTERRUPTS();
-			dl_seg_partition_read(&p->val[k], s->validation, &s->val_vars, false, k, s->nseg,
-								  r->cxt);
-			ps[k] = &p->val[k];
-		}
-		/* the coordinator holds every share: one budget for them all */
-		dl_seg_partitions_place(ps, s->nseg, s->caching, dl_limits_partition_budget(s->nseg));
+			segs[k] = k;
+		/* every share, no training rows (the nodes have them): one budget for them all */
+		p->val_exec = s->executor->create(&job, r->cxt);
+		s->executor->load(p->val_exec, segs, s->nseg, false, NULL);
 	}
 	MemoryContextSwitchTo(old);
 	return &r->base;

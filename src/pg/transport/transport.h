@@ -79,6 +79,14 @@ DlTransport *dl_transport_workers_start(const DlSegSetup *setup, MemoryContext c
 DlTransport *dl_transport_greenplum_start(const DlSegSetup *setup, MemoryContext cxt);
 DlTransport *dl_transport_plproxy_start(const DlSegSetup *setup, MemoryContext cxt);
 
+/*
+ * A parallel worker's life on the workers transport: attach to the job's
+ * shared memory, load its segment into an executor of the given ops, run
+ * the commands it is given until told to exit.  Called by the worker's
+ * entry point (dl_segment_worker_main, runtime/seg_exec.c).
+ */
+void		dl_transport_workers_serve(shm_toc *toc, const DlSegExecutor *executor);
+
 /* Slot i's bytes (capacity dl_transport_slot_cap) and current length. */
 static inline uint8 *
 dl_transport_slot(DlTransport *t, int slot)

@@ -30,10 +30,14 @@
  * names it during a round, and by the leader between rounds.  The
  * spinlock around the generation and done_gen gives the memory barriers.
  *
- * The per-segment step (segment_execute) is the same function in the
- * leader and in the workers, and it depends only on the command, the
- * slot's bytes and the segment's partition, so the results do not depend
- * on which process ran a segment.
+ * The segments' work is the segment executor's (DlSegExecutor,
+ * runtime/seg_exec.c), which the driver hands over in DlSegSetup: the
+ * leader runs it for the segments no worker took, and each worker
+ * (dl_segment_worker_main, runtime/seg_exec.c, which calls
+ * dl_transport_workers_serve here) for its own.  A command's result
+ * depends only on the command, the slot's bytes and the segment's
+ * partition, so the results do not depend on which process ran a
+ * segment.  This file moves commands and states; it runs no step.
  *
  * IDENTIFICATION
  *	  src/pg/transport/workers.c
@@ -72,8 +76,6 @@
 #include "madlib_dl/dl_rng.h"
 
 #include "pg_glue.h"
-#include "pg_limits.h"
-#include "pg_model.h"
 #include "pg_util.h"
 #include "segments.h"
 #include "transport.h"
@@ -81,15 +83,6 @@
 /* ---------------------------------------------------------------------
  * Small helpers (every server, Greenplum included)
  * --------------------------------------------------------------------- */
-
-PG_FUNCTION_INFO_V1(madlib_dl__default_num_segments);
-
-/* SQL madlib_dl._default_num_segments() RETURNS int */
-Datum
-madlib_dl__default_num_segments(PG_FUNCTION_ARGS)
-{
-	PG_RETURN_INT32(dl_seg_default_count());
-}
 
 /*
  * Everything below is the ParallelContext machinery of virtual segments on
@@ -154,11 +147,12 @@ typedef struct DlSegControl
 	Oid			validation;
 	bool		by_dist_key;	/* training partition by __dist_key__ */
 	int			caching;		/* DlCaching: the job's use_caching */
+	double		partition_budget;	/* bytes of partitions one process holds */
 	DlSegTextVars vars;			/* the tables' variable names */
 	DlSegTextVars val_vars;
 } DlSegControl;
 
-/* Per-process view of a job: shared pointers plus local models and data. */
+/* Per-process view of a job: the shared areas, and this process's executor. */
 typedef struct DlSegLocal
 {
 	DlSegControl *ctl;
@@ -166,14 +160,9 @@ typedef struct DlSegLocal
 	const DlSegModelText *mtext;
 	DlSegSlot  *slot;			/* (n_slots) */
 	uint8	   *slots;			/* the slot area */
-	MemoryContext cxt;			/* models and partitions */
-	DlPgModel **models;			/* (n_models), built on first use, at most
-								 * DL_SEG_MODEL_CACHE at a time */
-	uint64	   *model_used;		/* (n_models) use clock of each built model */
-	uint64		use_clock;
-	int			n_built;
-	DlSegPartition train[DL_SEG_MAX];
-	DlSegPartition val[DL_SEG_MAX];
+	MemoryContext cxt;			/* the executor's memory */
+	const DlSegExecutor *executor;
+	DlSegExec  *exec;			/* its partitions and models in this process */
 } DlSegLocal;
 
 typedef struct DlSegments DlSegments;
@@ -209,182 +198,76 @@ vars_at(const DlSegLocal *l, const DlSegTextVars *tv, DlSegVars *out)
 }
 
 /* ---------------------------------------------------------------------
- * The per-segment step, shared by leader and workers
+ * The executor, in the leader and in the workers
  * --------------------------------------------------------------------- */
 
-typedef struct ExecContext
-{
-	int			seg;
-	const DlSegCommand *cmd;
-} ExecContext;
-
-static void
-exec_error_callback(void *arg)
-{
-	ExecContext *ec = (ExecContext *) arg;
-
-	errcontext("%s on segment %d, iteration " INT64_FORMAT,
-			   ec->cmd->kind == DL_SEG_CMD_TRAIN ? "training" : "evaluating",
-			   ec->seg, ec->cmd->iteration);
-}
-
 /*
- * Model definition `model` built in this process, on first use.  At most
- * DL_SEG_MODEL_CACHE models stay built; the least recently used one is
- * freed to make room.  A rebuilt model gives the same results: a step
- * loads everything that matters (weights, optimizer state, rng) from the
- * state slot.
+ * Attach l to the shared areas in toc, and make this process's executor
+ * for the job they describe (its strings in the text area, memory in cxt).
  */
-static DlPgModel *
-local_model(DlSegLocal *l, int model)
+static void
+local_attach(DlSegLocal *l, shm_toc *toc, const DlSegExecutor *executor, MemoryContext cxt)
 {
-	if (model < 0 || model >= l->ctl->n_models)
-		elog(ERROR, "madlib_dl: command names model %d of %d", model, l->ctl->n_models);
-	if (l->models[model] == NULL)
+	DlSegControl *ctl;
+	DlSegModelDef *defs;
+	DlSegJob	job;
+
+	memset(l, 0, sizeof(*l));
+	l->ctl = ctl = shm_toc_lookup(toc, DL_SEG_KEY_CONTROL, false);
+	l->text = shm_toc_lookup(toc, DL_SEG_KEY_TEXT, false);
+	l->mtext = shm_toc_lookup(toc, DL_SEG_KEY_MODELS, false);
+	l->slot = shm_toc_lookup(toc, DL_SEG_KEY_SLOTLEN, false);
+	l->slots = shm_toc_lookup(toc, DL_SEG_KEY_SLOTS, false);
+	l->cxt = cxt;
+	l->executor = executor;
+
+	defs = MemoryContextAllocZero(cxt, sizeof(DlSegModelDef) * ctl->n_models);
+	for (int i = 0; i < ctl->n_models; i++)
 	{
-		const DlSegModelText *mt = &l->mtext[model];
-		const char *arch = text_at(l, mt->arch);
-
-		if (l->n_built >= DL_SEG_MODEL_CACHE)
-		{
-			int			lru = -1;
-
-			for (int i = 0; i < l->ctl->n_models; i++)
-				if (l->models[i] != NULL && (lru < 0 || l->model_used[i] < l->model_used[lru]))
-					lru = i;
-			dl_pg_model_free(l->models[lru]);
-			l->models[lru] = NULL;
-			l->n_built--;
-		}
-		l->models[model] = dl_pg_model_build(arch, strlen(arch), text_at(l, mt->compile),
-											 text_at(l, mt->fit), DL_PG_MODEL_TRAIN, 0,
-											 l->cxt);
-		l->n_built++;
+		defs[i].arch_json = text_at(l, l->mtext[i].arch);
+		defs[i].compile_params = text_at(l, l->mtext[i].compile);
+		defs[i].fit_params = text_at(l, l->mtext[i].fit);
 	}
-	l->model_used[model] = ++l->use_clock;
-	return l->models[model];
+	memset(&job, 0, sizeof(job));
+	job.source = ctl->source;
+	vars_at(l, &ctl->vars, &job.vars);
+	job.by_dist_key = ctl->by_dist_key;
+	job.validation = ctl->validation;
+	vars_at(l, &ctl->val_vars, &job.val_vars);
+	job.caching = (DlCaching) ctl->caching;
+	job.nseg = ctl->nseg;
+	job.n_models = ctl->n_models;
+	job.models = defs;
+	job.partition_budget = ctl->partition_budget;
+	l->exec = executor->create(&job, cxt);
 }
 
-/*
- * Run one command for segment seg in this process and write its statistics
- * to *out: TRAIN is dl_seg_train_step on the command's slot, EVAL is
- * dl_seg_eval_step (the slot is not written).  The result depends only on
- * the command, the slot's bytes and the partition, never on the process.
- */
+/* Load segments segs[0..n) into this process's executor (their row counts into ctl). */
 static void
-segment_execute(DlSegLocal *l, int seg, const DlSegCommand *cmd, DlSegStats *out)
+local_load(DlSegLocal *l, const int *segs, int n)
 {
-	DlSegControl *ctl = l->ctl;
-	ExecContext ec;
-	ErrorContextCallback errcb;
-	DlPgModel  *m;
-	DlSegPartition *tp = &l->train[seg];
+	int64		rows[DL_SEG_MAX];
+
+	l->executor->load(l->exec, segs, n, true, rows);
+	for (int i = 0; i < n; i++)
+		l->ctl->part_rows[segs[i]] = rows[i];
+}
+
+/* Run command cmd of segment seg in this process, its statistics into *out. */
+static void
+local_run(DlSegLocal *l, int seg, const DlSegCommand *cmd, DlSegStats *out)
+{
 	DlSegSlot  *sl;
-	uint8	   *slot;
-	instr_time	start;
-	instr_time	dur;
-	DlSegStats	st;
 
 	if (cmd->kind != DL_SEG_CMD_TRAIN && cmd->kind != DL_SEG_CMD_EVAL)
 	{
 		memset(out, 0, sizeof(*out));	/* idle this round: nothing to report */
 		return;
 	}
-	if (cmd->slot < 0 || cmd->slot >= ctl->n_slots)
-		elog(ERROR, "madlib_dl: command names slot %d of %d", cmd->slot, ctl->n_slots);
-	if (!tp->loaded)
-		elog(ERROR, "madlib_dl: segment %d has no partition in this process", seg);
-
-	ec.seg = seg;
-	ec.cmd = cmd;
-	errcb.callback = exec_error_callback;
-	errcb.arg = &ec;
-	errcb.previous = error_context_stack;
-	error_context_stack = &errcb;
-
-	INSTR_TIME_SET_CURRENT(start);
-	m = local_model(l, cmd->model);
+	if (cmd->slot < 0 || cmd->slot >= l->ctl->n_slots)
+		elog(ERROR, "madlib_dl: command names slot %d of %d", cmd->slot, l->ctl->n_slots);
 	sl = &l->slot[cmd->slot];
-	slot = l->slots + sl->offset;
-	if (cmd->kind == DL_SEG_CMD_TRAIN)
-	{
-		Size		len;
-
-		(void) dl_seg_train_step(m, slot, sl->len, sl->cap, &len, tp, l->cxt,
-								 cmd->iteration, seg, cmd->catch_divergence, &st);
-		sl->len = len;
-	}
-	else
-		dl_seg_eval_step(m, slot, sl->len, tp,
-						 OidIsValid(ctl->validation) ? &l->val[seg] : NULL, l->cxt, &st);
-	INSTR_TIME_SET_CURRENT(dur);
-	INSTR_TIME_SUBTRACT(dur, start);
-	st.seconds = INSTR_TIME_GET_DOUBLE(dur);
-	*out = st;
-	elog(DEBUG1, "madlib_dl: segment %d %s model %d in %.3f s, of which reading %.3f s (%s)",
-		 seg, cmd->kind == DL_SEG_CMD_TRAIN ? "trained" : "evaluated", cmd->model, st.seconds,
-		 st.read_seconds, tp->cached ? "cached" : "streamed");
-
-	error_context_stack = errcb.previous;
-}
-
-/*
- * Read the directories of segments segs[0..n) (training, and validation)
- * into l and place them under one budget (partition.c): the segments
- * this process runs.
- */
-static void
-local_load(DlSegLocal *l, const int *segs, int n)
-{
-	DlSegControl *ctl = l->ctl;
-	DlSegPartition **ps = palloc(sizeof(DlSegPartition *) * 2 * Max(n, 1));
-	int			np = 0;
-	instr_time	start;
-
-	DlSegVars	vars;
-	DlSegVars	val_vars;
-
-	INSTR_TIME_SET_CURRENT(start);
-	vars_at(l, &ctl->vars, &vars);
-	vars_at(l, &ctl->val_vars, &val_vars);
-	for (int i = 0; i < n; i++)
-	{
-		int			seg = segs[i];
-
-		dl_seg_partition_read(&l->train[seg], ctl->source, &vars, ctl->by_dist_key, seg,
-							  ctl->nseg, l->cxt);
-		ps[np++] = &l->train[seg];
-		ctl->part_rows[seg] = l->train[seg].n;
-	}
-	for (int i = 0; i < n && OidIsValid(ctl->validation); i++)
-	{
-		int			seg = segs[i];
-
-		dl_seg_partition_read(&l->val[seg], ctl->validation, &val_vars, false, seg, ctl->nseg,
-							  l->cxt);
-		ps[np++] = &l->val[seg];
-	}
-	/* the budget of one segment of this server's nseg, for all this process holds */
-	dl_seg_partitions_place(ps, np, (DlCaching) ctl->caching,
-							dl_limits_partition_budget(ctl->nseg));
-	pfree(ps);
-	elog(DEBUG1, "madlib_dl: %d segment%s from %d loaded in %.3f s", n, n == 1 ? "" : "s",
-		 n > 0 ? segs[0] : -1, dl_pg_seconds_since(start));
-}
-
-/* Attach l to the shared areas in toc. */
-static void
-local_attach(DlSegLocal *l, shm_toc *toc, MemoryContext cxt)
-{
-	memset(l, 0, sizeof(*l));
-	l->ctl = shm_toc_lookup(toc, DL_SEG_KEY_CONTROL, false);
-	l->text = shm_toc_lookup(toc, DL_SEG_KEY_TEXT, false);
-	l->mtext = shm_toc_lookup(toc, DL_SEG_KEY_MODELS, false);
-	l->slot = shm_toc_lookup(toc, DL_SEG_KEY_SLOTLEN, false);
-	l->slots = shm_toc_lookup(toc, DL_SEG_KEY_SLOTS, false);
-	l->cxt = cxt;
-	l->models = MemoryContextAllocZero(cxt, sizeof(DlPgModel *) * l->ctl->n_models);
-	l->model_used = MemoryContextAllocZero(cxt, sizeof(uint64) * l->ctl->n_models);
+	l->executor->run(l->exec, seg, cmd, l->slots + sl->offset, &sl->len, sl->cap, out);
 }
 
 /* ---------------------------------------------------------------------
@@ -392,7 +275,7 @@ local_attach(DlSegLocal *l, shm_toc *toc, MemoryContext cxt)
  * --------------------------------------------------------------------- */
 
 void
-dl_segment_worker_main(dsm_segment *seg, shm_toc *toc)
+dl_transport_workers_serve(shm_toc *toc, const DlSegExecutor *executor)
 {
 	MemoryContext cxt;
 	DlSegLocal	local;
@@ -404,7 +287,7 @@ dl_segment_worker_main(dsm_segment *seg, shm_toc *toc)
 	dl_pg_set_blas_threads();
 	cxt = AllocSetContextCreate(CurrentMemoryContext, "madlib_dl segment worker",
 								ALLOCSET_DEFAULT_SIZES);
-	local_attach(&local, toc, cxt);
+	local_attach(&local, toc, executor, cxt);
 	ctl = local.ctl;
 	if (me < 0 || me >= ctl->nseg)
 		elog(ERROR, "madlib_dl: parallel worker number %d out of range for %d segments", me, ctl->nseg);
@@ -430,7 +313,7 @@ dl_segment_worker_main(dsm_segment *seg, shm_toc *toc)
 		if (cmd.kind == DL_SEG_CMD_EXIT)
 			break;
 
-		segment_execute(&local, me, &cmd, &ctl->stats[me]);
+		local_run(&local, me, &cmd, &ctl->stats[me]);
 
 		SpinLockAcquire(&ctl->mutex);
 		ctl->done_gen[me] = gen;
@@ -538,10 +421,8 @@ dl_transport_workers_start(const DlSegSetup *setup, MemoryContext cxt)
 				 errhint("Use 1 to %d segments (distribution_rules of the preprocessor).", DL_SEG_MAX)));
 	if (setup->n_models < 1 || setup->n_models > DL_SEG_MAX_MODELS || setup->n_slots < 1)
 		elog(ERROR, "madlib_dl: bad segment job (%d models, %d slots)", setup->n_models, setup->n_slots);
-	/* the workers read these tables as packed ones: their types, checked once */
-	dl_seg_require_vars(setup->source, &setup->vars);
-	if (OidIsValid(setup->validation))
-		dl_seg_require_vars(setup->validation, &setup->val_vars);
+	if (setup->executor == NULL)
+		elog(ERROR, "madlib_dl: a segment job without an executor (dl_seg_setup_prepare)");
 
 	/* sizes, overflow-checked (add_size/mul_size ERROR on overflow) */
 	text_size = add_size(vars_need(&setup->vars),
@@ -591,6 +472,7 @@ dl_transport_workers_start(const DlSegSetup *setup, MemoryContext cxt)
 	ctl->validation = setup->validation;
 	ctl->by_dist_key = get_attnum(setup->source, "__dist_key__") != InvalidAttrNumber;
 	ctl->caching = (int) setup->caching;
+	ctl->partition_budget = setup->partition_budget;
 
 	text = shm_toc_allocate(pcxt->toc, text_size);
 	vars_put(text, &used, &setup->vars, &ctl->vars);
@@ -622,7 +504,7 @@ dl_transport_workers_start(const DlSegSetup *setup, MemoryContext cxt)
 	shm_toc_insert(pcxt->toc, DL_SEG_KEY_SLOTLEN, slot_tab);
 	shm_toc_insert(pcxt->toc, DL_SEG_KEY_SLOTS, slots);
 
-	local_attach(&s->local, pcxt->toc, scxt);
+	local_attach(&s->local, pcxt->toc, setup->executor, scxt);
 
 	LaunchParallelWorkers(pcxt);
 	if (pcxt->nworkers_launched > 0)
@@ -755,7 +637,7 @@ workers_submit(DlTransport *t, int seg, const DlSegCommand *cmd)
 	{
 		/* no worker took this segment: the leader runs it now */
 		CHECK_FOR_INTERRUPTS();
-		segment_execute(&s->local, seg, cmd, &ctl->stats[seg]);
+		local_run(&s->local, seg, cmd, &ctl->stats[seg]);
 		SpinLockAcquire(&ctl->mutex);
 		ctl->done_gen[seg] = gen;
 		SpinLockRelease(&ctl->mutex);
@@ -839,7 +721,7 @@ dl_transport_workers_start(const DlSegSetup *setup, MemoryContext cxt)
 }
 
 void
-dl_segment_worker_main(dsm_segment *seg, shm_toc *toc)
+dl_transport_workers_serve(shm_toc *toc, const DlSegExecutor *executor)
 {
 	elog(ERROR, "madlib_dl: no parallel workers on Greenplum");
 }
