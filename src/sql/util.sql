@@ -181,6 +181,24 @@ BEGIN
 END
 $$;
 
+-- Raise 0A000 when use_gpus is true: this build of madlib_dl has no GPU
+-- backend (docs/gpu.md).  hint says how to call the function that asked
+-- (fit's and evaluate's say different things).  The check behind
+-- _fit_check_no_gpus and _ep_assert_no_gpus.
+CREATE FUNCTION madlib_dl._assert_no_gpus(use_gpus boolean, hint text)
+RETURNS void
+LANGUAGE plpgsql IMMUTABLE PARALLEL SAFE SECURITY INVOKER
+SET search_path = pg_catalog, pg_temp
+AS $$
+BEGIN
+    IF coalesce(use_gpus, false) THEN
+        RAISE EXCEPTION 'use_gpus is not supported: this build of madlib_dl has no GPU backend'
+            USING ERRCODE = 'feature_not_supported',
+                  HINT = coalesce(hint, 'Call it with use_gpus => false.');
+    END IF;
+END
+$$;
+
 -- The one check behind _assert_table_exists and _ep_assert_readable:
 -- raise 42P01 unless tbl {schema, table} exists, 42809 (with hint) unless
 -- its relkind is one of kinds (pg_class.relkind letters, e.g. 'rp');
@@ -208,24 +226,6 @@ BEGIN
     END IF;
     PERFORM madlib_dl._assert_trusted_table(rel, param);
     RETURN rel;
-END
-$$;
-
--- Raise 0A000 when use_gpus is true: this build of madlib_dl has no GPU
--- backend (docs/gpu.md).  hint says how to call the function that asked
--- (fit's and evaluate's say different things).  The check behind
--- _fit_check_no_gpus and _ep_assert_no_gpus.
-CREATE FUNCTION madlib_dl._assert_no_gpus(use_gpus boolean, hint text)
-RETURNS void
-LANGUAGE plpgsql IMMUTABLE PARALLEL SAFE SECURITY INVOKER
-SET search_path = pg_catalog, pg_temp
-AS $$
-BEGIN
-    IF coalesce(use_gpus, false) THEN
-        RAISE EXCEPTION 'use_gpus is not supported: this build of madlib_dl has no GPU backend'
-            USING ERRCODE = 'feature_not_supported',
-                  HINT = coalesce(hint, 'Call it with use_gpus => false.');
-    END IF;
 END
 $$;
 
