@@ -528,6 +528,24 @@ madlib_dl__pack_float32_sfunc(PG_FUNCTION_ARGS)
 }
 
 /*
+ * The state of a packing function of (y, row, slot, n, width) arguments,
+ * with width values of value_size bytes per row; *slot and *width its
+ * arguments (required; width positive).
+ */
+static PackState *
+pack_width_state(FunctionCallInfo fcinfo, int value_size, int32 *slot, int32 *width)
+{
+	int32		n;
+
+	*slot = required_int4(fcinfo, 3, "slot");
+	n = required_int4(fcinfo, 4, "n");
+	*width = required_int4(fcinfo, 5, "width");
+	if (*width < 1)
+		PACK_ERROR("madlib_dl packing: width %d is not positive", *width);
+	return pack_state(fcinfo, n, *width, value_size);
+}
+
+/*
  * _pack_target_float32_sfunc(state internal, y anyarray, row tid, slot
  *     int, n int, width int)
  *
@@ -539,14 +557,10 @@ PG_FUNCTION_INFO_V1(madlib_dl__pack_target_float32_sfunc);
 Datum
 madlib_dl__pack_target_float32_sfunc(PG_FUNCTION_ARGS)
 {
-	int32		slot = required_int4(fcinfo, 3, "slot");
-	int32		n = required_int4(fcinfo, 4, "n");
-	int32		width = required_int4(fcinfo, 5, "width");
-	PackState  *st;
+	int32		slot;
+	int32		width;
+	PackState  *st = pack_width_state(fcinfo, 4, &slot, &width);
 
-	if (width < 1)
-		PACK_ERROR("madlib_dl packing: width %d is not positive", width);
-	st = pack_state(fcinfo, n, width, 4);
 	if (st->row_values != width)
 		PACK_ERROR("madlib_dl packing: width changed from " INT64_FORMAT " to %d", st->row_values, width);
 	st->ndims = 1;
@@ -688,15 +702,11 @@ PG_FUNCTION_INFO_V1(madlib_dl__pack_int16_array_sfunc);
 Datum
 madlib_dl__pack_int16_array_sfunc(PG_FUNCTION_ARGS)
 {
-	int32		slot = required_int4(fcinfo, 3, "slot");
-	int32		n = required_int4(fcinfo, 4, "n");
-	int32		width = required_int4(fcinfo, 5, "width");
+	int32		slot;
+	int32		width;
+	PackState  *st = pack_width_state(fcinfo, 2, &slot, &width);
 	ArrayType  *y;
-	PackState  *st;
 
-	if (width < 1)
-		PACK_ERROR("madlib_dl packing: width %d is not positive", width);
-	st = pack_state(fcinfo, n, width, 2);
 	y = row_array(fcinfo, "dependent variable");
 	check_onehot_row(fcinfo, y, width);
 	pack_onehot_values(fcinfo, y, st, slot);

@@ -555,29 +555,6 @@ text_array_arg(FunctionCallInfo fcinfo, int argno, int n, const char *name, bool
 	return out;
 }
 
-/* The job kind named by argument 0 of _check_model_memory. */
-static DlPgJobKind
-job_kind_arg(FunctionCallInfo fcinfo)
-{
-	char	   *kind = text_to_cstring(PG_GETARG_TEXT_PP(0));
-
-	if (strcmp(kind, "fit") == 0)
-		return DL_PG_JOB_FIT;
-	if (strcmp(kind, "fit_multiple") == 0)
-		return DL_PG_JOB_FIT_MULTIPLE;
-	if (strcmp(kind, "distributed") == 0)
-		return DL_PG_JOB_DISTRIBUTED;
-	if (strcmp(kind, "evaluate") == 0)
-		return DL_PG_JOB_EVALUATE;
-	if (strcmp(kind, "predict") == 0)
-		return DL_PG_JOB_PREDICT;
-	ereport(ERROR,
-			(errcode(ERRCODE_INVALID_PARAMETER_VALUE),
-			 errmsg("unknown job \"%s\"", kind),
-			 errhint("Use fit, fit_multiple, distributed, evaluate or predict.")));
-	return DL_PG_JOB_FIT;
-}
-
 /* The models of _check_model_memory's arrays (arguments 1 to 4) into job. */
 static void
 job_models_arg(FunctionCallInfo fcinfo, DlPgJob *job)
@@ -635,13 +612,29 @@ Datum
 madlib_dl__check_model_memory(PG_FUNCTION_ARGS)
 {
 	DlPgJob		job;
+	char	   *kind;
 
 	memset(&job, 0, sizeof(job));
 	if (PG_ARGISNULL(0) || PG_ARGISNULL(1))
 		ereport(ERROR,
 				(errcode(ERRCODE_NULL_VALUE_NOT_ALLOWED),
 				 errmsg("job and model_archs must not be NULL")));
-	job.kind = job_kind_arg(fcinfo);
+	kind = text_to_cstring(PG_GETARG_TEXT_PP(0));
+	if (strcmp(kind, "fit") == 0)
+		job.kind = DL_PG_JOB_FIT;
+	else if (strcmp(kind, "fit_multiple") == 0)
+		job.kind = DL_PG_JOB_FIT_MULTIPLE;
+	else if (strcmp(kind, "distributed") == 0)
+		job.kind = DL_PG_JOB_DISTRIBUTED;
+	else if (strcmp(kind, "evaluate") == 0)
+		job.kind = DL_PG_JOB_EVALUATE;
+	else if (strcmp(kind, "predict") == 0)
+		job.kind = DL_PG_JOB_PREDICT;
+	else
+		ereport(ERROR,
+				(errcode(ERRCODE_INVALID_PARAMETER_VALUE),
+				 errmsg("unknown job \"%s\"", kind),
+				 errhint("Use fit, fit_multiple, distributed, evaluate or predict.")));
 	job_models_arg(fcinfo, &job);
 	job.num_iterations = PG_ARGISNULL(5) ? 1 : PG_GETARG_INT32(5);
 	job.metrics_frequency = PG_ARGISNULL(6) ? job.num_iterations : PG_GETARG_INT32(6);
