@@ -1,11 +1,15 @@
 #!/usr/bin/env python3
 """Check the docs' claims against the source: the Keras layers docs/ names
-as supported are in the engine's layer table (src/engine/keras_json.c),
+as supported are in the engine's layer table (src/engine/keras_layers.c),
 those it names as refused are not, and every function page in
 docs/functions/*.md names a function of the built install script
-(madlib_dl--*.sql) with the parameters it documents.  --self-test plants
+(madlib_dl--*.sql) with the parameters it documents.  Also: every file
+of the tree that README.md and docs/ name (`src/...`, `test/...`, ...)
+exists (a paragraph about removed files, build outputs and placeholders
+such as OLD--NEW excepted), and every banner of src/, test/ and bench/ C files names its own file
+(its first line and its IDENTIFICATION).  --self-test plants
 discrepancies and checks that they are found."""
-import glob, os, re, sys
+import glob, os, re, subprocess, sys
 
 ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 CAMEL = re.compile(r"`([A-Z][A-Za-z0-9]+)`")
@@ -105,6 +109,77 @@ def check(layer_src, engine_md, texts, sql, pages):
     return errs
 
 
+TREE_PATH = re.compile(r"`((?:src|test|scripts|bench|include|docs|sql|expected|debian|\.ci)/[A-Za-z0-9_./+-]*)`")
+# not files of the tree: build outputs, and placeholders (OLD--NEW, PREV, X.Y.Z)
+NOT_A_TREE_PATH = re.compile(r"(^|/)(build|out|results|tmp_check)(/|$)|[A-Z]{3,}|X\.Y\.Z")
+# a file named alone: a file of the tree by its name, or one of PostgreSQL's
+# or Greenplum's own
+BARE_FILE = re.compile(r"`([A-Za-z0-9_.-]+\.(?:sql|c|h|py|sh|pl))`")
+NOT_OURS = {"postgres.h", "pg_config.h", "cdbcat.c", "cdbgroupingpaths.c", "cloudberry-env.sh"}
+HISTORY = re.compile(r"\bremoved\b|git history|git show", re.I)
+
+
+def tree_files():
+    """The tree's files (git's, else every file but build outputs) and folders."""
+    try:
+        files = subprocess.run(["git", "-C", ROOT, "ls-files"], capture_output=True, text=True,
+                               check=True).stdout.split()
+    except (OSError, subprocess.CalledProcessError):
+        files = [os.path.relpath(os.path.join(d, f), ROOT) for d, _, fs in os.walk(ROOT) for f in fs]
+    dirs = {os.path.dirname(f) for f in files}
+    for d in list(dirs):
+        while d:
+            dirs.add(d)
+            d = os.path.dirname(d)
+    return set(files), dirs
+
+
+def banner_errors(path, text):
+    """A src/ file's banner names it: its first line and its IDENTIFICATION."""
+    head = "\n".join(text.split("\n")[:60])
+    first = re.match(r"/\*-+\n \*\s*\n \*\s*(\S+)\n", head)
+    ident = re.search(r"IDENTIFICATION\s*\n\s*\*\s*(\S+)", head)
+    errs = []
+    if not first or first.group(1) != os.path.basename(path):
+        errs.append("%s: its banner's first line names %s" % (path, first.group(1) if first else "no file"))
+    if not ident or ident.group(1) != path:
+        errs.append("%s: its banner's IDENTIFICATION names %s" % (path, ident.group(1) if ident else "no file"))
+    return errs
+
+
+def check_paths(files, dirs, docs, sources):
+    """docs: {page: text}; sources: {src/... path: text}."""
+    errs = []
+    names = {os.path.basename(f) for f in files}
+    for page, text in sorted(docs.items()):
+        for para in re.split(r"\n\s*\n", text):
+            if HISTORY.search(para):
+                continue
+            for m in TREE_PATH.finditer(para):
+                path = m.group(1).rstrip("/.")
+                if NOT_A_TREE_PATH.search(path) or path in files or path in dirs or path + ".sql" in files:
+                    continue
+                errs.append("%s names %s, which is not in the tree" % (os.path.relpath(page, ROOT), path))
+            for m in BARE_FILE.finditer(para):
+                name = m.group(1)
+                if name in NOT_OURS or NOT_A_TREE_PATH.search(name) or name in names:
+                    continue
+                errs.append("%s names %s, which no file of the tree is called" % (os.path.relpath(page, ROOT), name))
+    for path, text in sorted(sources.items()):
+        errs += banner_errors(path, text)
+    return errs
+
+
+def load_paths():
+    rd = lambda p: open(p, encoding="utf-8").read()
+    files, dirs = tree_files()
+    docs = {p: rd(p) for p in glob.glob(os.path.join(ROOT, "docs/**/*.md"), recursive=True)}
+    docs[os.path.join(ROOT, "README.md")] = rd(os.path.join(ROOT, "README.md"))
+    sources = {f: rd(os.path.join(ROOT, f)) for f in files
+               if re.match(r"(src|test|bench)/.*\.[ch]$", f) and ".pb-c." not in f}
+    return files, dirs, docs, sources
+
+
 def load():
     rd = lambda p: open(p, encoding="utf-8").read()
     layer_src = "".join(rd(p) for p in glob.glob(os.path.join(ROOT, "src/engine/*.c")))
@@ -134,7 +209,23 @@ def self_test():
     for what, args in cases:
         if not check(*args):
             sys.exit("check-docs-claims self-test: %s was not found" % what)
-    print("check-docs-claims self-test: %d planted discrepancies found" % len(cases))
+    files, dirs, docs, sources = load_paths()
+    assert check_paths(files, dirs, docs, sources) == [], "the real tree's paths must pass first"
+    some = sorted(sources)[0]
+    path_cases = [
+        ("a page naming a file not in the tree",
+         (files, dirs, dict(docs, fake="see `src/engine/no_such_file.c`"), sources)),
+        ("a page naming a SQL piece by an old name",
+         (files, dirs, dict(docs, fake="see `01_util.sql`"), sources)),
+        ("a banner naming another file",
+         (files, dirs, docs, dict(sources, **{some: sources[some].replace(some, some + "x", 1)}))),
+    ]
+    for what, args in path_cases:
+        if not check_paths(*args):
+            sys.exit("check-docs-claims self-test: %s was not found" % what)
+    if check_paths(files, dirs, dict(docs, fake="It was removed: `src/engine/no_such_file.c`."), sources):
+        sys.exit("check-docs-claims self-test: a paragraph about removed files was not excepted")
+    print("check-docs-claims self-test: %d planted discrepancies found" % (len(cases) + len(path_cases)))
 
 
 if __name__ == "__main__":
@@ -142,11 +233,13 @@ if __name__ == "__main__":
         self_test()
         sys.exit(0)
     args = load()
-    errs = check(*args)
+    paths = load_paths()
+    errs = check(*args) + check_paths(*paths)
     for e in errs:
         print(e)
     if errs:
         sys.exit(1)
     _, engine_md, texts, _, pages = args
-    print("check-docs-claims: %d supported and %d refused layers, %d function pages agree with the source"
-          % (len(doc_supported(engine_md)), len(doc_refused(texts)), len(pages)))
+    print("check-docs-claims: %d supported and %d refused layers, %d function pages agree with the source; "
+          "the files %d pages name exist, %d banners name their files"
+          % (len(doc_supported(engine_md)), len(doc_refused(texts)), len(pages), len(paths[2]), len(paths[3])))

@@ -233,7 +233,8 @@ do_regress() {
 # or refused against the engine's layer table, the function pages against
 # the built install script (scripts/check-docs-claims.py).
 do_docs_claims() {
-  python3 scripts/check-docs-claims.py && python3 scripts/check-docs-claims.py --self-test
+  python3 scripts/check-docs-claims.py && python3 scripts/check-docs-claims.py --self-test &&
+    python3 docs/functions/make_pages.py --check
 }
 
 do_docs() {

@@ -133,6 +133,12 @@ CREATE TABLE mst_dup AS SELECT * FROM mst UNION ALL SELECT * FROM mst;
 CREATE TABLE mst_dup_summary AS SELECT * FROM mst_summary;
 CREATE TABLE mst_empty AS SELECT * FROM mst WHERE false;
 CREATE TABLE mst_empty_summary AS SELECT * FROM mst_summary;
+-- one configuration more than a fit_multiple job takes (madlib_dl._job_limit('models'))
+CREATE TABLE mst_big AS SELECT * FROM mst WHERE false;
+INSERT INTO mst_big (mst_key, model_id, compile_params, fit_params)
+SELECT g, m.model_id, m.compile_params, m.fit_params
+  FROM (SELECT * FROM mst ORDER BY mst_key LIMIT 1) m, generate_series(1, madlib_dl._job_limit('models') + 1) g;
+CREATE TABLE mst_big_summary AS SELECT * FROM mst_summary;
 CREATE TABLE mst_nosummary AS SELECT * FROM mst;
 CREATE TABLE multi_trunc AS SELECT * FROM multi;
 CREATE TABLE multi_trunc_summary AS SELECT * FROM multi_summary;
@@ -488,7 +494,13 @@ INSERT INTO bi_case (fn, what, stmt, outputs) VALUES
 ('_pack_onehot_int16', 'a slot outside the buffer',
  $$SELECT madlib_dl._pack_onehot_int16(0, 3, 2147483647, 1)$$, '{}'),
 ('_predict', 'an unknown prediction kind',
- $$SELECT madlib_dl._predict('{bad,iris_model}', '{bad,iris_test}', 'id', 'attributes', '{bad,pr_out}', 'bogus', 1, 0, false, NULL)$$, '{pr_out}');
+ $$SELECT madlib_dl._predict('{bad,iris_model}', '{bad,iris_test}', 'id', 'attributes', '{bad,pr_out}', 'bogus', 1, 0, false, NULL)$$, '{pr_out}'),
+('fit_multiple', 'more configurations than one job takes',
+ $$SELECT madlib_dl.fit_multiple('iris_packed', 'fm_out', 'mst_big', 1)$$, '{fm_out,fm_out_info,fm_out_summary}'),
+('_job_limit', 'an unknown limit',
+ $$SELECT madlib_dl._job_limit('workers')$$, '{}'),
+('_job_limit', 'NULL',
+ $$SELECT madlib_dl._job_limit(NULL)$$, '{}');
 
 -- Run them all, in order, each as a top-level statement: the ERROR line
 -- a user sees (VERBOSITY terse: the message).

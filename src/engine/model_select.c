@@ -4,15 +4,10 @@
  *	  The configurations of generate_model_configs (dl_model_select.h):
  *	  MADlib's grid syntax, grid search and random search.
  *
- * GRIDS are Python dict literals, read by a small strict parser over the
- * engine's lexer (pylit.c, strict mode): dicts, lists, tuples, '...' /
- * "..." strings with backslash escapes (a u prefix allowed), decimal
- * ints, floats (1e-3 included), True, False and None.  Nothing else
- * (names, calls, sets, arithmetic) is accepted; an error names the
- * position (a byte offset, 1-based) and the text found there.  Each grid
- * maps parameter names to lists of choices; the compile grid may hold
- * optimizer_params_list, a list of dicts that are alternatives, each
- * mapping 'optimizer' and the optimizer's arguments to lists.
+ * GRIDS (parsed by model_grid.c) map parameter names to lists of
+ * choices; the compile grid may hold optimizer_params_list, a list of
+ * dicts that are alternatives, each mapping 'optimizer' and the
+ * optimizer's arguments to lists.  This file checks them.
  *
  * GRID SEARCH follows madlib_keras_model_selection.py_in: for each entry
  * of optimizer_params_list (or once without one), the Cartesian product
@@ -45,8 +40,8 @@
  * in the order of the grid, key=value joined by ",", strings quoted,
  * metrics wrapped in a list, numbers as Python's repr writes them.
  *
- * Everything (the parsed grids, the rows) is allocated in an arena of
- * blocks from the caller's allocator, freed at once.
+ * Everything (the parsed grids, the rows) is allocated in model_grid.c's
+ * arena of blocks from the caller's allocator, freed at once.
  *
  * IDENTIFICATION
  *	  src/engine/model_select.c
@@ -63,759 +58,9 @@
 #include "madlib_dl/dl_pylit.h"
 #include "madlib_dl/dl_rng.h"
 #include "madlib_dl/dl_strbuf.h"
-
-/* Deepest bracket nesting accepted in a grid. */
-#define MS_MAX_DEPTH 32
-/* Longest piece of text quoted in a syntax error. */
-#define MS_NEAR_LEN 24
-/* A value shown in a message: its repr, cut to 76 bytes past 80. */
-#define MS_SHOW_MAX 80
-#define MS_SHOW_CUT 76
-#define MS_SHOW_BUF 128
-/* Longest piece of a name or string quoted in a message. */
-#define MS_NAME_SHOW 64
-#define MS_TEXT_SHOW 200
-/* Most items in one list or dict (as PostgreSQL's 1 GB allocation limit). */
-#define MS_MAX_ITEMS ((int) (0x3fffffff / sizeof(void *)))
-/* Arena blocks, and the size above which a request gets its own block. */
-#define MS_BLOCK_SIZE ((size_t) 64 * 1024)
-#define MS_BIG_REQUEST ((size_t) 16 * 1024)
+#include "model_grid.h"
 
 #define OPL_KEY "optimizer_params_list"
-
-#define GRID_HINT "Write the grid as a Python dict of lists, for example " \
-	"{'batch_size': [64, 128], 'epochs': [10]}."
-#define TOO_MANY_HINT "Narrow the grid, or use search_type => 'random' with num_configs."
-
-/* ---------------------------------------------------------------------
- * Arena
- * ---------------------------------------------------------------------
- */
-
-typedef struct MsBlock
-{
-	struct MsBlock *next;
-	size_t		size;			/* usable bytes after the header */
-	size_t		used;
-} MsBlock;
-
-typedef struct DlMsArena
-{
-	DlAllocator alloc;
-	MsBlock    *head;			/* the block being filled, then the others */
-} MsArena;
-
-#define MS_ALIGN(n) (((n) + 15) & ~(size_t) 15)
-#define MS_HEADER MS_ALIGN(sizeof(MsBlock))
-
-static MsArena *
-arena_create(const DlAllocator *alloc, DlError *err)
-{
-	MsArena    *a = dl_alloc(alloc, sizeof(MsArena), err);
-
-	if (a != NULL)
-	{
-		a->alloc = *alloc;
-		a->head = NULL;
-	}
-	return a;
-}
-
-static void
-arena_free(MsArena *a)
-{
-	MsBlock    *b,
-			   *next;
-	DlAllocator alloc;
-
-	if (a == NULL)
-		return;
-	alloc = a->alloc;
-	for (b = a->head; b != NULL; b = next)
-	{
-		next = b->next;
-		dl_free(&alloc, b);
-	}
-	dl_free(&alloc, a);
-}
-
-/* n bytes, zeroed, 16-byte aligned; NULL with DL_ERR_NO_MEMORY or LIMIT. */
-static void *
-arena_alloc(MsArena *a, size_t n, DlError *err)
-{
-	MsBlock    *b;
-	size_t		size,
-				total;
-
-	if (n > DL_ALLOC_MAX)
-	{
-		dl_error_set(err, DL_ERR_LIMIT, "allocation of %zu bytes exceeds the engine limit", n);
-		return NULL;
-	}
-	n = MS_ALIGN(n == 0 ? 1 : n);
-	b = a->head;
-	if (b != NULL && b->size - b->used >= n)
-	{
-		void	   *p = (char *) b + MS_HEADER + b->used;
-
-		b->used += n;
-		memset(p, 0, n);
-		return p;
-	}
-	size = n > MS_BIG_REQUEST ? n : MS_BLOCK_SIZE;
-	if (!dl_size_add(size, MS_HEADER, &total))
-	{
-		dl_error_set(err, DL_ERR_LIMIT, "allocation of %zu bytes overflows size_t", n);
-		return NULL;
-	}
-	b = dl_alloc(&a->alloc, total, err);
-	if (b == NULL)
-		return NULL;
-	b->size = size;
-	b->used = n;
-	if (n > MS_BIG_REQUEST && a->head != NULL)
-	{
-		/* a block of its own: keep filling the current one */
-		b->next = a->head->next;
-		a->head->next = b;
-	}
-	else
-	{
-		b->next = a->head;
-		a->head = b;
-	}
-	return (char *) b + MS_HEADER;
-}
-
-static char *
-arena_strndup(MsArena *a, const char *s, size_t n, DlError *err)
-{
-	char	   *p = arena_alloc(a, n + 1, err);
-
-	if (p != NULL)
-		memcpy(p, s, n);
-	return p;
-}
-
-/* ---------------------------------------------------------------------
- * Python values
- * ---------------------------------------------------------------------
- */
-
-typedef enum PyKind
-{
-	PY_NONE,
-	PY_BOOL,
-	PY_INT,
-	PY_FLOAT,
-	PY_STR,
-	PY_LIST,
-	PY_TUPLE,
-	PY_DICT
-} PyKind;
-
-typedef struct PyVal
-{
-	PyKind		kind;
-	size_t		pos;			/* 1-based byte offset in the grid text */
-	bool		b;				/* PY_BOOL */
-	int64_t		i;				/* PY_INT */
-	double		f;				/* PY_FLOAT, finite */
-	char	   *s;				/* PY_STR, NUL-terminated, no NUL inside */
-	int			n;				/* PY_LIST, PY_TUPLE, PY_DICT: item count */
-	int			cap;			/* allocated items (and keys) */
-	struct PyVal **items;		/* (n) values */
-	struct PyVal **keys;		/* (n) keys of a PY_DICT, else NULL */
-} PyVal;
-
-static const char *
-kind_name(PyKind k)
-{
-	switch (k)
-	{
-		case PY_NONE:
-			return "None";
-		case PY_BOOL:
-			return "a boolean";
-		case PY_INT:
-			return "an integer";
-		case PY_FLOAT:
-			return "a float";
-		case PY_STR:
-			return "a string";
-		case PY_LIST:
-			return "a list";
-		case PY_TUPLE:
-			return "a tuple";
-		case PY_DICT:
-			return "a dict";
-	}
-	return "a value";
-}
-
-/* ---------------------------------------------------------------------
- * Grid parser
- * ---------------------------------------------------------------------
- */
-
-typedef struct GridParser
-{
-	const char *s;
-	size_t		len;
-	const char *what;			/* "compile_params_grid" or "fit_params_grid" */
-	DlPylitLexer lx;
-	DlPylitToken tok;			/* the next token, not consumed yet */
-	MsArena    *arena;
-	DlError    *err;
-} GridParser;
-
-static void
-advance(GridParser *p)
-{
-	dl_pylit_next(&p->lx, &p->tok);
-}
-
-static bool
-at_punct(const GridParser *p, char c)
-{
-	return p->tok.kind == DL_PYLIT_PUNCT && p->tok.ch == c;
-}
-
-/*
- * The syntax error "<problem> at position P in <what>, near "..."" (or
- * "at the end of <what>").  at is a 0-based offset.
- */
-static DlStatus
-syntax_error(GridParser *p, size_t at, const char *problem)
-{
-	if (at >= p->len)
-		dl_error_set(p->err, DL_ERR_PARSE, "%s at the end of %s", problem, p->what);
-	else
-	{
-		size_t		n = 0;
-
-		while (at + n < p->len && n < MS_NEAR_LEN && p->s[at + n] != '\n' && p->s[at + n] != '\r')
-			n++;
-		n = dl_text_clip(p->s + at, p->len - at, n);
-		dl_error_set(p->err, DL_ERR_PARSE, "%s at position %zu in %s, near \"%.*s\"",
-					 problem, at + 1, p->what, (int) n, p->s + at);
-	}
-	return dl_error_hint(p->err, GRID_HINT);
-}
-
-static PyVal *
-new_val(GridParser *p, PyKind kind, size_t at)
-{
-	PyVal	   *v = arena_alloc(p->arena, sizeof(PyVal), p->err);
-
-	if (v != NULL)
-	{
-		v->kind = kind;
-		v->pos = at + 1;
-	}
-	return v;
-}
-
-/* Append item (and key, for a dict) to container v, growing by doubling. */
-static DlStatus
-push_item(GridParser *p, PyVal *v, PyVal *key, PyVal *item)
-{
-	if (v->n == v->cap)
-	{
-		int			ncap = v->cap == 0 ? 4 : (v->cap > MS_MAX_ITEMS / 2 ? MS_MAX_ITEMS : v->cap * 2);
-		PyVal	  **items,
-				  **keys = NULL;
-
-		if (v->cap >= MS_MAX_ITEMS)
-		{
-			dl_error_set(p->err, DL_ERR_LIMIT, "too many items in one list or dict");
-			return dl_error_hint(p->err, "Shorten the lists of the grid.");
-		}
-		items = arena_alloc(p->arena, sizeof(PyVal *) * (size_t) ncap, p->err);
-		if (items == NULL)
-			return p->err->code;
-		if (v->kind == PY_DICT)
-		{
-			keys = arena_alloc(p->arena, sizeof(PyVal *) * (size_t) ncap, p->err);
-			if (keys == NULL)
-				return p->err->code;
-			if (v->n > 0)
-				memcpy(keys, v->keys, sizeof(PyVal *) * (size_t) v->n);
-			v->keys = keys;
-		}
-		if (v->n > 0)
-			memcpy(items, v->items, sizeof(PyVal *) * (size_t) v->n);
-		v->items = items;
-		v->cap = ncap;
-	}
-	if (v->kind == PY_DICT)
-		v->keys[v->n] = key;
-	v->items[v->n++] = item;
-	return DL_OK;
-}
-
-static DlStatus parse_value(GridParser *p, int depth, PyVal **out);
-
-/* The STRING token p->tok. */
-static DlStatus
-parse_string(GridParser *p, PyVal **out)
-{
-	PyVal	   *v = new_val(p, PY_STR, p->tok.begin);
-
-	if (v == NULL)
-		return p->err->code;
-	v->s = arena_alloc(p->arena, p->tok.end - p->tok.begin, p->err);
-	if (v->s == NULL)
-		return p->err->code;
-	dl_pylit_string_decode(p->s, &p->tok, v->s);
-	advance(p);
-	*out = v;
-	return DL_OK;
-}
-
-/* True, False, None, or a u'' string; any other name is an error. */
-static DlStatus
-parse_name(GridParser *p, PyVal **out)
-{
-	const char *name = p->s + p->tok.begin;
-	size_t		n = p->tok.end - p->tok.begin;
-	PyVal	   *v;
-
-	if (n == 1 && (name[0] == 'u' || name[0] == 'U') && p->tok.end < p->len &&
-		(p->s[p->tok.end] == '\'' || p->s[p->tok.end] == '"'))
-	{
-		advance(p);				/* u'...' is a Python 2 unicode string */
-		if (p->tok.kind != DL_PYLIT_STRING)
-			return syntax_error(p, p->tok.problem_at, dl_pylit_problem_text(p->tok.problem));
-		return parse_string(p, out);
-	}
-	if (n == 4 && memcmp(name, "True", 4) == 0)
-	{
-		v = new_val(p, PY_BOOL, p->tok.begin);
-		if (v != NULL)
-			v->b = true;
-	}
-	else if (n == 5 && memcmp(name, "False", 5) == 0)
-		v = new_val(p, PY_BOOL, p->tok.begin);
-	else if (n == 4 && memcmp(name, "None", 4) == 0)
-		v = new_val(p, PY_NONE, p->tok.begin);
-	else
-	{
-		int			shown = (int) (n < MS_NAME_SHOW ? n : MS_NAME_SHOW);
-
-		dl_error_set(p->err, DL_ERR_PARSE, "unknown name \"%.*s\" at position %zu in %s",
-					 shown, name, p->tok.begin + 1, p->what);
-		return dl_error_hint(p->err, "Quote strings ('%.*s'); the only names allowed are True, "
-							 "False and None.", shown, name);
-	}
-	if (v == NULL)
-		return p->err->code;
-	advance(p);
-	*out = v;
-	return DL_OK;
-}
-
-/* An INT or FLOAT token. */
-static DlStatus
-parse_number(GridParser *p, PyVal **out)
-{
-	PyVal	   *v = new_val(p, p->tok.kind == DL_PYLIT_INT ? PY_INT : PY_FLOAT, p->tok.begin);
-
-	if (v == NULL)
-		return p->err->code;
-	v->i = p->tok.i;
-	v->f = p->tok.f;
-	advance(p);
-	*out = v;
-	return DL_OK;
-}
-
-/*
- * The items of a list or tuple up to close; p->tok just past the opening
- * bracket.  A trailing comma is allowed.
- */
-static DlStatus
-parse_items(GridParser *p, PyVal *v, char close, int depth)
-{
-	for (;;)
-	{
-		PyVal	   *item;
-		DlStatus	rc;
-
-		if (at_punct(p, close))
-		{
-			advance(p);
-			return DL_OK;
-		}
-		rc = parse_value(p, depth + 1, &item);
-		if (rc == DL_OK)
-			rc = push_item(p, v, NULL, item);
-		if (rc != DL_OK)
-			return rc;
-		if (at_punct(p, ','))
-			advance(p);
-		else if (at_punct(p, close))
-		{
-			advance(p);
-			return DL_OK;
-		}
-		else
-			return syntax_error(p, p->tok.begin,
-								close == ']' ? "expected \",\" or \"]\"" : "expected \",\" or \")\"");
-	}
-}
-
-static DlStatus
-parse_dict(GridParser *p, int depth, PyVal **out)
-{
-	PyVal	   *v = new_val(p, PY_DICT, p->tok.begin);
-
-	if (v == NULL)
-		return p->err->code;
-	advance(p);					/* { */
-	for (;;)
-	{
-		PyVal	   *key,
-				   *item;
-		DlStatus	rc;
-
-		if (at_punct(p, '}'))
-		{
-			advance(p);
-			*out = v;
-			return DL_OK;
-		}
-		rc = parse_value(p, depth + 1, &key);
-		if (rc != DL_OK)
-			return rc;
-		if (key->kind == PY_LIST || key->kind == PY_DICT)
-			return syntax_error(p, key->pos - 1, "a list or dict cannot be a dict key");
-		if ((at_punct(p, ',') || at_punct(p, '}')) && v->n == 0)
-			return syntax_error(p, v->pos - 1, "sets are not supported (expected a dict)");
-		if (!at_punct(p, ':'))
-			return syntax_error(p, p->tok.begin, "expected \":\" after the dict key");
-		advance(p);
-		rc = parse_value(p, depth + 1, &item);
-		if (rc == DL_OK)
-			rc = push_item(p, v, key, item);
-		if (rc != DL_OK)
-			return rc;
-		if (at_punct(p, ','))
-			advance(p);
-		else if (at_punct(p, '}'))
-		{
-			advance(p);
-			*out = v;
-			return DL_OK;
-		}
-		else
-			return syntax_error(p, p->tok.begin, "expected \",\" or \"}\"");
-	}
-}
-
-/* ( ... ): the empty tuple, a parenthesized value, or a tuple. */
-static DlStatus
-parse_paren(GridParser *p, int depth, PyVal **out)
-{
-	size_t		start = p->tok.begin;
-	PyVal	   *first,
-			   *v;
-	DlStatus	rc;
-
-	advance(p);					/* ( */
-	if (at_punct(p, ')'))
-	{
-		advance(p);
-		*out = new_val(p, PY_TUPLE, start);
-		return *out != NULL ? DL_OK : p->err->code;
-	}
-	rc = parse_value(p, depth + 1, &first);
-	if (rc != DL_OK)
-		return rc;
-	if (at_punct(p, ')'))
-	{
-		advance(p);
-		*out = first;
-		return DL_OK;
-	}
-	if (!at_punct(p, ','))
-		return syntax_error(p, p->tok.begin, "expected \",\" or \")\"");
-	advance(p);
-	v = new_val(p, PY_TUPLE, start);
-	if (v == NULL)
-		return p->err->code;
-	rc = push_item(p, v, NULL, first);
-	if (rc == DL_OK)
-		rc = parse_items(p, v, ')', depth);
-	*out = v;
-	return rc;
-}
-
-/* One value starting at p->tok, at nesting depth. */
-static DlStatus
-parse_value(GridParser *p, int depth, PyVal **out)
-{
-	const DlPylitToken *tok = &p->tok;
-	char		msg[64];
-
-	if (depth > MS_MAX_DEPTH)
-		return syntax_error(p, tok->begin, "brackets nested too deep");
-	switch (tok->kind)
-	{
-		case DL_PYLIT_END:
-			return syntax_error(p, tok->begin, "expected a value");
-		case DL_PYLIT_STRING:
-			return parse_string(p, out);
-		case DL_PYLIT_INT:
-		case DL_PYLIT_FLOAT:
-			return parse_number(p, out);
-		case DL_PYLIT_NAME:
-			return parse_name(p, out);
-		case DL_PYLIT_ERROR:
-			return syntax_error(p, tok->problem_at, dl_pylit_problem_text(tok->problem));
-		case DL_PYLIT_PUNCT:
-			if (tok->ch == '{')
-				return parse_dict(p, depth, out);
-			if (tok->ch == '(')
-				return parse_paren(p, depth, out);
-			if (tok->ch == '[')
-			{
-				PyVal	   *v = new_val(p, PY_LIST, tok->begin);
-
-				if (v == NULL)
-					return p->err->code;
-				advance(p);
-				*out = v;
-				return parse_items(p, v, ']', depth);
-			}
-			if (tok->ch != '=')
-			{
-				snprintf(msg, sizeof(msg), "unexpected \"%c\", expected a value", tok->ch);
-				return syntax_error(p, tok->begin, msg);
-			}
-			break;
-		case DL_PYLIT_OTHER:
-			break;
-	}
-	return syntax_error(p, tok->begin, "unexpected character");
-}
-
-/* Parse the whole text as one literal. */
-static DlStatus
-parse_grid(const char *text, const char *what, MsArena *arena, PyVal **out, DlError *err)
-{
-	GridParser	p;
-	DlStatus	rc;
-
-	p.s = text;
-	p.len = strlen(text);
-	if (dl_text_check_cap(what, p.len, DL_GRID_MAX_BYTES, err) != DL_OK)
-		return DL_ERR_LIMIT;
-	p.what = what;
-	p.arena = arena;
-	p.err = err;
-	dl_pylit_init(&p.lx, text, 0, p.len, DL_PYLIT_STRICT);
-	advance(&p);
-	if (p.tok.kind == DL_PYLIT_END)
-	{
-		dl_error_set(err, DL_ERR_INVALID_ARGUMENT, "%s is empty", what);
-		return dl_error_hint(err, GRID_HINT);
-	}
-	rc = parse_value(&p, 0, out);
-	if (rc != DL_OK)
-		return rc;
-	if (p.tok.kind != DL_PYLIT_END)
-		return syntax_error(&p, p.tok.begin, "unexpected text after the end of the grid");
-	return DL_OK;
-}
-
-/* ---------------------------------------------------------------------
- * Python repr / str
- * ---------------------------------------------------------------------
- */
-
-/*
- * Python's repr of a finite double: the shortest digits that read back
- * exactly, positional for exponents -4..15 (always with a fraction,
- * "100.0"), else d.dde+XX ("1e-05", "1.5e+16").
- */
-static void
-append_py_float(DlStrBuf *buf, double x)
-{
-	char		tmp[64];
-	char		digits[32];
-	int			nd = 0;
-	int			exp10;
-	const char *q;
-
-	if (!isfinite(x))
-	{
-		dl_strbuf_puts(buf, isnan(x) ? "nan" : (x > 0 ? "inf" : "-inf"));
-		return;
-	}
-	for (int prec = 1; prec <= 17; prec++)
-	{
-		snprintf(tmp, sizeof(tmp), "%.*e", prec - 1, x);
-		if (strtod(tmp, NULL) == x)
-			break;
-	}
-	q = tmp;
-	if (*q == '-')
-	{
-		dl_strbuf_putc(buf, '-');
-		q++;
-	}
-	for (; *q != 'e' && *q != '\0'; q++)
-		if (*q >= '0' && *q <= '9' && nd < (int) sizeof(digits) - 1)
-			digits[nd++] = *q;
-	exp10 = *q == 'e' ? (int) strtol(q + 1, NULL, 10) : 0;
-	while (nd > 1 && digits[nd - 1] == '0')
-		nd--;
-	digits[nd] = '\0';
-	if (digits[0] == '0')
-		exp10 = 0;				/* zero */
-
-	if (exp10 >= -4 && exp10 < 16)
-	{
-		if (exp10 >= 0)
-		{
-			for (int k = 0; k <= exp10; k++)
-				dl_strbuf_putc(buf, k < nd ? digits[k] : '0');
-			dl_strbuf_putc(buf, '.');
-			if (nd > exp10 + 1)
-				dl_strbuf_puts(buf, digits + exp10 + 1);
-			else
-				dl_strbuf_putc(buf, '0');
-		}
-		else
-		{
-			dl_strbuf_puts(buf, "0.");
-			for (int k = 0; k < -exp10 - 1; k++)
-				dl_strbuf_putc(buf, '0');
-			dl_strbuf_puts(buf, digits);
-		}
-	}
-	else
-	{
-		dl_strbuf_putc(buf, digits[0]);
-		if (nd > 1)
-		{
-			dl_strbuf_putc(buf, '.');
-			dl_strbuf_puts(buf, digits + 1);
-		}
-		dl_strbuf_printf(buf, "e%c%02d", exp10 < 0 ? '-' : '+', abs(exp10));
-	}
-}
-
-/* Python's repr of a str: single quotes unless it holds ' and no ". */
-static void
-append_py_str_repr(DlStrBuf *buf, const char *s)
-{
-	char		q = (strchr(s, '\'') != NULL && strchr(s, '"') == NULL) ? '"' : '\'';
-
-	dl_strbuf_putc(buf, q);
-	for (const unsigned char *c = (const unsigned char *) s; *c != '\0' && !buf->failed; c++)
-	{
-		if (*c == '\\' || *c == (unsigned char) q)
-		{
-			dl_strbuf_putc(buf, '\\');
-			dl_strbuf_putc(buf, (char) *c);
-		}
-		else if (*c == '\n')
-			dl_strbuf_puts(buf, "\\n");
-		else if (*c == '\t')
-			dl_strbuf_puts(buf, "\\t");
-		else if (*c == '\r')
-			dl_strbuf_puts(buf, "\\r");
-		else if (*c < 0x20 || *c == 0x7f)
-			dl_strbuf_printf(buf, "\\x%02x", *c);
-		else
-			dl_strbuf_putc(buf, (char) *c);
-	}
-	dl_strbuf_putc(buf, q);
-}
-
-static void
-append_py_repr(DlStrBuf *buf, const PyVal *v)
-{
-	switch (v->kind)
-	{
-		case PY_NONE:
-			dl_strbuf_puts(buf, "None");
-			break;
-		case PY_BOOL:
-			dl_strbuf_puts(buf, v->b ? "True" : "False");
-			break;
-		case PY_INT:
-			dl_strbuf_printf(buf, "%lld", (long long) v->i);
-			break;
-		case PY_FLOAT:
-			append_py_float(buf, v->f);
-			break;
-		case PY_STR:
-			append_py_str_repr(buf, v->s);
-			break;
-		case PY_LIST:
-		case PY_TUPLE:
-			dl_strbuf_putc(buf, v->kind == PY_LIST ? '[' : '(');
-			for (int k = 0; k < v->n && !buf->failed; k++)
-			{
-				if (k > 0)
-					dl_strbuf_puts(buf, ", ");
-				append_py_repr(buf, v->items[k]);
-			}
-			if (v->kind == PY_TUPLE && v->n == 1)
-				dl_strbuf_putc(buf, ',');
-			dl_strbuf_putc(buf, v->kind == PY_LIST ? ']' : ')');
-			break;
-		case PY_DICT:
-			dl_strbuf_putc(buf, '{');
-			for (int k = 0; k < v->n && !buf->failed; k++)
-			{
-				if (k > 0)
-					dl_strbuf_puts(buf, ", ");
-				append_py_repr(buf, v->keys[k]);
-				dl_strbuf_puts(buf, ": ");
-				append_py_repr(buf, v->items[k]);
-			}
-			dl_strbuf_putc(buf, '}');
-			break;
-	}
-}
-
-/* Python's str(): a string as it is, anything else as repr. */
-static void
-append_py_str(DlStrBuf *buf, const PyVal *v)
-{
-	if (v->kind == PY_STR)
-		dl_strbuf_puts(buf, v->s);
-	else
-		append_py_repr(buf, v);
-}
-
-/* repr of v for a message, in out (MS_SHOW_BUF bytes), cut past MS_SHOW_MAX. */
-static const char *
-show_val(const PyVal *v, char *out)
-{
-	DlStrBuf	buf;
-
-	dl_strbuf_init_fixed(&buf, out, MS_SHOW_BUF);
-	append_py_repr(&buf, v);
-	if (buf.len > MS_SHOW_MAX)
-	{
-		size_t		n = dl_text_clip(out, buf.len, MS_SHOW_CUT);
-
-		memcpy(out + n, " ...", 5);
-	}
-	return out;
-}
-
-/* Bytes of s to quote in a message (MS_TEXT_SHOW at most, whole characters). */
-static int
-show_text(const char *s)
-{
-	return (int) dl_text_clip(s, strlen(s), MS_TEXT_SHOW);
-}
 
 /* ---------------------------------------------------------------------
  * Grid validation
@@ -863,14 +108,14 @@ check_distribution(const PyVal *list, const char *key, const char *what, DlError
 	if (list->n != 3)
 	{
 		dl_error_set(err, DL_ERR_INVALID_ARGUMENT, "distribution of \"%s\" in %s must have 3 items, got %d: %s",
-					 key, what, list->n, show_val(list, shown));
+					 key, what, list->n, dl_grid_show_val(list, shown));
 		return dl_error_hint(err, "Write a distribution as [low, high, 'linear'], [low, high, 'log'] or "
 							 "[low, high, 'log_near_one'].");
 	}
 	if (!is_known_distribution(dist))
 	{
 		dl_error_set(err, DL_ERR_INVALID_ARGUMENT, "unknown distribution '%.*s' for \"%s\" in %s",
-					 show_text(dist), dist, key, what);
+					 dl_grid_show_text(dist), dist, key, what);
 		return dl_error_hint(err, "The distributions are 'linear', 'log' and 'log_near_one'.");
 	}
 	lo = list->items[0];
@@ -878,25 +123,25 @@ check_distribution(const PyVal *list, const char *key, const char *what, DlError
 	if ((lo->kind != PY_INT && lo->kind != PY_FLOAT) || (hi->kind != PY_INT && hi->kind != PY_FLOAT))
 	{
 		dl_error_set(err, DL_ERR_INVALID_ARGUMENT, "bounds of the distribution of \"%s\" in %s must be numbers: %s",
-					 key, what, show_val(list, shown));
+					 key, what, dl_grid_show_val(list, shown));
 		return dl_error_hint(err, "Write a distribution as [low, high, '%s'].", dist);
 	}
 	if (!(num_value(hi) > num_value(lo)))
 	{
 		dl_error_set(err, DL_ERR_INVALID_ARGUMENT, "distribution of \"%s\" in %s must have low < high: %s",
-					 key, what, show_val(list, shown));
+					 key, what, dl_grid_show_val(list, shown));
 		return dl_error_hint(err, "Write a distribution as [low, high, '%s'].", dist);
 	}
 	if (strcmp(dist, "log") == 0 && !(num_value(lo) > 0))
 	{
 		dl_error_set(err, DL_ERR_INVALID_ARGUMENT, "'log' distribution of \"%s\" in %s needs 0 < low: %s",
-					 key, what, show_val(list, shown));
+					 key, what, dl_grid_show_val(list, shown));
 		return dl_error_hint(err, "Give positive bounds, or use 'linear'.");
 	}
 	if (strcmp(dist, "log_near_one") == 0 && !(num_value(hi) < 1))
 	{
 		dl_error_set(err, DL_ERR_INVALID_ARGUMENT, "'log_near_one' distribution of \"%s\" in %s needs high < 1: %s",
-					 key, what, show_val(list, shown));
+					 key, what, dl_grid_show_val(list, shown));
 		return dl_error_hint(err, "Give bounds below 1, for example [0.9, 0.999, 'log_near_one'].");
 	}
 	return DL_OK;
@@ -914,7 +159,7 @@ check_choices(const PyVal *list, const char *key, const char *what, bool random,
 	if (list->kind != PY_LIST)
 	{
 		dl_error_set(err, DL_ERR_INVALID_ARGUMENT, "value of \"%s\" in %s must be a list, got %s %s",
-					 key, what, kind_name(list->kind), show_val(list, shown));
+					 key, what, dl_grid_kind_name(list->kind), dl_grid_show_val(list, shown));
 		return dl_error_hint(err, "Write every value as a list of choices, for example 'epochs': [10] "
 							 "or 'lr': [0.01, 0.1].");
 	}
@@ -930,7 +175,7 @@ check_choices(const PyVal *list, const char *key, const char *what, bool random,
 	if (is_known_distribution(list->items[list->n - 1]->s))
 	{
 		dl_error_set(err, DL_ERR_INVALID_ARGUMENT, "cannot search from a distribution with grid search: \"%s\" in %s is %s",
-					 key, what, show_val(list, shown));
+					 key, what, dl_grid_show_val(list, shown));
 		return dl_error_hint(err, "Use search_type => 'random' with num_configs to sample from a "
 							 "distribution, or list the values to try.");
 	}
@@ -947,7 +192,7 @@ check_param_key(const PyVal *dict, int k, const char *what, DlError *err)
 	if (key->kind != PY_STR || !dl_pylit_is_name(key->s, strlen(key->s)))
 	{
 		dl_error_set(err, DL_ERR_INVALID_ARGUMENT, "key %s at position %zu in %s is not a parameter name",
-					 show_val(key, shown), key->pos, what);
+					 dl_grid_show_val(key, shown), key->pos, what);
 		return dl_error_hint(err, "Keys are parameter names in quotes, for example 'batch_size'.");
 	}
 	for (int j = 0; j < k; j++)
@@ -982,7 +227,7 @@ check_optimizer_entry(const PyVal *g, const PyVal *entry, int e, const char *wha
 	{
 		dl_error_set(err, DL_ERR_INVALID_ARGUMENT,
 					 "entry %d of optimizer_params_list in %s must be a non-empty dict, got %s",
-					 e + 1, what, show_val(entry, shown));
+					 e + 1, what, dl_grid_show_val(entry, shown));
 		return dl_error_hint(err, "Each entry maps 'optimizer' and its arguments to lists, for example "
 							 "{'optimizer': ['Adam'], 'lr': [0.001, 0.01]}.");
 	}
@@ -1012,7 +257,7 @@ check_optimizer_entry(const PyVal *g, const PyVal *entry, int e, const char *wha
 			if (list->items[c]->kind != PY_STR)
 			{
 				dl_error_set(err, DL_ERR_INVALID_ARGUMENT, "optimizer %s in %s is not a name",
-							 show_val(list->items[c], shown), ctx);
+							 dl_grid_show_val(list->items[c], shown), ctx);
 				return dl_error_hint(err, "Give optimizer names as strings, for example "
 									 "'optimizer': ['SGD', 'Adam'].");
 			}
@@ -1034,7 +279,7 @@ check_grid(const PyVal *g, const char *what, bool compile, bool random, int *opl
 	*opl = -1;
 	if (g->kind != PY_DICT)
 	{
-		dl_error_set(err, DL_ERR_INVALID_ARGUMENT, "%s must be a dict, got %s", what, kind_name(g->kind));
+		dl_error_set(err, DL_ERR_INVALID_ARGUMENT, "%s must be a dict, got %s", what, dl_grid_kind_name(g->kind));
 		return dl_error_hint(err, GRID_HINT);
 	}
 	for (int k = 0; k < g->n; k++)
@@ -1153,7 +398,7 @@ row_string(DlStrBuf *buf, const GridChoice *ch)
 			if (any)
 				dl_strbuf_putc(buf, ',');
 			dl_strbuf_printf(buf, "%s=", ch->entry->keys[j]->s);
-			append_py_str(buf, ch->ovals[j]);
+			dl_grid_append_str(buf, ch->ovals[j]);
 			any = true;
 		}
 		dl_strbuf_puts(buf, ")'");
@@ -1172,11 +417,11 @@ row_string(DlStrBuf *buf, const GridChoice *ch)
 		if (strcmp(key, "metrics") == 0 && ch->vals[k]->kind == PY_STR)
 		{
 			dl_strbuf_putc(buf, '[');
-			append_py_repr(buf, ch->vals[k]);
+			dl_grid_append_repr(buf, ch->vals[k]);
 			dl_strbuf_putc(buf, ']');
 		}
 		else
-			append_py_repr(buf, ch->vals[k]);
+			dl_grid_append_repr(buf, ch->vals[k]);
 	}
 }
 
@@ -1223,9 +468,9 @@ configs_alloc(Search *s, int n)
 {
 	DlModelConfigs *c = s->out;
 
-	c->model_id = arena_alloc(s->arena, sizeof(int32_t) * (size_t) n, s->err);
-	c->compile_params = c->model_id ? arena_alloc(s->arena, sizeof(char *) * (size_t) n, s->err) : NULL;
-	c->fit_params = c->compile_params ? arena_alloc(s->arena, sizeof(char *) * (size_t) n, s->err) : NULL;
+	c->model_id = dl_grid_arena_alloc(s->arena, sizeof(int32_t) * (size_t) n, s->err);
+	c->compile_params = c->model_id ? dl_grid_arena_alloc(s->arena, sizeof(char *) * (size_t) n, s->err) : NULL;
+	c->fit_params = c->compile_params ? dl_grid_arena_alloc(s->arena, sizeof(char *) * (size_t) n, s->err) : NULL;
 	return c->fit_params != NULL ? DL_OK : s->err->code;
 }
 
@@ -1244,7 +489,7 @@ config_add(Search *s, int32_t model_id)
 			dl_error_set(s->err, DL_ERR_NO_MEMORY, "out of memory building a configuration string");
 			return DL_ERR_NO_MEMORY;
 		}
-		strs[k] = arena_strndup(s->arena, s->buf.data != NULL ? s->buf.data : "", s->buf.len, s->err);
+		strs[k] = dl_grid_arena_strndup(s->arena, s->buf.data != NULL ? s->buf.data : "", s->buf.len, s->err);
 		if (strs[k] == NULL)
 			return s->err->code;
 	}
@@ -1326,8 +571,8 @@ grid_search(Search *s)
 	int			opl = s->compile.opl;
 	int			nentries = opl >= 0 ? cg->items[opl]->n : 1;
 	int			ndims = cg->n + fg->n + 1;
-	int64_t    *size = arena_alloc(s->arena, sizeof(int64_t) * (size_t) ndims, s->err);
-	int64_t    *idx = arena_alloc(s->arena, sizeof(int64_t) * (size_t) ndims, s->err);
+	int64_t    *size = dl_grid_arena_alloc(s->arena, sizeof(int64_t) * (size_t) ndims, s->err);
+	int64_t    *idx = dl_grid_arena_alloc(s->arena, sizeof(int64_t) * (size_t) ndims, s->err);
 	int64_t		total = 0,
 				count;
 	DlStatus	rc;
@@ -1468,8 +713,8 @@ space_dims(Search *s)
 	int			d = 0;
 
 	s->n_dims = 1 + grid_n_dims(&s->compile) + grid_n_dims(&s->fit);
-	s->dims = arena_alloc(s->arena, sizeof(SpaceDim) * (size_t) s->n_dims, s->err);
-	s->slots = s->dims ? arena_alloc(s->arena, sizeof(PyVal) * (size_t) s->n_dims, s->err) : NULL;
+	s->dims = dl_grid_arena_alloc(s->arena, sizeof(SpaceDim) * (size_t) s->n_dims, s->err);
+	s->slots = s->dims ? dl_grid_arena_alloc(s->arena, sizeof(PyVal) * (size_t) s->n_dims, s->err) : NULL;
 	if (s->slots == NULL)
 		return s->err->code;
 	dim_set(&s->dims[d++], NULL, false, -1, -1, "model_id");
@@ -1726,7 +971,7 @@ random_search(Search *s)
 {
 	const DlModelSelectArgs *args = s->args;
 	DlRng		rng;
-	double	   *point = arena_alloc(s->arena, sizeof(double) * (size_t) s->n_dims, s->err);
+	double	   *point = dl_grid_arena_alloc(s->arena, sizeof(double) * (size_t) s->n_dims, s->err);
 	DlStatus	rc;
 
 	if (point == NULL)
@@ -1778,7 +1023,7 @@ dl_search_type_from_name(const char *name, DlSearchType *out, DlError *err)
 	else
 	{
 		dl_error_set(err, DL_ERR_INVALID_ARGUMENT, "search_type must be 'grid' or 'random', got '%.*s'",
-					 show_text(name), name);
+					 dl_grid_show_text(name), name);
 		return dl_error_hint(err, "Use 'grid' for every combination, or 'random' with num_configs "
 							 "for a sample.");
 	}
@@ -1845,7 +1090,7 @@ cmp_int32(const void *a, const void *b)
 static DlStatus
 unique_ids(Search *s, const int32_t *model_ids, int n_model_ids)
 {
-	int32_t    *ids = arena_alloc(s->arena, sizeof(int32_t) * (size_t) n_model_ids, s->err);
+	int32_t    *ids = dl_grid_arena_alloc(s->arena, sizeof(int32_t) * (size_t) n_model_ids, s->err);
 	int			n = 0;
 
 	if (ids == NULL)
@@ -1873,8 +1118,8 @@ choice_arrays(Search *s, GridChoice *ch)
 			if (entries->items[e]->n > ch->maxopt)
 				ch->maxopt = entries->items[e]->n;
 	}
-	ch->vals = arena_alloc(s->arena, sizeof(PyVal *) * (size_t) (ch->g->n + 1), s->err);
-	ch->ovals = ch->vals ? arena_alloc(s->arena, sizeof(PyVal *) * (size_t) ch->maxopt, s->err) : NULL;
+	ch->vals = dl_grid_arena_alloc(s->arena, sizeof(PyVal *) * (size_t) (ch->g->n + 1), s->err);
+	ch->ovals = ch->vals ? dl_grid_arena_alloc(s->arena, sizeof(PyVal *) * (size_t) ch->maxopt, s->err) : NULL;
 	return ch->ovals != NULL ? DL_OK : s->err->code;
 }
 
@@ -1889,9 +1134,9 @@ read_grids(Search *s, const int32_t *model_ids, int n_model_ids, const char *com
 	DlStatus	rc = unique_ids(s, model_ids, n_model_ids);
 
 	if (rc == DL_OK)
-		rc = parse_grid(compile_grid, "compile_params_grid", s->arena, &s->compile.g, s->err);
+		rc = dl_grid_parse(compile_grid, "compile_params_grid", s->arena, &s->compile.g, s->err);
 	if (rc == DL_OK)
-		rc = parse_grid(fit_grid, "fit_params_grid", s->arena, &s->fit.g, s->err);
+		rc = dl_grid_parse(fit_grid, "fit_params_grid", s->arena, &s->fit.g, s->err);
 	if (rc == DL_OK)
 		rc = check_grid(s->compile.g, "compile_params_grid", true, random, &s->compile.opl, s->err);
 	if (rc == DL_OK)
@@ -1923,11 +1168,11 @@ dl_model_configs_generate(const DlModelSelectArgs *args, const DlAllocator *allo
 	memset(&s, 0, sizeof(s));
 	s.args = args;
 	s.err = err;
-	s.arena = arena_create(alloc, err);
+	s.arena = dl_grid_arena_create(alloc, err);
 	if (s.arena == NULL)
 		return err->code;
 	dl_strbuf_init(&s.buf, alloc);
-	s.out = arena_alloc(s.arena, sizeof(DlModelConfigs), err);
+	s.out = dl_grid_arena_alloc(s.arena, sizeof(DlModelConfigs), err);
 	rc = s.out != NULL ? read_grids(&s, args->model_ids, args->n_model_ids, args->compile_grid,
 									args->fit_grid, random) : err->code;
 	if (rc == DL_OK)
@@ -1935,7 +1180,7 @@ dl_model_configs_generate(const DlModelSelectArgs *args, const DlAllocator *allo
 	dl_strbuf_free(&s.buf);
 	if (rc != DL_OK)
 	{
-		arena_free(s.arena);
+		dl_grid_arena_free(s.arena);
 		return rc;
 	}
 	s.out->arena = s.arena;
@@ -1947,7 +1192,7 @@ void
 dl_model_configs_free(DlModelConfigs *c)
 {
 	if (c != NULL)
-		arena_free(c->arena);
+		dl_grid_arena_free(c->arena);
 }
 
 DlStatus
@@ -1965,18 +1210,18 @@ dl_search_space_create(const int32_t *model_ids, int n_model_ids, const char *co
 		dl_error_set(err, DL_ERR_INVALID_ARGUMENT, "model_id_list is empty");
 		return dl_error_hint(err, "Give at least one model id of the model architecture table.");
 	}
-	arena = arena_create(alloc, err);
+	arena = dl_grid_arena_create(alloc, err);
 	if (arena == NULL)
 		return err->code;
-	s = arena_alloc(arena, sizeof(Search), err);
+	s = dl_grid_arena_alloc(arena, sizeof(Search), err);
 	if (s == NULL)
 	{
-		arena_free(arena);
+		dl_grid_arena_free(arena);
 		return err->code;
 	}
 	s->arena = arena;
 	s->err = err;
-	dl_strbuf_init(&s->buf, &arena->alloc);	/* the arena's copy lives as long as s */
+	dl_strbuf_init(&s->buf, dl_grid_arena_allocator(arena));	/* the arena's copy lives as long as s */
 	rc = read_grids(s, model_ids, n_model_ids, compile_grid, fit_grid, true);
 	if (rc != DL_OK)
 	{
@@ -1993,5 +1238,5 @@ dl_search_space_free(DlSearchSpace *s)
 	if (s == NULL)
 		return;
 	dl_strbuf_free(&s->buf);
-	arena_free(s->arena);		/* s lives in it */
+	dl_grid_arena_free(s->arena);		/* s lives in it */
 }

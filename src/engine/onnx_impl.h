@@ -1,7 +1,7 @@
 /*-------------------------------------------------------------------------
  *
  * onnx_impl.h
- *	  Shared by onnx_export.c and onnx_import.c: an arena over the
+ *	  Shared by onnx_export.c and the importer (onnx_import*.c): an arena over the
  *	  caller's allocator, and the ProtobufCAllocator made from it.
  *	  Internal to the engine.
  *

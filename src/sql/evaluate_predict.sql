@@ -943,7 +943,7 @@ BEGIN
     tf := madlib_dl._tf_of_summary(madlib_dl._table_with_suffix(mtbl, '_summary'));
     raw_rel := trel;
     IF tf IS NOT NULL AND NOT madlib_dl._ep_has_column(trel, 'buffer_id') THEN
-        -- a raw table: packed with the model's transform (21_transform.sql)
+        -- a raw table: packed with the model's transform (transform.sql)
         ttbl := madlib_dl._tf_pack_for_evaluate(ttbl, madlib_dl._table_with_suffix(mtbl, '_summary'), tf);
         trel := madlib_dl._table_oid(ttbl);
     END IF;

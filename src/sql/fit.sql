@@ -331,7 +331,8 @@ LANGUAGE C IMMUTABLE PARALLEL SAFE;
 
 -- The number of segments of a packed table: its summary's num_segments
 -- (psum, from _fit_packed_summary), else max(__dist_key__) + 1, else 1.
--- ERROR unless it is 1 to 64 and every buffer's __dist_key__ names one.
+-- ERROR unless it is 1 to _job_limit('segments') (64) and every buffer's
+-- __dist_key__ names one.
 CREATE FUNCTION madlib_dl._fit_num_segments(source text[], src_rel regclass, psum jsonb)
 RETURNS integer
 LANGUAGE plpgsql VOLATILE SECURITY INVOKER
@@ -350,8 +351,9 @@ BEGIN
         END IF;
         nseg := coalesce(nseg, 1);
     END IF;
-    IF nseg < 1 OR nseg > 64 THEN
-        RAISE EXCEPTION 'source_table "%" has % segments, expected 1 to 64', madlib_dl._table_label(source), nseg
+    IF nseg < 1 OR nseg > madlib_dl._job_limit('segments') THEN
+        RAISE EXCEPTION 'source_table "%" has % segments, expected 1 to %', madlib_dl._table_label(source), nseg,
+                        madlib_dl._job_limit('segments')
             USING ERRCODE = 'data_exception',
                   HINT = 'Preprocess the data again with training_preprocessor_dl.';
     END IF;
@@ -913,7 +915,7 @@ CREATE FUNCTION madlib_dl.madlib_keras_fit(source_table varchar, model varchar,
 RETURNS void
 LANGUAGE sql VOLATILE PARALLEL UNSAFE SECURITY INVOKER
 AS $$
-    -- object_table, in the caller's search_path: 55_custom_functions.sql
+    -- object_table, in the caller's search_path: custom_functions.sql
     SELECT madlib_dl._object_table_check(madlib_dl._resolve_table($14, 'object_table'), ARRAY[$5::text])
      WHERE $14 IS NOT NULL;
     SELECT madlib_dl._fit(

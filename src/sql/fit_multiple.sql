@@ -159,11 +159,12 @@ BEGIN
             USING ERRCODE = 'unique_violation',
                   HINT = 'Give each configuration its own mst_key (mst_key serial PRIMARY KEY).';
     END IF;
-    IF nt > 1024 THEN
-        RAISE EXCEPTION 'model_selection_table "%" has % configurations, more than 1024',
-                        madlib_dl._table_label(mst), nt
+    IF nt > madlib_dl._job_limit('models') THEN
+        RAISE EXCEPTION 'model_selection_table "%" has % configurations, more than %',
+                        madlib_dl._table_label(mst), nt, madlib_dl._job_limit('models')
             USING ERRCODE = 'program_limit_exceeded',
-                  HINT = 'Train the configurations in several calls of at most 1024.';
+                  HINT = format('Train the configurations in several calls of at most %s.',
+                                madlib_dl._job_limit('models'));
     END IF;
     FOR i IN 1 .. cardinality(keys) LOOP
         IF ids[i] IS NULL THEN

@@ -277,8 +277,9 @@ BEGIN
              ORDER BY canon, o) d;
 
     total := cardinality(ids)::bigint * cardinality(compiles) * cardinality(fits);
-    IF total > 100000 THEN
-        RAISE EXCEPTION 'model_id_list, compile_params_list and fit_params_list give % configurations, more than 100000', total
+    IF total > madlib_dl._job_limit('configs') THEN
+        RAISE EXCEPTION 'model_id_list, compile_params_list and fit_params_list give % configurations, more than %',
+                        total, madlib_dl._job_limit('configs')
             USING ERRCODE = 'program_limit_exceeded',
                   HINT = 'Give shorter lists.';
     END IF;

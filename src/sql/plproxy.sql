@@ -66,7 +66,8 @@ BEGIN
             '    schema_name  text NOT NULL,'
             '    table_name   text NOT NULL,'
             '    cluster      text NOT NULL,'
-            '    num_segments integer NOT NULL CHECK (num_segments BETWEEN 1 AND 64),'
+            '    num_segments integer NOT NULL CHECK (num_segments BETWEEN 1 AND '
+            || madlib_dl._job_limit('segments') || '),'
             '    distributed_at timestamptz NOT NULL DEFAULT now(),'
             '    UNIQUE (schema_name, table_name)'
             ')' || madlib_dl._replicated_clause();
@@ -804,8 +805,9 @@ BEGIN
                              'CREATE USER MAPPING FOR role SERVER cluster OPTIONS (user ''...'', password ''...'').';
         END IF;
     END LOOP;
-    IF num_segments IS NULL OR num_segments < nn OR num_segments > 64 THEN
-        RAISE EXCEPTION 'num_segments must be between % (the node count) and 64, got %', nn, num_segments
+    IF num_segments IS NULL OR num_segments < nn OR num_segments > madlib_dl._job_limit('segments') THEN
+        RAISE EXCEPTION 'num_segments must be between % (the node count) and %, got %', nn,
+                        madlib_dl._job_limit('segments'), num_segments
             USING ERRCODE = 'invalid_parameter_value',
                   HINT = 'Give the distribution_rules segment count the table was preprocessed with.';
     END IF;

@@ -210,15 +210,16 @@ BEGIN
     END IF;
     IF btrim(distribution_rules) ~ '^[0-9]{1,9}$' THEN
         nseg := btrim(distribution_rules)::integer;
-        IF nseg BETWEEN 1 AND 64 THEN
+        IF nseg BETWEEN 1 AND madlib_dl._job_limit('segments') THEN
             rules := nseg::text;
             RETURN;
         END IF;
     END IF;
     RAISE EXCEPTION 'distribution_rules "%" is not valid', distribution_rules
         USING ERRCODE = 'invalid_parameter_value',
-              HINT = 'Give NULL or ''all_segments'' for the default number of segments, '
-                     'a number of segments from 1 to 64 as text, e.g. ''2'', or a table of segment ids.';
+              HINT = format('Give NULL or ''all_segments'' for the default number of segments, '
+                            'a number of segments from 1 to %s as text, e.g. ''2'', or a table of segment ids.',
+                            madlib_dl._job_limit('segments'));
 END
 $$;
 
@@ -857,7 +858,7 @@ BEGIN
 
     PERFORM madlib_dl._pp_pack(src, dst, summ, cv_cols, v.cols[1:nd], cols[nd + 1:], kinds,
                                cast_types, n_rows, bs, seg.nseg, ncls, norm, dims, true, x_exprs);
-    IF madlib_dl._is_greenplum() THEN   -- place buffer b on segment b % nseg (90_greenplum.sql)
+    IF madlib_dl._is_greenplum() THEN   -- place buffer b on segment b % nseg (greenplum.sql)
         PERFORM madlib_dl._gp_place_buffers(dst);
     END IF;
 END
@@ -1110,7 +1111,7 @@ BEGIN
                                v.cols[1:nd], cols[nd + 1:], kinds, cast_types, n_rows, bs, seg.nseg,
                                ts.ncls, ts.normalizing_const, dims, false,
                                CASE WHEN tf IS NOT NULL THEN ARRAY[madlib_dl._tf_expr('c.tf', tf_cols, 's')] END);
-    IF madlib_dl._is_greenplum() THEN   -- place buffer b on segment b % nseg (90_greenplum.sql)
+    IF madlib_dl._is_greenplum() THEN   -- place buffer b on segment b % nseg (greenplum.sql)
         PERFORM madlib_dl._gp_place_buffers(dst);
     END IF;
 END

@@ -90,7 +90,7 @@ DECLARE
     metrics jsonb[];
     params jsonb[];
 BEGIN
-    -- whose code runs (01_util.sql): the tables are checked before they are read
+    -- whose code runs (util.sql): the tables are checked before they are read
     IF srel IS NOT NULL THEN
         PERFORM madlib_dl._assert_trusted_table(srel, 'model summary table');
     END IF;

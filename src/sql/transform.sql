@@ -84,7 +84,7 @@ DECLARE
     col text;
     typ oid;
 BEGIN
-    PERFORM madlib_dl._assert_trusted_table(rel, what);  -- 42501: another role's types (01_util.sql)
+    PERFORM madlib_dl._assert_trusted_table(rel, what);  -- 42501: another role's types (util.sql)
     cols := '{}';
     types := '{}';
     FOR col IN SELECT e->>'column' FROM jsonb_array_elements(plan->'items') WITH ORDINALITY AS u(e, o)

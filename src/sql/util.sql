@@ -44,6 +44,15 @@ RETURNS text[]
 AS 'MODULE_PATHNAME', 'madlib_dl__resolve_table'
 LANGUAGE C STABLE PARALLEL RESTRICTED;
 
+-- A job limit the drivers check before they build a job: 'segments' (most
+-- segments of a packed table or a cluster), 'models' (most configurations
+-- of one fit_multiple job), 'configs' (most rows of generate_model_configs).
+-- The numbers live once, in C (src/pg/runtime/limits.c).
+CREATE FUNCTION madlib_dl._job_limit(name text)
+RETURNS integer
+AS 'MODULE_PATHNAME', 'madlib_dl__job_limit'
+LANGUAGE C IMMUTABLE PARALLEL SAFE;
+
 -- The parts of a name as SQL reads them, without resolving it: {table}
 -- or {schema, table} (pg_temp: the session's temporary schema, when it
 -- has one); NULL for NULL or an invalid name.  For comparing names that

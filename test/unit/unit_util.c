@@ -1,6 +1,6 @@
 /*-------------------------------------------------------------------------
  *
- * test_util.c
+ * unit_util.c
  *	  Shared helpers for the engine's cmocka tests.
  *
  * IDENTIFICATION

@@ -14,7 +14,7 @@
  *	     -> SETOF (model_id, compile_params, fit_params), in MADlib's order
  *
  * The grids, grid search and random search are the engine's
- * (src/engine/model_select.c, dl_model_select.h); here are the SQL NULL
+ * (src/engine/model_grid.c and model_select.c, dl_model_select.h); here are the SQL NULL
  * checks, the conversion of the arguments, the check of every generated
  * string by the engine's parameter parsers, and the rows.
  *

@@ -12,8 +12,9 @@
  * one of its processes will hold, and checks it before it starts
  * workers, reads data or builds a model (dl_limits_check_job in
  * job_limits.c, also callable from SQL as madlib_dl._check_model_memory).
- * This file holds the GUCs, the partition budget and the per-model checks,
- * and calls nothing above it (pg_model.c calls it).  As a backstop,
+ * This file holds the GUCs, the partition budget, the per-model checks
+ * and the job limits the SQL drivers read (madlib_dl._job_limit), and
+ * calls nothing above it (pg_model.c calls it).  As a backstop,
  * every model dl_pg_model_create builds is checked alone
  * (dl_limits_check_model), whichever path reached it.
  *
@@ -41,6 +42,7 @@
 #include "utils/guc.h"
 
 #include "madlib_dl/dl_blob.h"
+#include "madlib_dl/dl_model_select.h"
 #include "madlib_dl/dl_visit.h"
 
 #include "pg_limits.h"
@@ -244,4 +246,44 @@ dl_limits_check_weights(size_t n_params, const char *what)
 						what, n_params, floor(MAX_BYTEA_PAYLOAD / sizeof(float))),
 				 errdetail("model_weights holds every parameter as a float32 in one bytea value, of at most 1 GB."),
 				 errhint("Use a smaller model (fewer units, filters or layers).")));
+}
+
+/*
+ * madlib_dl._job_limit(name text) RETURNS integer: a job limit the SQL
+ * drivers check before they build a job, so that each number exists once,
+ * in C:
+ *	 'segments'  most segments of a packed table or a cluster (DL_SEG_MAX)
+ *	 'models'    most configurations of one fit_multiple job (DL_SEG_MAX_MODELS)
+ *	 'configs'   most rows generate_model_configs writes (DL_MS_MAX_CONFIGS)
+ */
+PG_FUNCTION_INFO_V1(madlib_dl__job_limit);
+
+Datum
+madlib_dl__job_limit(PG_FUNCTION_ARGS)
+{
+	static const struct
+	{
+		const char *name;
+		int			value;
+	}			limits[] = {
+		{"segments", DL_SEG_MAX},
+		{"models", DL_SEG_MAX_MODELS},
+		{"configs", DL_MS_MAX_CONFIGS},
+	};
+	char	   *name;
+
+	if (PG_ARGISNULL(0))
+		ereport(ERROR,
+				(errcode(ERRCODE_NULL_VALUE_NOT_ALLOWED),
+				 errmsg("name must not be NULL"),
+				 errhint("Name a job limit: 'segments', 'models' or 'configs'.")));
+	name = text_to_cstring(PG_GETARG_TEXT_PP(0));
+	for (size_t k = 0; k < lengthof(limits); k++)
+		if (strcmp(name, limits[k].name) == 0)
+			PG_RETURN_INT32(limits[k].value);
+	ereport(ERROR,
+			(errcode(ERRCODE_INVALID_PARAMETER_VALUE),
+			 errmsg("unknown job limit \"%.64s\"", name),
+			 errhint("Name a job limit: 'segments', 'models' or 'configs'.")));
+	PG_RETURN_NULL();			/* not reached */
 }
