@@ -86,6 +86,42 @@ dl_pg_role_label(Oid role)
 }
 
 /*
+ * The first type not trusted among those of the attributes (not dropped)
+ * of the composite type's relation relid, walked as dl_pg_untrusted_type
+ * does; InvalidOid when all are trusted.  *owner: its owner.
+ */
+static Oid
+untrusted_attribute_type(Oid relid, Oid *owner)
+{
+	Oid			bad = InvalidOid;
+	int			natts = 0;
+	HeapTuple	ctup = SearchSysCache1(RELOID, ObjectIdGetDatum(relid));
+
+	if (HeapTupleIsValid(ctup))
+	{
+		natts = ((Form_pg_class) GETSTRUCT(ctup))->relnatts;
+		ReleaseSysCache(ctup);
+	}
+	for (AttrNumber a = 1; a <= natts && !OidIsValid(bad); a++)
+	{
+		HeapTuple	atup = SearchSysCache2(ATTNUM, ObjectIdGetDatum(relid), Int16GetDatum(a));
+
+		if (!HeapTupleIsValid(atup))
+			continue;
+		if (!((Form_pg_attribute) GETSTRUCT(atup))->attisdropped)
+		{
+			Oid			at = ((Form_pg_attribute) GETSTRUCT(atup))->atttypid;
+
+			ReleaseSysCache(atup);
+			bad = dl_pg_untrusted_type(at, owner);
+		}
+		else
+			ReleaseSysCache(atup);
+	}
+	return bad;
+}
+
+/*
  * The first type, walking type (the element of an array, the base of a
  * domain, the attributes of a composite, the subtype of a range or
  * multirange), that is owned by a role not trusted; InvalidOid when all
@@ -132,32 +168,7 @@ dl_pg_untrusted_type(Oid type, Oid *owner)
 		if (OidIsValid(next[i]) && next[i] != type)
 			bad = dl_pg_untrusted_type(next[i], owner);
 	if (!OidIsValid(bad) && OidIsValid(relid))
-	{
-		int			natts = 0;
-		HeapTuple	ctup = SearchSysCache1(RELOID, ObjectIdGetDatum(relid));
-
-		if (HeapTupleIsValid(ctup))
-		{
-			natts = ((Form_pg_class) GETSTRUCT(ctup))->relnatts;
-			ReleaseSysCache(ctup);
-		}
-		for (AttrNumber a = 1; a <= natts && !OidIsValid(bad); a++)
-		{
-			HeapTuple	atup = SearchSysCache2(ATTNUM, ObjectIdGetDatum(relid), Int16GetDatum(a));
-
-			if (!HeapTupleIsValid(atup))
-				continue;
-			if (!((Form_pg_attribute) GETSTRUCT(atup))->attisdropped)
-			{
-				Oid			at = ((Form_pg_attribute) GETSTRUCT(atup))->atttypid;
-
-				ReleaseSysCache(atup);
-				bad = dl_pg_untrusted_type(at, owner);
-			}
-			else
-				ReleaseSysCache(atup);
-		}
-	}
+		bad = untrusted_attribute_type(relid, owner);
 	return bad;
 }
 
@@ -288,23 +299,17 @@ dl_pg_relations_used(Oid classid, Oid objid, Oid self)
 }
 
 /*
- * The objects that hang on relid and run code when it is read
- * (for_write false: row-security policies; the query of a view of an
- * untrusted owner, and the policies of the relations a view reads) or written (for_write: also
- * triggers, rules, defaults and generated columns, CHECK constraints,
- * index expressions and predicates), each checked with
- * dl_pg_require_trusted_deps.  A trigger's function is a dependency of the
- * trigger, so it is checked with them.
+ * The objects (classid, objid pairs, palloc'd) that hang on relid and
+ * run code when it is read (for_write false) or written (for_write).
  */
-static void
-dl_pg_require_trusted_attached(Oid relid, const char *label, bool for_write, int depth)
+static List *
+attached_objects(Oid relid, bool for_write)
 {
 	Relation	dep = table_open(DependRelationId, AccessShareLock);
 	ScanKeyData key[2];
 	SysScanDesc scan;
 	HeapTuple	tup;
 	List	   *objs = NIL;
-	ListCell   *lc;
 
 	ScanKeyInit(&key[0], Anum_pg_depend_refclassid, BTEqualStrategyNumber, F_OIDEQ,
 				ObjectIdGetDatum(RelationRelationId));
@@ -329,55 +334,88 @@ dl_pg_require_trusted_attached(Oid relid, const char *label, bool for_write, int
 	}
 	systable_endscan(scan);
 	table_close(dep, AccessShareLock);
-	foreach(lc, objs)
+	return objs;
+}
+
+static void dl_pg_require_trusted_attached(Oid relid, const char *label, bool for_write, int depth);
+
+/*
+ * Check the object o (classid, objid) attached to relid with
+ * dl_pg_require_trusted_deps; for a view's rule, the policies of the
+ * relations it reads too.
+ */
+static void
+require_trusted_object(Oid relid, const char *label, const Oid *o, int depth)
+{
+	const char *kind = o[0] == PolicyRelationId ? "row-security policy"
+		: o[0] == TriggerRelationId ? "trigger"
+		: o[0] == RewriteRelationId ? "rule"
+		: o[0] == AttrDefaultRelationId ? "column default"
+		: o[0] == ConstraintRelationId ? "constraint" : "index";
+
+	/*
+	 * A view of the caller's (or a superuser's) runs the code its owner
+	 * chose: the way to cast another role's column to a built-in type.
+	 */
+	if (o[0] != RewriteRelationId || !dl_pg_owner_trusted(dl_pg_rel_owner(relid)))
+		dl_pg_require_trusted_deps(o[0], o[1], label, kind);
+	/* a view: the policies of the relations it reads apply too */
+	if (o[0] == RewriteRelationId && depth < 8)
 	{
-		Oid		   *o = lfirst(lc);
-		const char *kind = o[0] == PolicyRelationId ? "row-security policy"
-			: o[0] == TriggerRelationId ? "trigger"
-			: o[0] == RewriteRelationId ? "rule"
-			: o[0] == AttrDefaultRelationId ? "column default"
-			: o[0] == ConstraintRelationId ? "constraint" : "index";
+		List	   *rels = dl_pg_relations_used(RewriteRelationId, o[1], relid);
+		ListCell   *rc;
 
-		/*
-		 * A view of the caller's (or a superuser's) runs the code its owner
-		 * chose: the way to cast another role's column to a built-in type.
-		 */
-		if (o[0] != RewriteRelationId || !dl_pg_owner_trusted(dl_pg_rel_owner(relid)))
-			dl_pg_require_trusted_deps(o[0], o[1], label, kind);
-		/* a view: the policies of the relations it reads apply too */
-		if (o[0] == RewriteRelationId && depth < 8)
-		{
-			List	   *rels = dl_pg_relations_used(RewriteRelationId, o[1], relid);
-			ListCell   *rc;
-
-			foreach(rc, rels)
-				dl_pg_require_trusted_attached(lfirst_oid(rc), dl_pg_relation_sql_name(lfirst_oid(rc)),
-											   false, depth + 1);
-		}
+		foreach(rc, rels)
+			dl_pg_require_trusted_attached(lfirst_oid(rc), dl_pg_relation_sql_name(lfirst_oid(rc)),
+										   false, depth + 1);
 	}
+}
+
+/* ERROR 42501 for a trigger of relid that calls a function of another role, even a trusted one. */
+static void
+require_trusted_triggers(Oid relid, const char *label)
+{
+	Relation	rel = table_open(relid, AccessShareLock);
+
+	if (rel->trigdesc != NULL)
+		for (int i = 0; i < rel->trigdesc->numtriggers; i++)
+		{
+			Trigger    *tg = &rel->trigdesc->triggers[i];
+			char	   *what = NULL;
+			Oid			owner = InvalidOid;
+
+			if (tg->tgisinternal)
+				continue;
+			if (!dl_pg_ref_trusted(ProcedureRelationId, tg->tgfoid, &what, &owner))
+				ereport(ERROR,
+						(errcode(ERRCODE_INSUFFICIENT_PRIVILEGE),
+						 errmsg("table %s has a trigger %s that calls %s, owned by role %s: madlib_dl runs no other role's code",
+								label, quote_identifier(tg->tgname), what, dl_pg_role_label(owner)),
+						 errhint("Give a table of your own without it (docs/security.md).")));
+		}
+	table_close(rel, AccessShareLock);
+}
+
+/*
+ * The objects that hang on relid and run code when it is read
+ * (for_write false: row-security policies; the query of a view of an
+ * untrusted owner, and the policies of the relations a view reads) or written (for_write: also
+ * triggers, rules, defaults and generated columns, CHECK constraints,
+ * index expressions and predicates), each checked with
+ * dl_pg_require_trusted_deps.  A trigger's function is a dependency of the
+ * trigger, so it is checked with them.
+ */
+static void
+dl_pg_require_trusted_attached(Oid relid, const char *label, bool for_write, int depth)
+{
+	List	   *objs = attached_objects(relid, for_write);
+	ListCell   *lc;
+
+	foreach(lc, objs)
+		require_trusted_object(relid, label, lfirst(lc), depth);
 	/* a trigger of another role, even on a trusted function */
 	if (for_write)
-	{
-		Relation	rel = table_open(relid, AccessShareLock);
-
-		if (rel->trigdesc != NULL)
-			for (int i = 0; i < rel->trigdesc->numtriggers; i++)
-			{
-				Trigger    *tg = &rel->trigdesc->triggers[i];
-				char	   *what = NULL;
-				Oid			owner = InvalidOid;
-
-				if (tg->tgisinternal)
-					continue;
-				if (!dl_pg_ref_trusted(ProcedureRelationId, tg->tgfoid, &what, &owner))
-					ereport(ERROR,
-							(errcode(ERRCODE_INSUFFICIENT_PRIVILEGE),
-							 errmsg("table %s has a trigger %s that calls %s, owned by role %s: madlib_dl runs no other role's code",
-									label, quote_identifier(tg->tgname), what, dl_pg_role_label(owner)),
-							 errhint("Give a table of your own without it (docs/security.md).")));
-			}
-		table_close(rel, AccessShareLock);
-	}
+		require_trusted_triggers(relid, label);
 }
 
 void

@@ -99,6 +99,15 @@ dl_pg_spi_open_cursor(const char *query)
 	return SPI_cursor_open(NULL, plan, NULL, NULL, true);
 }
 
+bool
+dl_pg_spi_select_text(const char *sql, const char *arg, long limit)
+{
+	Oid			argtypes[1] = {TEXTOID};
+	Datum		args[1] = {CStringGetTextDatum(arg)};
+
+	return SPI_execute_with_args(sql, 1, argtypes, args, NULL, true, limit) == SPI_OK_SELECT;
+}
+
 #if PG_VERSION_NUM < 150000
 void
 dl_init_materialized_srf(FunctionCallInfo fcinfo, bits32 flags)

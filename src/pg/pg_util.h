@@ -133,6 +133,13 @@ void		dl_pg_require_writable_table(Oid relid, const char *what);
 Portal		dl_pg_spi_open_cursor(const char *query);
 
 /*
+ * Inside SPI: run the read-only query sql with $1 the text arg, at most
+ * limit rows (0: all).  Whether it ran (SPI_OK_SELECT); the caller
+ * raises its own error when not.
+ */
+bool		dl_pg_spi_select_text(const char *sql, const char *arg, long limit);
+
+/*
  * Whether the dimensions of arr differ from the rank dims (a model's
  * per-sample input shape); when they do, "[a,b,c]" of arr's dimensions
  * into have and of dims into want (both initStringInfo'd here), for the

@@ -302,6 +302,21 @@ madlib_dl__arch_info(PG_FUNCTION_ARGS)
 }
 
 /*
+ * Begin the set-returning function fn (InitMaterializedSRF), declared
+ * with natts columns; its ReturnSetInfo.
+ */
+static ReturnSetInfo *
+srf_begin(FunctionCallInfo fcinfo, const char *fn, int natts)
+{
+	ReturnSetInfo *rsinfo = (ReturnSetInfo *) fcinfo->resultinfo;
+
+	InitMaterializedSRF(fcinfo, 0);
+	if (rsinfo->setDesc->natts != natts)
+		elog(ERROR, "%s must return %d columns, is declared with %d", fn, natts, rsinfo->setDesc->natts);
+	return rsinfo;
+}
+
+/*
  * _arch_io(model_arch json) RETURNS TABLE (io text, position integer,
  *     name text, shape integer[])
  *
@@ -313,13 +328,10 @@ PG_FUNCTION_INFO_V1(madlib_dl__arch_io);
 Datum
 madlib_dl__arch_io(PG_FUNCTION_ARGS)
 {
-	ReturnSetInfo *rsinfo = (ReturnSetInfo *) fcinfo->resultinfo;
+	ReturnSetInfo *rsinfo = srf_begin(fcinfo, "_arch_io", 4);
 	DlAllocator alloc = dl_pg_allocator(CurrentMemoryContext);
 	DlModelSpec *spec;
 
-	InitMaterializedSRF(fcinfo, 0);
-	if (rsinfo->setDesc->natts != 4)
-		elog(ERROR, "_arch_io must return 4 columns, is declared with %d", rsinfo->setDesc->natts);
 	spec = parse_arch(PG_GETARG_TEXT_PP(0), &alloc);
 	for (int i = 0; i < spec->n_inputs + spec->n_outputs; i++)
 	{
@@ -351,14 +363,9 @@ PG_FUNCTION_INFO_V1(madlib_dl_keras_model_summary);
 Datum
 madlib_dl_keras_model_summary(PG_FUNCTION_ARGS)
 {
-	ReturnSetInfo *rsinfo = (ReturnSetInfo *) fcinfo->resultinfo;
+	ReturnSetInfo *rsinfo = srf_begin(fcinfo, "keras_model_summary", 4);
 	DlAllocator alloc = dl_pg_allocator(CurrentMemoryContext);
 	DlModelSpec *spec;
-
-	InitMaterializedSRF(fcinfo, 0);
-	if (rsinfo->setDesc->natts != 4)
-		elog(ERROR, "keras_model_summary must return 4 columns, is declared with %d",
-			 rsinfo->setDesc->natts);
 
 	spec = parse_arch(PG_GETARG_TEXT_PP(0), &alloc);
 	for (int i = 0; i < spec->n_layers; i++)
@@ -471,15 +478,11 @@ PG_FUNCTION_INFO_V1(madlib_dl_keras_model_weights);
 Datum
 madlib_dl_keras_model_weights(PG_FUNCTION_ARGS)
 {
-	ReturnSetInfo *rsinfo = (ReturnSetInfo *) fcinfo->resultinfo;
+	ReturnSetInfo *rsinfo = srf_begin(fcinfo, "keras_model_weights", 6);
 	DlAllocator alloc = dl_pg_allocator(CurrentMemoryContext);
 	DlModelSpec *spec;
 	int32		pos = 0;
 
-	InitMaterializedSRF(fcinfo, 0);
-	if (rsinfo->setDesc->natts != 6)
-		elog(ERROR, "keras_model_weights must return 6 columns, is declared with %d",
-			 rsinfo->setDesc->natts);
 	spec = parse_arch(arch_for_weights(PG_GETARG_TEXT_PP(0)), &alloc);
 	for (int i = 0; i < spec->n_layers; i++)
 	{

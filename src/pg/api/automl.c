@@ -285,26 +285,13 @@ next_jobs(AmRun *a, DlAutomlJob *jobs)
 }
 
 /*
- * Start the jobs the scheduler gives now: in a new session when one of
- * them has a configuration the session does not hold (TPE's next batch:
- * nothing runs then); each on the hopper, a new configuration from its
- * initial state.
+ * Drop from the n jobs the ones of configurations early stopping ended:
+ * such a job (a promotion) ends at once with its score, and the
+ * scheduler may then give others.  Returns how many jobs are left.
  */
-static void
-start_jobs(AmRun *a)
+static int
+drop_stopped_jobs(AmRun *a, DlAutomlJob *jobs, int n)
 {
-	DlAutomlJob *jobs = palloc(sizeof(DlAutomlJob) * a->cap);
-	int		   *models = palloc(sizeof(int) * a->cap);
-	int64	   *offsets = palloc(sizeof(int64) * a->cap);
-	int			n = next_jobs(a, jobs);
-	bool		fresh = false;
-	MemoryContext old;
-
-	/*
-	 * A configuration early stopping ended is not trained again: a job the
-	 * scheduler gives it (a promotion) ends at once with its score, and the
-	 * scheduler may then give others.
-	 */
 	for (bool again = true; again;)
 	{
 		int			kept = 0;
@@ -331,24 +318,46 @@ start_jobs(AmRun *a)
 			dl_pg_check(err.code, &err);
 		}
 	}
-	if (n == 0)
-		return;					/* nothing may start now */
+	return n;
+}
+
+/*
+ * A new session for the n jobs when one of them has a configuration the
+ * session does not hold: of all configurations when they are known, else
+ * of the batch.  models: room for a->cap.
+ */
+static void
+session_for_jobs(AmRun *a, const DlAutomlJob *jobs, int n, int *models)
+{
+	bool		fresh = false;
+
 	for (int i = 0; i < n; i++)
 		fresh = fresh || a->sess_of[jobs[i].config] < 0;
-	if (fresh)
-	{
-		if (a->n_jobs > 0)
-			elog(ERROR, "madlib_dl: a new session while jobs run");
-		session_end(a);
-		/* all configurations when they are known, else the batch */
-		for (int i = 0; i < a->cap; i++)
-			models[i] = i;
-		if (!dl_automl_configs_known(a->search))
-			for (int i = 0; i < n; i++)
-				models[i] = jobs[i].config;
-		session_begin(a, models, dl_automl_configs_known(a->search) ? a->cap : n);
-	}
-	old = MemoryContextSwitchTo(a->scxt);
+	if (!fresh)
+		return;
+	if (a->n_jobs > 0)
+		elog(ERROR, "madlib_dl: a new session while jobs run");
+	session_end(a);
+	/* all configurations when they are known, else the batch */
+	for (int i = 0; i < a->cap; i++)
+		models[i] = i;
+	if (!dl_automl_configs_known(a->search))
+		for (int i = 0; i < n; i++)
+			models[i] = jobs[i].config;
+	session_begin(a, models, dl_automl_configs_known(a->search) ? a->cap : n);
+}
+
+/*
+ * Put the n jobs on the hopper (made for them when there is none), a new
+ * configuration from its initial state; in the session's context.
+ */
+static void
+add_jobs(AmRun *a, const DlAutomlJob *jobs, int n)
+{
+	int		   *models = palloc(sizeof(int) * a->cap);
+	int64	   *offsets = palloc(sizeof(int64) * a->cap);
+	MemoryContext old = MemoryContextSwitchTo(a->scxt);
+
 	for (int i = 0; i < n; i++)
 	{
 		AmConfig   *cf = &a->cfg[jobs[i].config];
@@ -376,9 +385,31 @@ start_jobs(AmRun *a)
 	if (a->fm.hopper == NULL && n > 0)
 		dl_fm_make_hopper(&a->fm, models, offsets, n, a->scxt);
 	MemoryContextSwitchTo(old);
-	pfree(jobs);
 	pfree(models);
 	pfree(offsets);
+}
+
+/*
+ * Start the jobs the scheduler gives now: in a new session when one of
+ * them has a configuration the session does not hold (TPE's next batch:
+ * nothing runs then); each on the hopper, a new configuration from its
+ * initial state.
+ */
+static void
+start_jobs(AmRun *a)
+{
+	DlAutomlJob *jobs = palloc(sizeof(DlAutomlJob) * a->cap);
+	int		   *models = palloc(sizeof(int) * a->cap);
+	int			n = next_jobs(a, jobs);
+
+	/* a configuration early stopping ended is not trained again */
+	n = drop_stopped_jobs(a, jobs, n);
+	if (n == 0)
+		return;					/* nothing may start now */
+	session_for_jobs(a, jobs, n, models);
+	add_jobs(a, jobs, n);
+	pfree(jobs);
+	pfree(models);
 }
 
 /* The clock of job j's next stop: its end, or its next own metrics point. */

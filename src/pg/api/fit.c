@@ -516,15 +516,8 @@ madlib_dl__fit_run(PG_FUNCTION_ARGS)
 	Datum		result;
 
 	/* 0.1.0's _fit_run took 13 arguments (src/pg/api/compat.c) */
-	if (PG_NARGS() != 1)
-		dl_pg_old_sql_error(fcinfo, "0.1.0");
-	if (PG_ARGISNULL(0))
-		ereport(ERROR,
-				(errcode(ERRCODE_NULL_VALUE_NOT_ALLOWED),
-				 errmsg("the training job must not be NULL"),
-				 errhint("Call fit, which fills the job.")));
 	memset(&r, 0, sizeof(r));
-	dl_pg_job_read(PG_GETARG_HEAPTUPLEHEADER(0), 1, &r.job);
+	dl_pg_job_read_arg(fcinfo, "fit", 1, &r.job);
 	dl_pg_job_check_memory(&r.job, DL_PG_JOB_FIT);
 	INSTR_TIME_SET_CURRENT(r.start);
 	dl_pg_set_blas_threads();

@@ -618,6 +618,58 @@ fm_result_rows(FmRun *r, bytea **weights, ReturnSetInfo *rsinfo)
 	}
 }
 
+/* Describe r's models, build the hopper and the segments, the initial states and the windows' sums. */
+static void
+fm_run_build(FmRun *r, ReturnSetInfo *rsinfo, MemoryContext fcxt)
+{
+	dl_fm_describe(r, fcxt, dl_limits_metric_points(r->job.num_iterations, r->job.freq));
+	dl_fm_make_hopper(r, NULL, NULL, r->K, fcxt);
+	r->schedule = fm_schedule(r, rsinfo->econtext->ecxt_per_query_memory);
+	dl_progress_begin("fit_multiple", dl_progress_relname(r->job.source), NULL,
+					  r->job.num_iterations, r->K);
+	dl_fm_start(r, fcxt);
+	for (int k = 0; k < r->K; k++)
+		dl_fm_init_state(r, k, fcxt);
+	r->win_loss = MemoryContextAllocHuge(fcxt, mul_size(sizeof(double), mul_size(r->K, r->job.freq)));
+	r->win_n = MemoryContextAllocHuge(fcxt, mul_size(sizeof(int64), mul_size(r->K, r->job.freq)));
+}
+
+/* The models neither diverged nor stopped, into alive; how many. */
+static int
+fm_alive(const FmRun *r, int *alive)
+{
+	int			na = 0;
+
+	for (int k = 0; k < r->K; k++)
+		if (!r->models[k].diverged && !r->models[k].stopped)
+			alive[na++] = k;
+	return na;
+}
+
+/* Train r window by window (metrics points), until the last iteration or no model is left. */
+static void
+fm_run_train(FmRun *r, MemoryContext fcxt)
+{
+	int		   *alive = palloc(sizeof(int) * r->K);
+
+	for (int first = 1; first <= r->job.num_iterations;)
+	{
+		int			target = Min(((first + r->job.freq - 1) / r->job.freq) * r->job.freq,
+								 r->job.num_iterations);
+		int			na;
+
+		dl_fm_train_round(r, first, target);
+		na = fm_alive(r, alive);
+		dl_fm_evaluate(r, target, alive, NULL, na);
+		fm_notice(r, target, r->win_loss + (target - first), r->win_n + (target - first),
+				  target - first + 1);
+		fm_early_stop(r, target, alive, na, fcxt);
+		first = target + 1;
+		if (fm_alive(r, alive) == 0)
+			break;				/* every model stopped or diverged */
+	}
+}
+
 PG_FUNCTION_INFO_V1(madlib_dl__fit_multiple_run);
 
 /*
@@ -635,18 +687,10 @@ madlib_dl__fit_multiple_run(PG_FUNCTION_ARGS)
 	MemoryContext fcxt;
 	FmRun		r;
 	bytea	  **weights;
-	int		   *alive;
 
 	/* 0.1.0's _fit_multiple_run took 15 arguments (src/pg/api/compat.c) */
-	if (PG_NARGS() != 1)
-		dl_pg_old_sql_error(fcinfo, "0.1.0");
-	if (PG_ARGISNULL(0))
-		ereport(ERROR,
-				(errcode(ERRCODE_NULL_VALUE_NOT_ALLOWED),
-				 errmsg("the training job must not be NULL"),
-				 errhint("Call fit_multiple, which fills the job.")));
 	memset(&r, 0, sizeof(r));
-	dl_pg_job_read(PG_GETARG_HEAPTUPLEHEADER(0), DL_SEG_MAX_MODELS, &r.job);
+	dl_pg_job_read_arg(fcinfo, "fit_multiple", DL_SEG_MAX_MODELS, &r.job);
 	r.K = r.job.n_models;
 	r.has_val = OidIsValid(r.job.validation);
 	dl_pg_job_check_memory(&r.job, DL_PG_JOB_FIT_MULTIPLE);
@@ -658,38 +702,8 @@ madlib_dl__fit_multiple_run(PG_FUNCTION_ARGS)
 
 	fcxt = AllocSetContextCreate(caller, "madlib_dl fit_multiple", ALLOCSET_DEFAULT_SIZES);
 	MemoryContextSwitchTo(fcxt);
-	dl_fm_describe(&r, fcxt, dl_limits_metric_points(r.job.num_iterations, r.job.freq));
-	dl_fm_make_hopper(&r, NULL, NULL, r.K, fcxt);
-	r.schedule = fm_schedule(&r, rsinfo->econtext->ecxt_per_query_memory);
-	dl_progress_begin("fit_multiple", dl_progress_relname(r.job.source), NULL,
-					  r.job.num_iterations, r.K);
-	dl_fm_start(&r, fcxt);
-	for (int k = 0; k < r.K; k++)
-		dl_fm_init_state(&r, k, fcxt);
-	r.win_loss = MemoryContextAllocHuge(fcxt, mul_size(sizeof(double), mul_size(r.K, r.job.freq)));
-	r.win_n = MemoryContextAllocHuge(fcxt, mul_size(sizeof(int64), mul_size(r.K, r.job.freq)));
-	alive = palloc(sizeof(int) * r.K);
-	for (int first = 1; first <= r.job.num_iterations;)
-	{
-		int			target = Min(((first + r.job.freq - 1) / r.job.freq) * r.job.freq,
-								 r.job.num_iterations);
-		int			na = 0;
-
-		dl_fm_train_round(&r, first, target);
-		for (int k = 0; k < r.K; k++)
-			if (!r.models[k].diverged && !r.models[k].stopped)
-				alive[na++] = k;
-		dl_fm_evaluate(&r, target, alive, NULL, na);
-		fm_notice(&r, target, r.win_loss + (target - first), r.win_n + (target - first),
-				  target - first + 1);
-		fm_early_stop(&r, target, alive, na, fcxt);
-		first = target + 1;
-		na = 0;
-		for (int k = 0; k < r.K; k++)
-			na += !r.models[k].diverged && !r.models[k].stopped;
-		if (na == 0)
-			break;				/* every model stopped or diverged */
-	}
+	fm_run_build(&r, rsinfo, fcxt);
+	fm_run_train(&r, fcxt);
 
 	MemoryContextSwitchTo(rsinfo->econtext->ecxt_per_query_memory);
 	weights = palloc(sizeof(bytea *) * r.K);

@@ -18,6 +18,7 @@
 #include "utils/lsyscache.h"
 
 #include "job.h"
+#include "pg_util.h"
 
 /* The field name of job, ERROR 22004 when it is NULL. */
 static Datum
@@ -325,6 +326,19 @@ dl_pg_job_early_stop_begin(const DlPgTrainJob *job, const char *metric_name, con
 				(errcode(ERRCODE_INVALID_PARAMETER_VALUE),
 				 what != NULL ? errmsg("%s: %s", what, err.msg) : errmsg("%s", err.msg),
 				 errhint("%s", err.hint)));
+}
+
+void
+dl_pg_job_read_arg(FunctionCallInfo fcinfo, const char *driver, int max_models, DlPgTrainJob *out)
+{
+	if (PG_NARGS() != 1)
+		dl_pg_old_sql_error(fcinfo, "0.1.0");
+	if (PG_ARGISNULL(0))
+		ereport(ERROR,
+				(errcode(ERRCODE_NULL_VALUE_NOT_ALLOWED),
+				 errmsg("the training job must not be NULL"),
+				 errhint("Call %s, which fills the job.", driver)));
+	dl_pg_job_read(PG_GETARG_HEAPTUPLEHEADER(0), max_models, out);
 }
 
 void

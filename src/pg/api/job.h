@@ -79,6 +79,15 @@ void		dl_pg_job_early_stop_begin(const DlPgTrainJob *job, const char *metric_nam
 void		dl_pg_job_read(HeapTupleHeader job, int max_models, DlPgTrainJob *out);
 
 /*
+ * dl_pg_job_read of the job argument (0) of _fit_run or _fit_multiple_run,
+ * the only one: a call with other arguments is the 0.1.0 SQL's
+ * (dl_pg_old_sql_error; compat.c); a NULL job is 22004, whose hint names
+ * driver, the function that fills the job.
+ */
+void		dl_pg_job_read_arg(FunctionCallInfo fcinfo, const char *driver, int max_models,
+							   DlPgTrainJob *out);
+
+/*
  * The rule for num_iterations and metrics_compute_frequency (NULL, i.e.
  * freq_null, means num_iterations): ERROR 22023 unless num_iterations
  * >= 1 and 1 <= freq <= num_iterations.  Returns freq.

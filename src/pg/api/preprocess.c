@@ -304,18 +304,12 @@ report_bad_value(ArrayType *x, int64 k, double v, double norm, const char *row, 
 }
 
 /*
- * Write the row's array (argument 1) divided by norm as float32 at slot
- * of the buffer of st, whose dims it must have; what names the variable
- * in the errors.
+ * The row's array (argument 1); what names the variable in the error
+ * when it is NULL.
  */
-static void
-pack_float32_row(FunctionCallInfo fcinfo, PackState *st, int32 slot, double norm, const char *what)
+static ArrayType *
+row_array(FunctionCallInfo fcinfo, const char *what)
 {
-	ArrayType  *x;
-	uint8	   *dst;
-	Oid			elemtype;
-	int64		nv;
-
 	if (PG_ARGISNULL(1))
 	{
 		char	   *row = row_label(fcinfo, 2);
@@ -325,8 +319,24 @@ pack_float32_row(FunctionCallInfo fcinfo, PackState *st, int32 slot, double norm
 				 errmsg("%s is NULL in the row with ctid %s", what, row),
 				 errhint(ROW_HINT, row)));
 	}
-	x = PG_GETARG_ARRAYTYPE_P(1);
+	return PG_GETARG_ARRAYTYPE_P(1);
+}
 
+/* One row being written as float32: its array x, divided by norm, at dst. */
+typedef struct PackRow
+{
+	FunctionCallInfo fcinfo;	/* names the row (argument 2) in errors */
+	ArrayType  *x;
+	uint8	   *dst;
+	int64		nv;				/* values */
+	double		norm;
+	const char *what;			/* the variable, in errors */
+} PackRow;
+
+/* ERROR unless x has the dims of the buffer of st and no NULL element. */
+static void
+check_float32_row(FunctionCallInfo fcinfo, const PackState *st, ArrayType *x, const char *what)
+{
 	if (ARR_NDIM(x) != st->ndims ||
 		memcmp(ARR_DIMS(x), st->dims, st->ndims * sizeof(int)) != 0)
 	{
@@ -341,54 +351,76 @@ pack_float32_row(FunctionCallInfo fcinfo, PackState *st, int32 slot, double norm
 	}
 	if (ARR_HASNULL(x))
 		report_null_element(x, what, row_label(fcinfo, 2));
+}
 
-	dst = pack_slot(st, slot);
-	nv = st->row_values;
-	elemtype = ARR_ELEMTYPE(x);
-
-	/*
-	 * One loop per element type.  The division is done in double and
-	 * rounded once to float32; a value that is not finite afterwards is
-	 * either not finite in the data or overflows float32.  On a
-	 * little-endian host the float is its own little-endian bytes: the
-	 * loop stores it and tests its exponent with integer operations and
-	 * no early exit, so it vectorizes; a second loop runs only to name a
-	 * bad value.
-	 */
+/*
+ * One loop per element type (PACK_LOOP, over the PackRow *r).  The
+ * division is done in double and rounded once to float32; a value that
+ * is not finite afterwards is either not finite in the data or overflows
+ * float32.  On a little-endian host the float is its own little-endian
+ * bytes: the loop stores it and tests its exponent with integer
+ * operations and no early exit, so it vectorizes; a second loop runs
+ * only to name a bad value.
+ */
 #if defined(__BYTE_ORDER__) && __BYTE_ORDER__ == __ORDER_LITTLE_ENDIAN__
 #define PACK_LOOP(ctype) \
 	do { \
-		const ctype *src = (const ctype *) array_data(x); \
+		const ctype *src = (const ctype *) array_data(r->x); \
 		uint32		bad = 0; \
-		for (int64 k = 0; k < nv; k++) \
+		for (int64 k = 0; k < r->nv; k++) \
 		{ \
-			float	f = (float) ((double) src[k] / norm); \
+			float	f = (float) ((double) src[k] / r->norm); \
 			uint32	u; \
 			memcpy(&u, &f, sizeof(u)); \
 			bad |= (u & 0x7f800000u) == 0x7f800000u; \
-			memcpy(dst + 4 * k, &f, sizeof(f)); \
+			memcpy(r->dst + 4 * k, &f, sizeof(f)); \
 		} \
-		for (int64 k = 0; unlikely(bad) && k < nv; k++) \
+		for (int64 k = 0; unlikely(bad) && k < r->nv; k++) \
 		{ \
 			double	v = (double) src[k]; \
-			if (!isfinite((float) (v / norm))) \
-				report_bad_value(x, k, v, norm, row_label(fcinfo, 2), what); \
+			if (!isfinite((float) (v / r->norm))) \
+				report_bad_value(r->x, k, v, r->norm, row_label(r->fcinfo, 2), r->what); \
 		} \
 	} while (0)
 #else
 #define PACK_LOOP(ctype) \
 	do { \
-		const ctype *src = (const ctype *) array_data(x); \
-		for (int64 k = 0; k < nv; k++) \
+		const ctype *src = (const ctype *) array_data(r->x); \
+		for (int64 k = 0; k < r->nv; k++) \
 		{ \
 			double	v = (double) src[k]; \
-			float	f = (float) (v / norm); \
+			float	f = (float) (v / r->norm); \
 			if (unlikely(!isfinite(f))) \
-				report_bad_value(x, k, v, norm, row_label(fcinfo, 2), what); \
-			put_f32le(dst + 4 * k, f); \
+				report_bad_value(r->x, k, v, r->norm, row_label(r->fcinfo, 2), r->what); \
+			put_f32le(r->dst + 4 * k, f); \
 		} \
 	} while (0)
 #endif
+
+/* PACK_LOOP for a numeric array: each element through float8. */
+static void
+pack_numeric_values(const PackRow *r)
+{
+	Datum	   *elems;
+	int			nelems;
+
+	deconstruct_array(r->x, NUMERICOID, -1, false, TYPALIGN_INT, &elems, NULL, &nelems);
+	for (int64 k = 0; k < r->nv; k++)
+	{
+		double		v = DatumGetFloat8(DirectFunctionCall1(numeric_float8_no_overflow, elems[k]));
+		float		f = (float) (v / r->norm);
+
+		if (!isfinite(f))
+			report_bad_value(r->x, k, v, r->norm, row_label(r->fcinfo, 2), r->what);
+		put_f32le(r->dst + 4 * k, f);
+	}
+}
+
+/* Write the values of r's array as float32; ERROR for a non-numeric type. */
+static void
+pack_float32_values(const PackRow *r)
+{
+	Oid			elemtype = ARR_ELEMTYPE(r->x);
 
 	switch (elemtype)
 	{
@@ -408,32 +440,37 @@ pack_float32_row(FunctionCallInfo fcinfo, PackState *st, int32 slot, double norm
 			PACK_LOOP(int64);
 			break;
 		case NUMERICOID:
-			{
-				Datum	   *elems;
-				int			nelems;
-
-				deconstruct_array(x, NUMERICOID, -1, false, TYPALIGN_INT,
-								  &elems, NULL, &nelems);
-				for (int64 k = 0; k < nv; k++)
-				{
-					double		v = DatumGetFloat8(DirectFunctionCall1(numeric_float8_no_overflow,
-																	   elems[k]));
-					float		f = (float) (v / norm);
-
-					if (!isfinite(f))
-						report_bad_value(x, k, v, norm, row_label(fcinfo, 2), what);
-					put_f32le(dst + 4 * k, f);
-				}
-			}
+			pack_numeric_values(r);
 			break;
 		default:
 			ereport(ERROR,
 					(errcode(ERRCODE_DATATYPE_MISMATCH),
-					 errmsg("%s has type %s[], not a numeric array", what,
+					 errmsg("%s has type %s[], not a numeric array", r->what,
 							format_type_be(elemtype)),
 					 errhint("Use an array of smallint, integer, bigint, real, double precision or numeric.")));
 	}
+}
+
 #undef PACK_LOOP
+
+/*
+ * Write the row's array (argument 1) divided by norm as float32 at slot
+ * of the buffer of st, whose dims it must have; what names the variable
+ * in the errors.
+ */
+static void
+pack_float32_row(FunctionCallInfo fcinfo, PackState *st, int32 slot, double norm, const char *what)
+{
+	PackRow		r;
+
+	r.fcinfo = fcinfo;
+	r.x = row_array(fcinfo, what);
+	check_float32_row(fcinfo, st, r.x, what);
+	r.dst = pack_slot(st, slot);
+	r.nv = st->row_values;
+	r.norm = norm;
+	r.what = what;
+	pack_float32_values(&r);
 }
 
 /*
@@ -491,6 +528,24 @@ madlib_dl__pack_float32_sfunc(PG_FUNCTION_ARGS)
 }
 
 /*
+ * The state of a packing function of (y, row, slot, n, width) arguments,
+ * with width values of value_size bytes per row; *slot and *width its
+ * arguments (required; width positive).
+ */
+static PackState *
+pack_width_state(FunctionCallInfo fcinfo, int value_size, int32 *slot, int32 *width)
+{
+	int32		n;
+
+	*slot = required_int4(fcinfo, 3, "slot");
+	n = required_int4(fcinfo, 4, "n");
+	*width = required_int4(fcinfo, 5, "width");
+	if (*width < 1)
+		PACK_ERROR("madlib_dl packing: width %d is not positive", *width);
+	return pack_state(fcinfo, n, *width, value_size);
+}
+
+/*
  * _pack_target_float32_sfunc(state internal, y anyarray, row tid, slot
  *     int, n int, width int)
  *
@@ -502,14 +557,10 @@ PG_FUNCTION_INFO_V1(madlib_dl__pack_target_float32_sfunc);
 Datum
 madlib_dl__pack_target_float32_sfunc(PG_FUNCTION_ARGS)
 {
-	int32		slot = required_int4(fcinfo, 3, "slot");
-	int32		n = required_int4(fcinfo, 4, "n");
-	int32		width = required_int4(fcinfo, 5, "width");
-	PackState  *st;
+	int32		slot;
+	int32		width;
+	PackState  *st = pack_width_state(fcinfo, 4, &slot, &width);
 
-	if (width < 1)
-		PACK_ERROR("madlib_dl packing: width %d is not positive", width);
-	st = pack_state(fcinfo, n, width, 4);
 	if (st->row_values != width)
 		PACK_ERROR("madlib_dl packing: width changed from " INT64_FORMAT " to %d", st->row_values, width);
 	st->ndims = 1;
@@ -556,42 +607,14 @@ madlib_dl__pack_onehot_int16_sfunc(PG_FUNCTION_ARGS)
 }
 
 /*
- * _pack_int16_array_sfunc(state internal, y anyarray, row tid, slot int,
- *                         n int, width int)
- *
- * Writes y, a one-dimensional numeric array of exactly width values each
- * 0 or 1 (an already one-hot dependent variable), as int16 at slot.
+ * ERROR unless y, the dependent variable of the row, is a one-dimensional
+ * numeric array of width values without NULLs.
  */
-PG_FUNCTION_INFO_V1(madlib_dl__pack_int16_array_sfunc);
-Datum
-madlib_dl__pack_int16_array_sfunc(PG_FUNCTION_ARGS)
+static void
+check_onehot_row(FunctionCallInfo fcinfo, ArrayType *y, int32 width)
 {
-	int32		slot = required_int4(fcinfo, 3, "slot");
-	int32		n = required_int4(fcinfo, 4, "n");
-	int32		width = required_int4(fcinfo, 5, "width");
-	ArrayType  *y;
-	PackState  *st;
-	uint8	   *dst;
-	Datum	   *elems;
-	int			nelems;
-	int16		typlen;
-	bool		typbyval;
-	char		typalign;
-	Oid			elemtype;
+	Oid			elemtype = ARR_ELEMTYPE(y);
 
-	if (width < 1)
-		PACK_ERROR("madlib_dl packing: width %d is not positive", width);
-	st = pack_state(fcinfo, n, width, 2);
-	if (PG_ARGISNULL(1))
-	{
-		char	   *row = row_label(fcinfo, 2);
-
-		ereport(ERROR,
-				(errcode(ERRCODE_NULL_VALUE_NOT_ALLOWED),
-				 errmsg("dependent variable is NULL in the row with ctid %s", row),
-				 errhint(ROW_HINT, row)));
-	}
-	y = PG_GETARG_ARRAYTYPE_P(1);
 	if (ARR_NDIM(y) != 1 || ARR_DIMS(y)[0] != width)
 	{
 		char	   *row = row_label(fcinfo, 2);
@@ -605,7 +628,6 @@ madlib_dl__pack_int16_array_sfunc(PG_FUNCTION_ARGS)
 	if (ARR_HASNULL(y))
 		report_null_element(y, "dependent variable", row_label(fcinfo, 2));
 
-	elemtype = ARR_ELEMTYPE(y);
 	if (elemtype != INT2OID && elemtype != INT4OID && elemtype != INT8OID &&
 		elemtype != FLOAT4OID && elemtype != FLOAT8OID && elemtype != NUMERICOID)
 		ereport(ERROR,
@@ -613,35 +635,48 @@ madlib_dl__pack_int16_array_sfunc(PG_FUNCTION_ARGS)
 				 errmsg("dependent variable has type %s[], not a numeric array",
 						format_type_be(elemtype)),
 				 errhint("A one-hot dependent variable is an array of 0 and 1 values of a numeric type.")));
+}
+
+/* Element d of an array of the numeric type elemtype, as a double. */
+static double
+numeric_elem_double(Oid elemtype, Datum d)
+{
+	switch (elemtype)
+	{
+		case INT2OID:
+			return DatumGetInt16(d);
+		case INT4OID:
+			return DatumGetInt32(d);
+		case INT8OID:
+			return (double) DatumGetInt64(d);
+		case FLOAT4OID:
+			return DatumGetFloat4(d);
+		case FLOAT8OID:
+			return DatumGetFloat8(d);
+		default:
+			return DatumGetFloat8(DirectFunctionCall1(numeric_float8_no_overflow, d));
+	}
+}
+
+/* Write the 0/1 values of the checked array y as int16 at slot of st. */
+static void
+pack_onehot_values(FunctionCallInfo fcinfo, ArrayType *y, PackState *st, int32 slot)
+{
+	Oid			elemtype = ARR_ELEMTYPE(y);
+	Datum	   *elems;
+	int			nelems;
+	int16		typlen;
+	bool		typbyval;
+	char		typalign;
+	uint8	   *dst;
+
 	get_typlenbyvalalign(elemtype, &typlen, &typbyval, &typalign);
 	deconstruct_array(y, elemtype, typlen, typbyval, typalign, &elems, NULL, &nelems);
-
 	dst = pack_slot(st, slot);
 	for (int k = 0; k < nelems; k++)
 	{
-		double		v;
+		double		v = numeric_elem_double(elemtype, elems[k]);
 
-		switch (elemtype)
-		{
-			case INT2OID:
-				v = DatumGetInt16(elems[k]);
-				break;
-			case INT4OID:
-				v = DatumGetInt32(elems[k]);
-				break;
-			case INT8OID:
-				v = (double) DatumGetInt64(elems[k]);
-				break;
-			case FLOAT4OID:
-				v = DatumGetFloat4(elems[k]);
-				break;
-			case FLOAT8OID:
-				v = DatumGetFloat8(elems[k]);
-				break;
-			default:
-				v = DatumGetFloat8(DirectFunctionCall1(numeric_float8_no_overflow, elems[k]));
-				break;
-		}
 		if (v != 0.0 && v != 1.0)
 		{
 			char	   *row = row_label(fcinfo, 2);
@@ -654,6 +689,27 @@ madlib_dl__pack_int16_array_sfunc(PG_FUNCTION_ARGS)
 		}
 		put_i16le(dst + 2 * (int64) k, (int16) v);
 	}
+}
+
+/*
+ * _pack_int16_array_sfunc(state internal, y anyarray, row tid, slot int,
+ *                         n int, width int)
+ *
+ * Writes y, a one-dimensional numeric array of exactly width values each
+ * 0 or 1 (an already one-hot dependent variable), as int16 at slot.
+ */
+PG_FUNCTION_INFO_V1(madlib_dl__pack_int16_array_sfunc);
+Datum
+madlib_dl__pack_int16_array_sfunc(PG_FUNCTION_ARGS)
+{
+	int32		slot;
+	int32		width;
+	PackState  *st = pack_width_state(fcinfo, 2, &slot, &width);
+	ArrayType  *y;
+
+	y = row_array(fcinfo, "dependent variable");
+	check_onehot_row(fcinfo, y, width);
+	pack_onehot_values(fcinfo, y, st, slot);
 	PG_RETURN_POINTER(st);
 }
 

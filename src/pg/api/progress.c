@@ -395,44 +395,15 @@ dl_progress_relname(Oid rel)
 	return nsp != NULL ? psprintf("%s.%s", nsp, name) : name;
 }
 
-PG_FUNCTION_INFO_V1(madlib_dl__progress_label);
-
-/*
- * madlib_dl._progress_label(output text[]) RETURNS void: the output table
- * {schema, table} that the next dl_progress_begin with a NULL output
- * shows, for drivers whose C function is not told the output name.
- * Forgotten at the end of the transaction.  NULL clears it.
- *
- * The label is what the run will write, so it is checked against the
- * caller's rights to write it: CREATE on the schema, and ownership of the
- * table when it exists already (warm start drops and re-creates it).  A
- * role therefore cannot show its run under another role's table; and a
- * fit that could not write its output fails here, before training.
- */
-Datum
-madlib_dl__progress_label(PG_FUNCTION_ARGS)
+/* The {schema, table} of _progress_label's (non-NULL) argument, checked. */
+static void
+label_names_arg(FunctionCallInfo fcinfo, char **nspname, char **relname)
 {
-	ArrayType  *arr;
+	ArrayType  *arr = PG_GETARG_ARRAYTYPE_P(0);
 	Datum	   *elems = NULL;
 	bool	   *elem_nulls = NULL;
 	int			n = -1;
-	char	   *nspname;
-	char	   *relname;
-	char	   *label;
-	Oid			nspid;
-	Oid			relid;
-	Oid			user = GetUserId();
-	AclResult	acl;
 
-	/* 0.1.0's _progress_label took text (src/pg/api/compat.c) */
-	if (dl_pg_declared_argtype(fcinfo, 0) != TEXTARRAYOID)
-		dl_pg_old_sql_error(fcinfo, "0.1.0");
-	if (PG_ARGISNULL(0))
-	{
-		pending_label[0] = '\0';
-		PG_RETURN_VOID();
-	}
-	arr = PG_GETARG_ARRAYTYPE_P(0);
 	if (ARR_NDIM(arr) == 1 && ARR_ELEMTYPE(arr) == TEXTOID)
 		deconstruct_array(arr, TEXTOID, -1, false, TYPALIGN_INT, &elems, &elem_nulls, &n);
 	/* a third element, the name as the user gave it, is not used here */
@@ -441,8 +412,21 @@ madlib_dl__progress_label(PG_FUNCTION_ARGS)
 				(errcode(ERRCODE_INVALID_PARAMETER_VALUE),
 				 errmsg("progress label must be an array of two non-NULL names {schema, table}"),
 				 errhint("Pass the output table as madlib_dl._resolve_table returns it.")));
-	nspname = TextDatumGetCString(elems[0]);
-	relname = TextDatumGetCString(elems[1]);
+	*nspname = TextDatumGetCString(elems[0]);
+	*relname = TextDatumGetCString(elems[1]);
+}
+
+/*
+ * ERROR unless the caller may write output table nspname.relname: USAGE
+ * and CREATE on the schema, and ownership of the table when it exists.
+ */
+static void
+check_label_rights(const char *nspname, const char *relname)
+{
+	Oid			user = GetUserId();
+	Oid			nspid;
+	Oid			relid;
+	AclResult	acl;
 
 	/* USAGE on the schema is checked here too (42501) */
 	nspid = LookupExplicitNamespace(nspname, true);
@@ -465,17 +449,44 @@ madlib_dl__progress_label(PG_FUNCTION_ARGS)
 						nspname, relname, nspname),
 				 errhint("Write the output into a schema where you may create tables, or have CREATE on \"%s\" granted.",
 						 nspname)));
+}
 
+PG_FUNCTION_INFO_V1(madlib_dl__progress_label);
+
+/*
+ * madlib_dl._progress_label(output text[]) RETURNS void: the output table
+ * {schema, table} that the next dl_progress_begin with a NULL output
+ * shows, for drivers whose C function is not told the output name.
+ * Forgotten at the end of the transaction.  NULL clears it.
+ *
+ * The label is what the run will write, so it is checked against the
+ * caller's rights to write it: CREATE on the schema, and ownership of the
+ * table when it exists already (warm start drops and re-creates it).  A
+ * role therefore cannot show its run under another role's table; and a
+ * fit that could not write its output fails here, before training.
+ */
+Datum
+madlib_dl__progress_label(PG_FUNCTION_ARGS)
+{
+	char	   *nspname;
+	char	   *relname;
+	char	   *label;
+
+	/* 0.1.0's _progress_label took text (src/pg/api/compat.c) */
+	if (dl_pg_declared_argtype(fcinfo, 0) != TEXTARRAYOID)
+		dl_pg_old_sql_error(fcinfo, "0.1.0");
+	if (PG_ARGISNULL(0))
+	{
+		pending_label[0] = '\0';
+		PG_RETURN_VOID();
+	}
+	label_names_arg(fcinfo, &nspname, &relname);
+	check_label_rights(nspname, relname);
 	label = psprintf("%s.%s", nspname, relname);
 	copy_name(pending_label, label, DL_PROGRESS_NAME_LEN);
 	pfree(label);
-	if (!callbacks_registered && dl_progress != NULL)
-	{
-		RegisterXactCallback(progress_xact_callback, NULL);
-		RegisterSubXactCallback(progress_subxact_callback, NULL);
-		before_shmem_exit(progress_exit_callback, (Datum) 0);
-		callbacks_registered = true;
-	}
+	if (dl_progress != NULL)
+		progress_register_callbacks();
 	PG_RETURN_VOID();
 }
 
@@ -495,6 +506,52 @@ nan_or(double v, bool *isnull)
 {
 	*isnull = isnan(v);
 	return Float8GetDatum(v);
+}
+
+/* s as text, or NULL (*isnull) for NULL. */
+static Datum
+text_or_null(const char *s, bool *isnull)
+{
+	*isnull = s == NULL;
+	return s != NULL ? CStringGetTextDatum(s) : (Datum) 0;
+}
+
+/*
+ * The columns of the run in slot copy; visible: whether the caller may
+ * see more than who and where (as pg_stat_activity).
+ */
+static void
+progress_row(const DlProgressSlot *copy, bool visible, Datum *values, bool *nulls)
+{
+	memset(nulls, 0, sizeof(bool) * PROGRESS_COLS);
+	values[0] = Int64GetDatum(copy->run_id);
+	values[1] = Int32GetDatum(copy->pid);
+	values[2] = text_or_null(get_database_name(copy->dbid), &nulls[2]);
+	values[3] = text_or_null(GetUserNameFromId(copy->userid, true), &nulls[3]);
+	if (!visible)
+	{
+		/* another role's run: who and where only, as pg_stat_activity */
+		values[4] = CStringGetTextDatum("<insufficient privilege>");
+		for (int c = 5; c < PROGRESS_COLS; c++)
+			nulls[c] = true;
+		return;
+	}
+	values[4] = CStringGetTextDatum(copy->function);
+	values[5] = text_or_null(copy->source[0] != '\0' ? copy->source : NULL, &nulls[5]);
+	values[6] = text_or_null(copy->output[0] != '\0' ? copy->output : NULL, &nulls[6]);
+	values[7] = Int32GetDatum(copy->iteration);
+	values[8] = Int32GetDatum(copy->num_iterations);
+	values[9] = Int32GetDatum(copy->models_done);
+	values[10] = Int32GetDatum(copy->num_models);
+	values[11] = nan_or(copy->best_metric, &nulls[11]);
+	values[12] = nan_or(copy->elapsed_s, &nulls[12]);
+	values[13] = nan_or(copy->eta_s < 0 ? get_float8_nan() : copy->eta_s, &nulls[13]);
+	values[14] = TimestampTzGetDatum(copy->started);
+	values[15] = TimestampTzGetDatum(copy->updated);
+	values[16] = Int32GetDatum(copy->rung);
+	nulls[16] = copy->rung < 0;
+	values[17] = Int32GetDatum(copy->models_alive);
+	nulls[17] = copy->models_alive < 0;
 }
 
 PG_FUNCTION_INFO_V1(madlib_dl__progress);
@@ -524,8 +581,6 @@ madlib_dl__progress(PG_FUNCTION_ARGS)
 		Datum		values[PROGRESS_COLS];
 		bool		nulls[PROGRESS_COLS];
 		bool		visible;
-		char	   *dbname;
-		char	   *username;
 
 		SpinLockAcquire(&s->mutex);
 		memcpy(&copy, s, sizeof(copy));
@@ -533,52 +588,9 @@ madlib_dl__progress(PG_FUNCTION_ARGS)
 		if (!copy.in_use)
 			continue;
 
-		memset(nulls, 0, sizeof(nulls));
 		visible = has_privs_of_role(GetUserId(), copy.userid) ||
 			has_privs_of_role(GetUserId(), ROLE_PG_READ_ALL_STATS);
-		values[0] = Int64GetDatum(copy.run_id);
-		values[1] = Int32GetDatum(copy.pid);
-		dbname = get_database_name(copy.dbid);
-		if (dbname != NULL)
-			values[2] = CStringGetTextDatum(dbname);
-		else
-			nulls[2] = true;
-		username = GetUserNameFromId(copy.userid, true);
-		if (username != NULL)
-			values[3] = CStringGetTextDatum(username);
-		else
-			nulls[3] = true;
-		if (!visible)
-		{
-			/* another role's run: who and where only, as pg_stat_activity */
-			values[4] = CStringGetTextDatum("<insufficient privilege>");
-			for (int c = 5; c < PROGRESS_COLS; c++)
-				nulls[c] = true;
-			tuplestore_putvalues(rsinfo->setResult, rsinfo->setDesc, values, nulls);
-			continue;
-		}
-		values[4] = CStringGetTextDatum(copy.function);
-		if (copy.source[0] != '\0')
-			values[5] = CStringGetTextDatum(copy.source);
-		else
-			nulls[5] = true;
-		if (copy.output[0] != '\0')
-			values[6] = CStringGetTextDatum(copy.output);
-		else
-			nulls[6] = true;
-		values[7] = Int32GetDatum(copy.iteration);
-		values[8] = Int32GetDatum(copy.num_iterations);
-		values[9] = Int32GetDatum(copy.models_done);
-		values[10] = Int32GetDatum(copy.num_models);
-		values[11] = nan_or(copy.best_metric, &nulls[11]);
-		values[12] = nan_or(copy.elapsed_s, &nulls[12]);
-		values[13] = nan_or(copy.eta_s < 0 ? get_float8_nan() : copy.eta_s, &nulls[13]);
-		values[14] = TimestampTzGetDatum(copy.started);
-		values[15] = TimestampTzGetDatum(copy.updated);
-		values[16] = Int32GetDatum(copy.rung);
-		nulls[16] = copy.rung < 0;
-		values[17] = Int32GetDatum(copy.models_alive);
-		nulls[17] = copy.models_alive < 0;
+		progress_row(&copy, visible, values, nulls);
 		tuplestore_putvalues(rsinfo->setResult, rsinfo->setDesc, values, nulls);
 	}
 	return (Datum) 0;

@@ -35,6 +35,8 @@
 #include "utils/lsyscache.h"
 #include "utils/syscache.h"
 
+#include "pg_util.h"
+
 /* The owner of table madlib_dl.<name> (the registry), ERROR when it is missing. */
 static Oid
 registry_owner(const char *name)
@@ -64,17 +66,15 @@ registry_owner(const char *name)
 static void
 check_name_owner(const char *name)
 {
-	Oid			argtypes[1] = {TEXTOID};
-	Datum		args[1] = {CStringGetTextDatum(name)};
 	bool		isnull;
 	Oid			owner;
 
 	/* a NULL oid when the owner's role is gone (or renamed): refused */
-	if (SPI_execute_with_args("SELECT (SELECT o.oid FROM pg_catalog.pg_roles o"
-							  "         WHERE o.rolname OPERATOR(pg_catalog.=) v.owner)"
-							  "  FROM madlib_dl.model_versions v"
-							  " WHERE v.name OPERATOR(pg_catalog.=) $1 ORDER BY v.version LIMIT 1",
-							  1, argtypes, args, NULL, true, 1) != SPI_OK_SELECT)
+	if (!dl_pg_spi_select_text("SELECT (SELECT o.oid FROM pg_catalog.pg_roles o"
+							   "         WHERE o.rolname OPERATOR(pg_catalog.=) v.owner)"
+							   "  FROM madlib_dl.model_versions v"
+							   " WHERE v.name OPERATOR(pg_catalog.=) $1 ORDER BY v.version LIMIT 1",
+							   name, 1))
 		elog(ERROR, "madlib_dl: could not read the model registry");
 	if (SPI_processed == 0)
 		return;
@@ -104,19 +104,11 @@ write_as_owner(Oid owner, const char *sql, int nargs, Oid *types, Datum *values,
 		elog(ERROR, "madlib_dl: registry write failed: %s", SPI_result_code_string(rc));
 }
 
-PG_FUNCTION_INFO_V1(madlib_dl__registry_record);
-
-Datum
-madlib_dl__registry_record(PG_FUNCTION_ARGS)
+/* The model name of a _registry_record call, its arguments checked for NULLs first. */
+static char *
+record_name_arg(FunctionCallInfo fcinfo)
 {
 	char	   *name;
-	Oid			rel;
-	Oid			relowner;
-	Oid			owner;
-	HeapTuple	tup;
-	Oid			types[8] = {TEXTOID, OIDOID, INT4ARRAYOID, TEXTOID, TEXTOID, JSONBARRAYOID, JSONBARRAYOID, TEXTOID};
-	Datum		values[8];
-	char		nulls[8];
 
 	for (int i = 0; i < 4; i++)
 		if (PG_ARGISNULL(i))
@@ -130,8 +122,16 @@ madlib_dl__registry_record(PG_FUNCTION_ARGS)
 				(errcode(ERRCODE_INVALID_PARAMETER_VALUE),
 				 errmsg("a model name must not be empty"),
 				 errhint("SET madlib_dl.model_name to a name, or leave it empty for schema.table of the model table.")));
-	rel = PG_GETARG_OID(1);
-	tup = SearchSysCache1(RELOID, ObjectIdGetDatum(rel));
+	return name;
+}
+
+/* ERROR unless rel exists and the caller has the privileges of its owner. */
+static void
+record_check_table(Oid rel)
+{
+	HeapTuple	tup = SearchSysCache1(RELOID, ObjectIdGetDatum(rel));
+	Oid			relowner;
+
 	if (!HeapTupleIsValid(tup))
 		ereport(ERROR,
 				(errcode(ERRCODE_UNDEFINED_TABLE),
@@ -144,10 +144,16 @@ madlib_dl__registry_record(PG_FUNCTION_ARGS)
 				(errcode(ERRCODE_INSUFFICIENT_PRIVILEGE),
 				 errmsg("must be owner of table %s to record its models", get_rel_name(rel)),
 				 errhint("Versions are recorded by the runs that write the model tables.")));
-	owner = registry_owner("model_versions");
-	if (SPI_connect() != SPI_OK_CONNECT)
-		elog(ERROR, "madlib_dl: SPI_connect failed");
-	check_name_owner(name);
+}
+
+/* As the registry's owner, number and insert the versions the call gives (inside SPI). */
+static void
+record_insert(FunctionCallInfo fcinfo, Oid owner, Oid rel)
+{
+	Oid			types[8] = {TEXTOID, OIDOID, INT4ARRAYOID, TEXTOID, TEXTOID, JSONBARRAYOID, JSONBARRAYOID, TEXTOID};
+	Datum		values[8];
+	char		nulls[8];
+
 	for (int i = 0; i < 7; i++)
 	{
 		nulls[i] = PG_ARGISNULL(i) ? 'n' : ' ';
@@ -174,6 +180,23 @@ madlib_dl__registry_record(PG_FUNCTION_ARGS)
 				   "        unnest($3) WITH ORDINALITY AS k(key, o)"
 				   "  WHERE c.oid OPERATOR(pg_catalog.=) $2",
 				   8, types, values, nulls, SPI_OK_INSERT);
+}
+
+PG_FUNCTION_INFO_V1(madlib_dl__registry_record);
+
+Datum
+madlib_dl__registry_record(PG_FUNCTION_ARGS)
+{
+	char	   *name = record_name_arg(fcinfo);
+	Oid			rel = PG_GETARG_OID(1);
+	Oid			owner;
+
+	record_check_table(rel);
+	owner = registry_owner("model_versions");
+	if (SPI_connect() != SPI_OK_CONNECT)
+		elog(ERROR, "madlib_dl: SPI_connect failed");
+	check_name_owner(name);
+	record_insert(fcinfo, owner, rel);
 	SPI_finish();
 	PG_RETURN_VOID();
 }

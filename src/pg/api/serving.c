@@ -320,200 +320,249 @@ stamp_rows(StringInfo buf, const char *tbl_sql, const char *where, bool with_key
 	appendStringInfoChar(buf, ']');
 }
 
-/*
- * Resolve model (and the mst_key given) to a table, a row and its version
- * stamp, with every column type checked before a row is read.  Inside
- * SPI.  *kind, *relid, *rkey out; returns the stamp (palloc'd in the
- * caller's context cxt).
- */
-static char *
-serve_resolve(const char *model, bool key_null, int32 key, MemoryContext cxt, ServeKind *kind,
-			  Oid *relid, int32 *rkey, char **nsp_out, char **rel_out)
+/* What a call asks for: a model, an mst_key or model_id, at a snapshot. */
+typedef struct ServeAsk
 {
-	List	   *names = stringToQualifiedNameList(model);
-	RangeVar   *rv = makeRangeVarFromNameList(names);
-	Oid			rel = RangeVarGetRelid(rv, NoLock, true);
-	StringInfoData stamp;
-	char	   *tbl_sql;
-	char	   *label;
+	const char *model;			/* as given */
+	bool		key_null;
+	int32		key;
+	SnapKey		snap;
+	bool		have_snap;
+} ServeAsk;
+
+/* What a model name resolves to (serve_resolve). */
+typedef struct ServeTarget
+{
+	ServeKind	kind;
+	Oid			relid;
+	bool		key_null;		/* no mst_key or model_id */
+	int32		key;
+	int32		rkey;			/* key, 0 for none */
 	char	   *nsp;
 	char	   *relname;
+	char	   *tbl_sql;		/* the table, quoted for SQL */
+	char	   *label;			/* nsp.relname, for messages */
+	char	   *stamp;			/* the version stamp of the rows read */
+} ServeTarget;
 
-	if (!OidIsValid(rel))
-	{
-		/* a deployed name */
-		Oid			argtypes[1] = {TEXTOID};
-		Datum		args[1] = {CStringGetTextDatum(model)};
-		bool		isnull;
+/* t's table and key from the deployment named model (inside SPI). */
+static void
+resolve_deployed(const char *model, ServeTarget *t)
+{
+	bool		isnull;
 
-		if (SPI_execute_with_args("SELECT v.model_relid, v.mst_key, v.model_table"
-								  "  FROM madlib_dl.model_deployments d"
-								  "  JOIN madlib_dl.model_versions v"
-								  "    ON v.version_id OPERATOR(pg_catalog.=) d.version_id"
-								  " WHERE d.name OPERATOR(pg_catalog.=) $1",
-								  1, argtypes, args, NULL, true, 1) != SPI_OK_SELECT)
-			elog(ERROR, "madlib_dl: predict_row could not read the deployments");
-		if (SPI_processed == 0)
-			ereport(ERROR,
-					(errcode(ERRCODE_UNDEFINED_TABLE),
-					 errmsg("model \"%s\" is neither a table nor a deployed model name", model),
-					 errhint("Give a model table made by fit, fit_multiple or madlib_keras_automl, an "
-							 "architecture table of load_keras_model with a model_id, or a name "
-							 "deployed with madlib_dl.deploy (SELECT * FROM madlib_dl.model_deployments).")));
-		if (!key_null)
-			ereport(ERROR,
-					(errcode(ERRCODE_INVALID_PARAMETER_VALUE),
-					 errmsg("mst_key %d must not be given with the deployed name \"%s\"", key, model),
-					 errhint("The deployed version chooses the model; call predict_row(name, features).")));
-		rel = DatumGetObjectId(SPI_getbinval(SPI_tuptable->vals[0], SPI_tuptable->tupdesc, 1, &isnull));
-		key = DatumGetInt32(SPI_getbinval(SPI_tuptable->vals[0], SPI_tuptable->tupdesc, 2, &key_null));
-		if (get_rel_relkind(rel) == '\0')
-			ereport(ERROR,
-					(errcode(ERRCODE_UNDEFINED_TABLE),
-					 errmsg("the version of \"%s\" deployed names model table %s, which was dropped",
-							model, spi_text(0, 3)),
-					 errhint("Deploy another version: SELECT madlib_dl.deploy('%s', 'latest').", model)));
-	}
-	nsp = get_namespace_name(get_rel_namespace(rel));
-	relname = get_rel_name(rel);
-	if (nsp == NULL || relname == NULL)
+	if (!dl_pg_spi_select_text("SELECT v.model_relid, v.mst_key, v.model_table"
+							   "  FROM madlib_dl.model_deployments d"
+							   "  JOIN madlib_dl.model_versions v"
+							   "    ON v.version_id OPERATOR(pg_catalog.=) d.version_id"
+							   " WHERE d.name OPERATOR(pg_catalog.=) $1",
+							   model, 1))
+		elog(ERROR, "madlib_dl: predict_row could not read the deployments");
+	if (SPI_processed == 0)
+		ereport(ERROR,
+				(errcode(ERRCODE_UNDEFINED_TABLE),
+				 errmsg("model \"%s\" is neither a table nor a deployed model name", model),
+				 errhint("Give a model table made by fit, fit_multiple or madlib_keras_automl, an "
+						 "architecture table of load_keras_model with a model_id, or a name "
+						 "deployed with madlib_dl.deploy (SELECT * FROM madlib_dl.model_deployments).")));
+	if (!t->key_null)
+		ereport(ERROR,
+				(errcode(ERRCODE_INVALID_PARAMETER_VALUE),
+				 errmsg("mst_key %d must not be given with the deployed name \"%s\"", t->key, model),
+				 errhint("The deployed version chooses the model; call predict_row(name, features).")));
+	t->relid = DatumGetObjectId(SPI_getbinval(SPI_tuptable->vals[0], SPI_tuptable->tupdesc, 1, &isnull));
+	t->key = DatumGetInt32(SPI_getbinval(SPI_tuptable->vals[0], SPI_tuptable->tupdesc, 2, &t->key_null));
+	if (get_rel_relkind(t->relid) == '\0')
+		ereport(ERROR,
+				(errcode(ERRCODE_UNDEFINED_TABLE),
+				 errmsg("the version of \"%s\" deployed names model table %s, which was dropped",
+						model, spi_text(0, 3)),
+				 errhint("Deploy another version: SELECT madlib_dl.deploy('%s', 'latest').", model)));
+}
+
+/* t's names and kind, and ERROR unless the key given fits the kind. */
+static void
+resolve_kind(const char *model, ServeTarget *t)
+{
+	t->nsp = get_namespace_name(get_rel_namespace(t->relid));
+	t->relname = get_rel_name(t->relid);
+	if (t->nsp == NULL || t->relname == NULL)
 		ereport(ERROR,
 				(errcode(ERRCODE_UNDEFINED_TABLE),
 				 errmsg("model table \"%s\" does not exist", model),
 				 errhint("Check the table name and the search_path, or give schema.table.")));
-	tbl_sql = quote_qualified_identifier(nsp, relname);
-	label = psprintf("%s.%s", nsp, relname);
-	if (get_attnum(rel, "mst_key") != InvalidAttrNumber)
-		*kind = SERVE_MULTI;
-	else if (get_attnum(rel, "model_id") != InvalidAttrNumber)
-		*kind = SERVE_BYOM;
+	t->tbl_sql = quote_qualified_identifier(t->nsp, t->relname);
+	t->label = psprintf("%s.%s", t->nsp, t->relname);
+	if (get_attnum(t->relid, "mst_key") != InvalidAttrNumber)
+		t->kind = SERVE_MULTI;
+	else if (get_attnum(t->relid, "model_id") != InvalidAttrNumber)
+		t->kind = SERVE_BYOM;
 	else
-		*kind = SERVE_FIT;
-	if (*kind == SERVE_FIT && !key_null)
+		t->kind = SERVE_FIT;
+	if (t->kind == SERVE_FIT && !t->key_null)
 		ereport(ERROR,
 				(errcode(ERRCODE_INVALID_PARAMETER_VALUE),
 				 errmsg("mst_key must not be given for a single-model table"),
-				 errhint("\"%s\" holds one model (made by fit); call predict_row without mst_key.", label)));
-	if (*kind != SERVE_FIT && key_null)
+				 errhint("\"%s\" holds one model (made by fit); call predict_row without mst_key.", t->label)));
+	if (t->kind != SERVE_FIT && t->key_null)
 		ereport(ERROR,
 				(errcode(ERRCODE_INVALID_PARAMETER_VALUE),
-				 errmsg("%s is required for \"%s\"", *kind == SERVE_MULTI ? "mst_key" : "a model_id", label),
-				 errhint(*kind == SERVE_MULTI ?
+				 errmsg("%s is required for \"%s\"", t->kind == SERVE_MULTI ? "mst_key" : "a model_id", t->label),
+				 errhint(t->kind == SERVE_MULTI ?
 						 "The table holds several models (fit_multiple, automl): give the mst_key of one, "
 						 "predict_row(model, features, mst_key)." :
 						 "An architecture table holds several models: give the model_id as the third "
 						 "argument, predict_row(table, features, model_id).")));
-	{
-		DlPgColumn	fit_cols[3] = {{"model_weights", BYTEAOID}, {"model_arch", JSONOID}, {"mst_key", INT4OID}};
-		DlPgColumn	byom_cols[3] = {{"model_weights", BYTEAOID}, {"model_arch", JSONOID}, {"model_id", INT4OID}};
-
-		if (*kind == SERVE_BYOM)
-			dl_pg_require_columns(rel, byom_cols, 3, "an architecture table of load_keras_model");
-		else
-			dl_pg_require_columns(rel, fit_cols, *kind == SERVE_MULTI ? 3 : 2,
-								  "a model table made by fit, fit_multiple or madlib_keras_automl");
-	}
-	initStringInfo(&stamp);
-	appendStringInfo(&stamp, "%u:", rel);
-	if (*kind == SERVE_FIT)
-		stamp_rows(&stamp, tbl_sql, "", false, 0);
-	else
-		stamp_rows(&stamp, tbl_sql, *kind == SERVE_MULTI ? " WHERE mst_key OPERATOR(pg_catalog.=) $1" :
-				   " WHERE model_id OPERATOR(pg_catalog.=) $1", true, key);
-	if (*kind != SERVE_BYOM)
-	{
-		char	   *sname = psprintf("%s_summary", relname);
-		Oid			srel = get_relname_relid(sname, get_rel_namespace(rel));
-
-		/* only system columns are read here (after the trust check); _ep_model reads the rest */
-		if (OidIsValid(srel))
-		{
-			char		skind = get_rel_relkind(srel);
-
-			if (skind != RELKIND_RELATION && skind != RELKIND_PARTITIONED_TABLE)
-				ereport(ERROR,
-						(errcode(ERRCODE_WRONG_OBJECT_TYPE),
-						 errmsg("%s.%s is not a table", nsp, sname),
-						 errhint("Give a model table with the summary table fit wrote next to it.")));
-			dl_pg_require_trusted_table(srel, "the summary table fit wrote next to the model table");
-			appendStringInfo(&stamp, "|%u:", srel);
-			stamp_rows(&stamp, quote_qualified_identifier(nsp, sname), "", false, 0);
-		}
-	}
-	*relid = rel;
-	*rkey = key_null ? 0 : key;
-	*nsp_out = MemoryContextStrdup(cxt, nsp);
-	*rel_out = MemoryContextStrdup(cxt, relname);
-	return MemoryContextStrdup(cxt, stamp.data);
 }
 
-/* Load and compile the model of a resolved table and row (inside SPI). */
-static ServeEntry *
-serve_load(ServeKind kind, Oid relid, int32 key, const char *stamp, const char *nsp,
-		   const char *relname, MemoryContext parent)
+/* ERROR unless t's table has the columns of its kind. */
+static void
+resolve_columns(const ServeTarget *t)
 {
-	MemoryContext cxt = AllocSetContextCreate(parent, "madlib_dl cached model", ALLOCSET_DEFAULT_SIZES);
-	MemoryContext old;
-	ServeEntry *e = MemoryContextAllocZero(cxt, sizeof(ServeEntry));
-	bool		isnull;
-	char	   *arch;
-	bytea	   *weights;
-	Datum		d;
-	const DlModelSpec *spec;
+	DlPgColumn	fit_cols[3] = {{"model_weights", BYTEAOID}, {"model_arch", JSONOID}, {"mst_key", INT4OID}};
+	DlPgColumn	byom_cols[3] = {{"model_weights", BYTEAOID}, {"model_arch", JSONOID}, {"model_id", INT4OID}};
 
-	e->cxt = cxt;
-	e->relid = relid;
-	e->key = key;
-	e->stamp = MemoryContextStrdup(cxt, stamp);
-	e->nc = 1.0;
-	if (kind == SERVE_BYOM)
-	{
-		char	   *sql = psprintf("SELECT model_arch::text, model_weights FROM %s"
-								   " WHERE model_id OPERATOR(pg_catalog.=) $1",
-								   quote_qualified_identifier(nsp, relname));
-
-		spi_run(sql, true, key, 2);
-		if (SPI_processed != 1)
-			ereport(ERROR,
-					(errcode(SPI_processed == 0 ? ERRCODE_NO_DATA_FOUND : ERRCODE_CARDINALITY_VIOLATION),
-					 errmsg("model_id %d is in architecture table \"%s.%s\" %s", key, nsp, relname,
-							SPI_processed == 0 ? "no time" : "more than once"),
-					 errhint("SELECT model_id FROM %s lists the models it holds.",
-							 quote_qualified_identifier(nsp, relname))));
-	}
+	if (t->kind == SERVE_BYOM)
+		dl_pg_require_columns(t->relid, byom_cols, 3, "an architecture table of load_keras_model");
 	else
-	{
-		Oid			argtypes[2] = {TEXTARRAYOID, INT4OID};
-		Datum		parts[2] = {CStringGetTextDatum(nsp), CStringGetTextDatum(relname)};
-		Datum		args[2];
-		char		nulls[2] = {' ', kind == SERVE_MULTI ? ' ' : 'n'};
+		dl_pg_require_columns(t->relid, fit_cols, t->kind == SERVE_MULTI ? 3 : 2,
+							  "a model table made by fit, fit_multiple or madlib_keras_automl");
+}
 
-		args[0] = PointerGetDatum(construct_array(parts, 2, TEXTOID, -1, false, TYPALIGN_INT));
-		args[1] = Int32GetDatum(key);
-		if (SPI_execute_with_args("SELECT m.model_arch::text, m.model_weights, m.normalizing_const,"
-								  "       m.class_values"
-								  "  FROM madlib_dl._ep_model($1, $2) m",
-								  2, argtypes, args, nulls, true, 1) != SPI_OK_SELECT)
-			elog(ERROR, "madlib_dl: predict_row could not read the model");
-	}
+/* Append the stamp of the summary table next to t's table, when there is one. */
+static void
+stamp_summary(StringInfo stamp, const ServeTarget *t)
+{
+	char	   *sname = psprintf("%s_summary", t->relname);
+	Oid			srel = get_relname_relid(sname, get_rel_namespace(t->relid));
+	char		skind;
+
+	/* only system columns are read here (after the trust check); _ep_model reads the rest */
+	if (!OidIsValid(srel))
+		return;
+	skind = get_rel_relkind(srel);
+	if (skind != RELKIND_RELATION && skind != RELKIND_PARTITIONED_TABLE)
+		ereport(ERROR,
+				(errcode(ERRCODE_WRONG_OBJECT_TYPE),
+				 errmsg("%s.%s is not a table", t->nsp, sname),
+				 errhint("Give a model table with the summary table fit wrote next to it.")));
+	dl_pg_require_trusted_table(srel, "the summary table fit wrote next to the model table");
+	appendStringInfo(stamp, "|%u:", srel);
+	stamp_rows(stamp, quote_qualified_identifier(t->nsp, sname), "", false, 0);
+}
+
+/* The version stamp of t's row (and of its summary table). */
+static char *
+resolve_stamp(const ServeTarget *t)
+{
+	StringInfoData stamp;
+
+	initStringInfo(&stamp);
+	appendStringInfo(&stamp, "%u:", t->relid);
+	if (t->kind == SERVE_FIT)
+		stamp_rows(&stamp, t->tbl_sql, "", false, 0);
+	else
+		stamp_rows(&stamp, t->tbl_sql, t->kind == SERVE_MULTI ? " WHERE mst_key OPERATOR(pg_catalog.=) $1" :
+				   " WHERE model_id OPERATOR(pg_catalog.=) $1", true, t->key);
+	if (t->kind != SERVE_BYOM)
+		stamp_summary(&stamp, t);
+	return stamp.data;
+}
+
+/*
+ * Resolve the model (and the mst_key) ask gives to a table, a row and its
+ * version stamp in *t, with every column type checked before a row is
+ * read.  Inside SPI.  t's names and stamp are palloc'd in cxt.
+ */
+static void
+serve_resolve(const ServeAsk *ask, MemoryContext cxt, ServeTarget *t)
+{
+	List	   *names = stringToQualifiedNameList(ask->model);
+	RangeVar   *rv = makeRangeVarFromNameList(names);
+
+	memset(t, 0, sizeof(*t));
+	t->key_null = ask->key_null;
+	t->key = ask->key;
+	t->relid = RangeVarGetRelid(rv, NoLock, true);
+	if (!OidIsValid(t->relid))
+		resolve_deployed(ask->model, t);	/* a deployed name */
+	resolve_kind(ask->model, t);
+	resolve_columns(t);
+	t->stamp = MemoryContextStrdup(cxt, resolve_stamp(t));
+	t->rkey = t->key_null ? 0 : t->key;
+	t->nsp = MemoryContextStrdup(cxt, t->nsp);
+	t->relname = MemoryContextStrdup(cxt, t->relname);
+}
+
+/* Read the architecture table row of t (SPI_tuptable: arch, weights). */
+static void
+load_byom_row(const ServeTarget *t)
+{
+	char	   *sql = psprintf("SELECT model_arch::text, model_weights FROM %s"
+							   " WHERE model_id OPERATOR(pg_catalog.=) $1",
+							   quote_qualified_identifier(t->nsp, t->relname));
+
+	spi_run(sql, true, t->rkey, 2);
 	if (SPI_processed != 1)
-		elog(ERROR, "madlib_dl: predict_row read no model");
-	d = SPI_getbinval(SPI_tuptable->vals[0], SPI_tuptable->tupdesc, 1, &isnull);
+		ereport(ERROR,
+				(errcode(SPI_processed == 0 ? ERRCODE_NO_DATA_FOUND : ERRCODE_CARDINALITY_VIOLATION),
+				 errmsg("model_id %d is in architecture table \"%s.%s\" %s", t->rkey, t->nsp, t->relname,
+						SPI_processed == 0 ? "no time" : "more than once"),
+				 errhint("SELECT model_id FROM %s lists the models it holds.",
+						 quote_qualified_identifier(t->nsp, t->relname))));
+}
+
+/* Read the model of a fit or fit_multiple table t (SPI_tuptable: arch, weights, nc, classes). */
+static void
+load_model_row(const ServeTarget *t)
+{
+	Oid			argtypes[2] = {TEXTARRAYOID, INT4OID};
+	Datum		parts[2] = {CStringGetTextDatum(t->nsp), CStringGetTextDatum(t->relname)};
+	Datum		args[2];
+	char		nulls[2] = {' ', t->kind == SERVE_MULTI ? ' ' : 'n'};
+
+	args[0] = PointerGetDatum(construct_array(parts, 2, TEXTOID, -1, false, TYPALIGN_INT));
+	args[1] = Int32GetDatum(t->rkey);
+	if (SPI_execute_with_args("SELECT m.model_arch::text, m.model_weights, m.normalizing_const,"
+							  "       m.class_values"
+							  "  FROM madlib_dl._ep_model($1, $2) m",
+							  2, argtypes, args, nulls, true, 1) != SPI_OK_SELECT)
+		elog(ERROR, "madlib_dl: predict_row could not read the model");
+}
+
+/* The architecture (*arch) and weights (*weights) of the row read, copied into the current context. */
+static void
+read_arch_weights(const ServeTarget *t, MemoryContext cxt, char **arch, bytea **weights)
+{
+	bool		isnull;
+	Datum		d = SPI_getbinval(SPI_tuptable->vals[0], SPI_tuptable->tupdesc, 1, &isnull);
+	MemoryContext old;
+
 	if (isnull)
 		ereport(ERROR,
 				(errcode(ERRCODE_NULL_VALUE_NOT_ALLOWED),
-				 errmsg("model \"%s.%s\" has no model_arch", nsp, relname),
+				 errmsg("model \"%s.%s\" has no model_arch", t->nsp, t->relname),
 				 errhint("Load or train the model again.")));
 	old = MemoryContextSwitchTo(cxt);
-	arch = TextDatumGetCString(d);
+	*arch = TextDatumGetCString(d);
 	d = SPI_getbinval(SPI_tuptable->vals[0], SPI_tuptable->tupdesc, 2, &isnull);
 	if (isnull)
 		ereport(ERROR,
 				(errcode(ERRCODE_NULL_VALUE_NOT_ALLOWED),
-				 errmsg("model \"%s.%s\" has no model_weights", nsp, relname),
+				 errmsg("model \"%s.%s\" has no model_weights", t->nsp, t->relname),
 				 errhint("Load weights with load_keras_model, or train the model with fit.")));
-	weights = DatumGetByteaPCopy(d);
-	if (kind != SERVE_BYOM)
+	*weights = DatumGetByteaPCopy(d);
+	MemoryContextSwitchTo(old);
+}
+
+/* e's normalizing_const and class values from the row read (fit tables only), checked. */
+static void
+read_norm_classes(ServeEntry *e, const ServeTarget *t)
+{
+	bool		isnull;
+	Datum		d;
+
+	if (t->kind != SERVE_BYOM)
 	{
 		d = SPI_getbinval(SPI_tuptable->vals[0], SPI_tuptable->tupdesc, 3, &isnull);
 		e->nc = isnull ? 1.0 : DatumGetFloat8(d);
@@ -523,26 +572,37 @@ serve_load(ServeKind kind, Oid relid, int32 key, const char *stamp, const char *
 			Datum	   *v;
 			bool	   *vn;
 			int			n;
+			MemoryContext old = MemoryContextSwitchTo(e->cxt);
 
 			deconstruct_array(DatumGetArrayTypeP(d), TEXTOID, -1, false, TYPALIGN_INT, &v, &vn, &n);
 			e->n_class = n;
 			e->class_values = palloc0(sizeof(char *) * Max(n, 1));
 			for (int i = 0; i < n; i++)
 				e->class_values[i] = vn[i] ? NULL : TextDatumGetCString(v[i]);
+			MemoryContextSwitchTo(old);
 		}
 	}
 	if (!(e->nc > 0.0) || !isfinite(e->nc))
 		ereport(ERROR,
 				(errcode(ERRCODE_DATA_EXCEPTION),
-				 errmsg("model \"%s.%s\" has normalizing_const %g", nsp, relname, e->nc),
+				 errmsg("model \"%s.%s\" has normalizing_const %g", t->nsp, t->relname, e->nc),
 				 errhint("Train the model again: normalizing_const must be a positive number.")));
-	e->m = dl_pg_model_parse(arch, strlen(arch), NULL, NULL, cxt);
+}
+
+/* Parse, check and build e's model from arch and weights; its input and output buffers. */
+static void
+entry_build(ServeEntry *e, const ServeTarget *t, const char *arch, bytea *weights)
+{
+	MemoryContext old = MemoryContextSwitchTo(e->cxt);
+	const DlModelSpec *spec;
+
+	e->m = dl_pg_model_parse(arch, strlen(arch), NULL, NULL, e->cxt);
 	spec = e->m->spec;
 	if (spec->n_inputs != 1 || spec->n_outputs != 1)
 		ereport(ERROR,
 				(errcode(ERRCODE_FEATURE_NOT_SUPPORTED),
 				 errmsg("model \"%s.%s\" has %d inputs and %d outputs; predict_row takes models of one of each",
-						nsp, relname, spec->n_inputs, spec->n_outputs),
+						t->nsp, t->relname, spec->n_inputs, spec->n_outputs),
 				 errhint("Predict it with madlib_dl.predict, which takes one column per input.")));
 	e->in_size = dl_pg_model_input_size(e->m);
 	e->K = dl_pg_model_output_width(e->m);
@@ -550,53 +610,85 @@ serve_load(ServeKind kind, Oid relid, int32 key, const char *stamp, const char *
 		ereport(ERROR,
 				(errcode(ERRCODE_PROGRAM_LIMIT_EXCEEDED),
 				 errmsg("model \"%s.%s\" has input size " INT64_FORMAT " and output width " INT64_FORMAT,
-						nsp, relname, e->in_size, e->K),
+						t->nsp, t->relname, e->in_size, e->K),
 				 errhint("Predict with a model that reads its input and has outputs.")));
 	/* the memory check (madlib_dl.max_model_memory) comes before the build */
 	dl_pg_model_create(e->m, DL_PG_MODEL_INFER, 1);
 	dl_pg_model_set_weights(e->m, weights);
 	pfree(weights);
-	e->x = MemoryContextAllocHuge(cxt, (Size) e->in_size * sizeof(float));
-	e->out = MemoryContextAllocHuge(cxt, (Size) e->K * sizeof(float));
+	e->x = MemoryContextAllocHuge(e->cxt, (Size) e->in_size * sizeof(float));
+	e->out = MemoryContextAllocHuge(e->cxt, (Size) e->K * sizeof(float));
 	MemoryContextSwitchTo(old);
+}
+
+/* Load and compile the model of a resolved table and row (inside SPI). */
+static ServeEntry *
+serve_load(const ServeTarget *t, MemoryContext parent)
+{
+	MemoryContext cxt = AllocSetContextCreate(parent, "madlib_dl cached model", ALLOCSET_DEFAULT_SIZES);
+	ServeEntry *e = MemoryContextAllocZero(cxt, sizeof(ServeEntry));
+	char	   *arch;
+	bytea	   *weights;
+
+	e->cxt = cxt;
+	e->relid = t->relid;
+	e->key = t->rkey;
+	e->stamp = MemoryContextStrdup(cxt, t->stamp);
+	e->nc = 1.0;
+	if (t->kind == SERVE_BYOM)
+		load_byom_row(t);
+	else
+		load_model_row(t);
+	if (SPI_processed != 1)
+		elog(ERROR, "madlib_dl: predict_row read no model");
+	read_arch_weights(t, cxt, &arch, &weights);
+	read_norm_classes(e, t);
+	entry_build(e, t, arch, weights);
 	return e;
 }
 
-/* The model this call uses: from the call site's state, the cache, or loaded. */
-static ServeEntry *
-serve_entry(FunctionCallInfo fcinfo, const char *model, bool key_null, int32 key)
+/* The call site's state (fn_extra), created on the first call. */
+static ServeCall *
+call_state(FunctionCallInfo fcinfo)
 {
 	ServeCall  *sc = (ServeCall *) fcinfo->flinfo->fn_extra;
-	SnapKey		snap;
-	bool		have_snap = snap_key(&snap);
-	ServeKind	kind;
-	Oid			relid;
-	int32		rkey;
-	char	   *stamp;
-	char	   *nsp;
-	char	   *relname;
-	ServeEntry *e;
-	bool		pushed = false;
 
 	if (sc == NULL)
 	{
 		sc = MemoryContextAllocZero(fcinfo->flinfo->fn_mcxt, sizeof(ServeCall));
 		fcinfo->flinfo->fn_extra = sc;
 	}
-	if (sc->valid && have_snap && memcmp(&sc->snap, &snap, sizeof(snap)) == 0 &&
-		sc->key_null == key_null && (key_null || sc->key == key) && strcmp(sc->model, model) == 0)
+	return sc;
+}
+
+/* The model sc used last, when ask is what it asked then and the model is still cached; else NULL. */
+static ServeEntry *
+call_reuse(ServeCall *sc, const ServeAsk *ask)
+{
+	ServeEntry *e;
+
+	if (!(sc->valid && ask->have_snap && memcmp(&sc->snap, &ask->snap, sizeof(ask->snap)) == 0 &&
+		  sc->key_null == ask->key_null && (ask->key_null || sc->key == ask->key) &&
+		  strcmp(sc->model, ask->model) == 0))
+		return NULL;
+	if (sc->generation == serve_generation)
+		return sc->e;
+	e = cache_find(sc->relid, sc->rkey, sc->stamp);
+	if (e != NULL)
 	{
-		if (sc->generation == serve_generation)
-			return sc->e;
-		e = cache_find(sc->relid, sc->rkey, sc->stamp);
-		if (e != NULL)
-		{
-			sc->e = e;
-			sc->generation = serve_generation;
-			return e;
-		}
+		sc->e = e;
+		sc->generation = serve_generation;
 	}
-	sc->valid = false;
+	return e;
+}
+
+/* Resolve ask (into *t) and find its model in the cache or load it, inside SPI and a snapshot. */
+static ServeEntry *
+serve_lookup(FunctionCallInfo fcinfo, const ServeAsk *ask, ServeTarget *t)
+{
+	ServeEntry *e;
+	bool		pushed = false;
+
 	if (!ActiveSnapshotSet())
 	{
 		PushActiveSnapshot(GetTransactionSnapshot());
@@ -604,31 +696,59 @@ serve_entry(FunctionCallInfo fcinfo, const char *model, bool key_null, int32 key
 	}
 	if (SPI_connect() != SPI_OK_CONNECT)
 		elog(ERROR, "madlib_dl: SPI_connect failed");
-	stamp = serve_resolve(model, key_null, key, fcinfo->flinfo->fn_mcxt, &kind, &relid, &rkey, &nsp,
-						  &relname);
-	e = cache_find(relid, rkey, stamp);
+	serve_resolve(ask, fcinfo->flinfo->fn_mcxt, t);
+	e = cache_find(t->relid, t->rkey, t->stamp);
 	if (e == NULL)
 	{
-		e = serve_load(kind, relid, rkey, stamp, nsp, relname, fcinfo->flinfo->fn_mcxt);
+		e = serve_load(t, fcinfo->flinfo->fn_mcxt);
 		cache_add(e);
 	}
 	SPI_finish();
 	if (pushed)
 		PopActiveSnapshot();
+	return e;
+}
+
+/* Remember in sc that ask resolved to t and the model e. */
+static void
+call_remember(FunctionCallInfo fcinfo, ServeCall *sc, const ServeAsk *ask, const ServeTarget *t,
+			  ServeEntry *e)
+{
 	if (sc->model != NULL)
 		pfree(sc->model);
 	if (sc->stamp != NULL)
 		pfree(sc->stamp);
-	sc->model = MemoryContextStrdup(fcinfo->flinfo->fn_mcxt, model);
-	sc->key_null = key_null;
-	sc->key = key;
-	sc->relid = relid;
-	sc->rkey = rkey;
-	sc->stamp = stamp;
+	sc->model = MemoryContextStrdup(fcinfo->flinfo->fn_mcxt, ask->model);
+	sc->key_null = ask->key_null;
+	sc->key = ask->key;
+	sc->relid = t->relid;
+	sc->rkey = t->rkey;
+	sc->stamp = t->stamp;
 	sc->e = e;
 	sc->generation = serve_generation;
-	sc->snap = snap;
-	sc->valid = have_snap;
+	sc->snap = ask->snap;
+	sc->valid = ask->have_snap;
+}
+
+/* The model this call uses: from the call site's state, the cache, or loaded. */
+static ServeEntry *
+serve_entry(FunctionCallInfo fcinfo, const char *model, bool key_null, int32 key)
+{
+	ServeCall  *sc = call_state(fcinfo);
+	ServeAsk	ask;
+	ServeTarget t;
+	ServeEntry *e;
+
+	ask.model = model;
+	ask.key_null = key_null;
+	ask.key = key;
+	ask.have_snap = snap_key(&ask.snap);
+	e = call_reuse(sc, &ask);
+	if (e != NULL)
+		return e;
+	sc->valid = false;
+	e = serve_lookup(fcinfo, &ask, &t);
+	call_remember(fcinfo, sc, &ask, &t, e);
 	return e;
 }
 

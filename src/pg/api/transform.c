@@ -174,6 +174,47 @@ madlib_dl__transform_parse(PG_FUNCTION_ARGS)
 }
 
 /*
+ * Set item i of t to the kind of its column's type typid, and to width
+ * (the first row's) for an array; 42804 for a type the item does not take.
+ */
+static void
+resolve_item(DlTransform *t, int i, Oid typid, int width)
+{
+	DlTfItem   *it = &t->items[i];
+	DlTfKind	kind = kind_of(typid);
+	DlError		err;
+	char	   *tname = OidIsValid(typid) ? format_type_be(typid) : "unknown";
+
+	if (is_category_op(it->op) && !is_category_type(typid))
+		ereport(ERROR,
+				(errcode(ERRCODE_DATATYPE_MISMATCH),
+				 errmsg("transform %s of column \"%s\" of type %s: categories must be text, integers or booleans",
+						dl_transform_op_name(it->op), it->column, tname),
+				 errhint("Cast the column to text or integer in a view, or use a numeric transform.")));
+	dl_error_clear(&err);
+	if (kind == DL_TF_KIND_UNKNOWN)
+		ereport(ERROR,
+				(errcode(ERRCODE_DATATYPE_MISMATCH),
+				 errmsg("column \"%s\" has type %s, which a transform does not read", it->column, tname),
+				 errhint("Transforms read smallint, integer, bigint, real, double precision, numeric, boolean, "
+						 "text, character varying, character, and one-dimensional arrays of the numeric types.")));
+	if (dl_transform_check_kind(t, i, kind, tname, &err) != DL_OK)
+		ereport(ERROR,
+				(errcode(ERRCODE_DATATYPE_MISMATCH), errmsg("%s", err.msg),
+				 err.hint[0] ? errhint("%s", err.hint) : 0));
+	it->kind = kind;
+	if (kind == DL_TF_KIND_ARRAY)
+	{
+		if (width < 1 || width > DL_TF_MAX_WIDTH)
+			ereport(ERROR,
+					(errcode(ERRCODE_DATA_EXCEPTION),
+					 errmsg("array column \"%s\" has %d values in the first row", it->column, width),
+					 errhint("Arrays must hold 1 to %d values, the same number in every row.", DL_TF_MAX_WIDTH)));
+		it->width = width;
+	}
+}
+
+/*
  * madlib_dl._transform_resolve(plan jsonb, types regtype[], widths int[])
  * RETURNS jsonb: each item's kind from the type of its column (one per
  * item, as the catalog gives it), arrays with their widths (the training
@@ -205,43 +246,7 @@ madlib_dl__transform_resolve(PG_FUNCTION_ARGS)
 				(errcode(ERRCODE_INVALID_PARAMETER_VALUE),
 				 errmsg("the transform has %d items but %d types and %d widths were given", t->n_items, nt, nw)));
 	for (int i = 0; i < t->n_items; i++)
-	{
-		DlTfItem   *it = &t->items[i];
-		Oid			typid = tn[i] ? InvalidOid : DatumGetObjectId(tv[i]);
-		DlTfKind	kind = kind_of(typid);
-		DlError		err;
-		char	   *tname = OidIsValid(typid) ? format_type_be(typid) : "unknown";
-
-		if (is_category_op(it->op) && !is_category_type(typid))
-			ereport(ERROR,
-					(errcode(ERRCODE_DATATYPE_MISMATCH),
-					 errmsg("transform %s of column \"%s\" of type %s: categories must be text, integers or booleans",
-							dl_transform_op_name(it->op), it->column, tname),
-					 errhint("Cast the column to text or integer in a view, or use a numeric transform.")));
-		dl_error_clear(&err);
-		if (kind == DL_TF_KIND_UNKNOWN)
-			ereport(ERROR,
-					(errcode(ERRCODE_DATATYPE_MISMATCH),
-					 errmsg("column \"%s\" has type %s, which a transform does not read", it->column, tname),
-					 errhint("Transforms read smallint, integer, bigint, real, double precision, numeric, boolean, "
-							 "text, character varying, character, and one-dimensional arrays of the numeric types.")));
-		if (dl_transform_check_kind(t, i, kind, tname, &err) != DL_OK)
-			ereport(ERROR,
-					(errcode(ERRCODE_DATATYPE_MISMATCH), errmsg("%s", err.msg),
-					 err.hint[0] ? errhint("%s", err.hint) : 0));
-		it->kind = kind;
-		if (kind == DL_TF_KIND_ARRAY)
-		{
-			int			w = wn[i] ? 0 : DatumGetInt32(wv[i]);
-
-			if (w < 1 || w > DL_TF_MAX_WIDTH)
-				ereport(ERROR,
-						(errcode(ERRCODE_DATA_EXCEPTION),
-						 errmsg("array column \"%s\" has %d values in the first row", it->column, w),
-						 errhint("Arrays must hold 1 to %d values, the same number in every row.", DL_TF_MAX_WIDTH)));
-			it->width = w;
-		}
-	}
+		resolve_item(t, i, tn[i] ? InvalidOid : DatumGetObjectId(tv[i]), wn[i] ? 0 : DatumGetInt32(wv[i]));
 	PG_RETURN_DATUM(plan_jsonb(t));
 }
 
@@ -396,6 +401,97 @@ report(const DlError *err)
 	dl_pg_report(err);
 }
 
+/*
+ * The exact text of the category value v of type type (not NULL), *len
+ * bytes, not NUL-terminated; buf (32 bytes) holds it for an integer.
+ */
+static const char *
+category_text(Datum v, Oid type, char *buf, size_t *len)
+{
+	const char *s;
+
+	switch (type)
+	{
+		case TEXTOID:
+		case VARCHAROID:
+		case BPCHAROID:
+			{
+				text	   *tx = DatumGetTextPP(v);
+
+				s = VARDATA_ANY(tx);
+				*len = VARSIZE_ANY_EXHDR(tx);
+				if (type == BPCHAROID)	/* as bpchar::text: no trailing blanks */
+					while (*len > 0 && s[*len - 1] == ' ')
+						(*len)--;
+				return s;
+			}
+		case BOOLOID:
+			s = DatumGetBool(v) ? "true" : "false";
+			*len = strlen(s);
+			return s;
+		case INT2OID:
+		case INT4OID:
+		case INT8OID:
+			snprintf(buf, 32, INT64_FORMAT,
+					 type == INT2OID ? (int64) DatumGetInt16(v) :
+					 type == INT4OID ? (int64) DatumGetInt32(v) :
+					 DatumGetInt64(v));
+			*len = strlen(buf);
+			return buf;
+		default:
+			elog(ERROR, "transform: unexpected category type %u", type);
+	}
+	return NULL;
+}
+
+/*
+ * The *n values of the array v of item it (NULL when isnull: an ERROR)
+ * as doubles, palloc'd; ERROR for a NULL element, and via err for a
+ * length other than the training rows'.
+ */
+static double *
+array_numbers(const DlTfItem *it, Datum v, bool isnull, int *n, DlError *err)
+{
+	ArrayType  *arr;
+	Oid			elem;
+	int16		elmlen;
+	bool		elmbyval;
+	char		elmalign;
+	Datum	   *ev;
+	bool	   *en;
+	double	   *dv;
+
+	if (isnull)
+		ereport(ERROR,
+				(errcode(ERRCODE_NULL_VALUE_NOT_ALLOWED),
+				 errmsg("array column \"%s\" is NULL in a row", it->column),
+				 errhint("Filter or fix the rows with a NULL array.")));
+	arr = DatumGetArrayTypeP(v);
+	elem = ARR_ELEMTYPE(arr);
+	get_typlenbyvalalign(elem, &elmlen, &elmbyval, &elmalign);
+	deconstruct_array(arr, elem, elmlen, elmbyval, elmalign, &ev, &en, n);
+	if (*n != it->width)
+	{
+		dl_error_set(err, DL_ERR_SHAPE, "array column \"%s\" has %d values, the training rows %d",
+					 it->column, *n, it->width);
+		dl_error_hint(err, "Every row must have an array of the training length.");
+		report(err);
+	}
+	dv = palloc(sizeof(double) * (size_t) (*n > 0 ? *n : 1));
+	for (int k = 0; k < *n; k++)
+	{
+		if (en[k])
+			ereport(ERROR,
+					(errcode(ERRCODE_NULL_VALUE_NOT_ALLOWED),
+					 errmsg("array column \"%s\" holds a NULL element", it->column),
+					 errhint("Filter or fix the rows with NULL elements.")));
+		dv[k] = number_of(ev[k], elem);
+	}
+	pfree(ev);
+	pfree(en);
+	return dv;
+}
+
 void
 dl_pg_transform_row(const DlTransform *t, const Datum *values, const bool *nulls, const Oid *types,
 					float *out)
@@ -413,94 +509,38 @@ dl_pg_transform_row(const DlTransform *t, const Datum *values, const bool *nulls
 		if (is_category_op(it->op))
 		{
 			char		buf[32];
-			const char *s = NULL;
 			size_t		len = 0;
+			const char *s = nulls[i] ? NULL : category_text(values[i], types[i], buf, &len);
 
-			if (!nulls[i])
-			{
-				switch (types[i])
-				{
-					case TEXTOID:
-					case VARCHAROID:
-					case BPCHAROID:
-						{
-							text	   *tx = DatumGetTextPP(values[i]);
-
-							s = VARDATA_ANY(tx);
-							len = VARSIZE_ANY_EXHDR(tx);
-							if (types[i] == BPCHAROID)	/* as bpchar::text: no trailing blanks */
-								while (len > 0 && s[len - 1] == ' ')
-									len--;
-							break;
-						}
-					case BOOLOID:
-						s = DatumGetBool(values[i]) ? "true" : "false";
-						len = strlen(s);
-						break;
-					case INT2OID:
-					case INT4OID:
-					case INT8OID:
-						snprintf(buf, sizeof(buf), INT64_FORMAT,
-								 types[i] == INT2OID ? (int64) DatumGetInt16(values[i]) :
-								 types[i] == INT4OID ? (int64) DatumGetInt32(values[i]) :
-								 DatumGetInt64(values[i]));
-						s = buf;
-						len = strlen(buf);
-						break;
-					default:
-						elog(ERROR, "transform: unexpected category type %u", types[i]);
-				}
-			}
 			st = dl_transform_apply_category(t, i, s, len, o, &err);
 		}
 		else if (it->kind == DL_TF_KIND_ARRAY)
 		{
-			ArrayType  *arr;
-			Oid			elem;
-			int16		elmlen;
-			bool		elmbyval;
-			char		elmalign;
-			Datum	   *ev;
-			bool	   *en;
 			int			n;
-			double	   *dv;
+			double	   *dv = array_numbers(it, values[i], nulls[i], &n, &err);
 
-			if (nulls[i])
-				ereport(ERROR,
-						(errcode(ERRCODE_NULL_VALUE_NOT_ALLOWED),
-						 errmsg("array column \"%s\" is NULL in a row", it->column),
-						 errhint("Filter or fix the rows with a NULL array.")));
-			arr = DatumGetArrayTypeP(values[i]);
-			elem = ARR_ELEMTYPE(arr);
-			get_typlenbyvalalign(elem, &elmlen, &elmbyval, &elmalign);
-			deconstruct_array(arr, elem, elmlen, elmbyval, elmalign, &ev, &en, &n);
-			if (n != it->width)
-			{
-				dl_error_set(&err, DL_ERR_SHAPE, "array column \"%s\" has %d values, the training rows %d",
-							 it->column, n, it->width);
-				dl_error_hint(&err, "Every row must have an array of the training length.");
-				report(&err);
-			}
-			dv = palloc(sizeof(double) * (size_t) (n > 0 ? n : 1));
-			for (int k = 0; k < n; k++)
-			{
-				if (en[k])
-					ereport(ERROR,
-							(errcode(ERRCODE_NULL_VALUE_NOT_ALLOWED),
-							 errmsg("array column \"%s\" holds a NULL element", it->column),
-							 errhint("Filter or fix the rows with NULL elements.")));
-				dv[k] = number_of(ev[k], elem);
-			}
 			st = dl_transform_apply_array(t, i, dv, (size_t) n, o, &err);
 			pfree(dv);
-			pfree(ev);
-			pfree(en);
 		}
 		else
 			st = dl_transform_apply_number(t, i, nulls[i], nulls[i] ? 0 : number_of(values[i], types[i]), o, &err);
 		if (st != DL_OK)
 			report(&err);
 	}
+}
+
+/* The real[] of the features t builds from a row's values (width of them). */
+static ArrayType *
+features_array(const DlTransform *t, int width, const Datum *values, const bool *nulls, const Oid *types)
+{
+	float	   *feats = palloc(sizeof(float) * (size_t) width);
+	Datum	   *elems;
+
+	dl_pg_transform_row(t, values, nulls, types, feats);
+	elems = palloc(sizeof(Datum) * (size_t) width);
+	for (int k = 0; k < width; k++)
+		elems[k] = Float4GetDatum(feats[k]);
+	return construct_array(elems, width, FLOAT4OID, 4, true, TYPALIGN_INT);
 }
 
 /*
@@ -514,9 +554,6 @@ madlib_dl__transform_apply(PG_FUNCTION_ARGS)
 {
 	PlanCache  *pc;
 	int			nargs = PG_NARGS() - 1;
-	float	   *feats;
-	Datum	   *elems;
-	ArrayType  *result;
 
 	if (PG_ARGISNULL(0))
 		ereport(ERROR,
@@ -551,13 +588,7 @@ madlib_dl__transform_apply(PG_FUNCTION_ARGS)
 		pc->nulls[i] = PG_ARGISNULL(i + 1);
 		pc->values[i] = pc->nulls[i] ? (Datum) 0 : PG_GETARG_DATUM(i + 1);
 	}
-	feats = palloc(sizeof(float) * (size_t) pc->width);
-	dl_pg_transform_row(pc->t, pc->values, pc->nulls, pc->types, feats);
-	elems = palloc(sizeof(Datum) * (size_t) pc->width);
-	for (int k = 0; k < pc->width; k++)
-		elems[k] = Float4GetDatum(feats[k]);
-	result = construct_array(elems, pc->width, FLOAT4OID, 4, true, TYPALIGN_INT);
-	PG_RETURN_ARRAYTYPE_P(result);
+	PG_RETURN_ARRAYTYPE_P(features_array(pc->t, pc->width, pc->values, pc->nulls, pc->types));
 }
 
 /* transform_features' cache: the model's plan and the row type's columns. */
@@ -610,6 +641,85 @@ model_plan(text *name, MemoryContext cxt)
 	return plan;
 }
 
+/* ERROR unless both arguments of transform_features are given. */
+static void
+features_check_args(FunctionCallInfo fcinfo)
+{
+	if (PG_ARGISNULL(0))
+		ereport(ERROR,
+				(errcode(ERRCODE_NULL_VALUE_NOT_ALLOWED), errmsg("model_table must not be NULL"),
+				 errhint("Give the model table that fit wrote.")));
+	if (PG_ARGISNULL(1))
+		ereport(ERROR,
+				(errcode(ERRCODE_NULL_VALUE_NOT_ALLOWED), errmsg("the raw row must not be NULL"),
+				 errhint("Give a row of the table, e.g. transform_features('m', t) FROM raw_table t.")));
+}
+
+/* The call site's cache for model: kept when it is the model of the last call, else loaded anew. */
+static ModelPlanCache *
+model_plan_cached(FunctionCallInfo fcinfo, text *model)
+{
+	ModelPlanCache *pc = (ModelPlanCache *) fcinfo->flinfo->fn_extra;
+	MemoryContext cxt = fcinfo->flinfo->fn_mcxt;
+	Jsonb	   *plan;
+
+	if (pc != NULL && VARSIZE_ANY_EXHDR(pc->model) == VARSIZE_ANY_EXHDR(model) &&
+		memcmp(VARDATA_ANY(pc->model), VARDATA_ANY(model), VARSIZE_ANY_EXHDR(model)) == 0)
+		return pc;
+	plan = model_plan(model, cxt);
+	pc = MemoryContextAllocZero(cxt, sizeof(ModelPlanCache));
+	pc->model = MemoryContextAlloc(cxt, VARSIZE_ANY(model));
+	memcpy(pc->model, model, VARSIZE_ANY(model));
+	pc->t = dl_pg_transform_load(plan, cxt, &pc->width);
+	pc->attnums = MemoryContextAllocZero(cxt, sizeof(int) * (size_t) pc->t->n_items);
+	pc->types = MemoryContextAllocZero(cxt, sizeof(Oid) * (size_t) pc->t->n_items);
+	pc->values = MemoryContextAllocZero(cxt, sizeof(Datum) * (size_t) pc->t->n_items);
+	pc->nulls = MemoryContextAllocZero(cxt, sizeof(bool) * (size_t) pc->t->n_items);
+	pc->row_type = InvalidOid;
+	fcinfo->flinfo->fn_extra = pc;
+	return pc;
+}
+
+/*
+ * The attribute (1-based) of the row type desc named col; 42703 (after
+ * releasing desc) when there is none.
+ */
+static int
+row_attnum(TupleDesc desc, const char *col)
+{
+	for (int a = 0; a < desc->natts; a++)
+	{
+		Form_pg_attribute att = TupleDescAttr(desc, a);
+
+		if (!att->attisdropped && strcmp(NameStr(att->attname), col) == 0)
+			return a + 1;
+	}
+	ReleaseTupleDesc(desc);
+	ereport(ERROR,
+			(errcode(ERRCODE_UNDEFINED_COLUMN),
+			 errmsg("column \"%s\" of the transform is not in the row", col),
+			 errhint("Give a row with the columns of the training table (by name).")));
+	return 0;
+}
+
+/* Each item's attribute and type in the row type desc, checked, unless pc has them for this type. */
+static void
+model_plan_columns(ModelPlanCache *pc, TupleDesc desc, Oid row_type, int32 row_typmod)
+{
+	if (pc->row_type == row_type && pc->row_typmod == row_typmod && row_type != RECORDOID)
+		return;
+	for (int i = 0; i < pc->t->n_items; i++)
+	{
+		int			found = row_attnum(desc, pc->t->items[i].column);
+
+		pc->attnums[i] = found;
+		pc->types[i] = TupleDescAttr(desc, found - 1)->atttypid;
+		dl_pg_transform_check_arg(pc->t, i, pc->types[i]);
+	}
+	pc->row_type = row_type;
+	pc->row_typmod = row_typmod;
+}
+
 /*
  * madlib_dl.transform_features(model_table text, raw record) RETURNS
  * real[]: the features the transform of a model (its summary's plan)
@@ -620,79 +730,22 @@ model_plan(text *name, MemoryContext cxt)
 Datum
 madlib_dl_transform_features(PG_FUNCTION_ARGS)
 {
-	ModelPlanCache *pc = (ModelPlanCache *) fcinfo->flinfo->fn_extra;
-	MemoryContext cxt = fcinfo->flinfo->fn_mcxt;
+	ModelPlanCache *pc;
 	text	   *model;
 	HeapTupleHeader th;
 	HeapTupleData tuple;
 	Oid			row_type;
 	int32		row_typmod;
 	TupleDesc	desc;
-	float	   *feats;
-	Datum	   *elems;
 
-	if (PG_ARGISNULL(0))
-		ereport(ERROR,
-				(errcode(ERRCODE_NULL_VALUE_NOT_ALLOWED), errmsg("model_table must not be NULL"),
-				 errhint("Give the model table that fit wrote.")));
-	if (PG_ARGISNULL(1))
-		ereport(ERROR,
-				(errcode(ERRCODE_NULL_VALUE_NOT_ALLOWED), errmsg("the raw row must not be NULL"),
-				 errhint("Give a row of the table, e.g. transform_features('m', t) FROM raw_table t.")));
+	features_check_args(fcinfo);
 	model = PG_GETARG_TEXT_PP(0);
 	th = PG_GETARG_HEAPTUPLEHEADER(1);
 	row_type = HeapTupleHeaderGetTypeId(th);
 	row_typmod = HeapTupleHeaderGetTypMod(th);
-
-	if (pc == NULL || VARSIZE_ANY_EXHDR(pc->model) != VARSIZE_ANY_EXHDR(model) ||
-		memcmp(VARDATA_ANY(pc->model), VARDATA_ANY(model), VARSIZE_ANY_EXHDR(model)) != 0)
-	{
-		Jsonb	   *plan = model_plan(model, cxt);
-
-		pc = MemoryContextAllocZero(cxt, sizeof(ModelPlanCache));
-		pc->model = MemoryContextAlloc(cxt, VARSIZE_ANY(model));
-		memcpy(pc->model, model, VARSIZE_ANY(model));
-		pc->t = dl_pg_transform_load(plan, cxt, &pc->width);
-		pc->attnums = MemoryContextAllocZero(cxt, sizeof(int) * (size_t) pc->t->n_items);
-		pc->types = MemoryContextAllocZero(cxt, sizeof(Oid) * (size_t) pc->t->n_items);
-		pc->values = MemoryContextAllocZero(cxt, sizeof(Datum) * (size_t) pc->t->n_items);
-		pc->nulls = MemoryContextAllocZero(cxt, sizeof(bool) * (size_t) pc->t->n_items);
-		pc->row_type = InvalidOid;
-		fcinfo->flinfo->fn_extra = pc;
-	}
+	pc = model_plan_cached(fcinfo, model);
 	desc = lookup_rowtype_tupdesc(row_type, row_typmod);
-	if (pc->row_type != row_type || pc->row_typmod != row_typmod || row_type == RECORDOID)
-	{
-		for (int i = 0; i < pc->t->n_items; i++)
-		{
-			const char *col = pc->t->items[i].column;
-			int			found = 0;
-
-			for (int a = 0; a < desc->natts; a++)
-			{
-				Form_pg_attribute att = TupleDescAttr(desc, a);
-
-				if (!att->attisdropped && strcmp(NameStr(att->attname), col) == 0)
-				{
-					found = a + 1;
-					break;
-				}
-			}
-			if (found == 0)
-			{
-				ReleaseTupleDesc(desc);
-				ereport(ERROR,
-						(errcode(ERRCODE_UNDEFINED_COLUMN),
-						 errmsg("column \"%s\" of the transform is not in the row", col),
-						 errhint("Give a row with the columns of the training table (by name).")));
-			}
-			pc->attnums[i] = found;
-			pc->types[i] = TupleDescAttr(desc, found - 1)->atttypid;
-			dl_pg_transform_check_arg(pc->t, i, pc->types[i]);
-		}
-		pc->row_type = row_type;
-		pc->row_typmod = row_typmod;
-	}
+	model_plan_columns(pc, desc, row_type, row_typmod);
 	tuple.t_len = HeapTupleHeaderGetDatumLength(th);
 	ItemPointerSetInvalid(&(tuple.t_self));
 	tuple.t_tableOid = InvalidOid;
@@ -700,10 +753,5 @@ madlib_dl_transform_features(PG_FUNCTION_ARGS)
 	for (int i = 0; i < pc->t->n_items; i++)
 		pc->values[i] = heap_getattr(&tuple, pc->attnums[i], desc, &pc->nulls[i]);
 	ReleaseTupleDesc(desc);
-	feats = palloc(sizeof(float) * (size_t) pc->width);
-	dl_pg_transform_row(pc->t, pc->values, pc->nulls, pc->types, feats);
-	elems = palloc(sizeof(Datum) * (size_t) pc->width);
-	for (int k = 0; k < pc->width; k++)
-		elems[k] = Float4GetDatum(feats[k]);
-	PG_RETURN_ARRAYTYPE_P(construct_array(elems, pc->width, FLOAT4OID, 4, true, TYPALIGN_INT));
+	PG_RETURN_ARRAYTYPE_P(features_array(pc->t, pc->width, pc->values, pc->nulls, pc->types));
 }

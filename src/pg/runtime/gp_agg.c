@@ -455,20 +455,6 @@ madlib_dl__gp_step_transition_io(PG_FUNCTION_ARGS)
 	PG_RETURN_POINTER(st);
 }
 
-/* The field name of the step, ERROR 22004 when it is NULL (unless null_ok). */
-static Datum
-step_field(HeapTupleHeader step, const char *name, bool null_ok, bool *isnull)
-{
-	Datum		d = GetAttributeByName(step, name, isnull);
-
-	if (*isnull && !null_ok)
-		ereport(ERROR,
-				(errcode(ERRCODE_NULL_VALUE_NOT_ALLOWED),
-				 errmsg("%s of the step must not be NULL", name),
-				 errhint("Give a model state, its architecture, compile_params, the iteration and the segment.")));
-	return d;
-}
-
 /* The group's step, kept by the transition function. */
 static void
 read_step(const GpStepState *st, GpStep *out)
@@ -477,14 +463,14 @@ read_step(const GpStepState *st, GpStep *out)
 	bool		isnull;
 	Datum		d;
 
-	out->state = DatumGetByteaPP(step_field(step, "state", false, &isnull));
-	out->arch = TextDatumGetCString(step_field(step, "model_arch", false, &isnull));
-	out->compile = TextDatumGetCString(step_field(step, "compile_params", false, &isnull));
-	d = step_field(step, "fit_params", true, &isnull);
+	out->state = DatumGetByteaPP(dl_seg_step_field(step, "state", false, &isnull));
+	out->arch = TextDatumGetCString(dl_seg_step_field(step, "model_arch", false, &isnull));
+	out->compile = TextDatumGetCString(dl_seg_step_field(step, "compile_params", false, &isnull));
+	d = dl_seg_step_field(step, "fit_params", true, &isnull);
 	out->fitp = isnull ? NULL : TextDatumGetCString(d);
-	out->iteration = DatumGetInt32(step_field(step, "iteration", false, &isnull));
-	out->segment = DatumGetInt32(step_field(step, "segment", false, &isnull));
-	d = step_field(step, "use_caching", true, &isnull);
+	out->iteration = DatumGetInt32(dl_seg_step_field(step, "iteration", false, &isnull));
+	out->segment = DatumGetInt32(dl_seg_step_field(step, "segment", false, &isnull));
+	d = dl_seg_step_field(step, "use_caching", true, &isnull);
 	out->caching = isnull ? DL_CACHING_AUTO : DatumGetBool(d) ? DL_CACHING_ON : DL_CACHING_OFF;
 }
 
@@ -534,33 +520,20 @@ build_partition(GpStepState *st, const GpStep *step, DlSegPartition *p, MemoryCo
 
 /*
  * The madlib_dl._step_result of a step: state (NULL: none), the sums of
- * st (training ones), seconds, diverged (NULL: did not), and each
+ * st (training ones), seconds, diverged (st's message; NULL: did not), and each
  * output's sums (NULL for a model of one output, and for a training step).
  */
 static Datum
-step_result(FunctionCallInfo fcinfo, bytea *state, const DlSegStats *st, double seconds,
-			const char *diverged)
+step_result(FunctionCallInfo fcinfo, bytea *state, const DlSegStats *st, double seconds)
 {
 	TupleDesc	tupdesc;
-	Datum		values[8];
-	bool		nulls[8] = {false, false, false, false, false, false, false, false};
 
 	/* 0.1.0's final functions returned bytea and float8[] (src/pg/api/compat.c) */
 	if (get_call_result_type(fcinfo, NULL, &tupdesc) != TYPEFUNC_COMPOSITE)
 		dl_pg_old_sql_error(fcinfo, "0.1.0");
 	if (tupdesc->natts != 8)
 		elog(ERROR, "madlib_dl: a step's final function must return madlib_dl._step_result");
-	dl_seg_output_sums(st->n_out, st->train_out_loss, st->train_out_metric, values + 6, nulls + 6);
-	values[0] = PointerGetDatum(state);
-	nulls[0] = state == NULL;
-	values[1] = Float8GetDatum(st->train_loss_sum);
-	values[2] = Float8GetDatum(st->train_metric_sum);
-	values[3] = Int64GetDatum(st->train_n);
-	values[4] = Float8GetDatum(seconds);
-	values[5] = diverged != NULL ? CStringGetTextDatum(diverged) : (Datum) 0;
-	nulls[5] = diverged == NULL;
-	tupdesc = BlessTupleDesc(tupdesc);
-	return HeapTupleGetDatum(heap_form_tuple(tupdesc, values, nulls));
+	return dl_seg_step_result(tupdesc, state, st, seconds);
 }
 
 /*
@@ -600,29 +573,15 @@ step_final(FunctionCallInfo fcinfo, bool train)
 							  DL_PG_MODEL_TRAIN, 0, cxt);
 		if (train)
 		{
-			Size		len = VARSIZE_ANY_EXHDR(step.state);
-			size_t		cap;
-			uint8	   *buf;
-			DlError		err;
+			DlSegStepRun run;
 
-			dl_error_clear(&err);
-			dl_pg_check(dl_blob_size(m->model, &cap, &err), &err);
-			cap = Max(cap, len);
-			buf = MemoryContextAllocHuge(cxt, Max(cap, 1));
-			memcpy(buf, VARDATA_ANY(step.state), len);
-			if (dl_seg_train_step(m, buf, len, cap, &len, &part, cxt, step.iteration,
-								  step.segment, true, &stats))
-			{
-				if (len > MaxAllocSize - VARHDRSZ)
-					ereport(ERROR,
-							(errcode(ERRCODE_PROGRAM_LIMIT_EXCEEDED),
-							 errmsg("model state of %zu bytes is larger than a bytea can hold", len),
-							 errhint("Use a smaller model.")));
-				MemoryContextSwitchTo(caller);
-				state = palloc(VARHDRSZ + len);
-				SET_VARSIZE(state, VARHDRSZ + len);
-				memcpy(VARDATA(state), buf, len);
-			}
+			run.m = m;
+			run.part = &part;
+			run.cxt = cxt;
+			run.out_cxt = caller;
+			run.iteration = step.iteration;
+			run.segment = step.segment;
+			state = dl_seg_train_state(&run, step.state, &stats);
 		}
 		else
 			dl_seg_eval_step(m, (const uint8 *) VARDATA_ANY(step.state),
@@ -630,7 +589,7 @@ step_final(FunctionCallInfo fcinfo, bool train)
 	}
 	seconds = dl_pg_seconds_since(start);
 	MemoryContextSwitchTo(caller);
-	result = step_result(fcinfo, state, &stats, seconds, stats.diverged ? stats.message : NULL);
+	result = step_result(fcinfo, state, &stats, seconds);
 	MemoryContextDelete(cxt);
 	PG_RETURN_DATUM(result);
 }

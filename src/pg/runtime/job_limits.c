@@ -147,6 +147,111 @@ job_model_info(const DlPgJob *job, const DlPgJobModel *jm, JobModelInfo *info)
 	dl_pg_model_free(m);
 }
 
+/* What job_parts needs across the models of a job. */
+typedef struct JobMax
+{
+	double		points;			/* metric points of a fit kind, else 0 */
+	double		max_blob;		/* the largest state */
+	const JobModelInfo *max_state;	/* the model of the largest state model */
+	const JobModelInfo *max_train;	/* the model of the largest training model */
+} JobMax;
+
+/* fit: the master model, the leader's training model, its slots and history. */
+static void
+parts_fit(const DlPgJob *job, const JobModelInfo *m, const JobMax *x, JobParts *p)
+{
+	/* the master model and the leader's own training model */
+	est_add(&p->models, &m->state);
+	est_add(&p->models, &m->train);
+	/* and the state an iteration began from (averaging_period) */
+	p->averaging = m->averaging + m->state.state_blob;
+	p->shuffle = m->shuffle;
+	/* each slot: a state and its round record (dl_visit.h) */
+	p->slots = (double) job->nseg * MAXALIGN(m->state.state_blob + DL_VISIT_ROUND_BYTES);
+	p->history = x->points * HISTORY_BYTES_PER_POINT;
+	p->weights = m->state.weights;
+	/* early stopping's copy of the best state */
+	if (job->keep_best)
+		p->slots += m->state.state_blob;
+}
+
+/* fit_multiple: the leader's cache of built models, one state model, every model's slot. */
+static void
+parts_fit_multiple(const DlPgJob *job, JobModelInfo **ms, int n, const JobMax *x, JobParts *p)
+{
+	JobModelInfo **sorted = palloc(sizeof(JobModelInfo *) * n);
+
+	/* the leader's cache of built models, and one state model */
+	memcpy(sorted, ms, sizeof(JobModelInfo *) * n);
+	qsort(sorted, n, sizeof(JobModelInfo *), cmp_train_desc);
+	for (int i = 0; i < Min(n, DL_SEG_MODEL_CACHE); i++)
+	{
+		est_add(&p->models, &sorted[i]->train);
+		p->shuffle += sorted[i]->shuffle;
+	}
+	est_add(&p->models, &x->max_state->state);
+	for (int i = 0; i < n; i++)
+	{
+		p->slots += MAXALIGN(ms[i]->state.state_blob);
+		p->weights += ms[i]->state.weights;
+		/* early stopping's copy of its best state, in the leader */
+		if (job->keep_best)
+			p->slots += ms[i]->state.state_blob;
+	}
+	p->history = n * (x->points * HISTORY_BYTES_PER_POINT +
+					  job->metrics_frequency * FM_BYTES_PER_MODEL_WINDOW +
+					  job->nseg * FM_BYTES_PER_MODEL_SEGMENT);
+	pfree(sorted);
+}
+
+/* distributed: a segment's training model, the coordinator's averaging and the states it holds. */
+static void
+parts_distributed(const DlPgJob *job, JobModelInfo **ms, int n, const JobMax *x, JobParts *p)
+{
+	/* a segment's training model, the coordinator's averaging */
+	est_add(&p->models, &x->max_train->train);
+	est_add(&p->models, &x->max_state->state);
+	p->averaging = x->max_state->averaging;
+	p->shuffle = x->max_train->shuffle;
+
+	/*
+	 * the transport's slots in the coordinator's memory (rounds.c): one per
+	 * model, and fit (one model) one per segment; a round's states sent as
+	 * bytea values; the one being trained, averaged and written
+	 */
+	for (int i = 0; i < n; i++)
+	{
+		p->slots += ms[i]->state.state_blob;
+		p->weights += ms[i]->state.weights;
+		if (job->keep_best)
+			p->slots += ms[i]->state.state_blob;
+	}
+	if (n == 1)
+		p->slots += (double) (job->nseg - 1) * x->max_blob;
+	p->slots += (double) job->nseg * x->max_blob + 3 * x->max_blob;
+	p->history = n * x->points * HISTORY_BYTES_PER_POINT;
+}
+
+/* The largest state and training models of the n models ms, and the job's metric points. */
+static JobMax
+job_max(const DlPgJob *job, JobModelInfo **ms, int n)
+{
+	JobMax		x;
+
+	memset(&x, 0, sizeof(x));
+	if (job->kind != DL_PG_JOB_EVALUATE && job->kind != DL_PG_JOB_PREDICT)
+		x.points = (double) dl_limits_metric_points(job->num_iterations, job->metrics_frequency);
+	for (int i = 0; i < n; i++)
+	{
+		if (x.max_state == NULL || ms[i]->state.total > x.max_state->state.total)
+			x.max_state = ms[i];
+		if (x.max_train == NULL || ms[i]->train.total > x.max_train->train.total)
+			x.max_train = ms[i];
+		x.max_blob = Max(x.max_blob, ms[i]->state.state_blob);
+	}
+	return x;
+}
+
 /*
  * What one process of job holds when it runs the n models ms: the
  * formulas of dl_limits_check_job (pg_limits.h).
@@ -154,89 +259,19 @@ job_model_info(const DlPgJob *job, const DlPgJobModel *jm, JobModelInfo *info)
 static void
 job_parts(const DlPgJob *job, JobModelInfo **ms, int n, JobParts *p)
 {
-	double		points = 0;
-	double		max_blob = 0;
-	const JobModelInfo *max_state = NULL;
-	const JobModelInfo *max_train = NULL;
+	JobMax		x = job_max(job, ms, n);
 
 	memset(p, 0, sizeof(*p));
-	if (job->kind != DL_PG_JOB_EVALUATE && job->kind != DL_PG_JOB_PREDICT)
-		points = (double) dl_limits_metric_points(job->num_iterations, job->metrics_frequency);
-	for (int i = 0; i < n; i++)
-	{
-		if (max_state == NULL || ms[i]->state.total > max_state->state.total)
-			max_state = ms[i];
-		if (max_train == NULL || ms[i]->train.total > max_train->train.total)
-			max_train = ms[i];
-		max_blob = Max(max_blob, ms[i]->state.state_blob);
-	}
 	switch (job->kind)
 	{
 		case DL_PG_JOB_FIT:
-			/* the master model and the leader's own training model */
-			est_add(&p->models, &ms[0]->state);
-			est_add(&p->models, &ms[0]->train);
-			/* and the state an iteration began from (averaging_period) */
-			p->averaging = ms[0]->averaging + ms[0]->state.state_blob;
-			p->shuffle = ms[0]->shuffle;
-			/* each slot: a state and its round record (dl_visit.h) */
-			p->slots = (double) job->nseg * MAXALIGN(ms[0]->state.state_blob + DL_VISIT_ROUND_BYTES);
-			p->history = points * HISTORY_BYTES_PER_POINT;
-			p->weights = ms[0]->state.weights;
-			/* early stopping's copy of the best state */
-			if (job->keep_best)
-				p->slots += ms[0]->state.state_blob;
+			parts_fit(job, ms[0], &x, p);
 			break;
 		case DL_PG_JOB_FIT_MULTIPLE:
-			{
-				JobModelInfo **sorted = palloc(sizeof(JobModelInfo *) * n);
-
-				/* the leader's cache of built models, and one state model */
-				memcpy(sorted, ms, sizeof(JobModelInfo *) * n);
-				qsort(sorted, n, sizeof(JobModelInfo *), cmp_train_desc);
-				for (int i = 0; i < Min(n, DL_SEG_MODEL_CACHE); i++)
-				{
-					est_add(&p->models, &sorted[i]->train);
-					p->shuffle += sorted[i]->shuffle;
-				}
-				est_add(&p->models, &max_state->state);
-				for (int i = 0; i < n; i++)
-				{
-					p->slots += MAXALIGN(ms[i]->state.state_blob);
-					p->weights += ms[i]->state.weights;
-					/* early stopping's copy of its best state, in the leader */
-					if (job->keep_best)
-						p->slots += ms[i]->state.state_blob;
-				}
-				p->history = n * (points * HISTORY_BYTES_PER_POINT +
-								  job->metrics_frequency * FM_BYTES_PER_MODEL_WINDOW +
-								  job->nseg * FM_BYTES_PER_MODEL_SEGMENT);
-				pfree(sorted);
-			}
+			parts_fit_multiple(job, ms, n, &x, p);
 			break;
 		case DL_PG_JOB_DISTRIBUTED:
-			/* a segment's training model, the coordinator's averaging */
-			est_add(&p->models, &max_train->train);
-			est_add(&p->models, &max_state->state);
-			p->averaging = max_state->averaging;
-			p->shuffle = max_train->shuffle;
-			/*
-			 * the transport's slots in the coordinator's memory (rounds.c):
-			 * one per model, and fit (one model) one per segment; a round's
-			 * states sent as bytea values; the one being trained, averaged
-			 * and written
-			 */
-			for (int i = 0; i < n; i++)
-			{
-				p->slots += ms[i]->state.state_blob;
-				p->weights += ms[i]->state.weights;
-				if (job->keep_best)
-					p->slots += ms[i]->state.state_blob;
-			}
-			if (n == 1)
-				p->slots += (double) (job->nseg - 1) * max_blob;
-			p->slots += (double) job->nseg * max_blob + 3 * max_blob;
-			p->history = n * points * HISTORY_BYTES_PER_POINT;
+			parts_distributed(job, ms, n, &x, p);
 			break;
 		case DL_PG_JOB_EVALUATE:
 		case DL_PG_JOB_PREDICT:
@@ -361,6 +396,79 @@ dl_limits_fit_batch(const DlPgJob *job, int64 want)
 	return lo;
 }
 
+/* ERROR unless job's counts (models, iterations, metrics, segments, batch) are in range. */
+static void
+check_job_args(const DlPgJob *job)
+{
+	bool		fit_kind = job->kind == DL_PG_JOB_FIT || job->kind == DL_PG_JOB_FIT_MULTIPLE ||
+		job->kind == DL_PG_JOB_DISTRIBUTED;
+	int64		points;
+
+	if (job->n_models < 1 || (job->kind != DL_PG_JOB_FIT_MULTIPLE &&
+							  job->kind != DL_PG_JOB_DISTRIBUTED && job->n_models != 1))
+		elog(ERROR, "madlib_dl: memory check of %d models", job->n_models);
+	if (!fit_kind)
+	{
+		if (job->batch_size < 1)
+			ereport(ERROR,
+					(errcode(ERRCODE_INVALID_PARAMETER_VALUE),
+					 errmsg("batch_size " INT64_FORMAT " must be at least 1", job->batch_size)));
+		return;
+	}
+	if (job->num_iterations < 1)
+		ereport(ERROR,
+				(errcode(ERRCODE_INVALID_PARAMETER_VALUE),
+				 errmsg("num_iterations must be at least 1, got %d", job->num_iterations),
+				 errhint("Give the number of iterations to train, 1 or more.")));
+	if (job->metrics_frequency < 1 || job->metrics_frequency > job->num_iterations)
+		ereport(ERROR,
+				(errcode(ERRCODE_INVALID_PARAMETER_VALUE),
+				 errmsg("metrics_compute_frequency must be between 1 and %d, got %d",
+						job->num_iterations, job->metrics_frequency),
+				 errhint("Give a frequency between 1 and num_iterations, or NULL to compute metrics at the last iteration only.")));
+	points = dl_limits_metric_points(job->num_iterations, job->metrics_frequency);
+	if (points > MAX_METRIC_POINTS)
+		ereport(ERROR,
+				(errcode(ERRCODE_PROGRAM_LIMIT_EXCEEDED),
+				 errmsg("num_iterations %d with metrics_compute_frequency %d gives " INT64_FORMAT " metric points, more than the " INT64_FORMAT " a metric history holds",
+						job->num_iterations, job->metrics_frequency, points, MAX_METRIC_POINTS),
+				 errhint("Compute metrics less often (a larger metrics_compute_frequency).")));
+	if ((job->kind == DL_PG_JOB_FIT || job->kind == DL_PG_JOB_FIT_MULTIPLE) &&
+		(job->nseg < 1 || job->nseg > DL_SEG_MAX))
+		ereport(ERROR,
+				(errcode(ERRCODE_INVALID_PARAMETER_VALUE),
+				 errmsg("number of segments %d is out of range", job->nseg),
+				 errhint("Use 1 to %d segments (distribution_rules of the preprocessor).", DL_SEG_MAX)));
+}
+
+/*
+ * Estimate model i of job into *info and check it alone: its weights as
+ * one value, its state as one bytea (distributed), and, in a job of
+ * several, its own parts, so that the message names the one too large.
+ */
+static void
+check_one_model(const DlPgJob *job, int i, JobModelInfo *info)
+{
+	JobParts	parts;
+
+	job_model_info(job, &job->models[i], info);
+	/* the trained weights are written as one model_weights value */
+	dl_limits_check_weights(info->n_params, info->what);
+	if (job->kind == DL_PG_JOB_DISTRIBUTED && info->state.state_blob > MAX_BYTEA_PAYLOAD)
+		ereport(ERROR,
+				(errcode(ERRCODE_PROGRAM_LIMIT_EXCEEDED),
+				 errmsg("the state of %s (weights and optimizer state) takes %s, more than one bytea value holds",
+						info->what, dl_limits_size_text(info->state.state_blob)),
+				 errdetail("On Greenplum and PL/Proxy clusters a model's state moves between the segments as one bytea value, of at most 1 GB."),
+				 errhint("Use a smaller model, or an optimizer with less state (SGD without momentum keeps none).")));
+	/* each model alone, so that the message names the one too large */
+	if (job->n_models > 1)
+	{
+		job_parts(job, &info, 1, &parts);
+		check_parts(job, &parts, info->what, false);
+	}
+}
+
 double
 dl_limits_check_job(const DlPgJob *job)
 {
@@ -369,46 +477,8 @@ dl_limits_check_job(const DlPgJob *job)
 	JobModelInfo *infos;
 	JobModelInfo **ptrs;
 	JobParts	parts;
-	bool		fit_kind = job->kind == DL_PG_JOB_FIT || job->kind == DL_PG_JOB_FIT_MULTIPLE ||
-		job->kind == DL_PG_JOB_DISTRIBUTED;
 
-	if (job->n_models < 1 || (job->kind != DL_PG_JOB_FIT_MULTIPLE &&
-							  job->kind != DL_PG_JOB_DISTRIBUTED && job->n_models != 1))
-		elog(ERROR, "madlib_dl: memory check of %d models", job->n_models);
-	if (fit_kind)
-	{
-		int64		points;
-
-		if (job->num_iterations < 1)
-			ereport(ERROR,
-					(errcode(ERRCODE_INVALID_PARAMETER_VALUE),
-					 errmsg("num_iterations must be at least 1, got %d", job->num_iterations),
-					 errhint("Give the number of iterations to train, 1 or more.")));
-		if (job->metrics_frequency < 1 || job->metrics_frequency > job->num_iterations)
-			ereport(ERROR,
-					(errcode(ERRCODE_INVALID_PARAMETER_VALUE),
-					 errmsg("metrics_compute_frequency must be between 1 and %d, got %d",
-							job->num_iterations, job->metrics_frequency),
-					 errhint("Give a frequency between 1 and num_iterations, or NULL to compute metrics at the last iteration only.")));
-		points = dl_limits_metric_points(job->num_iterations, job->metrics_frequency);
-		if (points > MAX_METRIC_POINTS)
-			ereport(ERROR,
-					(errcode(ERRCODE_PROGRAM_LIMIT_EXCEEDED),
-					 errmsg("num_iterations %d with metrics_compute_frequency %d gives " INT64_FORMAT " metric points, more than the " INT64_FORMAT " a metric history holds",
-							job->num_iterations, job->metrics_frequency, points, MAX_METRIC_POINTS),
-					 errhint("Compute metrics less often (a larger metrics_compute_frequency).")));
-		if ((job->kind == DL_PG_JOB_FIT || job->kind == DL_PG_JOB_FIT_MULTIPLE) &&
-			(job->nseg < 1 || job->nseg > DL_SEG_MAX))
-			ereport(ERROR,
-					(errcode(ERRCODE_INVALID_PARAMETER_VALUE),
-					 errmsg("number of segments %d is out of range", job->nseg),
-					 errhint("Use 1 to %d segments (distribution_rules of the preprocessor).", DL_SEG_MAX)));
-	}
-	else if (job->batch_size < 1)
-		ereport(ERROR,
-				(errcode(ERRCODE_INVALID_PARAMETER_VALUE),
-				 errmsg("batch_size " INT64_FORMAT " must be at least 1", job->batch_size)));
-
+	check_job_args(job);
 	cxt = AllocSetContextCreate(CurrentMemoryContext, "madlib_dl memory check",
 								ALLOCSET_SMALL_SIZES);
 	old = MemoryContextSwitchTo(cxt);
@@ -417,23 +487,8 @@ dl_limits_check_job(const DlPgJob *job)
 	for (int i = 0; i < job->n_models; i++)
 	{
 		CHECK_FOR_INTERRUPTS();
-		job_model_info(job, &job->models[i], &infos[i]);
 		ptrs[i] = &infos[i];
-		/* the trained weights are written as one model_weights value */
-		dl_limits_check_weights(infos[i].n_params, infos[i].what);
-		if (job->kind == DL_PG_JOB_DISTRIBUTED && infos[i].state.state_blob > MAX_BYTEA_PAYLOAD)
-			ereport(ERROR,
-					(errcode(ERRCODE_PROGRAM_LIMIT_EXCEEDED),
-					 errmsg("the state of %s (weights and optimizer state) takes %s, more than one bytea value holds",
-							infos[i].what, dl_limits_size_text(infos[i].state.state_blob)),
-					 errdetail("On Greenplum and PL/Proxy clusters a model's state moves between the segments as one bytea value, of at most 1 GB."),
-					 errhint("Use a smaller model, or an optimizer with less state (SGD without momentum keeps none).")));
-		/* each model alone, so that the message names the one too large */
-		if (job->n_models > 1)
-		{
-			job_parts(job, &ptrs[i], 1, &parts);
-			check_parts(job, &parts, infos[i].what, false);
-		}
+		check_one_model(job, i, &infos[i]);
 	}
 	job_parts(job, ptrs, job->n_models, &parts);
 	check_parts(job, &parts,
@@ -500,6 +555,43 @@ text_array_arg(FunctionCallInfo fcinfo, int argno, int n, const char *name, bool
 	return out;
 }
 
+/* The models of _check_model_memory's arrays (arguments 1 to 4) into job. */
+static void
+job_models_arg(FunctionCallInfo fcinfo, DlPgJob *job)
+{
+	ArrayType  *a = PG_GETARG_ARRAYTYPE_P(1);
+	char	  **archs;
+	char	  **compiles;
+	char	  **fits;
+	char	  **names;
+	DlPgJobModel *models;
+	int			n;
+
+	if (ARR_NDIM(a) != 1)
+		ereport(ERROR,
+				(errcode(ERRCODE_ARRAY_SUBSCRIPT_ERROR),
+				 errmsg("model_archs must be a one-dimensional array")));
+	n = ArrayGetNItems(ARR_NDIM(a), ARR_DIMS(a));
+	if (n < 1 || n > DL_SEG_MAX_MODELS)
+		ereport(ERROR,
+				(errcode(ERRCODE_PROGRAM_LIMIT_EXCEEDED),
+				 errmsg("%d model configurations, expected 1 to %d", n, DL_SEG_MAX_MODELS)));
+	archs = text_array_arg(fcinfo, 1, n, "model_archs", false);
+	compiles = text_array_arg(fcinfo, 2, n, "compile_params", job->kind == DL_PG_JOB_PREDICT);
+	fits = text_array_arg(fcinfo, 3, n, "fit_params", true);
+	names = text_array_arg(fcinfo, 4, n, "names", true);
+	models = palloc0(sizeof(DlPgJobModel) * n);
+	for (int i = 0; i < n; i++)
+	{
+		models[i].arch = archs[i];
+		models[i].compile_params = compiles[i];
+		models[i].fit_params = fits[i];
+		models[i].what = names[i] != NULL ? names[i] : psprintf("model %d", i + 1);
+	}
+	job->n_models = n;
+	job->models = models;
+}
+
 PG_FUNCTION_INFO_V1(madlib_dl__check_model_memory);
 
 /*
@@ -520,14 +612,7 @@ Datum
 madlib_dl__check_model_memory(PG_FUNCTION_ARGS)
 {
 	DlPgJob		job;
-	DlPgJobModel *models;
 	char	   *kind;
-	char	  **archs;
-	char	  **compiles;
-	char	  **fits;
-	char	  **names;
-	ArrayType  *a;
-	int			n;
 
 	memset(&job, 0, sizeof(job));
 	if (PG_ARGISNULL(0) || PG_ARGISNULL(1))
@@ -550,30 +635,7 @@ madlib_dl__check_model_memory(PG_FUNCTION_ARGS)
 				(errcode(ERRCODE_INVALID_PARAMETER_VALUE),
 				 errmsg("unknown job \"%s\"", kind),
 				 errhint("Use fit, fit_multiple, distributed, evaluate or predict.")));
-	a = PG_GETARG_ARRAYTYPE_P(1);
-	if (ARR_NDIM(a) != 1)
-		ereport(ERROR,
-				(errcode(ERRCODE_ARRAY_SUBSCRIPT_ERROR),
-				 errmsg("model_archs must be a one-dimensional array")));
-	n = ArrayGetNItems(ARR_NDIM(a), ARR_DIMS(a));
-	if (n < 1 || n > DL_SEG_MAX_MODELS)
-		ereport(ERROR,
-				(errcode(ERRCODE_PROGRAM_LIMIT_EXCEEDED),
-				 errmsg("%d model configurations, expected 1 to %d", n, DL_SEG_MAX_MODELS)));
-	archs = text_array_arg(fcinfo, 1, n, "model_archs", false);
-	compiles = text_array_arg(fcinfo, 2, n, "compile_params", job.kind == DL_PG_JOB_PREDICT);
-	fits = text_array_arg(fcinfo, 3, n, "fit_params", true);
-	names = text_array_arg(fcinfo, 4, n, "names", true);
-	models = palloc0(sizeof(DlPgJobModel) * n);
-	for (int i = 0; i < n; i++)
-	{
-		models[i].arch = archs[i];
-		models[i].compile_params = compiles[i];
-		models[i].fit_params = fits[i];
-		models[i].what = names[i] != NULL ? names[i] : psprintf("model %d", i + 1);
-	}
-	job.n_models = n;
-	job.models = models;
+	job_models_arg(fcinfo, &job);
 	job.num_iterations = PG_ARGISNULL(5) ? 1 : PG_GETARG_INT32(5);
 	job.metrics_frequency = PG_ARGISNULL(6) ? job.num_iterations : PG_GETARG_INT32(6);
 	job.nseg = PG_ARGISNULL(7) ? 1 : PG_GETARG_INT32(7);

@@ -105,20 +105,6 @@ relation_filenode(Oid relid)
 	return fn;
 }
 
-/* The step's fields (madlib_dl._step), as gp_agg.c reads them. */
-static Datum
-step_field(HeapTupleHeader step, const char *name, bool null_ok, bool *isnull)
-{
-	Datum		d = GetAttributeByName(step, name, isnull);
-
-	if (*isnull && !null_ok)
-		ereport(ERROR,
-				(errcode(ERRCODE_NULL_VALUE_NOT_ALLOWED),
-				 errmsg("%s of the step must not be NULL", name),
-				 errhint("Give a model state, its architecture, compile_params, the iteration and the segment.")));
-	return d;
-}
-
 static void
 require(FunctionCallInfo fcinfo, int i, const char *what)
 {
@@ -129,28 +115,35 @@ require(FunctionCallInfo fcinfo, int i, const char *what)
 				 errhint("Call fit or fit_multiple, which run the steps.")));
 }
 
+/* What a _px_node_run call asks: the step on segment seg of relid, for call call_id. */
+typedef struct NodeCall
+{
+	int64		call_id;
+	Oid			relid;
+	DlSegVars	vars;
+	bool		train;
+	int32		seg;
+	HeapTupleHeader step;
+	DlCaching	caching;		/* the step's use_caching */
+} NodeCall;
+
 /*
- * Segment seg's partition of relid (variables vars) for this step of call
- * call_id: the one this backend keeps for the call, else read now (its
- * memory a child of cxt: fresh) and placed under this server's budget
- * and caching; a cached one is kept for the call's next hops (one at a
- * time), its TOAST pointers forgotten.
+ * The partition this backend keeps for c's call, table and segment, or
+ * NULL; entries of the segment whose table was rewritten since
+ * (another relfilenode) are dropped.
  */
 static DlSegPartition *
-node_partition(int64 call_id, Oid relid, const DlSegVars *vars, int32 seg, DlCaching caching,
-			   MemoryContext cxt, DlSegPartition *fresh)
+node_cached_partition(const NodeCall *c, Oid relfilenode)
 {
-	Oid			relfilenode = relation_filenode(relid);
 	DlSegPartition *part = NULL;
-	MemoryContext pcxt;
-	NodeEntry  *e;
 
 	/* another call's entries are stale: it ended or failed */
-	(void) drop_entries(call_id, false);
+	(void) drop_entries(c->call_id, false);
 	for (NodeEntry **link = &node_entries; *link != NULL;)
 	{
-		e = *link;
-		if (e->relid == relid && e->seg == seg && e->relfilenode != relfilenode)
+		NodeEntry  *e = *link;
+
+		if (e->relid == c->relid && e->seg == c->seg && e->relfilenode != relfilenode)
 		{
 			/* the table was rewritten since: read it again */
 			*link = e->next;
@@ -158,23 +151,24 @@ node_partition(int64 call_id, Oid relid, const DlSegVars *vars, int32 seg, DlCac
 			pfree(e);
 			continue;
 		}
-		if (e->relid == relid && e->seg == seg)
+		if (e->relid == c->relid && e->seg == c->seg)
 		{
 			e->hits++;
 			part = &e->part;
 		}
 		link = &e->next;
 	}
-	if (part != NULL)
-		return part;
+	return part;
+}
 
-	/* the partition's own context: kept when it is cached */
-	pcxt = AllocSetContextCreate(cxt, "madlib_dl node partition", ALLOCSET_DEFAULT_SIZES);
-	dl_seg_partition_read(fresh, relid, vars, true, seg, 0, pcxt);
-	part = fresh;
-	dl_seg_partitions_place(&part, 1, caching, dl_limits_partition_budget(dl_seg_default_count()));
-	if (!fresh->cached)
-		return fresh;
+/*
+ * Keep the cached partition fresh (its memory pcxt) as this backend's one
+ * entry, for c's call's next hops; its TOAST pointers forgotten.
+ */
+static DlSegPartition *
+node_keep_partition(const NodeCall *c, Oid relfilenode, MemoryContext pcxt, const DlSegPartition *fresh)
+{
+	NodeEntry  *e;
 
 	/*
 	 * one partition at a time: a call's backend serves one segment of one
@@ -185,10 +179,10 @@ node_partition(int64 call_id, Oid relid, const DlSegVars *vars, int32 seg, DlCac
 		node_cxt = AllocSetContextCreate(TopMemoryContext, "madlib_dl node cache",
 										 ALLOCSET_SMALL_SIZES);
 	e = MemoryContextAllocZero(node_cxt, sizeof(NodeEntry));
-	e->call_id = call_id;
-	e->relid = relid;
+	e->call_id = c->call_id;
+	e->relid = c->relid;
 	e->relfilenode = relfilenode;
-	e->seg = seg;
+	e->seg = c->seg;
 	e->hits = 1;
 	e->cxt = pcxt;
 	e->part = *fresh;
@@ -202,60 +196,95 @@ node_partition(int64 call_id, Oid relid, const DlSegVars *vars, int32 seg, DlCac
 }
 
 /*
- * The step on part (not empty) of the model of step's fields: training
- * (the new state, in caller's memory; NULL when it diverged) or
- * evaluation (NULL); statistics into *stats.
+ * Segment c->seg's partition of c->relid for this step of c's call: the
+ * one this backend keeps for the call, else read now (its memory a child
+ * of cxt: fresh) and placed under this server's budget and caching; a
+ * cached one is kept for the call's next hops (one at a time).
+ */
+static DlSegPartition *
+node_partition(const NodeCall *c, MemoryContext cxt, DlSegPartition *fresh)
+{
+	Oid			relfilenode = relation_filenode(c->relid);
+	DlSegPartition *part = node_cached_partition(c, relfilenode);
+	MemoryContext pcxt;
+
+	if (part != NULL)
+		return part;
+
+	/* the partition's own context: kept when it is cached */
+	pcxt = AllocSetContextCreate(cxt, "madlib_dl node partition", ALLOCSET_DEFAULT_SIZES);
+	dl_seg_partition_read(fresh, c->relid, &c->vars, true, c->seg, 0, pcxt);
+	part = fresh;
+	dl_seg_partitions_place(&part, 1, c->caching, dl_limits_partition_budget(dl_seg_default_count()));
+	if (!fresh->cached)
+		return fresh;
+	return node_keep_partition(c, relfilenode, pcxt, fresh);
+}
+
+/*
+ * The step on part (not empty) of the model of c's step: training (the
+ * new state, in caller's memory; NULL when it diverged) or evaluation
+ * (NULL); statistics into *stats.
  */
 static bytea *
-node_step(DlSegPartition *part, HeapTupleHeader step, bool train, int32 seg, DlSegStats *stats,
-		  MemoryContext cxt, MemoryContext caller)
+node_step(const NodeCall *c, DlSegPartition *part, DlSegStats *stats, MemoryContext cxt,
+		  MemoryContext caller)
 {
 	bytea	   *state;
 	char	   *arch;
 	char	   *fitp;
 	bool		isnull;
 	Datum		d;
-	DlPgModel  *m;
-	bytea	   *out_state = NULL;
+	DlSegStepRun run;
 
-	state = DatumGetByteaPP(step_field(step, "state", false, &isnull));
-	arch = TextDatumGetCString(step_field(step, "model_arch", false, &isnull));
-	d = step_field(step, "fit_params", true, &isnull);
+	state = DatumGetByteaPP(dl_seg_step_field(c->step, "state", false, &isnull));
+	arch = TextDatumGetCString(dl_seg_step_field(c->step, "model_arch", false, &isnull));
+	d = dl_seg_step_field(c->step, "fit_params", true, &isnull);
 	fitp = isnull ? NULL : TextDatumGetCString(d);
 	dl_pg_set_blas_threads();
-	m = dl_pg_model_build(arch, strlen(arch),
-						  TextDatumGetCString(step_field(step, "compile_params", false, &isnull)),
-						  fitp, DL_PG_MODEL_TRAIN, 0, cxt);
-	if (train)
+	run.m = dl_pg_model_build(arch, strlen(arch),
+							  TextDatumGetCString(dl_seg_step_field(c->step, "compile_params", false, &isnull)),
+							  fitp, DL_PG_MODEL_TRAIN, 0, cxt);
+	if (!c->train)
 	{
-		Size		len = VARSIZE_ANY_EXHDR(state);
-		size_t		cap;
-		uint8	   *buf;
-		DlError		err;
-
-		dl_error_clear(&err);
-		dl_pg_check(dl_blob_size(m->model, &cap, &err), &err);
-		cap = Max(cap, len);
-		buf = MemoryContextAllocHuge(cxt, Max(cap, 1));
-		memcpy(buf, VARDATA_ANY(state), len);
-		if (dl_seg_train_step(m, buf, len, cap, &len, part, cxt,
-							  DatumGetInt32(step_field(step, "iteration", false, &isnull)), seg, true,
-							  stats))
-		{
-			if (len > MaxAllocSize - VARHDRSZ)
-				ereport(ERROR,
-						(errcode(ERRCODE_PROGRAM_LIMIT_EXCEEDED),
-						 errmsg("model state of %zu bytes is larger than a bytea can hold", len),
-						 errhint("Use a smaller model.")));
-			out_state = MemoryContextAlloc(caller, VARHDRSZ + len);
-			SET_VARSIZE(out_state, VARHDRSZ + len);
-			memcpy(VARDATA(out_state), buf, len);
-		}
-	}
-	else
-		dl_seg_eval_step(m, (const uint8 *) VARDATA_ANY(state), VARSIZE_ANY_EXHDR(state),
+		dl_seg_eval_step(run.m, (const uint8 *) VARDATA_ANY(state), VARSIZE_ANY_EXHDR(state),
 						 part, NULL, cxt, stats);
-	return out_state;
+		return NULL;
+	}
+	run.part = part;
+	run.cxt = cxt;
+	run.out_cxt = caller;
+	run.iteration = DatumGetInt32(dl_seg_step_field(c->step, "iteration", false, &isnull));
+	run.segment = c->seg;
+	return dl_seg_train_state(&run, state, stats);
+}
+
+/* The arguments of _px_node_run (all required) into *c, and its step's fields checked. */
+static void
+node_args(FunctionCallInfo fcinfo, NodeCall *c)
+{
+	bool		isnull;
+	Datum		d;
+
+	c->call_id = PG_GETARG_INT64(0);
+	c->relid = PG_GETARG_OID(1);
+	dl_seg_vars_from_arrays(PG_GETARG_ARRAYTYPE_P(2), PG_GETARG_ARRAYTYPE_P(3), &c->vars, "x_cols",
+							"y_cols");
+	c->train = PG_GETARG_BOOL(4);
+	c->seg = PG_GETARG_INT32(5);
+	c->step = PG_GETARG_HEAPTUPLEHEADER(6);
+	(void) dl_seg_step_field(c->step, "state", false, &isnull);
+	(void) dl_seg_step_field(c->step, "model_arch", false, &isnull);
+	(void) dl_seg_step_field(c->step, "compile_params", false, &isnull);
+	(void) dl_seg_step_field(c->step, "iteration", false, &isnull);
+	if (DatumGetInt32(dl_seg_step_field(c->step, "segment", false, &isnull)) != c->seg)
+		ereport(ERROR,
+				(errcode(ERRCODE_INVALID_PARAMETER_VALUE),
+				 errmsg("the step is for segment %d, not %d",
+						DatumGetInt32(dl_seg_step_field(c->step, "segment", false, &isnull)), c->seg),
+				 errhint("Call fit or fit_multiple, which run the steps.")));
+	d = dl_seg_step_field(c->step, "use_caching", true, &isnull);
+	c->caching = isnull ? DL_CACHING_AUTO : DatumGetBool(d) ? DL_CACHING_ON : DL_CACHING_OFF;
 }
 
 PG_FUNCTION_INFO_V1(madlib_dl__px_node_run);
@@ -274,70 +303,36 @@ madlib_dl__px_node_run(PG_FUNCTION_ARGS)
 {
 	MemoryContext caller = CurrentMemoryContext;
 	MemoryContext cxt;
-	Oid			relid;
-	DlSegVars	vars;
-	int32		seg;
-	HeapTupleHeader step;
-	DlCaching	caching;
+	NodeCall	c;
 	DlSegPartition *part;
 	DlSegPartition fresh;
 	DlSegStats	stats;
 	bytea	   *out_state = NULL;
 	instr_time	start;
 	TupleDesc	tupdesc;
-	Datum		values[8];
-	bool		nulls[8] = {false, false, false, false, false, false, false, false};
-	bool		isnull;
 	Datum		d;
 
 	for (int i = 0; i < 7; i++)
 		require(fcinfo, i, i == 6 ? "the step" : "the arguments of _px_node_run");
 	if (get_call_result_type(fcinfo, NULL, &tupdesc) != TYPEFUNC_COMPOSITE || tupdesc->natts != 8)
 		elog(ERROR, "madlib_dl: _px_node_run must return madlib_dl._step_result");
-	relid = PG_GETARG_OID(1);
-	dl_seg_vars_from_arrays(PG_GETARG_ARRAYTYPE_P(2), PG_GETARG_ARRAYTYPE_P(3), &vars, "x_cols",
-							"y_cols");
-	seg = PG_GETARG_INT32(5);
-	step = PG_GETARG_HEAPTUPLEHEADER(6);
-	(void) step_field(step, "state", false, &isnull);
-	(void) step_field(step, "model_arch", false, &isnull);
-	(void) step_field(step, "compile_params", false, &isnull);
-	(void) step_field(step, "iteration", false, &isnull);
-	if (DatumGetInt32(step_field(step, "segment", false, &isnull)) != seg)
-		ereport(ERROR,
-				(errcode(ERRCODE_INVALID_PARAMETER_VALUE),
-				 errmsg("the step is for segment %d, not %d",
-						DatumGetInt32(step_field(step, "segment", false, &isnull)), seg),
-				 errhint("Call fit or fit_multiple, which run the steps.")));
-	d = step_field(step, "use_caching", true, &isnull);
-	caching = isnull ? DL_CACHING_AUTO : DatumGetBool(d) ? DL_CACHING_ON : DL_CACHING_OFF;
-	dl_seg_require_vars(relid, &vars);
+	node_args(fcinfo, &c);
+	dl_seg_require_vars(c.relid, &c.vars);
 
 	cxt = AllocSetContextCreate(caller, "madlib_dl node step", ALLOCSET_DEFAULT_SIZES);
 	MemoryContextSwitchTo(cxt);
-	part = node_partition(PG_GETARG_INT64(0), relid, &vars, seg, caching, cxt, &fresh);
+	part = node_partition(&c, cxt, &fresh);
 	memset(&stats, 0, sizeof(stats));
 	INSTR_TIME_SET_CURRENT(start);
 	if (part->n > 0)
-		out_state = node_step(part, step, PG_GETARG_BOOL(4), seg, &stats, cxt, caller);
+		out_state = node_step(&c, part, &stats, cxt, caller);
 	MemoryContextSwitchTo(caller);
 	if (part->n <= 0)
 	{
 		MemoryContextDelete(cxt);
 		PG_RETURN_NULL();
 	}
-	values[0] = PointerGetDatum(out_state);
-	nulls[0] = out_state == NULL;
-	values[1] = Float8GetDatum(stats.train_loss_sum);
-	values[2] = Float8GetDatum(stats.train_metric_sum);
-	values[3] = Int64GetDatum(stats.train_n);
-	values[4] = Float8GetDatum(dl_pg_seconds_since(start));
-	values[5] = stats.diverged ? CStringGetTextDatum(stats.message) : (Datum) 0;
-	nulls[5] = !stats.diverged;
-	dl_seg_output_sums(stats.n_out, stats.train_out_loss, stats.train_out_metric, values + 6,
-					   nulls + 6);
-	tupdesc = BlessTupleDesc(tupdesc);
-	d = HeapTupleGetDatum(heap_form_tuple(tupdesc, values, nulls));
+	d = dl_seg_step_result(tupdesc, out_state, &stats, dl_pg_seconds_since(start));
 	MemoryContextDelete(cxt);
 	PG_RETURN_DATUM(d);
 }

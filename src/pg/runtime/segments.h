@@ -38,6 +38,8 @@
 
 #include "postgres.h"
 
+#include "access/htup.h"
+#include "access/tupdesc.h"
 #include "fmgr.h"
 #include "storage/dsm.h"
 #include "storage/shm_toc.h"
@@ -377,6 +379,38 @@ bool		dl_seg_train_step(DlPgModel *m, uint8 *state, Size state_len, Size state_c
 							  Size *state_len_out, DlSegPartition *p, MemoryContext cxt,
 							  int64 iteration, int segment, bool catch_divergence,
 							  DlSegStats *st);
+
+/* A training step of a state held as a bytea (a PL/Proxy node, a Greenplum segment). */
+typedef struct DlSegStepRun
+{
+	DlPgModel  *m;				/* built for training */
+	DlSegPartition *part;		/* not empty */
+	MemoryContext cxt;			/* the step's memory */
+	MemoryContext out_cxt;		/* the new state's */
+	int64		iteration;
+	int			segment;
+} DlSegStepRun;
+
+/*
+ * dl_seg_train_step of run on the state state (a copy of it, in run's
+ * cxt, sized for the model's blob): the new state in out_cxt, or NULL
+ * when training diverged (st->diverged); ERROR 54000 when the new state
+ * does not fit a bytea.
+ */
+bytea	   *dl_seg_train_state(const DlSegStepRun *run, const bytea *state, DlSegStats *st);
+
+/*
+ * Field name of the madlib_dl._step value step; ERROR 22004 when it is
+ * NULL, unless null_ok.
+ */
+Datum		dl_seg_step_field(HeapTupleHeader step, const char *name, bool null_ok, bool *isnull);
+
+/*
+ * The madlib_dl._step_result (tupdesc, checked by the caller: 8 columns)
+ * of a step: state (NULL: none), the training sums of st, seconds,
+ * diverged (st's message; NULL when it did not), and each output's sums.
+ */
+Datum		dl_seg_step_result(TupleDesc tupdesc, bytea *state, const DlSegStats *st, double seconds);
 
 /*
  * Evaluate the state in state[0..state_len) on the training partition

@@ -20,8 +20,10 @@
  */
 #include "postgres.h"
 
+#include "funcapi.h"
 #include "miscadmin.h"
 #include "portability/instr_time.h"
+#include "utils/builtins.h"
 #include "utils/memutils.h"
 
 #include "madlib_dl/dl_blob.h"
@@ -247,77 +249,134 @@ dl_seg_check_partition(const DlPgModel *m, const DlSegPartition *p, const char *
 	}
 }
 
+/* One training step's model, partition and what it reads of the state. */
+typedef struct TrainStep
+{
+	DlPgModel  *m;
+	DlSegPartition *p;
+	DlTrainConfig cfg;
+	size_t		blob;			/* bytes of the state's blob */
+	bool		has_round;		/* a round record follows the blob */
+	DlVisitRound round;
+	DlBatchStats bs;
+	DlError		err;
+	double		read_seconds;	/* reading a streamed partition */
+} TrainStep;
+
+/* Run the visit of ts (the partition not empty) in a child of cxt; the engine's status. */
+static DlStatus
+train_visit(TrainStep *ts, MemoryContext cxt, int64 iteration, int segment)
+{
+	MemoryContext sc;
+	MemoryContext old;
+	StepVisit	v;
+	DlVisitData d;
+	DlStatus	rc;
+
+	sc = step_context(cxt, ts->p, &d.order);
+	old = MemoryContextSwitchTo(sc);
+	v.m = ts->m;
+	v.p = ts->p;
+	window_alloc(&v.w, ts->p);
+	d.blocks = ts->p->blocks;
+	d.n_blocks = ts->p->n_blocks;
+	d.rows = ts->p->n;
+	d.window = visit_window;
+	d.arg = &v;
+	if (!ts->round.resume)
+		dl_model_seed_rng(ts->m->model, dl_rng_hash_seed(ts->m->fit.seed, iteration, segment));
+	rc = dl_visit_run(ts->m->model, &ts->cfg, ts->m->fit.epochs, &d, &ts->round, &ts->bs, &ts->err);
+	MemoryContextSwitchTo(old);
+	MemoryContextDelete(sc);
+	ts->read_seconds = v.w.read_seconds;
+	return rc;
+}
+
+/* Write the trained state of ts (and its round record) to state, of state_cap bytes; its sums into *st. */
+static void
+train_write(TrainStep *ts, uint8 *state, Size state_cap, Size *state_len_out, DlSegStats *st)
+{
+	size_t		need = ts->blob + (ts->has_round ? DL_VISIT_ROUND_BYTES : 0);
+
+	if (need > state_cap)
+		elog(ERROR, "madlib_dl: model state of %zu bytes does not fit a slot of %zu", need, state_cap);
+	dl_pg_check(dl_blob_write(ts->m->model, ts->bs.n, state, ts->blob, &ts->err), &ts->err);
+	if (ts->has_round)
+		dl_visit_round_write(&ts->round, state + ts->blob);
+	*state_len_out = need;
+	st->train_loss_sum = ts->bs.loss_sum;
+	st->train_metric_sum = ts->bs.metric_sum;
+	st->train_n = ts->bs.n;
+	st->samples_seen = ts->bs.n;
+	st->read_seconds = ts->read_seconds;
+}
+
 bool
 dl_seg_train_step(DlPgModel *m, uint8 *state, Size state_len, Size state_cap,
 				  Size *state_len_out, DlSegPartition *p, MemoryContext cxt,
 				  int64 iteration, int segment, bool catch_divergence, DlSegStats *st)
 {
-	DlTrainConfig cfg;
-	DlBatchStats bs = {0};
-	DlError		err;
-	MemoryContext sc;
-	MemoryContext old;
-	StepVisit	v;
-	DlVisitData d;
-	DlVisitRound round;
+	TrainStep	ts;
 	DlStatus	rc;
-	bool		has_round;
-	size_t		blob;
-	size_t		need;
 
 	memset(st, 0, sizeof(*st));
+	memset(&ts, 0, sizeof(ts));
+	ts.m = m;
+	ts.p = p;
 	*state_len_out = state_len;
-	dl_error_clear(&err);
-	dl_pg_model_train_config(m, &cfg);
-	dl_pg_check(dl_blob_size(m->model, &blob, &err), &err);
-	has_round = read_round(state, state_len, blob, &round);
-	dl_pg_check(dl_blob_read(m->model, state, has_round ? blob : state_len, NULL, &err), &err);
+	dl_error_clear(&ts.err);
+	dl_pg_model_train_config(m, &ts.cfg);
+	dl_pg_check(dl_blob_size(m->model, &ts.blob, &ts.err), &ts.err);
+	ts.has_round = read_round(state, state_len, ts.blob, &ts.round);
+	dl_pg_check(dl_blob_read(m->model, state, ts.has_round ? ts.blob : state_len, NULL, &ts.err), &ts.err);
 	dl_seg_check_partition(m, p, "training");
 	if (p->n <= 0)
 	{
 		/* nothing to learn from: state unchanged, the visit over */
-		round.done = true;
-		if (has_round)
-			dl_visit_round_write(&round, state + blob);
+		ts.round.done = true;
+		if (ts.has_round)
+			dl_visit_round_write(&ts.round, state + ts.blob);
 		return true;
 	}
-
-	sc = step_context(cxt, p, &d.order);
-	old = MemoryContextSwitchTo(sc);
-	v.m = m;
-	v.p = p;
-	window_alloc(&v.w, p);
-	d.blocks = p->blocks;
-	d.n_blocks = p->n_blocks;
-	d.rows = p->n;
-	d.window = visit_window;
-	d.arg = &v;
-	if (!round.resume)
-		dl_model_seed_rng(m->model, dl_rng_hash_seed(m->fit.seed, iteration, segment));
-	rc = dl_visit_run(m->model, &cfg, m->fit.epochs, &d, &round, &bs, &err);
-	MemoryContextSwitchTo(old);
-	MemoryContextDelete(sc);
+	rc = train_visit(&ts, cxt, iteration, segment);
 	if (rc == DL_ERR_DIVERGED && catch_divergence)
 	{
 		/* the state buffer still holds the state this round started from */
 		st->diverged = true;
-		strlcpy(st->message, err.msg, sizeof(st->message));
+		strlcpy(st->message, ts.err.msg, sizeof(st->message));
 		return false;
 	}
-	dl_pg_check(rc, &err);
-	need = blob + (has_round ? DL_VISIT_ROUND_BYTES : 0);
-	if (need > state_cap)
-		elog(ERROR, "madlib_dl: model state of %zu bytes does not fit a slot of %zu", need, state_cap);
-	dl_pg_check(dl_blob_write(m->model, bs.n, state, blob, &err), &err);
-	if (has_round)
-		dl_visit_round_write(&round, state + blob);
-	*state_len_out = need;
-	st->train_loss_sum = bs.loss_sum;
-	st->train_metric_sum = bs.metric_sum;
-	st->train_n = bs.n;
-	st->samples_seen = bs.n;
-	st->read_seconds = v.w.read_seconds;
+	dl_pg_check(rc, &ts.err);
+	train_write(&ts, state, state_cap, state_len_out, st);
 	return true;
+}
+
+bytea *
+dl_seg_train_state(const DlSegStepRun *run, const bytea *state, DlSegStats *st)
+{
+	Size		len = VARSIZE_ANY_EXHDR(state);
+	size_t		cap;
+	uint8	   *buf;
+	bytea	   *out;
+	DlError		err;
+
+	dl_error_clear(&err);
+	dl_pg_check(dl_blob_size(run->m->model, &cap, &err), &err);
+	cap = Max(cap, len);
+	buf = MemoryContextAllocHuge(run->cxt, Max(cap, 1));
+	memcpy(buf, VARDATA_ANY(state), len);
+	if (!dl_seg_train_step(run->m, buf, len, cap, &len, run->part, run->cxt, run->iteration,
+						   run->segment, true, st))
+		return NULL;
+	if (len > MaxAllocSize - VARHDRSZ)
+		ereport(ERROR,
+				(errcode(ERRCODE_PROGRAM_LIMIT_EXCEEDED),
+				 errmsg("model state of %zu bytes is larger than a bytea can hold", len),
+				 errhint("Use a smaller model.")));
+	out = MemoryContextAlloc(run->out_cxt, VARHDRSZ + len);
+	SET_VARSIZE(out, VARHDRSZ + len);
+	memcpy(VARDATA(out), buf, len);
+	return out;
 }
 
 /* Loss and metric sums of m's state on partition p (what names it) into *bs. */
@@ -375,6 +434,38 @@ dl_seg_eval_step(DlPgModel *m, const uint8 *state, Size state_len,
 		memcpy(st->val_out_loss, vs.output_loss_sum, sizeof(double) * st->n_out);
 		memcpy(st->val_out_metric, vs.output_metric_sum, sizeof(double) * st->n_out);
 	}
+}
+
+Datum
+dl_seg_step_field(HeapTupleHeader step, const char *name, bool null_ok, bool *isnull)
+{
+	Datum		d = GetAttributeByName(step, name, isnull);
+
+	if (*isnull && !null_ok)
+		ereport(ERROR,
+				(errcode(ERRCODE_NULL_VALUE_NOT_ALLOWED),
+				 errmsg("%s of the step must not be NULL", name),
+				 errhint("Give a model state, its architecture, compile_params, the iteration and the segment.")));
+	return d;
+}
+
+Datum
+dl_seg_step_result(TupleDesc tupdesc, bytea *state, const DlSegStats *st, double seconds)
+{
+	Datum		values[8];
+	bool		nulls[8] = {false, false, false, false, false, false, false, false};
+
+	values[0] = PointerGetDatum(state);
+	nulls[0] = state == NULL;
+	values[1] = Float8GetDatum(st->train_loss_sum);
+	values[2] = Float8GetDatum(st->train_metric_sum);
+	values[3] = Int64GetDatum(st->train_n);
+	values[4] = Float8GetDatum(seconds);
+	values[5] = st->diverged ? CStringGetTextDatum(st->message) : (Datum) 0;
+	nulls[5] = !st->diverged;
+	dl_seg_output_sums(st->n_out, st->train_out_loss, st->train_out_metric, values + 6, nulls + 6);
+	tupdesc = BlessTupleDesc(tupdesc);
+	return HeapTupleGetDatum(heap_form_tuple(tupdesc, values, nulls));
 }
 
 void

@@ -147,9 +147,12 @@ eval_val_share(DlRounds *r, const PxTransport *p, int seg)
 	r->stats[seg].seconds += dl_pg_seconds_since(start);
 }
 
-/* The plproxy transport's round (DlRoundsHooks.run). */
-static void
-px_run(DlRounds *r, DlSegCommandKind kind, const int *segs, int n)
+/*
+ * Open (inside SPI) the cursor of madlib_dl._px_round over the n segments
+ * segs of r: their states, models and iterations, training or evaluating.
+ */
+static Portal
+px_open_round(DlRounds *r, DlSegCommandKind kind, const int *segs, int n)
 {
 	PxTransport *p = (PxTransport *) r->priv;
 	Oid			argtypes[13] = {TEXTOID, TEXTARRAYOID, TEXTARRAYOID, TEXTARRAYOID, BOOLOID, INT4ARRAYOID,
@@ -157,11 +160,7 @@ px_run(DlRounds *r, DlSegCommandKind kind, const int *segs, int n)
 	Datum		args[13];
 	char		nulls[13];
 	PxRound		a;
-	Portal		portal;
 
-	/* everything of the call in SPI's memory, gone after SPI_finish */
-	if (SPI_connect() != SPI_OK_CONNECT)
-		elog(ERROR, "madlib_dl: SPI_connect failed");
 	round_arrays(r, segs, n, &a);
 	args[0] = CStringGetTextDatum(r->setup.cluster);
 	args[1] = p->src;
@@ -179,10 +178,16 @@ px_run(DlRounds *r, DlSegCommandKind kind, const int *segs, int n)
 	memset(nulls, ' ', sizeof(nulls));
 	if (r->setup.caching == DL_CACHING_AUTO)
 		nulls[12] = 'n';
-	portal = SPI_cursor_open_with_args(NULL,
-									   "SELECT t.seg, t.result FROM madlib_dl._px_round($1, $2, $3, $4, $5,"
-									   " $6, $7, $8, $9, $10, $11, $12, $13) t",
-									   13, argtypes, args, nulls, false, 0);
+	return SPI_cursor_open_with_args(NULL,
+									 "SELECT t.seg, t.result FROM madlib_dl._px_round($1, $2, $3, $4, $5,"
+									 " $6, $7, $8, $9, $10, $11, $12, $13) t",
+									 13, argtypes, args, nulls, false, 0);
+}
+
+/* Hand each (seg, result) row of portal to r, one row at a time. */
+static void
+px_read_results(DlRounds *r, DlSegCommandKind kind, Portal portal)
+{
 	for (;;)
 	{
 		bool		isnull;
@@ -205,6 +210,20 @@ px_run(DlRounds *r, DlSegCommandKind kind, const int *segs, int n)
 			dl_rounds_eval_done(r, seg, &res, false);
 		SPI_freetuptable(SPI_tuptable);
 	}
+}
+
+/* The plproxy transport's round (DlRoundsHooks.run). */
+static void
+px_run(DlRounds *r, DlSegCommandKind kind, const int *segs, int n)
+{
+	PxTransport *p = (PxTransport *) r->priv;
+	Portal		portal;
+
+	/* everything of the call in SPI's memory, gone after SPI_finish */
+	if (SPI_connect() != SPI_OK_CONNECT)
+		elog(ERROR, "madlib_dl: SPI_connect failed");
+	portal = px_open_round(r, kind, segs, n);
+	px_read_results(r, kind, portal);
 	SPI_cursor_close(portal);
 	SPI_finish();
 	if (kind == DL_SEG_CMD_EVAL && p->val_exec != NULL)

@@ -398,22 +398,31 @@ static const DlTransportOps workers_ops = {
 	.finish = workers_finish,
 };
 
-DlTransport *
-dl_transport_workers_start(const DlSegSetup *setup, MemoryContext cxt)
+/* Bytes the job's shared areas take, overflow-checked (add_size/mul_size ERROR). */
+typedef struct DlSegSizes
 {
-	MemoryContext scxt;
-	MemoryContext old;
-	DlSegments *s;
-	ParallelContext *pcxt;
-	DlSegControl *ctl;
-	char	   *text;
-	DlSegModelText *mtext;
-	DlSegSlot  *slot_tab;
-	uint8	   *slots;
-	Size		text_size = 0;
-	Size		slots_size = 0;
-	Size		used = 0;
+	Size		text;			/* the text area */
+	Size		slots;			/* the slot area */
+} DlSegSizes;
 
+/* Capacity of state slot i of the job. */
+static Size
+setup_slot_cap(const DlSegSetup *setup, int i)
+{
+	return setup->slot_sizes != NULL ? setup->slot_sizes[i] : setup->slot_size;
+}
+
+/* The validation table's variables, or NULL without a validation table. */
+static const DlSegVars *
+setup_val_vars(const DlSegSetup *setup)
+{
+	return OidIsValid(setup->validation) ? &setup->val_vars : NULL;
+}
+
+/* ERROR unless setup describes a job the segments can run. */
+static void
+workers_check_setup(const DlSegSetup *setup)
+{
 	if (setup->nseg < 1 || setup->nseg > DL_SEG_MAX)
 		ereport(ERROR,
 				(errcode(ERRCODE_INVALID_PARAMETER_VALUE),
@@ -423,44 +432,59 @@ dl_transport_workers_start(const DlSegSetup *setup, MemoryContext cxt)
 		elog(ERROR, "madlib_dl: bad segment job (%d models, %d slots)", setup->n_models, setup->n_slots);
 	if (setup->executor == NULL)
 		elog(ERROR, "madlib_dl: a segment job without an executor (dl_seg_setup_prepare)");
+}
 
-	/* sizes, overflow-checked (add_size/mul_size ERROR on overflow) */
-	text_size = add_size(vars_need(&setup->vars),
-						 vars_need(OidIsValid(setup->validation) ? &setup->val_vars : NULL));
+/* The sizes of the text and slot areas of setup's job. */
+static DlSegSizes
+workers_sizes(const DlSegSetup *setup)
+{
+	DlSegSizes	z;
+
+	z.text = add_size(vars_need(&setup->vars), vars_need(setup_val_vars(setup)));
 	for (int i = 0; i < setup->n_models; i++)
 	{
-		text_size = add_size(text_size, text_need(setup->models[i].arch_json));
-		text_size = add_size(text_size, text_need(setup->models[i].compile_params));
-		text_size = add_size(text_size, text_need(setup->models[i].fit_params));
+		z.text = add_size(z.text, text_need(setup->models[i].arch_json));
+		z.text = add_size(z.text, text_need(setup->models[i].compile_params));
+		z.text = add_size(z.text, text_need(setup->models[i].fit_params));
 	}
-	text_size = Max(text_size, 1);
+	z.text = Max(z.text, 1);
+	z.slots = 0;
 	for (int i = 0; i < setup->n_slots; i++)
 	{
-		Size		cap = setup->slot_sizes != NULL ? setup->slot_sizes[i] : setup->slot_size;
+		Size		cap = setup_slot_cap(setup, i);
 
 		if (cap > MaxAllocHugeSize)
 			elog(ERROR, "madlib_dl: state slot of %zu bytes is too large", cap);
-		slots_size = add_size(slots_size, MAXALIGN(cap));
+		z.slots = add_size(z.slots, MAXALIGN(cap));
 	}
-	slots_size = Max(slots_size, MAXIMUM_ALIGNOF);
+	z.slots = Max(z.slots, MAXIMUM_ALIGNOF);
+	return z;
+}
 
-	scxt = AllocSetContextCreate(cxt, "madlib_dl segments", ALLOCSET_DEFAULT_SIZES);
-	old = MemoryContextSwitchTo(scxt);
-	s = palloc0(sizeof(DlSegments));
-	s->cxt = scxt;
+/* Enter parallel mode and create the ParallelContext with its DSM sized by z. */
+static ParallelContext *
+workers_create_context(const DlSegSetup *setup, const DlSegSizes *z)
+{
+	ParallelContext *pcxt;
 
 	EnterParallelMode();
 	pcxt = CreateParallelContext("madlib_dl", "dl_segment_worker_main", setup->nseg);
 	shm_toc_estimate_chunk(&pcxt->estimator, sizeof(DlSegControl));
-	shm_toc_estimate_chunk(&pcxt->estimator, text_size);
+	shm_toc_estimate_chunk(&pcxt->estimator, z->text);
 	shm_toc_estimate_chunk(&pcxt->estimator, mul_size(sizeof(DlSegModelText), setup->n_models));
 	shm_toc_estimate_chunk(&pcxt->estimator, mul_size(sizeof(DlSegSlot), setup->n_slots));
-	shm_toc_estimate_chunk(&pcxt->estimator, slots_size);
+	shm_toc_estimate_chunk(&pcxt->estimator, z->slots);
 	shm_toc_estimate_keys(&pcxt->estimator, 5);
 	InitializeParallelDSM(pcxt);
-	s->pcxt = pcxt;
+	return pcxt;
+}
 
-	ctl = shm_toc_allocate(pcxt->toc, sizeof(DlSegControl));
+/* The command board of setup's job, in toc. */
+static DlSegControl *
+control_create(shm_toc *toc, const DlSegSetup *setup)
+{
+	DlSegControl *ctl = shm_toc_allocate(toc, sizeof(DlSegControl));
+
 	memset(ctl, 0, sizeof(DlSegControl));
 	SpinLockInit(&ctl->mutex);
 	ConditionVariableInit(&ctl->cv_work);
@@ -473,53 +497,91 @@ dl_transport_workers_start(const DlSegSetup *setup, MemoryContext cxt)
 	ctl->by_dist_key = get_attnum(setup->source, "__dist_key__") != InvalidAttrNumber;
 	ctl->caching = (int) setup->caching;
 	ctl->partition_budget = setup->partition_budget;
+	shm_toc_insert(toc, DL_SEG_KEY_CONTROL, ctl);
+	return ctl;
+}
 
-	text = shm_toc_allocate(pcxt->toc, text_size);
+/* The text area (variable names, then the models' strings) and the model table, in toc. */
+static void
+text_create(shm_toc *toc, const DlSegSetup *setup, const DlSegSizes *z, DlSegControl *ctl)
+{
+	char	   *text = shm_toc_allocate(toc, z->text);
+	DlSegModelText *mtext;
+	Size		used = 0;
+
 	vars_put(text, &used, &setup->vars, &ctl->vars);
-	vars_put(text, &used, OidIsValid(setup->validation) ? &setup->val_vars : NULL, &ctl->val_vars);
-	mtext = shm_toc_allocate(pcxt->toc, sizeof(DlSegModelText) * setup->n_models);
+	vars_put(text, &used, setup_val_vars(setup), &ctl->val_vars);
+	mtext = shm_toc_allocate(toc, sizeof(DlSegModelText) * setup->n_models);
 	for (int i = 0; i < setup->n_models; i++)
 	{
 		mtext[i].arch = text_put(text, &used, setup->models[i].arch_json);
 		mtext[i].compile = text_put(text, &used, setup->models[i].compile_params);
 		mtext[i].fit = text_put(text, &used, setup->models[i].fit_params);
 	}
-	slot_tab = shm_toc_allocate(pcxt->toc, sizeof(DlSegSlot) * setup->n_slots);
+	shm_toc_insert(toc, DL_SEG_KEY_TEXT, text);
+	shm_toc_insert(toc, DL_SEG_KEY_MODELS, mtext);
+}
+
+/* The slot table and the (empty) slot area, in toc. */
+static void
+slots_create(shm_toc *toc, const DlSegSetup *setup, const DlSegSizes *z)
+{
+	DlSegSlot  *slot_tab = shm_toc_allocate(toc, sizeof(DlSegSlot) * setup->n_slots);
+	Size		off = 0;
+
+	for (int i = 0; i < setup->n_slots; i++)
 	{
-		Size		off = 0;
-
-		for (int i = 0; i < setup->n_slots; i++)
-		{
-			slot_tab[i].offset = off;
-			slot_tab[i].cap = setup->slot_sizes != NULL ? setup->slot_sizes[i] : setup->slot_size;
-			slot_tab[i].len = 0;
-			off += MAXALIGN(slot_tab[i].cap);
-		}
+		slot_tab[i].offset = off;
+		slot_tab[i].cap = setup_slot_cap(setup, i);
+		slot_tab[i].len = 0;
+		off += MAXALIGN(slot_tab[i].cap);
 	}
-	slots = shm_toc_allocate(pcxt->toc, slots_size);
+	shm_toc_insert(toc, DL_SEG_KEY_SLOTLEN, slot_tab);
+	shm_toc_insert(toc, DL_SEG_KEY_SLOTS, shm_toc_allocate(toc, z->slots));
+}
 
-	shm_toc_insert(pcxt->toc, DL_SEG_KEY_CONTROL, ctl);
-	shm_toc_insert(pcxt->toc, DL_SEG_KEY_TEXT, text);
-	shm_toc_insert(pcxt->toc, DL_SEG_KEY_MODELS, mtext);
-	shm_toc_insert(pcxt->toc, DL_SEG_KEY_SLOTLEN, slot_tab);
-	shm_toc_insert(pcxt->toc, DL_SEG_KEY_SLOTS, slots);
+/* Launch the workers; the leader loads the segments no worker took. */
+static void
+workers_launch(DlSegments *s, int nseg)
+{
+	int			own[DL_SEG_MAX];
 
-	local_attach(&s->local, pcxt->toc, setup->executor, scxt);
-
-	LaunchParallelWorkers(pcxt);
-	if (pcxt->nworkers_launched > 0)
-		WaitForParallelWorkersToAttach(pcxt);
-	s->nlaunched = pcxt->nworkers_launched;
-	elog(DEBUG1, "madlib_dl: %d of %d segments run on parallel workers", s->nlaunched, setup->nseg);
+	LaunchParallelWorkers(s->pcxt);
+	if (s->pcxt->nworkers_launched > 0)
+		WaitForParallelWorkersToAttach(s->pcxt);
+	s->nlaunched = s->pcxt->nworkers_launched;
+	elog(DEBUG1, "madlib_dl: %d of %d segments run on parallel workers", s->nlaunched, nseg);
 
 	/* the leader's own segments load while the workers load theirs */
-	{
-		int			own[DL_SEG_MAX];
+	for (int k = s->nlaunched; k < nseg; k++)
+		own[k - s->nlaunched] = k;
+	local_load(&s->local, own, nseg - s->nlaunched);
+}
 
-		for (int k = s->nlaunched; k < setup->nseg; k++)
-			own[k - s->nlaunched] = k;
-		local_load(&s->local, own, setup->nseg - s->nlaunched);
-	}
+DlTransport *
+dl_transport_workers_start(const DlSegSetup *setup, MemoryContext cxt)
+{
+	MemoryContext scxt;
+	MemoryContext old;
+	DlSegments *s;
+	DlSegControl *ctl;
+	DlSegSizes	z;
+
+	workers_check_setup(setup);
+	z = workers_sizes(setup);
+
+	scxt = AllocSetContextCreate(cxt, "madlib_dl segments", ALLOCSET_DEFAULT_SIZES);
+	old = MemoryContextSwitchTo(scxt);
+	s = palloc0(sizeof(DlSegments));
+	s->cxt = scxt;
+	s->pcxt = workers_create_context(setup, &z);
+
+	ctl = control_create(s->pcxt->toc, setup);
+	text_create(s->pcxt->toc, setup, &z, ctl);
+	slots_create(s->pcxt->toc, setup, &z);
+	local_attach(&s->local, s->pcxt->toc, setup->executor, scxt);
+
+	workers_launch(s, setup->nseg);
 
 	MemoryContextSwitchTo(old);
 	s->base.ops = &workers_ops;
