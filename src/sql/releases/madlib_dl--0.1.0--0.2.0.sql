@@ -220,6 +220,12 @@ CREATE OR REPLACE FUNCTION madlib_dl._resolve_table(name text, param text DEFAUL
  STABLE PARALLEL RESTRICTED
 AS '$libdir/madlib_dl', $function$madlib_dl__resolve_table$function$;
 
+CREATE FUNCTION madlib_dl._job_limit(name text)
+ RETURNS integer
+ LANGUAGE c
+ IMMUTABLE PARALLEL SAFE
+AS '$libdir/madlib_dl', $function$madlib_dl__job_limit$function$;
+
 CREATE FUNCTION madlib_dl._table_name_parts(name text)
  RETURNS text[]
  LANGUAGE c
@@ -269,7 +275,22 @@ CREATE FUNCTION madlib_dl._assert_writable_table(rel regclass, what text DEFAULT
  PARALLEL RESTRICTED
 AS '$libdir/madlib_dl', $function$madlib_dl__assert_writable_table$function$;
 
-CREATE OR REPLACE FUNCTION madlib_dl._assert_table_exists(tbl text[], param text DEFAULT 'table'::text)
+CREATE FUNCTION madlib_dl._assert_no_gpus(use_gpus boolean, hint text)
+ RETURNS void
+ LANGUAGE plpgsql
+ IMMUTABLE PARALLEL SAFE
+ SET search_path TO 'pg_catalog', 'pg_temp'
+AS $function$
+BEGIN
+    IF coalesce(use_gpus, false) THEN
+        RAISE EXCEPTION 'use_gpus is not supported: this build of madlib_dl has no GPU backend'
+            USING ERRCODE = 'feature_not_supported',
+                  HINT = coalesce(hint, 'Call it with use_gpus => false.');
+    END IF;
+END
+$function$;
+
+CREATE FUNCTION madlib_dl._assert_relation(tbl text[], param text, kinds text, hint text)
  RETURNS regclass
  LANGUAGE plpgsql
  STABLE PARALLEL SAFE
@@ -279,21 +300,28 @@ DECLARE
     rel regclass := madlib_dl._table_oid(tbl);
     kind "char";
 BEGIN
+    PERFORM madlib_dl._assert_not_null(kinds, 'kinds');
     IF rel IS NULL THEN
         RAISE EXCEPTION '% "%" does not exist', param, madlib_dl._table_label(tbl)
             USING ERRCODE = 'undefined_table',
                   HINT = 'Check the table name and the search_path, or give schema.table.';
     END IF;
     SELECT c.relkind INTO kind FROM pg_class c WHERE c.oid = rel;
-    IF kind NOT IN ('r', 'p') THEN
+    IF strpos(kinds, kind::text) = 0 THEN
         RAISE EXCEPTION '% "%" is not a table', param, madlib_dl._table_label(tbl)
-            USING ERRCODE = 'wrong_object_type',
-                  HINT = 'Give the name of an ordinary table.';
+            USING ERRCODE = 'wrong_object_type', HINT = coalesce(hint, 'Give the name of a table.');
     END IF;
     PERFORM madlib_dl._assert_trusted_table(rel, param);
     RETURN rel;
 END
 $function$;
+
+CREATE OR REPLACE FUNCTION madlib_dl._assert_table_exists(tbl text[], param text DEFAULT 'table'::text)
+ RETURNS regclass
+ LANGUAGE sql
+ STABLE PARALLEL SAFE
+ SET search_path TO 'pg_catalog', 'pg_temp'
+AS $function$ SELECT madlib_dl._assert_relation(tbl, param, 'rp', 'Give the name of an ordinary table.') $function$;
 
 CREATE OR REPLACE FUNCTION madlib_dl._assert_schema_exists(tbl text[])
  RETURNS void
@@ -784,6 +812,21 @@ BEGIN
 END
 $function$;
 
+CREATE FUNCTION madlib_dl._arch_raise_model_id_missing(model_id text, arch text[])
+ RETURNS void
+ LANGUAGE plpgsql
+ IMMUTABLE PARALLEL SAFE
+ SET search_path TO 'pg_catalog', 'pg_temp'
+AS $function$
+BEGIN
+    RAISE EXCEPTION 'model_id % not found in model architecture table "%"', model_id,
+                    madlib_dl._table_label(arch)
+        USING ERRCODE = 'no_data_found',
+              HINT = format('SELECT model_id, name FROM %s lists the architectures it holds.',
+                            madlib_dl._table_sql(arch));
+END
+$function$;
+
 CREATE FUNCTION madlib_dl._load_keras_model(tbl text[], model_arch json, model_weights bytea, name character varying, description character varying, weights_manifest jsonb DEFAULT NULL::jsonb)
  RETURNS void
  LANGUAGE plpgsql
@@ -1010,15 +1053,16 @@ BEGIN
     END IF;
     IF btrim(distribution_rules) ~ '^[0-9]{1,9}$' THEN
         nseg := btrim(distribution_rules)::integer;
-        IF nseg BETWEEN 1 AND 64 THEN
+        IF nseg BETWEEN 1 AND madlib_dl._job_limit('segments') THEN
             rules := nseg::text;
             RETURN;
         END IF;
     END IF;
     RAISE EXCEPTION 'distribution_rules "%" is not valid', distribution_rules
         USING ERRCODE = 'invalid_parameter_value',
-              HINT = 'Give NULL or ''all_segments'' for the default number of segments, '
-                     'a number of segments from 1 to 64 as text, e.g. ''2'', or a table of segment ids.';
+              HINT = format('Give NULL or ''all_segments'' for the default number of segments, '
+                            'a number of segments from 1 to %s as text, e.g. ''2'', or a table of segment ids.',
+                            madlib_dl._job_limit('segments'));
 END
 $function$;
 
@@ -1054,6 +1098,21 @@ BEGIN
 END
 $function$;
 
+CREATE FUNCTION madlib_dl._pp_assert_varname(varname text, param text)
+ RETURNS void
+ LANGUAGE plpgsql
+ IMMUTABLE PARALLEL SAFE
+ SET search_path TO 'pg_catalog', 'pg_temp'
+AS $function$
+BEGIN
+    IF varname IS NULL OR btrim(varname) = '' THEN
+        RAISE EXCEPTION '% must not be NULL or empty', param
+            USING ERRCODE = 'null_value_not_allowed',
+                  HINT = format('Give the name of a column of the source table for %s.', param);
+    END IF;
+END
+$function$;
+
 CREATE FUNCTION madlib_dl._pp_split_vars(varname text, param text)
  RETURNS text[]
  LANGUAGE plpgsql
@@ -1063,11 +1122,7 @@ AS $function$
 DECLARE
     parts text[];
 BEGIN
-    IF varname IS NULL OR btrim(varname) = '' THEN
-        RAISE EXCEPTION '% must not be NULL or empty', param
-            USING ERRCODE = 'null_value_not_allowed',
-                  HINT = format('Give the name of a column of the source table for %s.', param);
-    END IF;
+    PERFORM madlib_dl._pp_assert_varname(varname, param);
     parts := ARRAY(SELECT btrim(p) FROM regexp_split_to_table(varname, ',(?=(?:[^"]*"[^"]*")*[^"]*$)') p);
     IF array_position(parts, '') IS NOT NULL THEN
         RAISE EXCEPTION '% "%" has an empty name in its list', param, varname
@@ -1092,11 +1147,7 @@ AS $function$
 DECLARE
     parts text[];
 BEGIN
-    IF varname IS NULL OR btrim(varname) = '' THEN
-        RAISE EXCEPTION '% must not be NULL or empty', param
-            USING ERRCODE = 'null_value_not_allowed',
-                  HINT = format('Give the name of a column of the source table for %s.', param);
-    END IF;
+    PERFORM madlib_dl._pp_assert_varname(varname, param);
     BEGIN
         parts := parse_ident(varname);
     EXCEPTION WHEN OTHERS THEN
@@ -1240,8 +1291,6 @@ DECLARE
     shapes text := '';
     cvs text;
     dims_k integer[];
-    d integer;
-    prod bigint;
     per_pass integer;           -- buffers built by one pass
 BEGIN
     PERFORM madlib_dl._assert_trusted_table(madlib_dl._table_oid(src));
@@ -1279,11 +1328,7 @@ BEGIN
         shapes := shapes || format(', %s || %L::integer[]', nb, dims_k);
         aggs := aggs || format('madlib_dl._pack_float32(%s, s.ctid, o.slot, %s, $3, %L::integer[]), ',
                                coalesce(indep_exprs[k], format('s.%I', indep_cols[k])), nb, dims_k);
-        prod := 1;
-        FOREACH d IN ARRAY dims_k LOOP
-            prod := prod * d;
-        END LOOP;
-        row_bytes := row_bytes + 4.0 * prod;
+        row_bytes := row_bytes + 4.0 * madlib_dl._shape_size(dims_k);
     END LOOP;
     EXECUTE format('CREATE TABLE %I.%I (%s%s, buffer_id integer, __dist_key__ integer)%s',
                    dst[1], dst[2], col_defs,
@@ -1457,12 +1502,10 @@ DECLARE
     n_rows bigint;
     dims jsonb := '[]';
     dims_k integer[];
-    row_values bigint;
     max_values bigint := 1;
     ncls integer[];
     bs integer;
     norm real := coalesce(normalizing_const, 1.0);
-    d integer;
 BEGIN
     src_rel := madlib_dl._assert_table_exists(src, 'source_table');
     PERFORM madlib_dl._assert_output_absent(dst, 'output_table');
@@ -1509,11 +1552,7 @@ BEGIN
             dims_k := madlib_dl._pp_first_dims(src, v.cols[k], v.types[k], v.elemtypes[k]);
         END IF;
         dims := dims || jsonb_build_array(to_jsonb(dims_k));
-        row_values := 1;
-        FOREACH d IN ARRAY dims_k LOOP
-            row_values := row_values * d;
-        END LOOP;
-        max_values := greatest(max_values, row_values);
+        max_values := greatest(max_values, madlib_dl._shape_size(dims_k));
     END LOOP;
 
     EXECUTE format($q$
@@ -1544,7 +1583,7 @@ BEGIN
 
     PERFORM madlib_dl._pp_pack(src, dst, summ, cv_cols, v.cols[1:nd], cols[nd + 1:], kinds,
                                cast_types, n_rows, bs, seg.nseg, ncls, norm, dims, true, x_exprs);
-    IF madlib_dl._is_greenplum() THEN   -- place buffer b on segment b % nseg (90_greenplum.sql)
+    IF madlib_dl._is_greenplum() THEN   -- place buffer b on segment b % nseg (greenplum.sql)
         PERFORM madlib_dl._gp_place_buffers(dst);
     END IF;
 END
@@ -1669,10 +1708,8 @@ DECLARE
     dims jsonb := '[]';
     dims_k integer[];
     train_dims integer[];
-    row_values bigint;
     max_values bigint := 1;
     bs integer;
-    d integer;
 BEGIN
     src_rel := madlib_dl._assert_table_exists(src, 'source_table');
     PERFORM madlib_dl._assert_output_absent(dst, 'output_table');
@@ -1751,11 +1788,7 @@ BEGIN
                       HINT = 'Validation rows must have the shape of the training rows.';
         END IF;
         dims := dims || jsonb_build_array(to_jsonb(dims_k));
-        row_values := 1;
-        FOREACH d IN ARRAY dims_k LOOP
-            row_values := row_values * d;
-        END LOOP;
-        max_values := greatest(max_values, row_values);
+        max_values := greatest(max_values, madlib_dl._shape_size(dims_k));
     END LOOP;
     FOR k IN 1 .. nd LOOP
         PERFORM madlib_dl._pp_val_dep_check(src, tsumm, v.cols[k], kinds[k], cast_types[k], cv_cols[k],
@@ -1784,7 +1817,7 @@ BEGIN
                                v.cols[1:nd], cols[nd + 1:], kinds, cast_types, n_rows, bs, seg.nseg,
                                ts.ncls, ts.normalizing_const, dims, false,
                                CASE WHEN tf IS NOT NULL THEN ARRAY[madlib_dl._tf_expr('c.tf', tf_cols, 's')] END);
-    IF madlib_dl._is_greenplum() THEN   -- place buffer b on segment b % nseg (90_greenplum.sql)
+    IF madlib_dl._is_greenplum() THEN   -- place buffer b on segment b % nseg (greenplum.sql)
         PERFORM madlib_dl._gp_place_buffers(dst);
     END IF;
 END
@@ -1874,7 +1907,7 @@ DECLARE
     col text;
     typ oid;
 BEGIN
-    PERFORM madlib_dl._assert_trusted_table(rel, what);  -- 42501: another role's types (01_util.sql)
+    PERFORM madlib_dl._assert_trusted_table(rel, what);  -- 42501: another role's types (util.sql)
     cols := '{}';
     types := '{}';
     FOR col IN SELECT e->>'column' FROM jsonb_array_elements(plan->'items') WITH ORDINALITY AS u(e, o)
@@ -2155,6 +2188,21 @@ CREATE FUNCTION madlib_dl._check_early_stopping(early_stopping text, compile_par
  IMMUTABLE PARALLEL SAFE
 AS '$libdir/madlib_dl', $function$madlib_dl__check_early_stopping$function$;
 
+CREATE FUNCTION madlib_dl._check_early_stopping_of(early_stopping text, compile_params text, has_validation boolean, label text, hint text)
+ RETURNS text
+ LANGUAGE plpgsql
+ IMMUTABLE PARALLEL SAFE
+ SET search_path TO 'pg_catalog', 'pg_temp'
+AS $function$
+BEGIN
+    RETURN madlib_dl._check_early_stopping(early_stopping, compile_params, has_validation);
+EXCEPTION WHEN invalid_parameter_value THEN
+    RAISE EXCEPTION '%: %', label, SQLERRM
+        USING ERRCODE = 'invalid_parameter_value',
+              HINT = coalesce(hint, 'Monitor a series every configuration has.');
+END
+$function$;
+
 CREATE FUNCTION madlib_dl._check_var_shape(model_arch json, output boolean, k integer, shape integer[], what text)
  RETURNS void
  LANGUAGE c
@@ -2383,8 +2431,9 @@ BEGIN
         END IF;
         nseg := coalesce(nseg, 1);
     END IF;
-    IF nseg < 1 OR nseg > 64 THEN
-        RAISE EXCEPTION 'source_table "%" has % segments, expected 1 to 64', madlib_dl._table_label(source), nseg
+    IF nseg < 1 OR nseg > madlib_dl._job_limit('segments') THEN
+        RAISE EXCEPTION 'source_table "%" has % segments, expected 1 to %', madlib_dl._table_label(source), nseg,
+                        madlib_dl._job_limit('segments')
             USING ERRCODE = 'data_exception',
                   HINT = 'Preprocess the data again with training_preprocessor_dl.';
     END IF;
@@ -2431,11 +2480,8 @@ CREATE FUNCTION madlib_dl._fit_check_no_gpus(use_gpus boolean, fn text)
  SET search_path TO 'pg_catalog', 'pg_temp'
 AS $function$
 BEGIN
-    IF coalesce(use_gpus, false) THEN
-        RAISE EXCEPTION 'use_gpus is not supported: this build of madlib_dl has no GPU backend'
-            USING ERRCODE = 'feature_not_supported',
-                  HINT = format('Call %s with use_gpus => false; training runs on the CPU cores of all segments.', fn);
-    END IF;
+    PERFORM madlib_dl._assert_no_gpus(use_gpus,
+        format('Call %s with use_gpus => false; training runs on the CPU cores of all segments.', fn));
 END
 $function$;
 
@@ -2458,11 +2504,8 @@ BEGIN
                        '  FROM %s WHERE model_id = $1', madlib_dl._table_sql(arch_tbl))
            INTO nt, a, aw USING ids[i];
         IF nt = 0 OR (a IS NULL AND labels[i] IS NOT NULL) THEN
-            RAISE EXCEPTION 'model_id % not found in model architecture table "%"',
-                            ids[i] || coalesce(' of ' || labels[i], ''), madlib_dl._table_label(arch_tbl)
-                USING ERRCODE = 'no_data_found',
-                      HINT = format('SELECT model_id, name FROM %s lists the architectures it holds.',
-                                    madlib_dl._table_sql(arch_tbl));
+            PERFORM madlib_dl._arch_raise_model_id_missing(ids[i] || coalesce(' of ' || labels[i], ''),
+                                                           arch_tbl);
         ELSIF nt > 1 THEN
             RAISE EXCEPTION 'model_id % of model architecture table "%" has % architectures',
                             ids[i], madlib_dl._table_label(arch_tbl), nt
@@ -2869,7 +2912,7 @@ CREATE FUNCTION madlib_dl.madlib_keras_fit(source_table character varying, model
  RETURNS void
  LANGUAGE sql
 AS $function$
-    -- object_table, in the caller's search_path: 55_custom_functions.sql
+    -- object_table, in the caller's search_path: custom_functions.sql
     SELECT madlib_dl._object_table_check(madlib_dl._resolve_table($14, 'object_table'), ARRAY[$5::text])
      WHERE $14 IS NOT NULL;
     SELECT madlib_dl._fit(
@@ -2909,29 +2952,10 @@ AS '$libdir/madlib_dl', $function$madlib_dl__predict_batch_io$function$;
 
 CREATE OR REPLACE FUNCTION madlib_dl._ep_assert_readable(tbl text[], param text)
  RETURNS regclass
- LANGUAGE plpgsql
+ LANGUAGE sql
  STABLE PARALLEL SAFE
  SET search_path TO 'pg_catalog', 'pg_temp'
-AS $function$
-DECLARE
-    rel regclass := madlib_dl._table_oid(tbl);
-    kind "char";
-BEGIN
-    IF rel IS NULL THEN
-        RAISE EXCEPTION '% "%" does not exist', param, madlib_dl._table_label(tbl)
-            USING ERRCODE = 'undefined_table',
-                  HINT = 'Check the table name and the search_path, or give schema.table.';
-    END IF;
-    SELECT c.relkind INTO kind FROM pg_class c WHERE c.oid = rel;
-    IF kind NOT IN ('r', 'p', 'v', 'm', 'f') THEN
-        RAISE EXCEPTION '% "%" is not a table', param, madlib_dl._table_label(tbl)
-            USING ERRCODE = 'wrong_object_type',
-                  HINT = 'Give the name of a table or view.';
-    END IF;
-    PERFORM madlib_dl._assert_trusted_table(rel, param);
-    RETURN rel;
-END
-$function$;
+AS $function$ SELECT madlib_dl._assert_relation(tbl, param, 'rpvmf', 'Give the name of a table or view.') $function$;
 
 CREATE OR REPLACE FUNCTION madlib_dl._ep_assert_no_gpus(use_gpus boolean)
  RETURNS void
@@ -2940,11 +2964,31 @@ CREATE OR REPLACE FUNCTION madlib_dl._ep_assert_no_gpus(use_gpus boolean)
  SET search_path TO 'pg_catalog', 'pg_temp'
 AS $function$
 BEGIN
-    IF use_gpus THEN
-        RAISE EXCEPTION 'use_gpus is not supported: this build of madlib_dl has no GPU backend'
-            USING ERRCODE = 'feature_not_supported',
-                  HINT = 'Call with use_gpus => false; evaluate and predict run on the CPU cores of the server.';
-    END IF;
+    PERFORM madlib_dl._assert_no_gpus(use_gpus,
+        'Call with use_gpus => false; evaluate and predict run on the CPU cores of the server.');
+END
+$function$;
+
+CREATE FUNCTION madlib_dl._ep_pred_kind_sql(kind text, k integer, threshold double precision, OUT cols text, OUT filter text, OUT max_rank integer)
+ RETURNS record
+ LANGUAGE plpgsql
+ IMMUTABLE PARALLEL SAFE
+ SET search_path TO 'pg_catalog', 'pg_temp'
+AS $function$
+BEGIN
+    cols := ', (q.r).rank';
+    filter := '';
+    CASE kind
+        WHEN 'prob' THEN NULL;
+        WHEN 'response' THEN cols := ''; max_rank := 1;
+        WHEN 'top_k' THEN max_rank := k;
+        WHEN 'threshold' THEN filter := format(' WHERE (q.r).prob > %L::float8', threshold);
+        ELSE
+            RAISE EXCEPTION 'pred_type kind % is not one of prob, response, top_k, threshold',
+                            coalesce(quote_literal(kind), 'NULL')
+                USING ERRCODE = 'invalid_parameter_value',
+                      HINT = 'Call predict or predict_byom, which choose the kind from pred_type.';
+    END CASE;
 END
 $function$;
 
@@ -2957,16 +3001,10 @@ AS $function$
 DECLARE
     sizes integer[] := '{}';
     shape integer[];
-    n bigint;
-    d integer;
 BEGIN
     FOR shape IN SELECT a.shape FROM madlib_dl._arch_io(model_arch) a
                   WHERE a.io = 'output' ORDER BY a."position" LOOP
-        n := 1;
-        FOREACH d IN ARRAY shape LOOP
-            n := n * d;
-        END LOOP;
-        sizes := sizes || n::integer;
+        sizes := sizes || madlib_dl._shape_size(shape)::integer;
     END LOOP;
     RETURN sizes;
 END
@@ -3043,6 +3081,19 @@ BEGIN
 END
 $function$;
 
+CREATE FUNCTION madlib_dl._ep_raise_mst_key_missing(mst_key integer, tbl text[], what text)
+ RETURNS void
+ LANGUAGE plpgsql
+ IMMUTABLE PARALLEL SAFE
+ SET search_path TO 'pg_catalog', 'pg_temp'
+AS $function$
+BEGIN
+    RAISE EXCEPTION 'mst_key % not found in % "%"', mst_key, what, madlib_dl._table_label(tbl)
+        USING ERRCODE = 'no_data_found',
+              HINT = format('SELECT mst_key FROM %s lists the models it holds.', madlib_dl._table_sql(tbl));
+END
+$function$;
+
 CREATE FUNCTION madlib_dl._ep_model(mtbl text[], mst_key integer, OUT model_arch json, OUT model_weights bytea, OUT compile_params text, OUT metrics_type text[], OUT loss_type text, OUT dependent_varname text, OUT independent_varname text, OUT normalizing_const double precision, OUT class_values text[], OUT dependent_varnames text[], OUT independent_varnames text[], OUT class_values_list jsonb)
  RETURNS record
  LANGUAGE plpgsql
@@ -3085,11 +3136,7 @@ BEGIN
         EXECUTE format('SELECT count(*) FROM %s WHERE mst_key = $1', madlib_dl._table_sql(mtbl))
            INTO n USING mst_key;
         IF n = 0 THEN
-            RAISE EXCEPTION 'mst_key % not found in model table "%"', mst_key,
-                            madlib_dl._table_label(mtbl)
-                USING ERRCODE = 'no_data_found',
-                      HINT = format('SELECT mst_key FROM %s lists the models it holds.',
-                                    madlib_dl._table_sql(mtbl));
+            PERFORM madlib_dl._ep_raise_mst_key_missing(mst_key, mtbl, 'model table');
         ELSIF n > 1 THEN
             RAISE EXCEPTION 'mst_key % is in model table "%" % times', mst_key,
                             madlib_dl._table_label(mtbl), n
@@ -3109,11 +3156,7 @@ BEGIN
            INTO compile_params, metrics_type, loss_type USING mst_key;
         GET DIAGNOSTICS n = ROW_COUNT;   -- EXECUTE does not set FOUND
         IF n = 0 THEN
-            RAISE EXCEPTION 'mst_key % not found in model info table "%"', mst_key,
-                            madlib_dl._table_label(itbl)
-                USING ERRCODE = 'no_data_found',
-                      HINT = format('SELECT mst_key FROM %s lists the models it holds.',
-                                    madlib_dl._table_sql(itbl));
+            PERFORM madlib_dl._ep_raise_mst_key_missing(mst_key, itbl, 'model info table');
         END IF;
     ELSE
         EXECUTE format('SELECT count(*) FROM %s', madlib_dl._table_sql(mtbl)) INTO n;
@@ -3315,8 +3358,8 @@ CREATE FUNCTION madlib_dl._ep_write_predictions(rel regclass, id_col text, indep
 AS $function$
 DECLARE
     id_type text := madlib_dl._ep_id_type(rel, id_col);
-    cols text := ', (q.r).rank';
-    filter text := '';
+    cols text;
+    filter text;
     max_rank integer;
     rowmode boolean := batch_size IS NULL AND NOT madlib_dl._is_greenplum();
     batch integer := CASE WHEN rowmode THEN 1 ELSE madlib_dl._ep_batch_size(rel, batch_size) END;
@@ -3331,17 +3374,8 @@ BEGIN
     IF x_expr IS NOT NULL THEN          -- a raw table: the model's transform ($9, tf)
         feat := x_expr;
     END IF;
-    CASE kind
-        WHEN 'prob' THEN NULL;
-        WHEN 'response' THEN cols := ''; max_rank := 1;
-        WHEN 'top_k' THEN max_rank := k;
-        WHEN 'threshold' THEN filter := format(' WHERE (q.r).prob > %L::float8', threshold);
-        ELSE
-            RAISE EXCEPTION 'pred_type kind % is not one of prob, response, top_k, threshold',
-                            coalesce(quote_literal(kind), 'NULL')
-                USING ERRCODE = 'invalid_parameter_value',
-                      HINT = 'Call predict or predict_byom, which choose the kind from pred_type.';
-    END CASE;
+    SELECT p.cols, p.filter, p.max_rank INTO cols, filter, max_rank
+      FROM madlib_dl._ep_pred_kind_sql(kind, k, threshold) p;
 
     IF rowmode THEN
         EXECUTE format(
@@ -3383,25 +3417,16 @@ CREATE FUNCTION madlib_dl._ep_write_predictions_io(rel regclass, id_col text, in
 AS $function$
 DECLARE
     id_type text := madlib_dl._ep_id_type(rel, id_col);
-    cols text := ', (q.r).rank';
-    filter text := '';
+    cols text;
+    filter text;
     max_rank integer;
     feats text;
     cv jsonb := '[]';
     vals jsonb;
     batch integer := madlib_dl._ep_batch_size(rel, batch_size);
 BEGIN
-    CASE kind
-        WHEN 'prob' THEN NULL;
-        WHEN 'response' THEN cols := ''; max_rank := 1;
-        WHEN 'top_k' THEN max_rank := k;
-        WHEN 'threshold' THEN filter := format(' WHERE (q.r).prob > %L::float8', threshold);
-        ELSE
-            RAISE EXCEPTION 'pred_type kind % is not one of prob, response, top_k, threshold',
-                            coalesce(quote_literal(kind), 'NULL')
-                USING ERRCODE = 'invalid_parameter_value',
-                      HINT = 'Call predict or predict_byom, which choose the kind from pred_type.';
-    END CASE;
+    SELECT p.cols, p.filter, p.max_rank INTO cols, filter, max_rank
+      FROM madlib_dl._ep_pred_kind_sql(kind, k, threshold) p;
     -- an output without class values (one-hot or numeric training data): 0..K-1
     FOR i IN 1 .. cardinality(class_names) LOOP
         IF coalesce(class_values->(i - 1), 'null') = 'null' THEN
@@ -3499,11 +3524,7 @@ BEGIN
                    CASE WHEN grouped THEN ' GROUP BY s.__dist_key__' ELSE '' END)
        INTO loss_sum, metric_sum, n, sums
       USING model_arch, model_weights, compile_params;
-    IF coalesce(n, 0) = 0 THEN
-        RAISE EXCEPTION 'test table % has no examples', test::text
-            USING ERRCODE = 'data_exception',
-                  HINT = 'Evaluate on a preprocessed table with at least one row.';
-    END IF;
+    PERFORM madlib_dl._ep_assert_examples(n, test);
     IF sums IS NOT NULL THEN
         vals := madlib_dl._metrics_values(compile_params, sums, n::bigint);
         RETURN ARRAY[loss_sum / n, vals[1]] || vals;
@@ -3540,27 +3561,52 @@ BEGIN
                    CASE WHEN grouped THEN ' GROUP BY s.__dist_key__' ELSE '' END)
        INTO r, n
       USING model_arch, model_weights, compile_params;
+    PERFORM madlib_dl._ep_assert_examples(n, test);
+    RETURN ARRAY(SELECT v / n FROM unnest(r) v);
+END
+$function$;
+
+CREATE FUNCTION madlib_dl._ep_assert_examples(n numeric, test regclass)
+ RETURNS void
+ LANGUAGE plpgsql
+ IMMUTABLE PARALLEL SAFE
+ SET search_path TO 'pg_catalog', 'pg_temp'
+AS $function$
+BEGIN
     IF coalesce(n, 0) = 0 THEN
         RAISE EXCEPTION 'test table % has no examples', test::text
             USING ERRCODE = 'data_exception',
                   HINT = 'Evaluate on a preprocessed table with at least one row.';
     END IF;
-    RETURN ARRAY(SELECT v / n FROM unnest(r) v);
 END
 $function$;
 
-CREATE FUNCTION madlib_dl._evaluate_io(model_arch json, model_weights bytea, compile_params text, metrics_type text[], loss_type text, model_deps text[], model_indeps text[], trel regclass, ttbl text[], otbl text[])
+CREATE FUNCTION madlib_dl._ep_raise_not_packed(ttbl text[], detail text)
  RETURNS void
  LANGUAGE plpgsql
+ IMMUTABLE PARALLEL SAFE
+ SET search_path TO 'pg_catalog', 'pg_temp'
+AS $function$
+BEGIN
+    RAISE EXCEPTION 'test_table "%" is not a preprocessed table', madlib_dl._table_label(ttbl)
+        USING ERRCODE = 'wrong_object_type',
+              DETAIL = coalesce(detail, ''),
+              HINT = 'evaluate takes a table made by training_preprocessor_dl or '
+                     'validation_preprocessor_dl; predict takes raw rows.';
+END
+$function$;
+
+CREATE FUNCTION madlib_dl._ep_test_vars(ttbl text[], model_deps text[], model_indeps text[], OUT deps text[], OUT indeps text[])
+ RETURNS record
+ LANGUAGE plpgsql
+ STABLE
  SET search_path TO 'pg_catalog', 'pg_temp'
 AS $function$
 DECLARE
     tsum regclass := madlib_dl._table_oid(madlib_dl._table_with_suffix(ttbl, '_summary'));
-    deps text[] := model_deps;
-    indeps text[] := model_indeps;
-    k integer;
-    r float8[];
 BEGIN
+    deps := model_deps;
+    indeps := model_indeps;
     PERFORM madlib_dl._assert_known_format(tsum, format('test_table "%s"', madlib_dl._table_label(ttbl)));
     IF tsum IS NOT NULL
        AND madlib_dl._ep_has_column(tsum, 'dependent_varname')
@@ -3571,14 +3617,25 @@ BEGIN
         deps := coalesce(deps, model_deps);
         indeps := coalesce(indeps, model_indeps);
     END IF;
+END
+$function$;
+
+CREATE FUNCTION madlib_dl._evaluate_io(model_arch json, model_weights bytea, compile_params text, metrics_type text[], loss_type text, model_deps text[], model_indeps text[], trel regclass, ttbl text[], otbl text[])
+ RETURNS void
+ LANGUAGE plpgsql
+ SET search_path TO 'pg_catalog', 'pg_temp'
+AS $function$
+DECLARE
+    deps text[];
+    indeps text[];
+    k integer;
+    r float8[];
+BEGIN
+    SELECT v.deps, v.indeps INTO deps, indeps FROM madlib_dl._ep_test_vars(ttbl, model_deps, model_indeps) v;
     BEGIN
         PERFORM madlib_dl._fit_check_packed(ttbl, 'test_table', indeps, deps, model_arch);
     EXCEPTION WHEN undefined_column OR datatype_mismatch THEN
-        RAISE EXCEPTION 'test_table "%" is not a preprocessed table', madlib_dl._table_label(ttbl)
-            USING ERRCODE = 'wrong_object_type',
-                  DETAIL = SQLERRM,
-                  HINT = 'evaluate takes a table made by training_preprocessor_dl or '
-                         'validation_preprocessor_dl; predict takes raw rows.';
+        PERFORM madlib_dl._ep_raise_not_packed(ttbl, SQLERRM);
     END;
     k := cardinality(deps);
     r := madlib_dl._ep_evaluate_io(trel, deps, indeps, model_arch, model_weights, compile_params);
@@ -3608,7 +3665,6 @@ AS $function$
 DECLARE
     m record;
     trel regclass;
-    tsum regclass;
     dep text;
     indep text;
     r float8[];
@@ -3624,7 +3680,7 @@ BEGIN
     tf := madlib_dl._tf_of_summary(madlib_dl._table_with_suffix(mtbl, '_summary'));
     raw_rel := trel;
     IF tf IS NOT NULL AND NOT madlib_dl._ep_has_column(trel, 'buffer_id') THEN
-        -- a raw table: packed with the model's transform (21_transform.sql)
+        -- a raw table: packed with the model's transform (transform.sql)
         ttbl := madlib_dl._tf_pack_for_evaluate(ttbl, madlib_dl._table_with_suffix(mtbl, '_summary'), tf);
         trel := madlib_dl._table_oid(ttbl);
     END IF;
@@ -3648,30 +3704,16 @@ BEGIN
 
     -- The packed columns' names: from the test table's own summary when
     -- it has one (validation_preprocessor_dl writes it), else the model's.
-    dep := m.dependent_varname;
-    indep := m.independent_varname;
-    tsum := madlib_dl._table_oid(madlib_dl._table_with_suffix(ttbl, '_summary'));
-    PERFORM madlib_dl._assert_known_format(tsum, format('test_table "%s"', madlib_dl._table_label(ttbl)));
-    IF tsum IS NOT NULL
-       AND madlib_dl._ep_has_column(tsum, 'dependent_varname')
-       AND madlib_dl._ep_has_column(tsum, 'independent_varname') THEN
-        EXECUTE format('SELECT coalesce(dependent_varname[1], $1), coalesce(independent_varname[1], $2)'
-                       '  FROM %s LIMIT 1', tsum::text)
-           INTO dep, indep USING dep, indep;
-        dep := coalesce(dep, m.dependent_varname);
-        indep := coalesce(indep, m.independent_varname);
-    END IF;
+    SELECT coalesce(v.deps[1], m.dependent_varname), coalesce(v.indeps[1], m.independent_varname)
+      INTO dep, indep
+      FROM madlib_dl._ep_test_vars(ttbl, ARRAY[m.dependent_varname], ARRAY[m.independent_varname]) v;
     BEGIN
         PERFORM madlib_dl._assert_columns(trel,
             ARRAY[dep, indep, dep || '_shape', indep || '_shape', 'buffer_id'],
             ARRAY['bytea', 'bytea', 'integer[]', 'integer[]', 'integer'],
             'x');
     EXCEPTION WHEN undefined_column OR datatype_mismatch THEN
-        RAISE EXCEPTION 'test_table "%" is not a preprocessed table', madlib_dl._table_label(ttbl)
-            USING ERRCODE = 'wrong_object_type',
-                  DETAIL = SQLERRM,
-                  HINT = 'evaluate takes a table made by training_preprocessor_dl or '
-                         'validation_preprocessor_dl; predict takes raw rows.';
+        PERFORM madlib_dl._ep_raise_not_packed(ttbl, SQLERRM);
     END;
 
     r := madlib_dl._ep_evaluate(trel, dep, indep, m.model_arch, m.model_weights, compile);
@@ -4064,7 +4106,7 @@ DECLARE
     metrics jsonb[];
     params jsonb[];
 BEGIN
-    -- whose code runs (01_util.sql): the tables are checked before they are read
+    -- whose code runs (util.sql): the tables are checked before they are read
     IF srel IS NOT NULL THEN
         PERFORM madlib_dl._assert_trusted_table(srel, 'model summary table');
     END IF;
@@ -4209,6 +4251,86 @@ CREATE FUNCTION madlib_dl.model_cache(OUT model_table regclass, OUT mst_key inte
  PARALLEL RESTRICTED
 AS '$libdir/madlib_dl', $function$madlib_dl__model_cache$function$;
 
+CREATE OR REPLACE FUNCTION madlib_dl._ms_check_model_ids(arch text[], ids integer[])
+ RETURNS integer[]
+ LANGUAGE plpgsql
+ STABLE
+ SET search_path TO 'pg_catalog', 'pg_temp'
+AS $function$
+DECLARE
+    rel regclass;
+    missing integer;
+    out_ids integer[];
+BEGIN
+    PERFORM madlib_dl._assert_not_null(ids, 'model_id_list');
+    IF cardinality(ids) = 0 THEN
+        RAISE EXCEPTION 'model_id_list is empty'
+            USING ERRCODE = 'invalid_parameter_value',
+                  HINT = 'Give at least one model id of the model architecture table.';
+    END IF;
+    IF array_position(ids, NULL) IS NOT NULL THEN
+        RAISE EXCEPTION 'model_id_list must not hold NULL'
+            USING ERRCODE = 'null_value_not_allowed',
+                  HINT = 'Give the model ids of the model architecture table.';
+    END IF;
+    rel := madlib_dl._assert_table_exists(arch, 'model_arch_table');
+    PERFORM madlib_dl._assert_columns(rel, ARRAY['model_id'], ARRAY['integer'],
+        'a model architecture table made by load_keras_model');
+    EXECUTE format('SELECT min(i) FROM unnest($1) i'
+                   ' WHERE NOT EXISTS (SELECT 1 FROM %s a WHERE a.model_id = i)',
+                   madlib_dl._table_sql(arch))
+       INTO missing USING ids;
+    IF missing IS NOT NULL THEN
+        PERFORM madlib_dl._arch_raise_model_id_missing(missing::text, arch);
+    END IF;
+    SELECT array_agg(DISTINCT i ORDER BY i) INTO out_ids FROM unnest(ids) i;
+    RETURN out_ids;
+END
+$function$;
+
+CREATE FUNCTION madlib_dl._ms_table_what()
+ RETURNS text
+ LANGUAGE sql
+ IMMUTABLE PARALLEL SAFE
+ SET search_path TO 'pg_catalog', 'pg_temp'
+AS $function$ SELECT 'a model selection table made by load_model_selection_table or generate_model_configs'::text $function$;
+
+CREATE FUNCTION madlib_dl._ms_assert_table(mst text[], appending boolean)
+ RETURNS regclass
+ LANGUAGE plpgsql
+ STABLE
+ SET search_path TO 'pg_catalog', 'pg_temp'
+AS $function$
+DECLARE
+    what constant text := madlib_dl._ms_table_what();
+    rel regclass;
+    col text;
+    col_type text;
+BEGIN
+    PERFORM madlib_dl._assert_not_null(appending, 'appending');
+    rel := madlib_dl._assert_table_exists(mst, 'model_selection_table');
+    PERFORM madlib_dl._assert_columns(rel, ARRAY['mst_key', 'model_id'],
+        ARRAY['integer', 'integer'], what);
+    -- the parameter columns may be varchar (as made here) or text (by hand)
+    FOR col IN SELECT unnest(ARRAY['compile_params', 'fit_params']) LOOP
+        SELECT format_type(a.atttypid, a.atttypmod) INTO col_type
+          FROM pg_attribute a
+         WHERE a.attrelid = rel AND a.attname = col AND a.attnum > 0 AND NOT a.attisdropped;
+        IF NOT FOUND THEN
+            PERFORM madlib_dl._assert_columns(rel, ARRAY[col], ARRAY['character varying'], what);
+        ELSIF col_type NOT IN ('character varying', 'text') THEN
+            RAISE EXCEPTION 'column "%" of table "%" has type %, not character varying or text',
+                            col, CASE WHEN appending THEN rel::text ELSE madlib_dl._table_label(mst) END,
+                            col_type
+                USING ERRCODE = 'datatype_mismatch',
+                      HINT = format(CASE WHEN appending THEN 'Give %s, or a name that does not exist yet.'
+                                         ELSE 'Give %s.' END, what);
+        END IF;
+    END LOOP;
+    RETURN rel;
+END
+$function$;
+
 CREATE FUNCTION madlib_dl._ms_store(mst text[], arch text[], arch_raw text, ids integer[], compiles text[], fits text[], obj text[] DEFAULT NULL::text[])
  RETURNS bigint
  LANGUAGE plpgsql
@@ -4216,8 +4338,7 @@ CREATE FUNCTION madlib_dl._ms_store(mst text[], arch text[], arch_raw text, ids 
 AS $function$
 DECLARE
     summ text[] := ARRAY[mst[1], mst[2] || '_summary'];
-    what constant text := 'a model selection table made by load_model_selection_table '
-                          'or generate_model_configs';
+    what constant text := madlib_dl._ms_table_what();
     arch_name text := madlib_dl._table_sql(arch);
     rel regclass;
     srel regclass;
@@ -4226,8 +4347,6 @@ DECLARE
     has_qualified_col boolean;
     has_obj_qualified_col boolean;
     stored_tbl text[];
-    col text;
-    col_type text;
     stored text;
     nrows bigint;
     added bigint;
@@ -4244,23 +4363,7 @@ BEGIN
             '  UNIQUE (model_id, compile_params, fit_params))%s', mst[1], mst[2],
             madlib_dl._replicated_clause());
     END IF;
-    rel := madlib_dl._assert_table_exists(mst, 'model_selection_table');
-    PERFORM madlib_dl._assert_columns(rel, ARRAY['mst_key', 'model_id'],
-        ARRAY['integer', 'integer'], what);
-    -- the parameter columns may be varchar (as made here) or text (by hand)
-    FOR col IN SELECT unnest(ARRAY['compile_params', 'fit_params']) LOOP
-        SELECT format_type(a.atttypid, a.atttypmod) INTO col_type
-          FROM pg_attribute a
-         WHERE a.attrelid = rel AND a.attname = col AND a.attnum > 0 AND NOT a.attisdropped;
-        IF NOT FOUND THEN
-            PERFORM madlib_dl._assert_columns(rel, ARRAY[col], ARRAY['character varying'], what);
-        ELSIF col_type NOT IN ('character varying', 'text') THEN
-            RAISE EXCEPTION 'column "%" of table "%" has type %, not character varying or text',
-                            col, rel::text, col_type
-                USING ERRCODE = 'datatype_mismatch',
-                      HINT = format('Give %s, or a name that does not exist yet.', what);
-        END IF;
-    END LOOP;
+    rel := madlib_dl._ms_assert_table(mst, true);
     SELECT a.atthasdef OR a.attidentity <> '' INTO has_default
       FROM pg_attribute a WHERE a.attrelid = rel AND a.attname = 'mst_key';
     IF NOT has_default THEN
@@ -4385,8 +4488,9 @@ BEGIN
              ORDER BY canon, o) d;
 
     total := cardinality(ids)::bigint * cardinality(compiles) * cardinality(fits);
-    IF total > 100000 THEN
-        RAISE EXCEPTION 'model_id_list, compile_params_list and fit_params_list give % configurations, more than 100000', total
+    IF total > madlib_dl._job_limit('configs') THEN
+        RAISE EXCEPTION 'model_id_list, compile_params_list and fit_params_list give % configurations, more than %',
+                        total, madlib_dl._job_limit('configs')
             USING ERRCODE = 'program_limit_exceeded',
                   HINT = 'Give shorter lists.';
     END IF;
@@ -4547,37 +4651,19 @@ CREATE FUNCTION madlib_dl._fit_multiple_configs(mst text[], early_stopping text,
 AS $function$
 DECLARE
     mst_summ text[] := ARRAY[mst[1], mst[2] || '_summary'];
-    what constant text := 'a model selection table made by load_model_selection_table '
-                          'or generate_model_configs';
+    what constant text := madlib_dl._ms_table_what();
     mst_rel regclass;
     msum_rel regclass;
     arch_rel regclass;
     arch_qualified text;
     object_qualified text;
     object_tbl text[];
-    col text;
-    col_type text;
     params record;
     nt bigint;
     i integer;
 BEGIN
     -- 3. the model selection table and its summary
-    mst_rel := madlib_dl._assert_table_exists(mst, 'model_selection_table');
-    PERFORM madlib_dl._assert_columns(mst_rel, ARRAY['mst_key', 'model_id'],
-        ARRAY['integer', 'integer'], what);
-    FOR col IN SELECT unnest(ARRAY['compile_params', 'fit_params']) LOOP
-        SELECT format_type(t.atttypid, t.atttypmod) INTO col_type
-          FROM pg_attribute t
-         WHERE t.attrelid = mst_rel AND t.attname = col AND t.attnum > 0 AND NOT t.attisdropped;
-        IF NOT FOUND THEN
-            PERFORM madlib_dl._assert_columns(mst_rel, ARRAY[col], ARRAY['character varying'], what);
-        ELSIF col_type NOT IN ('character varying', 'text') THEN
-            RAISE EXCEPTION 'column "%" of table "%" has type %, not character varying or text',
-                            col, madlib_dl._table_label(mst), col_type
-                USING ERRCODE = 'datatype_mismatch',
-                      HINT = format('Give %s.', what);
-        END IF;
-    END LOOP;
+    mst_rel := madlib_dl._ms_assert_table(mst, false);
     msum_rel := madlib_dl._table_oid(mst_summ);
     IF msum_rel IS NULL THEN
         RAISE EXCEPTION 'model_selection_table "%" has no summary table "%"',
@@ -4642,11 +4728,12 @@ BEGIN
             USING ERRCODE = 'unique_violation',
                   HINT = 'Give each configuration its own mst_key (mst_key serial PRIMARY KEY).';
     END IF;
-    IF nt > 1024 THEN
-        RAISE EXCEPTION 'model_selection_table "%" has % configurations, more than 1024',
-                        madlib_dl._table_label(mst), nt
+    IF nt > madlib_dl._job_limit('models') THEN
+        RAISE EXCEPTION 'model_selection_table "%" has % configurations, more than %',
+                        madlib_dl._table_label(mst), nt, madlib_dl._job_limit('models')
             USING ERRCODE = 'program_limit_exceeded',
-                  HINT = 'Train the configurations in several calls of at most 1024.';
+                  HINT = format('Train the configurations in several calls of at most %s.',
+                                madlib_dl._job_limit('models'));
     END IF;
     FOR i IN 1 .. cardinality(keys) LOOP
         IF ids[i] IS NULL THEN
@@ -4659,13 +4746,9 @@ BEGIN
             PERFORM madlib_dl._check_fit_params(fits[i], format('mst_key %s fit_params', keys[i]));
         END IF;
         params := madlib_dl._check_params(compiles[i], fits[i]);
-        BEGIN
-            es := madlib_dl._check_early_stopping(early_stopping, compiles[i], has_validation);
-        EXCEPTION WHEN invalid_parameter_value THEN
-            RAISE EXCEPTION 'mst_key %: %', keys[i], SQLERRM
-                USING ERRCODE = 'invalid_parameter_value',
-                      HINT = 'Monitor a series every configuration has: the loss, or a metric they all compile.';
-        END;
+        es := madlib_dl._check_early_stopping_of(early_stopping, compiles[i], has_validation,
+            format('mst_key %s', keys[i]),
+            'Monitor a series every configuration has: the loss, or a metric they all compile.');
         loss_types[i] := params.loss_type;
         metric_types[i] := params.metrics_type[1];
     END LOOP;
@@ -4909,13 +4992,9 @@ BEGIN
     END IF;
     -- early_stopping: its series must exist for every value of the grids
     FOR i IN 1 .. cardinality(probe_compiles) LOOP
-        BEGIN
-            es := madlib_dl._check_early_stopping(early_stopping, probe_compiles[i], has_validation);
-        EXCEPTION WHEN invalid_parameter_value THEN
-            RAISE EXCEPTION 'compile_params %: %', probe_compiles[i], SQLERRM
-                USING ERRCODE = 'invalid_parameter_value',
-                      HINT = 'Monitor a series every configuration has: the loss, or a metric every compile_params of the grid names.';
-        END;
+        es := madlib_dl._check_early_stopping_of(early_stopping, probe_compiles[i], has_validation,
+            'compile_params ' || coalesce(probe_compiles[i], '<NULL>'),
+            'Monitor a series every configuration has: the loss, or a metric every compile_params of the grid names.');
     END LOOP;
 
     RETURN es;
@@ -5863,8 +5942,9 @@ BEGIN
                              'CREATE USER MAPPING FOR role SERVER cluster OPTIONS (user ''...'', password ''...'').';
         END IF;
     END LOOP;
-    IF num_segments IS NULL OR num_segments < nn OR num_segments > 64 THEN
-        RAISE EXCEPTION 'num_segments must be between % (the node count) and 64, got %', nn, num_segments
+    IF num_segments IS NULL OR num_segments < nn OR num_segments > madlib_dl._job_limit('segments') THEN
+        RAISE EXCEPTION 'num_segments must be between % (the node count) and %, got %', nn,
+                        madlib_dl._job_limit('segments'), num_segments
             USING ERRCODE = 'invalid_parameter_value',
                   HINT = 'Give the distribution_rules segment count the table was preprocessed with.';
     END IF;
@@ -7017,10 +7097,13 @@ BEGIN
                     'madlib_dl._arch_free_dims(json)',
                     'madlib_dl._arch_info(json)',
                     'madlib_dl._arch_io(json)',
+                    'madlib_dl._arch_raise_model_id_missing(text,text[])',
                     'madlib_dl._assert_columns(regclass,text[],text[],text)',
                     'madlib_dl._assert_known_format(regclass,text)',
+                    'madlib_dl._assert_no_gpus(boolean,text)',
                     'madlib_dl._assert_not_null(anyelement,text)',
                     'madlib_dl._assert_output_absent(text[],text)',
+                    'madlib_dl._assert_relation(text[],text,text,text)',
                     'madlib_dl._assert_schema_exists(text[])',
                     'madlib_dl._assert_table_exists(text[],text)',
                     'madlib_dl._assert_trusted_table(regclass,text)',
@@ -7038,6 +7121,7 @@ BEGIN
                     'madlib_dl._builtin_type_of(regtype)',
                     'madlib_dl._check_compile_params(text,text)',
                     'madlib_dl._check_early_stopping(text,text,boolean)',
+                    'madlib_dl._check_early_stopping_of(text,text,boolean,text,text)',
                     'madlib_dl._check_fit_params(text,text)',
                     'madlib_dl._check_input_shape(json,integer[],integer[])',
                     'madlib_dl._check_model_memory(text,text[],text[],text[],text[],integer,integer,integer,integer)',
@@ -7049,6 +7133,7 @@ BEGIN
                     'madlib_dl._default_num_segments()',
                     'madlib_dl._delete_keras_model(text[],integer)',
                     'madlib_dl._distributed_clause(text)',
+                    'madlib_dl._ep_assert_examples(numeric,regclass)',
                     'madlib_dl._ep_assert_feature_column(regclass,text,text)',
                     'madlib_dl._ep_assert_no_gpus(boolean)',
                     'madlib_dl._ep_assert_readable(text[],text)',
@@ -7065,6 +7150,10 @@ BEGIN
                     'madlib_dl._ep_model(text[],integer)',
                     'madlib_dl._ep_output_sizes(json)',
                     'madlib_dl._ep_parse_pred_type(text)',
+                    'madlib_dl._ep_pred_kind_sql(text,integer,double precision)',
+                    'madlib_dl._ep_raise_mst_key_missing(integer,text[],text)',
+                    'madlib_dl._ep_raise_not_packed(text[],text)',
+                    'madlib_dl._ep_test_vars(text[],text[],text[])',
                     'madlib_dl._ep_write_predictions(regclass,text,text,text[],json,bytea,double precision,text,text[],text,integer,double precision,integer,text,jsonb)',
                     'madlib_dl._ep_write_predictions_io(regclass,text,text[],text[],json,bytea,double precision,text[],jsonb,text,integer,double precision,integer,text,jsonb)',
                     'madlib_dl._evaluate(text[],text[],text[],boolean,integer,text)',
@@ -7124,6 +7213,7 @@ BEGIN
                     'madlib_dl._hyperband_schedule_rows(integer,integer,integer)',
                     'madlib_dl._initial_state(json,bytea,text,text)',
                     'madlib_dl._is_greenplum()',
+                    'madlib_dl._job_limit(text)',
                     'madlib_dl._job_transport(regclass)',
                     'madlib_dl._leader_only_end(text)',
                     'madlib_dl._leader_only_for_temp(regclass[],text)',
@@ -7139,8 +7229,10 @@ BEGIN
                     'madlib_dl._metrics_names(text)',
                     'madlib_dl._metrics_values(text,bytea,bigint)',
                     'madlib_dl._model_configs(integer[],text,text,text,integer,integer)',
+                    'madlib_dl._ms_assert_table(text[],boolean)',
                     'madlib_dl._ms_check_model_ids(text[],integer[])',
                     'madlib_dl._ms_store(text[],text[],text,integer[],text[],text[],text[])',
+                    'madlib_dl._ms_table_what()',
                     'madlib_dl._names_table(text,text[])',
                     'madlib_dl._object_table_check(text[],text[])',
                     'madlib_dl._object_table_what()',
@@ -7158,6 +7250,7 @@ BEGIN
                     'madlib_dl._partition_budget(integer)',
                     'madlib_dl._partition_plan(regclass,text[],text[],integer,boolean)',
                     'madlib_dl._partition_plan_of(text[],boolean)',
+                    'madlib_dl._pp_assert_varname(text,text)',
                     'madlib_dl._pp_buffer_size(bigint,bigint,integer,integer)',
                     'madlib_dl._pp_check_args(integer,real)',
                     'madlib_dl._pp_class_count(text[],text[],text,regtype,text,text,integer)',
