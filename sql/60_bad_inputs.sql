@@ -500,7 +500,11 @@ INSERT INTO bi_case (fn, what, stmt, outputs) VALUES
 ('_job_limit', 'an unknown limit',
  $$SELECT madlib_dl._job_limit('workers')$$, '{}'),
 ('_job_limit', 'NULL',
- $$SELECT madlib_dl._job_limit(NULL)$$, '{}');
+ $$SELECT madlib_dl._job_limit(NULL)$$, '{}'),
+('_fit_num_segments', 'a regclass that is not the named table',
+ $$SELECT madlib_dl._fit_num_segments('{bad,iris_packed}', 'bad.iris_test'::regclass, '{}')$$, '{}'),
+('_assert_same_table', 'NULL',
+ $$SELECT madlib_dl._assert_same_table(NULL, NULL, 'source_table')$$, '{}');
 
 -- Run them all, in order, each as a top-level statement: the ERROR line
 -- a user sees (VERBOSITY terse: the message).

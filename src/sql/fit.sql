@@ -350,7 +350,8 @@ LANGUAGE C IMMUTABLE PARALLEL SAFE;
 -- The number of segments of a packed table: its summary's num_segments
 -- (psum, from _fit_packed_summary), else max(__dist_key__) + 1, else 1.
 -- ERROR unless it is 1 to _job_limit('segments') (64) and every buffer's
--- __dist_key__ names one.
+-- __dist_key__ names one.  src_rel must be source (22023), and its owner
+-- trusted (42501, _assert_trusted_table): it is read here.
 CREATE FUNCTION madlib_dl._fit_num_segments(source text[], src_rel regclass, psum jsonb)
 RETURNS integer
 LANGUAGE plpgsql VOLATILE SECURITY INVOKER
@@ -360,6 +361,7 @@ DECLARE
     nseg integer;
     nt bigint;
 BEGIN
+    PERFORM madlib_dl._assert_same_table(source, src_rel, 'source_table');
     nseg := (psum->>'num_segments')::integer;
     IF nseg IS NULL THEN
         IF EXISTS (
@@ -584,6 +586,9 @@ DECLARE
 BEGIN
     defs := '';
     vals := '{}';
+    IF srel IS NOT NULL THEN
+        PERFORM madlib_dl._assert_trusted_table(srel, 'source_table summary');  -- it is read below
+    END IF;
     FOREACH cv_col IN ARRAY ARRAY(SELECT y || '_class_values' FROM unnest(y_cols) y) LOOP
         cv_type := madlib_dl._class_values_type(srel, cv_col);
         defs := defs || format(', %I %s', cv_col, coalesce(cv_type, 'text[]'));

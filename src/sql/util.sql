@@ -160,6 +160,31 @@ RETURNS regclass
 AS 'MODULE_PATHNAME', 'madlib_dl__assert_trusted_table'
 LANGUAGE C VOLATILE PARALLEL RESTRICTED;
 
+-- For internal functions given a table twice, as its name tbl {schema,
+-- table} (for SQL text) and as rel (for the catalog): ERROR 22004 for a
+-- NULL, 22023 unless they are the same table, then _assert_trusted_table(rel, param).  So
+-- what is read is what was checked, whoever calls them.
+CREATE FUNCTION madlib_dl._assert_same_table(tbl text[], rel regclass, param text)
+RETURNS regclass
+LANGUAGE plpgsql VOLATILE SECURITY INVOKER
+SET search_path = pg_catalog, pg_temp
+AS $$
+BEGIN
+    IF rel IS NULL OR tbl IS NULL THEN
+        RAISE EXCEPTION '% must not be NULL', coalesce(param, 'the table')
+            USING ERRCODE = 'null_value_not_allowed',
+                  HINT = 'Give the table as its name and as its regclass (an internal function: call the public one).';
+    END IF;
+    IF rel IS DISTINCT FROM madlib_dl._table_oid(tbl) THEN
+        RAISE EXCEPTION '% % is not the table %', param, coalesce(rel::text, 'NULL'),
+                        coalesce(madlib_dl._table_label(tbl), 'NULL')
+            USING ERRCODE = 'invalid_parameter_value',
+                  HINT = 'Give the same table as its name and as its regclass (an internal function: call the public one).';
+    END IF;
+    RETURN madlib_dl._assert_trusted_table(rel, param);
+END
+$$;
+
 CREATE FUNCTION madlib_dl._assert_writable_table(rel regclass, what text DEFAULT NULL)
 RETURNS regclass
 AS 'MODULE_PATHNAME', 'madlib_dl__assert_writable_table'

@@ -269,6 +269,27 @@ CREATE FUNCTION madlib_dl._assert_trusted_table(rel regclass, what text DEFAULT 
  PARALLEL RESTRICTED
 AS '$libdir/madlib_dl', $function$madlib_dl__assert_trusted_table$function$;
 
+CREATE FUNCTION madlib_dl._assert_same_table(tbl text[], rel regclass, param text)
+ RETURNS regclass
+ LANGUAGE plpgsql
+ SET search_path TO 'pg_catalog', 'pg_temp'
+AS $function$
+BEGIN
+    IF rel IS NULL OR tbl IS NULL THEN
+        RAISE EXCEPTION '% must not be NULL', coalesce(param, 'the table')
+            USING ERRCODE = 'null_value_not_allowed',
+                  HINT = 'Give the table as its name and as its regclass (an internal function: call the public one).';
+    END IF;
+    IF rel IS DISTINCT FROM madlib_dl._table_oid(tbl) THEN
+        RAISE EXCEPTION '% % is not the table %', param, coalesce(rel::text, 'NULL'),
+                        coalesce(madlib_dl._table_label(tbl), 'NULL')
+            USING ERRCODE = 'invalid_parameter_value',
+                  HINT = 'Give the same table as its name and as its regclass (an internal function: call the public one).';
+    END IF;
+    RETURN madlib_dl._assert_trusted_table(rel, param);
+END
+$function$;
+
 CREATE FUNCTION madlib_dl._assert_writable_table(rel regclass, what text DEFAULT NULL::text)
  RETURNS regclass
  LANGUAGE c
@@ -2422,6 +2443,7 @@ DECLARE
     nseg integer;
     nt bigint;
 BEGIN
+    PERFORM madlib_dl._assert_same_table(source, src_rel, 'source_table');
     nseg := (psum->>'num_segments')::integer;
     IF nseg IS NULL THEN
         IF EXISTS (
@@ -2617,6 +2639,9 @@ DECLARE
 BEGIN
     defs := '';
     vals := '{}';
+    IF srel IS NOT NULL THEN
+        PERFORM madlib_dl._assert_trusted_table(srel, 'source_table summary');  -- it is read below
+    END IF;
     FOREACH cv_col IN ARRAY ARRAY(SELECT y || '_class_values' FROM unnest(y_cols) y) LOOP
         cv_type := madlib_dl._class_values_type(srel, cv_col);
         defs := defs || format(', %I %s', cv_col, coalesce(cv_type, 'text[]'));
@@ -7104,6 +7129,7 @@ BEGIN
                     'madlib_dl._assert_not_null(anyelement,text)',
                     'madlib_dl._assert_output_absent(text[],text)',
                     'madlib_dl._assert_relation(text[],text,text,text)',
+                    'madlib_dl._assert_same_table(text[],regclass,text)',
                     'madlib_dl._assert_schema_exists(text[])',
                     'madlib_dl._assert_table_exists(text[],text)',
                     'madlib_dl._assert_trusted_table(regclass,text)',
