@@ -180,7 +180,22 @@ do_deps() {
 }
 
 do_layers() {
-  python3 scripts/check-layers.py --self-test && python3 scripts/check-layers.py
+  python3 scripts/check-layers.py --self-test && python3 scripts/check-layers.py && no_abort_imports madlib_dl.so
+}
+
+# no_abort_imports LIB: the server library calls no abort(), exit() or
+# assert(), which would take the backend down (protoc-c's generated asserts
+# are compiled out of onnx.pb-c.o with -DNDEBUG, see the Makefile).
+no_abort_imports() {
+  local syms bad
+  syms=$(nm -D --undefined-only "$1") || { echo "no_abort_imports: cannot read $1"; return 1; }
+  bad=$(printf '%s\n' "$syms" | awk '{print $NF}' | sed 's/@.*//' |
+        grep -xE 'abort|exit|_exit|_Exit|quick_exit|__assert_fail|__assert_perror_fail|__assert' | tr '\n' ' ')
+  if [ -n "$bad" ]; then
+    echo "$1 imports $bad: code in the server must return an error, not abort or exit"
+    return 1
+  fi
+  echo "$1 imports no abort, exit or assert"
 }
 
 do_meta() {
