@@ -70,6 +70,9 @@ typedef struct DlStepResult
 								 * outputs: each one's sums; else 0 */
 	double		out_loss[DL_MAX_IO];
 	double		out_metric[DL_MAX_IO];
+	Datum		msum;			/* an evaluation's metric sums (float8[],
+								 * dl_seg_msum_read), valid as state is */
+	bool		msum_null;		/* none */
 } DlStepResult;
 
 /*
