@@ -323,7 +323,9 @@ dl_rounds_read_result(Datum d, bool isnull, DlStepResult *out)
 	v = result_field(t, 8, &null);
 	if (!null && result_sums(v, out->out_metric) != out->n_out)
 		elog(ERROR, "madlib_dl: a step result gives %d output losses and other metrics", out->n_out);
-	out->msum = result_field(t, 9, &out->msum_null);
+	v = result_field(t, 9, &out->msum_null);
+	/* a copy: validation parts are added after their tuples are freed */
+	out->msum = out->msum_null ? (Datum) 0 : PointerGetDatum(DatumGetArrayTypePCopy(v));
 }
 
 void

@@ -71,7 +71,8 @@ typedef struct DlStepResult
 	double		out_loss[DL_MAX_IO];
 	double		out_metric[DL_MAX_IO];
 	Datum		msum;			/* an evaluation's metric sums (float8[],
-								 * dl_seg_msum_read), valid as state is */
+								 * dl_seg_msum_read), a copy in
+								 * CurrentMemoryContext */
 	bool		msum_null;		/* none */
 } DlStepResult;
 
