@@ -16,6 +16,8 @@ SET search_path = onnx_test, madlib_dl, public;
 \i test/data/onnx_torch.sql
 \set ECHO all
 RESET client_min_messages;
+-- errors without CONTEXT lines: they name internal functions' line numbers
+\set SHOW_CONTEXT never
 
 SELECT load_onnx_model('onnx_arch', :'mlp_onnx', 'mlp', 'PyTorch MLP');
 SELECT load_onnx_model('onnx_arch', :'cnn_onnx', 'cnn', 'PyTorch CNN, NCHW');

@@ -4,10 +4,11 @@
  *	  The model hopper of fit_multiple (dl_hopper.h): the visit order,
  *	  the rotation, and which model a free segment takes next.
  *
- * The order of segments of the model at place p needs no table: with q =
- * min(p, N - 1), its j-th visit of an iteration is segment (q - j) mod N.
- * (For p < N the rotation visits p, p-1, ..., 0, then N-1, ..., p+1; for
- * p >= N the segments p..N are not there, so it starts at N-1.)
+ * The order of segments of the model at place p needs no table: its j-th
+ * visit of an iteration is segment (p - j) mod N: p mod N, then down,
+ * wrapping at 0.  (For p < N that is MADlib's rotation: p, p-1, ..., 0,
+ * then N-1, ..., p+1.)  Each segment keeps a list of the models due on
+ * it, so a free segment finds its next model without a scan of all.
  *
  * IDENTIFICATION
  *	  src/engine/hopper.c
@@ -27,6 +28,9 @@ typedef struct HopModel
 	bool		busy;			/* on a segment now */
 	int64_t		cur;			/* the iteration it is in */
 	int			pos;			/* segments visited in that iteration */
+	int			due_seg;		/* the segment whose due list holds it, -1: none */
+	int			due_prev;		/* its neighbours there (-1: none) */
+	int			due_next;
 } HopModel;
 
 struct DlHopper
@@ -41,6 +45,7 @@ struct DlHopper
 	int		   *place;			/* (cap_places) model at each place, -1 empty */
 	int64_t		first;			/* the round: iterations first..last */
 	int64_t		last;
+	int		   *due_head;		/* (n_segments) the first model due on each segment, -1: none */
 };
 
 void
@@ -96,8 +101,9 @@ dl_hopper_create(const DlHopperConfig *cfg, const DlAllocator *alloc, DlHopper *
 	h->n_places = h->cap_places = K > cfg->n_segments ? K : cfg->n_segments;
 	h->models = dl_alloc_array(alloc, (size_t) K, sizeof(HopModel), err);
 	h->place = dl_alloc_array(alloc, (size_t) h->n_places, sizeof(int), err);
+	h->due_head = dl_alloc_array(alloc, (size_t) cfg->n_segments, sizeof(int), err);
 	order = dl_alloc_array(alloc, (size_t) K, sizeof(int), err);
-	if (h->models == NULL || h->place == NULL || order == NULL)
+	if (h->models == NULL || h->place == NULL || h->due_head == NULL || order == NULL)
 	{
 		dl_free(alloc, order);
 		dl_hopper_free(h);
@@ -110,7 +116,10 @@ dl_hopper_create(const DlHopperConfig *cfg, const DlAllocator *alloc, DlHopper *
 	{
 		h->models[k].cost = cfg->cost[k];
 		h->models[k].live = true;
+		h->models[k].due_seg = -1;
 	}
+	for (int sg = 0; sg < cfg->n_segments; sg++)
+		h->due_head[sg] = -1;
 	for (int p = 0; p < K; p++)
 		h->models[order[p]].place = p;
 	dl_free(alloc, order);
@@ -129,6 +138,7 @@ dl_hopper_free(DlHopper *h)
 	alloc = h->alloc;
 	dl_free(&alloc, h->models);
 	dl_free(&alloc, h->place);
+	dl_free(&alloc, h->due_head);
 	dl_free(&alloc, h);
 }
 
@@ -156,27 +166,65 @@ dl_hopper_is_live(const DlHopper *h, int k)
 	return k >= 0 && k < h->n_models && h->models[k].live;
 }
 
+/* The segment model m visits next: (place - pos) mod N. */
+static int
+next_segment(const DlHopper *h, const HopModel *m)
+{
+	int			N = h->n_segments;
+
+	return ((m->place % N - m->pos) % N + N) % N;
+}
+
+/* Take model k off its segment's due list (if it is on one). */
+static void
+due_remove(DlHopper *h, int k)
+{
+	HopModel   *m = &h->models[k];
+
+	if (m->due_seg < 0)
+		return;
+	if (m->due_prev >= 0)
+		h->models[m->due_prev].due_next = m->due_next;
+	else
+		h->due_head[m->due_seg] = m->due_next;
+	if (m->due_next >= 0)
+		h->models[m->due_next].due_prev = m->due_prev;
+	m->due_seg = -1;
+}
+
+/* Put model k on the due list of the segment it visits next, if it is due at all. */
+static void
+due_insert(DlHopper *h, int k)
+{
+	HopModel   *m = &h->models[k];
+	int			sg;
+
+	if (!m->live || m->busy || m->cur > h->last || m->due_seg >= 0)
+		return;
+	sg = next_segment(h, m);
+	m->due_seg = sg;
+	m->due_prev = -1;
+	m->due_next = h->due_head[sg];
+	if (m->due_next >= 0)
+		h->models[m->due_next].due_prev = k;
+	h->due_head[sg] = k;
+}
+
 void
 dl_hopper_begin_round(DlHopper *h, int64_t first, int64_t last)
 {
 	h->first = first;
 	h->last = last;
-	for (int k = 0; k < h->n_models; k++)
+	for (int sg = 0; sg < h->n_segments; sg++)
+		h->due_head[sg] = -1;
+	for (int k = h->n_models - 1; k >= 0; k--)
 	{
 		h->models[k].cur = first;
 		h->models[k].pos = 0;
 		h->models[k].busy = false;
+		h->models[k].due_seg = -1;
+		due_insert(h, k);
 	}
-}
-
-/* The segment model m visits next: (min(place, N - 1) - pos) mod N. */
-static int
-next_segment(const DlHopper *h, const HopModel *m)
-{
-	int			N = h->n_segments;
-	int			q = m->place < N ? m->place : N - 1;
-
-	return ((q - m->pos) % N + N) % N;
 }
 
 int
@@ -184,22 +232,21 @@ dl_hopper_next(DlHopper *h, int s, int64_t *iteration)
 {
 	int			pick = -1;
 
-	for (int p = 0; p < h->n_places; p++)
+	if (s < 0 || s >= h->n_segments)
+		return -1;
+	/* the least advanced model due on s: lowest iteration, fewest visits, then place */
+	for (int k = h->due_head[s]; k >= 0; k = h->models[k].due_next)
 	{
-		int			k = h->place[p];
-		const HopModel *m;
+		const HopModel *m = &h->models[k];
+		const HopModel *b = pick >= 0 ? &h->models[pick] : NULL;
 
-		if (k < 0)
-			continue;
-		m = &h->models[k];
-		if (!m->live || m->busy || m->cur > h->last || next_segment(h, m) != s)
-			continue;
-		if (pick < 0 || m->cur < h->models[pick].cur ||
-			(m->cur == h->models[pick].cur && m->pos < h->models[pick].pos))
+		if (b == NULL || m->cur < b->cur || (m->cur == b->cur && m->pos < b->pos) ||
+			(m->cur == b->cur && m->pos == b->pos && m->place < b->place))
 			pick = k;
 	}
 	if (pick >= 0)
 	{
+		due_remove(h, pick);
 		h->models[pick].busy = true;
 		*iteration = h->models[pick].cur;
 	}
@@ -220,6 +267,7 @@ dl_hopper_done(DlHopper *h, int k, bool diverged)
 	if (k < 0 || k >= h->n_models)
 		return;
 	m = &h->models[k];
+	due_remove(h, k);
 	m->busy = false;
 	if (diverged)
 	{
@@ -231,6 +279,7 @@ dl_hopper_done(DlHopper *h, int k, bool diverged)
 		m->pos = 0;
 		m->cur++;
 	}
+	due_insert(h, k);
 }
 
 int64_t
@@ -294,6 +343,7 @@ dl_hopper_add_model(DlHopper *h, double cost, DlError *err)
 	m->cost = cost;
 	m->place = p;
 	m->live = true;
+	m->due_seg = -1;
 	m->cur = h->last + 1;		/* due from the next round on */
 	h->n_models++;
 	return k;
@@ -304,6 +354,7 @@ dl_hopper_drop_model(DlHopper *h, int k)
 {
 	if (k < 0 || k >= h->n_models)
 		return;
+	due_remove(h, k);
 	h->models[k].live = false;
 	h->place[h->models[k].place] = -1;
 }

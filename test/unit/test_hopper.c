@@ -1,11 +1,12 @@
 /*-------------------------------------------------------------------------
  *
  * test_hopper.c
- *	  The model hopper (dl_hopper.h) against MADlib's hop-by-hop rotation:
- *	  whatever order the segments finish in, every model visits the
- *	  segments in the order of the rotation (at hop h segment s holds
- *	  place (s + h) mod M), each segment once per iteration, never two
- *	  segments at once; K < N, K = N and K > N.  Also the visit order
+ *	  The model hopper (dl_hopper.h) against its rotation: whatever order
+ *	  the segments finish in, every model visits the segments in the
+ *	  order of the rotation (the model at place p visits segments
+ *	  (p - j) mod N, j = 0..N-1: for K <= N MADlib's hop-by-hop rotation,
+ *	  at hop h segment s holds place (s + h) mod M), each segment once
+ *	  per iteration, never two segments at once; K < N, K = N and K > N.  Also the visit order
  *	  (a seeded permutation, stably sorted by cost), divergence, and
  *	  models added and dropped between rounds.
  *
@@ -25,20 +26,75 @@
 #define MAXN 9
 #define MAXIT 4
 
-/* The segments model at place p visits in one iteration, by the rotation. */
+/*
+ * The segments model at place p visits in one iteration: (p - j) mod N.
+ * For p < N that is MADlib's rotation over M places (at hop h segment s
+ * holds place (s + h) mod M, the segments below N), checked here too.
+ */
 static int
 rotation(int p, int M, int N, int *seq)
 {
 	int			n = 0;
 
-	for (int h = 0; h < M; h++)
+	for (int j = 0; j < N; j++)
+		seq[n++] = ((p - j) % N + N) % N;
+	if (p < N)
 	{
-		int			s = ((p - h) % M + M) % M;
+		int			m = 0;
 
-		if (s < N)
-			seq[n++] = s;
+		for (int h = 0; h < M; h++)
+		{
+			int			s = ((p - h) % M + M) % M;
+
+			if (s < N)
+				assert_int_equal(seq[m++], s);
+		}
+		assert_int_equal(m, N);
 	}
 	return n;
+}
+
+/*
+ * The model that a free segment s should get, by the rule of
+ * dl_hopper.h, from the test's own record: the least advanced of the
+ * free models due on s (lowest iteration, fewest visits in it, then
+ * place), -1 when none.  visits_done[k] counts k's visits since the
+ * round began at iteration first.
+ */
+static int
+expected_pick(const DlHopper *h, int K, int N, int s, int first, int last,
+			  const int *visits_done, const int *on)
+{
+	int			best = -1,
+				best_it = 0,
+				best_pos = 0,
+				best_p = 0;
+
+	for (int p = 0; p < dl_hopper_n_places(h); p++)
+	{
+		int			k = dl_hopper_place(h, p);
+		int			it,
+					pos;
+		bool		busy = false;
+
+		if (k < 0 || k >= K || !dl_hopper_is_live(h, k))
+			continue;
+		for (int t = 0; t < N; t++)
+			busy = busy || on[t] == k;
+		it = first + visits_done[k] / N;
+		pos = visits_done[k] % N;
+		if (busy || it > last || ((p - pos) % N + N) % N != s)
+			continue;
+		if (best < 0 || it < best_it || (it == best_it && pos < best_pos) ||
+			(it == best_it && pos == best_pos && p < best_p))
+		{
+			best = k;
+			best_it = it;
+			best_pos = pos;
+			best_p = p;
+		}
+	}
+	return best;
 }
 
 /*
@@ -57,6 +113,7 @@ check_schedule(int K, int N, int iters, int round, uint64_t seed)
 	DlError		err;
 	int			on[MAXN];		/* model on each segment, -1 free */
 	int			n_visits[MAXK];
+	int			round_visits[MAXK];	/* visits since the round began */
 	int			visits[MAXK][MAXIT * MAXN];	/* segments, in order */
 	int64_t		visit_it[MAXK][MAXIT * MAXN];
 	DlRng		r;
@@ -79,6 +136,7 @@ check_schedule(int K, int N, int iters, int round, uint64_t seed)
 		dl_hopper_begin_round(h, first, last);
 		for (int s = 0; s < N; s++)
 			on[s] = -1;
+		memset(round_visits, 0, sizeof(round_visits));
 		for (;;)
 		{
 			int			busy[MAXN];
@@ -88,13 +146,18 @@ check_schedule(int K, int N, int iters, int round, uint64_t seed)
 			for (s = 0; s < N; s++)
 			{
 				int64_t		it;
+				int			want;
 
 				if (on[s] >= 0)
 					continue;
+				want = expected_pick(h, K, N, s, first, last, round_visits, on);
 				on[s] = dl_hopper_next(h, s, &it);
+				assert_int_equal(on[s], want);
 				if (on[s] >= 0)
 				{
 					int			k = on[s];
+
+					round_visits[k]++;
 
 					/* never on two segments at once */
 					for (int t = 0; t < N; t++)
