@@ -87,6 +87,8 @@ typedef struct DlEarlyStopState
 	int			wait;
 	int			stopped_iteration;	/* 0: not stopped */
 	int			points;			/* points monitored */
+	int			metric_index;	/* the monitored metric's place in the
+								 * metrics list (dl_early_stop_begin_list) */
 } DlEarlyStopState;
 
 /* What dl_early_stop_update asks of the driver. */
@@ -121,6 +123,14 @@ DlStatus	dl_early_stop_format(const DlEarlyStopConfig *cfg, char *buf, size_t le
  */
 DlStatus	dl_early_stop_begin(const DlEarlyStopConfig *cfg, const char *metric_name,
 								bool has_validation, DlEarlyStopState *st, DlError *err);
+
+/*
+ * The same for a model compiled with the metrics names[0..n) (n 0: none):
+ * the monitored metric may be any of them; st->metric_index is its place
+ * in the list (0 when the loss is monitored).
+ */
+DlStatus	dl_early_stop_begin_list(const DlEarlyStopConfig *cfg, const char *const *names, int n,
+									 bool has_validation, DlEarlyStopState *st, DlError *err);
 
 /*
  * The rule at the metrics point of iteration it (>= 1, increasing),

@@ -70,6 +70,31 @@ void		dl_metric_acc_add(DlMetricKind kind, int top_k, const float *y_pred,
 /* The metric's value from acc and the n samples added (NaN for n 0 where it divides by n). */
 double		dl_metric_acc_value(DlMetricKind kind, const double *acc, int64_t n);
 
+/*
+ * A metrics list: kinds[0..n) (as compile_params lists them; ACCURACY
+ * resolved against the loss when sums are added) with top_k[i] for a
+ * top-k accuracy.  Its sums are each metric's, one after the other.
+ */
+typedef struct DlMetricList
+{
+	int			n;
+	const DlMetricKind *kinds;
+	const int  *top_k;
+} DlMetricList;
+
+/* The sums a list keeps: the sum of its metrics' dl_metric_acc_len. */
+int			dl_metric_list_acc_len(const DlMetricList *l);
+
+/*
+ * Add B samples to the sums acc (dl_metric_list_acc_len doubles) of every
+ * metric of l, as dl_metric_acc_add; loss resolves ACCURACY (K classes).
+ */
+void		dl_metric_list_acc_add(const DlMetricList *l, DlLossKind loss, const float *y_pred,
+								   const float *y_true, int64_t B, int64_t K, double *acc);
+
+/* Each metric's value from the sums acc over n samples into out[0..l->n). */
+void		dl_metric_list_values(const DlMetricList *l, const double *acc, int64_t n, double *out);
+
 /* The threshold t of AUC (0 <= t < DL_AUC_THRESHOLDS), as Keras places them. */
 double		dl_auc_threshold(int t);
 

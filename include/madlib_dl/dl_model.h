@@ -35,6 +35,7 @@
 
 #include "madlib_dl/dl_alloc.h"
 #include "madlib_dl/dl_loss.h"
+#include "madlib_dl/dl_metrics.h"
 #include "madlib_dl/dl_optim.h"
 #include "madlib_dl/dl_rng.h"
 #include "madlib_dl/dl_spec.h"
@@ -89,6 +90,13 @@ typedef struct DlTrainConfig
 	 */
 	void		(*between_batches) (void *arg);
 	void	   *between_batches_arg;
+
+	/*
+	 * Evaluation of a model of one input and one output: the metric sums
+	 * (dl_metrics.h) of this list, added to DlBatchStats' metric_sums when
+	 * it is not NULL (n 0: none).
+	 */
+	DlMetricList sum_metrics;
 } DlTrainConfig;
 
 /* Sums over the samples seen; divide by n for means. */
@@ -100,6 +108,9 @@ typedef struct DlBatchStats
 	int64_t		n;
 	double		output_loss_sum[DL_MAX_IO]; /* each output's own loss */
 	double		output_metric_sum[DL_MAX_IO];	/* each output's metric */
+	double	   *metric_sums;	/* evaluation: the caller's sums of
+								 * cfg->sum_metrics (dl_metric_list_acc_len
+								 * doubles), added to; NULL: none */
 } DlBatchStats;
 
 /*

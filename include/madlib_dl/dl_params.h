@@ -167,13 +167,23 @@ DlStatus	dl_compile_params_set_metrics(DlCompileParams *p, const char *metrics, 
 /* The same for entry i (0 .. n_metrics - 1) of the metrics list. */
 const char *dl_compile_params_metric_name_i(const DlCompileParams *p, int i, char *buf, size_t len);
 
+/* p's metrics list (dl_metrics.h), its arrays p's. */
+DlMetricList dl_compile_params_metric_list(const DlCompileParams *p);
+
 /*
- * Whether training (fit, fit_multiple, automl) can record the metrics of
- * p: one metric at most, and a per-sample one (not auc, precision or
- * recall, whose sums the segments' statistics do not carry yet).
- * DL_ERR_UNSUPPORTED naming them otherwise (evaluate takes them all).
+ * The sums an evaluation keeps of p's metrics beyond what the loss pass
+ * computes itself (DlBatchStats' metric_sum): 0 for none or one
+ * per-sample metric (accuracy, top-k, mae, mse), else the whole list's
+ * (dl_metric_list_acc_len), at most DL_METRIC_SUMS_MAX.
  */
-DlStatus	dl_compile_params_check_training(const DlCompileParams *p, DlError *err);
+int			dl_compile_params_metric_sums_len(const DlCompileParams *p);
+
+/*
+ * The most sums of one metrics list: its names are distinct, so one AUC
+ * (4 * DL_AUC_THRESHOLDS), precision and recall (3 each) and the other
+ * DL_MAX_METRICS - 3 one each.
+ */
+#define DL_METRIC_SUMS_MAX (DL_METRIC_ACC_MAX + 2 * 3 + (DL_MAX_METRICS - 3))
 
 /*
  * The loss for the summary tables (loss_type): its canonical Keras name,

@@ -18,6 +18,7 @@
 
 #include "madlib_dl/dl_early_stop.h"
 #include "madlib_dl/dl_loss.h"
+#include "madlib_dl/dl_metrics.h"
 
 static bool
 ends_with(const char *s, const char *suffix)
@@ -35,7 +36,7 @@ dl_early_stop_higher_is_better(const char *metric)
 
 	if (metric == NULL)
 		return false;
-	if (dl_metric_from_name(metric, &kind, NULL) == DL_OK)
+	if (dl_metrics_from_name(metric, &kind, NULL) == DL_OK)
 		return kind != DL_METRIC_MAE && kind != DL_METRIC_MSE && kind != DL_METRIC_NONE;
 	/* Keras 2's rule for names it does not know, e.g. top_3_accuracy */
 	return ends_with(metric, "acc") || ends_with(metric, "accuracy") || ends_with(metric, "auc");
@@ -50,8 +51,8 @@ same_metric(const char *monitored, const char *compiled)
 
 	if (strcmp(monitored, compiled) == 0)
 		return true;
-	return dl_metric_from_name(monitored, &a, NULL) == DL_OK &&
-		dl_metric_from_name(compiled, &b, NULL) == DL_OK && a == b;
+	return dl_metrics_from_name(monitored, &a, NULL) == DL_OK &&
+		dl_metrics_from_name(compiled, &b, NULL) == DL_OK && a == b;
 }
 
 DlStatus
@@ -99,6 +100,32 @@ dl_early_stop_begin(const DlEarlyStopConfig *cfg, const char *metric_name, bool 
 	st->delta = st->greater ? cfg->min_delta : -cfg->min_delta;
 	st->best = st->greater ? -INFINITY : INFINITY;
 	return DL_OK;
+}
+
+DlStatus
+dl_early_stop_begin_list(const DlEarlyStopConfig *cfg, const char *const *names, int n,
+						 bool has_validation, DlEarlyStopState *st, DlError *err)
+{
+	int			found = -1;
+	DlStatus	rc;
+
+	if (cfg->enabled && !cfg->monitor_loss && n > 1)
+	{
+		for (int i = 0; i < n && found < 0; i++)
+			if (same_metric(cfg->metric, names[i]))
+				found = i;
+		if (found < 0)
+		{
+			dl_error_set(err, DL_ERR_INVALID_ARGUMENT,
+						 "early_stopping monitors metric \"%s\", which is not among the %d metrics of compile_params",
+						 cfg->metric, n);
+			return dl_error_hint(err, "Monitor one of the metrics compile_params names (e.g. monitor=%s%s), "
+								 "or the loss.", cfg->validation ? "validation_" : "", names[0]);
+		}
+	}
+	rc = dl_early_stop_begin(cfg, n > 0 ? names[found < 0 ? 0 : found] : NULL, has_validation, st, err);
+	st->metric_index = found < 0 ? 0 : found;
+	return rc;
 }
 
 /* Keras' _is_improvement: monitor_op(value - delta, reference); false for NaN. */

@@ -215,3 +215,38 @@ dl_metric_acc_value(DlMetricKind kind, const double *acc, int64_t n)
 			return n > 0 ? acc[0] / (double) n : NAN;
 	}
 }
+
+int
+dl_metric_list_acc_len(const DlMetricList *l)
+{
+	int			len = 0;
+
+	for (int i = 0; i < l->n; i++)
+		len += dl_metric_acc_len(l->kinds[i]);
+	return len;
+}
+
+void
+dl_metric_list_acc_add(const DlMetricList *l, DlLossKind loss, const float *y_pred,
+					   const float *y_true, int64_t B, int64_t K, double *acc)
+{
+	for (int i = 0; i < l->n; i++)
+	{
+		DlMetricKind kind = l->kinds[i];
+
+		if (kind == DL_METRIC_ACCURACY)
+			kind = dl_metric_resolve(kind, loss, K);
+		dl_metric_acc_add(kind, l->top_k[i], y_pred, y_true, B, K, acc);
+		acc += dl_metric_acc_len(l->kinds[i]);
+	}
+}
+
+void
+dl_metric_list_values(const DlMetricList *l, const double *acc, int64_t n, double *out)
+{
+	for (int i = 0; i < l->n; i++)
+	{
+		out[i] = dl_metric_acc_value(l->kinds[i], acc, n);
+		acc += dl_metric_acc_len(l->kinds[i]);
+	}
+}

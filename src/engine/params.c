@@ -681,25 +681,25 @@ dl_compile_params_metric_name_i(const DlCompileParams *p, int i, char *buf, size
 	return dl_metric_name(p->metrics[i]);
 }
 
-DlStatus
-dl_compile_params_check_training(const DlCompileParams *p, DlError *err)
+DlMetricList
+dl_compile_params_metric_list(const DlCompileParams *p)
 {
-	if (p->n_metrics > 1)
-	{
-		dl_error_set(err, DL_ERR_UNSUPPORTED, "fit, fit_multiple and automl record one metric per iteration, compile_params list %d",
-					 p->n_metrics);
-		return dl_error_hint(err, "Train with one metric (e.g. metrics=['accuracy']) and pass the "
-							 "whole list to madlib_keras_evaluate(..., metrics => '[...]').");
-	}
-	if (p->metric == DL_METRIC_AUC || p->metric == DL_METRIC_PRECISION || p->metric == DL_METRIC_RECALL)
-	{
-		dl_error_set(err, DL_ERR_UNSUPPORTED, "fit, fit_multiple and automl cannot record metric \"%s\" per iteration yet",
-					 dl_metric_name(p->metric));
-		return dl_error_hint(err, "Train with a per-sample metric (accuracy, top_k_categorical_accuracy, "
-							 "mae, mse) and compute auc, precision and recall with "
-							 "madlib_keras_evaluate(..., metrics => '[...]').");
-	}
-	return DL_OK;
+	DlMetricList l = {p->n_metrics, p->metrics, p->metric_top_k};
+
+	return l;
+}
+
+int
+dl_compile_params_metric_sums_len(const DlCompileParams *p)
+{
+	DlMetricList l = dl_compile_params_metric_list(p);
+	int			len;
+
+	if (p->n_metrics == 0 || (p->n_metrics == 1 && p->metric != DL_METRIC_AUC &&
+							  p->metric != DL_METRIC_PRECISION && p->metric != DL_METRIC_RECALL))
+		return 0;
+	len = dl_metric_list_acc_len(&l);
+	return len <= DL_METRIC_SUMS_MAX ? len : DL_METRIC_SUMS_MAX;
 }
 
 const char *
@@ -1297,7 +1297,7 @@ early_stop_monitor(DlParamsCtx *c, size_t kb, size_t ke, size_t vb, size_t ve, D
 	if (p->monitor_loss)
 		return DL_OK;
 	if (strlen(rest) >= DL_EARLY_STOP_NAME_MAX ||
-		(dl_metric_from_name(rest, &kind, NULL) != DL_OK && !top_k_name(rest, &k)))
+		(dl_metrics_from_name(rest, &kind, NULL) != DL_OK && !top_k_name(rest, &k)))
 	{
 		dl_error_set(c->err, DL_ERR_INVALID_ARGUMENT,
 					 "early_stopping monitor \"%.*s\" is neither a loss nor a metric",

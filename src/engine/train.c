@@ -645,6 +645,8 @@ evaluate_batch(DlModel *m, const DlTrainConfig *cfg, const float *x, const float
 		stats->loss_sum += dl_loss_compute(cfg->loss, NULL, p, y, B, K, 1.0);
 		if (mk != DL_METRIC_NONE)
 			stats->metric_sum += dl_metric_sum(mk, cfg->top_k, p, y, B, K);
+		if (stats->metric_sums != NULL)
+			dl_metric_list_acc_add(&cfg->sum_metrics, cfg->loss, p, y, B, K, stats->metric_sums);
 		stats->n += B;
 	}
 	return DL_OK;

@@ -54,7 +54,8 @@ CREATE TYPE madlib_dl._automl_result AS (
     waiting_seconds      double precision,
     workers_launched     integer,
     stopped_at_iteration integer,             -- early stopping (NULL without): where it
-    best_iteration       integer              --   stopped (NULL: it did not) and its best
+    best_iteration       integer,             --   stopped (NULL: it did not) and its best
+    metrics              jsonb                -- every metric's series (_fit_result's)
 );
 
 -- The whole search, in one call (src/pg/api/automl.c): the job names the

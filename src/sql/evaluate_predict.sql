@@ -976,7 +976,9 @@ BEGIN
     END IF;
     -- evaluate's metrics: the model's, or the list given
     compile := madlib_dl._compile_params_with_metrics(m.compile_params, metrics);
-    mtypes := CASE WHEN metrics IS NULL THEN m.metrics_type ELSE madlib_dl._metrics_names(compile) END;
+    -- (a model trained with several metrics: all of them; metrics_type has the first)
+    mtypes := CASE WHEN metrics IS NULL AND coalesce(cardinality(madlib_dl._metrics_names(compile)), 0) <= 1
+                   THEN m.metrics_type ELSE madlib_dl._metrics_names(compile) END;
     IF cardinality(m.dependent_varnames) > 1 OR cardinality(m.independent_varnames) > 1
        OR (SELECT count(*) FROM madlib_dl._arch_io(m.model_arch)) > 2 THEN
         IF cardinality(mtypes) > 1 THEN

@@ -84,7 +84,10 @@ CREATE TYPE madlib_dl._fit_result AS (
     -- early stopping (NULL without): the iteration it stopped at (NULL
     -- when it ran every iteration) and the best monitored iteration
     stopped_at_iteration integer,
-    best_iteration       integer
+    best_iteration       integer,
+    -- every metric of compile_params, per metrics point:
+    -- {"training": {"<metric>": [...], ...}, "validation": {...}}
+    metrics              jsonb
 );
 
 -- A training job: everything _fit_run and _fit_multiple_run are asked to
@@ -563,7 +566,7 @@ AS $$
            ' metrics_type text[], loss_type text, ' || madlib_dl._fit_series_defs()
         || ', metrics_iters integer[]' || middle
         || ', status text, training_seconds double precision, waiting_seconds double precision,'
-           ' stopped_at_iteration integer, best_iteration integer' || tail
+           ' stopped_at_iteration integer, best_iteration integer, metrics jsonb' || tail
 $$;
 
 -- The class value columns of the model summaries: <y>_class_values for
@@ -811,7 +814,7 @@ AS $$
         ' num_classes integer[], dependent_vartype text[], normalizing_const real, metrics_type text[],'
         ' loss_type text, ' || madlib_dl._fit_series_defs() || ', metrics_iters integer[]{class_values},'
         ' seed bigint, averaging_period integer, lr_scaling text, early_stopping text,'
-        ' stopped_at_iteration integer, best_iteration integer' || out_defs
+        ' stopped_at_iteration integer, best_iteration integer, metrics jsonb' || out_defs
 $$;
 
 -- ---------------------------------------------------------------------

@@ -30,7 +30,10 @@ CREATE TYPE madlib_dl._fit_multiple_result AS (
     -- early stopping (NULL without): the iteration the model stopped at
     -- (NULL when it ran every iteration) and its best monitored iteration
     stopped_at_iteration integer,
-    best_iteration       integer
+    best_iteration       integer,
+    -- every metric of compile_params, per metrics point:
+    -- {"training": {"<metric>": [...], ...}, "validation": {...}}
+    metrics              jsonb
 );
 
 -- The whole model selection run, in one call: the models hop between the

@@ -509,7 +509,8 @@ CREATE FUNCTION madlib_dl._px_node_step(cluster text, source text[], x_cols text
     iterations integer[], call_id bigint, use_caching boolean,
     OUT seg integer, OUT state bytea, OUT loss_sum double precision, OUT metric_sum double precision,
     OUT n bigint, OUT seconds double precision, OUT diverged text,
-    OUT output_loss_sums double precision[], OUT output_metric_sums double precision[])
+    OUT output_loss_sums double precision[], OUT output_metric_sums double precision[],
+    OUT metric_sums double precision[])
 RETURNS SETOF record
 LANGUAGE plpgsql VOLATILE SECURITY INVOKER
 SET search_path = pg_catalog, pg_temp
@@ -529,8 +530,9 @@ BEGIN
     FOR i IN 1 .. k LOOP
         seg := segs[i];
         SELECT (r).state, (r).loss_sum, (r).metric_sum, (r).n, (r).seconds, (r).diverged,
-               (r).output_loss_sums, (r).output_metric_sums
-          INTO state, loss_sum, metric_sum, n, seconds, diverged, output_loss_sums, output_metric_sums
+               (r).output_loss_sums, (r).output_metric_sums, (r).metric_sums
+          INTO state, loss_sum, metric_sum, n, seconds, diverged, output_loss_sums, output_metric_sums,
+               metric_sums
           FROM (SELECT madlib_dl._px_node_run(call_id, rel, x_cols, y_cols, train, segs[i],
                     ROW(states[i], archs[i], compiles[i], fits[i], iterations[i], segs[i],
                         use_caching)::madlib_dl._step) AS r) s;
@@ -630,7 +632,8 @@ BEGIN
         iterations integer[], call_id bigint, use_caching boolean,
         OUT seg integer, OUT state bytea, OUT loss_sum double precision, OUT metric_sum double precision,
         OUT n bigint, OUT seconds double precision, OUT diverged text,
-        OUT output_loss_sums double precision[], OUT output_metric_sums double precision[])
+        OUT output_loss_sums double precision[], OUT output_metric_sums double precision[],
+    OUT metric_sums double precision[])
     RETURNS SETOF record AS $p$
         CLUSTER madlib_dl._px_cluster_name(cluster);
         SPLIT segs, states, archs, compiles, fits, iterations;
@@ -729,7 +732,7 @@ BEGIN
     RETURN QUERY
         SELECT t.seg, CASE WHEN t.n IS NOT NULL THEN
                    ROW(t.state, t.loss_sum, t.metric_sum, t.n, t.seconds, t.diverged,
-                       t.output_loss_sums, t.output_metric_sums)::madlib_dl._step_result
+                       t.output_loss_sums, t.output_metric_sums, t.metric_sums)::madlib_dl._step_result
                END
           FROM madlib_dl._px_step(cluster, source, x_cols, y_cols, train, segs, states, archs, compiles,
                                   fits, iterations, call_id, use_caching) t;

@@ -65,6 +65,20 @@ RETURNS void
 AS 'MODULE_PATHNAME', 'madlib_dl__registry_deploy'
 LANGUAGE C VOLATILE PARALLEL UNSAFE;
 
+-- The final value of every metric of a training result's metrics column
+-- (fit's summary, the info tables): {"training_<metric>_final": v,
+-- "validation_<metric>_final": v, ...}; {} for NULL.  The versions'
+-- metrics record them next to MADlib's *_final columns.
+CREATE FUNCTION madlib_dl._metrics_final(metrics jsonb)
+RETURNS jsonb
+LANGUAGE sql IMMUTABLE PARALLEL SAFE
+SET search_path = pg_catalog, pg_temp
+AS $$
+    SELECT coalesce(pg_catalog.jsonb_object_agg(p.key || '_' || s.key || '_final', s.value OPERATOR(pg_catalog.->) -1),
+                    '{}'::jsonb)
+      FROM pg_catalog.jsonb_each(metrics) p, pg_catalog.jsonb_each(p.value) s
+$$;
+
 -- The versions of the run that just wrote model {schema, table} (and its
 -- _summary, and for fn 'fit_multiple' / 'automl' its _info): one per row
 -- of the model table, under madlib_dl.model_name, else schema.table (so
@@ -103,7 +117,8 @@ BEGIN
             '    ''training_metrics_final'', training_metrics_final, ''training_loss_final'', training_loss_final,'
             '    ''validation_metrics_final'', validation_metrics_final, ''validation_loss_final'', validation_loss_final,'
             '    ''metrics_type'', metrics_type, ''loss_type'', loss_type,'
-            '    ''stopped_at_iteration'', stopped_at_iteration, ''best_iteration'', best_iteration))],'
+            '    ''stopped_at_iteration'', stopped_at_iteration, ''best_iteration'', best_iteration)'
+            '    || madlib_dl._metrics_final(metrics))],'
             '  ARRAY[jsonb_strip_nulls(jsonb_build_object(''compile_params'', compile_params, ''fit_params'', fit_params,'
             '    ''num_iterations'', num_iterations, ''model_arch_table'', model_arch_table, ''model_id'', model_id,'
             '    ''validation_table'', validation_table, ''early_stopping'', early_stopping))]'
@@ -117,7 +132,8 @@ BEGIN
             '    ''training_metrics_final'', training_metrics_final, ''training_loss_final'', training_loss_final,'
             '    ''validation_metrics_final'', validation_metrics_final, ''validation_loss_final'', validation_loss_final,'
             '    ''metrics_type'', metrics_type, ''loss_type'', loss_type,'
-            '    ''stopped_at_iteration'', stopped_at_iteration, ''best_iteration'', best_iteration)) ORDER BY mst_key),'
+            '    ''stopped_at_iteration'', stopped_at_iteration, ''best_iteration'', best_iteration)'
+            '    || madlib_dl._metrics_final(metrics)) ORDER BY mst_key),'
             '  array_agg(jsonb_strip_nulls(jsonb_build_object(''compile_params'', compile_params,'
             '    ''fit_params'', fit_params, ''model_id'', model_id)) ORDER BY mst_key)'
             '  FROM %s', itbl) INTO keys, metrics, params;

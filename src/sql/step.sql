@@ -49,7 +49,11 @@ CREATE TYPE madlib_dl._step_result AS (
     seconds            double precision,
     diverged           text,
     output_loss_sums   double precision[],
-    output_metric_sums double precision[]
+    output_metric_sums double precision[],
+    -- an evaluation whose compile_params keep metric sums (several
+    -- metrics, or auc, precision or recall): every metric's sums
+    -- (dl_metrics.h), NULL otherwise
+    metric_sums        double precision[]
 );
 
 CREATE FUNCTION madlib_dl._gp_step_transition(state internal, step madlib_dl._step,

@@ -62,6 +62,18 @@ SELECT madlib_dl.madlib_keras_evaluate('m1', 'test_p', 'm1_eval');
 SELECT pg_temp.chk('evaluate is fit''s validation',
     (SELECT abs(e.loss - s.validation_loss_final) < 1e-6 AND abs(e.metric - s.validation_metrics_final) < 1e-6
        FROM m1_eval e, m1_summary s));
+-- every metric per metrics point: the segments' metric sums (auc: 800)
+-- travel in the step results; the final ones are evaluate's
+SELECT madlib_dl.madlib_keras_fit('train_p', 'm7', 'arch', 1,
+    $$loss='categorical_crossentropy', optimizer='Adam(lr=0.01)', metrics=['accuracy', 'auc', 'precision', 'recall', 'mse']$$,
+    'batch_size=8, epochs=1, seed=5', 3, FALSE, 'test_p', 1);
+SELECT madlib_dl.madlib_keras_evaluate('m7', 'test_p', 'm7_eval');
+SELECT pg_temp.chk('fit records every metric, the final ones evaluate''s',
+    (SELECT bool_and(jsonb_array_length(v.value) = 3)
+            AND bool_and(CASE WHEN v.key = 'auc' THEN (v.value->>-1)::float8 = (e.metrics->>v.key)::float8
+                              ELSE abs((v.value->>-1)::float8 - (e.metrics->>v.key)::float8) < 1e-6 END)
+            AND count(*) = 5
+       FROM m7_summary s, m7_eval e, jsonb_each(s.metrics->'validation') v));
 SELECT madlib_dl.madlib_keras_predict('m1', 'iris_data', 'id', 'attributes', 'm1_pred', 'response');
 SELECT pg_temp.chk('predict: 150 rows', (SELECT count(*) = 150 AND count(DISTINCT id) = 150 FROM m1_pred));
 SELECT pg_temp.chk('predict agrees with the labels on >= 90%',

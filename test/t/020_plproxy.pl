@@ -380,6 +380,21 @@ for my $case (['p4', 4], ['p2', 2])
 	is($px, $one, "$t: fit over the cluster: weights and metrics identical to the workers transport ($n segments)");
 }
 
+# --- every metric over the cluster: the metric sums (auc: 800) travel in
+# the step results' metric_sums and are added in segment order
+{
+	my $c7 = "loss='categorical_crossentropy', optimizer='SGD(lr=0.1)', metrics=['accuracy', "
+	  . "'top_2_accuracy', 'auc', 'precision', 'recall', 'mae', 'mse']";
+	my %f = (tbl => 'p4', model_id => 1, compile => $c7, iters => 2, val => 1);
+	my $cols = 'md5(r.model_weights), r.training_metrics, r.validation_metrics, r.metrics';
+	my $one = $coord->safe_psql('postgres', "SET client_min_messages = warning; SELECT $cols FROM "
+		  . "madlib_dl._fit_run(" . job_sql(%f, transport => 'workers', nseg => 4) . ") r");
+	my $px = $coord->safe_psql('postgres', "SET client_min_messages = warning; SELECT $cols FROM "
+		  . "madlib_dl._fit_run(" . job_sql(%f) . ") r");
+	like($px, qr/"validation": \{.*"auc": \[[0-9.]+, [0-9.]+\]/, 'p4: every metric over the cluster, validation included');
+	is($px, $one, 'p4: every metric over the cluster identical to the workers transport (4 segments)');
+}
+
 # --- fit averaging every few mini-batches over the cluster ---------------
 # One proxy call per round of at most averaging_period mini-batches a
 # segment: the bytes of the workers transport, and a last NOTICE with

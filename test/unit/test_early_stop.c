@@ -138,6 +138,36 @@ test_parse_errors(void **state)
 	parse_bad(longer, DL_ERR_LIMIT, "1024");
 }
 
+/* A metrics list: any of its metrics may be monitored; metric_index says which. */
+static void
+test_begin_list(void **state)
+{
+	static const char *const names[3] = {"accuracy", "auc", "mse"};
+	DlEarlyStopConfig p;
+	DlEarlyStopState st;
+	DlError		err;
+
+	(void) state;
+	dl_error_clear(&err);
+	p = parse_ok("monitor=validation_auc");
+	assert_int_equal(dl_early_stop_begin_list(&p, names, 3, true, &st, &err), DL_OK);
+	assert_int_equal(st.metric_index, 1);
+	assert_true(st.greater);
+	p = parse_ok("monitor=mse");
+	assert_int_equal(dl_early_stop_begin_list(&p, names, 3, false, &st, &err), DL_OK);
+	assert_int_equal(st.metric_index, 2);
+	assert_false(st.greater);
+	p = parse_ok("monitor=val_precision");
+	assert_int_equal(dl_early_stop_begin_list(&p, names, 3, true, &st, &err), DL_ERR_INVALID_ARGUMENT);
+	assert_non_null(strstr(err.msg, "not among the 3 metrics"));
+	p = parse_ok("monitor=val_loss");
+	assert_int_equal(dl_early_stop_begin_list(&p, names, 3, true, &st, &err), DL_OK);
+	assert_int_equal(st.metric_index, 0);
+	/* precision and recall are better higher */
+	assert_true(dl_early_stop_higher_is_better("precision"));
+	assert_true(dl_early_stop_higher_is_better("recall"));
+}
+
 static void
 test_begin(void **state)
 {
@@ -248,6 +278,7 @@ main(void)
 		cmocka_unit_test(test_parse),
 		cmocka_unit_test(test_parse_errors),
 		cmocka_unit_test(test_begin),
+		cmocka_unit_test(test_begin_list),
 		cmocka_unit_test(test_rule),
 	};
 

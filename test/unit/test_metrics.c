@@ -227,12 +227,47 @@ test_edges(void **state)
 	assert_int_equal(dl_metric_acc_len(DL_METRIC_NONE), 0);
 }
 
+/* A list's sums are its metrics' one after the other, split as the batches come. */
+static void
+test_list(void **state)
+{
+	static const DlMetricKind kinds[3] = {DL_METRIC_ACCURACY, DL_METRIC_AUC, DL_METRIC_MSE};
+	static const int top_k[3] = {5, 5, 5};
+	const DlMetricList l = {3, kinds, top_k};
+	/* 4 samples of 2 classes, one-hot */
+	const float y[8] = {1, 0, 0, 1, 1, 0, 0, 1};
+	const float p[8] = {0.7f, 0.3f, 0.4f, 0.6f, 0.2f, 0.8f, 0.1f, 0.9f};
+	double		whole[1 + 4 * DL_AUC_THRESHOLDS + 1];
+	double		split[1 + 4 * DL_AUC_THRESHOLDS + 1];
+	double		one[1 + 4 * DL_AUC_THRESHOLDS + 1];
+	double		v[3];
+	double		w[3];
+
+	(void) state;
+	assert_int_equal(dl_metric_list_acc_len(&l), 1 + 4 * DL_AUC_THRESHOLDS + 1);
+	memset(whole, 0, sizeof(whole));
+	memset(split, 0, sizeof(split));
+	dl_metric_list_acc_add(&l, DL_LOSS_CATEGORICAL_CROSSENTROPY, p, y, 4, 2, whole);
+	dl_metric_list_acc_add(&l, DL_LOSS_CATEGORICAL_CROSSENTROPY, p, y, 1, 2, split);
+	dl_metric_list_acc_add(&l, DL_LOSS_CATEGORICAL_CROSSENTROPY, p + 2, y + 2, 3, 2, split);
+	dl_metric_list_values(&l, whole, 4, v);
+	dl_metric_list_values(&l, split, 4, w);
+	assert_true(fabs(v[0] - 0.75) < 1e-12);	/* accuracy: 3 of 4 */
+	for (int i = 0; i < 3; i++)
+		assert_true(v[i] == w[i]);
+	/* each metric's slice is its own sums */
+	memset(one, 0, sizeof(one));
+	dl_metric_acc_add(DL_METRIC_AUC, 5, p, y, 4, 2, one);
+	assert_true(dl_metric_acc_value(DL_METRIC_AUC, one, 4) == v[1]);
+}
+
 int
 main(void)
 {
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test(test_against_sklearn),
 		cmocka_unit_test(test_edges),
+		cmocka_unit_test(test_list),
 	};
 
 	return cmocka_run_group_tests_name("metrics", tests, NULL, NULL);

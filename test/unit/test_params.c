@@ -500,9 +500,9 @@ test_compile_metrics_list(void **state)
 	assert_int_equal(p.metric_top_k[1], 5);
 	assert_int_equal(p.metric_top_k[2], 2);
 	dl_error_clear(&err);
-	/* training records one per-sample metric */
-	assert_int_equal(dl_compile_params_check_training(&p, &err), DL_ERR_UNSUPPORTED);
-	assert_non_null(strstr(err.msg, "list 8"));
+	/* training keeps every metric's sums: one AUC, two of 3, five of 1 */
+	assert_int_equal(dl_compile_params_metric_sums_len(&p), 4 * DL_AUC_THRESHOLDS + 2 * 3 + 5);
+	assert_true(dl_compile_params_metric_sums_len(&p) <= DL_METRIC_SUMS_MAX);
 	/* the canonical form lists them all and reads back the same */
 	assert_int_equal(dl_compile_params_format(&p, buf, sizeof(buf), &err), DL_OK);
 	assert_non_null(strstr(buf, "metrics=['accuracy', 'top_k_categorical_accuracy', 'top_2_accuracy', "
@@ -513,12 +513,12 @@ test_compile_metrics_list(void **state)
 
 	/* evaluate's metrics replace the model's, checked against its loss */
 	q = compile_ok("optimizer=SGD, loss=categorical_crossentropy, metrics=['accuracy']");
-	assert_int_equal(dl_compile_params_check_training(&q, &err), DL_OK);
+	assert_int_equal(dl_compile_params_metric_sums_len(&q), 0);	/* the loss pass's metric */
 	assert_int_equal(dl_compile_params_set_metrics(&q, " ['auc', 'top_3_accuracy'] ", &err), DL_OK);
 	assert_int_equal(q.n_metrics, 2);
 	assert_int_equal(q.metric, DL_METRIC_AUC);
 	assert_int_equal(q.metric_top_k[1], 3);
-	assert_int_equal(dl_compile_params_check_training(&q, &err), DL_ERR_UNSUPPORTED);
+	assert_int_equal(dl_compile_params_metric_sums_len(&q), 4 * DL_AUC_THRESHOLDS + 1);
 	assert_int_equal(dl_compile_params_set_metrics(&q, "['sparse_categorical_accuracy']", &err),
 					 DL_ERR_INVALID_ARGUMENT);
 	assert_int_equal(q.n_metrics, 2);	/* unchanged */
@@ -528,7 +528,7 @@ test_compile_metrics_list(void **state)
 	assert_int_equal(q.n_metrics, 0);
 	assert_int_equal(q.metric, DL_METRIC_NONE);
 	q = compile_ok("optimizer=SGD, loss=mse, metrics=['precision']");
-	assert_int_equal(dl_compile_params_check_training(&q, &err), DL_ERR_UNSUPPORTED);
+	assert_int_equal(dl_compile_params_metric_sums_len(&q), 3);
 }
 
 static void

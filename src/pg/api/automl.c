@@ -68,7 +68,7 @@
 #include "progress.h"
 
 /* Columns of madlib_dl._automl_result. */
-#define AM_RESULT_COLS 23
+#define AM_RESULT_COLS 24
 
 /* One configuration of the search, across sessions. */
 typedef struct AmConfig
@@ -127,8 +127,7 @@ check_strings(const char *compile, const char *fit, const char *what)
 	DlError		err;
 
 	dl_error_clear(&err);
-	if (dl_compile_params_parse(compile, &cp, &err) != DL_OK ||
-		dl_compile_params_check_training(&cp, &err) != DL_OK)
+	if (dl_compile_params_parse(compile, &cp, &err) != DL_OK)
 	{
 		dl_error_prefix(&err, "%s compile_params \"%s\"", what, compile);
 		dl_pg_report(&err);
@@ -472,10 +471,7 @@ early_stop_jobs(AmRun *a, int64 stop)
 
 		if (fm->diverged || h->n == 0 || h->iters[h->n - 1] != own)
 			continue;			/* not evaluated at this stop */
-		if (cfg->monitor_loss)
-			v = cfg->validation ? h->val_loss[h->n - 1] : h->train_loss[h->n - 1];
-		else
-			v = cfg->validation ? h->val_metric[h->n - 1] : h->train_metric[h->n - 1];
+		v = dl_pg_history_monitored(h, h->n - 1, cfg, &fm->es);
 		act = dl_early_stop_update(cfg, &fm->es, own, v);
 		if (act.save_best && cfg->restore_best)
 		{
@@ -677,6 +673,7 @@ result_rows(AmRun *a, ReturnSetInfo *rsinfo)
 		nulls[21] = cf->fm->es.stopped_iteration == 0;
 		values[22] = Int32GetDatum(cf->fm->es.best_iteration);
 		nulls[22] = cf->fm->es.best_iteration == 0;
+		values[23] = dl_pg_history_metrics_json(&cf->fm->history, a->fm.has_val, &nulls[23]);
 		tuplestore_putvalues(rsinfo->setResult, rsinfo->setDesc, values, nulls);
 	}
 }

@@ -61,8 +61,6 @@ madlib_dl__check_params(PG_FUNCTION_ARGS)
 	fitp = PG_ARGISNULL(1) ? NULL : text_to_cstring(PG_GETARG_TEXT_PP(1));
 	dl_error_clear(&err);
 	dl_pg_check(dl_compile_params_parse(compile, &cp, &err), &err);
-	/* fit, fit_multiple and automl: the metrics their history records */
-	dl_pg_check(dl_compile_params_check_training(&cp, &err), &err);
 	dl_pg_check(dl_fit_params_parse(fitp, &fp, &err), &err);
 	if (get_call_result_type(fcinfo, NULL, &tupdesc) != TYPEFUNC_COMPOSITE)
 		elog(ERROR, "madlib_dl: _check_params must return a composite type");
@@ -101,8 +99,9 @@ madlib_dl__check_early_stopping(PG_FUNCTION_ARGS)
 	DlEarlyStopConfig es;
 	DlEarlyStopState st;
 	DlError		err;
-	char		metric_buf[64];
-	const char *metric = NULL;
+	char		names_buf[DL_MAX_METRICS][32];
+	const char *names[DL_MAX_METRICS];
+	int			n_names = 0;
 	char		buf[DL_EARLY_STOP_MAX_LEN + 256];
 	text	   *t;
 
@@ -123,11 +122,12 @@ madlib_dl__check_early_stopping(PG_FUNCTION_ARGS)
 		DlCompileParams cp;
 
 		dl_pg_check(dl_compile_params_parse(text_to_cstring(PG_GETARG_TEXT_PP(1)), &cp, &err), &err);
-		if (cp.metric != DL_METRIC_NONE)
-			metric = dl_compile_params_metric_name(&cp, metric_buf, sizeof(metric_buf));
+		for (n_names = 0; n_names < cp.n_metrics; n_names++)
+			names[n_names] = dl_compile_params_metric_name_i(&cp, n_names, names_buf[n_names],
+															 sizeof(names_buf[n_names]));
 	}
-	dl_pg_check(dl_early_stop_begin(&es, metric, !PG_ARGISNULL(2) && PG_GETARG_BOOL(2), &st, &err),
-				&err);
+	dl_pg_check(dl_early_stop_begin_list(&es, names, n_names, !PG_ARGISNULL(2) && PG_GETARG_BOOL(2),
+										 &st, &err), &err);
 	dl_pg_check(dl_early_stop_format(&es, buf, sizeof(buf), &err), &err);
 	PG_RETURN_TEXT_P(cstring_to_text(buf));
 }

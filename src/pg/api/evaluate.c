@@ -107,44 +107,6 @@ one_hot_to_index(float *out, const float *y, int64 n, int64 K)
 }
 
 /*
- * The metric sums of compile_params' metrics for a model of one input
- * and one output: their total length.  A model of several inputs or
- * outputs reports its first metric per output (DlBatchStats); more, or
- * auc, precision or recall, are refused there (0A000).
- */
-static int
-eval_acc_len(const EvalModel *em)
-{
-	const DlCompileParams *cp = &em->m->compile;
-	int			len = 0;
-
-	if (!em->m->has_compile || cp->n_metrics == 0)
-		return 0;
-	if (em->m->spec->n_inputs != 1 || em->m->spec->n_outputs != 1)
-	{
-		if (cp->n_metrics > 1 || cp->metric == DL_METRIC_AUC || cp->metric == DL_METRIC_PRECISION ||
-			cp->metric == DL_METRIC_RECALL)
-			ereport(ERROR,
-					(errcode(ERRCODE_FEATURE_NOT_SUPPORTED),
-					 errmsg("evaluate of a model of %d inputs and %d outputs reports one metric per output, "
-							"not %d metrics or auc, precision and recall",
-							em->m->spec->n_inputs, em->m->spec->n_outputs, cp->n_metrics),
-					 errhint("Pass metrics => '[''accuracy'']' (one per-sample metric) for this model.")));
-		return 0;
-	}
-	/*
-	 * One metric that the loss pass computes itself (DlBatchStats'
-	 * metric_sum): no second forward pass, no sums.
-	 */
-	if (cp->n_metrics == 1 && cp->metric != DL_METRIC_AUC && cp->metric != DL_METRIC_PRECISION &&
-		cp->metric != DL_METRIC_RECALL)
-		return 0;
-	for (int i = 0; i < cp->n_metrics; i++)
-		len += dl_metric_acc_len(cp->metrics[i]);
-	return len;
-}
-
-/*
  * Add the metric sums of compile_params' metrics over n samples of
  * buffer x to acc: the model's outputs for x (inference mode, the
  * forward pass dl_model_evaluate makes, made again), against y as
@@ -155,6 +117,7 @@ static void
 eval_acc_add(EvalModel *em, const float *x, const float *y, int64 n, double *acc)
 {
 	const DlCompileParams *cp = &em->m->compile;
+	DlMetricList l;
 	float	   *out;			/* (n, K) */
 	DlError		err;
 
@@ -169,15 +132,8 @@ eval_acc_add(EvalModel *em, const float *x, const float *y, int64 n, double *acc
 	out = palloc_extended(sizeof(float) * (Size) n * (Size) em->K, MCXT_ALLOC_HUGE);
 	dl_error_clear(&err);
 	dl_pg_check(dl_model_predict(em->m->model, out, x, n, EVAL_BATCH_SIZE, &err), &err);
-	for (int i = 0; i < cp->n_metrics; i++)
-	{
-		DlMetricKind kind = cp->metrics[i];
-
-		if (kind == DL_METRIC_ACCURACY)
-			kind = dl_metric_resolve(kind, em->cfg.loss, em->K);
-		dl_metric_acc_add(kind, cp->metric_top_k[i], out, y, n, em->K, acc);
-		acc += dl_metric_acc_len(cp->metrics[i]);
-	}
+	l = dl_compile_params_metric_list(cp);
+	dl_metric_list_acc_add(&l, em->cfg.loss, out, y, n, em->K, acc);
 	pfree(out);
 }
 
@@ -230,7 +186,7 @@ eval_model(FunctionCallInfo fcinfo)
 		em->cfg.shuffle = false;
 		em->K = dl_pg_model_output_width(em->m);
 		em->in_size = dl_pg_model_input_size(em->m);
-		em->n_acc = eval_acc_len(em);
+		em->n_acc = dl_pg_model_metric_sums_len(em->m, "evaluate");
 		memcpy(em->sizes, sizes, sizeof(sizes));
 		MemoryContextSwitchTo(old);
 		fcinfo->flinfo->fn_extra = em;
@@ -483,15 +439,15 @@ madlib_dl__evaluate_final(PG_FUNCTION_ARGS)
 {
 	EvalState  *st = PG_ARGISNULL(0) ? NULL : (EvalState *) PG_GETARG_POINTER(0);
 	TupleDesc	tupdesc;
-	Datum		values[8] = {0};
-	bool		nulls[8] = {true, false, false, false, false, true, true, true};
+	Datum		values[9] = {0};
+	bool		nulls[9] = {true, false, false, false, false, true, true, true, true};
 
 	if (!AggCheckCallContext(fcinfo, NULL))
 		ereport(ERROR,
 				(errcode(ERRCODE_FEATURE_NOT_SUPPORTED),
 				 errmsg("_evaluate_final must be called as an aggregate support function"),
 				 errhint("Call the aggregate _evaluate_segment.")));
-	if (get_call_result_type(fcinfo, NULL, &tupdesc) != TYPEFUNC_COMPOSITE || tupdesc->natts != 8)
+	if (get_call_result_type(fcinfo, NULL, &tupdesc) != TYPEFUNC_COMPOSITE || tupdesc->natts != 9)
 		elog(ERROR, "madlib_dl: _evaluate_final must return madlib_dl._step_result");
 	if (st != NULL)
 		dl_seg_output_sums(st->n_out, st->stats.output_loss_sum, st->stats.output_metric_sum,

@@ -150,14 +150,9 @@ fit_build(FitRun *r, MemoryContext cxt)
 	r->has_metric = r->model->compile.metric != DL_METRIC_NONE;
 	dl_pg_history_init(&r->history, dl_limits_metric_points(job->num_iterations, job->freq),
 					   r->model->spec->n_outputs);
-	{
-		char		metric_buf[64];
-
-		dl_pg_job_early_stop_begin(job, r->has_metric ?
-								   dl_compile_params_metric_name(&r->model->compile, metric_buf,
-																 sizeof(metric_buf)) : NULL,
-								   NULL, &r->es);
-	}
+	dl_pg_history_set_metrics(&r->history, &r->model->compile);
+	(void) dl_pg_model_metric_sums_len(r->model, "fit");	/* 0A000 before training */
+	dl_pg_job_early_stop_begin(job, &r->history, NULL, &r->es);
 	if (job->early_stop.enabled && job->early_stop.restore_best)
 		r->best = MemoryContextAllocHuge(cxt, r->state_size);
 
@@ -395,10 +390,7 @@ fit_early_stop(FitRun *r, int it)
 
 	if (!cfg->enabled || j < 0)
 		return false;
-	if (cfg->monitor_loss)
-		v = cfg->validation ? h->val_loss[j] : h->train_loss[j];
-	else
-		v = cfg->validation ? h->val_metric[j] : h->train_metric[j];
+	v = dl_pg_history_monitored(h, j, cfg, &r->es);
 	a = dl_early_stop_update(cfg, &r->es, it, v);
 	if (a.save_best && r->best != NULL)
 	{
@@ -479,10 +471,10 @@ static Datum
 fit_result(FitRun *r, FunctionCallInfo fcinfo)
 {
 	TupleDesc	tupdesc;
-	Datum		values[14];
-	bool		nulls[14];
+	Datum		values[15];
+	bool		nulls[15];
 
-	if (get_call_result_type(fcinfo, NULL, &tupdesc) != TYPEFUNC_COMPOSITE || tupdesc->natts != 14)
+	if (get_call_result_type(fcinfo, NULL, &tupdesc) != TYPEFUNC_COMPOSITE || tupdesc->natts != 15)
 		elog(ERROR, "madlib_dl: _fit_run must return madlib_dl._fit_result");
 	values[0] = PointerGetDatum(dl_pg_model_get_weights(r->model));
 	nulls[0] = false;
@@ -496,6 +488,7 @@ fit_result(FitRun *r, FunctionCallInfo fcinfo)
 	nulls[12] = r->es.stopped_iteration == 0;
 	values[13] = Int32GetDatum(r->es.best_iteration);
 	nulls[13] = r->es.best_iteration == 0;
+	values[14] = dl_pg_history_metrics_json(&r->history, OidIsValid(r->job.validation), &nulls[14]);
 	tupdesc = BlessTupleDesc(tupdesc);
 	return HeapTupleGetDatum(heap_form_tuple(tupdesc, values, nulls));
 }

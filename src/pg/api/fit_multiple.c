@@ -100,8 +100,9 @@ dl_fm_describe(FmRun *r, MemoryContext cxt, int64 n_points)
 		fm->higher_is_better = fm->has_metric && fm->metric != DL_METRIC_MAE &&
 			fm->metric != DL_METRIC_MSE;
 		dl_pg_history_init(&fm->history, n_points, m->spec->n_outputs);
-		dl_pg_job_early_stop_begin(&r->job, fm->has_metric ? fm->metric_name : NULL,
-								   psprintf("mst_key %d", fm->mst_key), &fm->es);
+		dl_pg_history_set_metrics(&fm->history, &m->compile);
+		dl_pg_job_early_stop_begin(&r->job, &fm->history, psprintf("mst_key %d", fm->mst_key),
+								   &fm->es);
 		dl_pg_model_free(m);
 	}
 }
@@ -474,7 +475,7 @@ dl_fm_evaluate(FmRun *r, int it, const int *models, const int *iters, int n)
 	int			nseg = r->job.nseg;
 	int		   *alive = palloc(sizeof(int) * Max(n, 1));
 	int		   *alive_it = palloc(sizeof(int) * Max(n, 1));
-	DlSegStats *ev = palloc0(sizeof(DlSegStats) * r->K * nseg);	/* (K, nseg) */
+	DlSegStats **ev = palloc0(sizeof(DlSegStats *) * r->K * nseg);	/* (K, nseg) copies */
 	int		   *next = palloc0(sizeof(int) * nseg);	/* (nseg) evaluations given */
 	int			na = 0;
 	int			sg;
@@ -492,7 +493,7 @@ dl_fm_evaluate(FmRun *r, int it, const int *models, const int *iters, int n)
 				submit_eval(r, sg, alive[(sg + next[sg]++) % na], it);
 	while ((sg = dl_transport_wait_any(r->segs)) >= 0)
 	{
-		ev[r->seg_model[sg] * nseg + sg] = *dl_transport_stats(r->segs, sg);
+		ev[r->seg_model[sg] * nseg + sg] = dl_seg_stats_copy(dl_transport_stats(r->segs, sg));
 		r->seg_model[sg] = -1;
 		if (next[sg] < na)
 			submit_eval(r, sg, alive[(sg + next[sg]++) % na], it);
@@ -504,7 +505,11 @@ dl_fm_evaluate(FmRun *r, int it, const int *models, const int *iters, int n)
 
 		memset(&sums, 0, sizeof(sums));
 		for (sg = 0; sg < nseg; sg++)
-			dl_pg_eval_sums_add(&sums, &ev[alive[a] * nseg + sg]);
+			if (ev[alive[a] * nseg + sg] != NULL)
+			{
+				dl_pg_eval_sums_add(&sums, ev[alive[a] * nseg + sg]);
+				pfree(ev[alive[a] * nseg + sg]);
+			}
 		(void) dl_pg_history_add(&r->models[alive[a]].history, alive_it[a], &sums, now);
 	}
 	pfree(ev);
@@ -557,10 +562,7 @@ fm_early_stop(FmRun *r, int it, const int *alive, int na, MemoryContext cxt)
 
 		if (j < 0 || h->iters[j] != it)
 			continue;
-		if (cfg->monitor_loss)
-			v = cfg->validation ? h->val_loss[j] : h->train_loss[j];
-		else
-			v = cfg->validation ? h->val_metric[j] : h->train_metric[j];
+		v = dl_pg_history_monitored(h, j, cfg, &fm->es);
 		act = dl_early_stop_update(cfg, &fm->es, it, v);
 		if (act.save_best && cfg->restore_best)
 		{
@@ -596,8 +598,8 @@ fm_result_rows(FmRun *r, bytea **weights, ReturnSetInfo *rsinfo)
 	for (int k = 0; k < r->K; k++)
 	{
 		FmModel    *fm = &r->models[k];
-		Datum		values[19];
-		bool		nulls[19];
+		Datum		values[20];
+		bool		nulls[20];
 
 		memset(nulls, 0, sizeof(nulls));
 		values[0] = Int32GetDatum(fm->mst_key);
@@ -614,6 +616,7 @@ fm_result_rows(FmRun *r, bytea **weights, ReturnSetInfo *rsinfo)
 		nulls[17] = fm->es.stopped_iteration == 0;
 		values[18] = Int32GetDatum(fm->es.best_iteration);
 		nulls[18] = fm->es.best_iteration == 0;
+		values[19] = dl_pg_history_metrics_json(&fm->history, r->has_val, &nulls[19]);
 		tuplestore_putvalues(rsinfo->setResult, rsinfo->setDesc, values, nulls);
 	}
 }
@@ -695,7 +698,7 @@ madlib_dl__fit_multiple_run(PG_FUNCTION_ARGS)
 	r.has_val = OidIsValid(r.job.validation);
 	dl_pg_job_check_memory(&r.job, DL_PG_JOB_FIT_MULTIPLE);
 	InitMaterializedSRF(fcinfo, 0);
-	if (rsinfo->setDesc->natts != 19)
+	if (rsinfo->setDesc->natts != 20)
 		elog(ERROR, "madlib_dl: _fit_multiple_run must return madlib_dl._fit_multiple_result");
 	INSTR_TIME_SET_CURRENT(r.start);
 	dl_pg_set_blas_threads();

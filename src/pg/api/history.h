@@ -14,6 +14,8 @@
 
 #include "postgres.h"
 
+#include "madlib_dl/dl_early_stop.h"
+
 #include "segments.h"
 
 /* Sums of an evaluation over segments: divide by the counts. */
@@ -30,6 +32,9 @@ typedef struct DlPgEvalSums
 	double		train_out_metric[DL_MAX_IO];
 	double		val_out_loss[DL_MAX_IO];
 	double		val_out_metric[DL_MAX_IO];
+	int			n_msum;			/* the metric sums block (DlSegStats'): n_msum
+								 * per partition, training's then validation's */
+	double		msum[2 * DL_METRIC_SUMS_MAX];
 } DlPgEvalSums;
 
 /* Per-output series of a model of several outputs: (cap, n_out) means. */
@@ -53,6 +58,21 @@ typedef struct DlPgHistory
 	double	   *elapsed;		/* (cap) seconds since the start */
 	int			n_out;			/* outputs of a model of several; else 0 */
 	DlPgOutputHistory out;		/* when n_out > 0 */
+
+	/*
+	 * Every metric of compile_params (dl_pg_history_set_metrics): their
+	 * names as written, and with metric sums (several metrics, or auc,
+	 * precision or recall) each one's series, (cap, n_metrics) values;
+	 * train_metric and val_metric above are then metric 0's.  Without
+	 * sums the one metric's series are train_metric and val_metric.
+	 */
+	int			n_metrics;
+	char	  **names;
+	bool		sums;
+	DlMetricKind kinds[DL_MAX_METRICS];
+	int			top_k[DL_MAX_METRICS];
+	double	   *m_train;
+	double	   *m_val;
 } DlPgHistory;
 
 /*
@@ -61,6 +81,28 @@ typedef struct DlPgHistory
  * outputs (each one's series too when n_out > 1).
  */
 void		dl_pg_history_init(DlPgHistory *h, int64 n_points, int n_out);
+
+/*
+ * Record every metric of cp (after dl_pg_history_init, in the same
+ * memory context): names, and room for their series when the
+ * evaluations keep metric sums.
+ */
+void		dl_pg_history_set_metrics(DlPgHistory *h, const DlCompileParams *cp);
+
+/* The series of metric i (0 .. n_metrics - 1) at entry j: training, or validation when val. */
+double		dl_pg_history_metric(const DlPgHistory *h, int j, int i, bool val);
+
+/* The value early stopping (cfg, es: its monitored metric) reads at entry j. */
+double		dl_pg_history_monitored(const DlPgHistory *h, int j, const DlEarlyStopConfig *cfg,
+									const DlEarlyStopState *es);
+
+/*
+ * The metrics column: {"training": {"<name>": [v, ...], ...},
+ * "validation": {...}} (validation only when has_val), one value per
+ * metrics point, NaN and infinities as null; NULL (*isnull) without a
+ * metric.
+ */
+Datum		dl_pg_history_metrics_json(const DlPgHistory *h, bool has_val, bool *isnull);
 
 /* Add a segment's EVAL statistics to sums. */
 void		dl_pg_eval_sums_add(DlPgEvalSums *sums, const DlSegStats *st);

@@ -17,6 +17,7 @@
 #include "utils/builtins.h"
 #include "utils/lsyscache.h"
 
+#include "history.h"
 #include "job.h"
 #include "pg_util.h"
 
@@ -314,14 +315,14 @@ dl_pg_job_read(HeapTupleHeader job, int max_models, DlPgTrainJob *out)
 }
 
 void
-dl_pg_job_early_stop_begin(const DlPgTrainJob *job, const char *metric_name, const char *what,
+dl_pg_job_early_stop_begin(const DlPgTrainJob *job, const DlPgHistory *h, const char *what,
 						   DlEarlyStopState *st)
 {
 	DlError		err;
 
 	dl_error_clear(&err);
-	if (dl_early_stop_begin(&job->early_stop, metric_name, OidIsValid(job->validation), st,
-							&err) != DL_OK)
+	if (dl_early_stop_begin_list(&job->early_stop, (const char *const *) h->names, h->n_metrics,
+								 OidIsValid(job->validation), st, &err) != DL_OK)
 		ereport(ERROR,
 				(errcode(ERRCODE_INVALID_PARAMETER_VALUE),
 				 what != NULL ? errmsg("%s: %s", what, err.msg) : errmsg("%s", err.msg),

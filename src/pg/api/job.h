@@ -62,12 +62,13 @@ typedef struct DlPgTrainJob
 } DlPgTrainJob;
 
 /*
- * Begin model k's early-stopping state (dl_early_stop_begin) for a model
- * whose compiled metric is metric_name (NULL: none): ERROR 22023 naming
- * the model (what, NULL for fit's one model) when the monitored series
- * does not exist.
+ * Begin model k's early-stopping state (dl_early_stop_begin_list) for a
+ * model whose history h records its compiled metrics (h->names; none:
+ * only the loss): ERROR 22023 naming the model (what, NULL for fit's one
+ * model) when the monitored series does not exist.
  */
-void		dl_pg_job_early_stop_begin(const DlPgTrainJob *job, const char *metric_name,
+struct DlPgHistory;
+void		dl_pg_job_early_stop_begin(const DlPgTrainJob *job, const struct DlPgHistory *h,
 									   const char *what, DlEarlyStopState *st);
 
 /*

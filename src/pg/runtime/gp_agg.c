@@ -531,7 +531,7 @@ step_result(FunctionCallInfo fcinfo, bytea *state, const DlSegStats *st, double 
 	/* 0.1.0's final functions returned bytea and float8[] (src/pg/api/compat.c) */
 	if (get_call_result_type(fcinfo, NULL, &tupdesc) != TYPEFUNC_COMPOSITE)
 		dl_pg_old_sql_error(fcinfo, "0.1.0");
-	if (tupdesc->natts != 8)
+	if (tupdesc->natts != 9)
 		elog(ERROR, "madlib_dl: a step's final function must return madlib_dl._step_result");
 	return dl_seg_step_result(tupdesc, state, st, seconds);
 }

@@ -44,10 +44,20 @@
 #define HISTORY_BYTES_PER_POINT 180.0
 
 /*
- * fit_multiple: evaluation sums (a DlSegStats) and the visit order (an int)
- * per model and segment, priced by sizeof.
+ * fit_multiple: evaluation sums (a copy of a DlSegStats without its
+ * metric sums block, and its pointer) and the visit order (an int) per
+ * model and segment, priced by sizeof; the metric sums a model keeps are
+ * JobModelInfo's metric_sums.
  */
-#define FM_BYTES_PER_MODEL_SEGMENT ((double) (sizeof(DlSegStats) + sizeof(int)))
+#define FM_BYTES_PER_MODEL_SEGMENT \
+	((double) (offsetof(DlSegStats, msum) + sizeof(DlSegStats *) + sizeof(int)))
+
+/*
+ * Bytes per metric point and metric of a model whose compile_params keep
+ * metric sums: each metric's training and validation series (a double, a
+ * Datum and the metrics jsonb's text of at most 24 bytes each).
+ */
+#define HISTORY_BYTES_PER_POINT_METRIC (2 * 40.0)
 
 /* fit_multiple: training loss sums per model and iteration of a metrics window. */
 #define FM_BYTES_PER_MODEL_WINDOW 16.0
@@ -70,6 +80,9 @@ typedef struct JobModelInfo
 	double		averaging;		/* fit's double-precision averaging buffer */
 	double		shuffle;		/* a training model's row order of a window */
 	double		io;				/* PREDICT: one batch's inputs and outputs */
+	double		metric_point;	/* the fit kinds: bytes per metric point of
+								 * its metrics' series (several metrics) */
+	double		metric_sums;	/* bytes of one evaluation's metric sums */
 } JobModelInfo;
 
 /* What one process of a job holds, by part. */
@@ -143,6 +156,11 @@ job_model_info(const DlPgJob *job, const DlPgJobModel *jm, JobModelInfo *info)
 		/* the one shuffle permutes the rows of a window: an int64 each */
 		info->shuffle = (double) sizeof(int64) *
 			(double) dl_epoch_window_rows(dl_pg_model_row_width(m));
+		if (dl_compile_params_metric_sums_len(&m->compile) > 0)
+		{
+			info->metric_point = m->compile.n_metrics * HISTORY_BYTES_PER_POINT_METRIC;
+			info->metric_sums = 2.0 * sizeof(double) * dl_compile_params_metric_sums_len(&m->compile);
+		}
 	}
 	dl_pg_model_free(m);
 }
@@ -168,7 +186,7 @@ parts_fit(const DlPgJob *job, const JobModelInfo *m, const JobMax *x, JobParts *
 	p->shuffle = m->shuffle;
 	/* each slot: a state and its round record (dl_visit.h) */
 	p->slots = (double) job->nseg * MAXALIGN(m->state.state_blob + DL_VISIT_ROUND_BYTES);
-	p->history = x->points * HISTORY_BYTES_PER_POINT;
+	p->history = x->points * (HISTORY_BYTES_PER_POINT + m->metric_point);
 	p->weights = m->state.weights;
 	/* early stopping's copy of the best state */
 	if (job->keep_best)
@@ -201,6 +219,8 @@ parts_fit_multiple(const DlPgJob *job, JobModelInfo **ms, int n, const JobMax *x
 	p->history = n * (x->points * HISTORY_BYTES_PER_POINT +
 					  job->metrics_frequency * FM_BYTES_PER_MODEL_WINDOW +
 					  job->nseg * FM_BYTES_PER_MODEL_SEGMENT);
+	for (int i = 0; i < n; i++)
+		p->history += x->points * ms[i]->metric_point + job->nseg * ms[i]->metric_sums;
 	pfree(sorted);
 }
 
@@ -230,6 +250,8 @@ parts_distributed(const DlPgJob *job, JobModelInfo **ms, int n, const JobMax *x,
 		p->slots += (double) (job->nseg - 1) * x->max_blob;
 	p->slots += (double) job->nseg * x->max_blob + 3 * x->max_blob;
 	p->history = n * x->points * HISTORY_BYTES_PER_POINT;
+	for (int i = 0; i < n; i++)
+		p->history += x->points * ms[i]->metric_point;
 }
 
 /* The largest state and training models of the n models ms, and the job's metric points. */

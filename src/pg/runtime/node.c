@@ -314,7 +314,7 @@ madlib_dl__px_node_run(PG_FUNCTION_ARGS)
 
 	for (int i = 0; i < 7; i++)
 		require(fcinfo, i, i == 6 ? "the step" : "the arguments of _px_node_run");
-	if (get_call_result_type(fcinfo, NULL, &tupdesc) != TYPEFUNC_COMPOSITE || tupdesc->natts != 8)
+	if (get_call_result_type(fcinfo, NULL, &tupdesc) != TYPEFUNC_COMPOSITE || tupdesc->natts != 9)
 		elog(ERROR, "madlib_dl: _px_node_run must return madlib_dl._step_result");
 	node_args(fcinfo, &c);
 	dl_seg_require_vars(c.relid, &c.vars);

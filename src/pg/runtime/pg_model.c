@@ -298,6 +298,28 @@ dl_pg_model_train_config(const DlPgModel *m, DlTrainConfig *cfg)
 	cfg->outputs = m->has_outputs ? m->outputs : NULL;
 	cfg->between_batches = check_interrupts;
 	cfg->between_batches_arg = NULL;
+	if (dl_compile_params_metric_sums_len(&m->compile) > 0 && m->spec->n_inputs == 1 &&
+		m->spec->n_outputs == 1)
+		cfg->sum_metrics = dl_compile_params_metric_list(&m->compile);
+}
+
+int
+dl_pg_model_metric_sums_len(const DlPgModel *m, const char *what)
+{
+	const DlCompileParams *cp = &m->compile;
+	int			len;
+
+	if (!m->has_compile)
+		return 0;
+	len = dl_compile_params_metric_sums_len(cp);
+	if (len > 0 && (m->spec->n_inputs != 1 || m->spec->n_outputs != 1))
+		ereport(ERROR,
+				(errcode(ERRCODE_FEATURE_NOT_SUPPORTED),
+				 errmsg("%s of a model of %d inputs and %d outputs reports one metric per output, "
+						"not %d metrics or auc, precision and recall",
+						what, m->spec->n_inputs, m->spec->n_outputs, cp->n_metrics),
+				 errhint("Pass metrics => '[''accuracy'']' (one per-sample metric) for this model.")));
+	return len;
 }
 
 DlPgModel *

@@ -153,6 +153,16 @@ int64		dl_pg_model_row_width(const DlPgModel *m);
 void		dl_pg_model_train_config(const DlPgModel *m, DlTrainConfig *cfg);
 
 /*
+ * The metric sums an evaluation of m keeps (dl_compile_params_metric_sums_len
+ * of its compile params; 0 without): a model of several inputs or outputs
+ * reports one per-sample metric per output, so several metrics, or auc,
+ * precision or recall, are 0A000 for it; what names the caller
+ * ("evaluate", "fit").  dl_pg_model_train_config sets cfg->sum_metrics to
+ * the list when this is not 0.
+ */
+int			dl_pg_model_metric_sums_len(const DlPgModel *m, const char *what);
+
+/*
  * The engine's cancel check for every model the glue builds: true when a
  * cancel, statement_timeout or termination is pending (never longjmps).
  */

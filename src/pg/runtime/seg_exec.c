@@ -220,7 +220,7 @@ seg_exec_run(DlSegExec *ex, int seg, const DlSegCommand *cmd, uint8 *slot, Size 
 	INSTR_TIME_SET_CURRENT(dur);
 	INSTR_TIME_SUBTRACT(dur, start);
 	st.seconds = INSTR_TIME_GET_DOUBLE(dur);
-	*out = st;
+	memcpy(out, &st, dl_seg_stats_size(st.n_msum));	/* the metric sums block as used */
 	elog(DEBUG1, "madlib_dl: segment %d %s model %d in %.3f s, of which reading %.3f s (%s)",
 		 seg, cmd->kind == DL_SEG_CMD_TRAIN ? "trained" : "evaluated", cmd->model, st.seconds,
 		 st.read_seconds, tp->cached ? "cached" : "streamed");

@@ -47,6 +47,7 @@
 
 #include "madlib_dl/dl_epoch.h"
 #include "madlib_dl/dl_model.h"
+#include "madlib_dl/dl_params.h"
 
 #include "pg_model.h"
 
@@ -117,7 +118,40 @@ typedef struct DlSegStats
 	double		train_out_metric[DL_MAX_IO];
 	double		val_out_loss[DL_MAX_IO];
 	double		val_out_metric[DL_MAX_IO];
+
+	/*
+	 * EVAL of a model whose compile_params keep metric sums
+	 * (dl_compile_params_metric_sums_len: several metrics, or auc,
+	 * precision or recall): n_msum sums per partition, msum[0 .. n_msum)
+	 * the training partition's, msum[n_msum .. 2 n_msum) the
+	 * validation's.  Only the first dl_seg_stats_size(n_msum) bytes of a
+	 * DlSegStats are meaningful: transports move those, serialized by
+	 * dl_seg_msum_datum / dl_seg_msum_read where they leave memory.  Last.
+	 */
+	int			n_msum;
+	double		msum[2 * DL_METRIC_SUMS_MAX];
 } DlSegStats;
+
+/* The bytes of a DlSegStats whose metric sums block holds n_msum per partition. */
+#define dl_seg_stats_size(n_msum) \
+	(offsetof(DlSegStats, msum) + 2 * (Size) (n_msum) * sizeof(double))
+
+/* A palloc'd copy of st's dl_seg_stats_size bytes (fit_multiple keeps them per model and segment; transport/seg_stats.c). */
+DlSegStats *dl_seg_stats_copy(const DlSegStats *st);
+
+/*
+ * The metric sums of st as a float8[] (training's, then validation's;
+ * 2 n_msum values), or NULL (*isnull) when it has none: the
+ * metric_sums column of a madlib_dl._step_result.
+ */
+Datum		dl_seg_msum_datum(const DlSegStats *st, bool *isnull);
+
+/*
+ * Read d, a float8[] of metric sums (isnull: none), into st: its
+ * training sums, or when val its validation sums added to st's (a part
+ * of the validation share).  ERROR 22000 for a malformed array.
+ */
+void		dl_seg_msum_read(Datum d, bool isnull, bool val, DlSegStats *st);
 
 /* One model configuration of a job. */
 typedef struct DlSegModelDef

@@ -412,10 +412,14 @@ dl_seg_eval_step(DlPgModel *m, const uint8 *state, Size state_len,
 	DlBatchStats bs = {0};
 	DlError		err;
 
-	memset(st, 0, sizeof(*st));
+	int			n_msum = dl_pg_model_metric_sums_len(m, "fit");
+
+	memset(st, 0, dl_seg_stats_size(n_msum));
 	dl_error_clear(&err);
 	dl_pg_model_train_config(m, &cfg);
 	dl_pg_check(dl_blob_read(m->model, state, state_len, NULL, &err), &err);
+	st->n_msum = n_msum;
+	bs.metric_sums = n_msum > 0 ? st->msum : NULL;
 	eval_partition(m, &cfg, tp, "training", cxt, &bs, &st->read_seconds);
 	st->train_loss_sum = bs.loss_sum;
 	st->train_metric_sum = bs.metric_sum;
@@ -427,6 +431,7 @@ dl_seg_eval_step(DlPgModel *m, const uint8 *state, Size state_len,
 	{
 		DlBatchStats vs = {0};
 
+		vs.metric_sums = n_msum > 0 ? st->msum + n_msum : NULL;
 		eval_partition(m, &cfg, vp, "validation", cxt, &vs, &st->read_seconds);
 		st->val_loss_sum = vs.loss_sum;
 		st->val_metric_sum = vs.metric_sum;
@@ -452,8 +457,8 @@ dl_seg_step_field(HeapTupleHeader step, const char *name, bool null_ok, bool *is
 Datum
 dl_seg_step_result(TupleDesc tupdesc, bytea *state, const DlSegStats *st, double seconds)
 {
-	Datum		values[8];
-	bool		nulls[8] = {false, false, false, false, false, false, false, false};
+	Datum		values[9];
+	bool		nulls[9] = {false, false, false, false, false, false, false, false, false};
 
 	values[0] = PointerGetDatum(state);
 	nulls[0] = state == NULL;
@@ -464,6 +469,7 @@ dl_seg_step_result(TupleDesc tupdesc, bytea *state, const DlSegStats *st, double
 	values[5] = st->diverged ? CStringGetTextDatum(st->message) : (Datum) 0;
 	nulls[5] = !st->diverged;
 	dl_seg_output_sums(st->n_out, st->train_out_loss, st->train_out_metric, values + 6, nulls + 6);
+	values[8] = dl_seg_msum_datum(st, &nulls[8]);
 	tupdesc = BlessTupleDesc(tupdesc);
 	return HeapTupleGetDatum(heap_form_tuple(tupdesc, values, nulls));
 }

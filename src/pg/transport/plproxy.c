@@ -144,6 +144,16 @@ eval_val_share(DlRounds *r, const PxTransport *p, int seg)
 	r->stats[seg].n_out = Max(r->stats[seg].n_out, st.n_out);
 	memcpy(r->stats[seg].val_out_loss, st.val_out_loss, sizeof(st.val_out_loss));
 	memcpy(r->stats[seg].val_out_metric, st.val_out_metric, sizeof(st.val_out_metric));
+	if (st.n_msum > 0)
+	{
+		/* the nodes gave the training sums; this process the validation share's */
+		DlSegStats *rs = &r->stats[seg];
+
+		if (rs->n_msum == 0)
+			memset(rs->msum, 0, sizeof(double) * st.n_msum);
+		rs->n_msum = st.n_msum;
+		memcpy(rs->msum + st.n_msum, st.msum + st.n_msum, sizeof(double) * st.n_msum);
+	}
 	r->stats[seg].seconds += dl_pg_seconds_since(start);
 }
 

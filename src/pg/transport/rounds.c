@@ -299,10 +299,11 @@ dl_rounds_read_result(Datum d, bool isnull, DlStepResult *out)
 	Datum		v;
 
 	memset(out, 0, sizeof(*out));
+	out->msum_null = true;
 	if (isnull)
 		return;
 	t = DatumGetHeapTupleHeader(d);
-	if (HeapTupleHeaderGetNatts(t) != 8)
+	if (HeapTupleHeaderGetNatts(t) != 9)
 		elog(ERROR, "madlib_dl: a step result must be a madlib_dl._step_result");
 	v = result_field(t, 1, &null);
 	out->state = null ? NULL : DatumGetByteaPP(v);
@@ -322,6 +323,9 @@ dl_rounds_read_result(Datum d, bool isnull, DlStepResult *out)
 	v = result_field(t, 8, &null);
 	if (!null && result_sums(v, out->out_metric) != out->n_out)
 		elog(ERROR, "madlib_dl: a step result gives %d output losses and other metrics", out->n_out);
+	v = result_field(t, 9, &out->msum_null);
+	/* a copy: validation parts are added after their tuples are freed */
+	out->msum = out->msum_null ? (Datum) 0 : PointerGetDatum(DatumGetArrayTypePCopy(v));
 }
 
 void
@@ -338,8 +342,10 @@ dl_rounds_eval_done(DlRounds *r, int seg, const DlStepResult *res, bool val)
 		memcpy(st->train_out_loss, res->out_loss, sizeof(double) * res->n_out);
 		memcpy(st->train_out_metric, res->out_metric, sizeof(double) * res->n_out);
 		st->seconds += res->seconds;
+		dl_seg_msum_read(res->msum, res->msum_null, false, st);
 		return;
 	}
+	dl_seg_msum_read(res->msum, res->msum_null, true, st);
 	st->val_loss_sum += res->loss_sum;
 	st->val_metric_sum += res->metric_sum;
 	st->val_n += res->n;

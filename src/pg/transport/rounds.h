@@ -70,6 +70,10 @@ typedef struct DlStepResult
 								 * outputs: each one's sums; else 0 */
 	double		out_loss[DL_MAX_IO];
 	double		out_metric[DL_MAX_IO];
+	Datum		msum;			/* an evaluation's metric sums (float8[],
+								 * dl_seg_msum_read), a copy in
+								 * CurrentMemoryContext */
+	bool		msum_null;		/* none */
 } DlStepResult;
 
 /*
