@@ -116,12 +116,12 @@ SELECT madlib_dl.load_keras_model('fashion_arch',
 
 -- 2 MLPs x 2 learning rates x 2 batch sizes = 8 configurations ...
 SELECT madlib_dl.generate_model_configs('fashion_arch', 'fashion_mst', ARRAY[1, 2],
-  $$ {'loss': ['categorical_crossentropy'], 'metrics': ['accuracy'],
+  $$ {'loss': ['categorical_crossentropy'], 'metrics': [['accuracy', 'auc', 'precision', 'recall']],
       'optimizer_params_list': [{'optimizer': ['Adam'], 'lr': [0.001, 0.003]}]} $$,
   $$ {'batch_size': [64, 128], 'epochs': [1]} $$);
 -- ... and the CNN with 2 learning rates, appended: 10 in all.
 SELECT madlib_dl.generate_model_configs('fashion_arch', 'fashion_mst', ARRAY[3],
-  $$ {'loss': ['categorical_crossentropy'], 'metrics': ['accuracy'],
+  $$ {'loss': ['categorical_crossentropy'], 'metrics': [['accuracy', 'auc', 'precision', 'recall']],
       'optimizer_params_list': [{'optimizer': ['Adam'], 'lr': [0.001, 0.003]}]} $$,
   $$ {'batch_size': [128], 'epochs': [1]} $$);
 \o
@@ -171,7 +171,8 @@ best=$(psqlc -Atc "SELECT mst_key FROM fashion_models_info ORDER BY validation_m
 cat <<TXT
 
 Done in $(( total / 60 )) min $(( total % 60 )) s.  The learning curves are in demo_output/
-(learning_curves.png: every configuration; learning_curve_mst_key_K.png: one each).
+(learning_curves.png: every configuration; metrics.png: accuracy, AUC, precision and
+recall of every configuration; learning_curve_mst_key_K.png: one each).
 
 Explore the results with psql:
   $(scripts/pg_local.sh env)

@@ -12,6 +12,9 @@ PGDATABASE, PGPASSWORD) and writes into OUTDIR:
 
     learning_curves.png            loss and metric, training and validation,
                                    against iterations and against seconds
+    metrics.png                    every metric of compile_params (the
+                                   info table's metrics column), one panel
+                                   each, against iterations
     learning_curve_mst_key_K.png   the same for each configuration alone
 
 Needs Debian's python3-psycopg2, python3-pandas and python3-matplotlib
@@ -50,8 +53,9 @@ def read_info(conn, model_table):
         "       training_metrics_final, training_loss_final,"
         "       validation_metrics_final, validation_loss_final,"
         "       training_metrics, training_loss, validation_metrics,"
-        "       validation_loss, metrics_iters, metrics_elapsed_time"
-        "  FROM {} ORDER BY mst_key").format(info)
+        "       validation_loss, metrics_iters, metrics_elapsed_time,"
+        "       pg_catalog.to_jsonb(i) -> 'metrics' AS metrics_all"
+        "  FROM {} i ORDER BY mst_key").format(info)
     with conn.cursor() as cur:
         cur.execute(query)
         cols = [d[0] for d in cur.description]
@@ -104,6 +108,61 @@ def plot_learning_curves(info, title=None, axes=None):
     axes[0][0].set_title("loss (solid: training, dashed: validation)")
     axes[0][1].set_title("%s (solid: training, dashed: validation)" % metric)
     axes[0][0].legend(fontsize=7, loc="upper right")
+    if title:
+        fig.suptitle(title)
+    fig.tight_layout()
+    return fig
+
+
+def metric_names(info):
+    """The metrics every row's metrics column records, in the order of
+    the first row that has them ([] without that column)."""
+    names = []
+    for m in info.get("metrics_all", pd.Series(dtype=object)):
+        for kind in ("training", "validation"):
+            for name in (m or {}).get(kind, {}) or {}:
+                if name not in names:
+                    names.append(name)
+    # jsonb keeps its own key order: put them back in compile_params' order
+    cp = str(info["compile_params"].iloc[0]) if len(info) else ""
+    return sorted(names, key=lambda n: (cp.find("'%s'" % n) % (len(cp) + 1), n))
+
+
+def plot_metrics(info, title=None):
+    """One panel per metric of the info table's metrics column (several
+    metrics in compile_params: accuracy, auc, precision, ...) against
+    iterations, every configuration; training solid, validation dashed.
+    None when the rows record no metric."""
+    names = metric_names(info)
+    if not names:
+        return None
+    cols = min(len(names), 2)
+    rows = (len(names) + cols - 1) // cols
+    fig, axes = plt.subplots(rows, cols, figsize=(7 * cols, 4.5 * rows), squeeze=False)
+    cmap = plt.get_cmap("tab10" if len(info) <= 10 else "tab20")
+    for i, row in info.reset_index(drop=True).iterrows():
+        m = row.get("metrics_all") or {}
+        x = row["metrics_iters"]
+        if x is None:
+            continue
+        for j, name in enumerate(names):
+            ax = axes[j // cols][j % cols]
+            for kind, style in (("training", "-"), ("validation", "--")):
+                y = (m.get(kind) or {}).get(name)
+                if y is None:
+                    continue
+                y = [float("nan") if v is None else v for v in y]
+                ax.plot(x[:len(y)], y, style, color=cmap(i % cmap.N), marker="o", markersize=3,
+                        label=label(row) if (kind == "training" and j == 0) else None)
+    for j, name in enumerate(names):
+        ax = axes[j // cols][j % cols]
+        ax.set_title("%s (solid: training, dashed: validation)" % name)
+        ax.set_xlabel("iteration")
+        ax.xaxis.set_major_locator(MaxNLocator(integer=True))
+        ax.grid(True, alpha=0.3)
+    for j in range(len(names), rows * cols):
+        axes[j // cols][j % cols].axis("off")
+    axes[0][0].legend(fontsize=7, loc="lower right")
     if title:
         fig.suptitle(title)
     fig.tight_layout()
@@ -188,8 +247,9 @@ def plot_confusion_matrix(matrix, classes, title=None, ax=None):
 
 
 def write_pngs(conn, model_table, outdir):
-    """Write learning_curves.png and one learning_curve_mst_key_K.png per
-    configuration into outdir; returns the paths written."""
+    """Write learning_curves.png, metrics.png (when the runs record
+    metrics) and one learning_curve_mst_key_K.png per configuration into
+    outdir; returns the paths written."""
     os.makedirs(outdir, exist_ok=True)
     info = read_info(conn, model_table)
     paths = []
@@ -199,6 +259,12 @@ def write_pngs(conn, model_table, outdir):
     fig.savefig(path, dpi=100)
     plt.close(fig)
     paths.append(path)
+    fig = plot_metrics(info, title="fit_multiple %s: every metric" % model_table)
+    if fig is not None:
+        path = os.path.join(outdir, "metrics.png")
+        fig.savefig(path, dpi=100)
+        plt.close(fig)
+        paths.append(path)
     for _, row in info.iterrows():
         fig = plot_learning_curves(info[info["mst_key"] == row["mst_key"]],
                                    title="mst_key %d: %s" % (row["mst_key"], label(row, key=False)))
