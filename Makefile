@@ -54,6 +54,13 @@ endif
 PG_CPPFLAGS = -Iinclude -Isrc/engine -Isrc/pg -Isrc/pg/api -Isrc/pg/runtime -Isrc/pg/transport
 PG_CFLAGS = -std=gnu11 -fvect-cost-model=dynamic -fno-math-errno -Wall -Wextra -Wno-unused-parameter -Wno-missing-field-initializers
 SHLIB_LINK = -lopenblas -ljson-c -lprotobuf-c -lm
+# .keras and .h5 files (load_keras_file): libzip and libhdf5, Debian's
+# libzip-dev and libhdf5-dev (serial; pkg-config finds its include
+# directory, /usr/include/hdf5/serial).
+KERAS_FILE_CFLAGS := $(shell pkg-config --cflags hdf5 libzip 2>/dev/null || echo -I/usr/include/hdf5/serial)
+KERAS_FILE_LIBS := $(shell pkg-config --libs hdf5 libzip 2>/dev/null || echo -L/usr/lib/x86_64-linux-gnu/hdf5/serial -lhdf5 -lzip)
+PG_CPPFLAGS += $(KERAS_FILE_CFLAGS)
+SHLIB_LINK += $(KERAS_FILE_LIBS)
 
 # Rebuild objects when headers change.  PGXS's Makefile.global assigns
 # autodepend from configure (empty unless --enable-depend), after this
@@ -123,8 +130,8 @@ src/engine/onnx.pb-c.o: CPPFLAGS += -DNDEBUG
 # ---------------------------------------------------------------------
 UNIT_CC ?= cc
 UNIT_CFLAGS = -std=gnu11 -O2 -fno-math-errno -g -Wall -Wextra -Wno-unused-parameter -Wno-missing-field-initializers \
-	-Iinclude -Isrc/engine -Itest/unit
-UNIT_LIBS = -lcmocka -lopenblas -ljson-c -lprotobuf-c -lm
+	-Iinclude -Isrc/engine -Itest/unit $(KERAS_FILE_CFLAGS)
+UNIT_LIBS = -lcmocka -lopenblas -ljson-c -lprotobuf-c -lm $(KERAS_FILE_LIBS)
 ifeq ($(WITH_ONEDNN),1)
 UNIT_CFLAGS += -DDL_HAVE_DNNL
 UNIT_LIBS += -ldnnl -lgomp

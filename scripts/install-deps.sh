@@ -7,6 +7,7 @@ PKGS=(
   postgresql-15 postgresql-server-dev-15 postgresql-contrib
   libopenblas-dev libcmocka-dev libjson-c-dev libdnnl-dev
   libprotobuf-c-dev protobuf-c-compiler libonnx-dev
+  libhdf5-dev libzip-dev python3-h5py
   python3-onnx python3-torch
   libipc-run-perl postgresql-15-plproxy
   clang libclang-rt-dev

@@ -1,5 +1,6 @@
 -- architecture.sql: Keras model architecture tables, as in MADlib
--- (keras_model_arch_table): load_keras_model, delete_keras_model,
+-- (keras_model_arch_table): load_keras_model, load_keras_file (.keras and
+-- .h5 files, decoded by src/pg/api/keras_file.c), delete_keras_model,
 -- keras_model_summary, and the C helpers over architectures and weights
 -- (src/pg/api/arch.c).
 
@@ -339,6 +340,73 @@ BEGIN
 END
 $$;
 
+-- A Keras model file (.keras or legacy .h5) decoded, in a child process
+-- (src/pg/api/keras_file.c): its JSON config, "keras" or "h5", its tensors
+-- ([{"layer", "index", "path", "shape"}], index: the tensor's position
+-- among its layer's weights) and their float32 values in that order.
+CREATE FUNCTION madlib_dl._keras_file_read(file bytea, OUT model_arch json, OUT format text,
+                                           OUT tensors jsonb, OUT model_weights bytea)
+RETURNS record
+AS 'MODULE_PATHNAME', 'madlib_dl__keras_file_read'
+LANGUAGE C VOLATILE STRICT PARALLEL RESTRICTED;
+
+-- Load a Keras model file into tbl: each tensor of the file is matched to
+-- the architecture's by its layer and its position among that layer's
+-- weights (keras_model_weights), a tensor too many or one missing refused
+-- naming the layer and the tensor; _load_keras_model then checks every
+-- shape and puts the weights in Keras order by their names.
+CREATE FUNCTION madlib_dl._load_keras_file(tbl text[], file bytea, name varchar, description varchar)
+RETURNS void
+LANGUAGE plpgsql VOLATILE SECURITY INVOKER
+SET search_path = pg_catalog, pg_temp
+AS $$
+DECLARE
+    r record;
+    bad record;
+    manifest jsonb;
+BEGIN
+    PERFORM madlib_dl._assert_not_null(file, 'file');
+    -- decoded (and refused) before any table is touched
+    r := madlib_dl._keras_file_read(file);
+    WITH e AS (SELECT k.*, (row_number() OVER (PARTITION BY k.layer_name ORDER BY k.position) - 1)::integer AS idx
+                 FROM madlib_dl.keras_model_weights(r.model_arch) k),
+         t AS (SELECT x.ord, x.v->>'layer' AS layer, (x.v->>'index')::integer AS idx, x.v->>'path' AS path,
+                      x.v->'shape' AS shape
+                 FROM jsonb_array_elements(r.tensors) WITH ORDINALITY x(v, ord))
+    SELECT t.* INTO bad FROM t LEFT JOIN e ON e.layer_name = t.layer AND e.idx = t.idx
+     WHERE e.position IS NULL ORDER BY t.ord LIMIT 1;
+    IF FOUND THEN
+        RAISE EXCEPTION 'the keras file''s tensor "%" (weight % of layer "%", shape %) is not one the architecture has',
+                        bad.path, bad.idx + 1, bad.layer, bad.shape
+            USING ERRCODE = 'data_exception',
+                  HINT = 'madlib_dl.keras_model_weights(model_arch) lists the weights the file''s config.json '
+                         '(model_config) gives each layer: the file''s weights and config do not match.';
+    END IF;
+    WITH e AS (SELECT k.*, (row_number() OVER (PARTITION BY k.layer_name ORDER BY k.position) - 1)::integer AS idx
+                 FROM madlib_dl.keras_model_weights(r.model_arch) k),
+         t AS (SELECT x.ord, x.v->>'layer' AS layer, (x.v->>'index')::integer AS idx
+                 FROM jsonb_array_elements(r.tensors) WITH ORDINALITY x(v, ord))
+    SELECT e.* INTO bad FROM e LEFT JOIN t ON e.layer_name = t.layer AND e.idx = t.idx
+     WHERE t.ord IS NULL ORDER BY e.position LIMIT 1;
+    IF FOUND THEN
+        RAISE EXCEPTION 'the keras file has no % of layer "%" (weight % of the layer, shape %)',
+                        bad.weight_name, bad.layer_name, bad.idx + 1, bad.shape
+            USING ERRCODE = 'data_exception',
+                  HINT = 'Save the whole model (model.save(''m.keras'')): the file must hold every weight of its architecture.';
+    END IF;
+    WITH e AS (SELECT k.*, (row_number() OVER (PARTITION BY k.layer_name ORDER BY k.position) - 1)::integer AS idx
+                 FROM madlib_dl.keras_model_weights(r.model_arch) k),
+         t AS (SELECT x.ord, x.v->>'layer' AS layer, (x.v->>'index')::integer AS idx, x.v->'shape' AS shape
+                 FROM jsonb_array_elements(r.tensors) WITH ORDINALITY x(v, ord))
+    SELECT jsonb_agg(jsonb_build_object('name', e.layer_name || '/' || e.weight_name, 'shape', t.shape)
+                     ORDER BY t.ord)
+      INTO manifest
+      FROM t JOIN e ON e.layer_name = t.layer AND e.idx = t.idx;
+    PERFORM madlib_dl._load_keras_model(tbl, r.model_arch, r.model_weights, name, description,
+                                        coalesce(manifest, '[]'));
+END
+$$;
+
 -- Delete model model_id from tbl; drop the table when it becomes empty.
 CREATE FUNCTION madlib_dl._delete_keras_model(tbl text[], model_id integer)
 RETURNS void
@@ -389,6 +457,19 @@ LANGUAGE sql VOLATILE SECURITY INVOKER
 AS $$
     SELECT madlib_dl._load_keras_model(
         madlib_dl._resolve_table($1, 'keras_model_arch_table'), $2, $3, $4, $5, $6)
+$$;
+
+-- A model Keras saved (model.save('m.keras'), or a legacy 'm.h5'), its
+-- architecture and weights, into model_arch_table as load_keras_model
+-- loads them (docs/interchange.md, "Keras files").
+CREATE FUNCTION madlib_dl.load_keras_file(model_arch_table text, file bytea,
+                                          name text DEFAULT NULL,
+                                          description text DEFAULT NULL)
+RETURNS void
+LANGUAGE sql VOLATILE SECURITY INVOKER
+AS $$
+    SELECT madlib_dl._load_keras_file(
+        madlib_dl._resolve_table($1, 'model_arch_table'), $2, $3, $4)
 $$;
 
 CREATE FUNCTION madlib_dl.delete_keras_model(keras_model_arch_table varchar, model_id integer)
