@@ -200,12 +200,14 @@ ALTER TYPE madlib_dl._fit_multiple_result ADD ATTRIBUTE output_validation_loss d
 ALTER TYPE madlib_dl._fit_multiple_result ADD ATTRIBUTE output_validation_metrics double precision[];
 ALTER TYPE madlib_dl._fit_multiple_result ADD ATTRIBUTE stopped_at_iteration integer;
 ALTER TYPE madlib_dl._fit_multiple_result ADD ATTRIBUTE best_iteration integer;
+ALTER TYPE madlib_dl._fit_multiple_result ADD ATTRIBUTE metrics jsonb;
 ALTER TYPE madlib_dl._fit_result ADD ATTRIBUTE output_training_loss double precision[];
 ALTER TYPE madlib_dl._fit_result ADD ATTRIBUTE output_training_metrics double precision[];
 ALTER TYPE madlib_dl._fit_result ADD ATTRIBUTE output_validation_loss double precision[];
 ALTER TYPE madlib_dl._fit_result ADD ATTRIBUTE output_validation_metrics double precision[];
 ALTER TYPE madlib_dl._fit_result ADD ATTRIBUTE stopped_at_iteration integer;
 ALTER TYPE madlib_dl._fit_result ADD ATTRIBUTE best_iteration integer;
+ALTER TYPE madlib_dl._fit_result ADD ATTRIBUTE metrics jsonb;
 
 -- 4. The new and changed members, in the order a fresh install creates them.
 CREATE OR REPLACE FUNCTION madlib_dl.version()
@@ -892,6 +894,64 @@ BEGIN
 END
 $function$;
 
+CREATE FUNCTION madlib_dl._keras_file_read(file bytea, OUT model_arch json, OUT format text, OUT tensors jsonb, OUT model_weights bytea)
+ RETURNS record
+ LANGUAGE c
+ PARALLEL RESTRICTED STRICT
+AS '$libdir/madlib_dl', $function$madlib_dl__keras_file_read$function$;
+
+CREATE FUNCTION madlib_dl._load_keras_file(tbl text[], file bytea, name character varying, description character varying)
+ RETURNS void
+ LANGUAGE plpgsql
+ SET search_path TO 'pg_catalog', 'pg_temp'
+AS $function$
+DECLARE
+    r record;
+    bad record;
+    manifest jsonb;
+BEGIN
+    PERFORM madlib_dl._assert_not_null(file, 'file');
+    -- decoded (and refused) before any table is touched
+    r := madlib_dl._keras_file_read(file);
+    WITH e AS (SELECT k.*, (row_number() OVER (PARTITION BY k.layer_name ORDER BY k.position) - 1)::integer AS idx
+                 FROM madlib_dl.keras_model_weights(r.model_arch) k),
+         t AS (SELECT x.ord, x.v->>'layer' AS layer, (x.v->>'index')::integer AS idx, x.v->>'path' AS path,
+                      x.v->'shape' AS shape
+                 FROM jsonb_array_elements(r.tensors) WITH ORDINALITY x(v, ord))
+    SELECT t.* INTO bad FROM t LEFT JOIN e ON e.layer_name = t.layer AND e.idx = t.idx
+     WHERE e.position IS NULL ORDER BY t.ord LIMIT 1;
+    IF FOUND THEN
+        RAISE EXCEPTION 'the keras file''s tensor "%" (weight % of layer "%", shape %) is not one the architecture has',
+                        bad.path, bad.idx + 1, bad.layer, bad.shape
+            USING ERRCODE = 'data_exception',
+                  HINT = 'madlib_dl.keras_model_weights(model_arch) lists the weights the file''s config.json '
+                         '(model_config) gives each layer: the file''s weights and config do not match.';
+    END IF;
+    WITH e AS (SELECT k.*, (row_number() OVER (PARTITION BY k.layer_name ORDER BY k.position) - 1)::integer AS idx
+                 FROM madlib_dl.keras_model_weights(r.model_arch) k),
+         t AS (SELECT x.ord, x.v->>'layer' AS layer, (x.v->>'index')::integer AS idx
+                 FROM jsonb_array_elements(r.tensors) WITH ORDINALITY x(v, ord))
+    SELECT e.* INTO bad FROM e LEFT JOIN t ON e.layer_name = t.layer AND e.idx = t.idx
+     WHERE t.ord IS NULL ORDER BY e.position LIMIT 1;
+    IF FOUND THEN
+        RAISE EXCEPTION 'the keras file has no % of layer "%" (weight % of the layer, shape %)',
+                        bad.weight_name, bad.layer_name, bad.idx + 1, bad.shape
+            USING ERRCODE = 'data_exception',
+                  HINT = 'Save the whole model (model.save(''m.keras'')): the file must hold every weight of its architecture.';
+    END IF;
+    WITH e AS (SELECT k.*, (row_number() OVER (PARTITION BY k.layer_name ORDER BY k.position) - 1)::integer AS idx
+                 FROM madlib_dl.keras_model_weights(r.model_arch) k),
+         t AS (SELECT x.ord, x.v->>'layer' AS layer, (x.v->>'index')::integer AS idx, x.v->'shape' AS shape
+                 FROM jsonb_array_elements(r.tensors) WITH ORDINALITY x(v, ord))
+    SELECT jsonb_agg(jsonb_build_object('name', e.layer_name || '/' || e.weight_name, 'shape', t.shape)
+                     ORDER BY t.ord)
+      INTO manifest
+      FROM t JOIN e ON e.layer_name = t.layer AND e.idx = t.idx;
+    PERFORM madlib_dl._load_keras_model(tbl, r.model_arch, r.model_weights, name, description,
+                                        coalesce(manifest, '[]'));
+END
+$function$;
+
 CREATE OR REPLACE FUNCTION madlib_dl._delete_keras_model(tbl text[], model_id integer)
  RETURNS void
  LANGUAGE plpgsql
@@ -932,6 +992,14 @@ CREATE FUNCTION madlib_dl.load_keras_model(keras_model_arch_table character vary
 AS $function$
     SELECT madlib_dl._load_keras_model(
         madlib_dl._resolve_table($1, 'keras_model_arch_table'), $2, $3, $4, $5, $6)
+$function$;
+
+CREATE FUNCTION madlib_dl.load_keras_file(model_arch_table text, file bytea, name text DEFAULT NULL::text, description text DEFAULT NULL::text)
+ RETURNS void
+ LANGUAGE sql
+AS $function$
+    SELECT madlib_dl._load_keras_file(
+        madlib_dl._resolve_table($1, 'model_arch_table'), $2, $3, $4)
 $function$;
 
 CREATE FUNCTION madlib_dl._help_or_refuse(fn text, arg_type text, message character varying, usage text, summary text)
@@ -2621,7 +2689,7 @@ AS $function$
            ' metrics_type text[], loss_type text, ' || madlib_dl._fit_series_defs()
         || ', metrics_iters integer[]' || middle
         || ', status text, training_seconds double precision, waiting_seconds double precision,'
-           ' stopped_at_iteration integer, best_iteration integer' || tail
+           ' stopped_at_iteration integer, best_iteration integer, metrics jsonb' || tail
 $function$;
 
 CREATE FUNCTION madlib_dl._fit_class_values_columns(source text[], y_cols text[], OUT defs text, OUT vals jsonb)
@@ -2835,7 +2903,7 @@ AS $function$
         ' num_classes integer[], dependent_vartype text[], normalizing_const real, metrics_type text[],'
         ' loss_type text, ' || madlib_dl._fit_series_defs() || ', metrics_iters integer[]{class_values},'
         ' seed bigint, averaging_period integer, lr_scaling text, early_stopping text,'
-        ' stopped_at_iteration integer, best_iteration integer' || out_defs
+        ' stopped_at_iteration integer, best_iteration integer, metrics jsonb' || out_defs
 $function$;
 
 CREATE FUNCTION madlib_dl._fit(source text[], model text[], arch_tbl text[], model_id integer, compile_params character varying, fit_params character varying, num_iterations integer, use_gpus boolean, validation text[], metrics_compute_frequency integer, warm_start boolean, name character varying, description character varying, object_table character varying, averaging_period integer, lr_scaling character varying, early_stopping character varying)
@@ -3711,7 +3779,9 @@ BEGIN
     END IF;
     -- evaluate's metrics: the model's, or the list given
     compile := madlib_dl._compile_params_with_metrics(m.compile_params, metrics);
-    mtypes := CASE WHEN metrics IS NULL THEN m.metrics_type ELSE madlib_dl._metrics_names(compile) END;
+    -- (a model trained with several metrics: all of them; metrics_type has the first)
+    mtypes := CASE WHEN metrics IS NULL AND coalesce(cardinality(madlib_dl._metrics_names(compile)), 0) <= 1
+                   THEN m.metrics_type ELSE madlib_dl._metrics_names(compile) END;
     IF cardinality(m.dependent_varnames) > 1 OR cardinality(m.independent_varnames) > 1
        OR (SELECT count(*) FROM madlib_dl._arch_io(m.model_arch)) > 2 THEN
         IF cardinality(mtypes) > 1 THEN
@@ -4114,6 +4184,17 @@ CREATE FUNCTION madlib_dl._registry_deploy(name text, version_id bigint, strateg
  LANGUAGE c
 AS '$libdir/madlib_dl', $function$madlib_dl__registry_deploy$function$;
 
+CREATE FUNCTION madlib_dl._metrics_final(metrics jsonb)
+ RETURNS jsonb
+ LANGUAGE sql
+ IMMUTABLE PARALLEL SAFE
+ SET search_path TO 'pg_catalog', 'pg_temp'
+AS $function$
+    SELECT coalesce(pg_catalog.jsonb_object_agg(p.key || '_' || s.key || '_final', s.value OPERATOR(pg_catalog.->) -1),
+                    '{}'::jsonb)
+      FROM pg_catalog.jsonb_each(metrics) p, pg_catalog.jsonb_each(p.value) s
+$function$;
+
 CREATE FUNCTION madlib_dl._record_versions(model text[], fn text)
  RETURNS void
  LANGUAGE plpgsql
@@ -4144,7 +4225,8 @@ BEGIN
             '    ''training_metrics_final'', training_metrics_final, ''training_loss_final'', training_loss_final,'
             '    ''validation_metrics_final'', validation_metrics_final, ''validation_loss_final'', validation_loss_final,'
             '    ''metrics_type'', metrics_type, ''loss_type'', loss_type,'
-            '    ''stopped_at_iteration'', stopped_at_iteration, ''best_iteration'', best_iteration))],'
+            '    ''stopped_at_iteration'', stopped_at_iteration, ''best_iteration'', best_iteration)'
+            '    || madlib_dl._metrics_final(metrics))],'
             '  ARRAY[jsonb_strip_nulls(jsonb_build_object(''compile_params'', compile_params, ''fit_params'', fit_params,'
             '    ''num_iterations'', num_iterations, ''model_arch_table'', model_arch_table, ''model_id'', model_id,'
             '    ''validation_table'', validation_table, ''early_stopping'', early_stopping))]'
@@ -4158,7 +4240,8 @@ BEGIN
             '    ''training_metrics_final'', training_metrics_final, ''training_loss_final'', training_loss_final,'
             '    ''validation_metrics_final'', validation_metrics_final, ''validation_loss_final'', validation_loss_final,'
             '    ''metrics_type'', metrics_type, ''loss_type'', loss_type,'
-            '    ''stopped_at_iteration'', stopped_at_iteration, ''best_iteration'', best_iteration)) ORDER BY mst_key),'
+            '    ''stopped_at_iteration'', stopped_at_iteration, ''best_iteration'', best_iteration)'
+            '    || madlib_dl._metrics_final(metrics)) ORDER BY mst_key),'
             '  array_agg(jsonb_strip_nulls(jsonb_build_object(''compile_params'', compile_params,'
             '    ''fit_params'', fit_params, ''model_id'', model_id)) ORDER BY mst_key)'
             '  FROM %s', itbl) INTO keys, metrics, params;
@@ -4971,7 +5054,8 @@ CREATE TYPE madlib_dl._automl_result AS (
     waiting_seconds double precision,
     workers_launched integer,
     stopped_at_iteration integer,
-    best_iteration integer
+    best_iteration integer,
+    metrics jsonb
 );
 
 CREATE FUNCTION madlib_dl._automl_run(job madlib_dl._train_job, automl_method text, automl_params text, compile_params_grid text, fit_params_grid text, random_state integer)
@@ -5258,7 +5342,8 @@ CREATE TYPE madlib_dl._step_result AS (
     seconds double precision,
     diverged text,
     output_loss_sums double precision[],
-    output_metric_sums double precision[]
+    output_metric_sums double precision[],
+    metric_sums double precision[]
 );
 
 CREATE FUNCTION madlib_dl._gp_step_transition(state internal, step madlib_dl._step, buffer_id integer, dep bytea, indep bytea, dep_shape integer[], indep_shape integer[])
@@ -5719,7 +5804,7 @@ BEGIN
 END
 $function$;
 
-CREATE FUNCTION madlib_dl._px_node_step(cluster text, source text[], x_cols text[], y_cols text[], train boolean, segs integer[], states bytea[], archs text[], compiles text[], fits text[], iterations integer[], call_id bigint, use_caching boolean, OUT seg integer, OUT state bytea, OUT loss_sum double precision, OUT metric_sum double precision, OUT n bigint, OUT seconds double precision, OUT diverged text, OUT output_loss_sums double precision[], OUT output_metric_sums double precision[])
+CREATE FUNCTION madlib_dl._px_node_step(cluster text, source text[], x_cols text[], y_cols text[], train boolean, segs integer[], states bytea[], archs text[], compiles text[], fits text[], iterations integer[], call_id bigint, use_caching boolean, OUT seg integer, OUT state bytea, OUT loss_sum double precision, OUT metric_sum double precision, OUT n bigint, OUT seconds double precision, OUT diverged text, OUT output_loss_sums double precision[], OUT output_metric_sums double precision[], OUT metric_sums double precision[])
  RETURNS SETOF record
  LANGUAGE plpgsql
  SET search_path TO 'pg_catalog', 'pg_temp'
@@ -5739,8 +5824,9 @@ BEGIN
     FOR i IN 1 .. k LOOP
         seg := segs[i];
         SELECT (r).state, (r).loss_sum, (r).metric_sum, (r).n, (r).seconds, (r).diverged,
-               (r).output_loss_sums, (r).output_metric_sums
-          INTO state, loss_sum, metric_sum, n, seconds, diverged, output_loss_sums, output_metric_sums
+               (r).output_loss_sums, (r).output_metric_sums, (r).metric_sums
+          INTO state, loss_sum, metric_sum, n, seconds, diverged, output_loss_sums, output_metric_sums,
+               metric_sums
           FROM (SELECT madlib_dl._px_node_run(call_id, rel, x_cols, y_cols, train, segs[i],
                     ROW(states[i], archs[i], compiles[i], fits[i], iterations[i], segs[i],
                         use_caching)::madlib_dl._step) AS r) s;
@@ -5819,7 +5905,8 @@ BEGIN
         iterations integer[], call_id bigint, use_caching boolean,
         OUT seg integer, OUT state bytea, OUT loss_sum double precision, OUT metric_sum double precision,
         OUT n bigint, OUT seconds double precision, OUT diverged text,
-        OUT output_loss_sums double precision[], OUT output_metric_sums double precision[])
+        OUT output_loss_sums double precision[], OUT output_metric_sums double precision[],
+    OUT metric_sums double precision[])
     RETURNS SETOF record AS $p$
         CLUSTER madlib_dl._px_cluster_name(cluster);
         SPLIT segs, states, archs, compiles, fits, iterations;
@@ -5906,7 +5993,7 @@ BEGIN
     RETURN QUERY
         SELECT t.seg, CASE WHEN t.n IS NOT NULL THEN
                    ROW(t.state, t.loss_sum, t.metric_sum, t.n, t.seconds, t.diverged,
-                       t.output_loss_sums, t.output_metric_sums)::madlib_dl._step_result
+                       t.output_loss_sums, t.output_metric_sums, t.metric_sums)::madlib_dl._step_result
                END
           FROM madlib_dl._px_step(cluster, source, x_cols, y_cols, train, segs, states, archs, compiles,
                                   fits, iterations, call_id, use_caching) t;
@@ -7241,8 +7328,10 @@ BEGIN
                     'madlib_dl._is_greenplum()',
                     'madlib_dl._job_limit(text)',
                     'madlib_dl._job_transport(regclass)',
+                    'madlib_dl._keras_file_read(bytea)',
                     'madlib_dl._leader_only_end(text)',
                     'madlib_dl._leader_only_for_temp(regclass[],text)',
+                    'madlib_dl._load_keras_file(text[],bytea,character varying,character varying)',
                     'madlib_dl._load_keras_model(text[],json,bytea,character varying,character varying,jsonb)',
                     'madlib_dl._load_model_selection_table(text[],text[],text,integer[],text[],text[],text[])',
                     'madlib_dl._load_onnx_model(text[],bytea,character varying,character varying)',
@@ -7251,6 +7340,7 @@ BEGIN
                     'madlib_dl._manifest_tensors(jsonb)',
                     'madlib_dl._metric_sums(bytea)',
                     'madlib_dl._metric_sums_add(bytea,bytea)',
+                    'madlib_dl._metrics_final(jsonb)',
                     'madlib_dl._metrics_json(text[],double precision[])',
                     'madlib_dl._metrics_names(text)',
                     'madlib_dl._metrics_values(text,bytea,bigint)',
@@ -7396,6 +7486,7 @@ BEGIN
                     'madlib_dl.keras_model_summary(json)',
                     'madlib_dl.keras_model_weights(json)',
                     'madlib_dl.load_custom_function(character varying,bytea,character varying,character varying)',
+                    'madlib_dl.load_keras_file(text,bytea,text,text)',
                     'madlib_dl.load_keras_model()',
                     'madlib_dl.load_keras_model(character varying)',
                     'madlib_dl.load_keras_model(character varying,json,bytea,character varying,character varying,jsonb)',
