@@ -77,6 +77,63 @@ dl_keras_file_free(const DlAllocator *a, DlKerasFile *f)
 /* HDF5                                                               */
 /* ------------------------------------------------------------------ */
 
+
+/*
+ * Open attribute name of obj: its id, type, space and element count (the
+ * ids -1 and n -1 where HDF5 fails; the caller checks).  false, with err
+ * set, when obj has no such attribute.
+ */
+static bool
+attr_open(hid_t obj, const char *name, hid_t *attr, hid_t *type, hid_t *space, hssize_t *n, DlError *err)
+{
+	if (H5Aexists(obj, name) <= 0)
+	{
+		dl_error_set(err, DL_ERR_CORRUPT, "the HDF5 file has no attribute \"%s\"", name);
+		return false;
+	}
+	*attr = H5Aopen(obj, name, H5P_DEFAULT);
+	*type = *attr < 0 ? -1 : H5Aget_type(*attr);
+	*space = *attr < 0 ? -1 : H5Aget_space(*attr);
+	*n = *space < 0 ? -1 : H5Sget_simple_extent_npoints(*space);
+	return true;
+}
+
+/*
+ * The total bytes of fixed-length strings of sz bytes each, read from
+ * attr through mem (a copy of its string type), NUL-terminated at
+ * total; NULL with err set when they cannot be read.
+ */
+static char *
+attr_read_fixed(hid_t attr, hid_t mem, size_t sz, size_t total, const char *name,
+				const DlAllocator *a, DlError *err)
+{
+	char	   *p = dl_alloc(a, total + 1, err);
+
+	if (p == NULL)
+		return NULL;
+	if (mem < 0 || H5Tset_size(mem, sz) < 0 || H5Tset_strpad(mem, H5T_STR_NULLPAD) < 0 || H5Aread(attr, mem, p) < 0)
+	{
+		dl_free(a, p);
+		dl_error_set(err, DL_ERR_CORRUPT, "the HDF5 attribute \"%s\" cannot be read", name);
+		return NULL;
+	}
+	return p;
+}
+
+/* Close what an attribute read opened (the ids below 0 were never opened). */
+static void
+attr_close(hid_t attr, hid_t type, hid_t space, hid_t mem)
+{
+	if (mem >= 0)
+		H5Tclose(mem);
+	if (space >= 0)
+		H5Sclose(space);
+	if (type >= 0)
+		H5Tclose(type);
+	if (attr >= 0)
+		H5Aclose(attr);
+}
+
 /*
  * A string attribute of obj (a scalar), fixed (read NULLPAD: all its
  * bytes, the NUL added here) or
@@ -93,15 +150,8 @@ kf_h5_string_attr(hid_t obj, const char *name, size_t max, const DlAllocator *a,
 	char	   *res = NULL;
 	hssize_t	n;
 
-	if (H5Aexists(obj, name) <= 0)
-	{
-		dl_error_set(err, DL_ERR_CORRUPT, "the HDF5 file has no attribute \"%s\"", name);
+	if (!attr_open(obj, name, &attr, &type, &space, &n, err))
 		return NULL;
-	}
-	attr = H5Aopen(obj, name, H5P_DEFAULT);
-	type = attr < 0 ? -1 : H5Aget_type(attr);
-	space = attr < 0 ? -1 : H5Aget_space(attr);
-	n = space < 0 ? -1 : H5Sget_simple_extent_npoints(space);
 	if (type < 0 || space < 0 || H5Tget_class(type) != H5T_STRING || n != 1)
 	{
 		dl_error_set(err, DL_ERR_CORRUPT, "the HDF5 attribute \"%s\" is not a string", name);
@@ -135,27 +185,14 @@ kf_h5_string_attr(hid_t obj, const char *name, size_t max, const DlAllocator *a,
 			dl_error_set(err, DL_ERR_LIMIT, "the HDF5 attribute \"%s\" has %zu bytes, more than %zu", name, sz, max);
 			goto done;
 		}
-		p = dl_alloc(a, sz + 1, err);
+		p = attr_read_fixed(attr, mem, sz, sz, name, a, err);
 		if (p == NULL)
 			goto done;
-		if (mem < 0 || H5Tset_size(mem, sz) < 0 || H5Tset_strpad(mem, H5T_STR_NULLPAD) < 0 || H5Aread(attr, mem, p) < 0)
-		{
-			dl_free(a, p);
-			dl_error_set(err, DL_ERR_CORRUPT, "the HDF5 attribute \"%s\" cannot be read", name);
-			goto done;
-		}
 		*len = strnlen(p, sz);
 		res = p;
 	}
 done:
-	if (mem >= 0)
-		H5Tclose(mem);
-	if (space >= 0)
-		H5Sclose(space);
-	if (type >= 0)
-		H5Tclose(type);
-	if (attr >= 0)
-		H5Aclose(attr);
+	attr_close(attr, type, space, mem);
 	return res;
 }
 
@@ -175,15 +212,8 @@ kf_h5_string_list(hid_t obj, const char *name, const DlAllocator *a, size_t max_
 	size_t		i = 0;
 
 	*n_out = 0;
-	if (H5Aexists(obj, name) <= 0)
-	{
-		dl_error_set(err, DL_ERR_CORRUPT, "the HDF5 file has no attribute \"%s\"", name);
+	if (!attr_open(obj, name, &attr, &type, &space, &n, err))
 		return NULL;
-	}
-	attr = H5Aopen(obj, name, H5P_DEFAULT);
-	type = attr < 0 ? -1 : H5Aget_type(attr);
-	space = attr < 0 ? -1 : H5Aget_space(attr);
-	n = space < 0 ? -1 : H5Sget_simple_extent_npoints(space);
 	if (n == 0 && type >= 0)
 	{
 		/* no names: Keras 2 writes np.asarray([]), an empty float64 array */
@@ -252,15 +282,9 @@ kf_h5_string_list(hid_t obj, const char *name, const DlAllocator *a, size_t max_
 						 name, KF_MAX_NAME);
 			goto fail;
 		}
-		p = dl_alloc(a, total + 1, err);
+		p = attr_read_fixed(attr, mem, sz, total, name, a, err);
 		if (p == NULL)
 			goto fail;
-		if (mem < 0 || H5Tset_size(mem, sz) < 0 || H5Tset_strpad(mem, H5T_STR_NULLPAD) < 0 || H5Aread(attr, mem, p) < 0)
-		{
-			dl_free(a, p);
-			dl_error_set(err, DL_ERR_CORRUPT, "the HDF5 attribute \"%s\" cannot be read", name);
-			goto fail;
-		}
 		for (i = 0; i < (size_t) n; i++)
 			if ((res[i] = kf_strdup(a, p + i * sz, strnlen(p + i * sz, sz), err)) == NULL)
 				break;
@@ -276,14 +300,7 @@ fail:
 	dl_free(a, res);
 	res = NULL;
 done:
-	if (mem >= 0)
-		H5Tclose(mem);
-	if (space >= 0)
-		H5Sclose(space);
-	if (type >= 0)
-		H5Tclose(type);
-	if (attr >= 0)
-		H5Aclose(attr);
+	attr_close(attr, type, space, mem);
 	return res;
 }
 
