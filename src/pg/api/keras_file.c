@@ -260,16 +260,20 @@ kf_decode_in_child(const uint8 *file, size_t len, const DlKerasFileLimits *lim, 
 	}
 	close(fds[1]);
 	ch->fd = fds[0];
+	/* PG_TRY/PG_CATCH, not PG_FINALLY: Greenplum 7's PostgreSQL 12 lacks it */
 	PG_TRY();
 	{
 		kf_child_read(ch);
 	}
-	PG_FINALLY();
+	PG_CATCH();
 	{
 		kf_child_reap(ch, true);
 		close(ch->fd);
+		PG_RE_THROW();
 	}
 	PG_END_TRY();
+	kf_child_reap(ch, true);
+	close(ch->fd);
 
 	if (WIFSIGNALED(ch->status) && WTERMSIG(ch->status) != SIGKILL)
 		ereport(ERROR,
