@@ -114,15 +114,22 @@ print-sql-pieces: build/help.sql
 src/engine/onnx.pb-c.h: $(ONNX_PROTO)
 	@test -f $(ONNX_PROTO) || { echo "onnx.proto not found at $(ONNX_PROTO): install libonnx-dev (scripts/install-deps.sh)"; exit 1; }
 	cp $(ONNX_PROTO) build/onnx.proto 2>/dev/null || { mkdir -p build && cp $(ONNX_PROTO) build/onnx.proto; }
-	protoc-c --proto_path=build --c_out=src/engine build/onnx.proto
+	protoc-c --proto_path=build --c_out=build build/onnx.proto
+	sed '/^[[:space:]]*assert(.*);[[:space:]]*$$/d' build/onnx.pb-c.c > src/engine/onnx.pb-c.c
+	@if grep -n -E '\<(assert|abort|exit|_exit)[[:space:]]*\(' src/engine/onnx.pb-c.c; then \
+	  echo "src/engine/onnx.pb-c.c: protoc-c wrote a call above that can stop the server"; rm -f src/engine/onnx.pb-c.c; exit 1; fi
+	cp build/onnx.pb-c.h src/engine/onnx.pb-c.h
 src/engine/onnx.pb-c.c: src/engine/onnx.pb-c.h
 	@test -f $@
 src/engine/onnx_export.o src/engine/onnx_import.o src/engine/onnx_import_core.o src/engine/onnx_import_fold.o src/engine/onnx_import_ops.o \
 	src/engine/onnx_import_rnn.o src/engine/onnx_pb.o: src/engine/onnx.pb-c.h
 EXTRA_CLEAN += src/engine/onnx.pb-c.c src/engine/onnx.pb-c.h
-# protoc-c's generated code checks its own invariants with assert(), which
-# would abort the backend: compiled out in the server's object (the unit
-# build keeps them).  The converters check every input themselves.
+# protoc-c's generated code checks its own invariants with assert() (a
+# message's descriptor in each pack/unpack helper), which would abort the
+# backend: the rule above deletes those lines from the generated source,
+# in every build (server, unit, fuzz, bench), and fails if any call that
+# stops a process is left; -DNDEBUG in the server's object as well, for
+# protobuf-c's own headers.  The converters check every input themselves.
 src/engine/onnx.pb-c.o: CPPFLAGS += -DNDEBUG
 
 # ---------------------------------------------------------------------
