@@ -362,48 +362,44 @@ SET search_path = pg_catalog, pg_temp
 AS $$
 DECLARE
     r record;
-    bad record;
-    manifest jsonb;
+    m record;
 BEGIN
     PERFORM madlib_dl._assert_not_null(file, 'file');
     -- decoded (and refused) before any table is touched
     r := madlib_dl._keras_file_read(file);
+    -- the file's tensors against the architecture's, by layer and position
+    -- in the layer, in one pass: the first the architecture lacks, the
+    -- first the file lacks, and the manifest of the pairs
     WITH e AS (SELECT k.*, (row_number() OVER (PARTITION BY k.layer_name ORDER BY k.position) - 1)::integer AS idx
                  FROM madlib_dl.keras_model_weights(r.model_arch) k),
          t AS (SELECT x.ord, x.v->>'layer' AS layer, (x.v->>'index')::integer AS idx, x.v->>'path' AS path,
                       x.v->'shape' AS shape
-                 FROM jsonb_array_elements(r.tensors) WITH ORDINALITY x(v, ord))
-    SELECT t.* INTO bad FROM t LEFT JOIN e ON e.layer_name = t.layer AND e.idx = t.idx
-     WHERE e.position IS NULL ORDER BY t.ord LIMIT 1;
-    IF FOUND THEN
+                 FROM jsonb_array_elements(r.tensors) WITH ORDINALITY x(v, ord)),
+         j AS (SELECT t.ord, t.layer, t.idx AS t_idx, t.path, t.shape AS t_shape,
+                      e."position", e.layer_name, e.weight_name, e.idx AS e_idx, e.shape::text AS e_shape
+                 FROM t FULL JOIN e ON e.layer_name = t.layer AND e.idx = t.idx)
+    SELECT (SELECT to_jsonb(j1) FROM j j1 WHERE j1."position" IS NULL ORDER BY j1.ord LIMIT 1) AS extra,
+           (SELECT to_jsonb(j2) FROM j j2 WHERE j2.ord IS NULL ORDER BY j2."position" LIMIT 1) AS missing,
+           (SELECT jsonb_agg(jsonb_build_object('name', j3.layer_name || '/' || j3.weight_name, 'shape', j3.t_shape)
+                             ORDER BY j3.ord)
+              FROM j j3 WHERE j3.ord IS NOT NULL AND j3."position" IS NOT NULL) AS manifest
+      INTO m;
+    IF m.extra IS NOT NULL THEN
         RAISE EXCEPTION 'the keras file''s tensor "%" (weight % of layer "%", shape %) is not one the architecture has',
-                        bad.path, bad.idx + 1, bad.layer, bad.shape
+                        m.extra->>'path', (m.extra->>'t_idx')::integer + 1, m.extra->>'layer', m.extra->'t_shape'
             USING ERRCODE = 'data_exception',
                   HINT = 'madlib_dl.keras_model_weights(model_arch) lists the weights the file''s config.json '
                          '(model_config) gives each layer: the file''s weights and config do not match.';
     END IF;
-    WITH e AS (SELECT k.*, (row_number() OVER (PARTITION BY k.layer_name ORDER BY k.position) - 1)::integer AS idx
-                 FROM madlib_dl.keras_model_weights(r.model_arch) k),
-         t AS (SELECT x.ord, x.v->>'layer' AS layer, (x.v->>'index')::integer AS idx
-                 FROM jsonb_array_elements(r.tensors) WITH ORDINALITY x(v, ord))
-    SELECT e.* INTO bad FROM e LEFT JOIN t ON e.layer_name = t.layer AND e.idx = t.idx
-     WHERE t.ord IS NULL ORDER BY e.position LIMIT 1;
-    IF FOUND THEN
+    IF m.missing IS NOT NULL THEN
         RAISE EXCEPTION 'the keras file has no % of layer "%" (weight % of the layer, shape %)',
-                        bad.weight_name, bad.layer_name, bad.idx + 1, bad.shape
+                        m.missing->>'weight_name', m.missing->>'layer_name', (m.missing->>'e_idx')::integer + 1,
+                        m.missing->>'e_shape'
             USING ERRCODE = 'data_exception',
                   HINT = 'Save the whole model (model.save(''m.keras'')): the file must hold every weight of its architecture.';
     END IF;
-    WITH e AS (SELECT k.*, (row_number() OVER (PARTITION BY k.layer_name ORDER BY k.position) - 1)::integer AS idx
-                 FROM madlib_dl.keras_model_weights(r.model_arch) k),
-         t AS (SELECT x.ord, x.v->>'layer' AS layer, (x.v->>'index')::integer AS idx, x.v->'shape' AS shape
-                 FROM jsonb_array_elements(r.tensors) WITH ORDINALITY x(v, ord))
-    SELECT jsonb_agg(jsonb_build_object('name', e.layer_name || '/' || e.weight_name, 'shape', t.shape)
-                     ORDER BY t.ord)
-      INTO manifest
-      FROM t JOIN e ON e.layer_name = t.layer AND e.idx = t.idx;
     PERFORM madlib_dl._load_keras_model(tbl, r.model_arch, r.model_weights, name, description,
-                                        coalesce(manifest, '[]'));
+                                        coalesce(m.manifest, '[]'));
 END
 $$;
 

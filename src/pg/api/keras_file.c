@@ -18,8 +18,8 @@
  * function).  The backend reads the pipe with CHECK_FOR_INTERRUPTS
  * between reads, at most dl_keras_file_encoded_max bytes, parses it with
  * dl_keras_file_parse (every length checked before palloc), and reaps the
- * child in a PG_FINALLY, killing it first when the read was cut short (a
- * cancel, an error): no zombie is left.  A child killed by any other
+ * child after the read, or in a PG_CATCH when the read was cut short (a
+ * cancel, an error), killing it first: no zombie is left.  A child killed by any other
  * signal, or one that stops before its record is complete, is an ERROR
  * (XX001), never a crash of the server.
  *
