@@ -20,7 +20,8 @@
 #   A/C  epochs=1 x 10 against epochs=10 x 1            (goal <= 1.05)
 #   per configuration: test accuracy after A next to D  (goal: within 0.5 points)
 # Metrics are computed at the last iteration only, so the timings are
-# training plus one evaluation pass.
+# training plus one evaluation pass.  FMB_AB_ONLY=1 runs A and B only and
+# prints A/B (bench/all.sh).
 #
 # Loads the images into fmb_train / fmb_test with scripts/load_fashion_mnist.sh
 # (replacing them).  Creates (and replaces) tables named fmb_*.  Needs the
@@ -80,6 +81,10 @@ TA="$(multi fmb_a fmb_train_2 fmb_mst_e1 10)"
 echo "A  fit_multiple, 2 segments, epochs=1 x 10:  $TA s"
 TB="$(multi fmb_b fmb_train_1 fmb_mst_e1 10)"
 echo "B  fit_multiple, 1 segment,  epochs=1 x 10:  $TB s"
+if [ "${FMB_AB_ONLY:-0}" = 1 ]; then   # bench/all.sh: the scaling figure only
+  awk -v a="$TA" -v b="$TB" 'BEGIN { printf "A/B 2 segments vs 1 segment:      %.3f  (goal <= 0.55)\n", a / b }'
+  exit 0
+fi
 TC="$(multi fmb_c fmb_train_2 fmb_mst_e10 1)"
 echo "C  fit_multiple, 2 segments, epochs=10 x 1:  $TC s"
 awk -v a="$TA" -v b="$TB" -v c="$TC" 'BEGIN {

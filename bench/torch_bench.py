@@ -9,12 +9,14 @@
 # epoch; SGD(lr 0.05, momentum 0.9) or Adam(lr 0.001, eps 1e-7, the Keras
 # epsilon); glorot (xavier) uniform kernels and zero biases, as Keras;
 # cross-entropy on the logits (what the engine's fused softmax +
-# crossentropy computes).  torch.set_num_threads(1).  Epochs are cut into
+# crossentropy computes).  One thread (TORCH_THREADS below).  Epochs are cut into
 # WINDOWS_PER_EPOCH windows of full batches; the first epoch is a warm-up
 # (with a single epoch, its first window is) and samples/s is the median
 # over the other windows.  Prints the same "key value" lines as
 # engine_bench.  BENCH_SEED=n changes the seed; BENCH_TRAIN_N=n trains on
-# the first n samples only (short runs, as engine_bench).
+# the first n samples only (short runs, as engine_bench).  TORCH_THREADS=n
+# (default 1) sets torch.set_num_threads, for the all-threads peer of
+# bench/all.sh (with OMP_NUM_THREADS and OPENBLAS_NUM_THREADS set to n too).
 #
 #   torch_bench.py multi EPOCHS MAX_TRAIN MAX_TEST CONFIG [CONFIG ...]
 #     CONFIG  ARCH,OPT,LR: ARCH big (MLP 784-256-128-10) | small (784-64-10),
@@ -141,7 +143,7 @@ def sgemm_gflops(m, n, k):
 
 def multi(argv):
     epochs, max_train, max_test = int(argv[0]), int(argv[1]), int(argv[2])
-    torch.set_num_threads(1)
+    torch.set_num_threads(int(os.environ.get("TORCH_THREADS", "1")))
     d = os.environ.get("FASHION_DIR", "/usr/share/datasets/fashion-mnist")
     xtr, ytr = load_split(d, "train")
     xte, yte = load_split(d, "t10k")
@@ -202,7 +204,7 @@ def main():
     name, opt = sys.argv[1], sys.argv[2]
     epochs = int(sys.argv[3]) if len(sys.argv) > 3 else (5 if name == "mlp" else 1)
     wpe = int(sys.argv[4]) if len(sys.argv) > 4 else (1 if name == "mlp" else 6)
-    torch.set_num_threads(1)
+    torch.set_num_threads(int(os.environ.get("TORCH_THREADS", "1")))
     torch.manual_seed(int(os.environ.get("BENCH_SEED", SEED)))
     d = os.environ.get("FASHION_DIR", "/usr/share/datasets/fashion-mnist")
     xtr, ytr = load_split(d, "train")
