@@ -73,6 +73,8 @@ SELECT load_keras_file('kf_arch', NULL);
 SET madlib_dl.max_model_memory = '512kB';
 SELECT load_keras_file('kf_arch', :'bad_bomb');
 RESET madlib_dl.max_model_memory;
+SELECT load_keras_file('kf_arch', :'bad_emptyh5');
+\echo :LAST_ERROR_SQLSTATE
 \set VERBOSITY terse
 SELECT count(*) AS models FROM kf_arch;
 

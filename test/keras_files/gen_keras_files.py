@@ -27,7 +27,8 @@
 # bad_truncated, bad_garbage, bad_noconfig, bad_missing (a tensor left
 # out), bad_shape (a kernel of the wrong shape), bad_bomb (an entry whose
 # stored size is over the limit), bad_int (an integer dataset),
-# bad_f64 (float64 weights, accepted and converted).
+# bad_f64 (float64 weights, accepted and converted), bad_emptyh5 (a
+# .keras whose model.weights.h5 is empty).
 #
 #   /usr/bin/python3 test/keras_files/gen_keras_files.py > test/data/keras_files.sql
 import io
@@ -224,3 +225,5 @@ bset("bad_bomb", keras_zip(cfg, b"", bomb=True))
 bset("bad_int", keras_zip(cfg, k3_weights_h5(weights, int_var=True)))
 bset("mlp_f64_keras", keras_zip(cfg, k3_weights_h5(weights, dtype=np.float64)))
 bset("mlp_f16_keras", keras_zip(cfg, k3_weights_h5(weights, dtype=np.float16)))
+bset("bad_emptyh5", keras_zip(cfg, b""))
+

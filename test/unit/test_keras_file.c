@@ -191,6 +191,8 @@ test_refusals(void **state)
 	expect_refused("bad_h5truncated", DL_ERR_CORRUPT, "not a readable HDF5 file", &lim);
 	expect_refused("bad_noconfig", DL_ERR_CORRUPT, "no config.json", &lim);
 	expect_refused("bad_int", DL_ERR_UNSUPPORTED, "holds integers", &lim);
+	/* no internal error (libhdf5 refuses an empty image): the file's fault */
+	expect_refused("bad_emptyh5", DL_ERR_CORRUPT, "model.weights.h5 is not a readable HDF5 file (0 bytes)", &lim);
 	lim.max_entry = 1 << 19;
 	expect_refused("bad_bomb", DL_ERR_LIMIT, "1048576 bytes uncompressed", &lim);
 	lim = limits();
@@ -306,7 +308,52 @@ test_record(void **state)
 	assert_int_equal(dl_keras_file_parse(rec, rlen, &lim, &a, &g, &err), DL_ERR_LIMIT);
 	assert_string_equal(err.msg, e2.msg);
 	assert_string_equal(err.hint, "Raise the limit.");
+	/* fuzz_keras_file's findings: bytes after an error record, an empty message */
+	{
+		uint8_t    *more = malloc(rlen + 1);
+
+		memcpy(more, rec, rlen);
+		more[rlen] = 0;
+		assert_int_equal(dl_keras_file_parse(more, rlen + 1, &lim, &a, &g, &err), DL_ERR_CORRUPT);
+		free(more);
+	}
 	dl_free(&a, rec);
+	dl_error_clear(&e2);
+	e2.code = DL_ERR_LIMIT;
+	assert_int_equal(dl_keras_file_encode(DL_ERR_LIMIT, &e2, &f, &a, &rec, &rlen, &err), DL_OK);
+	assert_int_equal(dl_keras_file_parse(rec, rlen, &lim, &a, &g, &err), DL_ERR_CORRUPT);
+	dl_free(&a, rec);
+	assert_no_leaks(&c);
+
+	/*
+	 * A record that declares as many tensors as the limit in 32 bytes:
+	 * refused before the tensors' array is allocated (it was 100001 of
+	 * them for 32 bytes)
+	 */
+	{
+		uint8_t		small[4 + 4 + 4 + 8 + 2 + 8];
+		uint32_t	u;
+		uint64_t	l = 2,
+					n = 1000;
+
+		u = 0x464b4c44u;
+		memcpy(small, &u, 4);
+		u = DL_OK;
+		memcpy(small + 4, &u, 4);
+		u = DL_KERAS_FILE_H5;
+		memcpy(small + 8, &u, 4);
+		memcpy(small + 12, &l, 8);
+		memcpy(small + 20, "{}", 2);
+		memcpy(small + 22, &n, 8);
+		c.bytes_peak = 0;
+		assert_int_equal(dl_keras_file_parse(small, sizeof(small), &lim, &a, &g, &err), DL_ERR_CORRUPT);
+		assert_true(c.bytes_peak < 1024);
+		n = 0;
+		memcpy(small + 22, &n, 8);
+		assert_int_equal(dl_keras_file_parse(small, sizeof(small), &lim, &a, &g, &err), DL_OK);
+		assert_string_equal(g.config, "{}");
+		dl_keras_file_free(&a, &g);
+	}
 	assert_no_leaks(&c);
 	free(buf);
 }
