@@ -9,7 +9,8 @@
  * layouts by test/keras_files/gen_keras_files.py): the weights of each
  * must be the flat float32 weights the generator wrote beside it; the
  * hostile files, every truncation of a record and every allocation
- * failure must be refused without a leak.
+ * failure must be refused without a leak; a nested model (a model used
+ * as a layer) decodes, and its architecture is refused by name.
  *
  * IDENTIFICATION
  *	  test/unit/test_keras_file.c
@@ -22,6 +23,7 @@
 #include <string.h>
 
 #include "unit_util.h"
+#include "madlib_dl/dl_keras.h"
 #include "madlib_dl/dl_keras_file.h"
 
 static char *sql_text;
@@ -210,6 +212,71 @@ test_refusals(void **state)
 	expect_refused("mlp_h5", DL_ERR_LIMIT, "model_config", &lim);
 }
 
+/*
+ * Sequential([base, Dense]) with base a functional model: Keras 2's .h5
+ * keeps the inner model's weights in base's group (its weight_names
+ * "dense/kernel:0", ...), Keras 3's .keras under layers/base/layers/dense.
+ * Both decode; the architecture is refused, naming the nested layer.
+ */
+static void
+test_nested(void **state)
+{
+	static const char *const names[] = {"nested_h5", "nested_keras"};
+	static const char *const first[][2] = {
+		{"base", "model_weights/base/dense/kernel:0"},
+		{"dense", "layers/base/layers/dense/vars/0"},
+	};
+
+	for (int k = 0; k < 2; k++)
+	{
+		TestAllocCounter c;
+		DlAllocator a = test_allocator(&c);
+		DlKerasFileLimits lim = limits();
+		DlKerasFile f;
+		DlModelSpec *spec = NULL;
+		DlError		err;
+		size_t		len;
+		uint8_t    *buf = fixture_bytes(names[k], &len);
+
+		if (dl_keras_file_decode(buf, len, &lim, &a, &f, &err) != DL_OK)
+			fail_msg("%s: %s", names[k], err.msg);
+		assert_int_equal(f.n_tensors, 4);
+		assert_string_equal(f.tensors[0].layer, first[k][0]);
+		assert_string_equal(f.tensors[0].path, first[k][1]);
+		assert_int_equal(f.tensors[1].index, 1);
+		assert_int_equal(f.tensors[1].count, 8);
+		assert_string_equal(f.tensors[2].layer, "dense_1");
+		assert_int_equal(f.tensors[2].index, 0);
+		assert_int_equal(f.tensors[3].count, 3);
+		dl_error_clear(&err);
+		assert_int_equal(dl_keras_parse(f.config, f.config_len, &a, &spec, &err), DL_ERR_UNSUPPORTED);
+		assert_null(spec);
+		assert_string_equal(err.msg, "layer \"base\" is a nested model (Functional), which is not supported");
+		assert_non_null(strstr(err.hint, "keras.Sequential(base.layers + [head])"));
+		dl_keras_file_free(&a, &f);
+		assert_no_leaks(&c);
+		free(buf);
+	}
+	/* an inner Sequential (Keras 2) or Model (Keras 2.2), as load_keras_model takes them */
+	for (int k = 0; k < 2; k++)
+	{
+		TestAllocCounter c;
+		DlAllocator a = test_allocator(&c);
+		DlModelSpec *spec = NULL;
+		DlError		err;
+		char		json[512];
+
+		snprintf(json, sizeof(json),
+				 "{\"class_name\": \"Sequential\", \"config\": {\"layers\": ["
+				 "{\"class_name\": \"InputLayer\", \"config\": {\"batch_input_shape\": [null, 4]}}, "
+				 "{\"class_name\": \"%s\", \"config\": {\"name\": \"inner\", \"layers\": []}}, "
+				 "{\"class_name\": \"Dense\", \"config\": {\"units\": 2}}]}}", k ? "Model" : "Sequential");
+		assert_int_equal(dl_keras_parse(json, strlen(json), &a, &spec, &err), DL_ERR_UNSUPPORTED);
+		assert_non_null(strstr(err.msg, "layer \"inner\" is a nested model"));
+		assert_no_leaks(&c);
+	}
+}
+
 /* Every allocation that fails is a clean DL_ERR_NO_MEMORY with nothing leaked. */
 static void
 test_alloc_failures(void **state)
@@ -365,6 +432,7 @@ main(void)
 		cmocka_unit_test(test_files),
 		cmocka_unit_test(test_lstm_names),
 		cmocka_unit_test(test_refusals),
+		cmocka_unit_test(test_nested),
 		cmocka_unit_test(test_alloc_failures),
 		cmocka_unit_test(test_record),
 	};
