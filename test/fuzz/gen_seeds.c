@@ -15,8 +15,10 @@
  * ../unit/fixtures, holds tfjs_graphs.json, torch_graphs.json,
  * tfjs_sequences.json and torch_sequences.json; KERAS_FILES, default
  * ../data/keras_files.sql, the Keras model files whose decoding records
- * dl_keras_file_encode writes as fuzz_keras_file's seeds).  Test code:
- * prints and exits.
+ * dl_keras_file_encode writes as fuzz_keras_file's seeds).
+ * gen_seeds --hdf5 DIR KERAS_FILES writes only the legacy .h5 files of
+ * KERAS_FILES into DIR/fuzz_keras_file_hdf5 (make explore-hdf5).  Test
+ * code: prints and exits.
  *
  * IDENTIFICATION
  *	  test/fuzz/gen_seeds.c
@@ -485,9 +487,13 @@ keras_record_seed(const char *sql, const char *name, const DlKerasFileLimits *li
 	}
 }
 
-/* fuzz_keras_file's seeds: records of the MLP's files and of two refusals; two .keras files. */
+/*
+ * fuzz_keras_file's seeds: records of the MLP's files and of two
+ * refusals; two .keras files.  hdf5: instead, the legacy .h5 files, for
+ * exploring libhdf5 (make explore-hdf5; not committed).
+ */
 static void
-keras_file_seeds(const char *path)
+keras_file_seeds(const char *path, bool hdf5)
 {
 	FILE	   *fp = fopen(path, "rb");
 	DlKerasFileLimits lim = {1 << 26, 1 << 26, 1 << 24, 1000, 1 << 26};
@@ -509,6 +515,19 @@ keras_file_seeds(const char *path)
 	}
 	sql[n] = '\0';
 	fclose(fp);
+	if (hdf5)
+	{
+		static const char *const h5[] = {"mlp_h5", "cnn_h5", "lstm_h5", "nested_h5"};
+
+		for (size_t i = 0; i < sizeof(h5) / sizeof(h5[0]); i++)
+		{
+			file = keras_file_bytes(sql, h5[i], &len);
+			write_seed("fuzz_keras_file_hdf5", h5[i], file, len);
+			free(file);
+		}
+		free(sql);
+		return;
+	}
 	keras_record_seed(sql, "mlp_h5", &lim);
 	keras_record_seed(sql, "mlp_keras", &lim);
 	keras_record_seed(sql, "bad_int", &lim);	/* unsupported, with a hint */
@@ -531,6 +550,13 @@ main(int argc, char **argv)
 		4 * 5, 4 * 6
 	};
 
+	if (argc == 4 && strcmp(argv[1], "--hdf5") == 0)
+	{
+		dir = argv[2];
+		keras_file_seeds(argv[3], true);
+		printf("gen_seeds: wrote %d seeds\n", n_written);
+		return 0;
+	}
 	if (argc < 2 || argc > 4)
 	{
 		fprintf(stderr, "usage: gen_seeds DIR [FIXTURES [KERAS_FILES]]\n");
@@ -575,7 +601,7 @@ main(int argc, char **argv)
 	}
 	fixture_graph_seeds(argc == 3 ? argv[2] : "../unit/fixtures", "tfjs_sequences.json", "seq_tfjs");
 	fixture_graph_seeds(argc == 3 ? argv[2] : "../unit/fixtures", "torch_sequences.json", "seq_torch");
-	keras_file_seeds(argc == 4 ? argv[3] : "../data/keras_files.sql");
+	keras_file_seeds(argc == 4 ? argv[3] : "../data/keras_files.sql", false);
 	printf("gen_seeds: wrote %d seeds\n", n_written);
 	return 0;
 }
