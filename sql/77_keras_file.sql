@@ -6,7 +6,7 @@
 -- not by Keras itself); the weights equal those load_keras_model loads from
 -- the same config and flat weights, and predict the same; hostile files
 -- refused with a clean error, the server never crashing (the decoding runs
--- in a child process).
+-- in a child process); nested models refused by name.
 SET client_min_messages = warning;
 CREATE SCHEMA kf_test;
 SET search_path = kf_test, madlib_dl, public;
@@ -73,6 +73,17 @@ SELECT load_keras_file('kf_arch', NULL);
 SET madlib_dl.max_model_memory = '512kB';
 SELECT load_keras_file('kf_arch', :'bad_bomb');
 RESET madlib_dl.max_model_memory;
+SELECT load_keras_file('kf_arch', :'bad_emptyh5');
+\echo :LAST_ERROR_SQLSTATE
+-- a nested model (Sequential([base, Dense]), base a functional model: the
+-- transfer-learning pattern), Keras 2's .h5 and Keras 3's .keras: the file
+-- decodes (base's weights are model_weights/base/dense/kernel:0, ...), the
+-- architecture is refused by the nested layer's name (0A000)
+SELECT tensors->0->>'layer' AS layer, tensors->0->>'path' AS path FROM _keras_file_read(:'nested_h5');
+SELECT load_keras_file('kf_arch', :'nested_h5');
+\echo :LAST_ERROR_SQLSTATE
+SELECT load_keras_file('kf_arch', :'nested_keras');
+\echo :LAST_ERROR_SQLSTATE
 \set VERBOSITY terse
 SELECT count(*) AS models FROM kf_arch;
 

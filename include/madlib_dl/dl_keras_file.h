@@ -101,9 +101,12 @@ DlStatus	dl_keras_file_encode(DlStatus st, const DlError *st_err, const DlKerasF
 
 /*
  * Read back what dl_keras_file_encode wrote: the decode's own error (its
- * status and message) or the file into out.  Every length is checked
- * against len and lim before any allocation: DL_ERR_CORRUPT for bytes
- * that are not such a record.
+ * status and message) or the file into out.  Every length and count is
+ * checked against len and lim before any allocation (the tensor count
+ * against the bytes left, so that what it allocates stays proportional
+ * to len; test/fuzz/fuzz_keras_file.c): DL_ERR_CORRUPT for bytes that
+ * are not such a record, an error record with no message or with bytes
+ * after it included.
  */
 DlStatus	dl_keras_file_parse(const uint8_t *buf, size_t len, const DlKerasFileLimits *lim,
 								const DlAllocator *a, DlKerasFile *out, DlError *err);

@@ -703,6 +703,13 @@ kf_h5_open(const uint8_t *buf, size_t len, const char *what, DlError *err)
 	hid_t		fapl,
 				f = -1;
 
+	/* an empty image is refused by H5Pset_file_image, which is no internal error */
+	if (len < 8)
+	{
+		dl_error_set(err, DL_ERR_CORRUPT, "%s is not a readable HDF5 file (%zu bytes)", what, len);
+		dl_error_hint(err, KF_HINT);
+		return -1;
+	}
 	H5Eset_auto2(H5E_DEFAULT, NULL, NULL);
 	fapl = H5Pcreate(H5P_FILE_ACCESS);
 	if (fapl < 0 || H5Pset_fapl_core(fapl, 65536, 0) < 0 ||
@@ -904,6 +911,8 @@ dl_keras_file_decode(const uint8_t *buf, size_t len, const DlKerasFileLimits *li
 /* ------------------------------------------------------------------ */
 
 #define KF_RECORD_MAGIC 0x464b4c44u /* "DLKF" */
+/* the fewest bytes a tensor takes in the record: two lengths, index, ndim */
+#define KF_TENSOR_MIN_BYTES (8 + 8 + 4 + 4)
 #define KF_TENSOR_OVERHEAD (KF_MAX_NAME + KF_MAX_PATH + 32 + 8 * DL_KERAS_FILE_MAX_DIMS)
 
 size_t
@@ -1055,13 +1064,21 @@ dl_keras_file_parse(const uint8_t *buf, size_t len, const DlKerasFileLimits *lim
 		return dl_error_set(err, DL_ERR_CORRUPT, "the decoded keras file is not a record of the decoder");
 	if (st != DL_OK)
 	{
-		char	   *msg = kf_get_str(&r, DL_ERROR_MSG_MAX - 1, a, NULL, err);
+		size_t		msg_len = 0;
+		char	   *msg = kf_get_str(&r, DL_ERROR_MSG_MAX - 1, a, &msg_len, err);
 		char	   *hint = msg ? kf_get_str(&r, DL_ERROR_MSG_MAX - 1, a, NULL, err) : NULL;
 
 		if (hint == NULL)
 		{
 			dl_free(a, msg);
 			return err->code;
+		}
+		/* the decoder's errors all have a message, and nothing follows them */
+		if (msg_len == 0 || r.left != 0)
+		{
+			dl_free(a, msg);
+			dl_free(a, hint);
+			return dl_error_set(err, DL_ERR_CORRUPT, "the decoded keras file is truncated or over its limits");
 		}
 		dl_error_set(err, (DlStatus) st, "%s", msg);
 		if (*hint)
@@ -1076,7 +1093,8 @@ dl_keras_file_parse(const uint8_t *buf, size_t len, const DlKerasFileLimits *lim
 	out->config = kf_get_str(&r, lim->max_config, a, &out->config_len, err);
 	if (out->config == NULL)
 		return err->code;
-	if (!kf_get(&r, &n, 8) || n > lim->max_tensors)
+	/* the count against what is left, before the array is allocated for it */
+	if (!kf_get(&r, &n, 8) || n > lim->max_tensors || n > r.left / KF_TENSOR_MIN_BYTES)
 	{
 		dl_keras_file_free(a, out);
 		return dl_error_set(err, DL_ERR_CORRUPT, "the decoded keras file has a bad tensor count");

@@ -34,6 +34,7 @@
 
 extern const char *const keras_hint_layers;
 extern const char *const keras_hint_graph;
+extern const char *const keras_hint_nested;
 
 json_object *keras_jget(json_object *obj, const char *key);
 size_t keras_jlen(json_object *v);

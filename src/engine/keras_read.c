@@ -37,6 +37,10 @@ const char *const keras_hint_layers =
 "GlobalAveragePooling1D, LSTM, GRU, SimpleRNN, Bidirectional, DepthwiseConv2D, SeparableConv2D, "
 "LayerNormalization, LeakyReLU, PReLU, Reshape, Permute, RepeatVector and InputLayer.";
 
+const char *const keras_hint_nested =
+"Save a model that lists the inner model's layers itself: for an inner model whose layers form a "
+"chain, keras.Sequential(base.layers + [head]) keeps the trained weights; then model.save() again.";
+
 const char *const keras_hint_graph =
 "Export a Sequential model, or a functional model whose layers each take the outputs of layers "
 "before them, as model.to_json() writes it.";

@@ -6,12 +6,19 @@
  *	  weights for the blob target's fixed architectures, packed buffers,
  *	  and functional models that are graphs: the architectures of the
  *	  graph fixtures, and hostile ones (cycles, dangling references, shape
- *	  mismatches at merges, huge fan-in, shared layers, deep graphs).
+ *	  mismatches at merges, huge fan-in, shared layers, deep graphs); and
+ *	  the records of decoded Keras files (the server's child's output).
  *
- * Usage: gen_seeds DIR [FIXTURES]   (writes DIR/fuzz_params, DIR/fuzz_grid,
- * DIR/fuzz_blob, DIR/fuzz_buffer and DIR/fuzz_keras, which must exist;
- * FIXTURES, default ../unit/fixtures, holds tfjs_graphs.json,
- * torch_graphs.json, tfjs_sequences.json and torch_sequences.json).  Test code: prints and exits.
+ * Usage: gen_seeds DIR [FIXTURES [KERAS_FILES]]   (writes DIR/fuzz_params,
+ * DIR/fuzz_grid, DIR/fuzz_blob, DIR/fuzz_buffer, DIR/fuzz_keras and
+ * DIR/fuzz_keras_file, which must exist; FIXTURES, default
+ * ../unit/fixtures, holds tfjs_graphs.json, torch_graphs.json,
+ * tfjs_sequences.json and torch_sequences.json; KERAS_FILES, default
+ * ../data/keras_files.sql, the Keras model files whose decoding records
+ * dl_keras_file_encode writes as fuzz_keras_file's seeds).
+ * gen_seeds --hdf5 DIR KERAS_FILES writes only the legacy .h5 files of
+ * KERAS_FILES into DIR/fuzz_keras_file_hdf5 (make explore-hdf5).  Test
+ * code: prints and exits.
  *
  * IDENTIFICATION
  *	  test/fuzz/gen_seeds.c
@@ -28,6 +35,7 @@
 #include "fuzz_blob_archs.h"
 #include "madlib_dl/dl_blob.h"
 #include "madlib_dl/dl_keras.h"
+#include "madlib_dl/dl_keras_file.h"
 #include "madlib_dl/dl_model.h"
 
 static const char *dir;
@@ -405,6 +413,135 @@ fixture_graph_seeds(const char *fixtures, const char *file, const char *prefix)
 	json_object_put(root);
 }
 
+/* ---- decoded Keras files for fuzz_keras_file ------------------------- */
+
+/* The bytes of "\set name '\\x...'" in the text of keras_files.sql (malloc'd). */
+static uint8_t *
+keras_file_bytes(const char *sql, const char *name, size_t *len)
+{
+	char		key[128];
+	const char *p,
+			   *e;
+	uint8_t    *out;
+
+	snprintf(key, sizeof(key), "\\set %s '\\\\x", name);
+	p = strstr(sql, key);
+	e = p ? strchr(p + strlen(key), '\'') : NULL;
+	if (e == NULL)
+	{
+		fprintf(stderr, "gen_seeds: no file %s in keras_files.sql\n", name);
+		exit(1);
+	}
+	p += strlen(key);
+	*len = (size_t) (e - p) / 2;
+	out = malloc(*len + 1);
+	for (size_t i = 0; i < *len; i++)
+	{
+		unsigned int v;
+
+		if (sscanf(p + 2 * i, "%2x", &v) != 1)
+		{
+			fprintf(stderr, "gen_seeds: bad hex in %s\n", name);
+			exit(1);
+		}
+		out[i] = (uint8_t) v;
+	}
+	return out;
+}
+
+/*
+ * The record dl_keras_file_encode writes for file name of keras_files.sql
+ * (its decoding, or its refusal when lim refuses it), as seed record_<name>.
+ */
+static void
+keras_record_seed(const char *sql, const char *name, const DlKerasFileLimits *lim)
+{
+	FuzzAllocCounter counter;
+	DlAllocator a = fuzz_allocator(&counter);
+	DlKerasFile f;
+	DlError		err,
+				e2;
+	DlStatus	st;
+	size_t		len,
+				rlen;
+	uint8_t    *file = keras_file_bytes(sql, name, &len);
+	uint8_t    *rec;
+	char		seed[64];
+
+	dl_error_clear(&err);
+	st = dl_keras_file_decode(file, len, lim, &a, &f, &err);
+	if (dl_keras_file_encode(st, &err, &f, &a, &rec, &rlen, &e2) != DL_OK)
+	{
+		fprintf(stderr, "gen_seeds: encode %s: %s\n", name, e2.msg);
+		exit(1);
+	}
+	snprintf(seed, sizeof(seed), "record_%s%s", name, st == DL_OK ? "" : "_refused");
+	write_seed("fuzz_keras_file", seed, rec, rlen);
+	dl_free(&a, rec);
+	dl_keras_file_free(&a, &f);
+	free(file);
+	if (counter.live != 0)
+	{
+		fprintf(stderr, "gen_seeds: leak\n");
+		exit(1);
+	}
+}
+
+/*
+ * fuzz_keras_file's seeds: records of the MLP's files and of two
+ * refusals; two .keras files.  hdf5: instead, the legacy .h5 files, for
+ * exploring libhdf5 (make explore-hdf5; not committed).
+ */
+static void
+keras_file_seeds(const char *path, bool hdf5)
+{
+	FILE	   *fp = fopen(path, "rb");
+	DlKerasFileLimits lim = {1 << 26, 1 << 26, 1 << 24, 1000, 1 << 26};
+	char	   *sql;
+	long		n;
+	size_t		len;
+	uint8_t    *file;
+
+	if (fp == NULL || fseek(fp, 0, SEEK_END) != 0 || (n = ftell(fp)) < 0 || fseek(fp, 0, SEEK_SET) != 0)
+	{
+		fprintf(stderr, "gen_seeds: cannot read %s\n", path);
+		exit(1);
+	}
+	sql = malloc((size_t) n + 1);
+	if (fread(sql, 1, (size_t) n, fp) != (size_t) n)
+	{
+		fprintf(stderr, "gen_seeds: cannot read %s\n", path);
+		exit(1);
+	}
+	sql[n] = '\0';
+	fclose(fp);
+	if (hdf5)
+	{
+		static const char *const h5[] = {"mlp_h5", "cnn_h5", "lstm_h5", "nested_h5"};
+
+		for (size_t i = 0; i < sizeof(h5) / sizeof(h5[0]); i++)
+		{
+			file = keras_file_bytes(sql, h5[i], &len);
+			write_seed("fuzz_keras_file_hdf5", h5[i], file, len);
+			free(file);
+		}
+		free(sql);
+		return;
+	}
+	keras_record_seed(sql, "mlp_h5", &lim);
+	keras_record_seed(sql, "mlp_keras", &lim);
+	keras_record_seed(sql, "bad_int", &lim);	/* unsupported, with a hint */
+	lim.max_tensors = 3;
+	keras_record_seed(sql, "mlp_h5", &lim); /* over a limit */
+	file = keras_file_bytes(sql, "mlp_keras", &len);
+	write_seed("fuzz_keras_file", "mlp_keras", file, len);
+	free(file);
+	file = keras_file_bytes(sql, "bad_emptyh5", &len);	/* was an internal error */
+	write_seed("fuzz_keras_file", "bad_emptyh5", file, len);
+	free(file);
+	free(sql);
+}
+
 int
 main(int argc, char **argv)
 {
@@ -413,9 +550,16 @@ main(int argc, char **argv)
 		4 * 5, 4 * 6
 	};
 
-	if (argc != 2 && argc != 3)
+	if (argc == 4 && strcmp(argv[1], "--hdf5") == 0)
 	{
-		fprintf(stderr, "usage: gen_seeds DIR [FIXTURES]\n");
+		dir = argv[2];
+		keras_file_seeds(argv[3], true);
+		printf("gen_seeds: wrote %d seeds\n", n_written);
+		return 0;
+	}
+	if (argc < 2 || argc > 4)
+	{
+		fprintf(stderr, "usage: gen_seeds DIR [FIXTURES [KERAS_FILES]]\n");
 		return 2;
 	}
 	dir = argv[1];
@@ -457,6 +601,7 @@ main(int argc, char **argv)
 	}
 	fixture_graph_seeds(argc == 3 ? argv[2] : "../unit/fixtures", "tfjs_sequences.json", "seq_tfjs");
 	fixture_graph_seeds(argc == 3 ? argv[2] : "../unit/fixtures", "torch_sequences.json", "seq_torch");
+	keras_file_seeds(argc == 4 ? argv[3] : "../data/keras_files.sql", false);
 	printf("gen_seeds: wrote %d seeds\n", n_written);
 	return 0;
 }

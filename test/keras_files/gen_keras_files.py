@@ -27,7 +27,13 @@
 # bad_truncated, bad_garbage, bad_noconfig, bad_missing (a tensor left
 # out), bad_shape (a kernel of the wrong shape), bad_bomb (an entry whose
 # stored size is over the limit), bad_int (an integer dataset),
-# bad_f64 (float64 weights, accepted and converted).
+# bad_f64 (float64 weights, accepted and converted), bad_emptyh5 (a
+# .keras whose model.weights.h5 is empty); nested_h5 and nested_keras:
+# the transfer-learning pattern Sequential([base, Dense]), base a
+# functional model, as Keras 2's model.save('m.h5') writes it (the inner
+# model's weights under model_weights/base/dense/kernel:0, base's
+# weight_names "dense/kernel:0", ...) and as Keras 3's .keras does
+# (layers/base/layers/dense/vars/0): madlib_dl refuses nested models.
 #
 #   /usr/bin/python3 test/keras_files/gen_keras_files.py > test/data/keras_files.sql
 import io
@@ -179,6 +185,44 @@ def legacy_h5(config, weights):
     return b.getvalue()
 
 
+def nested_h5(config, base, base_weights, head, head_weights):
+    """Keras 2's model.save('m.h5') of Sequential([base, head]), base a model."""
+    b = io.BytesIO()
+    with h5py.File(b, "w") as f:
+        f.attrs["keras_version"] = np.bytes_(b"2.12.0")
+        f.attrs["backend"] = np.bytes_(b"tensorflow")
+        f.attrs["model_config"] = np.bytes_(json.dumps(config).encode("utf8"))
+        mw = f.create_group("model_weights")
+        mw.attrs["layer_names"] = np.array([base.encode(), head.encode()])
+        g = mw.create_group(base)
+        names = [(l + "/" + wn + ":0").encode() for l, ws in base_weights for wn, _ in ws]
+        g.attrs["weight_names"] = np.array(names)
+        for n, a in zip(names, [a for _, ws in base_weights for _, a in ws]):
+            g.create_dataset(n.decode(), data=a)
+        g = mw.create_group(head)
+        names = [(head + "/" + wn + ":0").encode() for wn, _ in head_weights]
+        g.attrs["weight_names"] = np.array(names)
+        for n, (_, a) in zip(names, head_weights):
+            g.create_dataset(n.decode(), data=a)
+    return b.getvalue()
+
+
+def nested_keras_h5(base, base_weights, head, head_weights):
+    """Keras 3's model.weights.h5 of the same model: the inner model's layers under its own."""
+    b = io.BytesIO()
+    with h5py.File(b, "w") as f:
+        inner = f.create_group("layers/" + base + "/layers")
+        for l, ws in base_weights:
+            vg = inner.create_group(l + "/vars")
+            for i, (_, a) in enumerate(ws):
+                vg.create_dataset(str(i), data=a)
+        vg = f.create_group("layers/" + head + "/vars")
+        for i, (_, a) in enumerate(head_weights):
+            vg.create_dataset(str(i), data=a)
+        f.create_group("optimizer/vars")
+    return b.getvalue()
+
+
 def flat(weights):
     return b"".join(a.astype("<f4").tobytes() for _, ws, _ in weights for _, a in ws)
 
@@ -224,3 +268,37 @@ bset("bad_bomb", keras_zip(cfg, b"", bomb=True))
 bset("bad_int", keras_zip(cfg, k3_weights_h5(weights, int_var=True)))
 bset("mlp_f64_keras", keras_zip(cfg, k3_weights_h5(weights, dtype=np.float64)))
 bset("mlp_f16_keras", keras_zip(cfg, k3_weights_h5(weights, dtype=np.float16)))
+bset("bad_emptyh5", keras_zip(cfg, b""))
+
+# nested: Sequential([base, Dense(3)]), base = a functional Dense(8) on 4 inputs
+base_w = [("dense", [("kernel", w(4, 8)), ("bias", w(8))])]
+head_w = [("kernel", w(8, 3)), ("bias", w(3))]
+base2 = {"class_name": "Functional", "config": {
+    "name": "base", "trainable": True,
+    "layers": [{"class_name": "InputLayer", "name": "input_1", "inbound_nodes": [],
+                "config": {"batch_input_shape": [None, 4], "dtype": "float32", "sparse": False,
+                           "ragged": False, "name": "input_1"}},
+               {"class_name": "Dense", "name": "dense", "inbound_nodes": [[["input_1", 0, 0, {}]]],
+                "config": {"name": "dense", "trainable": True, "dtype": "float32", "units": 8,
+                           "activation": "relu", "use_bias": True}}],
+    "input_layers": [["input_1", 0, 0]], "output_layers": [["dense", 0, 0]]}}
+nested2 = {"class_name": "Sequential", "config": {"name": "sequential", "layers": [
+    {"class_name": "InputLayer", "config": {"batch_input_shape": [None, 4], "dtype": "float32",
+                                            "sparse": False, "ragged": False, "name": "base_input"}},
+    base2,
+    {"class_name": "Dense", "config": {"name": "dense_1", "trainable": True, "dtype": "float32",
+                                       "units": 3, "activation": "softmax", "use_bias": True}}]}}
+bset("nested_h5", nested_h5(nested2, "base", base_w, "dense_1", head_w))
+base3 = {"module": "keras", "class_name": "Functional", "registered_name": "Functional", "config": {
+    "name": "base", "trainable": True,
+    "layers": [{"module": "keras.layers", "class_name": "InputLayer", "registered_name": None, "name": "input_layer",
+                "inbound_nodes": [], "config": {"batch_shape": [None, 4], "dtype": "float32", "sparse": False,
+                                                "name": "input_layer"}},
+               dict(k3_layer("Dense", "dense", units=8, activation="relu", use_bias=True), name="dense",
+                    inbound_nodes=[{"args": [{"class_name": "__keras_tensor__",
+                                              "config": {"shape": [None, 4], "dtype": "float32",
+                                                         "keras_history": ["input_layer", 0, 0]}}],
+                                    "kwargs": {}}])],
+    "input_layers": [["input_layer", 0, 0]], "output_layers": [["dense", 0, 0]]}}
+nested3 = k3_model("sequential", [4], [base3, dense("dense_1", 3, "softmax")])
+bset("nested_keras", keras_zip(nested3, nested_keras_h5("base", base_w, "dense_1", head_w)))

@@ -9,7 +9,8 @@
  * layouts by test/keras_files/gen_keras_files.py): the weights of each
  * must be the flat float32 weights the generator wrote beside it; the
  * hostile files, every truncation of a record and every allocation
- * failure must be refused without a leak.
+ * failure must be refused without a leak; a nested model (a model used
+ * as a layer) decodes, and its architecture is refused by name.
  *
  * IDENTIFICATION
  *	  test/unit/test_keras_file.c
@@ -22,6 +23,7 @@
 #include <string.h>
 
 #include "unit_util.h"
+#include "madlib_dl/dl_keras.h"
 #include "madlib_dl/dl_keras_file.h"
 
 static char *sql_text;
@@ -191,6 +193,8 @@ test_refusals(void **state)
 	expect_refused("bad_h5truncated", DL_ERR_CORRUPT, "not a readable HDF5 file", &lim);
 	expect_refused("bad_noconfig", DL_ERR_CORRUPT, "no config.json", &lim);
 	expect_refused("bad_int", DL_ERR_UNSUPPORTED, "holds integers", &lim);
+	/* no internal error (libhdf5 refuses an empty image): the file's fault */
+	expect_refused("bad_emptyh5", DL_ERR_CORRUPT, "model.weights.h5 is not a readable HDF5 file (0 bytes)", &lim);
 	lim.max_entry = 1 << 19;
 	expect_refused("bad_bomb", DL_ERR_LIMIT, "1048576 bytes uncompressed", &lim);
 	lim = limits();
@@ -206,6 +210,71 @@ test_refusals(void **state)
 	lim.max_config = 100;
 	expect_refused("mlp_keras", DL_ERR_LIMIT, "config.json", &lim);
 	expect_refused("mlp_h5", DL_ERR_LIMIT, "model_config", &lim);
+}
+
+/*
+ * Sequential([base, Dense]) with base a functional model: Keras 2's .h5
+ * keeps the inner model's weights in base's group (its weight_names
+ * "dense/kernel:0", ...), Keras 3's .keras under layers/base/layers/dense.
+ * Both decode; the architecture is refused, naming the nested layer.
+ */
+static void
+test_nested(void **state)
+{
+	static const char *const names[] = {"nested_h5", "nested_keras"};
+	static const char *const first[][2] = {
+		{"base", "model_weights/base/dense/kernel:0"},
+		{"dense", "layers/base/layers/dense/vars/0"},
+	};
+
+	for (int k = 0; k < 2; k++)
+	{
+		TestAllocCounter c;
+		DlAllocator a = test_allocator(&c);
+		DlKerasFileLimits lim = limits();
+		DlKerasFile f;
+		DlModelSpec *spec = NULL;
+		DlError		err;
+		size_t		len;
+		uint8_t    *buf = fixture_bytes(names[k], &len);
+
+		if (dl_keras_file_decode(buf, len, &lim, &a, &f, &err) != DL_OK)
+			fail_msg("%s: %s", names[k], err.msg);
+		assert_int_equal(f.n_tensors, 4);
+		assert_string_equal(f.tensors[0].layer, first[k][0]);
+		assert_string_equal(f.tensors[0].path, first[k][1]);
+		assert_int_equal(f.tensors[1].index, 1);
+		assert_int_equal(f.tensors[1].count, 8);
+		assert_string_equal(f.tensors[2].layer, "dense_1");
+		assert_int_equal(f.tensors[2].index, 0);
+		assert_int_equal(f.tensors[3].count, 3);
+		dl_error_clear(&err);
+		assert_int_equal(dl_keras_parse(f.config, f.config_len, &a, &spec, &err), DL_ERR_UNSUPPORTED);
+		assert_null(spec);
+		assert_string_equal(err.msg, "layer \"base\" is a nested model (Functional), which is not supported");
+		assert_non_null(strstr(err.hint, "keras.Sequential(base.layers + [head])"));
+		dl_keras_file_free(&a, &f);
+		assert_no_leaks(&c);
+		free(buf);
+	}
+	/* an inner Sequential (Keras 2) or Model (Keras 2.2), as load_keras_model takes them */
+	for (int k = 0; k < 2; k++)
+	{
+		TestAllocCounter c;
+		DlAllocator a = test_allocator(&c);
+		DlModelSpec *spec = NULL;
+		DlError		err;
+		char		json[512];
+
+		snprintf(json, sizeof(json),
+				 "{\"class_name\": \"Sequential\", \"config\": {\"layers\": ["
+				 "{\"class_name\": \"InputLayer\", \"config\": {\"batch_input_shape\": [null, 4]}}, "
+				 "{\"class_name\": \"%s\", \"config\": {\"name\": \"inner\", \"layers\": []}}, "
+				 "{\"class_name\": \"Dense\", \"config\": {\"units\": 2}}]}}", k ? "Model" : "Sequential");
+		assert_int_equal(dl_keras_parse(json, strlen(json), &a, &spec, &err), DL_ERR_UNSUPPORTED);
+		assert_non_null(strstr(err.msg, "layer \"inner\" is a nested model"));
+		assert_no_leaks(&c);
+	}
 }
 
 /* Every allocation that fails is a clean DL_ERR_NO_MEMORY with nothing leaked. */
@@ -306,7 +375,52 @@ test_record(void **state)
 	assert_int_equal(dl_keras_file_parse(rec, rlen, &lim, &a, &g, &err), DL_ERR_LIMIT);
 	assert_string_equal(err.msg, e2.msg);
 	assert_string_equal(err.hint, "Raise the limit.");
+	/* fuzz_keras_file's findings: bytes after an error record, an empty message */
+	{
+		uint8_t    *more = malloc(rlen + 1);
+
+		memcpy(more, rec, rlen);
+		more[rlen] = 0;
+		assert_int_equal(dl_keras_file_parse(more, rlen + 1, &lim, &a, &g, &err), DL_ERR_CORRUPT);
+		free(more);
+	}
 	dl_free(&a, rec);
+	dl_error_clear(&e2);
+	e2.code = DL_ERR_LIMIT;
+	assert_int_equal(dl_keras_file_encode(DL_ERR_LIMIT, &e2, &f, &a, &rec, &rlen, &err), DL_OK);
+	assert_int_equal(dl_keras_file_parse(rec, rlen, &lim, &a, &g, &err), DL_ERR_CORRUPT);
+	dl_free(&a, rec);
+	assert_no_leaks(&c);
+
+	/*
+	 * A record that declares as many tensors as the limit in 32 bytes:
+	 * refused before the tensors' array is allocated (it was 100001 of
+	 * them for 32 bytes)
+	 */
+	{
+		uint8_t		small[4 + 4 + 4 + 8 + 2 + 8];
+		uint32_t	u;
+		uint64_t	l = 2,
+					n = 1000;
+
+		u = 0x464b4c44u;
+		memcpy(small, &u, 4);
+		u = DL_OK;
+		memcpy(small + 4, &u, 4);
+		u = DL_KERAS_FILE_H5;
+		memcpy(small + 8, &u, 4);
+		memcpy(small + 12, &l, 8);
+		memcpy(small + 20, "{}", 2);
+		memcpy(small + 22, &n, 8);
+		c.bytes_peak = 0;
+		assert_int_equal(dl_keras_file_parse(small, sizeof(small), &lim, &a, &g, &err), DL_ERR_CORRUPT);
+		assert_true(c.bytes_peak < 1024);
+		n = 0;
+		memcpy(small + 22, &n, 8);
+		assert_int_equal(dl_keras_file_parse(small, sizeof(small), &lim, &a, &g, &err), DL_OK);
+		assert_string_equal(g.config, "{}");
+		dl_keras_file_free(&a, &g);
+	}
 	assert_no_leaks(&c);
 	free(buf);
 }
@@ -318,6 +432,7 @@ main(void)
 		cmocka_unit_test(test_files),
 		cmocka_unit_test(test_lstm_names),
 		cmocka_unit_test(test_refusals),
+		cmocka_unit_test(test_nested),
 		cmocka_unit_test(test_alloc_failures),
 		cmocka_unit_test(test_record),
 	};
