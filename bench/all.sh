@@ -134,6 +134,10 @@ FMB_AB_ONLY=1 "$ROOT/bench/fit_multiple_bench.sh" "$CONN" "${SZ[@]}" > "$OUT/fit
 ta="$(sed -n 's/^A .*: *\([0-9.]*\) s$/\1/p' "$OUT/fit_multiple.txt")"
 tb="$(sed -n 's/^B .*: *\([0-9.]*\) s$/\1/p' "$OUT/fit_multiple.txt")"
 row "fit_multiple" "seconds, 2 segments against 1 (8 MLPs, 10 passes)" "$ta" "$tb" "$(ratio "$ta" "$tb")" "<=0.52"
+row "fit_multiple" "its factors: the steps' own time, 2 segments against 1" - - \
+  "$(sed -n 's/^steps A\/B .*: \([0-9.]*\)$/\1/p' "$OUT/fit_multiple.txt")" "-"
+row "fit_multiple" "its factors: busy share of the segments, 2 segments (1 segment: $(sed -n 's/^busy share B .*: *\([0-9.]*\)$/\1/p' "$OUT/fit_multiple.txt"))" - - \
+  "$(sed -n 's/^busy share A .*: *\([0-9.]*\)$/\1/p' "$OUT/fit_multiple.txt")" "-"
 
 log "bench/averaging_bench.sh (MLP, period 32, lr_scaling linear)"
 avg_env=(NETS=mlp SEEDS=1 SEGMENTS="1 2" PERIODS=32 SCALINGS=linear OUT="$OUT/averaging.runs")

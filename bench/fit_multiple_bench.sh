@@ -17,6 +17,8 @@
 #   D  fit, 1 segment, epochs=1 x 10 iterations, each configuration alone
 # and prints
 #   A/B  wall time on 2 segments against 1 segment      (goal <= 0.55)
+#        and its factors: the steps' slowdown on 2 segments (sum of the
+#        models' training_seconds, A against B) and each run's busy share
 #   A/C  epochs=1 x 10 against epochs=10 x 1            (goal <= 1.05)
 #   per configuration: test accuracy after A next to D  (goal: within 0.5 points)
 # Metrics are computed at the last iteration only, so the timings are
@@ -66,7 +68,7 @@ done
 echo "train rows: $(psqlc -At -c 'SELECT count(*) FROM fmb_train'), test rows: $(psqlc -At -c 'SELECT count(*) FROM fmb_test'), configurations: $(psqlc -At -c 'SELECT count(*) FROM fmb_mst_e1')"
 
 secs() {  # summary table -> seconds of training
-  psqlc -At -c "SELECT round(extract(epoch FROM end_training_time - start_training_time)::numeric, 1) FROM $1"
+  psqlc -At -c "SELECT round(extract(epoch FROM end_training_time - start_training_time)::numeric, 2) FROM $1"
 }
 multi() {  # name source mst iterations
   psqlc >/dev/null <<SQL
@@ -81,6 +83,17 @@ TA="$(multi fmb_a fmb_train_2 fmb_mst_e1 10)"
 echo "A  fit_multiple, 2 segments, epochs=1 x 10:  $TA s"
 TB="$(multi fmb_b fmb_train_1 fmb_mst_e1 10)"
 echo "B  fit_multiple, 1 segment,  epochs=1 x 10:  $TB s"
+# Where A/B goes: wall = sum of the models' training_seconds / (segments x
+# busy share), so A/B = (steps A / steps B) x busy_B / (2 x busy_A): the
+# steps' own slowdown when two segments run at once (the cores' shared
+# caches, memory and clock; other jobs), and the segments' idle share (the
+# start, the hops, the evaluation, the last models' tail).
+stepsum() { psqlc -At -c "SELECT sum(training_seconds) FROM $1"; }
+SA="$(stepsum fmb_a_info)"; SB="$(stepsum fmb_b_info)"
+awk -v a="$TA" -v b="$TB" -v sa="$SA" -v sb="$SB" 'BEGIN {
+  printf "steps A/B (sum of training_seconds, %.2f s / %.2f s): %.3f\n", sa, sb, sa / sb;
+  printf "busy share A (2 segments): %.3f\n", sa / (2 * a);
+  printf "busy share B (1 segment):  %.3f\n", sb / b }'
 if [ "${FMB_AB_ONLY:-0}" = 1 ]; then   # bench/all.sh: the scaling figure only
   awk -v a="$TA" -v b="$TB" 'BEGIN { printf "A/B 2 segments vs 1 segment:      %.3f  (goal <= 0.55)\n", a / b }'
   exit 0
