@@ -15,6 +15,16 @@ SET search_path = kf_test, madlib_dl, public;
 \set ECHO all
 RESET client_min_messages;
 
+-- help: fn() the summary, fn('usage') (any case, 'help', '?') the usage,
+-- other text the summary; the help overloads take no argument or one
+-- varchar, so every call with the file's bytes is the function itself
+SELECT load_keras_file() LIKE 'load_keras_file: %load_keras_file(''usage'');' AS summary;
+SELECT load_keras_file('usage') LIKE 'load_keras_file: %.keras%.h5%Nested models%load_onnx_model(''usage'');' AS usage,
+       load_keras_file('USAGE') = load_keras_file('?') AS any_case,
+       load_keras_file('other') = load_keras_file() AS other_text;
+SELECT p.oid::regprocedure AS overloads FROM pg_proc p
+ WHERE p.pronamespace = 'madlib_dl'::regnamespace AND p.proname = 'load_keras_file' ORDER BY 1::text;
+
 SELECT load_keras_file('kf_arch', :'mlp_keras', 'mlp keras', 'Keras 3 .keras');
 SELECT load_keras_file('kf_arch', :'cnn_keras', 'cnn keras');
 SELECT load_keras_file('kf_arch', :'lstm_keras', 'lstm keras');
