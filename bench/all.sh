@@ -11,8 +11,8 @@
 #                            training GFLOP/s against the machine's FMA
 #                            peak (bench/out/fma_peak, one core, measured
 #                            here); then PyTorch on all threads
-#                            (TORCH_THREADS=nproc) against the one-thread
-#                            engine
+#                            (TORCH_THREADS=nproc, OpenBLAS on one thread
+#                            under it) against the one-thread engine
 #   text, LSTM               bench/seq_run.sh: engine against PyTorch
 #   fit_multiple             bench/fit_multiple_bench.sh with FMB_AB_ONLY=1:
 #                            2 segments against 1 (wall time)
@@ -107,9 +107,13 @@ for net in mlp cnn; do
       "$(awk -v a="$g" -v b="$PEAK" 'BEGIN { if (a != "" && b > 0) printf "%.1f", 100 * a / b }')" "$pgoal"
     # PyTorch on every thread, the same run otherwise
     if [ $net = mlp ]; then args=("${MLP_EPOCHS:-5}" 1); else args=("${CNN_EPOCHS:-1}" "${CNN_WINDOWS:-6}"); fi
-    # (the malloc settings of bench/run.sh, as its PyTorch runs had them)
+    # (the malloc settings of bench/run.sh, as its PyTorch runs had them).
+    # PyTorch's own threads only: Debian's torch calls OpenBLAS, and
+    # OpenBLAS threads on top of torch's oversubscribe the cores (the MLP
+    # ran 3.8x slower with OPENBLAS_NUM_THREADS=2 on 2 cores: 16,129
+    # against 60,545 samples/s)
     MALLOC_MMAP_THRESHOLD_=2000000000 MALLOC_TRIM_THRESHOLD_=2000000000 MALLOC_TOP_PAD_=536870912 \
-    OMP_NUM_THREADS=$NCPU OPENBLAS_NUM_THREADS=$NCPU TORCH_THREADS=$NCPU \
+    OMP_NUM_THREADS=$NCPU OPENBLAS_NUM_THREADS=1 TORCH_THREADS=$NCPU \
       /usr/bin/python3 "$ROOT/bench/torch_bench.py" $net $opt "${args[@]}" > "$OUT/torch-all-$net-$opt.txt" 2>&1
     ta="$(kv "$OUT/torch-all-$net-$opt.txt" samples_per_s)"
     row "engine, $net $opt" "samples/s, 1 thread against PyTorch on $NCPU threads" "$e" "$ta" "$(ratio "$e" "$ta")" "-"

@@ -6398,6 +6398,44 @@ See also: SELECT madlib_dl.delete_keras_model('usage');$usage$),
                                       '<weights>'::bytea, 'name', 'description');
 
 For all parameters: SELECT madlib_dl.load_keras_model('usage');$summary$),
+('load_keras_file', 'usage', $usage$load_keras_file: load a model file Keras saved, its architecture and its
+weights, into a model architecture table as load_keras_model stores them
+(the table is created on first use).
+
+    SELECT madlib_dl.load_keras_file(
+        model_arch_table  TEXT,   -- table to insert into (name or schema.name)
+        file              BYTEA,  -- the file's bytes
+        name              TEXT,   -- optional
+        description       TEXT    -- optional
+    );
+
+The formats, told apart by the file's first bytes:
+    .keras  model.save('m.keras'): Keras 3, or Keras 2.13 to 2.15
+            (a zip of config.json and model.weights.h5)
+    .h5     model.save('m.h5'): legacy HDF5 (Keras 2, TF 2.x)
+
+The file is decoded, and refused, before any table is touched.  Each weight
+is matched to the architecture's by its layer and its position in the
+layer, and every shape is checked; float64 and float16 weights become
+float32.  Nested models (a model used as a layer, as in
+Sequential([base, Dense(...)])) are refused, naming the layer; so are
+weights-only files (model.save_weights) and layers load_keras_model does
+not support.  A file on the psql client:
+
+    \set f `base64 -w0 m.keras`
+    SELECT madlib_dl.load_keras_file('model_arch_library', decode(:'f', 'base64'));
+
+docs/interchange.md ("Keras files") tells more.
+
+See also: SELECT madlib_dl.load_keras_model('usage');
+          SELECT madlib_dl.load_onnx_model('usage');$usage$),
+('load_keras_file', 'summary', $summary$load_keras_file: store a Keras model file (.keras or .h5) as an architecture
+with its weights.
+
+    SELECT madlib_dl.load_keras_file('model_arch_library', pg_read_binary_file('/path/model.keras'),
+                                     'name', 'description');
+
+For all parameters: SELECT madlib_dl.load_keras_file('usage');$summary$),
 ('delete_keras_model', 'usage', $usage$delete_keras_model: delete one model from a model architecture table; the
 table is dropped when its last model is deleted.
 
@@ -7006,6 +7044,20 @@ CREATE OR REPLACE FUNCTION madlib_dl.load_keras_model(message character varying)
  SET search_path TO 'pg_catalog', 'pg_temp'
 AS $function$ SELECT madlib_dl._help('load_keras_model', message) $function$;
 
+CREATE FUNCTION madlib_dl.load_keras_file(message character varying)
+ RETURNS text
+ LANGUAGE sql
+ IMMUTABLE
+ SET search_path TO 'pg_catalog', 'pg_temp'
+AS $function$ SELECT madlib_dl._help('load_keras_file', message) $function$;
+
+CREATE FUNCTION madlib_dl.load_keras_file()
+ RETURNS text
+ LANGUAGE sql
+ IMMUTABLE
+ SET search_path TO 'pg_catalog', 'pg_temp'
+AS $function$ SELECT madlib_dl.load_keras_file(''::varchar) $function$;
+
 CREATE OR REPLACE FUNCTION madlib_dl.delete_keras_model(message character varying)
  RETURNS text
  LANGUAGE sql
@@ -7482,6 +7534,8 @@ BEGIN
                     'madlib_dl.keras_model_summary(json)',
                     'madlib_dl.keras_model_weights(json)',
                     'madlib_dl.load_custom_function(character varying,bytea,character varying,character varying)',
+                    'madlib_dl.load_keras_file()',
+                    'madlib_dl.load_keras_file(character varying)',
                     'madlib_dl.load_keras_file(text,bytea,text,text)',
                     'madlib_dl.load_keras_model()',
                     'madlib_dl.load_keras_model(character varying)',
