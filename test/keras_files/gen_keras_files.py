@@ -165,13 +165,18 @@ def keras_zip(config, h5, noconfig=False, bomb=False):
     return b.getvalue()
 
 
+def h5_model_file(f, config):
+    """The file attributes of Keras 2's model.save('m.h5'); its model_weights group."""
+    f.attrs["keras_version"] = np.bytes_(b"2.12.0")
+    f.attrs["backend"] = np.bytes_(b"tensorflow")
+    f.attrs["model_config"] = np.bytes_(json.dumps(config).encode("utf8"))
+    return f.create_group("model_weights")
+
+
 def legacy_h5(config, weights):
     b = io.BytesIO()
     with h5py.File(b, "w") as f:
-        f.attrs["keras_version"] = np.bytes_(b"2.12.0")
-        f.attrs["backend"] = np.bytes_(b"tensorflow")
-        f.attrs["model_config"] = np.bytes_(json.dumps(config).encode("utf8"))
-        mw = f.create_group("model_weights")
+        mw = h5_model_file(f, config)
         mw.attrs["backend"] = np.bytes_(b"tensorflow")
         mw.attrs["keras_version"] = np.bytes_(b"2.12.0")
         mw.attrs["layer_names"] = np.array([l.encode("utf8") for l, _, _ in weights])
@@ -189,10 +194,7 @@ def nested_h5(config, base, base_weights, head, head_weights):
     """Keras 2's model.save('m.h5') of Sequential([base, head]), base a model."""
     b = io.BytesIO()
     with h5py.File(b, "w") as f:
-        f.attrs["keras_version"] = np.bytes_(b"2.12.0")
-        f.attrs["backend"] = np.bytes_(b"tensorflow")
-        f.attrs["model_config"] = np.bytes_(json.dumps(config).encode("utf8"))
-        mw = f.create_group("model_weights")
+        mw = h5_model_file(f, config)
         mw.attrs["layer_names"] = np.array([base.encode(), head.encode()])
         g = mw.create_group(base)
         names = [(l + "/" + wn + ":0").encode() for l, ws in base_weights for wn, _ in ws]
