@@ -58,6 +58,52 @@ SELECT m.name, count(*) AS n_probs,
   JOIN (VALUES ('mlp'), ('cnn'), ('resblock'), ('lstm'), ('twoin'), ('textcnn'), ('bilstm'), ('gelu')) m(name) USING (name)
  GROUP BY m.name ORDER BY m.name;
 
+-- predict_row on the imported models (the architecture table and its
+-- model_id): PyTorch's class for every row (the two-input model takes
+-- two arrays, which predict_row does not)
+SELECT 'mlp' AS name, count(*) AS n_rows,
+       bool_and(predict_row('onnx_arch', d.x, 1) =
+                (SELECT (i - 1)::text FROM unnest(t.prob) WITH ORDINALITY u(p, i) ORDER BY p DESC LIMIT 1))
+         AS pytorch_class
+  FROM mlp_data d JOIN mlp_torch t USING (id)
+UNION ALL
+SELECT 'cnn' AS name, count(*) AS n_rows,
+       bool_and(predict_row('onnx_arch', d.x, 2) =
+                (SELECT (i - 1)::text FROM unnest(t.prob) WITH ORDINALITY u(p, i) ORDER BY p DESC LIMIT 1))
+         AS pytorch_class
+  FROM cnn_data d JOIN cnn_torch t USING (id)
+UNION ALL
+SELECT 'resblock' AS name, count(*) AS n_rows,
+       bool_and(predict_row('onnx_arch', d.x, 3) =
+                (SELECT (i - 1)::text FROM unnest(t.prob) WITH ORDINALITY u(p, i) ORDER BY p DESC LIMIT 1))
+         AS pytorch_class
+  FROM resblock_data d JOIN resblock_torch t USING (id)
+UNION ALL
+SELECT 'lstm' AS name, count(*) AS n_rows,
+       bool_and(predict_row('onnx_arch', d.x, 4) =
+                (SELECT (i - 1)::text FROM unnest(t.prob) WITH ORDINALITY u(p, i) ORDER BY p DESC LIMIT 1))
+         AS pytorch_class
+  FROM lstm_data d JOIN lstm_torch t USING (id)
+UNION ALL
+SELECT 'textcnn' AS name, count(*) AS n_rows,
+       bool_and(predict_row('onnx_arch', d.x, 6) =
+                (SELECT (i - 1)::text FROM unnest(t.prob) WITH ORDINALITY u(p, i) ORDER BY p DESC LIMIT 1))
+         AS pytorch_class
+  FROM textcnn_data d JOIN textcnn_torch t USING (id)
+UNION ALL
+SELECT 'bilstm' AS name, count(*) AS n_rows,
+       bool_and(predict_row('onnx_arch', d.x, 7) =
+                (SELECT (i - 1)::text FROM unnest(t.prob) WITH ORDINALITY u(p, i) ORDER BY p DESC LIMIT 1))
+         AS pytorch_class
+  FROM bilstm_data d JOIN bilstm_torch t USING (id)
+UNION ALL
+SELECT 'gelu' AS name, count(*) AS n_rows,
+       bool_and(predict_row('onnx_arch', d.x, 8) =
+                (SELECT (i - 1)::text FROM unnest(t.prob) WITH ORDINALITY u(p, i) ORDER BY p DESC LIMIT 1))
+         AS pytorch_class
+  FROM gelu_data d JOIN gelu_torch t USING (id)
+ORDER BY name;
+
 -- warm start: fit from the imported CNN's weights; the loss falls
 CREATE TABLE cnn_train AS SELECT id, x, (id % 3)::integer AS y FROM cnn_data;
 SELECT training_preprocessor_dl('cnn_train', 'cnn_packed', 'y', 'x', NULL, 1.0, NULL, '1');
