@@ -6,7 +6,7 @@
 -- not by Keras itself); the weights equal those load_keras_model loads from
 -- the same config and flat weights, and predict the same; hostile files
 -- refused with a clean error, the server never crashing (the decoding runs
--- in a child process); nested models refused by name.
+-- in a child process); a nested model inlined, predicting as numpy does.
 SET client_min_messages = warning;
 CREATE SCHEMA kf_test;
 SET search_path = kf_test, madlib_dl, public;
@@ -86,14 +86,25 @@ RESET madlib_dl.max_model_memory;
 SELECT load_keras_file('kf_arch', :'bad_emptyh5');
 \echo :LAST_ERROR_SQLSTATE
 -- a nested model (Sequential([base, Dense]), base a functional model: the
--- transfer-learning pattern), Keras 2's .h5 and Keras 3's .keras: the file
--- decodes (base's weights are model_weights/base/dense/kernel:0, ...), the
--- architecture is refused by the nested layer's name (0A000)
+-- transfer-learning pattern), Keras 2's .h5 and Keras 3's .keras: the
+-- nested model is inlined, its tensors named by the inner layer (dense,
+-- the .h5's model_weights/base/dense/kernel:0, ...); both predict the
+-- probabilities numpy computes from the generator's weights
 SELECT tensors->0->>'layer' AS layer, tensors->0->>'path' AS path FROM _keras_file_read(:'nested_h5');
-SELECT load_keras_file('kf_arch', :'nested_h5');
-\echo :LAST_ERROR_SQLSTATE
-SELECT load_keras_file('kf_arch', :'nested_keras');
-\echo :LAST_ERROR_SQLSTATE
+SELECT tensors->0->>'layer' AS layer, tensors->0->>'path' AS path FROM _keras_file_read(:'nested_keras');
+SELECT load_keras_file('kf_arch', :'nested_h5', 'nested h5');
+SELECT load_keras_file('kf_arch', :'nested_keras', 'nested keras');
+SELECT name, octet_length(model_weights) / 4 AS n_weights FROM kf_arch WHERE name LIKE 'nested%' ORDER BY model_id;
+CREATE TABLE nested_data AS SELECT ord::integer AS id, ARRAY(SELECT jsonb_array_elements_text(v)::real) AS x
+  FROM jsonb_array_elements(:'nested_data') WITH ORDINALITY t(v, ord);
+CREATE TABLE nested_want AS SELECT r.ord::integer AS id, (c.ord - 1)::integer AS k, c.v::text::float8 AS prob
+  FROM jsonb_array_elements(:'nested_pred') WITH ORDINALITY r(v, ord),
+       jsonb_array_elements(r.v) WITH ORDINALITY c(v, ord);
+SELECT predict_byom('kf_arch', (SELECT model_id FROM kf_arch WHERE name = 'nested h5'), 'nested_data', 'id', 'x', 'p6');
+SELECT predict_byom('kf_arch', (SELECT model_id FROM kf_arch WHERE name = 'nested keras'), 'nested_data', 'id', 'x', 'p7');
+SELECT count(*) AS n, max(abs(p6.prob - w.prob)) < 1e-5 AS h5_as_numpy, max(abs(p7.prob - w.prob)) < 1e-5 AS keras_as_numpy
+  FROM nested_want w JOIN p6 ON p6.id = w.id AND p6.class_value = w.k::text
+       JOIN p7 ON p7.id = w.id AND p7.class_value = w.k::text;
 \set VERBOSITY terse
 SELECT count(*) AS models FROM kf_arch;
 

@@ -25,7 +25,9 @@
  *	          vars) or _layer_checkpoint_dependencies/<layer>/vars/<i>
  *	          (Keras 2.13 to 2.15)
  *	 .h5      model_weights/<layer>/<weight_names[i]>, the layer groups
- *	          named by model_weights' layer_names attribute
+ *	          named by model_weights' layer_names attribute (a nested
+ *	          model's group holds its inner layers' weights, weight_names
+ *	          "<inner layer>/kernel:0": named by the inner layer)
  *
  * IDENTIFICATION
  *	  include/madlib_dl/dl_keras_file.h

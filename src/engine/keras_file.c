@@ -23,9 +23,12 @@
 #include <string.h>
 
 #include <hdf5.h>
+#include <json-c/json.h>
 #include <zip.h>
 
 #include "madlib_dl/dl_keras_file.h"
+
+#include "keras_internal.h"
 
 #define ZIP_MAGIC "PK\003\004"
 #define HDF5_MAGIC "\211HDF\r\n\032\n"
@@ -649,10 +652,84 @@ kf_v3_walk(KfState *s, hid_t g, const char *path, const char *layer, uint32_t *i
 	return st;
 }
 
-/* The legacy layout: model_weights/<layer>/<weight_names[i]>. */
+/*
+ * The model config (model_config, len bytes) parsed, or NULL when it
+ * does not parse: the architecture's reader refuses it later, by its own
+ * message.  Release with json_object_put.
+ */
+static json_object *
+kf_parse_config(const char *config, size_t len)
+{
+	json_tokener *tok;
+	json_object *root;
+
+	if (config == NULL || len > INT32_MAX || (tok = json_tokener_new_ex(KERAS_JSON_MAX_DEPTH)) == NULL)
+		return NULL;
+	root = json_tokener_parse_ex(tok, config, (int) len);
+	json_tokener_free(tok);
+	return root;
+}
+
+/* Whether layer is a nested model (a model used as a layer) of the model root. */
+static bool
+kf_is_nested_model(json_object *root, const char *layer)
+{
+	json_object *cfg = keras_jget(root, "config");
+	json_object *layers = json_object_is_type(cfg, json_type_array) ? cfg : keras_jget(cfg, "layers");
+
+	for (size_t i = 0; i < keras_jlen(layers); i++)
+	{
+		json_object *e = keras_jidx(layers, i);
+		const char *name = keras_jget_str(e, "name");
+
+		if (name == NULL)
+			name = keras_layer_name(e);
+		if (strcmp(name, layer) == 0)
+			return keras_is_model_class(keras_jget_str(e, "class_name"));
+	}
+	return false;
+}
+
+/*
+ * The inner layer a nested model's weight belongs to: the first
+ * component of its name (weight_names: "dense/kernel:0") that is not the
+ * nested model's own name, else the nested model's name.
+ */
+static void
+kf_inner_layer(const char *wname, const char *model, char *buf, size_t size)
+{
+	const char *p = wname;
+
+	snprintf(buf, size, "%s", model);
+	while (*p != '\0')
+	{
+		const char *slash = strchr(p, '/');
+		size_t		n;
+
+		if (slash == NULL)
+			return;				/* the last component names the weight */
+		n = (size_t) (slash - p);
+		if (n > 0 && n < size && !(strncmp(p, model, n) == 0 && model[n] == '\0'))
+		{
+			memcpy(buf, p, n);
+			buf[n] = '\0';
+			return;
+		}
+		p = slash + 1;
+	}
+}
+
+/*
+ * The legacy layout: model_weights/<layer>/<weight_names[i]>.  A nested
+ * model's group holds its inner layers' weights ("dense/kernel:0", ...,
+ * Keras 2's model.save of Sequential([base, head])): they are named by
+ * the inner layer, as the architecture, its nested models inlined,
+ * names them.
+ */
 static DlStatus
 kf_h5_legacy_weights(KfState *s, hid_t mw)
 {
+	json_object *root;
 	char	  **layers;
 	size_t		nl;
 	DlStatus	st = DL_OK;
@@ -660,11 +737,15 @@ kf_h5_legacy_weights(KfState *s, hid_t mw)
 	layers = kf_h5_string_list(mw, "layer_names", s->a, KF_MAX_LINKS, &nl, s->err);
 	if (layers == NULL)
 		return s->err->code;
+	root = kf_parse_config(s->out->config, s->out->config_len);
 	for (size_t i = 0; i < nl && st == DL_OK; i++)
 	{
 		hid_t		lg;
 		char	  **wn;
 		size_t		nw;
+		bool		nested;
+		char		inner[KF_MAX_PATH];
+		uint32_t	inner_index = 0;
 
 		if (!kf_h5_open_group(mw, layers[i], &lg))
 		{
@@ -676,10 +757,14 @@ kf_h5_legacy_weights(KfState *s, hid_t mw)
 		wn = kf_h5_string_list(lg, "weight_names", s->a, s->lim->max_tensors, &nw, s->err);
 		if (wn == NULL)
 			st = s->err->code;
+		nested = nw > 0 && kf_is_nested_model(root, layers[i]);
+		inner[0] = '\0';
 		for (size_t k = 0; k < nw && st == DL_OK; k++)
 		{
 			char		lpath[KF_MAX_PATH],
 						full[KF_MAX_PATH];
+			const char *owner = layers[i];
+			uint32_t	index = (uint32_t) k;
 
 			if (!kf_join(lpath, "model_weights", layers[i]) || !kf_join(full, lpath, wn[k]))
 			{
@@ -687,11 +772,22 @@ kf_h5_legacy_weights(KfState *s, hid_t mw)
 								  KF_MAX_PATH);
 				break;
 			}
-			st = kf_h5_read_tensor(s, lg, wn[k], full, layers[i], (uint32_t) k);
+			if (nested)
+			{
+				char		cur[KF_MAX_PATH];
+
+				kf_inner_layer(wn[k], layers[i], cur, sizeof(cur));
+				inner_index = strcmp(cur, inner) == 0 ? inner_index + 1 : 0;
+				memcpy(inner, cur, sizeof(inner));
+				owner = inner;
+				index = inner_index;
+			}
+			st = kf_h5_read_tensor(s, lg, wn[k], full, owner, index);
 		}
 		kf_free_list(s->a, wn, nw);
 		H5Oclose(lg);
 	}
+	json_object_put(root);
 	kf_free_list(s->a, layers, nl);
 	return st;
 }

@@ -704,3 +704,578 @@ keras_read_sequential(json_object *model, json_object *cfg, json_object *layers,
 	*out = spec;
 	return DL_OK;
 }
+
+/* ----------------------------------------------------------------------
+ * Nested models: inlined into one flat functional model
+ *
+ * A layer whose class is Sequential, Functional or Model is a model used
+ * as a layer (transfer learning: Sequential([base, Dense(10)]), or a
+ * functional model calling a sub-model).  keras_flatten_nested rewrites
+ * the whole model, once, into a functional model of the inner layers:
+ * a nested model's InputLayers are dropped, what reads its inputs reads
+ * what fed the nested-model layer, and what read the nested-model layer
+ * reads its outputs.  The inner layers take the nested model's place in
+ * the layer list, so that the flat list's order is Keras' get_weights()
+ * order (the outer layers in order, a nested model's weights at its
+ * place).  The inner layers keep their names; one that an other layer
+ * of the flat model has too is refused (0A000), naming both models.
+ * A nested model inside a nested model is inlined the same way, at most
+ * KERAS_NEST_MAX_DEPTH deep.  A nested model of several inputs and
+ * outputs is taken in a functional model (tensor k of it is its output
+ * k); in a Sequential model, only one of one input and one output.
+ * ----------------------------------------------------------------------
+ */
+
+/* Deepest nesting of models taken. */
+#define KERAS_NEST_MAX_DEPTH 8
+
+/* The flat model being built. */
+typedef struct KerasFlat
+{
+	const DlAllocator *alloc;
+	json_object *layers;		/* the flat layer list */
+	const char **owner;			/* (cap) the model each flat layer came from */
+	int			cap;
+	bool		keras3;
+} KerasFlat;
+
+/* A model class: the layer is a nested model. */
+bool
+keras_is_model_class(const char *cls)
+{
+	return cls != NULL && (strcmp(cls, "Sequential") == 0 || strcmp(cls, "Functional") == 0 ||
+						   strcmp(cls, "Model") == 0);
+}
+
+/* The layer list of a model's config: a Keras 2.1-2.2 Sequential's config is the list. */
+static json_object *
+model_layers(json_object *entry)
+{
+	json_object *cfg = keras_jget(entry, "config");
+
+	if (json_object_is_type(cfg, json_type_array))
+		return cfg;
+	return keras_jget(cfg, "layers");
+}
+
+/* The name of an entry of a layer list: its "name", else its config's. */
+static const char *
+entry_name(json_object *entry)
+{
+	const char *name = keras_jget_str(entry, "name");
+
+	return name != NULL ? name : keras_layer_name(entry);
+}
+
+/* Check an inner model's layer list and its entries. */
+static DlStatus
+check_model_layers(json_object *entry, const char *mname, DlError *err)
+{
+	json_object *layers = model_layers(entry);
+	char		text[KERAS_TEXT_MAX];
+
+	keras_copy_clipped(text, sizeof(text), mname);
+	if (!json_object_is_type(layers, json_type_array) || keras_jlen(layers) == 0)
+	{
+		dl_error_set(err, DL_ERR_PARSE, "nested model \"%s\" has no layers", text);
+		return dl_error_hint(err, "Pass the output of model.to_json() unchanged.");
+	}
+	if (keras_jlen(layers) > (size_t) DL_MAX_LAYERS + 1)
+		return dl_error_set(err, DL_ERR_LIMIT, "nested model \"%s\" has more than %d layers", text,
+							DL_MAX_LAYERS);
+	for (size_t i = 0; i < keras_jlen(layers); i++)
+	{
+		json_object *e = keras_jidx(layers, i);
+		json_object *cfg = keras_jget(e, "config");
+
+		if (!json_object_is_type(e, json_type_object) || keras_jget_str(e, "class_name") == NULL ||
+			!(json_object_is_type(cfg, json_type_object) ||
+			  (keras_is_model_class(keras_jget_str(e, "class_name")) && json_object_is_type(cfg, json_type_array))))
+			return dl_error_set(err, DL_ERR_PARSE,
+								"layer %zu of nested model \"%s\" has no \"class_name\" or \"config\"",
+								i + 1, text);
+	}
+	return DL_OK;
+}
+
+/* A reference [name, 0, 0, {}] to a flat layer. */
+static json_object *
+new_ref(const char *name, int64_t node, int64_t tensor)
+{
+	json_object *r = json_object_new_array();
+
+	json_object_array_add(r, json_object_new_string(name));
+	json_object_array_add(r, json_object_new_int64(node));
+	json_object_array_add(r, json_object_new_int64(tensor));
+	json_object_array_add(r, json_object_new_object());
+	return r;
+}
+
+/*
+ * Append a layer to the flat list: class cls, name, config cfg (shared,
+ * or copied with trainable false when frozen), reading the n_in tensors
+ * in (names and indexes).  owner names the model it comes from.
+ */
+static DlStatus
+flat_emit(KerasFlat *f, const char *cls, const char *name, json_object *cfg, bool frozen,
+		  const KerasRef *in, int n_in, const char *owner, DlError *err)
+{
+	int			n = (int) json_object_array_length(f->layers);
+	json_object *e;
+	json_object *node;
+	char		a[KERAS_TEXT_MAX / 2];
+	char		b[KERAS_TEXT_MAX / 2];
+	char		c[KERAS_TEXT_MAX / 2];
+
+	for (int i = 0; i < n; i++)
+	{
+		if (strcmp(entry_name(json_object_array_get_idx(f->layers, i)), name) == 0)
+		{
+			keras_copy_clipped(a, sizeof(a), name);
+			keras_copy_clipped(b, sizeof(b), owner);
+			keras_copy_clipped(c, sizeof(c), f->owner[i]);
+			dl_error_set(err, DL_ERR_UNSUPPORTED,
+						 "layer \"%s\" of nested model \"%s\" has the name of layer \"%s\" of model \"%s\"; "
+						 "a nested model is inlined, and its layers' names must differ from the other layers'",
+						 a, b, a, c);
+			return dl_error_hint(err, "Rename one of the two layers (layer.name before model.save()), "
+								 "or save a model that lists the inner model's layers itself.");
+		}
+	}
+	if (n >= f->cap)
+		return dl_error_set(err, DL_ERR_LIMIT, "the model with its nested models inlined has more than %d layers",
+							DL_MAX_LAYERS);
+	if (frozen && json_object_is_type(cfg, json_type_object))
+	{
+		json_object *copy = json_object_new_object();
+
+		json_object_object_foreach(cfg, key, val)
+			json_object_object_add(copy, key, json_object_get(val));
+		json_object_object_add(copy, "trainable", json_object_new_boolean(0));
+		cfg = copy;
+	}
+	else
+		cfg = json_object_get(cfg);
+	e = json_object_new_object();
+	json_object_object_add(e, "class_name", json_object_new_string(cls));
+	json_object_object_add(e, "name", json_object_new_string(name));
+	json_object_object_add(e, "config", cfg);
+	node = json_object_new_array();
+	for (int k = 0; k < n_in; k++)
+		json_object_array_add(node, new_ref(in[k].name, in[k].node_index, in[k].tensor_index));
+	json_object_object_add(e, "inbound_nodes", json_object_new_array());
+	if (n_in > 0)
+		json_object_array_add(keras_jget(e, "inbound_nodes"), node);
+	else
+		json_object_put(node);
+	json_object_array_add(f->layers, e);
+	f->owner[n] = owner;
+	return DL_OK;
+}
+
+/* The name of the flat layer just appended (owned by the flat tree). */
+static const char *
+flat_last(const KerasFlat *f)
+{
+	return entry_name(json_object_array_get_idx(f->layers, json_object_array_length(f->layers) - 1));
+}
+
+static DlStatus flat_model(KerasFlat *f, json_object *entry, const KerasRef *in, int n_in, bool frozen,
+						   int depth, KerasRef *out, int *n_out, DlError *err);
+
+/* A nested-model layer read with n_in tensors in: inline it, its outputs into out. */
+static DlStatus
+flat_nested(KerasFlat *f, json_object *entry, const KerasRef *in, int n_in, bool frozen, int depth,
+			KerasRef *out, int *n_out, DlError *err)
+{
+	char		text[KERAS_TEXT_MAX];
+	bool		tr = true;
+
+	keras_copy_clipped(text, sizeof(text), entry_name(entry));
+	if (depth + 1 > KERAS_NEST_MAX_DEPTH)
+	{
+		dl_error_set(err, DL_ERR_UNSUPPORTED, "layer \"%s\" is a model nested more than %d deep",
+					 text, KERAS_NEST_MAX_DEPTH);
+		return dl_error_hint(err, "%s", keras_hint_nested);
+	}
+	if (json_object_is_type(keras_jget(keras_jget(entry, "config"), "trainable"), json_type_boolean))
+		tr = json_object_get_boolean(keras_jget(keras_jget(entry, "config"), "trainable"));
+	return flat_model(f, entry, in, n_in, frozen || !tr, depth + 1, out, n_out, err);
+}
+
+/* A nested Sequential model (depth > 0) reading in[0]: its chain. */
+static DlStatus
+flat_sequential(KerasFlat *f, json_object *entry, const KerasRef *in, int n_in, bool frozen, int depth,
+				KerasRef *out, int *n_out, DlError *err)
+{
+	json_object *layers = model_layers(entry);
+	const char *mname = entry_name(entry);
+	KerasRef	cur = in[0];
+	char		text[KERAS_TEXT_MAX];
+	DlStatus	st;
+
+	keras_copy_clipped(text, sizeof(text), mname);
+	if (n_in != 1)
+		return refuse_graph(mname, "is a Sequential model read with several inputs", err);
+	for (size_t i = 0; i < keras_jlen(layers); i++)
+	{
+		json_object *e = keras_jidx(layers, i);
+		const char *cls = keras_jget_str(e, "class_name");
+
+		if (strcmp(cls, "InputLayer") == 0)
+		{
+			if (i > 0)
+				return refuse_graph(keras_layer_name(e), "is an InputLayer after the first layer", err);
+			continue;
+		}
+		if (keras_is_model_class(cls))
+		{
+			KerasRef	o[DL_MAX_IO];
+			int			no;
+
+			if ((st = flat_nested(f, e, &cur, 1, frozen, depth, o, &no, err)) != DL_OK)
+				return st;
+			if (no != 1)
+				return refuse_graph(entry_name(e), "is a model of several outputs inside a Sequential model",
+									err);
+			cur = o[0];
+			continue;
+		}
+		if ((st = flat_emit(f, cls, keras_layer_name(e), keras_jget(e, "config"), frozen, &cur, 1, mname,
+							err)) != DL_OK)
+			return st;
+		cur.name = flat_last(f);
+		cur.node_index = 0;
+		cur.tensor_index = 0;
+	}
+	out[0] = cur;
+	*n_out = 1;
+	return DL_OK;
+}
+
+/* The layer of a functional model's list named name, or -1. */
+static int
+flat_find(json_object *layers, const char *name)
+{
+	for (size_t i = 0; i < keras_jlen(layers); i++)
+		if (strcmp(entry_name(keras_jidx(layers, i)), name) == 0)
+			return (int) i;
+	return -1;
+}
+
+/* What a functional model's layer list keeps while it is inlined. */
+typedef struct FlatScope
+{
+	json_object *layers;
+	const char *mname;
+	int			n;
+	int		   *input_no;		/* (n) InputLayer: its place among the inputs, else -1 */
+	int		   *n_outs;			/* (n) nested model: its outputs once inlined, -1 before */
+	KerasRef   *outs;			/* (n * DL_MAX_IO) */
+	const KerasRef *in;			/* depth > 0: what feeds each input */
+	int			depth;
+} FlatScope;
+
+/* Map reference r of layer who in scope s to a flat tensor. */
+static DlStatus
+flat_map_ref(const FlatScope *s, const char *who, const KerasRef *r, KerasRef *to, DlError *err)
+{
+	int			i = flat_find(s->layers, r->name);
+	char		a[KERAS_TEXT_MAX / 2];
+	char		b[KERAS_TEXT_MAX / 2];
+
+	if (i < 0)
+	{
+		keras_copy_clipped(a, sizeof(a), who);
+		keras_copy_clipped(b, sizeof(b), r->name);
+		return dl_error_set(err, DL_ERR_PARSE, "layer \"%s\" reads \"%s\", which is not a layer of the model",
+							a, b);
+	}
+	if (s->input_no[i] >= 0 && s->depth > 0)
+	{
+		*to = s->in[s->input_no[i]];
+		return DL_OK;
+	}
+	if (keras_is_model_class(keras_jget_str(keras_jidx(s->layers, (size_t) i), "class_name")))
+	{
+		keras_copy_clipped(a, sizeof(a), who);
+		keras_copy_clipped(b, sizeof(b), r->name);
+		if (s->n_outs[i] < 0)
+			return dl_error_set(err, DL_ERR_UNSUPPORTED,
+								"layer \"%s\" reads nested model \"%s\", which is listed after it", a, b);
+		/* node 0 of a nested model is its own call on its inputs: Keras writes node 1 */
+		if (r->node_index != 0 && r->node_index != 1)
+			return dl_error_set(err, DL_ERR_PARSE, "layer \"%s\" reads call %lld of nested model \"%s\"",
+								a, (long long) r->node_index, b);
+		if (r->tensor_index < 0 || r->tensor_index >= s->n_outs[i])
+			return dl_error_set(err, DL_ERR_PARSE, "layer \"%s\" reads output %lld of nested model \"%s\", "
+								"which has %d", a, (long long) r->tensor_index, b, s->n_outs[i]);
+		*to = s->outs[(size_t) i * DL_MAX_IO + (size_t) r->tensor_index];
+		return DL_OK;
+	}
+	*to = *r;
+	return DL_OK;
+}
+
+/* The tensors layer entry e reads (its first call), mapped into to[]. */
+static DlStatus
+flat_inbound(const FlatScope *s, json_object *e, KerasRef *to, int *n, DlError *err)
+{
+	KerasNode	node;
+	KerasRef	refs[DL_MAX_FAN_IN];
+	json_object *inbound = keras_jget(e, "inbound_nodes");
+	DlStatus	st;
+
+	memset(&node, 0, sizeof(node));
+	node.name = entry_name(e);
+	if (keras_jlen(inbound) > 1)
+	{
+		char		text[KERAS_TEXT_MAX];
+
+		keras_copy_clipped(text, sizeof(text), node.name);
+		dl_error_set(err, DL_ERR_UNSUPPORTED, "layer \"%s\" is called %zu times (a shared layer); shared "
+					 "layers are not supported", text, keras_jlen(inbound));
+		return dl_error_hint(err, "Give each call a layer of its own (weights are then not shared).");
+	}
+	if ((st = collect_refs(keras_jidx(inbound, 0), &node, refs, err)) != DL_OK)
+		return st;
+	for (int k = 0; k < node.n_refs; k++)
+		if ((st = flat_map_ref(s, node.name, &refs[k], &to[k], err)) != DL_OK)
+			return st;
+	*n = node.n_refs;
+	return DL_OK;
+}
+
+/* A functional model (outer when depth is 0) fed by in[n_in]. */
+static DlStatus
+flat_functional(KerasFlat *f, json_object *entry, const KerasRef *in, int n_in, bool frozen, int depth,
+				KerasRef *out, int *n_out, DlError *err)
+{
+	json_object *cfg = keras_jget(entry, "config");
+	FlatScope	s;
+	KerasRef	io[DL_MAX_IO];
+	int			nio;
+	DlStatus	st;
+
+	memset(&s, 0, sizeof(s));
+	s.layers = model_layers(entry);
+	s.mname = entry_name(entry);
+	s.n = (int) keras_jlen(s.layers);
+	s.in = in;
+	s.depth = depth;
+	s.input_no = dl_alloc_array(f->alloc, (size_t) s.n, sizeof(int), err);
+	s.n_outs = dl_alloc_array(f->alloc, (size_t) s.n, sizeof(int), err);
+	s.outs = dl_alloc_array(f->alloc, (size_t) s.n * DL_MAX_IO, sizeof(KerasRef), err);
+	if (s.input_no == NULL || s.n_outs == NULL || s.outs == NULL)
+	{
+		st = err != NULL ? err->code : DL_ERR_NO_MEMORY;
+		goto done;
+	}
+	for (int i = 0; i < s.n; i++)
+		s.input_no[i] = s.n_outs[i] = -1;
+	if ((st = read_io_refs(cfg, "input_layers", io, &nio, err)) != DL_OK)
+		goto done;
+	for (int k = 0; k < nio; k++)
+	{
+		int			i = flat_find(s.layers, io[k].name);
+
+		if (i < 0 || strcmp(keras_jget_str(keras_jidx(s.layers, (size_t) i), "class_name"), "InputLayer") != 0)
+		{
+			st = refuse_graph(io[k].name, "is a model input but not an InputLayer", err);
+			goto done;
+		}
+		s.input_no[i] = k;
+	}
+	if (depth > 0 && nio != n_in)
+	{
+		char		text[KERAS_TEXT_MAX];
+
+		keras_copy_clipped(text, sizeof(text), s.mname);
+		st = dl_error_set(err, DL_ERR_PARSE, "nested model \"%s\" has %d inputs but is called on %d tensors",
+						  text, nio, n_in);
+		goto done;
+	}
+	for (int i = 0; i < s.n && st == DL_OK; i++)
+	{
+		json_object *e = keras_jidx(s.layers, (size_t) i);
+		const char *cls = keras_jget_str(e, "class_name");
+		KerasRef	r[DL_MAX_FAN_IN];
+		int			nr = 0;
+
+		if (strcmp(cls, "InputLayer") == 0)
+		{
+			if (depth == 0)
+				st = flat_emit(f, cls, entry_name(e), keras_jget(e, "config"), false, NULL, 0, s.mname, err);
+			else if (s.input_no[i] < 0)
+				st = refuse_graph(entry_name(e), "is an InputLayer but not one of the model's inputs", err);
+			continue;
+		}
+		if ((st = flat_inbound(&s, e, r, &nr, err)) != DL_OK)
+			break;
+		if (keras_is_model_class(cls))
+			st = flat_nested(f, e, r, nr, frozen, depth, &s.outs[(size_t) i * DL_MAX_IO], &s.n_outs[i], err);
+		else
+			st = flat_emit(f, cls, entry_name(e), keras_jget(e, "config"), frozen, r, nr, s.mname, err);
+	}
+	if (st != DL_OK)
+		goto done;
+	if ((st = read_io_refs(cfg, "output_layers", io, &nio, err)) != DL_OK)
+		goto done;
+	for (int k = 0; k < nio && st == DL_OK; k++)
+		st = flat_map_ref(&s, "the model's output list", &io[k], &out[k], err);
+	*n_out = nio;
+
+done:
+	dl_free(f->alloc, s.input_no);
+	dl_free(f->alloc, s.n_outs);
+	dl_free(f->alloc, s.outs);
+	return st;
+}
+
+/* Inline the model entry (depth 0: the outer model) fed by in[n_in]. */
+static DlStatus
+flat_model(KerasFlat *f, json_object *entry, const KerasRef *in, int n_in, bool frozen, int depth,
+		   KerasRef *out, int *n_out, DlError *err)
+{
+	DlStatus	st;
+
+	if (depth > 0 && (st = check_model_layers(entry, entry_name(entry), err)) != DL_OK)
+		return st;
+	if (strcmp(keras_jget_str(entry, "class_name"), "Sequential") == 0)
+		return flat_sequential(f, entry, in, n_in, frozen, depth, out, n_out, err);
+	return flat_functional(f, entry, in, n_in, frozen, depth, out, n_out, err);
+}
+
+/*
+ * The outer Sequential model's input, as the flat model's InputLayer: its
+ * own, or one made from the input shape (the first layer's, or a nested
+ * first layer's own first layer's).
+ */
+static DlStatus
+flat_sequential_input(KerasFlat *f, json_object *model, json_object *layers, KerasRef *in, DlError *err)
+{
+	json_object *first = keras_jidx(layers, 0);
+	json_object *owner = model;
+	json_object *cfg;
+	json_object *shape;
+	DlShape		s;
+	char		name[DL_NAME_MAX];
+	DlStatus	st;
+
+	if (strcmp(keras_jget_str(first, "class_name"), "InputLayer") == 0)
+	{
+		if ((st = flat_emit(f, "InputLayer", keras_layer_name(first), keras_jget(first, "config"), false,
+							NULL, 0, keras_layer_name(model), err)) != DL_OK)
+			return st;
+		in->name = flat_last(f);
+		in->node_index = in->tensor_index = 0;
+		return DL_OK;
+	}
+	snprintf(name, sizeof(name), "%.100s_input", entry_name(first));
+	/* a model first: its own first layer holds the shape */
+	for (int d = 0; keras_is_model_class(keras_jget_str(first, "class_name")) && d <= KERAS_NEST_MAX_DEPTH; d++)
+	{
+		owner = first;
+		first = keras_jidx(model_layers(first), 0);
+	}
+	if ((st = keras_find_input_shape(owner == model ? model : owner, first, &s, err)) != DL_OK)
+		return st;
+	cfg = json_object_new_object();
+	shape = json_object_new_array();
+	json_object_array_add(shape, NULL);
+	for (int k = 0; k < s.rank; k++)
+		json_object_array_add(shape, json_object_new_int64(s.dims[k]));
+	json_object_object_add(cfg, "batch_input_shape", shape);
+	json_object_object_add(cfg, "name", json_object_new_string(name));
+	st = flat_emit(f, "InputLayer", name, cfg, false, NULL, 0, keras_layer_name(model), err);
+	json_object_put(cfg);
+	if (st != DL_OK)
+		return st;
+	in->name = flat_last(f);
+	in->node_index = in->tensor_index = 0;
+	return DL_OK;
+}
+
+/*
+ * Rewrite model (cfg, its layer list layers), which holds a nested
+ * model, into *flat: a functional model of the inner layers, to be read
+ * by keras_read_functional and released with json_object_put.
+ */
+DlStatus
+keras_flatten_nested(json_object *model, json_object *cfg, json_object *layers, const DlAllocator *alloc,
+					 json_object **flat, DlError *err)
+{
+	KerasFlat	f;
+	KerasRef	out[DL_MAX_IO];
+	int			n_out = 0;
+	json_object *fcfg;
+	json_object *outs;
+	DlStatus	st;
+
+	*flat = NULL;
+	memset(&f, 0, sizeof(f));
+	f.alloc = alloc;
+	f.cap = DL_MAX_LAYERS + DL_MAX_IO;
+	f.owner = dl_alloc_array(alloc, (size_t) f.cap, sizeof(char *), err);
+	if (f.owner == NULL)
+		return err != NULL ? err->code : DL_ERR_NO_MEMORY;
+	f.layers = json_object_new_array();
+	if (strcmp(keras_jget_str(model, "class_name"), "Sequential") == 0)
+	{
+		KerasRef	in;
+		json_object *chain = json_object_new_object();
+		json_object *ccfg = json_object_new_object();
+		json_object *rest = json_object_new_array();
+		size_t		skip = strcmp(keras_jget_str(keras_jidx(layers, 0), "class_name"), "InputLayer") == 0;
+
+		/* the outer chain as a nested Sequential (without its InputLayer) fed by the input */
+		for (size_t i = skip; i < keras_jlen(layers); i++)
+			json_object_array_add(rest, json_object_get(keras_jidx(layers, i)));
+		json_object_object_add(ccfg, "layers", rest);
+		json_object_object_add(chain, "class_name", json_object_new_string("Sequential"));
+		json_object_object_add(chain, "config", ccfg);
+		if (keras_jget_str(cfg, "name") != NULL)
+			json_object_object_add(ccfg, "name", json_object_new_string(keras_jget_str(cfg, "name")));
+		st = flat_sequential_input(&f, model, layers, &in, err);
+		if (st == DL_OK && keras_jlen(rest) == 0)
+		{
+			dl_error_set(err, DL_ERR_SHAPE, "model has no layers besides its input");
+			st = dl_error_hint(err, "Give a model with at least one layer.");
+		}
+		if (st == DL_OK)
+			st = flat_sequential(&f, chain, &in, 1, false, 0, out, &n_out, err);
+		json_object_put(chain);
+	}
+	else
+		st = flat_functional(&f, model, NULL, 0, false, 0, out, &n_out, err);
+	if (st != DL_OK)
+	{
+		json_object_put(f.layers);
+		dl_free(alloc, f.owner);
+		return st;
+	}
+	*flat = json_object_new_object();
+	fcfg = json_object_new_object();
+	outs = json_object_new_array();
+	json_object_object_add(*flat, "class_name", json_object_new_string("Functional"));
+	if (keras_jget(model, "module") != NULL)
+		json_object_object_add(*flat, "module", json_object_get(keras_jget(model, "module")));
+	json_object_object_add(*flat, "config", fcfg);
+	if (json_object_is_type(cfg, json_type_object) && keras_jget_str(cfg, "name") != NULL)
+		json_object_object_add(fcfg, "name", json_object_new_string(keras_jget_str(cfg, "name")));
+	json_object_object_add(fcfg, "layers", f.layers);
+	if (strcmp(keras_jget_str(model, "class_name"), "Sequential") == 0)
+	{
+		json_object *ins = json_object_new_array();
+
+		json_object_array_add(ins, new_ref(entry_name(json_object_array_get_idx(f.layers, 0)), 0, 0));
+		json_object_object_add(fcfg, "input_layers", ins);
+	}
+	else
+		json_object_object_add(fcfg, "input_layers", json_object_get(keras_jget(cfg, "input_layers")));
+	for (int k = 0; k < n_out; k++)
+		json_object_array_add(outs, new_ref(out[k].name, out[k].node_index, out[k].tensor_index));
+	json_object_object_add(fcfg, "output_layers", outs);
+	dl_free(alloc, f.owner);
+	return DL_OK;
+}

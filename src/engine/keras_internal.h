@@ -68,6 +68,9 @@ DlStatus keras_find_input_shape(json_object *model, json_object *first, DlShape 
 DlStatus keras_refuse_multi_io(const DlModelSpec *spec, DlError *err);
 DlStatus keras_read_functional(json_object *model, json_object *cfg, json_object *layers, size_t n,
 		const DlAllocator *alloc, DlModelSpec **out, DlError *err);
+bool keras_is_model_class(const char *cls);
+DlStatus keras_flatten_nested(json_object *model, json_object *cfg, json_object *layers,
+		const DlAllocator *alloc, json_object **flat, DlError *err);
 DlStatus keras_read_sequential(json_object *model, json_object *cfg, json_object *layers, size_t n,
 		const DlAllocator *alloc, DlModelSpec **out, DlError *err);
 

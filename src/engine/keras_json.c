@@ -11,7 +11,9 @@
  *		"Functional") one, any DAG, by reading which tensors each layer
  *		takes (its inbound nodes) and ordering the layers so that each
  *		comes after what it reads, in the model's list order where that
- *		allows (the order of get_weights());
+ *		allows (the order of get_weights()); a model holding a model used
+ *		as a layer (a nested model) is first inlined into a functional
+ *		model of the inner layers (keras_flatten_nested, keras_graph.c);
  *	 3. find the input shapes: the InputLayers' batch_input_shape or
  *		batch_shape, else the first layer's, else a Keras 3 build_config,
  *		else an "input_shape" attribute;
@@ -172,6 +174,23 @@ read_model(json_object *root, const DlAllocator *alloc, DlModelSpec **out, DlErr
 	{
 		if ((st = check_entry(keras_jidx(layers, i), i, err)) != DL_OK)
 			return st;
+	}
+	for (size_t i = 0; i < n; i++)
+	{
+		/* a model used as a layer: inlined into a flat functional model */
+		if (keras_is_model_class(keras_jget_str(keras_jidx(layers, i), "class_name")))
+		{
+			json_object *flat;
+			json_object *fcfg;
+
+			if ((st = keras_flatten_nested(model, cfg, layers, alloc, &flat, err)) != DL_OK)
+				return st;
+			fcfg = keras_jget(flat, "config");
+			st = keras_read_functional(flat, fcfg, keras_jget(fcfg, "layers"),
+									   keras_jlen(keras_jget(fcfg, "layers")), alloc, out, err);
+			json_object_put(flat);
+			return st;
+		}
 	}
 	if (functional)
 		return keras_read_functional(model, cfg, layers, n, alloc, out, err);

@@ -33,7 +33,9 @@
 # functional model, as Keras 2's model.save('m.h5') writes it (the inner
 # model's weights under model_weights/base/dense/kernel:0, base's
 # weight_names "dense/kernel:0", ...) and as Keras 3's .keras does
-# (layers/base/layers/dense/vars/0): madlib_dl refuses nested models.
+# (layers/base/layers/dense/vars/0): madlib_dl inlines the nested model
+# (its tensors named by the inner layer, dense); nested_data and
+# nested_pred: inputs of it and its probabilities computed by numpy.
 #
 #   /usr/bin/python3 test/keras_files/gen_keras_files.py > test/data/keras_files.sql
 import io
@@ -304,3 +306,12 @@ base3 = {"module": "keras", "class_name": "Functional", "registered_name": "Func
     "input_layers": [["input_layer", 0, 0]], "output_layers": [["dense", 0, 0]]}}
 nested3 = k3_model("sequential", [4], [base3, dense("dense_1", 3, "softmax")])
 bset("nested_keras", keras_zip(nested3, nested_keras_h5("base", base_w, "dense_1", head_w)))
+
+# the nested model's inputs and its outputs by numpy (the model inlined:
+# relu(x W + b) of base's dense, then softmax of dense_1)
+nx = rng.standard_normal((3, 4)).round(4)
+nh = np.maximum(nx @ base_w[0][1][0][1].astype(np.float64) + base_w[0][1][1][1], 0)
+nz = nh @ head_w[0][1].astype(np.float64) + head_w[1][1]
+nz = np.exp(nz - nz.max(axis=1, keepdims=True))
+sset("nested_data", json.dumps([[float(v) for v in r] for r in nx]))
+sset("nested_pred", json.dumps([[round(float(v), 6) for v in r] for r in nz / nz.sum(axis=1, keepdims=True)]))

@@ -15,6 +15,11 @@
  * for what TF.js lacks: Subtract and the training of dilated
  * convolutions.
  *
+ * tfjs_nested.json (gen_nested.js) holds nested models (a model used as
+ * a layer: Sequential([base, Dense]), a functional model calling a
+ * Sequential sub-model, two levels): the reader inlines them into one
+ * flat model whose weights are in Keras' get_weights() order.
+ *
  * Whole-model gradients of graphs (merges, a tensor read twice, two
  * inputs, two weighted outputs, the new layers) are compared with
  * central finite differences of the loss computed in double from float
@@ -51,6 +56,129 @@ test_fixture_gradients(void **state)
 {
 	fx_check_fixture_gradients("tfjs_graphs.json");
 	fx_check_fixture_gradients("torch_graphs.json");
+}
+
+/* Parse json (one input, one output); the status, *spec on success. */
+static DlStatus
+nested_parse(const char *json, const DlAllocator *a, DlModelSpec **spec, DlError *err)
+{
+	dl_error_clear(err);
+	*spec = NULL;
+	return dl_keras_parse(json, strlen(json), a, spec, err);
+}
+
+#define NEST_IN "{\"class_name\": \"InputLayer\", \"config\": {\"batch_input_shape\": [null, 4], \"name\": \"in\"}}"
+#define NEST_DENSE(n, u) "{\"class_name\": \"Dense\", \"config\": {\"name\": \"" n "\", \"units\": " #u "}}"
+
+/*
+ * Nested models: TF.js' predictions and training steps; the flat layer
+ * list; a frozen base; names that collide; nesting too deep.
+ */
+static void
+test_tfjs_nested(void **state)
+{
+	TestAllocCounter c;
+	DlAllocator a = test_allocator(&c);
+	DlModelSpec *spec;
+	DlError		err;
+	char	   *text = read_fixture("tfjs_nested.json", NULL);
+	json_object *root = json_tokener_parse(text);
+	static const char *const want[][4] = {
+		{"b_dense1", "b_dense2", "head", NULL},
+		{"h", "s1", "s2", "skip"},
+		{"i1", "m1", "o", NULL},
+	};
+	char		deep[4096];
+
+	fx_check_fixture("tfjs_nested.json", "TF.js");
+	assert_non_null(root);
+	for (size_t i = 0; i < 3; i++)
+	{
+		json_object *cs = json_object_array_get_idx(json_object_object_get(root, "cases"), i);
+		const char *arch = json_object_to_json_string(json_object_object_get(cs, "model_arch"));
+
+		if (nested_parse(arch, &a, &spec, &err) != DL_OK)
+			fail_msg("case %zu: %s", i, err.msg);
+		for (int k = 0; k < 4 && want[i][k] != NULL; k++)
+			assert_string_equal(spec->layers[k].name, want[i][k]);
+		assert_int_equal(spec->n_inputs, 1);
+		dl_model_spec_free(spec, &a);
+	}
+	json_object_put(root);
+	free(text);
+
+	/* a frozen base: its layers are not trained */
+	assert_int_equal(nested_parse("{\"class_name\": \"Sequential\", \"config\": {\"layers\": [" NEST_IN ", "
+								  "{\"class_name\": \"Sequential\", \"config\": {\"name\": \"base\", \"trainable\": false, "
+								  "\"layers\": [" NEST_DENSE("d1", 3) "]}}, " NEST_DENSE("d2", 2) "]}}",
+								  &a, &spec, &err), DL_OK);
+	assert_int_equal(spec->n_layers, 2);
+	assert_string_equal(spec->layers[0].name, "d1");
+	assert_false(spec->layers[0].trainable);
+	assert_true(spec->layers[1].trainable);
+	dl_model_spec_free(spec, &a);
+
+	/* a nested model of two outputs, read as its node 1 (Keras' numbering) */
+	if (nested_parse("{\"class_name\": \"Model\", \"config\": {\"name\": \"m\", \"layers\": ["
+					 "{\"class_name\": \"InputLayer\", \"name\": \"x\", \"config\": {\"batch_input_shape\": [null, 4]}, "
+					 "\"inbound_nodes\": []}, "
+					 "{\"class_name\": \"Functional\", \"name\": \"sub\", \"config\": {\"name\": \"sub\", \"layers\": ["
+					 "{\"class_name\": \"InputLayer\", \"name\": \"a\", \"config\": {\"batch_input_shape\": [null, 4]}, "
+					 "\"inbound_nodes\": []}, "
+					 "{\"class_name\": \"Dense\", \"name\": \"d1\", \"config\": {\"units\": 3}, \"inbound_nodes\": [[[\"a\", 0, 0, {}]]]}, "
+					 "{\"class_name\": \"Dense\", \"name\": \"d2\", \"config\": {\"units\": 3}, \"inbound_nodes\": [[[\"a\", 0, 0, {}]]]}], "
+					 "\"input_layers\": [[\"a\", 0, 0]], \"output_layers\": [[\"d1\", 0, 0], [\"d2\", 0, 0]]}, "
+					 "\"inbound_nodes\": [[[\"x\", 0, 0, {}]]]}, "
+					 "{\"class_name\": \"Add\", \"name\": \"sum\", \"config\": {}, "
+					 "\"inbound_nodes\": [[[\"sub\", 1, 1, {}], [\"sub\", 1, 0, {}]]]}], "
+					 "\"input_layers\": [[\"x\", 0, 0]], \"output_layers\": [[\"sum\", 0, 0]]}}",
+					 &a, &spec, &err) != DL_OK)
+		fail_msg("%s", err.msg);
+	assert_int_equal(spec->n_layers, 3);
+	assert_string_equal(spec->layers[0].name, "d1");
+	assert_string_equal(spec->layers[1].name, "d2");
+	assert_int_equal(spec->layers[0].in[0], -1);
+	assert_int_equal(spec->layers[2].n_in, 2);
+	assert_int_equal(spec->layers[2].in[0], 1);
+	assert_int_equal(spec->layers[2].in[1], 0);
+	dl_model_spec_free(spec, &a);
+
+	/* an inner layer named as an outer one */
+	assert_int_equal(nested_parse("{\"class_name\": \"Sequential\", \"config\": {\"name\": \"outer\", \"layers\": [" NEST_IN ", "
+								  "{\"class_name\": \"Sequential\", \"config\": {\"name\": \"base\", "
+								  "\"layers\": [" NEST_DENSE("d", 3) "]}}, " NEST_DENSE("d", 2) "]}}",
+								  &a, &spec, &err), DL_ERR_UNSUPPORTED);
+	assert_null(spec);
+	assert_non_null(strstr(err.msg, "layer \"d\" of nested model \"outer\" has the name of layer \"d\" of model \"base\""));
+
+	/* nine models deep */
+	strcpy(deep, "{\"class_name\": \"Sequential\", \"config\": {\"layers\": [" NEST_IN);
+	for (int d = 0; d < 9; d++)
+		snprintf(deep + strlen(deep), sizeof(deep) - strlen(deep),
+				 "%s{\"class_name\": \"Sequential\", \"config\": {\"name\": \"m%d\", \"layers\": [",
+				 d == 0 ? ", " : "", d);
+	strcat(deep, NEST_DENSE("d", 2));
+	for (int d = 0; d < 9; d++)
+		strcat(deep, "]}}");
+	strcat(deep, "]}}");
+	if (nested_parse(deep, &a, &spec, &err) != DL_ERR_UNSUPPORTED)
+		fail_msg("%s", err.msg);
+	assert_string_equal(err.msg, "layer \"m8\" is a model nested more than 8 deep");
+	/* eight deep is taken */
+	strcpy(deep, "{\"class_name\": \"Sequential\", \"config\": {\"layers\": [" NEST_IN);
+	for (int d = 0; d < 8; d++)
+		snprintf(deep + strlen(deep), sizeof(deep) - strlen(deep),
+				 "%s{\"class_name\": \"Sequential\", \"config\": {\"name\": \"m%d\", \"layers\": [",
+				 d == 0 ? ", " : "", d);
+	strcat(deep, NEST_DENSE("d", 2));
+	for (int d = 0; d < 8; d++)
+		strcat(deep, "]}}");
+	strcat(deep, "]}}");
+	if (nested_parse(deep, &a, &spec, &err) != DL_OK)
+		fail_msg("%s", err.msg);
+	assert_int_equal(spec->n_layers, 1);
+	dl_model_spec_free(spec, &a);
+	assert_no_leaks(&c);
 }
 
 /* ---------------------------------------------------------------------
@@ -653,6 +781,7 @@ main(void)
 		cmocka_unit_test(test_fixture_gradients),
 		cmocka_unit_test(test_tfjs_fixture),
 		cmocka_unit_test(test_torch_fixture),
+		cmocka_unit_test(test_tfjs_nested),
 		cmocka_unit_test(test_tensor_read_twice),
 		cmocka_unit_test(test_resnet_memory),
 		cmocka_unit_test(test_plans_agree),

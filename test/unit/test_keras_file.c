@@ -10,7 +10,8 @@
  * must be the flat float32 weights the generator wrote beside it; the
  * hostile files, every truncation of a record and every allocation
  * failure must be refused without a leak; a nested model (a model used
- * as a layer) decodes, and its architecture is refused by name.
+ * as a layer) decodes with its tensors named by the inner layers, and
+ * its architecture reads as the flat model.
  *
  * IDENTIFICATION
  *	  test/unit/test_keras_file.c
@@ -216,14 +217,15 @@ test_refusals(void **state)
  * Sequential([base, Dense]) with base a functional model: Keras 2's .h5
  * keeps the inner model's weights in base's group (its weight_names
  * "dense/kernel:0", ...), Keras 3's .keras under layers/base/layers/dense.
- * Both decode; the architecture is refused, naming the nested layer.
+ * Both decode with the tensors named by the inner layer ("dense"), as
+ * the architecture, the nested model inlined, names its layers.
  */
 static void
 test_nested(void **state)
 {
 	static const char *const names[] = {"nested_h5", "nested_keras"};
 	static const char *const first[][2] = {
-		{"base", "model_weights/base/dense/kernel:0"},
+		{"dense", "model_weights/base/dense/kernel:0"},
 		{"dense", "layers/base/layers/dense/vars/0"},
 	};
 
@@ -249,15 +251,18 @@ test_nested(void **state)
 		assert_int_equal(f.tensors[2].index, 0);
 		assert_int_equal(f.tensors[3].count, 3);
 		dl_error_clear(&err);
-		assert_int_equal(dl_keras_parse(f.config, f.config_len, &a, &spec, &err), DL_ERR_UNSUPPORTED);
-		assert_null(spec);
-		assert_string_equal(err.msg, "layer \"base\" is a nested model (Functional), which is not supported");
-		assert_non_null(strstr(err.hint, "keras.Sequential(base.layers + [head])"));
+		if (dl_keras_parse(f.config, f.config_len, &a, &spec, &err) != DL_OK)
+			fail_msg("%s: %s", names[k], err.msg);
+		assert_int_equal(spec->n_layers, 2);
+		assert_string_equal(spec->layers[0].name, "dense");
+		assert_string_equal(spec->layers[1].name, "dense_1");
+		assert_int_equal(spec->n_params, 4 * 8 + 8 + 8 * 3 + 3);
+		dl_model_spec_free(spec, &a);
 		dl_keras_file_free(&a, &f);
 		assert_no_leaks(&c);
 		free(buf);
 	}
-	/* an inner Sequential (Keras 2) or Model (Keras 2.2), as load_keras_model takes them */
+	/* an inner Sequential (Keras 2) or Model (Keras 2.2) without layers */
 	for (int k = 0; k < 2; k++)
 	{
 		TestAllocCounter c;
@@ -271,8 +276,8 @@ test_nested(void **state)
 				 "{\"class_name\": \"InputLayer\", \"config\": {\"batch_input_shape\": [null, 4]}}, "
 				 "{\"class_name\": \"%s\", \"config\": {\"name\": \"inner\", \"layers\": []}}, "
 				 "{\"class_name\": \"Dense\", \"config\": {\"units\": 2}}]}}", k ? "Model" : "Sequential");
-		assert_int_equal(dl_keras_parse(json, strlen(json), &a, &spec, &err), DL_ERR_UNSUPPORTED);
-		assert_non_null(strstr(err.msg, "layer \"inner\" is a nested model"));
+		assert_int_equal(dl_keras_parse(json, strlen(json), &a, &spec, &err), DL_ERR_PARSE);
+		assert_string_equal(err.msg, "nested model \"inner\" has no layers");
 		assert_no_leaks(&c);
 	}
 }
