@@ -6418,9 +6418,10 @@ The file is decoded, and refused, before any table is touched.  Each weight
 is matched to the architecture's by its layer and its position in the
 layer, and every shape is checked; float64 and float16 weights become
 float32.  Nested models (a model used as a layer, as in
-Sequential([base, Dense(...)])) are refused, naming the layer; so are
-weights-only files (model.save_weights) and layers load_keras_model does
-not support.  A file on the psql client:
+Sequential([base, Dense(...)])) are inlined: the inner model's layers
+take its place, keeping their names.  Weights-only files
+(model.save_weights) and layers load_keras_model does not support are
+refused.  A file on the psql client:
 
     \set f `base64 -w0 m.keras`
     SELECT madlib_dl.load_keras_file('model_arch_library', decode(:'f', 'base64'));
