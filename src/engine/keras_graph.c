@@ -835,9 +835,9 @@ flat_emit(KerasFlat *f, const char *cls, const char *name, json_object *cfg, boo
 			keras_copy_clipped(b, sizeof(b), owner);
 			keras_copy_clipped(c, sizeof(c), f->owner[i]);
 			dl_error_set(err, DL_ERR_UNSUPPORTED,
-						 "layer \"%s\" of nested model \"%s\" has the name of layer \"%s\" of model \"%s\"; "
-						 "a nested model is inlined, and its layers' names must differ from the other layers'",
-						 a, b, a, c);
+						 "layer \"%s\" of model \"%s\" and layer \"%s\" of model \"%s\" have the same name; "
+						 "nested models are inlined, so every layer's name must be unique",
+						 a, c, a, b);
 			return dl_error_hint(err, "Rename one of the two layers (layer.name before model.save()), "
 								 "or save a model that lists the inner model's layers itself.");
 		}

@@ -149,7 +149,7 @@ test_tfjs_nested(void **state)
 								  "\"layers\": [" NEST_DENSE("d", 3) "]}}, " NEST_DENSE("d", 2) "]}}",
 								  &a, &spec, &err), DL_ERR_UNSUPPORTED);
 	assert_null(spec);
-	assert_non_null(strstr(err.msg, "layer \"d\" of nested model \"outer\" has the name of layer \"d\" of model \"base\""));
+	assert_non_null(strstr(err.msg, "layer \"d\" of model \"base\" and layer \"d\" of model \"outer\" have the same name"));
 
 	/* nine models deep */
 	strcpy(deep, "{\"class_name\": \"Sequential\", \"config\": {\"layers\": [" NEST_IN);
