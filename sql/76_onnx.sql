@@ -61,48 +61,22 @@ SELECT m.name, count(*) AS n_probs,
 -- predict_row on the imported models (the architecture table and its
 -- model_id): PyTorch's class for every row (the two-input model takes
 -- two arrays, which predict_row does not)
-SELECT 'mlp' AS name, count(*) AS n_rows,
-       bool_and(predict_row('onnx_arch', d.x, 1) =
-                (SELECT (i - 1)::text FROM unnest(t.prob) WITH ORDINALITY u(p, i) ORDER BY p DESC LIMIT 1))
-         AS pytorch_class
-  FROM mlp_data d JOIN mlp_torch t USING (id)
-UNION ALL
-SELECT 'cnn' AS name, count(*) AS n_rows,
-       bool_and(predict_row('onnx_arch', d.x, 2) =
-                (SELECT (i - 1)::text FROM unnest(t.prob) WITH ORDINALITY u(p, i) ORDER BY p DESC LIMIT 1))
-         AS pytorch_class
-  FROM cnn_data d JOIN cnn_torch t USING (id)
-UNION ALL
-SELECT 'resblock' AS name, count(*) AS n_rows,
-       bool_and(predict_row('onnx_arch', d.x, 3) =
-                (SELECT (i - 1)::text FROM unnest(t.prob) WITH ORDINALITY u(p, i) ORDER BY p DESC LIMIT 1))
-         AS pytorch_class
-  FROM resblock_data d JOIN resblock_torch t USING (id)
-UNION ALL
-SELECT 'lstm' AS name, count(*) AS n_rows,
-       bool_and(predict_row('onnx_arch', d.x, 4) =
-                (SELECT (i - 1)::text FROM unnest(t.prob) WITH ORDINALITY u(p, i) ORDER BY p DESC LIMIT 1))
-         AS pytorch_class
-  FROM lstm_data d JOIN lstm_torch t USING (id)
-UNION ALL
-SELECT 'textcnn' AS name, count(*) AS n_rows,
-       bool_and(predict_row('onnx_arch', d.x, 6) =
-                (SELECT (i - 1)::text FROM unnest(t.prob) WITH ORDINALITY u(p, i) ORDER BY p DESC LIMIT 1))
-         AS pytorch_class
-  FROM textcnn_data d JOIN textcnn_torch t USING (id)
-UNION ALL
-SELECT 'bilstm' AS name, count(*) AS n_rows,
-       bool_and(predict_row('onnx_arch', d.x, 7) =
-                (SELECT (i - 1)::text FROM unnest(t.prob) WITH ORDINALITY u(p, i) ORDER BY p DESC LIMIT 1))
-         AS pytorch_class
-  FROM bilstm_data d JOIN bilstm_torch t USING (id)
-UNION ALL
-SELECT 'gelu' AS name, count(*) AS n_rows,
-       bool_and(predict_row('onnx_arch', d.x, 8) =
-                (SELECT (i - 1)::text FROM unnest(t.prob) WITH ORDINALITY u(p, i) ORDER BY p DESC LIMIT 1))
-         AS pytorch_class
-  FROM gelu_data d JOIN gelu_torch t USING (id)
-ORDER BY name;
+CREATE FUNCTION pg_temp.predict_row_matches(name text, model_id integer,
+                                            OUT n_rows bigint, OUT pytorch_class boolean)
+LANGUAGE plpgsql AS $f$
+BEGIN
+    EXECUTE format($q$SELECT count(*), bool_and(predict_row('onnx_arch', d.x, %s) =
+                       (SELECT (i - 1)::text FROM unnest(t.prob) WITH ORDINALITY u(p, i)
+                         ORDER BY p DESC LIMIT 1))
+                     FROM %I d JOIN %I t USING (id)$q$, model_id, name || '_data', name || '_torch')
+       INTO n_rows, pytorch_class;
+END
+$f$;
+SELECT m.name, r.*
+  FROM (VALUES ('mlp', 1), ('cnn', 2), ('resblock', 3), ('lstm', 4), ('textcnn', 6),
+               ('bilstm', 7), ('gelu', 8)) m(name, model_id),
+       pg_temp.predict_row_matches(m.name, m.model_id) r
+ ORDER BY m.name;
 
 -- warm start: fit from the imported CNN's weights; the loss falls
 CREATE TABLE cnn_train AS SELECT id, x, (id % 3)::integer AS y FROM cnn_data;
