@@ -37,8 +37,8 @@
 # table.png (bench/all_chart.py: each ratio against its goal).  A
 # benchmark that fails leaves its row "failed" and the others run.
 #
-# --quick: smaller data and fewer epochs everywhere (about 15 minutes on 2
-# cores instead of about 60): checks that every part runs; its figures are
+# --quick: smaller data and fewer epochs everywhere (6 minutes on 2 cores
+# here, against 9 for the full run): checks that every part runs; its figures are
 # not the ones to quote.
 #
 # Needs: the extension installed and a server whose user may set

@@ -674,17 +674,13 @@ kf_parse_config(const char *config, size_t len)
 static bool
 kf_is_nested_model(json_object *root, const char *layer)
 {
-	json_object *cfg = keras_jget(root, "config");
-	json_object *layers = json_object_is_type(cfg, json_type_array) ? cfg : keras_jget(cfg, "layers");
+	json_object *layers = keras_model_layers(root);
 
 	for (size_t i = 0; i < keras_jlen(layers); i++)
 	{
 		json_object *e = keras_jidx(layers, i);
-		const char *name = keras_jget_str(e, "name");
 
-		if (name == NULL)
-			name = keras_layer_name(e);
-		if (strcmp(name, layer) == 0)
+		if (strcmp(keras_entry_name(e), layer) == 0)
 			return keras_is_model_class(keras_jget_str(e, "class_name"));
 	}
 	return false;

@@ -748,8 +748,8 @@ keras_is_model_class(const char *cls)
 }
 
 /* The layer list of a model's config: a Keras 2.1-2.2 Sequential's config is the list. */
-static json_object *
-model_layers(json_object *entry)
+json_object *
+keras_model_layers(json_object *entry)
 {
 	json_object *cfg = keras_jget(entry, "config");
 
@@ -759,8 +759,8 @@ model_layers(json_object *entry)
 }
 
 /* The name of an entry of a layer list: its "name", else its config's. */
-static const char *
-entry_name(json_object *entry)
+const char *
+keras_entry_name(json_object *entry)
 {
 	const char *name = keras_jget_str(entry, "name");
 
@@ -771,7 +771,7 @@ entry_name(json_object *entry)
 static DlStatus
 check_model_layers(json_object *entry, const char *mname, DlError *err)
 {
-	json_object *layers = model_layers(entry);
+	json_object *layers = keras_model_layers(entry);
 	char		text[KERAS_TEXT_MAX];
 
 	keras_copy_clipped(text, sizeof(text), mname);
@@ -829,7 +829,7 @@ flat_emit(KerasFlat *f, const char *cls, const char *name, json_object *cfg, boo
 
 	for (int i = 0; i < n; i++)
 	{
-		if (strcmp(entry_name(json_object_array_get_idx(f->layers, i)), name) == 0)
+		if (strcmp(keras_entry_name(json_object_array_get_idx(f->layers, i)), name) == 0)
 		{
 			keras_copy_clipped(a, sizeof(a), name);
 			keras_copy_clipped(b, sizeof(b), owner);
@@ -877,7 +877,7 @@ flat_emit(KerasFlat *f, const char *cls, const char *name, json_object *cfg, boo
 static const char *
 flat_last(const KerasFlat *f)
 {
-	return entry_name(json_object_array_get_idx(f->layers, json_object_array_length(f->layers) - 1));
+	return keras_entry_name(json_object_array_get_idx(f->layers, json_object_array_length(f->layers) - 1));
 }
 
 static DlStatus flat_model(KerasFlat *f, json_object *entry, const KerasRef *in, int n_in, bool frozen,
@@ -891,7 +891,7 @@ flat_nested(KerasFlat *f, json_object *entry, const KerasRef *in, int n_in, bool
 	char		text[KERAS_TEXT_MAX];
 	bool		tr = true;
 
-	keras_copy_clipped(text, sizeof(text), entry_name(entry));
+	keras_copy_clipped(text, sizeof(text), keras_entry_name(entry));
 	if (depth + 1 > KERAS_NEST_MAX_DEPTH)
 	{
 		dl_error_set(err, DL_ERR_UNSUPPORTED, "layer \"%s\" is a model nested more than %d deep",
@@ -908,13 +908,11 @@ static DlStatus
 flat_sequential(KerasFlat *f, json_object *entry, const KerasRef *in, int n_in, bool frozen, int depth,
 				KerasRef *out, int *n_out, DlError *err)
 {
-	json_object *layers = model_layers(entry);
-	const char *mname = entry_name(entry);
+	json_object *layers = keras_model_layers(entry);
+	const char *mname = keras_entry_name(entry);
 	KerasRef	cur = in[0];
-	char		text[KERAS_TEXT_MAX];
 	DlStatus	st;
 
-	keras_copy_clipped(text, sizeof(text), mname);
 	if (n_in != 1)
 		return refuse_graph(mname, "is a Sequential model read with several inputs", err);
 	for (size_t i = 0; i < keras_jlen(layers); i++)
@@ -936,7 +934,7 @@ flat_sequential(KerasFlat *f, json_object *entry, const KerasRef *in, int n_in, 
 			if ((st = flat_nested(f, e, &cur, 1, frozen, depth, o, &no, err)) != DL_OK)
 				return st;
 			if (no != 1)
-				return refuse_graph(entry_name(e), "is a model of several outputs inside a Sequential model",
+				return refuse_graph(keras_entry_name(e), "is a model of several outputs inside a Sequential model",
 									err);
 			cur = o[0];
 			continue;
@@ -958,7 +956,7 @@ static int
 flat_find(json_object *layers, const char *name)
 {
 	for (size_t i = 0; i < keras_jlen(layers); i++)
-		if (strcmp(entry_name(keras_jidx(layers, i)), name) == 0)
+		if (strcmp(keras_entry_name(keras_jidx(layers, i)), name) == 0)
 			return (int) i;
 	return -1;
 }
@@ -1027,7 +1025,7 @@ flat_inbound(const FlatScope *s, json_object *e, KerasRef *to, int *n, DlError *
 	DlStatus	st;
 
 	memset(&node, 0, sizeof(node));
-	node.name = entry_name(e);
+	node.name = keras_entry_name(e);
 	if (keras_jlen(inbound) > 1)
 	{
 		char		text[KERAS_TEXT_MAX];
@@ -1058,8 +1056,8 @@ flat_functional(KerasFlat *f, json_object *entry, const KerasRef *in, int n_in, 
 	DlStatus	st;
 
 	memset(&s, 0, sizeof(s));
-	s.layers = model_layers(entry);
-	s.mname = entry_name(entry);
+	s.layers = keras_model_layers(entry);
+	s.mname = keras_entry_name(entry);
 	s.n = (int) keras_jlen(s.layers);
 	s.in = in;
 	s.depth = depth;
@@ -1105,9 +1103,9 @@ flat_functional(KerasFlat *f, json_object *entry, const KerasRef *in, int n_in, 
 		if (strcmp(cls, "InputLayer") == 0)
 		{
 			if (depth == 0)
-				st = flat_emit(f, cls, entry_name(e), keras_jget(e, "config"), false, NULL, 0, s.mname, err);
+				st = flat_emit(f, cls, keras_entry_name(e), keras_jget(e, "config"), false, NULL, 0, s.mname, err);
 			else if (s.input_no[i] < 0)
-				st = refuse_graph(entry_name(e), "is an InputLayer but not one of the model's inputs", err);
+				st = refuse_graph(keras_entry_name(e), "is an InputLayer but not one of the model's inputs", err);
 			continue;
 		}
 		if ((st = flat_inbound(&s, e, r, &nr, err)) != DL_OK)
@@ -1115,7 +1113,7 @@ flat_functional(KerasFlat *f, json_object *entry, const KerasRef *in, int n_in, 
 		if (keras_is_model_class(cls))
 			st = flat_nested(f, e, r, nr, frozen, depth, &s.outs[(size_t) i * DL_MAX_IO], &s.n_outs[i], err);
 		else
-			st = flat_emit(f, cls, entry_name(e), keras_jget(e, "config"), frozen, r, nr, s.mname, err);
+			st = flat_emit(f, cls, keras_entry_name(e), keras_jget(e, "config"), frozen, r, nr, s.mname, err);
 	}
 	if (st != DL_OK)
 		goto done;
@@ -1139,7 +1137,7 @@ flat_model(KerasFlat *f, json_object *entry, const KerasRef *in, int n_in, bool 
 {
 	DlStatus	st;
 
-	if (depth > 0 && (st = check_model_layers(entry, entry_name(entry), err)) != DL_OK)
+	if (depth > 0 && (st = check_model_layers(entry, keras_entry_name(entry), err)) != DL_OK)
 		return st;
 	if (strcmp(keras_jget_str(entry, "class_name"), "Sequential") == 0)
 		return flat_sequential(f, entry, in, n_in, frozen, depth, out, n_out, err);
@@ -1171,14 +1169,14 @@ flat_sequential_input(KerasFlat *f, json_object *model, json_object *layers, Ker
 		in->node_index = in->tensor_index = 0;
 		return DL_OK;
 	}
-	snprintf(name, sizeof(name), "%.100s_input", entry_name(first));
+	snprintf(name, sizeof(name), "%.100s_input", keras_entry_name(first));
 	/* a model first: its own first layer holds the shape */
 	for (int d = 0; keras_is_model_class(keras_jget_str(first, "class_name")) && d <= KERAS_NEST_MAX_DEPTH; d++)
 	{
 		owner = first;
-		first = keras_jidx(model_layers(first), 0);
+		first = keras_jidx(keras_model_layers(first), 0);
 	}
-	if ((st = keras_find_input_shape(owner == model ? model : owner, first, &s, err)) != DL_OK)
+	if ((st = keras_find_input_shape(owner, first, &s, err)) != DL_OK)
 		return st;
 	cfg = json_object_new_object();
 	shape = json_object_new_array();
@@ -1268,7 +1266,7 @@ keras_flatten_nested(json_object *model, json_object *cfg, json_object *layers, 
 	{
 		json_object *ins = json_object_new_array();
 
-		json_object_array_add(ins, new_ref(entry_name(json_object_array_get_idx(f.layers, 0)), 0, 0));
+		json_object_array_add(ins, new_ref(keras_entry_name(json_object_array_get_idx(f.layers, 0)), 0, 0));
 		json_object_object_add(fcfg, "input_layers", ins);
 	}
 	else

@@ -69,6 +69,8 @@ DlStatus keras_refuse_multi_io(const DlModelSpec *spec, DlError *err);
 DlStatus keras_read_functional(json_object *model, json_object *cfg, json_object *layers, size_t n,
 		const DlAllocator *alloc, DlModelSpec **out, DlError *err);
 bool keras_is_model_class(const char *cls);
+json_object *keras_model_layers(json_object *entry);
+const char *keras_entry_name(json_object *entry);
 DlStatus keras_flatten_nested(json_object *model, json_object *cfg, json_object *layers,
 		const DlAllocator *alloc, json_object **flat, DlError *err);
 DlStatus keras_read_sequential(json_object *model, json_object *cfg, json_object *layers, size_t n,

@@ -1206,14 +1206,6 @@ read_layer_config(const char *cls, const char *name, json_object *cfg, DlLayer *
 
 		keras_copy_clipped(namebuf, sizeof(namebuf), name);
 		keras_copy_clipped(clsbuf, sizeof(clsbuf), cls);
-		/* a model used as a layer: keras_flatten_nested inlines it first, so only a caller of
-		 * keras_read_layer that skips it comes here */
-		if (strcmp(cls, "Sequential") == 0 || strcmp(cls, "Functional") == 0 || strcmp(cls, "Model") == 0)
-		{
-			dl_error_set(err, DL_ERR_UNSUPPORTED, "layer \"%s\" is a nested model (%s), which is not supported",
-						 namebuf, clsbuf);
-			return dl_error_hint(err, "%s", keras_hint_nested);
-		}
 		dl_error_set(err, DL_ERR_UNSUPPORTED, "layer \"%s\" has unsupported type \"%s\"",
 					 namebuf, clsbuf);
 		return dl_error_hint(err, "%s", keras_hint_layers);

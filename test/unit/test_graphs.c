@@ -70,6 +70,21 @@ nested_parse(const char *json, const DlAllocator *a, DlModelSpec **spec, DlError
 #define NEST_IN "{\"class_name\": \"InputLayer\", \"config\": {\"batch_input_shape\": [null, 4], \"name\": \"in\"}}"
 #define NEST_DENSE(n, u) "{\"class_name\": \"Dense\", \"config\": {\"name\": \"" n "\", \"units\": " #u "}}"
 
+/* A Sequential model holding models nested depth deep (m0 .. m<depth-1>) around one Dense. */
+static void
+nested_deep(char *buf, size_t size, int depth)
+{
+	snprintf(buf, size, "{\"class_name\": \"Sequential\", \"config\": {\"layers\": [" NEST_IN);
+	for (int d = 0; d < depth; d++)
+		snprintf(buf + strlen(buf), size - strlen(buf),
+				 "%s{\"class_name\": \"Sequential\", \"config\": {\"name\": \"m%d\", \"layers\": [",
+				 d == 0 ? ", " : "", d);
+	snprintf(buf + strlen(buf), size - strlen(buf), "%s", NEST_DENSE("d", 2));
+	for (int d = 0; d < depth; d++)
+		snprintf(buf + strlen(buf), size - strlen(buf), "]}}");
+	snprintf(buf + strlen(buf), size - strlen(buf), "]}}");
+}
+
 /*
  * Nested models: TF.js' predictions and training steps; the flat layer
  * list; a frozen base; names that collide; nesting too deep.
@@ -152,28 +167,12 @@ test_tfjs_nested(void **state)
 	assert_non_null(strstr(err.msg, "layer \"d\" of model \"base\" and layer \"d\" of model \"outer\" have the same name"));
 
 	/* nine models deep */
-	strcpy(deep, "{\"class_name\": \"Sequential\", \"config\": {\"layers\": [" NEST_IN);
-	for (int d = 0; d < 9; d++)
-		snprintf(deep + strlen(deep), sizeof(deep) - strlen(deep),
-				 "%s{\"class_name\": \"Sequential\", \"config\": {\"name\": \"m%d\", \"layers\": [",
-				 d == 0 ? ", " : "", d);
-	strcat(deep, NEST_DENSE("d", 2));
-	for (int d = 0; d < 9; d++)
-		strcat(deep, "]}}");
-	strcat(deep, "]}}");
+	nested_deep(deep, sizeof(deep), 9);
 	if (nested_parse(deep, &a, &spec, &err) != DL_ERR_UNSUPPORTED)
 		fail_msg("%s", err.msg);
 	assert_string_equal(err.msg, "layer \"m8\" is a model nested more than 8 deep");
 	/* eight deep is taken */
-	strcpy(deep, "{\"class_name\": \"Sequential\", \"config\": {\"layers\": [" NEST_IN);
-	for (int d = 0; d < 8; d++)
-		snprintf(deep + strlen(deep), sizeof(deep) - strlen(deep),
-				 "%s{\"class_name\": \"Sequential\", \"config\": {\"name\": \"m%d\", \"layers\": [",
-				 d == 0 ? ", " : "", d);
-	strcat(deep, NEST_DENSE("d", 2));
-	for (int d = 0; d < 8; d++)
-		strcat(deep, "]}}");
-	strcat(deep, "]}}");
+	nested_deep(deep, sizeof(deep), 8);
 	if (nested_parse(deep, &a, &spec, &err) != DL_OK)
 		fail_msg("%s", err.msg);
 	assert_int_equal(spec->n_layers, 1);
