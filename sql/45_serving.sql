@@ -81,6 +81,66 @@ RESET min_parallel_table_scan_size;
 RESET max_parallel_workers_per_gather;
 
 -- =====================================================================
+-- batched calls (serving_batch.c): a select list's or an aggregate's
+-- calls run many rows per forward pass, with the results of one call
+-- per row (madlib_dl.serving_batch_rows = 1)
+-- =====================================================================
+SET max_parallel_workers_per_gather = 0;
+EXPLAIN (COSTS OFF)
+SELECT id, madlib_dl.predict_row('iris_m1', attributes) FROM iris_data;
+CREATE TEMP TABLE b_on AS
+SELECT id, madlib_dl.predict_row('iris_m1', attributes) AS c,
+       madlib_dl.predict_row_prob('iris_m1', attributes) AS p,
+       madlib_dl.predict_row('iris_m2', attributes) AS c2,
+       madlib_dl.predict_row('iris_m1', CASE WHEN id % 3 = 0 THEN NULL ELSE attributes END) AS c_nulls
+  FROM iris_data;
+SET madlib_dl.serving_batch_rows = 1;
+EXPLAIN (COSTS OFF)
+SELECT id, madlib_dl.predict_row('iris_m1', attributes) FROM iris_data;
+CREATE TEMP TABLE b_off AS
+SELECT id, madlib_dl.predict_row('iris_m1', attributes) AS c,
+       madlib_dl.predict_row_prob('iris_m1', attributes) AS p,
+       madlib_dl.predict_row('iris_m2', attributes) AS c2
+  FROM iris_data;
+RESET madlib_dl.serving_batch_rows;
+SELECT count(*) AS n, count(*) FILTER (WHERE a.c = b.c) AS same_class,
+       count(*) FILTER (WHERE a.c2 = b.c2) AS same_class_m2,
+       bool_and((SELECT max(abs(x - y)) FROM unnest(a.p, b.p) u(x, y)) < 1e-6) AS same_probs,
+       count(*) FILTER (WHERE a.c_nulls IS NULL) AS null_rows,
+       count(*) FILTER (WHERE a.c_nulls = b.c) AS same_non_null
+  FROM b_on a JOIN b_off b USING (id);
+-- a LIMIT reads a batch of one row first
+SELECT count(*) FILTER (WHERE l.c = b.c) AS limit_same
+  FROM (SELECT id, madlib_dl.predict_row('iris_m1', attributes) AS c FROM iris_data LIMIT 3) l
+  JOIN b_off b USING (id);
+-- a subquery run again for each outer row (rescans)
+EXPLAIN (COSTS OFF)
+SELECT (SELECT madlib_dl.predict_row('iris_m1', e.attributes) FROM iris_data e WHERE e.id = d.id)
+  FROM iris_data d WHERE d.id <= 10;
+SELECT count(*) FILTER (WHERE (SELECT madlib_dl.predict_row('iris_m1', e.attributes)
+                                 FROM iris_data e WHERE e.id = d.id) = b.c) AS rescan_same
+  FROM iris_data d JOIN b_off b USING (id) WHERE d.id <= 10;
+-- a prepared statement's generic plan: the model is a parameter
+PREPARE score_q(text) AS SELECT id, madlib_dl.predict_row($1, attributes) AS c FROM iris_data;
+SET plan_cache_mode = force_generic_plan;
+EXPLAIN (COSTS OFF) EXECUTE score_q('iris_m1');
+CREATE TEMP TABLE b_prep AS EXECUTE score_q('iris_m1');
+RESET plan_cache_mode;
+DEALLOCATE score_q;
+SELECT count(*) FILTER (WHERE q.c = b.c) AS prepared_same FROM b_prep q JOIN b_off b USING (id);
+-- a scrollable cursor keeps one call per row, and moves back
+BEGIN;
+DECLARE sc SCROLL CURSOR FOR SELECT id, madlib_dl.predict_row('iris_m1', attributes) AS c FROM iris_data ORDER BY id;
+FETCH 2 FROM sc;
+FETCH BACKWARD 1 FROM sc;
+COMMIT;
+-- a bad row in the middle of a batch: the error names it, as one call per row does
+SELECT count(madlib_dl.predict_row('iris_m1', CASE WHEN id = 70 THEN ARRAY[1, 2]::float8[] ELSE attributes END))
+  FROM iris_data;
+SELECT id, madlib_dl.predict_row(NULL, attributes) FROM iris_data;
+RESET max_parallel_workers_per_gather;
+
+-- =====================================================================
 -- fit_multiple (mst_key) and load_keras_model tables (model_id)
 -- =====================================================================
 SET client_min_messages = warning;

@@ -108,6 +108,7 @@ backend_assign(int newval, void *extra)
 
 void		_PG_init(void);
 extern void dl_serving_init(void);	/* api/serving.c */
+extern void dl_serving_batch_init(void);	/* api/serving_batch.c */
 
 void
 _PG_init(void)
@@ -130,6 +131,7 @@ _PG_init(void)
 							 backend_check, backend_assign, NULL);
 	dl_limits_init();
 	dl_serving_init();
+	dl_serving_batch_init();
 	MarkGUCPrefixReserved("madlib_dl");
 	/* whatever the configuration said, never more threads than cores */
 	dl_pg_set_blas_threads();

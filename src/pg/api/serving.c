@@ -70,8 +70,10 @@
 
 #include "madlib_dl/dl_model.h"
 
+#include "pg_limits.h"
 #include "pg_model.h"
 #include "pg_util.h"
+#include "serving.h"
 
 /* madlib_dl.model_cache_size, kB */
 static int	dl_model_cache_kb = 256 * 1024;
@@ -85,8 +87,8 @@ typedef enum ServeKind
 	SERVE_BYOM					/* load_keras_model's table: model_id */
 } ServeKind;
 
-/* One cached model. */
-typedef struct ServeEntry
+/* One cached model (serving.h: ServeEntry). */
+struct ServeEntry
 {
 	dlist_node	node;			/* in serve_lru, most recent first */
 	MemoryContext cxt;			/* owns this entry and its model */
@@ -101,8 +103,9 @@ typedef struct ServeEntry
 	char	  **class_values;	/* (n_class); NULL elements allowed */
 	float	   *x;				/* (in_size) */
 	float	   *out;			/* (K) */
+	int64		batch_ok;		/* most rows a forward pass was found to fit (dl_serve_batch_rows) */
 	Size		bytes;
-} ServeEntry;
+};
 
 static dlist_head serve_lru = DLIST_STATIC_INIT(serve_lru);
 static MemoryContext serve_cxt = NULL;
@@ -649,14 +652,14 @@ serve_load(const ServeTarget *t, MemoryContext parent)
 
 /* The call site's state (fn_extra), created on the first call. */
 static ServeCall *
-call_state(FunctionCallInfo fcinfo)
+call_state(FmgrInfo *flinfo)
 {
-	ServeCall  *sc = (ServeCall *) fcinfo->flinfo->fn_extra;
+	ServeCall  *sc = (ServeCall *) flinfo->fn_extra;
 
 	if (sc == NULL)
 	{
-		sc = MemoryContextAllocZero(fcinfo->flinfo->fn_mcxt, sizeof(ServeCall));
-		fcinfo->flinfo->fn_extra = sc;
+		sc = MemoryContextAllocZero(flinfo->fn_mcxt, sizeof(ServeCall));
+		flinfo->fn_extra = sc;
 	}
 	return sc;
 }
@@ -684,7 +687,7 @@ call_reuse(ServeCall *sc, const ServeAsk *ask)
 
 /* Resolve ask (into *t) and find its model in the cache or load it, inside SPI and a snapshot. */
 static ServeEntry *
-serve_lookup(FunctionCallInfo fcinfo, const ServeAsk *ask, ServeTarget *t)
+serve_lookup(FmgrInfo *flinfo, const ServeAsk *ask, ServeTarget *t)
 {
 	ServeEntry *e;
 	bool		pushed = false;
@@ -696,11 +699,11 @@ serve_lookup(FunctionCallInfo fcinfo, const ServeAsk *ask, ServeTarget *t)
 	}
 	if (SPI_connect() != SPI_OK_CONNECT)
 		elog(ERROR, "madlib_dl: SPI_connect failed");
-	serve_resolve(ask, fcinfo->flinfo->fn_mcxt, t);
+	serve_resolve(ask, flinfo->fn_mcxt, t);
 	e = cache_find(t->relid, t->rkey, t->stamp);
 	if (e == NULL)
 	{
-		e = serve_load(t, fcinfo->flinfo->fn_mcxt);
+		e = serve_load(t, flinfo->fn_mcxt);
 		cache_add(e);
 	}
 	SPI_finish();
@@ -711,14 +714,14 @@ serve_lookup(FunctionCallInfo fcinfo, const ServeAsk *ask, ServeTarget *t)
 
 /* Remember in sc that ask resolved to t and the model e. */
 static void
-call_remember(FunctionCallInfo fcinfo, ServeCall *sc, const ServeAsk *ask, const ServeTarget *t,
+call_remember(FmgrInfo *flinfo, ServeCall *sc, const ServeAsk *ask, const ServeTarget *t,
 			  ServeEntry *e)
 {
 	if (sc->model != NULL)
 		pfree(sc->model);
 	if (sc->stamp != NULL)
 		pfree(sc->stamp);
-	sc->model = MemoryContextStrdup(fcinfo->flinfo->fn_mcxt, ask->model);
+	sc->model = MemoryContextStrdup(flinfo->fn_mcxt, ask->model);
 	sc->key_null = ask->key_null;
 	sc->key = ask->key;
 	sc->relid = t->relid;
@@ -730,11 +733,14 @@ call_remember(FunctionCallInfo fcinfo, ServeCall *sc, const ServeAsk *ask, const
 	sc->valid = ask->have_snap;
 }
 
-/* The model this call uses: from the call site's state, the cache, or loaded. */
+/*
+ * The model this call uses: from the call site's state (flinfo's
+ * fn_extra), the cache, or loaded.
+ */
 static ServeEntry *
-serve_entry(FunctionCallInfo fcinfo, const char *model, bool key_null, int32 key)
+serve_entry(FmgrInfo *flinfo, const char *model, bool key_null, int32 key)
 {
-	ServeCall  *sc = call_state(fcinfo);
+	ServeCall  *sc = call_state(flinfo);
 	ServeAsk	ask;
 	ServeTarget t;
 	ServeEntry *e;
@@ -747,8 +753,8 @@ serve_entry(FunctionCallInfo fcinfo, const char *model, bool key_null, int32 key
 	if (e != NULL)
 		return e;
 	sc->valid = false;
-	e = serve_lookup(fcinfo, &ask, &t);
-	call_remember(fcinfo, sc, &ask, &t, e);
+	e = serve_lookup(flinfo, &ask, &t);
+	call_remember(flinfo, sc, &ask, &t, e);
 	return e;
 }
 
@@ -875,12 +881,12 @@ serve_copy_integral(float *x, ArrayType *arr, Oid elem, int64 n, double nc)
 }
 
 /*
- * Copy the features into e->x, divided by the model's normalizing_const.
- * The array must have the model's input shape (as predict requires) and
- * a numeric element type; no NULL elements.
+ * Copy the features arr into x (in_size floats), divided by the model's
+ * normalizing_const.  The array must have the model's input shape (as
+ * predict requires) and a numeric element type; no NULL elements.
  */
-static void
-serve_features(ServeEntry *e, ArrayType *arr)
+void
+dl_serve_features(const ServeEntry *e, ArrayType *arr, float *x)
 {
 	Oid			elem = ARR_ELEMTYPE(arr);
 	int64		n = ArrayGetNItems(ARR_NDIM(arr), ARR_DIMS(arr));
@@ -888,11 +894,11 @@ serve_features(ServeEntry *e, ArrayType *arr)
 	serve_check_shape(e, arr, n);
 	serve_check_no_nulls(arr, n);
 	if (elem == FLOAT4OID)
-		serve_copy_float4(e->x, (const float4 *) array_values(arr), n, e->nc);
+		serve_copy_float4(x, (const float4 *) array_values(arr), n, e->nc);
 	else if (elem == FLOAT8OID)
-		serve_copy_float8(e->x, (const float8 *) array_values(arr), n, e->nc);
+		serve_copy_float8(x, (const float8 *) array_values(arr), n, e->nc);
 	else if (elem == INT2OID || elem == INT4OID || elem == INT8OID || elem == NUMERICOID)
-		serve_copy_integral(e->x, arr, elem, n, e->nc);
+		serve_copy_integral(x, arr, elem, n, e->nc);
 	else
 		ereport(ERROR,
 				(errcode(ERRCODE_DATATYPE_MISMATCH),
@@ -900,31 +906,142 @@ serve_features(ServeEntry *e, ArrayType *arr)
 				 errhint("Give a real[], double precision[], integer[], bigint[], smallint[] or numeric[].")));
 }
 
-/* One forward pass for the features of this call; e->out holds the outputs. */
-static ServeEntry *
-serve_predict(FunctionCallInfo fcinfo)
+/* The values per input row and per output row of e's model. */
+int64
+dl_serve_input_size(const ServeEntry *e)
 {
-	text	   *model_t;
-	char	   *model;
-	ServeEntry *e;
+	return e->in_size;
+}
+
+int64
+dl_serve_output_width(const ServeEntry *e)
+{
+	return e->K;
+}
+
+/*
+ * The most rows, up to want (>= 1), that one forward pass of e's model
+ * may take within madlib_dl.max_model_memory (at least 1: a model that
+ * does not fit one row was refused when it was built).  Remembered in e.
+ */
+int64
+dl_serve_batch_rows(ServeEntry *e, int64 want)
+{
+	int64		b = Max(want, 1);
+
+	if (b <= e->batch_ok)
+		return b;
+	while (b > Max(e->batch_ok, 1))
+	{
+		DlMemoryEstimate est;
+
+		dl_pg_model_estimate(e->m, DL_PG_MODEL_INFER, b, &est);
+		if (est.total <= dl_limits_bytes())
+			break;
+		b /= 2;
+	}
+	e->batch_ok = Max(e->batch_ok, b);
+	return Max(b, 1);
+}
+
+/*
+ * Outputs for n rows of features, x (n, in_size) into out (n, K), in one
+ * forward pass; n at most dl_serve_batch_rows(e, n).  Token ids are
+ * checked first (Embedding inputs).
+ */
+void
+dl_serve_run(ServeEntry *e, float *out, const float *x, int64 n)
+{
 	DlError		err;
 	int64_t		bad_row;
 
-	CHECK_FOR_INTERRUPTS();
-	if (PG_ARGISNULL(0))
+	dl_error_clear(&err);
+	if (dl_model_check_ids(e->m->spec, 0, x, n, &bad_row, &err) != DL_OK)
+		dl_pg_report(&err);
+	dl_pg_check(dl_model_predict(e->m->model, out, x, n, n, &err), &err);
+}
+
+/*
+ * predict_row's value for one row's outputs out (K): the class value of
+ * the highest output (ties: the first; NaN counts highest, as predict
+ * ranks), its index 0..K-1 as text when the model has no class values,
+ * or the output as text for a model of one output and no class values
+ * (regression).  *isnull when the class value is NULL or missing.
+ */
+Datum
+dl_serve_class_datum(const ServeEntry *e, const float *out, bool *isnull)
+{
+	int64		best = 0;
+
+	*isnull = false;
+	if (e->n_class == 0 && e->K == 1)
+		return DirectFunctionCall1(textin, DirectFunctionCall1(float4out, Float4GetDatum(out[0])));
+	for (int64 k = 1; k < e->K; k++)
+	{
+		bool		nb = isnan(out[best]);
+		bool		nk = isnan(out[k]);
+
+		if (!nb && (nk || out[k] > out[best]))
+			best = k;
+	}
+	if (e->n_class > 0)
+	{
+		if (best >= e->n_class || e->class_values[best] == NULL)
+		{
+			*isnull = true;
+			return (Datum) 0;
+		}
+		return PointerGetDatum(cstring_to_text(e->class_values[best]));
+	}
+	return PointerGetDatum(cstring_to_text(psprintf(INT64_FORMAT, best)));
+}
+
+/* predict_row_prob's value for one row's outputs out (K): a real[]. */
+Datum
+dl_serve_prob_datum(const ServeEntry *e, const float *out)
+{
+	Datum	   *v = palloc(sizeof(Datum) * e->K);
+	ArrayType  *a;
+
+	for (int64 k = 0; k < e->K; k++)
+		v[k] = Float4GetDatum(out[k]);
+	a = construct_array(v, (int) e->K, FLOAT4OID, sizeof(float4), true, TYPALIGN_INT);
+	pfree(v);
+	return PointerGetDatum(a);
+}
+
+/*
+ * The model a call names: model_table (ERROR when NULL) and its mst_key
+ * or model_id (NULL: none), through the call site's state.
+ */
+ServeEntry *
+dl_serve_entry_for(FmgrInfo *flinfo, Datum model_d, bool model_null, Datum key_d, bool key_null)
+{
+	char	   *model;
+	ServeEntry *e;
+
+	if (model_null)
 		ereport(ERROR,
 				(errcode(ERRCODE_NULL_VALUE_NOT_ALLOWED),
 				 errmsg("model_table must not be NULL"),
 				 errhint("Give a model table, or a name deployed with madlib_dl.deploy.")));
-	model_t = PG_GETARG_TEXT_PP(0);
-	model = text_to_cstring(model_t);
-	e = serve_entry(fcinfo, model, PG_ARGISNULL(2), PG_ARGISNULL(2) ? 0 : PG_GETARG_INT32(2));
-	serve_features(e, PG_GETARG_ARRAYTYPE_P(1));
-	dl_error_clear(&err);
-	if (dl_model_check_ids(e->m->spec, 0, e->x, 1, &bad_row, &err) != DL_OK)
-		dl_pg_report(&err);
-	dl_pg_check(dl_model_predict(e->m->model, e->out, e->x, 1, 1, &err), &err);
+	model = text_to_cstring(DatumGetTextPP(model_d));
+	e = serve_entry(flinfo, model, key_null, key_null ? 0 : DatumGetInt32(key_d));
 	pfree(model);
+	return e;
+}
+
+/* One forward pass for the features of this call; e->out holds the outputs. */
+static ServeEntry *
+serve_predict(FunctionCallInfo fcinfo)
+{
+	ServeEntry *e;
+
+	CHECK_FOR_INTERRUPTS();
+	e = dl_serve_entry_for(fcinfo->flinfo, PG_GETARG_DATUM(0), PG_ARGISNULL(0),
+						   PG_ARGISNULL(2) ? (Datum) 0 : PG_GETARG_DATUM(2), PG_ARGISNULL(2));
+	dl_serve_features(e, PG_GETARG_ARRAYTYPE_P(1), e->x);
+	dl_serve_run(e, e->out, e->x, 1);
 	return e;
 }
 
@@ -932,38 +1049,24 @@ PG_FUNCTION_INFO_V1(madlib_dl__predict_row);
 
 /*
  * _predict_row(model text, features anyarray, mst_key int) RETURNS text:
- * the class value of the highest output (ties: the first; NaN counts
- * highest, as predict ranks), its index 0..K-1 as text when the model
- * has no class values, or the output as text for a model of one output
- * and no class values (regression).  NULL features: NULL.
+ * dl_serve_class_datum of the row's outputs.  NULL features: NULL.  In a
+ * query's select list or an aggregate's argument, serving_batch.c
+ * batches the calls instead.
  */
 Datum
 madlib_dl__predict_row(PG_FUNCTION_ARGS)
 {
 	ServeEntry *e;
-	int64		best = 0;
+	Datum		d;
+	bool		isnull;
 
 	if (PG_ARGISNULL(1))
 		PG_RETURN_NULL();
 	e = serve_predict(fcinfo);
-	if (e->n_class == 0 && e->K == 1)
-		PG_RETURN_DATUM(DirectFunctionCall1(textin, DirectFunctionCall1(float4out,
-																		Float4GetDatum(e->out[0]))));
-	for (int64 k = 1; k < e->K; k++)
-	{
-		bool		nb = isnan(e->out[best]);
-		bool		nk = isnan(e->out[k]);
-
-		if (!nb && (nk || e->out[k] > e->out[best]))
-			best = k;
-	}
-	if (e->n_class > 0)
-	{
-		if (best >= e->n_class || e->class_values[best] == NULL)
-			PG_RETURN_NULL();
-		PG_RETURN_TEXT_P(cstring_to_text(e->class_values[best]));
-	}
-	PG_RETURN_TEXT_P(cstring_to_text(psprintf(INT64_FORMAT, best)));
+	d = dl_serve_class_datum(e, e->out, &isnull);
+	if (isnull)
+		PG_RETURN_NULL();
+	PG_RETURN_DATUM(d);
 }
 
 PG_FUNCTION_INFO_V1(madlib_dl__predict_row_prob);
@@ -973,15 +1076,11 @@ Datum
 madlib_dl__predict_row_prob(PG_FUNCTION_ARGS)
 {
 	ServeEntry *e;
-	Datum	   *v;
 
 	if (PG_ARGISNULL(1))
 		PG_RETURN_NULL();
 	e = serve_predict(fcinfo);
-	v = palloc(sizeof(Datum) * e->K);
-	for (int64 k = 0; k < e->K; k++)
-		v[k] = Float4GetDatum(e->out[k]);
-	PG_RETURN_ARRAYTYPE_P(construct_array(v, (int) e->K, FLOAT4OID, sizeof(float4), true, TYPALIGN_INT));
+	PG_RETURN_DATUM(dl_serve_prob_datum(e, e->out));
 }
 
 PG_FUNCTION_INFO_V1(madlib_dl__model_cache);
