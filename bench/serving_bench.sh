@@ -11,7 +11,9 @@
 #   scan        SELECT sum(cardinality(x)) FROM fashion_train   (reads and
 #               decompresses every array: the plain scan)
 #   predict_row SELECT count(madlib_dl.predict_row('fashion_serving_model', x))
-#               FROM fashion_train
+#               FROM fashion_train (batched by the madlib_dl batched
+#               predict node; "one pass a row": the same with
+#               madlib_dl.serving_batch_rows = 1, a forward pass per row)
 #
 # each on 1 core (max_parallel_workers_per_gather = 0) and on all cores
 # (a parallel plan of nproc - 1 workers plus the leader; parallel_workers
@@ -95,6 +97,10 @@ scan1="$(rate "$N" "$(timed "$SERIAL" "$SCAN")")"
 row1="$(rate "$N" "$(timed "$SERIAL" "$ROW")")"
 scanp="$(rate "$N" "$(timed "$PAR" "$SCAN")")"
 rowp="$(rate "$N" "$(timed "$PAR" "$ROW")")"
+# the same with one forward pass per row (no batch node)
+ONE="SET madlib_dl.serving_batch_rows = 1"
+row1u="$(rate "$N" "$(timed "$SERIAL; $ONE" "$ROW")")"
+rowpu="$(rate "$N" "$(timed "$PAR; $ONE" "$ROW")")"
 pred_ms="$(psqlc -c '\timing on' -c "SET client_min_messages = warning" \
   -c "SELECT madlib_dl.predict('fashion_serving_model', 'fashion_train', 'id', 'x', 'fashion_serving_pred', 'response')" \
   | awk '/^Time:/ { t = $2 } END { print t }')"
@@ -134,8 +140,10 @@ echo "model: MLP $SIZES; rows: $N, cores: $NCPU (parallel plans: $WORKERS worker
 printf '%-44s %12s %10s %12s\n' what rows/s vs_scan vs_torch_row
 printf '%-44s %12s %10s %12s\n' "scan, 1 core" "$scan1" 1.00 -
 printf '%-44s %12s %10s %12s\n' "predict_row, 1 core" "$row1" "$(ratio "$row1" "$scan1")" "$(ratio "$row1" "$trow")"
+printf '%-44s %12s %10s %12s\n' "predict_row one pass a row, 1 core" "$row1u" "$(ratio "$row1u" "$scan1")" "$(ratio "$row1u" "$trow")"
 printf '%-44s %12s %10s %12s\n' "scan, all cores" "$scanp" 1.00 -
 printf '%-44s %12s %10s %12s\n' "predict_row, all cores" "$rowp" "$(ratio "$rowp" "$scanp")" "$(ratio "$rowp" "$trow")"
+printf '%-44s %12s %10s %12s\n' "predict_row one pass a row, all cores" "$rowpu" "$(ratio "$rowpu" "$scanp")" "$(ratio "$rowpu" "$trow")"
 printf '%-44s %12s %10s %12s\n' "predict (row mode, parallel query), vs all" "$pred" "$(ratio "$pred" "$scanp")" "$(ratio "$pred" "$trow")"
 printf '%-44s %12s %10s %12s\n' "10k single-row INSERTs, no trigger" "$ins_plain" - -
 printf '%-44s %12s %10s %12s\n' "10k single-row INSERTs, scoring trigger" "$ins_trig" "$(ratio "$ins_trig" "$ins_plain")x" "$(ratio "$ins_trig" "$trow")"

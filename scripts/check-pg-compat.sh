@@ -12,7 +12,9 @@
 #             tree, 20000 for Cloudberry 2.0 on the 14 tree) and the
 #             flags Greenplum builds extensions with,
 #             -Werror=implicit-function-declaration -Werror=uninitialized:
-#             no error and no warning;
+#             no error and no warning; and src/pg/api/serving_batch.c,
+#             whose planner hook only plain PostgreSQL 14 and later build,
+#             against the 14 tree without GP_VERSION_NUM;
 #   types     the install script (src/sql) declares no type PostgreSQL
 #             12 lacks (anycompatible and its family, multiranges);
 #   qualified every object the install script creates is named
@@ -74,6 +76,17 @@ while read -r archive name major gpnum; do
     fi
   done
   echo "compat: $nfiles files of src/pg compiled against PostgreSQL $major headers with GP_VERSION_NUM=$gpnum"
+  # plain PostgreSQL 14 (not Greenplum or Cloudberry): the code that only it builds
+  if [ "$major" = 14 ]; then
+    for f in src/pg/api/serving_batch.c; do
+      out="$("$CC" "${FLAGS[@]}" -I"$dir/include" "$f" 2>&1)"
+      if [ $? -ne 0 ] || printf '%s' "$out" | grep -q "warning:"; then
+        echo "compat: $f against PostgreSQL 14 headers:"; echo "$out"; fail=1
+      else
+        echo "compat: $f compiled against PostgreSQL 14 headers"
+      fi
+    done
+  fi
 
   # sql: built-in functions this server has and PostgreSQL $major has not
   missing="$(python3 - "$("$PG_CONFIG" --includedir-server)/utils/fmgrprotos.h" \
