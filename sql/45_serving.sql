@@ -134,6 +134,19 @@ DECLARE sc SCROLL CURSOR FOR SELECT id, madlib_dl.predict_row('iris_m1', attribu
 FETCH 2 FROM sc;
 FETCH BACKWARD 1 FROM sc;
 COMMIT;
+-- a bad row read ahead but never returned (after a LIMIT) gives no error, as
+-- with one call per row; a call under AND, CASE or COALESCE, or beside a
+-- volatile function, is not batched (it might not run for every row)
+SELECT id, madlib_dl.predict_row('iris_m1', CASE WHEN id = 3 THEN ARRAY[1, 2]::float8[] ELSE attributes END)
+  FROM iris_data LIMIT 2;
+SELECT count(*) FILTER (WHERE id <> 3 AND madlib_dl.predict_row('iris_m1',
+           CASE WHEN id = 3 THEN ARRAY[1, 2]::float8[] ELSE attributes END) IS NOT NULL) AS guarded
+  FROM iris_data;
+EXPLAIN (COSTS OFF)
+SELECT count(*) FILTER (WHERE id <> 3 AND madlib_dl.predict_row('iris_m1', attributes) IS NOT NULL)
+  FROM iris_data;
+EXPLAIN (COSTS OFF)
+SELECT madlib_dl.predict_row('iris_m1', attributes), random() FROM iris_data;
 -- a bad row in the middle of a batch: the error names it, as one call per row does
 SELECT count(madlib_dl.predict_row('iris_m1', CASE WHEN id = 70 THEN ARRAY[1, 2]::float8[] ELSE attributes END))
   FROM iris_data;

@@ -785,16 +785,19 @@ array_values(ArrayType *a)
 
 /*
  * ERROR 22000 unless arr has the model's input shape (as predict
- * requires); the hint says whether only the layout is wrong.
+ * requires); the hint says whether only the layout is wrong.  With raise
+ * false: false instead of the ERROR.
  */
-static void
-serve_check_shape(const ServeEntry *e, ArrayType *arr, int64 n)
+static bool
+serve_check_shape(const ServeEntry *e, ArrayType *arr, int64 n, bool raise)
 {
 	const DlShape *in = &e->m->spec->input_shapes[0];
 	StringInfoData have;
 	StringInfoData want;
 
-	if (dl_pg_array_shape_differs(arr, in->dims, in->rank, &have, &want))
+	if (!dl_pg_array_shape_differs(arr, in->dims, in->rank, &have, &want))
+		return true;
+	if (raise)
 		ereport(ERROR,
 				(errcode(ERRCODE_DATA_EXCEPTION),
 				 errmsg("features has shape %s but the model's input shape is %s", have.data, want.data),
@@ -803,29 +806,32 @@ serve_check_shape(const ServeEntry *e, ArrayType *arr, int64 n)
 						 "exactly the model's input shape, in row-major order.") :
 				 errhint("Give an array of exactly the model's input shape %s (" INT64_FORMAT
 						 " values), in row-major order.", want.data, e->in_size)));
+	return false;
 }
 
-/* ERROR 22004 naming the first NULL element of arr (n elements). */
-static void
-serve_check_no_nulls(ArrayType *arr, int64 n)
+/* ERROR 22004 naming the first NULL element of arr (n elements); raise false: false instead. */
+static bool
+serve_check_no_nulls(ArrayType *arr, int64 n, bool raise)
 {
 	int64		j = dl_pg_array_first_null(arr, n);
 
-	if (j >= 0)
+	if (j >= 0 && raise)
 		ereport(ERROR,
 				(errcode(ERRCODE_NULL_VALUE_NOT_ALLOWED),
 				 errmsg("features has a NULL at position " INT64_FORMAT, j + 1),
 				 errhint("Every feature must be a number.")));
+	return j < 0;
 }
 
 /*
  * serve_copy_float4 and serve_copy_float8: the n values v of a real[] or
  * a double precision[] into x, divided by nc, in one pass the compiler
- * vectorizes; the checks after it.  x (n)  v (n)
+ * vectorizes; the checks after it (raise false: false instead of the
+ * ERROR).  x (n)  v (n)
  */
 #define SERVE_COPY_FLOATS(name, type) \
-static void \
-name(float *x, const type *v, int64 n, double nc) \
+static bool \
+name(float *x, const type *v, int64 n, double nc, bool raise) \
 { \
 	int			ok = 1; \
 \
@@ -836,21 +842,24 @@ name(float *x, const type *v, int64 n, double nc) \
 		x[j] = f; \
 		ok &= isfinite(f) && isfinite(v[j]); \
 	} \
-	if (!ok) \
+	if (!ok && raise) \
 		for (int64 j = 0; j < n; j++) \
 			if (!isfinite(v[j]) || !isfinite(x[j])) \
 				bad_value(v[j], j); \
+	return ok; \
 }
 SERVE_COPY_FLOATS(serve_copy_float4, float4)
 SERVE_COPY_FLOATS(serve_copy_float8, float8)
 
 /*
  * The n values of arr, a smallint[], integer[], bigint[] or numeric[]
- * (elem), into x, divided by nc.  x (n)
+ * (elem), into x, divided by nc (raise false: false for a value the
+ * ERROR would name).  x (n)
  */
-static void
-serve_copy_integral(float *x, ArrayType *arr, Oid elem, int64 n, double nc)
+static bool
+serve_copy_integral(float *x, ArrayType *arr, Oid elem, int64 n, double nc, bool raise)
 {
+	bool		ok = true;
 	Datum	   *v;
 	int			cnt;
 	int16		typlen;
@@ -874,36 +883,71 @@ serve_copy_integral(float *x, ArrayType *arr, Oid elem, int64 n, double nc)
 			f = DatumGetFloat8(DirectFunctionCall1(numeric_float8_no_overflow, v[j]));
 		t = f / nc;
 		if (!isfinite(f) || !isfinite((float) t))
-			bad_value(f, j);
+		{
+			if (raise)
+				bad_value(f, j);
+			ok = false;
+		}
 		x[j] = (float) t;
 	}
 	pfree(v);
+	return ok;
 }
 
 /*
  * Copy the features arr into x (in_size floats), divided by the model's
  * normalizing_const.  The array must have the model's input shape (as
- * predict requires) and a numeric element type; no NULL elements.
+ * predict requires) and a numeric element type; no NULL elements; an
+ * Embedding input's values must be its token ids.  raise false: false
+ * where the checks would give an ERROR (which the call with raise true
+ * then gives).
  */
-void
-dl_serve_features(const ServeEntry *e, ArrayType *arr, float *x)
+static bool
+serve_features(const ServeEntry *e, ArrayType *arr, float *x, bool raise)
 {
 	Oid			elem = ARR_ELEMTYPE(arr);
 	int64		n = ArrayGetNItems(ARR_NDIM(arr), ARR_DIMS(arr));
+	bool		ok;
+	DlError		err;
+	int64_t		bad_row;
 
-	serve_check_shape(e, arr, n);
-	serve_check_no_nulls(arr, n);
+	if (!serve_check_shape(e, arr, n, raise) || !serve_check_no_nulls(arr, n, raise))
+		return false;
 	if (elem == FLOAT4OID)
-		serve_copy_float4(x, (const float4 *) array_values(arr), n, e->nc);
+		ok = serve_copy_float4(x, (const float4 *) array_values(arr), n, e->nc, raise);
 	else if (elem == FLOAT8OID)
-		serve_copy_float8(x, (const float8 *) array_values(arr), n, e->nc);
+		ok = serve_copy_float8(x, (const float8 *) array_values(arr), n, e->nc, raise);
 	else if (elem == INT2OID || elem == INT4OID || elem == INT8OID || elem == NUMERICOID)
-		serve_copy_integral(x, arr, elem, n, e->nc);
+		ok = serve_copy_integral(x, arr, elem, n, e->nc, raise);
+	else if (!raise)
+		return false;
 	else
 		ereport(ERROR,
 				(errcode(ERRCODE_DATATYPE_MISMATCH),
 				 errmsg("features is a %s, not an array of numbers", format_type_be(get_array_type(elem))),
 				 errhint("Give a real[], double precision[], integer[], bigint[], smallint[] or numeric[].")));
+	if (!ok)
+		return false;
+	dl_error_clear(&err);
+	if (dl_model_check_ids(e->m->spec, 0, x, 1, &bad_row, &err) != DL_OK)
+	{
+		if (raise)
+			dl_pg_report(&err);
+		return false;
+	}
+	return true;
+}
+
+void
+dl_serve_features(const ServeEntry *e, ArrayType *arr, float *x)
+{
+	(void) serve_features(e, arr, x, true);
+}
+
+bool
+dl_serve_features_try(const ServeEntry *e, ArrayType *arr, float *x)
+{
+	return serve_features(e, arr, x, false);
 }
 
 /* The values per input row and per output row of e's model. */
@@ -946,18 +990,15 @@ dl_serve_batch_rows(ServeEntry *e, int64 want)
 
 /*
  * Outputs for n rows of features, x (n, in_size) into out (n, K), in one
- * forward pass; n at most dl_serve_batch_rows(e, n).  Token ids are
- * checked first (Embedding inputs).
+ * forward pass; n at most dl_serve_batch_rows(e, n).  The rows come from
+ * dl_serve_features (token ids checked).
  */
 void
 dl_serve_run(ServeEntry *e, float *out, const float *x, int64 n)
 {
 	DlError		err;
-	int64_t		bad_row;
 
 	dl_error_clear(&err);
-	if (dl_model_check_ids(e->m->spec, 0, x, n, &bad_row, &err) != DL_OK)
-		dl_pg_report(&err);
 	dl_pg_check(dl_model_predict(e->m->model, out, x, n, n, &err), &err);
 }
 

@@ -34,8 +34,13 @@ ServeEntry *dl_serve_entry_for(FmgrInfo *flinfo, Datum model, bool model_null, D
 int64		dl_serve_input_size(const ServeEntry *e);
 int64		dl_serve_output_width(const ServeEntry *e);
 
-/* Copy arr (the model's input shape, numbers, no NULL) into x (input size), normalized. */
+/*
+ * Copy arr (the model's input shape, numbers, no NULL; token ids for an
+ * Embedding input) into x (input size), normalized; ERROR otherwise.
+ * _try: false instead of the ERROR, which dl_serve_features then gives.
+ */
 void		dl_serve_features(const ServeEntry *e, ArrayType *arr, float *x);
+bool		dl_serve_features_try(const ServeEntry *e, ArrayType *arr, float *x);
 
 /* The most rows up to want one forward pass may take within madlib_dl.max_model_memory. */
 int64		dl_serve_batch_rows(ServeEntry *e, int64 want);

@@ -77,6 +77,7 @@ static int	dl_serving_batch_rows = 64;
 #include "nodes/plannodes.h"
 #include "optimizer/optimizer.h"
 #include "optimizer/planner.h"
+#include "utils/builtins.h"
 #include "utils/lsyscache.h"
 #include "utils/syscache.h"
 
@@ -101,13 +102,27 @@ predict_kind(Oid funcid)
 {
 	FmgrInfo	fi;
 	HeapTuple	tup = SearchSysCache1(PROCOID, ObjectIdGetDatum(funcid));
-	Oid			lang;
+	bool		ours = false;
 
 	if (!HeapTupleIsValid(tup))
 		return 0;
-	lang = ((Form_pg_proc) GETSTRUCT(tup))->prolang;
+	/* a C function of one of the two symbol names, before fmgr loads anything */
+	if (((Form_pg_proc) GETSTRUCT(tup))->prolang == ClanguageId)
+	{
+		bool		isnull;
+		Datum		src = SysCacheGetAttr(PROCOID, tup, Anum_pg_proc_prosrc, &isnull);
+
+		if (!isnull)
+		{
+			char	   *name = TextDatumGetCString(src);
+
+			ours = strcmp(name, "madlib_dl__predict_row") == 0 ||
+				strcmp(name, "madlib_dl__predict_row_prob") == 0;
+			pfree(name);
+		}
+	}
 	ReleaseSysCache(tup);
-	if (lang != ClanguageId)
+	if (!ours)
 		return 0;
 	fmgr_info(funcid, &fi);
 	if (fi.fn_addr == madlib_dl__predict_row)
@@ -266,6 +281,13 @@ wrap_projection(Plan *p)
 	ListCell   *lc;
 	Plan	   *w;
 
+	/*
+	 * The node's rows are read a batch ahead of the rows returned: not
+	 * where that would run a volatile function (nextval, ...) for rows a
+	 * LIMIT or a cursor never takes.
+	 */
+	if (contain_volatile_functions((Node *) orig) || contain_volatile_functions((Node *) p->qual))
+		return p;
 	foreach(lc, orig)
 	{
 		TargetEntry *tle = lfirst_node(TargetEntry, lc);
@@ -301,11 +323,46 @@ typedef struct AggRewrite
 	List	   *calls;
 } AggRewrite;
 
+/*
+ * Whether n's children are all evaluated whenever n is (no AND, OR,
+ * CASE or COALESCE, which may skip some): only there is a call
+ * evaluated for every row, so that batching it evaluates nothing the
+ * query would not.
+ */
+static bool
+evaluates_all_children(Node *n)
+{
+	switch (nodeTag(n))
+	{
+		case T_List:
+		case T_TargetEntry:
+		case T_FuncExpr:
+		case T_OpExpr:
+		case T_DistinctExpr:
+		case T_NullIfExpr:
+		case T_RelabelType:
+		case T_CoerceViaIO:
+		case T_ArrayCoerceExpr:
+		case T_ConvertRowtypeExpr:
+		case T_CollateExpr:
+		case T_NullTest:
+		case T_BooleanTest:
+		case T_ArrayExpr:
+		case T_RowExpr:
+		case T_MinMaxExpr:
+			return true;
+		default:
+			return false;
+	}
+}
+
 static Node *
 agg_call_mutator(Node *n, AggRewrite *r)
 {
 	if (n == NULL)
 		return NULL;
+	if (!evaluates_all_children(n))
+		return n;				/* leave it, and any call under it, alone */
 	if (IsA(n, FuncExpr) && batchable_call(n) && !has_exec_param_walker(lsecond(((FuncExpr *) n)->args), NULL))
 	{
 		int			j = 0;
@@ -337,7 +394,9 @@ agg_mutator(Node *n, AggRewrite *r)
 
 		if (DO_AGGSPLIT_COMBINE(a->aggsplit))
 			return (Node *) a;
-		a->args = (List *) agg_call_mutator((Node *) a->args, r);
+		/* the arguments are evaluated only for the rows the FILTER keeps */
+		if (a->aggfilter == NULL)
+			a->args = (List *) agg_call_mutator((Node *) a->args, r);
 		a->aggfilter = (Expr *) agg_call_mutator((Node *) a->aggfilter, r);
 		return (Node *) a;
 	}
@@ -354,7 +413,8 @@ wrap_agg_input(Agg *agg)
 	BatchBuild	b;
 	Plan	   *w;
 
-	if (child == NULL)
+	/* grouping sets sort the input again per set: left alone */
+	if (child == NULL || agg->groupingSets != NIL || agg->chain != NIL)
 		return;
 	r.ncols = list_length(child->targetlist);
 	tlist = (List *) agg_mutator((Node *) agg->plan.targetlist, &r);
@@ -530,6 +590,8 @@ typedef struct BatchCall
 	Datum	   *values;			/* (cap) the batch's predictions */
 	bool	   *nulls;			/* (cap) */
 	ArrayType **arrays;			/* (cap) the batch's features, NULL for NULL */
+	int		   *pos;			/* (cap) a row's place in x and out; -1: none */
+	bool	   *bad;			/* (cap) features that give an ERROR when the row is returned */
 	float	   *x;				/* (cap, input size) */
 	float	   *out;			/* (cap, output width) */
 	Size		x_bytes;
@@ -605,6 +667,8 @@ batch_begin(CustomScanState *node, EState *estate, int eflags)
 		c->values = palloc0(sizeof(Datum) * bs->cap);
 		c->nulls = palloc0(sizeof(bool) * bs->cap);
 		c->arrays = palloc0(sizeof(ArrayType *) * bs->cap);
+		c->pos = palloc0(sizeof(int) * bs->cap);
+		c->bad = palloc0(sizeof(bool) * bs->cap);
 	}
 }
 
@@ -629,22 +693,38 @@ eval_on_row(ExprState *e, ExprContext *econtext, TupleTableSlot *row, bool *isnu
 	return ExecEvalExpr(e, econtext, isnull);
 }
 
-/* Predict call c for the nrows rows of the batch (in batch_cxt). */
+/* The model of call c (its model and key are the same for every row). */
+static ServeEntry *
+call_entry(BatchState *bs, BatchCall *c)
+{
+	ExprContext *econtext = bs->css.ss.ps.ps_ExprContext;
+	Datum		model;
+	Datum		key;
+	bool		model_null;
+	bool		key_null;
+
+	model = ExecEvalExpr(c->model, econtext, &model_null);
+	key = ExecEvalExpr(c->key, econtext, &key_null);
+	return dl_serve_entry_for(&c->flinfo, model, model_null, key, key_null);
+}
+
+/*
+ * Predict call c for the nrows rows of the batch (in batch_cxt).  A row
+ * whose features fail the checks is left out and marked bad: it gives
+ * its ERROR when it is returned (batch_next), so that a row a LIMIT
+ * never reaches gives none, as one call per row does.
+ */
 static void
 batch_run_call(BatchState *bs, BatchCall *c)
 {
 	ExprContext *econtext = bs->css.ss.ps.ps_ExprContext;
 	MemoryContext query_cxt = bs->css.ss.ps.state->es_query_cxt;
-	Datum		model;
-	Datum		key;
-	bool		model_null;
-	bool		key_null;
 	int			n_ok = 0;
+	int			n_run = 0;
 	ServeEntry *e;
 	int64		in;
 	int64		K;
 	int64		step;
-	int			k;
 
 	for (int r = 0; r < bs->nrows; r++)
 	{
@@ -653,44 +733,60 @@ batch_run_call(BatchState *bs, BatchCall *c)
 
 		c->arrays[r] = isnull ? NULL : DatumGetArrayTypeP(d);
 		c->nulls[r] = isnull;
+		c->bad[r] = false;
+		c->pos[r] = -1;
 		n_ok += !isnull;
 	}
 	if (n_ok == 0)
 		return;					/* NULL features give NULL, whatever the model */
-	model = ExecEvalExpr(c->model, econtext, &model_null);
-	key = ExecEvalExpr(c->key, econtext, &key_null);
-	e = dl_serve_entry_for(&c->flinfo, model, model_null, key, key_null);
+	e = call_entry(bs, c);
 	in = dl_serve_input_size(e);
 	K = dl_serve_output_width(e);
 	/* nrows <= 4096 and in, K < 2^28 (the engine bounds shapes): no overflow */
 	c->x = grow_buffer(c->x, &c->x_bytes, (Size) n_ok * (Size) in * sizeof(float), query_cxt);
 	c->out = grow_buffer(c->out, &c->out_bytes, (Size) n_ok * (Size) K * sizeof(float), query_cxt);
-	k = 0;
 	for (int r = 0; r < bs->nrows; r++)
-		if (c->arrays[r] != NULL)
-			dl_serve_features(e, c->arrays[r], c->x + (Size) (k++) * in);
+	{
+		if (c->arrays[r] == NULL)
+			continue;
+		if (dl_serve_features_try(e, c->arrays[r], c->x + (Size) n_run * in))
+			c->pos[r] = n_run++;
+		else
+			c->bad[r] = true;
+	}
 	/* the rows a forward pass may take; the next batches no more than that */
 	step = dl_serve_batch_rows(e, bs->cap);
 	bs->cap = (int) Min((int64) bs->cap, step);
 	bs->cap = (int) Min((int64) bs->cap, Max((int64) 1, (int64) (BATCH_BUFFER_BYTES / ((in + K) * sizeof(float)))));
-	for (int64 s = 0; s < n_ok; s += step)
+	for (int64 s = 0; s < n_run; s += step)
 	{
 		CHECK_FOR_INTERRUPTS();
-		dl_serve_run(e, c->out + s * K, c->x + s * in, Min(step, n_ok - s));
+		dl_serve_run(e, c->out + s * K, c->x + s * in, Min(step, n_run - s));
 	}
-	k = 0;
 	for (int r = 0; r < bs->nrows; r++)
 	{
 		const float *o;
 
-		if (c->arrays[r] == NULL)
+		if (c->pos[r] < 0)
 			continue;
-		o = c->out + (Size) (k++) * K;
+		o = c->out + (Size) c->pos[r] * K;
 		if (c->kind == 2)
 			c->values[r] = dl_serve_prob_datum(e, o);
 		else
 			c->values[r] = dl_serve_class_datum(e, o, &c->nulls[r]);
 	}
+}
+
+/* The ERROR of row r's features for call c (marked bad by batch_run_call). */
+static void
+pg_attribute_noreturn()
+raise_bad_row(BatchState *bs, BatchCall *c, int r)
+{
+	ServeEntry *e = call_entry(bs, c);
+
+	/* c->x holds at least one row of this model (the same one in this query) */
+	dl_serve_features(e, c->arrays[r], c->x);
+	elog(ERROR, "madlib_dl: the features of a row failed a check once and passed it again");
 }
 
 /* Read the next batch of input rows and predict them; false when there are none. */
@@ -733,6 +829,9 @@ batch_next(ScanState *ss)
 	if (bs->next >= bs->nrows && !batch_fill(bs))
 		return ExecClearTuple(scan);
 	row = bs->rows[bs->next];
+	for (int i = 0; i < bs->ncalls; i++)
+		if (bs->calls[i].bad[bs->next])
+			raise_bad_row(bs, &bs->calls[i], bs->next);
 	ExecClearTuple(scan);
 	memcpy(scan->tts_values, row->tts_values, sizeof(Datum) * bs->nchild);
 	memcpy(scan->tts_isnull, row->tts_isnull, sizeof(bool) * bs->nchild);
