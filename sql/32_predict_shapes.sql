@@ -49,8 +49,9 @@ SELECT madlib_dl._check_model_memory('predict',
 SELECT madlib_dl.predict_byom('vs_models', 1, 'vs_many', 'id', 'x', 'vs_out_many', 'response',
                               batch_size => 1024);
 SELECT count(*) AS n, count(DISTINCT class_value) AS classes FROM vs_out_many;
--- row mode (no batch_size: one row per forward pass, in parallel workers
--- when the planner takes them): the same rows with and without workers
+-- row mode (no batch_size: _predict_probs, batched by the batched predict
+-- node, in parallel workers when the planner takes them): the same rows
+-- with and without workers
 SET max_parallel_workers_per_gather = 0;
 SELECT madlib_dl.predict_byom('vs_models', 1, 'vs_many', 'id', 'x', 'vs_out_serial', 'response');
 SET parallel_setup_cost = 0;
@@ -58,10 +59,12 @@ SET parallel_tuple_cost = 0;
 SET min_parallel_table_scan_size = 0;
 SET max_parallel_workers_per_gather = 2;
 SELECT madlib_dl.predict_byom('vs_models', 1, 'vs_many', 'id', 'x', 'vs_out_parallel', 'response');
--- the query of row mode runs in parallel workers (a Gather over a parallel scan)
+-- the query of row mode runs in parallel workers (a Gather over a parallel scan),
+-- batched
 SELECT model_weights AS vs_w FROM vs_models WHERE model_id = 1 \gset
 PREPARE vs_rowmode(json, bytea) AS
-  SELECT madlib_dl._predict_batch_par($1, $2, 1.0, 1, 'x', 1, t.id::text, t.x, false) FROM vs_many t;
+  SELECT madlib_dl._predict_ranked(t.id::text, madlib_dl._predict_probs($1, $2, 1.0, 'x', t.id::text, t.x), 1)
+    FROM vs_many t;
 EXPLAIN (COSTS OFF) EXECUTE vs_rowmode(madlib_dl._arch_bind_shape(:'vs_arch'::json, '{32,32,3}'), :'vs_w');
 DEALLOCATE vs_rowmode;
 RESET parallel_setup_cost;

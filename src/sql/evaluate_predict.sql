@@ -38,20 +38,26 @@ RETURNS SETOF record
 AS 'MODULE_PATHNAME', 'madlib_dl__predict_batch'
 LANGUAGE C VOLATILE PARALLEL UNSAFE ROWS 3;
 
--- _predict_batch for parallel query: the same function, PARALLEL SAFE, for
--- the query of predict's row mode (_ep_write_predictions), which calls it
--- with batch_size 1 and no flush row, so that every parallel worker
--- predicts the rows it scans (a batch could not be flushed at the end of
--- a worker's share).  Its COST, a forward pass, lets the planner choose
--- the workers.  features is a real[] or a float8[], read as stored (a
--- real[] is not cast, which would cost more than the scan).
-CREATE FUNCTION madlib_dl._predict_batch_par(model_arch json, model_weights bytea,
-    normalizing_const float8, batch_size integer, feature_col text, max_rank integer,
-    id_value text, features anyarray, flush boolean,
+-- predict's row mode (_ep_write_predictions), a row at a time: the output
+-- layer of one row (a model of one input and one output; features a
+-- real[] or float8[] of its input shape, divided by normalizing_const;
+-- errors name the row by id_value and the features by feature_col), and
+-- a row's classes ranked as _predict_batch returns them.  The model
+-- arguments must be the same in every row.  The madlib_dl batched predict
+-- node (src/pg/api/serving_batch.c) runs the calls of _predict_probs many
+-- rows per forward pass, in every worker of a parallel query; a row's
+-- numbers do not depend on the rows it is batched with.
+CREATE FUNCTION madlib_dl._predict_probs(model_arch json, model_weights bytea,
+    normalizing_const float8, feature_col text, id_value text, features anyarray)
+RETURNS real[]
+AS 'MODULE_PATHNAME', 'madlib_dl__predict_probs'
+LANGUAGE C STABLE PARALLEL SAFE COST 10000;
+
+CREATE FUNCTION madlib_dl._predict_ranked(id_value text, probs real[], max_rank integer,
     OUT id text, OUT class_index integer, OUT prob float8, OUT rank integer)
 RETURNS SETOF record
-AS 'MODULE_PATHNAME', 'madlib_dl__predict_batch'
-LANGUAGE C VOLATILE PARALLEL SAFE COST 10000 ROWS 3;
+AS 'MODULE_PATHNAME', 'madlib_dl__predict_ranked'
+LANGUAGE C IMMUTABLE PARALLEL SAFE ROWS 3;
 
 -- The same for any model (several inputs or outputs): features is a row
 -- of one float8[] per model input, in its order (feature_cols names
@@ -587,11 +593,11 @@ $$;
 -- madlib_dl.max_model_memory); the output keeps their order, each row's
 -- classes by rank.  x_expr: the expression of a row's features over t
 -- (a transform: _tf_expr over $9, which is tf), else t.<indep_col>.
--- batch_size NULL on PostgreSQL is row mode: one row
--- per forward pass by _predict_batch_par, without a flush row, so that
--- parallel query runs it in every worker (all cores); a row's numbers are
--- the same with any number of workers, and may differ from a batch's in
--- the last bit of float32 (BLAS sums a batch in another order).
+-- batch_size NULL on PostgreSQL is row mode: _predict_probs per row
+-- (which the batched predict node runs many rows per forward pass) and
+-- _predict_ranked, without a flush row, so that parallel query runs it in
+-- every worker (all cores); a row's numbers are the same with any number
+-- of workers.
 CREATE FUNCTION madlib_dl._ep_write_predictions(rel regclass, id_col text, indep_col text,
     otbl text[], model_arch json, model_weights bytea, normalizing_const float8,
     class_name text, class_values text[], kind text, k integer, threshold float8,
@@ -627,10 +633,10 @@ BEGIN
             'CREATE TABLE %s AS'
             ' SELECT (q.r).id::%s AS %I, $1::text AS class_name,'
             '        ($2::text[])[(q.r).class_index] AS class_value, (q.r).prob%s'
-            '   FROM (SELECT madlib_dl._predict_batch_par($3, $4, $5, 1, $6, $7,'
-            '                (t.%I)::pg_catalog.text, %s, false) AS r'
+            '   FROM (SELECT madlib_dl._predict_ranked((t.%I)::pg_catalog.text,'
+            '                madlib_dl._predict_probs($3, $4, $5, $6, (t.%I)::pg_catalog.text, %s), $7) AS r'
             '           FROM %s t) q%s%s',
-            madlib_dl._table_sql(otbl), id_type, id_col, cols, id_col, feat, rel, filter,
+            madlib_dl._table_sql(otbl), id_type, id_col, cols, id_col, id_col, feat, rel, filter,
             madlib_dl._distributed_clause())
         USING class_name, class_values, model_arch, model_weights, normalizing_const, indep_col, max_rank,
               NULL::integer, tf;

@@ -171,9 +171,9 @@ dl_pg_predict_copy_values(float *x, ArrayType *arr, int64 n, double nc, const ch
  * is NULL, has another shape, or holds a NULL, NaN or infinite value, or
  * a value that is out of float32 range after division.
  */
-static void
-copy_features(float *x, Datum arr_datum, bool arr_null, const DlShape *in, int64 in_size,
-			  double nc, Datum id, bool id_null, const char *col)
+void
+dl_pg_predict_copy_row(float *x, Datum arr_datum, bool arr_null, const DlShape *in, int64 in_size,
+					   double nc, Datum id, bool id_null, const char *col)
 {
 	ArrayType  *arr;
 	int64		n;
@@ -439,6 +439,41 @@ predict_state(FunctionCallInfo fcinfo, bool io)
 	return predict_state_new(fcinfo, io, sizes, nc, batch_size, max_rank);
 }
 
+void
+dl_pg_predict_check_memory(const char *arch, int64 batch)
+{
+	DlPgJobModel jm = {arch, NULL, NULL, "the model"};
+	DlPgJob		job = {DL_PG_JOB_PREDICT, 1, &jm, 0, 0, 0, 0};
+
+	job.batch_size = batch;
+	(void) dl_limits_check_job(&job);
+}
+
+/* ERROR err of a token id check, naming the row by id (NULL: none) and hinting at nc. */
+static void pg_attribute_noreturn()
+report_bad_ids(DlError *err, const char *id, double nc)
+{
+	if (id != NULL)
+		dl_error_prefix(err, "the row with id %s", id);
+	if (nc != 1.0)
+		dl_error_hint(err, "The features were divided by normalizing_const %g: give 1.0 for "
+					  "token ids.", nc);
+	dl_pg_report(err);
+	pg_unreachable();
+}
+
+void
+dl_pg_predict_check_ids(const DlModelSpec *spec, const float *x, double nc, Datum id, bool id_null)
+{
+	DlError		err;
+	int64_t		row;
+
+	dl_error_clear(&err);
+	for (int k = 0; k < spec->n_inputs; k++)
+		if (dl_model_check_ids(spec, k, x, 1, &row, &err) != DL_OK)
+			report_bad_ids(&err, id_null ? NULL : TextDatumGetCString(id), nc);
+}
+
 /* Predict the batch and start returning its outputs. */
 static void
 predict_run(PredictState *ps)
@@ -450,14 +485,7 @@ predict_run(PredictState *ps)
 	/* token ids an Embedding cannot look up: name the row by its id */
 	for (int k = 0; k < ps->n_in; k++)
 		if (dl_model_check_ids(dl_model_spec(ps->m->model), k, ps->x[k], ps->n, &row, &err) != DL_OK)
-		{
-			if (ps->ids[row] != NULL)
-				dl_error_prefix(&err, "the row with id %s", ps->ids[row]);
-			if (ps->nc != 1.0)
-				dl_error_hint(&err, "The features were divided by normalizing_const %g: give 1.0 for "
-							  "token ids.", ps->nc);
-			dl_pg_report(&err);
-		}
+			report_bad_ids(&err, ps->ids[row], ps->nc);
 	dl_pg_check(dl_model_predict_io(ps->m->model, ps->out, (const float *const *) ps->x, ps->n,
 									ps->rows_per_batch, &err), &err);
 	ps->emitting = true;
@@ -583,7 +611,7 @@ predict_add_row(FunctionCallInfo fcinfo, PredictState *ps)
 	else
 		predict_record(fcinfo, ps, id, id_null, arrs, arr_nulls);
 	for (int k = 0; k < ps->n_in; k++)
-		copy_features(ps->x[k] + ps->n * ps->in_size[k], arrs[k], arr_nulls[k],
+		dl_pg_predict_copy_row(ps->x[k] + ps->n * ps->in_size[k], arrs[k], arr_nulls[k],
 					  &ps->m->spec->input_shapes[k], ps->in_size[k], ps->nc, id, id_null,
 					  ps->feature_col[k]);
 	ps->ids[ps->n] = id_null ? NULL : MemoryContextStrdup(ps->batch_cxt, TextDatumGetCString(id));
@@ -676,4 +704,143 @@ Datum
 madlib_dl__predict_batch_io(PG_FUNCTION_ARGS)
 {
 	return predict_batch(fcinfo, true);
+}
+
+PG_FUNCTION_INFO_V1(madlib_dl__predict_ranked);
+
+/* The state of a call site of _predict_ranked (fn_extra): the row being returned. */
+typedef struct RankedState
+{
+	TupleDesc	desc;			/* of the result rows, blessed */
+	MemoryContext row_cxt;		/* the row's probs and order */
+	const float *p;				/* (K) */
+	int32	   *order;			/* (n) classes by rank */
+	int32		n;				/* ranks to return */
+	int32		next;			/* the next rank, 0-based; n: the row is done */
+	bool		active;
+	bool		callback_set;	/* ranked_reset is registered */
+} RankedState;
+
+/* Forget the row being returned (a rescan, or the end of the query). */
+static void
+ranked_reset(Datum arg)
+{
+	RankedState *st = (RankedState *) DatumGetPointer(arg);
+
+	st->active = false;
+	st->callback_set = false;	/* the executor drops a callback it has run */
+}
+
+/*
+ * _predict_ranked(id_value text, probs real[], max_rank int)
+ *	 RETURNS SETOF record (id text, class_index int, prob float8, rank int)
+ *
+ * One row's outputs probs (from _predict_probs, src/pg/api/serving.c) as
+ * _predict_batch returns them: a row per class, by rank (probability
+ * descending, NaN first, ties by class index), ranks over max_rank left
+ * out (NULL: every class).  NULL probs: no rows.  predict's row mode
+ * (_ep_write_predictions) calls it over _predict_probs, whose calls the
+ * madlib_dl batched predict node batches.  Value per call, with its state
+ * in fn_extra (one memory context per call site, reset per row), and
+ * max_rank 1 (predict's 'response') a scan for the top class.
+ */
+Datum
+madlib_dl__predict_ranked(PG_FUNCTION_ARGS)
+{
+	ReturnSetInfo *rsinfo = (ReturnSetInfo *) fcinfo->resultinfo;
+	RankedState *st = (RankedState *) fcinfo->flinfo->fn_extra;
+	Datum		values[4];
+	bool		nulls[4] = {PG_ARGISNULL(0), false, false, false};
+	int32		c;
+
+	if (rsinfo == NULL || !IsA(rsinfo, ReturnSetInfo) || !(rsinfo->allowedModes & SFRM_ValuePerCall))
+		ereport(ERROR,
+				(errcode(ERRCODE_FEATURE_NOT_SUPPORTED),
+				 errmsg("_predict_ranked must be called as a set-returning function"),
+				 errhint("Call madlib_keras_predict.")));
+	if (st == NULL)
+	{
+		MemoryContext old = MemoryContextSwitchTo(fcinfo->flinfo->fn_mcxt);
+
+		st = palloc0(sizeof(RankedState));
+		if (get_call_result_type(fcinfo, NULL, &st->desc) != TYPEFUNC_COMPOSITE || st->desc->natts != 4)
+			elog(ERROR, "madlib_dl: _predict_ranked must return 4 columns");
+		st->desc = BlessTupleDesc(st->desc);
+		st->row_cxt = AllocSetContextCreate(fcinfo->flinfo->fn_mcxt, "madlib_dl predict ranks",
+											ALLOCSET_SMALL_SIZES);
+		MemoryContextSwitchTo(old);
+		fcinfo->flinfo->fn_extra = st;
+	}
+	if (!st->callback_set)
+	{
+		RegisterExprContextCallback(rsinfo->econtext, ranked_reset, PointerGetDatum(st));
+		st->callback_set = true;
+	}
+	rsinfo->returnMode = SFRM_ValuePerCall;
+	if (!st->active)
+	{
+		/* a new row: rank its classes */
+		int32		max_rank = PG_ARGISNULL(2) ? PG_INT32_MAX : PG_GETARG_INT32(2);
+		ArrayType  *a;
+		int32		K;
+		MemoryContext old;
+
+		if (PG_ARGISNULL(1))
+		{
+			rsinfo->isDone = ExprEndResult;
+			PG_RETURN_NULL();
+		}
+		if (max_rank < 1)
+			ereport(ERROR,
+					(errcode(ERRCODE_INVALID_PARAMETER_VALUE),
+					 errmsg("max_rank %d must be at least 1", max_rank),
+					 errhint("Give how many of each row's classes to return, or NULL for all.")));
+		MemoryContextReset(st->row_cxt);
+		old = MemoryContextSwitchTo(st->row_cxt);
+		a = PG_GETARG_ARRAYTYPE_P_COPY(1);
+		MemoryContextSwitchTo(old);
+		if (ARR_ELEMTYPE(a) != FLOAT4OID || ARR_NDIM(a) != 1 || ARR_HASNULL(a) ||
+			ArrayGetNItems(ARR_NDIM(a), ARR_DIMS(a)) < 1)
+			ereport(ERROR,
+					(errcode(ERRCODE_INVALID_PARAMETER_VALUE),
+					 errmsg("probs must be a one-dimensional real[] of at least one value without NULLs"),
+					 errhint("Give the real[] _predict_probs returns.")));
+		K = ArrayGetNItems(ARR_NDIM(a), ARR_DIMS(a));
+		/* no null bitmap (checked): the values follow the header (ARR_DATA_PTR warns) */
+		st->p = (const float *) ((const char *) a + ARR_OVERHEAD_NONULLS(1));
+		st->n = Min(K, max_rank);
+		st->order = MemoryContextAlloc(st->row_cxt, sizeof(int32) * K);
+		if (st->n == 1)
+		{
+			/* the top class alone, in class_cmp's order */
+			int32		best = 0;
+
+			for (int32 k = 1; k < K; k++)
+				if (class_cmp(&k, &best, (void *) st->p) < 0)
+					best = k;
+			st->order[0] = best;
+		}
+		else
+		{
+			for (int32 k = 0; k < K; k++)
+				st->order[k] = k;
+			qsort_arg(st->order, K, sizeof(int32), class_cmp, (void *) st->p);
+		}
+		st->next = 0;
+		st->active = true;
+	}
+	if (st->next >= st->n)
+	{
+		st->active = false;
+		rsinfo->isDone = ExprEndResult;
+		PG_RETURN_NULL();
+	}
+	c = st->order[st->next];
+	values[0] = nulls[0] ? (Datum) 0 : PG_GETARG_DATUM(0);
+	values[1] = Int32GetDatum(c + 1);
+	values[2] = Float8GetDatum((double) st->p[c]);
+	values[3] = Int32GetDatum(st->next + 1);
+	st->next++;
+	rsinfo->isDone = ExprMultipleResult;
+	return HeapTupleGetDatum(heap_form_tuple(st->desc, values, nulls));
 }

@@ -73,6 +73,7 @@
 #include "pg_limits.h"
 #include "pg_model.h"
 #include "pg_util.h"
+#include "predict.h"
 #include "serving.h"
 
 /* madlib_dl.model_cache_size, kB */
@@ -104,6 +105,8 @@ struct ServeEntry
 	float	   *x;				/* (in_size) */
 	float	   *out;			/* (K) */
 	int64		batch_ok;		/* most rows a forward pass was found to fit (dl_serve_batch_rows) */
+	float	   *x2;				/* (2, in_size) a row run twice (dl_serve_run) */
+	float	   *out2;			/* (2, K) */
 	Size		bytes;
 };
 
@@ -594,31 +597,30 @@ read_norm_classes(ServeEntry *e, const ServeTarget *t)
 
 /* Parse, check and build e's model from arch and weights; its input and output buffers. */
 static void
-entry_build(ServeEntry *e, const ServeTarget *t, const char *arch, bytea *weights)
+entry_build(ServeEntry *e, const char *label, const char *arch, size_t arch_len, bytea *weights)
 {
 	MemoryContext old = MemoryContextSwitchTo(e->cxt);
 	const DlModelSpec *spec;
 
-	e->m = dl_pg_model_parse(arch, strlen(arch), NULL, NULL, e->cxt);
+	e->m = dl_pg_model_parse(arch, arch_len, NULL, NULL, e->cxt);
 	spec = e->m->spec;
 	if (spec->n_inputs != 1 || spec->n_outputs != 1)
 		ereport(ERROR,
 				(errcode(ERRCODE_FEATURE_NOT_SUPPORTED),
-				 errmsg("model \"%s.%s\" has %d inputs and %d outputs; predict_row takes models of one of each",
-						t->nsp, t->relname, spec->n_inputs, spec->n_outputs),
+				 errmsg("%s has %d inputs and %d outputs; predict_row takes models of one of each",
+						label, spec->n_inputs, spec->n_outputs),
 				 errhint("Predict it with madlib_dl.predict, which takes one column per input.")));
 	e->in_size = dl_pg_model_input_size(e->m);
 	e->K = dl_pg_model_output_width(e->m);
 	if (e->in_size < 1 || e->K < 1 || e->K > (int64) (MaxAllocSize / sizeof(float)))
 		ereport(ERROR,
 				(errcode(ERRCODE_PROGRAM_LIMIT_EXCEEDED),
-				 errmsg("model \"%s.%s\" has input size " INT64_FORMAT " and output width " INT64_FORMAT,
-						t->nsp, t->relname, e->in_size, e->K),
+				 errmsg("%s has input size " INT64_FORMAT " and output width " INT64_FORMAT,
+						label, e->in_size, e->K),
 				 errhint("Predict with a model that reads its input and has outputs.")));
 	/* the memory check (madlib_dl.max_model_memory) comes before the build */
 	dl_pg_model_create(e->m, DL_PG_MODEL_INFER, 1);
 	dl_pg_model_set_weights(e->m, weights);
-	pfree(weights);
 	e->x = MemoryContextAllocHuge(e->cxt, (Size) e->in_size * sizeof(float));
 	e->out = MemoryContextAllocHuge(e->cxt, (Size) e->K * sizeof(float));
 	MemoryContextSwitchTo(old);
@@ -646,7 +648,8 @@ serve_load(const ServeTarget *t, MemoryContext parent)
 		elog(ERROR, "madlib_dl: predict_row read no model");
 	read_arch_weights(t, cxt, &arch, &weights);
 	read_norm_classes(e, t);
-	entry_build(e, t, arch, weights);
+	entry_build(e, psprintf("model \"%s.%s\"", t->nsp, t->relname), arch, strlen(arch), weights);
+	pfree(weights);
 	return e;
 }
 
@@ -999,6 +1002,24 @@ dl_serve_run(ServeEntry *e, float *out, const float *x, int64 n)
 	DlError		err;
 
 	dl_error_clear(&err);
+	/*
+	 * One row runs as two (itself twice): a one-row product takes another
+	 * kernel (gemv) whose sums differ in the last bits, and a row's
+	 * numbers must not depend on the rows it is batched with.
+	 */
+	if (n == 1 && dl_serve_batch_rows(e, 2) >= 2)
+	{
+		if (e->x2 == NULL)
+		{
+			e->x2 = MemoryContextAllocHuge(e->cxt, (Size) 2 * (Size) e->in_size * sizeof(float));
+			e->out2 = MemoryContextAllocHuge(e->cxt, (Size) 2 * (Size) e->K * sizeof(float));
+		}
+		memcpy(e->x2, x, (Size) e->in_size * sizeof(float));
+		memcpy(e->x2 + e->in_size, x, (Size) e->in_size * sizeof(float));
+		dl_pg_check(dl_model_predict(e->m->model, e->out2, e->x2, 2, 2, &err), &err);
+		memcpy(out, e->out2, (Size) e->K * sizeof(float));
+		return;
+	}
 	dl_pg_check(dl_model_predict(e->m->model, out, x, n, n, &err), &err);
 }
 
@@ -1121,6 +1142,117 @@ madlib_dl__predict_row_prob(PG_FUNCTION_ARGS)
 	if (PG_ARGISNULL(1))
 		PG_RETURN_NULL();
 	e = serve_predict(fcinfo);
+	PG_RETURN_DATUM(dl_serve_prob_datum(e, e->out));
+}
+
+/* ---------------------------------------------------------------------
+ * _predict_probs: predict's row mode, the model given as values
+ * ---------------------------------------------------------------------
+ */
+
+/* The model of one call site of _predict_probs (fn_extra), built from its first row's arguments. */
+typedef struct ServeValues
+{
+	Size		sizes[2];		/* of model_arch and model_weights */
+	double		nc;
+	char	   *col;			/* feature_col, for messages */
+	ServeEntry *e;				/* not in the cache: freed with the query */
+} ServeValues;
+
+ServeEntry *
+dl_serve_entry_values(FmgrInfo *flinfo, const Datum *args, const bool *nulls, const char **col)
+{
+	ServeValues *sv = (ServeValues *) flinfo->fn_extra;
+	Size		sizes[2];
+	double		nc;
+	MemoryContext cxt;
+	ServeEntry *e;
+	text	   *arch;
+
+	for (int i = 0; i < 4; i++)
+		if (nulls[i])
+			ereport(ERROR,
+					(errcode(ERRCODE_NULL_VALUE_NOT_ALLOWED),
+					 errmsg("argument %d of _predict_probs must not be NULL", i + 1),
+					 errhint("Call madlib_keras_predict, which fills every argument.")));
+	sizes[0] = VARSIZE_ANY(DatumGetPointer(args[0]));
+	sizes[1] = VARSIZE_ANY(DatumGetPointer(args[1]));
+	nc = DatumGetFloat8(args[2]);
+	if (sv != NULL)
+	{
+		if (memcmp(sv->sizes, sizes, sizeof(sizes)) != 0 || sv->nc != nc)
+			ereport(ERROR,
+					(errcode(ERRCODE_INVALID_PARAMETER_VALUE),
+					 errmsg("the rows of one prediction give different models"),
+					 errhint("Pass the model as query parameters, the same in every row.")));
+		*col = sv->col;
+		return sv->e;
+	}
+	if (!(nc > 0.0) || !isfinite(nc))
+		ereport(ERROR,
+				(errcode(ERRCODE_INVALID_PARAMETER_VALUE),
+				 errmsg("normalizing_const %g must be a positive number", nc),
+				 errhint("Give the constant the training data was divided by, e.g. 255.0.")));
+	cxt = AllocSetContextCreate(flinfo->fn_mcxt, "madlib_dl predict model", ALLOCSET_DEFAULT_SIZES);
+	e = MemoryContextAllocZero(cxt, sizeof(ServeEntry));
+	e->cxt = cxt;
+	e->nc = nc;
+	arch = DatumGetTextPP(args[0]);
+	/* predict's memory check and its message first (one row a pass) */
+	dl_pg_predict_check_memory(text_to_cstring(arch), 1);
+	entry_build(e, "the model", VARDATA_ANY(arch), VARSIZE_ANY_EXHDR(arch), DatumGetByteaPP(args[1]));
+	sv = MemoryContextAllocZero(flinfo->fn_mcxt, sizeof(ServeValues));
+	memcpy(sv->sizes, sizes, sizeof(sizes));
+	sv->nc = nc;
+	sv->col = MemoryContextStrdup(flinfo->fn_mcxt, TextDatumGetCString(args[3]));
+	sv->e = e;
+	flinfo->fn_extra = sv;
+	*col = sv->col;
+	return e;
+}
+
+void
+dl_serve_features_row(const ServeEntry *e, float *x, Datum arr, bool arr_null, Datum id, bool id_null,
+					  const char *col)
+{
+	dl_pg_predict_copy_row(x, arr, arr_null, &e->m->spec->input_shapes[0], e->in_size, e->nc, id, id_null,
+						   col);
+	dl_pg_predict_check_ids(e->m->spec, x, e->nc, id, id_null);
+}
+
+PG_FUNCTION_INFO_V1(madlib_dl__predict_probs);
+
+/*
+ * _predict_probs(model_arch json, model_weights bytea,
+ *     normalizing_const float8, feature_col text, id_value text,
+ *     features anyarray) RETURNS real[]
+ *
+ * The output layer for one row of predict's row mode (a model of one
+ * input and one output), its features a real[] or float8[] of the
+ * model's input shape, divided by normalizing_const; errors name the
+ * row by id_value and the features by feature_col, as _predict_batch's
+ * do.  The model arguments (1..4) must be the same in every row; it is
+ * built once per query.  _predict_ranked ranks the classes; the
+ * madlib_dl batched predict node (serving_batch.c) batches the calls.
+ */
+Datum
+madlib_dl__predict_probs(PG_FUNCTION_ARGS)
+{
+	Datum		args[4];
+	bool		nulls[4];
+	const char *col;
+	ServeEntry *e;
+
+	CHECK_FOR_INTERRUPTS();
+	for (int i = 0; i < 4; i++)
+	{
+		nulls[i] = PG_ARGISNULL(i);
+		args[i] = nulls[i] ? (Datum) 0 : PG_GETARG_DATUM(i);
+	}
+	e = dl_serve_entry_values(fcinfo->flinfo, args, nulls, &col);
+	dl_serve_features_row(e, e->x, PG_ARGISNULL(5) ? (Datum) 0 : PG_GETARG_DATUM(5), PG_ARGISNULL(5),
+						  PG_ARGISNULL(4) ? (Datum) 0 : PG_GETARG_DATUM(4), PG_ARGISNULL(4), col);
+	dl_serve_run(e, e->out, e->x, 1);
 	PG_RETURN_DATUM(dl_serve_prob_datum(e, e->out));
 }
 

@@ -31,6 +31,23 @@ typedef struct ServeEntry ServeEntry;
 ServeEntry *dl_serve_entry_for(FmgrInfo *flinfo, Datum model, bool model_null, Datum key,
 							   bool key_null);
 
+/*
+ * The model of a call of _predict_probs (predict's row mode): args are
+ * its model_arch, model_weights, normalizing_const and feature_col (ERROR
+ * when one is NULL), the same in every row (ERROR when not); built once
+ * per call site (flinfo->fn_extra), not cached across queries.  *col:
+ * feature_col.
+ */
+ServeEntry *dl_serve_entry_values(FmgrInfo *flinfo, const Datum *args, const bool *nulls,
+								  const char **col);
+
+/*
+ * One row of _predict_probs into x (input size): predict's checks and
+ * messages (the row's id, the column col).
+ */
+void		dl_serve_features_row(const ServeEntry *e, float *x, Datum arr, bool arr_null, Datum id,
+								  bool id_null, const char *col);
+
 int64		dl_serve_input_size(const ServeEntry *e);
 int64		dl_serve_output_width(const ServeEntry *e);
 

@@ -83,6 +83,25 @@ static int	dl_serving_batch_rows = 64;
 
 extern Datum madlib_dl__predict_row(PG_FUNCTION_ARGS);	/* serving.c */
 extern Datum madlib_dl__predict_row_prob(PG_FUNCTION_ARGS);
+extern Datum madlib_dl__predict_probs(PG_FUNCTION_ARGS);
+
+/* The calls the node batches. */
+#define KIND_ROW 1				/* predict_row(model, features, key) */
+#define KIND_ROW_PROB 2			/* predict_row_prob(model, features, key) */
+#define KIND_PROBS 3			/* _predict_probs(arch, weights, nc, col, id, features) */
+#define CALL_MAX_ARGS 6
+
+/* A kind's arguments: how many, and which change per row (the others are the model). */
+static const struct
+{
+	int			nargs;
+	bool		per_row[CALL_MAX_ARGS];
+}			kind_args[4] = {
+	{0, {false}},
+	{3, {false, true, false}},
+	{3, {false, true, false}},
+	{6, {false, false, false, false, true, true}},
+};
 
 #define BATCH_NODE_NAME "madlib_dl batched predict"
 
@@ -94,8 +113,8 @@ static planner_hook_type prev_planner = NULL;
  */
 
 /*
- * 1 for a call of predict_row, 2 of predict_row_prob, 0 for anything
- * else: the function's C symbol, as fmgr resolves it.
+ * The KIND_ of a call of funcid, 0 for anything else: the function's C
+ * symbol, as fmgr resolves it.
  */
 static int
 predict_kind(Oid funcid)
@@ -117,7 +136,8 @@ predict_kind(Oid funcid)
 			char	   *name = TextDatumGetCString(src);
 
 			ours = strcmp(name, "madlib_dl__predict_row") == 0 ||
-				strcmp(name, "madlib_dl__predict_row_prob") == 0;
+				strcmp(name, "madlib_dl__predict_row_prob") == 0 ||
+				strcmp(name, "madlib_dl__predict_probs") == 0;
 			pfree(name);
 		}
 	}
@@ -126,9 +146,11 @@ predict_kind(Oid funcid)
 		return 0;
 	fmgr_info(funcid, &fi);
 	if (fi.fn_addr == madlib_dl__predict_row)
-		return 1;
+		return KIND_ROW;
 	if (fi.fn_addr == madlib_dl__predict_row_prob)
-		return 2;
+		return KIND_ROW_PROB;
+	if (fi.fn_addr == madlib_dl__predict_probs)
+		return KIND_PROBS;
 	return 0;
 }
 
@@ -139,19 +161,43 @@ is_query_constant(Node *n)
 	return IsA(n, Const) || (IsA(n, Param) && ((Param *) n)->paramkind == PARAM_EXTERN);
 }
 
-/* e, when it is a call the node can batch: kind 1 or 2, model and key constants. */
+/* e's KIND_ when it is a call the node can batch: the model arguments constants; else 0. */
 static int
 batchable_call(Node *e)
 {
 	FuncExpr   *f;
+	int			kind;
+	int			i = 0;
+	ListCell   *lc;
 
 	if (e == NULL || !IsA(e, FuncExpr))
 		return 0;
 	f = (FuncExpr *) e;
-	if (list_length(f->args) != 3 || f->funcretset ||
-		!is_query_constant(linitial(f->args)) || !is_query_constant(lthird(f->args)))
+	if (f->funcretset || list_length(f->args) < 3 || list_length(f->args) > CALL_MAX_ARGS)
 		return 0;
-	return predict_kind(f->funcid);
+	kind = predict_kind(f->funcid);
+	if (kind == 0 || list_length(f->args) != kind_args[kind].nargs)
+		return 0;
+	foreach(lc, f->args)
+		if (!kind_args[kind].per_row[i++] && !is_query_constant(lfirst(lc)))
+			return 0;
+	return kind;
+}
+
+static bool has_exec_param_walker(Node *n, void *ctx);
+
+/* The per-row arguments of call f have no PARAM_EXEC or SubPlan (the node evaluates them). */
+static bool
+per_row_args_plain(FuncExpr *f)
+{
+	int			kind = predict_kind(f->funcid);
+	int			i = 0;
+	ListCell   *lc;
+
+	foreach(lc, f->args)
+		if (kind_args[kind].per_row[i++] && has_exec_param_walker(lfirst(lc), NULL))
+			return false;
+	return true;
 }
 
 /* A PARAM_EXEC or a SubPlan in n (which the node does not evaluate). */
@@ -209,9 +255,7 @@ make_batch_node(BatchBuild *b, List *child_tlist_orig)
 		FuncExpr   *f = lfirst_node(FuncExpr, lc);
 
 		scan_tlist = lappend(scan_tlist, makeTargetEntry((Expr *) f, n + j + 1, NULL, false));
-		exprs = lappend(exprs, linitial(f->args));
-		exprs = lappend(exprs, lsecond(f->args));
-		exprs = lappend(exprs, lthird(f->args));
+		exprs = list_concat(exprs, f->args);
 		kinds = lappend(kinds, makeInteger(predict_kind(f->funcid)));
 		j++;
 	}
@@ -292,7 +336,10 @@ wrap_projection(Plan *p)
 	{
 		TargetEntry *tle = lfirst_node(TargetEntry, lc);
 
-		if (batchable_call((Node *) tle->expr))
+		int			kind = batchable_call((Node *) tle->expr);
+
+		/* predict_row and predict_row_prob: their one per-row argument in the entry's place */
+		if (kind == KIND_ROW || kind == KIND_ROW_PROB)
 		{
 			FuncExpr   *f = copyObject((FuncExpr *) tle->expr);
 			TargetEntry *nt = flatCopyTargetEntry(tle);
@@ -363,7 +410,7 @@ agg_call_mutator(Node *n, AggRewrite *r)
 		return NULL;
 	if (!evaluates_all_children(n))
 		return n;				/* leave it, and any call under it, alone */
-	if (IsA(n, FuncExpr) && batchable_call(n) && !has_exec_param_walker(lsecond(((FuncExpr *) n)->args), NULL))
+	if (IsA(n, FuncExpr) && batchable_call(n) && per_row_args_plain((FuncExpr *) n))
 	{
 		int			j = 0;
 		ListCell   *lc;
@@ -403,32 +450,50 @@ agg_mutator(Node *n, AggRewrite *r)
 	return expression_tree_mutator(n, agg_mutator, r);
 }
 
+/*
+ * Case b: the calls an Agg evaluates in its aggregates' arguments and
+ * FILTERs, or a ProjectSet in its select list (the arguments of its
+ * set-returning functions included), for each row of its input: a batch
+ * node between the node and its input.
+ */
 static void
-wrap_agg_input(Agg *agg)
+wrap_input(Plan *parent)
 {
-	Plan	   *child = agg->plan.lefttree;
+	Plan	   *child = parent->lefttree;
 	AggRewrite	r = {0, NIL};
 	List	   *tlist;
 	List	   *qual;
 	BatchBuild	b;
 	Plan	   *w;
 
-	/* grouping sets sort the input again per set: left alone */
-	if (child == NULL || agg->groupingSets != NIL || agg->chain != NIL)
+	if (child == NULL)
 		return;
 	r.ncols = list_length(child->targetlist);
-	tlist = (List *) agg_mutator((Node *) agg->plan.targetlist, &r);
-	qual = (List *) agg_mutator((Node *) agg->plan.qual, &r);
+	if (IsA(parent, Agg))
+	{
+		Agg		   *agg = (Agg *) parent;
+
+		/* grouping sets sort the input again per set: left alone */
+		if (agg->groupingSets != NIL || agg->chain != NIL)
+			return;
+		tlist = (List *) agg_mutator((Node *) parent->targetlist, &r);
+		qual = (List *) agg_mutator((Node *) parent->qual, &r);
+	}
+	else
+	{
+		tlist = (List *) agg_call_mutator((Node *) parent->targetlist, &r);
+		qual = parent->qual;
+	}
 	if (r.calls == NIL)
 		return;
-	agg->plan.targetlist = tlist;
-	agg->plan.qual = qual;
+	parent->targetlist = tlist;
+	parent->qual = qual;
 	b.child = child;
 	b.calls = r.calls;
 	b.out_cols = NIL;
 	w = make_batch_node(&b, child->targetlist);
 	((CustomScan *) w)->methods = &batch_plan_methods;
-	agg->plan.lefttree = w;
+	parent->lefttree = w;
 }
 
 /* Whether p is a node that projects each of its rows (case a). */
@@ -501,9 +566,9 @@ batch_rewrite(Plan *p, bool needs_mark)
 		default:
 			break;
 	}
-	if (IsA(p, Agg))
+	if (IsA(p, Agg) || IsA(p, ProjectSet))
 	{
-		wrap_agg_input((Agg *) p);
+		wrap_input(p);
 		return p;
 	}
 	if (!needs_mark && projects_rows(p))
@@ -582,14 +647,18 @@ batch_planner(Query *parse, const char *query_string, int cursorOptions, ParamLi
 /* One call the node runs. */
 typedef struct BatchCall
 {
-	FmgrInfo	flinfo;			/* the call site: its model cache state */
-	int			kind;			/* 1: predict_row, 2: predict_row_prob */
-	ExprState  *model;
-	ExprState  *key;
-	ExprState  *features;		/* over a row of the input (the outer tuple) */
+	FmgrInfo	flinfo;			/* the call site: its model state (fn_extra) */
+	int			kind;			/* KIND_ */
+	int			nargs;
+	ExprState  *args[CALL_MAX_ARGS];	/* the model's over nothing, the per-row ones
+										 * over a row of the input (the outer tuple) */
+	int			feat_arg;		/* the features' argument */
 	Datum	   *values;			/* (cap) the batch's predictions */
 	bool	   *nulls;			/* (cap) */
-	ArrayType **arrays;			/* (cap) the batch's features, NULL for NULL */
+	Datum	   *feats;			/* (cap) the batch's features */
+	bool	   *feat_nulls;		/* (cap) */
+	Datum	   *ids;			/* (cap) KIND_PROBS: the rows' ids */
+	bool	   *id_nulls;		/* (cap) */
 	int		   *pos;			/* (cap) a row's place in x and out; -1: none */
 	bool	   *bad;			/* (cap) features that give an ERROR when the row is returned */
 	float	   *x;				/* (cap, input size) */
@@ -634,6 +703,7 @@ batch_begin(CustomScanState *node, EState *estate, int eflags)
 	ListCell   *lc;
 	ListCell   *kc;
 	int			i = 0;
+	int			nexprs = 0;
 
 	child = ExecInitNode(outerPlan(cs), estate, eflags);
 	outerPlanState(bs) = child;
@@ -642,6 +712,18 @@ batch_begin(CustomScanState *node, EState *estate, int eflags)
 	bs->cap = Max(1, Min(dl_serving_batch_rows, BATCH_ROWS_MAX));
 	bs->want = 1;
 	bs->ncalls = list_length(cs->custom_private);
+	foreach(kc, cs->custom_private)
+	{
+		int			kind = intVal(lfirst(kc));
+
+		if (kind < KIND_ROW || kind > KIND_PROBS)
+			elog(ERROR, "madlib_dl: a batched predict node with a call of kind %d", kind);
+		nexprs += kind_args[kind].nargs;
+	}
+	if (nexprs != list_length(cs->custom_exprs) ||
+		list_length(cs->custom_scan_tlist) != bs->nchild + bs->ncalls)
+		elog(ERROR, "madlib_dl: a batched predict node of %d calls with %d arguments",
+			 bs->ncalls, list_length(cs->custom_exprs));
 	bs->calls = palloc0(sizeof(BatchCall) * bs->ncalls);
 	bs->rows = palloc0(sizeof(TupleTableSlot *) * bs->cap);
 	for (int r = 0; r < bs->cap; r++)
@@ -654,19 +736,23 @@ batch_begin(CustomScanState *node, EState *estate, int eflags)
 		BatchCall  *c = &bs->calls[i++];
 
 		c->kind = intVal(lfirst(kc));
-		/* only the model cache's call-site state: fn_extra in fn_mcxt */
+		c->nargs = kind_args[c->kind].nargs;
+		c->feat_arg = c->kind == KIND_PROBS ? 5 : 1;
+		/* only the call-site state of the model: fn_extra in fn_mcxt */
 		MemSet(&c->flinfo, 0, sizeof(FmgrInfo));
 		c->flinfo.fn_oid = InvalidOid;
 		c->flinfo.fn_mcxt = estate->es_query_cxt;
-		c->model = ExecInitExpr((Expr *) lfirst(lc), NULL);
-		lc = lnext(cs->custom_exprs, lc);
-		c->features = ExecInitExpr((Expr *) lfirst(lc), NULL);
-		lc = lnext(cs->custom_exprs, lc);
-		c->key = ExecInitExpr((Expr *) lfirst(lc), NULL);
-		lc = lnext(cs->custom_exprs, lc);
+		for (int k = 0; k < c->nargs; k++)
+		{
+			c->args[k] = ExecInitExpr((Expr *) lfirst(lc), NULL);
+			lc = lnext(cs->custom_exprs, lc);
+		}
 		c->values = palloc0(sizeof(Datum) * bs->cap);
 		c->nulls = palloc0(sizeof(bool) * bs->cap);
-		c->arrays = palloc0(sizeof(ArrayType *) * bs->cap);
+		c->feats = palloc0(sizeof(Datum) * bs->cap);
+		c->feat_nulls = palloc0(sizeof(bool) * bs->cap);
+		c->ids = palloc0(sizeof(Datum) * bs->cap);
+		c->id_nulls = palloc0(sizeof(bool) * bs->cap);
 		c->pos = palloc0(sizeof(int) * bs->cap);
 		c->bad = palloc0(sizeof(bool) * bs->cap);
 	}
@@ -693,53 +779,63 @@ eval_on_row(ExprState *e, ExprContext *econtext, TupleTableSlot *row, bool *isnu
 	return ExecEvalExpr(e, econtext, isnull);
 }
 
-/* The model of call c (its model and key are the same for every row). */
+/*
+ * The model of call c (its model arguments are the same for every row);
+ * *col: KIND_PROBS' feature_col.
+ */
 static ServeEntry *
-call_entry(BatchState *bs, BatchCall *c)
+call_entry(BatchState *bs, BatchCall *c, const char **col)
 {
 	ExprContext *econtext = bs->css.ss.ps.ps_ExprContext;
-	Datum		model;
-	Datum		key;
-	bool		model_null;
-	bool		key_null;
+	Datum		v[CALL_MAX_ARGS];
+	bool		n[CALL_MAX_ARGS];
 
-	model = ExecEvalExpr(c->model, econtext, &model_null);
-	key = ExecEvalExpr(c->key, econtext, &key_null);
-	return dl_serve_entry_for(&c->flinfo, model, model_null, key, key_null);
+	for (int k = 0; k < c->nargs; k++)
+		if (!kind_args[c->kind].per_row[k])
+			v[k] = ExecEvalExpr(c->args[k], econtext, &n[k]);
+	*col = NULL;
+	if (c->kind == KIND_PROBS)
+		return dl_serve_entry_values(&c->flinfo, v, n, col);
+	return dl_serve_entry_for(&c->flinfo, v[0], n[0], v[2], n[2]);
 }
 
 /*
- * Predict call c for the nrows rows of the batch (in batch_cxt).  A row
- * whose features fail the checks is left out and marked bad: it gives
- * its ERROR when it is returned (batch_next), so that a row a LIMIT
- * never reaches gives none, as one call per row does.
+ * Predict call c for the nrows rows of the batch (in batch_cxt).  For
+ * predict_row and predict_row_prob, a row whose features fail the checks
+ * is left out and marked bad: it gives its ERROR when it is returned
+ * (batch_next), so that a row a LIMIT never reaches gives none, as one
+ * call per row does.  _predict_probs (predict's row mode, which reads
+ * every row) gives the error of the first bad row at once.
  */
 static void
 batch_run_call(BatchState *bs, BatchCall *c)
 {
 	ExprContext *econtext = bs->css.ss.ps.ps_ExprContext;
 	MemoryContext query_cxt = bs->css.ss.ps.state->es_query_cxt;
+	bool		probs = c->kind == KIND_PROBS;
 	int			n_ok = 0;
 	int			n_run = 0;
 	ServeEntry *e;
+	const char *col;
 	int64		in;
 	int64		K;
 	int64		step;
 
 	for (int r = 0; r < bs->nrows; r++)
 	{
-		bool		isnull;
-		Datum		d = eval_on_row(c->features, econtext, bs->rows[r], &isnull);
-
-		c->arrays[r] = isnull ? NULL : DatumGetArrayTypeP(d);
-		c->nulls[r] = isnull;
+		c->feats[r] = eval_on_row(c->args[c->feat_arg], econtext, bs->rows[r], &c->feat_nulls[r]);
+		if (probs)
+			c->ids[r] = eval_on_row(c->args[4], econtext, bs->rows[r], &c->id_nulls[r]);
+		else if (!c->feat_nulls[r])
+			c->feats[r] = PointerGetDatum(DatumGetArrayTypeP(c->feats[r]));
+		c->nulls[r] = c->feat_nulls[r];
 		c->bad[r] = false;
 		c->pos[r] = -1;
-		n_ok += !isnull;
+		n_ok += probs || !c->feat_nulls[r];
 	}
 	if (n_ok == 0)
 		return;					/* NULL features give NULL, whatever the model */
-	e = call_entry(bs, c);
+	e = call_entry(bs, c, &col);
 	in = dl_serve_input_size(e);
 	K = dl_serve_output_width(e);
 	/* nrows <= 4096 and in, K < 2^28 (the engine bounds shapes): no overflow */
@@ -747,9 +843,17 @@ batch_run_call(BatchState *bs, BatchCall *c)
 	c->out = grow_buffer(c->out, &c->out_bytes, (Size) n_ok * (Size) K * sizeof(float), query_cxt);
 	for (int r = 0; r < bs->nrows; r++)
 	{
-		if (c->arrays[r] == NULL)
+		float	   *x = c->x + (Size) n_run * in;
+
+		if (probs)
+		{
+			dl_serve_features_row(e, x, c->feats[r], c->feat_nulls[r], c->ids[r], c->id_nulls[r], col);
+			c->nulls[r] = false;
+			c->pos[r] = n_run++;
+		}
+		else if (c->feat_nulls[r])
 			continue;
-		if (dl_serve_features_try(e, c->arrays[r], c->x + (Size) n_run * in))
+		else if (dl_serve_features_try(e, (ArrayType *) DatumGetPointer(c->feats[r]), x))
 			c->pos[r] = n_run++;
 		else
 			c->bad[r] = true;
@@ -770,10 +874,10 @@ batch_run_call(BatchState *bs, BatchCall *c)
 		if (c->pos[r] < 0)
 			continue;
 		o = c->out + (Size) c->pos[r] * K;
-		if (c->kind == 2)
-			c->values[r] = dl_serve_prob_datum(e, o);
-		else
+		if (c->kind == KIND_ROW)
 			c->values[r] = dl_serve_class_datum(e, o, &c->nulls[r]);
+		else
+			c->values[r] = dl_serve_prob_datum(e, o);
 	}
 }
 
@@ -782,10 +886,11 @@ static void
 pg_attribute_noreturn()
 raise_bad_row(BatchState *bs, BatchCall *c, int r)
 {
-	ServeEntry *e = call_entry(bs, c);
+	const char *col;
+	ServeEntry *e = call_entry(bs, c, &col);
 
 	/* c->x holds at least one row of this model (the same one in this query) */
-	dl_serve_features(e, c->arrays[r], c->x);
+	dl_serve_features(e, (ArrayType *) DatumGetPointer(c->feats[r]), c->x);
 	elog(ERROR, "madlib_dl: the features of a row failed a check once and passed it again");
 }
 

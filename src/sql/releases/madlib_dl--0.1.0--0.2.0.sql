@@ -3027,11 +3027,17 @@ CREATE FUNCTION madlib_dl._predict_batch(model_arch json, model_weights bytea, n
  ROWS 3
 AS '$libdir/madlib_dl', $function$madlib_dl__predict_batch$function$;
 
-CREATE FUNCTION madlib_dl._predict_batch_par(model_arch json, model_weights bytea, normalizing_const double precision, batch_size integer, feature_col text, max_rank integer, id_value text, features anyarray, flush boolean, OUT id text, OUT class_index integer, OUT prob double precision, OUT rank integer)
+CREATE FUNCTION madlib_dl._predict_probs(model_arch json, model_weights bytea, normalizing_const double precision, feature_col text, id_value text, features anyarray)
+ RETURNS real[]
+ LANGUAGE c
+ STABLE PARALLEL SAFE COST 10000
+AS '$libdir/madlib_dl', $function$madlib_dl__predict_probs$function$;
+
+CREATE FUNCTION madlib_dl._predict_ranked(id_value text, probs real[], max_rank integer, OUT id text, OUT class_index integer, OUT prob double precision, OUT rank integer)
  RETURNS SETOF record
  LANGUAGE c
- PARALLEL SAFE COST 10000 ROWS 3
-AS '$libdir/madlib_dl', $function$madlib_dl__predict_batch$function$;
+ IMMUTABLE PARALLEL SAFE ROWS 3
+AS '$libdir/madlib_dl', $function$madlib_dl__predict_ranked$function$;
 
 CREATE FUNCTION madlib_dl._predict_batch_io(model_arch json, model_weights bytea, normalizing_const double precision, batch_size integer, feature_cols text[], max_rank integer, id_value text, features record, flush boolean, OUT id text, OUT output integer, OUT class_index integer, OUT prob double precision, OUT rank integer)
  RETURNS SETOF record
@@ -3471,10 +3477,10 @@ BEGIN
             'CREATE TABLE %s AS'
             ' SELECT (q.r).id::%s AS %I, $1::text AS class_name,'
             '        ($2::text[])[(q.r).class_index] AS class_value, (q.r).prob%s'
-            '   FROM (SELECT madlib_dl._predict_batch_par($3, $4, $5, 1, $6, $7,'
-            '                (t.%I)::pg_catalog.text, %s, false) AS r'
+            '   FROM (SELECT madlib_dl._predict_ranked((t.%I)::pg_catalog.text,'
+            '                madlib_dl._predict_probs($3, $4, $5, $6, (t.%I)::pg_catalog.text, %s), $7) AS r'
             '           FROM %s t) q%s%s',
-            madlib_dl._table_sql(otbl), id_type, id_col, cols, id_col, feat, rel, filter,
+            madlib_dl._table_sql(otbl), id_type, id_col, cols, id_col, id_col, feat, rel, filter,
             madlib_dl._distributed_clause())
         USING class_name, class_values, model_arch, model_weights, normalizing_const, indep_col, max_rank,
               NULL::integer, tf;
@@ -7437,8 +7443,9 @@ BEGIN
                     'madlib_dl._predict(text[],text[],text,text,text[],text,integer,double precision,boolean,integer,integer)',
                     'madlib_dl._predict_batch(json,bytea,double precision,integer,text,integer,text,double precision[],boolean)',
                     'madlib_dl._predict_batch_io(json,bytea,double precision,integer,text[],integer,text,record,boolean)',
-                    'madlib_dl._predict_batch_par(json,bytea,double precision,integer,text,integer,text,anyarray,boolean)',
                     'madlib_dl._predict_byom(text[],integer,text[],text,text,text[],text,integer,double precision,boolean,text[],double precision,integer,integer)',
+                    'madlib_dl._predict_probs(json,bytea,double precision,text,text,anyarray)',
+                    'madlib_dl._predict_ranked(text,real[],integer)',
                     'madlib_dl._progress()',
                     'madlib_dl._progress_enabled()',
                     'madlib_dl._progress_label(text[])',
