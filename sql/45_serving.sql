@@ -83,7 +83,7 @@ RESET max_parallel_workers_per_gather;
 -- =====================================================================
 -- batched calls (serving_batch.c): a select list's or an aggregate's
 -- calls run many rows per forward pass, with the results of one call
--- per row (madlib_dl.serving_batch_rows = 1)
+-- per row (madlib_dl.serving_batch_rows = 1), bit for bit
 -- =====================================================================
 SET max_parallel_workers_per_gather = 0;
 EXPLAIN (COSTS OFF)
@@ -105,7 +105,7 @@ SELECT id, madlib_dl.predict_row('iris_m1', attributes) AS c,
 RESET madlib_dl.serving_batch_rows;
 SELECT count(*) AS n, count(*) FILTER (WHERE a.c = b.c) AS same_class,
        count(*) FILTER (WHERE a.c2 = b.c2) AS same_class_m2,
-       bool_and((SELECT max(abs(x - y)) FROM unnest(a.p, b.p) u(x, y)) < 1e-6) AS same_probs,
+       bool_and(a.p = b.p) AS identical_probs,
        count(*) FILTER (WHERE a.c_nulls IS NULL) AS null_rows,
        count(*) FILTER (WHERE a.c_nulls = b.c) AS same_non_null
   FROM b_on a JOIN b_off b USING (id);
@@ -147,6 +147,16 @@ SELECT count(*) FILTER (WHERE id <> 3 AND madlib_dl.predict_row('iris_m1', attri
   FROM iris_data;
 EXPLAIN (COSTS OFF)
 SELECT madlib_dl.predict_row('iris_m1', attributes), random() FROM iris_data;
+-- predict's row mode (batched in the node), batch_size => 1 and => 1024: the same numbers
+SET client_min_messages = warning;
+SELECT madlib_dl.predict('iris_m1', 'iris_data', 'id', 'attributes', 'iris_prob_b1', 'prob', batch_size => 1);
+SELECT madlib_dl.predict('iris_m1', 'iris_data', 'id', 'attributes', 'iris_prob_b1024', 'prob', batch_size => 1024);
+RESET client_min_messages;
+SELECT count(*) AS n, count(*) FILTER (WHERE a.prob = b.prob AND a.prob = c.prob) AS identical
+  FROM iris_prob a JOIN iris_prob_b1 b USING (id, class_value) JOIN iris_prob_b1024 c USING (id, class_value);
+SELECT count(*) FILTER (WHERE abs(p.prob - o.p[array_position(s.class_text_class_values, p.class_value)]) = 0)
+       AS predict_row_prob_identical
+  FROM iris_prob p JOIN b_off o USING (id), iris_m1_summary s;
 -- a bad row in the middle of a batch: the error names it, as one call per row does
 SELECT count(madlib_dl.predict_row('iris_m1', CASE WHEN id = 70 THEN ARRAY[1, 2]::float8[] ELSE attributes END))
   FROM iris_data;

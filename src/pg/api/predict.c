@@ -217,6 +217,8 @@ typedef struct PredictState
 	int64		K[DL_MAX_IO];
 	int64		max_rank[DL_MAX_IO];	/* ranks returned per row and output: 1..K */
 	int64		rows_per_batch;
+	int64		buf_rows;		/* rows of x and out: rows_per_batch, at least 2 when
+								 * two fit (a lone row runs twice, predict_run) */
 	double		nc;
 	char	   *feature_col[DL_MAX_IO]; /* for messages */
 	Size		sizes[3];		/* of model_arch, model_weights and the feature
@@ -310,8 +312,9 @@ predict_model(PredictState *ps, text *arch, int32 batch_size)
 	/* the memory check, before the model is built: refuses a model one row overflows */
 	job.batch_size = ps->rows_per_batch;
 	(void) dl_limits_check_job(&job);
+	ps->buf_rows = ps->rows_per_batch >= 2 ? ps->rows_per_batch : dl_limits_fit_batch(&job, 2);
 	pfree(arch_s);
-	dl_pg_model_create(ps->m, DL_PG_MODEL_INFER, ps->rows_per_batch);
+	dl_pg_model_create(ps->m, DL_PG_MODEL_INFER, ps->buf_rows);
 }
 
 /*
@@ -368,11 +371,11 @@ predict_state_new(FunctionCallInfo fcinfo, bool io, const Size *sizes, double nc
 	memcpy(ps->sizes, sizes, sizeof(ps->sizes));
 	dl_pg_model_set_weights(ps->m, PG_GETARG_BYTEA_PP(1));
 	for (int k = 0; k < ps->n_in; k++)
-		ps->x[k] = MemoryContextAllocHuge(ps->cxt, (Size) ps->rows_per_batch * (Size) ps->in_size[k] * sizeof(float));
+		ps->x[k] = MemoryContextAllocHuge(ps->cxt, (Size) ps->buf_rows * (Size) ps->in_size[k] * sizeof(float));
 	for (int k = 0; k < ps->n_out; k++)
 	{
 		ps->max_rank[k] = Min((int64) max_rank, ps->K[k]);
-		ps->out[k] = MemoryContextAllocHuge(ps->cxt, (Size) ps->rows_per_batch * (Size) ps->K[k] * sizeof(float));
+		ps->out[k] = MemoryContextAllocHuge(ps->cxt, (Size) ps->buf_rows * (Size) ps->K[k] * sizeof(float));
 		max_K = Max(max_K, ps->K[k]);
 	}
 	ps->ids = palloc0(sizeof(char *) * ps->rows_per_batch);
@@ -486,8 +489,22 @@ predict_run(PredictState *ps)
 	for (int k = 0; k < ps->n_in; k++)
 		if (dl_model_check_ids(dl_model_spec(ps->m->model), k, ps->x[k], ps->n, &row, &err) != DL_OK)
 			report_bad_ids(&err, ps->ids[row], ps->nc);
-	dl_pg_check(dl_model_predict_io(ps->m->model, ps->out, (const float *const *) ps->x, ps->n,
-									ps->rows_per_batch, &err), &err);
+	/*
+	 * A lone row runs as two (itself twice) when two fit: a one-row
+	 * product takes another BLAS kernel, whose sums differ in the last
+	 * bits, and a row's numbers must not depend on its batch (row mode,
+	 * serving.c's dl_serve_run, does the same).
+	 */
+	if (ps->n == 1 && ps->buf_rows >= 2)
+	{
+		for (int k = 0; k < ps->n_in; k++)
+			memcpy(ps->x[k] + ps->in_size[k], ps->x[k], (Size) ps->in_size[k] * sizeof(float));
+		dl_pg_check(dl_model_predict_io(ps->m->model, ps->out, (const float *const *) ps->x, 2, 2, &err),
+					&err);
+	}
+	else
+		dl_pg_check(dl_model_predict_io(ps->m->model, ps->out, (const float *const *) ps->x, ps->n,
+										ps->rows_per_batch, &err), &err);
 	ps->emitting = true;
 	ps->emit_row = -1;
 	ps->emit_out = ps->n_out - 1;
