@@ -748,6 +748,70 @@ ranked_reset(Datum arg)
 	st->callback_set = false;	/* the executor drops a callback it has run */
 }
 
+/* The state of this call site, made on its first call. */
+static RankedState *
+ranked_state(FunctionCallInfo fcinfo)
+{
+	RankedState *st = (RankedState *) fcinfo->flinfo->fn_extra;
+	MemoryContext old;
+
+	if (st != NULL)
+		return st;
+	old = MemoryContextSwitchTo(fcinfo->flinfo->fn_mcxt);
+	st = palloc0(sizeof(RankedState));
+	if (get_call_result_type(fcinfo, NULL, &st->desc) != TYPEFUNC_COMPOSITE || st->desc->natts != 4)
+		elog(ERROR, "madlib_dl: _predict_ranked must return 4 columns");
+	st->desc = BlessTupleDesc(st->desc);
+	st->row_cxt = AllocSetContextCreate(fcinfo->flinfo->fn_mcxt, "madlib_dl predict ranks",
+										ALLOCSET_SMALL_SIZES);
+	MemoryContextSwitchTo(old);
+	fcinfo->flinfo->fn_extra = st;
+	return st;
+}
+
+/* Rank the classes of this call's probs (argument 1, not NULL) into st, max_rank of them. */
+static void
+ranked_start_row(FunctionCallInfo fcinfo, RankedState *st, int32 max_rank)
+{
+	ArrayType  *a;
+	int32		K;
+	MemoryContext old;
+
+	MemoryContextReset(st->row_cxt);
+	old = MemoryContextSwitchTo(st->row_cxt);
+	a = PG_GETARG_ARRAYTYPE_P_COPY(1);
+	MemoryContextSwitchTo(old);
+	if (ARR_ELEMTYPE(a) != FLOAT4OID || ARR_NDIM(a) != 1 || ARR_HASNULL(a) ||
+		ArrayGetNItems(ARR_NDIM(a), ARR_DIMS(a)) < 1)
+		ereport(ERROR,
+				(errcode(ERRCODE_INVALID_PARAMETER_VALUE),
+				 errmsg("probs must be a one-dimensional real[] of at least one value without NULLs"),
+				 errhint("Give the real[] _predict_probs returns.")));
+	K = ArrayGetNItems(ARR_NDIM(a), ARR_DIMS(a));
+	/* no null bitmap (checked): the values follow the header (ARR_DATA_PTR warns) */
+	st->p = (const float *) ((const char *) a + ARR_OVERHEAD_NONULLS(1));
+	st->n = Min(K, max_rank);
+	st->order = MemoryContextAlloc(st->row_cxt, sizeof(int32) * K);
+	if (st->n == 1)
+	{
+		/* the top class alone, in class_cmp's order */
+		int32		best = 0;
+
+		for (int32 k = 1; k < K; k++)
+			if (class_cmp(&k, &best, (void *) st->p) < 0)
+				best = k;
+		st->order[0] = best;
+	}
+	else
+	{
+		for (int32 k = 0; k < K; k++)
+			st->order[k] = k;
+		qsort_arg(st->order, K, sizeof(int32), class_cmp, (void *) st->p);
+	}
+	st->next = 0;
+	st->active = true;
+}
+
 /*
  * _predict_ranked(id_value text, probs real[], max_rank int)
  *	 RETURNS SETOF record (id text, class_index int, prob float8, rank int)
@@ -765,7 +829,7 @@ Datum
 madlib_dl__predict_ranked(PG_FUNCTION_ARGS)
 {
 	ReturnSetInfo *rsinfo = (ReturnSetInfo *) fcinfo->resultinfo;
-	RankedState *st = (RankedState *) fcinfo->flinfo->fn_extra;
+	RankedState *st;
 	Datum		values[4];
 	bool		nulls[4] = {PG_ARGISNULL(0), false, false, false};
 	int32		c;
@@ -775,19 +839,7 @@ madlib_dl__predict_ranked(PG_FUNCTION_ARGS)
 				(errcode(ERRCODE_FEATURE_NOT_SUPPORTED),
 				 errmsg("_predict_ranked must be called as a set-returning function"),
 				 errhint("Call madlib_keras_predict.")));
-	if (st == NULL)
-	{
-		MemoryContext old = MemoryContextSwitchTo(fcinfo->flinfo->fn_mcxt);
-
-		st = palloc0(sizeof(RankedState));
-		if (get_call_result_type(fcinfo, NULL, &st->desc) != TYPEFUNC_COMPOSITE || st->desc->natts != 4)
-			elog(ERROR, "madlib_dl: _predict_ranked must return 4 columns");
-		st->desc = BlessTupleDesc(st->desc);
-		st->row_cxt = AllocSetContextCreate(fcinfo->flinfo->fn_mcxt, "madlib_dl predict ranks",
-											ALLOCSET_SMALL_SIZES);
-		MemoryContextSwitchTo(old);
-		fcinfo->flinfo->fn_extra = st;
-	}
+	st = ranked_state(fcinfo);
 	if (!st->callback_set)
 	{
 		RegisterExprContextCallback(rsinfo->econtext, ranked_reset, PointerGetDatum(st));
@@ -798,9 +850,6 @@ madlib_dl__predict_ranked(PG_FUNCTION_ARGS)
 	{
 		/* a new row: rank its classes */
 		int32		max_rank = PG_ARGISNULL(2) ? PG_INT32_MAX : PG_GETARG_INT32(2);
-		ArrayType  *a;
-		int32		K;
-		MemoryContext old;
 
 		if (PG_ARGISNULL(1))
 		{
@@ -812,39 +861,7 @@ madlib_dl__predict_ranked(PG_FUNCTION_ARGS)
 					(errcode(ERRCODE_INVALID_PARAMETER_VALUE),
 					 errmsg("max_rank %d must be at least 1", max_rank),
 					 errhint("Give how many of each row's classes to return, or NULL for all.")));
-		MemoryContextReset(st->row_cxt);
-		old = MemoryContextSwitchTo(st->row_cxt);
-		a = PG_GETARG_ARRAYTYPE_P_COPY(1);
-		MemoryContextSwitchTo(old);
-		if (ARR_ELEMTYPE(a) != FLOAT4OID || ARR_NDIM(a) != 1 || ARR_HASNULL(a) ||
-			ArrayGetNItems(ARR_NDIM(a), ARR_DIMS(a)) < 1)
-			ereport(ERROR,
-					(errcode(ERRCODE_INVALID_PARAMETER_VALUE),
-					 errmsg("probs must be a one-dimensional real[] of at least one value without NULLs"),
-					 errhint("Give the real[] _predict_probs returns.")));
-		K = ArrayGetNItems(ARR_NDIM(a), ARR_DIMS(a));
-		/* no null bitmap (checked): the values follow the header (ARR_DATA_PTR warns) */
-		st->p = (const float *) ((const char *) a + ARR_OVERHEAD_NONULLS(1));
-		st->n = Min(K, max_rank);
-		st->order = MemoryContextAlloc(st->row_cxt, sizeof(int32) * K);
-		if (st->n == 1)
-		{
-			/* the top class alone, in class_cmp's order */
-			int32		best = 0;
-
-			for (int32 k = 1; k < K; k++)
-				if (class_cmp(&k, &best, (void *) st->p) < 0)
-					best = k;
-			st->order[0] = best;
-		}
-		else
-		{
-			for (int32 k = 0; k < K; k++)
-				st->order[k] = k;
-			qsort_arg(st->order, K, sizeof(int32), class_cmp, (void *) st->p);
-		}
-		st->next = 0;
-		st->active = true;
+		ranked_start_row(fcinfo, st, max_rank);
 	}
 	if (st->next >= st->n)
 	{

@@ -1,46 +1,51 @@
 /*-------------------------------------------------------------------------
  *
  * serving_batch.c
- *	  predict_row and predict_row_prob batched across rows: a custom scan
- *	  node, "madlib_dl batched predict", that the planner hook puts where
- *	  a query calls them once per row.
+ *	  predict_row, predict_row_prob and _predict_probs batched across
+ *	  rows: a custom scan node, "madlib_dl batched predict", that a
+ *	  planner hook puts where a query calls them once per row.
  *
  * A scalar function sees one row: one forward pass per row reads every
  * weight of the model for every row (13 us for the MLP 784-256-128-10,
  * against 4.5 us a row in a batch of 8 or more).  After the standard
- * planner, the hook looks for calls predict_row(model, features, key)
- * whose model and key are constants or parameters of the query, in two
- * places:
+ * planner, the hook looks for calls whose model arguments are constants
+ * or parameters of the query, in two places:
  *
  *	 a. a whole select-list entry of a scan, a join or a Result over a
  *		plan (SELECT id, predict_row('m', x) FROM t; CREATE TABLE AS; a
- *		view; INSERT ... SELECT).  That node now outputs the features in
- *		the entry's place, and a batch node above it gives the prediction
- *		there;
+ *		view; INSERT ... SELECT): predict_row and predict_row_prob.  That
+ *		node now outputs the features in the entry's place, and a batch
+ *		node above it gives the prediction there;
  *	 b. inside an aggregate's argument or FILTER (count(predict_row(...)),
- *		a partial aggregate of a parallel plan included).  A batch node
- *		goes between the Agg and its input, evaluates the features over
- *		each input row and adds the prediction as one more column, which
- *		the aggregate reads instead of calling the function.
+ *		a partial aggregate of a parallel plan included), or a
+ *		ProjectSet's select list (predict's row mode:
+ *		_predict_ranked(id, _predict_probs(...), k)), where the call is
+ *		evaluated for every row (not under AND, OR, CASE or COALESCE, nor
+ *		in the arguments of an aggregate with a FILTER).  A batch node
+ *		goes between the node and its input, evaluates the call's per-row
+ *		arguments over each input row and adds the prediction as one more
+ *		column, which the node reads instead of calling the function.
  *
  * The node reads batch rows from its input (1, 2, 4, ... up to
  * madlib_dl.serving_batch_rows, so a LIMIT 1 reads one row), copies them,
- * and per call looks the model up in the per-backend cache as the scalar
- * function does (serving.c: the same version stamp and snapshot rules),
- * copies each row's features, runs one forward pass over the batch
- * (fewer rows when that many would be over madlib_dl.max_model_memory)
- * and then returns the rows in their order with their predictions.  Rows
- * of NULL features give NULL, as the function does.  A row's numbers may
- * differ in the last bit of float32 from a one-row call (BLAS sums a
- * batch in another order).  Other calls (in a WHERE clause, inside a
- * larger expression of a select list, with a model from a column) stay
- * one call per row.
+ * and per call finds the model (predict_row: the per-backend cache of
+ * serving.c, with its version stamp and snapshot rules; _predict_probs:
+ * built from its arguments once per query), copies each row's features,
+ * runs one forward pass over the batch (fewer rows when that many would
+ * be over madlib_dl.max_model_memory) and then returns the rows in their
+ * order with their predictions.  Rows of NULL features give NULL, as the
+ * function does; a row whose features predict_row refuses gives its
+ * error when it is returned.  A row's numbers are those of one call per
+ * row, bit for bit (dl_serve_run runs a lone row as two).  Other calls
+ * (in a WHERE clause, inside a larger expression of a select list, with
+ * a model from a column) stay one call per row.
  *
  * Not done for: scrollable cursors, SELECT ... FOR UPDATE, UPDATE and
- * DELETE (their rechecks), the inner side of a merge join (mark and
- * restore), Greenplum and servers before PostgreSQL 14 (no hook: the
- * function runs per row there).  madlib_dl.serving_batch_rows = 1 turns
- * the hook off.
+ * DELETE (their rechecks), statements with data-modifying CTEs, a node
+ * beside a volatile function (rows are read ahead), the inner side of a
+ * merge join (mark and restore), grouping sets, Greenplum and servers
+ * before PostgreSQL 14 (no hook: the functions run per row there).
+ * madlib_dl.serving_batch_rows = 1 turns the hook off.
  *
  * IDENTIFICATION
  *	  src/pg/api/serving_batch.c
@@ -224,11 +229,55 @@ typedef struct BatchBuild
 /* The next plan_node_id of the statement being rewritten. */
 static int	batch_next_node_id;
 
+static CustomScanMethods batch_plan_methods;
+
+/*
+ * The batch node's output: the scan tuple's columns (n of the child's,
+ * then one per call in scan_tlist), in the order of child_tlist_orig;
+ * case a (out_cols): each call's column replaced by its prediction; case
+ * b: the predictions after the child's columns.
+ */
+static List *
+batch_output_tlist(const BatchBuild *b, List *child_tlist_orig, int n, List *scan_tlist)
+{
+	List	   *tlist = NIL;
+	ListCell   *lc;
+
+	foreach(lc, child_tlist_orig)
+	{
+		TargetEntry *orig = lfirst_node(TargetEntry, lc);
+		Node	   *e = (Node *) orig->expr;
+		int			col = orig->resno;
+		int			k = 0;
+		ListCell   *oc;
+		TargetEntry *tle;
+
+		foreach(oc, b->out_cols)
+		{
+			if (lfirst_int(oc) == orig->resno)
+				col = n + k + 1;
+			k++;
+		}
+		tle = flatCopyTargetEntry(orig);
+		tle->expr = (Expr *) makeVar(INDEX_VAR, col, exprType(e), exprTypmod(e), exprCollation(e), 0);
+		tlist = lappend(tlist, tle);
+	}
+	if (b->out_cols == NIL)
+		for (int k = n; k < list_length(scan_tlist); k++)
+		{
+			Node	   *e = (Node *) list_nth_node(TargetEntry, scan_tlist, k)->expr;
+
+			tlist = lappend(tlist, makeTargetEntry((Expr *) makeVar(INDEX_VAR, k + 1, exprType(e), -1,
+																	exprCollation(e), 0),
+												   k + 1, NULL, false));
+		}
+	return tlist;
+}
+
 /*
  * The batch node over b->child: its scan tuple is the child's columns
- * then one column per call.  Case a (out_cols): the node's output is the
- * child's columns with each call's column replaced by its prediction;
- * case b: the child's columns then the predictions.
+ * then one column per call (batch_output_tlist says what it returns);
+ * custom_exprs every call's arguments, custom_private their KIND_s.
  */
 static Plan *
 make_batch_node(BatchBuild *b, List *child_tlist_orig)
@@ -236,11 +285,9 @@ make_batch_node(BatchBuild *b, List *child_tlist_orig)
 	CustomScan *cs = makeNode(CustomScan);
 	Plan	   *child = b->child;
 	List	   *scan_tlist = NIL;
-	List	   *tlist = NIL;
 	List	   *exprs = NIL;
 	List	   *kinds = NIL;
 	int			n = list_length(child->targetlist);
-	int			j = 0;
 	ListCell   *lc;
 
 	foreach(lc, child->targetlist)
@@ -254,42 +301,11 @@ make_batch_node(BatchBuild *b, List *child_tlist_orig)
 	{
 		FuncExpr   *f = lfirst_node(FuncExpr, lc);
 
-		scan_tlist = lappend(scan_tlist, makeTargetEntry((Expr *) f, n + j + 1, NULL, false));
+		scan_tlist = lappend(scan_tlist, makeTargetEntry((Expr *) f, list_length(scan_tlist) + 1, NULL, false));
 		exprs = list_concat(exprs, f->args);
 		kinds = lappend(kinds, makeInteger(predict_kind(f->funcid)));
-		j++;
 	}
-	/* the output: the scan tuple's columns (a: with the predictions in place) */
-	foreach(lc, child_tlist_orig)
-	{
-		TargetEntry *orig = lfirst_node(TargetEntry, lc);
-		int			col = orig->resno;
-		int			k = 0;
-		ListCell   *oc;
-		TargetEntry *tle;
-
-		foreach(oc, b->out_cols)
-		{
-			if (lfirst_int(oc) == orig->resno)
-				col = n + k + 1;
-			k++;
-		}
-		tle = flatCopyTargetEntry(orig);
-		tle->expr = (Expr *) makeVar(INDEX_VAR, col, exprType((Node *) orig->expr),
-									 exprTypmod((Node *) orig->expr), exprCollation((Node *) orig->expr), 0);
-		tlist = lappend(tlist, tle);
-	}
-	if (b->out_cols == NIL)
-		for (int k = 0; k < j; k++)
-		{
-			TargetEntry *st = list_nth_node(TargetEntry, scan_tlist, n + k);
-
-			tlist = lappend(tlist, makeTargetEntry((Expr *) makeVar(INDEX_VAR, n + k + 1,
-																	exprType((Node *) st->expr), -1,
-																	exprCollation((Node *) st->expr), 0),
-												   n + k + 1, NULL, false));
-		}
-	cs->scan.plan.targetlist = tlist;
+	cs->scan.plan.targetlist = batch_output_tlist(b, child_tlist_orig, n, scan_tlist);
 	cs->scan.plan.startup_cost = child->startup_cost;
 	cs->scan.plan.total_cost = child->total_cost;
 	cs->scan.plan.plan_rows = child->plan_rows;
@@ -305,11 +321,9 @@ make_batch_node(BatchBuild *b, List *child_tlist_orig)
 	cs->custom_exprs = exprs;
 	cs->custom_private = kinds;
 	cs->custom_scan_tlist = scan_tlist;
-	cs->methods = NULL;			/* set by the caller (batch_plan_methods) */
+	cs->methods = &batch_plan_methods;
 	return (Plan *) cs;
 }
-
-static CustomScanMethods batch_plan_methods;
 
 /*
  * Case a: the whole select-list entries of p that are batchable calls.
@@ -323,7 +337,6 @@ wrap_projection(Plan *p)
 	List	   *orig = p->targetlist;
 	List	   *tlist = NIL;
 	ListCell   *lc;
-	Plan	   *w;
 
 	/*
 	 * The node's rows are read a batch ahead of the rows returned: not
@@ -358,9 +371,7 @@ wrap_projection(Plan *p)
 	if (b.calls == NIL)
 		return p;
 	p->targetlist = tlist;
-	w = make_batch_node(&b, orig);
-	((CustomScan *) w)->methods = &batch_plan_methods;
-	return w;
+	return make_batch_node(&b, orig);
 }
 
 /* Case b: replace each batchable call in an aggregate's input by a column of the batch node. */
@@ -464,7 +475,6 @@ wrap_input(Plan *parent)
 	List	   *tlist;
 	List	   *qual;
 	BatchBuild	b;
-	Plan	   *w;
 
 	if (child == NULL)
 		return;
@@ -491,9 +501,7 @@ wrap_input(Plan *parent)
 	b.child = child;
 	b.calls = r.calls;
 	b.out_cols = NIL;
-	w = make_batch_node(&b, child->targetlist);
-	((CustomScan *) w)->methods = &batch_plan_methods;
-	parent->lefttree = w;
+	parent->lefttree = make_batch_node(&b, child->targetlist);
 }
 
 /* Whether p is a node that projects each of its rows (case a). */
@@ -693,6 +701,32 @@ batch_create_state(CustomScan *cs)
 	return (Node *) bs;
 }
 
+/* Call c of kind: its arguments' expressions from *lc on (moved past them), its buffers of cap rows. */
+static void
+call_init(BatchCall *c, int kind, List *exprs, ListCell **lc, int cap, EState *estate)
+{
+	c->kind = kind;
+	c->nargs = kind_args[kind].nargs;
+	c->feat_arg = kind == KIND_PROBS ? 5 : 1;
+	/* only the call-site state of the model: fn_extra in fn_mcxt */
+	MemSet(&c->flinfo, 0, sizeof(FmgrInfo));
+	c->flinfo.fn_oid = InvalidOid;
+	c->flinfo.fn_mcxt = estate->es_query_cxt;
+	for (int k = 0; k < c->nargs; k++)
+	{
+		c->args[k] = ExecInitExpr((Expr *) lfirst(*lc), NULL);
+		*lc = lnext(exprs, *lc);
+	}
+	c->values = palloc0(sizeof(Datum) * cap);
+	c->nulls = palloc0(sizeof(bool) * cap);
+	c->feats = palloc0(sizeof(Datum) * cap);
+	c->feat_nulls = palloc0(sizeof(bool) * cap);
+	c->ids = palloc0(sizeof(Datum) * cap);
+	c->id_nulls = palloc0(sizeof(bool) * cap);
+	c->pos = palloc0(sizeof(int) * cap);
+	c->bad = palloc0(sizeof(bool) * cap);
+}
+
 static void
 batch_begin(CustomScanState *node, EState *estate, int eflags)
 {
@@ -732,30 +766,7 @@ batch_begin(CustomScanState *node, EState *estate, int eflags)
 										  ALLOCSET_DEFAULT_SIZES);
 	lc = list_head(cs->custom_exprs);
 	foreach(kc, cs->custom_private)
-	{
-		BatchCall  *c = &bs->calls[i++];
-
-		c->kind = intVal(lfirst(kc));
-		c->nargs = kind_args[c->kind].nargs;
-		c->feat_arg = c->kind == KIND_PROBS ? 5 : 1;
-		/* only the call-site state of the model: fn_extra in fn_mcxt */
-		MemSet(&c->flinfo, 0, sizeof(FmgrInfo));
-		c->flinfo.fn_oid = InvalidOid;
-		c->flinfo.fn_mcxt = estate->es_query_cxt;
-		for (int k = 0; k < c->nargs; k++)
-		{
-			c->args[k] = ExecInitExpr((Expr *) lfirst(lc), NULL);
-			lc = lnext(cs->custom_exprs, lc);
-		}
-		c->values = palloc0(sizeof(Datum) * bs->cap);
-		c->nulls = palloc0(sizeof(bool) * bs->cap);
-		c->feats = palloc0(sizeof(Datum) * bs->cap);
-		c->feat_nulls = palloc0(sizeof(bool) * bs->cap);
-		c->ids = palloc0(sizeof(Datum) * bs->cap);
-		c->id_nulls = palloc0(sizeof(bool) * bs->cap);
-		c->pos = palloc0(sizeof(int) * bs->cap);
-		c->bad = palloc0(sizeof(bool) * bs->cap);
-	}
+		call_init(&bs->calls[i++], intVal(lfirst(kc)), cs->custom_exprs, &lc, bs->cap, estate);
 }
 
 /* buf grown to at least bytes (in the query's memory), *have its size. */
@@ -800,26 +811,17 @@ call_entry(BatchState *bs, BatchCall *c, const char **col)
 }
 
 /*
- * Predict call c for the nrows rows of the batch (in batch_cxt).  For
- * predict_row and predict_row_prob, a row whose features fail the checks
- * is left out and marked bad: it gives its ERROR when it is returned
- * (batch_next), so that a row a LIMIT never reaches gives none, as one
- * call per row does.  _predict_probs (predict's row mode, which reads
- * every row) gives the error of the first bad row at once.
+ * The per-row arguments of call c for the batch's rows: features (and
+ * _predict_probs' ids), predict_row's detoasted; the rows' predictions
+ * reset.  How many rows have features to predict (_predict_probs: all,
+ * it refuses NULL features itself).
  */
-static void
-batch_run_call(BatchState *bs, BatchCall *c)
+static int
+read_call_rows(BatchState *bs, BatchCall *c)
 {
 	ExprContext *econtext = bs->css.ss.ps.ps_ExprContext;
-	MemoryContext query_cxt = bs->css.ss.ps.state->es_query_cxt;
 	bool		probs = c->kind == KIND_PROBS;
 	int			n_ok = 0;
-	int			n_run = 0;
-	ServeEntry *e;
-	const char *col;
-	int64		in;
-	int64		K;
-	int64		step;
 
 	for (int r = 0; r < bs->nrows; r++)
 	{
@@ -833,19 +835,24 @@ batch_run_call(BatchState *bs, BatchCall *c)
 		c->pos[r] = -1;
 		n_ok += probs || !c->feat_nulls[r];
 	}
-	if (n_ok == 0)
-		return;					/* NULL features give NULL, whatever the model */
-	e = call_entry(bs, c, &col);
-	in = dl_serve_input_size(e);
-	K = dl_serve_output_width(e);
-	/* nrows <= 4096 and in, K < 2^28 (the engine bounds shapes): no overflow */
-	c->x = grow_buffer(c->x, &c->x_bytes, (Size) n_ok * (Size) in * sizeof(float), query_cxt);
-	c->out = grow_buffer(c->out, &c->out_bytes, (Size) n_ok * (Size) K * sizeof(float), query_cxt);
+	return n_ok;
+}
+
+/*
+ * Copy the batch's features for call c into c->x, a row after the other
+ * (c->pos: each row's place); a row predict_row refuses is marked bad.
+ * The rows copied.
+ */
+static int
+copy_call_rows(BatchState *bs, BatchCall *c, ServeEntry *e, const char *col, int64 in)
+{
+	int			n_run = 0;
+
 	for (int r = 0; r < bs->nrows; r++)
 	{
 		float	   *x = c->x + (Size) n_run * in;
 
-		if (probs)
+		if (c->kind == KIND_PROBS)
 		{
 			dl_serve_features_row(e, x, c->feats[r], c->feat_nulls[r], c->ids[r], c->id_nulls[r], col);
 			c->nulls[r] = false;
@@ -858,6 +865,38 @@ batch_run_call(BatchState *bs, BatchCall *c)
 		else
 			c->bad[r] = true;
 	}
+	return n_run;
+}
+
+/*
+ * Predict call c for the nrows rows of the batch (in batch_cxt).  For
+ * predict_row and predict_row_prob, a row whose features fail the checks
+ * is left out and marked bad: it gives its ERROR when it is returned
+ * (batch_next), so that a row a LIMIT never reaches gives none, as one
+ * call per row does.  _predict_probs (predict's row mode, which reads
+ * every row) gives the error of the first bad row at once.
+ */
+static void
+batch_run_call(BatchState *bs, BatchCall *c)
+{
+	MemoryContext query_cxt = bs->css.ss.ps.state->es_query_cxt;
+	int			n_ok = read_call_rows(bs, c);
+	int			n_run;
+	ServeEntry *e;
+	const char *col;
+	int64		in;
+	int64		K;
+	int64		step;
+
+	if (n_ok == 0)
+		return;					/* NULL features give NULL, whatever the model */
+	e = call_entry(bs, c, &col);
+	in = dl_serve_input_size(e);
+	K = dl_serve_output_width(e);
+	/* nrows <= 4096 and in, K < 2^28 (the engine bounds shapes): no overflow */
+	c->x = grow_buffer(c->x, &c->x_bytes, (Size) n_ok * (Size) in * sizeof(float), query_cxt);
+	c->out = grow_buffer(c->out, &c->out_bytes, (Size) n_ok * (Size) K * sizeof(float), query_cxt);
+	n_run = copy_call_rows(bs, c, e, col, in);
 	/* the rows a forward pass may take; the next batches no more than that */
 	step = dl_serve_batch_rows(e, bs->cap);
 	bs->cap = (int) Min((int64) bs->cap, step);
