@@ -226,19 +226,12 @@ kf_child_read(KfChild *ch)
 	}
 }
 
-/* Decode file in a child; out from palloc in CurrentMemoryContext. */
+/* Start the decoding child of file (ch->pid, ch->fd: the read end of its pipe). */
 static void
-kf_decode_in_child(const uint8 *file, size_t len, const DlKerasFileLimits *lim, DlKerasFile *out)
+kf_child_start(KfChild *ch, const uint8 *file, size_t len, const DlKerasFileLimits *lim)
 {
-	KfChild    *ch = palloc0(sizeof(KfChild));
 	int			fds[2];
-	DlAllocator alloc = dl_pg_allocator(CurrentMemoryContext);
-	DlError		err;
-	DlStatus	st;
 
-	ch->max = dl_keras_file_encoded_max(lim);
-	ch->cap = 65536;
-	ch->buf = palloc(ch->cap);
 	if (pipe(fds) != 0)
 		ereport(ERROR,
 				(errcode(ERRCODE_INSUFFICIENT_RESOURCES),
@@ -260,21 +253,12 @@ kf_decode_in_child(const uint8 *file, size_t len, const DlKerasFileLimits *lim, 
 	}
 	close(fds[1]);
 	ch->fd = fds[0];
-	/* PG_TRY/PG_CATCH, not PG_FINALLY: Greenplum 7's PostgreSQL 12 lacks it */
-	PG_TRY();
-	{
-		kf_child_read(ch);
-	}
-	PG_CATCH();
-	{
-		kf_child_reap(ch, true);
-		close(ch->fd);
-		PG_RE_THROW();
-	}
-	PG_END_TRY();
-	kf_child_reap(ch, true);
-	close(ch->fd);
+}
 
+/* ERROR unless the reaped child ch sent its record and ended as it does (SIGKILL by itself). */
+static void
+kf_child_check_end(const KfChild *ch)
+{
 	if (WIFSIGNALED(ch->status) && WTERMSIG(ch->status) != SIGKILL)
 		ereport(ERROR,
 				(errcode(ERRCODE_DATA_CORRUPTED),
@@ -293,6 +277,36 @@ kf_decode_in_child(const uint8 *file, size_t len, const DlKerasFileLimits *lim, 
 				 errmsg("the decoder of the keras file was killed before it finished"),
 				 errhint("Its process ran out of memory or over %d seconds; madlib_dl.max_model_memory bounds what a file may hold.",
 						 KF_CHILD_SECONDS)));
+}
+
+/* Decode file in a child; out from palloc in CurrentMemoryContext. */
+static void
+kf_decode_in_child(const uint8 *file, size_t len, const DlKerasFileLimits *lim, DlKerasFile *out)
+{
+	KfChild    *ch = palloc0(sizeof(KfChild));
+	DlAllocator alloc = dl_pg_allocator(CurrentMemoryContext);
+	DlError		err;
+	DlStatus	st;
+
+	ch->max = dl_keras_file_encoded_max(lim);
+	ch->cap = 65536;
+	ch->buf = palloc(ch->cap);
+	kf_child_start(ch, file, len, lim);
+	/* PG_TRY/PG_CATCH, not PG_FINALLY: Greenplum 7's PostgreSQL 12 lacks it */
+	PG_TRY();
+	{
+		kf_child_read(ch);
+	}
+	PG_CATCH();
+	{
+		kf_child_reap(ch, true);
+		close(ch->fd);
+		PG_RE_THROW();
+	}
+	PG_END_TRY();
+	kf_child_reap(ch, true);
+	close(ch->fd);
+	kf_child_check_end(ch);
 	dl_error_clear(&err);
 	st = dl_keras_file_parse(ch->buf, ch->len, lim, &alloc, out, &err);
 	if (st != DL_OK && err.hint[0] == '\0')
@@ -306,6 +320,56 @@ kf_append_json_string(StringInfo si, const char *s)
 {
 	(void) pg_verifymbstr(s, (int) strlen(s), false);
 	escape_json(si, s);
+}
+
+/*
+ * The limits of a file of flen bytes, from madlib_dl.max_model_memory:
+ * ERROR 54000 when the file itself is over it.
+ */
+static void
+kf_limits(size_t flen, DlKerasFileLimits *lim)
+{
+	size_t		max_mem = (size_t) dl_pg_max_model_memory_kb * 1024;
+
+	memset(lim, 0, sizeof(*lim));
+	lim->max_file = Min(max_mem, MaxAllocHugeSize);
+	lim->max_entry = lim->max_file;
+	lim->max_config = Min(KF_MAX_CONFIG, lim->max_file);
+	lim->max_tensors = KF_MAX_TENSORS;
+	lim->max_bytes = Min(max_mem, (size_t) (MaxAllocSize - VARHDRSZ));
+	if (flen > lim->max_file)
+		ereport(ERROR,
+				(errcode(ERRCODE_PROGRAM_LIMIT_EXCEEDED),
+				 errmsg("the keras file has %zu bytes, more than madlib_dl.max_model_memory (%zu bytes)",
+						flen, lim->max_file),
+				 errhint("A superuser can raise madlib_dl.max_model_memory.")));
+}
+
+/* The tensors of kf as jsonb ([{"layer", "index", "path", "shape"}, ...]); *total their values. */
+static Datum
+kf_tensors_jsonb(const DlKerasFile *kf, size_t *total)
+{
+	StringInfoData si;
+
+	*total = 0;
+	initStringInfo(&si);
+	appendStringInfoChar(&si, '[');
+	for (size_t i = 0; i < kf->n_tensors; i++)
+	{
+		const DlKerasFileTensor *t = &kf->tensors[i];
+
+		appendStringInfoString(&si, i ? ", {\"layer\": " : "{\"layer\": ");
+		kf_append_json_string(&si, t->layer);
+		appendStringInfo(&si, ", \"index\": %u, \"path\": ", t->index);
+		kf_append_json_string(&si, t->path);
+		appendStringInfoString(&si, ", \"shape\": [");
+		for (uint32 d = 0; d < t->ndim; d++)
+			appendStringInfo(&si, d ? ", " UINT64_FORMAT : UINT64_FORMAT, t->dims[d]);
+		appendStringInfoString(&si, "]}");
+		*total += t->count;		/* parse bounded the sum by lim.max_bytes */
+	}
+	appendStringInfoChar(&si, ']');
+	return DirectFunctionCall1(jsonb_in, CStringGetDatum(si.data));
 }
 
 /*
@@ -325,10 +389,8 @@ madlib_dl__keras_file_read(PG_FUNCTION_ARGS)
 	TupleDesc	tupdesc;
 	Datum		values[4];
 	bool		nulls[4] = {false, false, false, false};
-	size_t		max_mem,
-				total = 0,
-				flen;
-	StringInfoData si;
+	size_t		total;
+	size_t		flen;
 	bytea	   *w;
 	char	   *p;
 
@@ -341,21 +403,8 @@ madlib_dl__keras_file_read(PG_FUNCTION_ARGS)
 	if (get_call_result_type(fcinfo, NULL, &tupdesc) != TYPEFUNC_COMPOSITE)
 		elog(ERROR, "_keras_file_read must return a record");
 	tupdesc = BlessTupleDesc(tupdesc);
-
-	max_mem = (size_t) dl_pg_max_model_memory_kb * 1024;
 	flen = VARSIZE_ANY_EXHDR(file);
-	memset(&lim, 0, sizeof(lim));
-	lim.max_file = Min(max_mem, MaxAllocHugeSize);
-	lim.max_entry = lim.max_file;
-	lim.max_config = Min(KF_MAX_CONFIG, lim.max_file);
-	lim.max_tensors = KF_MAX_TENSORS;
-	lim.max_bytes = Min(max_mem, (size_t) (MaxAllocSize - VARHDRSZ));
-	if (flen > lim.max_file)
-		ereport(ERROR,
-				(errcode(ERRCODE_PROGRAM_LIMIT_EXCEEDED),
-				 errmsg("the keras file has %zu bytes, more than madlib_dl.max_model_memory (%zu bytes)",
-						flen, lim.max_file),
-				 errhint("A superuser can raise madlib_dl.max_model_memory.")));
+	kf_limits(flen, &lim);
 
 	kf_decode_in_child((const uint8 *) VARDATA_ANY(file), flen, &lim, &kf);
 
@@ -363,24 +412,7 @@ madlib_dl__keras_file_read(PG_FUNCTION_ARGS)
 	(void) pg_verifymbstr(kf.config, (int) kf.config_len, false);
 	values[0] = DirectFunctionCall1(json_in, CStringGetDatum(kf.config));
 	values[1] = PointerGetDatum(cstring_to_text(kf.format == DL_KERAS_FILE_KERAS ? "keras" : "h5"));
-	initStringInfo(&si);
-	appendStringInfoChar(&si, '[');
-	for (size_t i = 0; i < kf.n_tensors; i++)
-	{
-		const DlKerasFileTensor *t = &kf.tensors[i];
-
-		appendStringInfoString(&si, i ? ", {\"layer\": " : "{\"layer\": ");
-		kf_append_json_string(&si, t->layer);
-		appendStringInfo(&si, ", \"index\": %u, \"path\": ", t->index);
-		kf_append_json_string(&si, t->path);
-		appendStringInfoString(&si, ", \"shape\": [");
-		for (uint32 d = 0; d < t->ndim; d++)
-			appendStringInfo(&si, d ? ", " UINT64_FORMAT : UINT64_FORMAT, t->dims[d]);
-		appendStringInfoString(&si, "]}");
-		total += t->count;		/* parse bounded the sum by lim.max_bytes */
-	}
-	appendStringInfoChar(&si, ']');
-	values[2] = DirectFunctionCall1(jsonb_in, CStringGetDatum(si.data));
+	values[2] = kf_tensors_jsonb(&kf, &total);
 	w = palloc(VARHDRSZ + total * sizeof(float));
 	SET_VARSIZE(w, VARHDRSZ + total * sizeof(float));
 	p = VARDATA(w);
