@@ -66,7 +66,7 @@ void		dl_serving_batch_init(void);
 static int	dl_serving_batch_rows = 64;
 
 #define BATCH_ROWS_MAX 4096
-/* at most this many bytes of features and outputs per call and batch */
+/* at most this many bytes of copied rows, and of features and outputs per call, per batch */
 #define BATCH_BUFFER_BYTES ((Size) 64 * 1024 * 1024)
 
 #if PG_VERSION_NUM >= 140000 && !defined(GP_VERSION_NUM)
@@ -939,18 +939,25 @@ batch_fill(BatchState *bs)
 {
 	PlanState  *child = outerPlanState(bs);
 	MemoryContext old;
+	Size		bytes = 0;
 
 	MemoryContextReset(bs->batch_cxt);
 	bs->nrows = 0;
 	bs->next = 0;
-	while (!bs->done && bs->nrows < Min(bs->want, bs->cap))
+	/* the batch's copies of its rows stay under BATCH_BUFFER_BYTES (one row at least) */
+	while (!bs->done && bs->nrows < Min(bs->want, bs->cap) && bytes < BATCH_BUFFER_BYTES)
 	{
 		TupleTableSlot *s = ExecProcNode(child);
+		TupleTableSlot *row;
 
 		if (TupIsNull(s))
+		{
 			bs->done = true;
-		else
-			ExecCopySlot(bs->rows[bs->nrows++], s);
+			break;
+		}
+		row = bs->rows[bs->nrows++];
+		ExecCopySlot(row, s);
+		bytes += heap_compute_data_size(row->tts_tupleDescriptor, row->tts_values, row->tts_isnull);
 	}
 	bs->want = Min(bs->want * 2, BATCH_ROWS_MAX);
 	if (bs->nrows == 0)
