@@ -105,6 +105,7 @@ struct ServeEntry
 	float	   *x;				/* (in_size) */
 	float	   *out;			/* (K) */
 	int64		batch_ok;		/* most rows a forward pass was found to fit (dl_serve_batch_rows) */
+	bool		cached;			/* in serve_lru (a _predict_probs model is not) */
 	float	   *x2;				/* (2, in_size) a row run twice (dl_serve_run) */
 	float	   *out2;			/* (2, K) */
 	Size		bytes;
@@ -234,6 +235,7 @@ cache_add(ServeEntry *e)
 	}
 	MemoryContextSetParent(e->cxt, serve_cxt);
 	e->bytes = MemoryContextMemAllocated(e->cxt, true);
+	e->cached = true;
 	dlist_push_head(&serve_lru, &e->node);
 	serve_bytes += e->bytes;
 	while (serve_bytes > cap && !dlist_is_empty(&serve_lru))
@@ -1018,9 +1020,20 @@ dl_serve_run(ServeEntry *e, float *out, const float *x, int64 n)
 		memcpy(e->x2 + e->in_size, x, (Size) e->in_size * sizeof(float));
 		dl_pg_check(dl_model_predict(e->m->model, e->out2, e->x2, 2, 2, &err), &err);
 		memcpy(out, e->out2, (Size) e->K * sizeof(float));
-		return;
 	}
-	dl_pg_check(dl_model_predict(e->m->model, out, x, n, n, &err), &err);
+	else
+		dl_pg_check(dl_model_predict(e->m->model, out, x, n, n, &err), &err);
+	if (e->cached)
+	{
+		/*
+		 * the buffers the model grew for this batch count in the cache's
+		 * size from now on (evicting waits for the next model loaded)
+		 */
+		Size		now = MemoryContextMemAllocated(e->cxt, true);
+
+		serve_bytes += now - Min(now, e->bytes);
+		e->bytes = Max(now, e->bytes);
+	}
 }
 
 /*
