@@ -45,8 +45,9 @@ LANGUAGE C VOLATILE PARALLEL UNSAFE ROWS 3;
 -- a row's classes ranked as _predict_batch returns them.  The model
 -- arguments must be the same in every row.  The madlib_dl batched predict
 -- node (src/pg/api/serving_batch.c) runs the calls of _predict_probs many
--- rows per forward pass, in every worker of a parallel query; a row's
--- numbers do not depend on the rows it is batched with.
+-- rows per forward pass, in every worker of a parallel query; with
+-- oneDNN's kernels a row's numbers do not depend on the rows it is
+-- batched with (docs/evaluate-predict.md).
 CREATE FUNCTION madlib_dl._predict_probs(model_arch json, model_weights bytea,
     normalizing_const float8, feature_col text, id_value text, features anyarray)
 RETURNS real[]

@@ -29,8 +29,9 @@
  * PREDICT_BATCH_BYTES, and fewer again when the model's activations for
  * that many rows would be over madlib_dl.max_model_memory: the largest
  * batch that fits, dl_limits_fit_batch), so a large image model predicts
- * at the default limit.  Memory stays at one batch plus the model; the
- * numbers do not depend on the batch.
+ * at the default limit.  Memory stays at one batch plus the model; with
+ * oneDNN's kernels the numbers do not depend on the batch (a lone row
+ * runs as two, predict_run).
  *
  * IDENTIFICATION
  *	  src/pg/api/predict.c
@@ -418,17 +419,10 @@ predict_state(FunctionCallInfo fcinfo, bool io)
 	{
 		if (memcmp(ps->sizes, sizes, sizeof(sizes)) != 0 || ps->nc != nc ||
 			ps->batch_size != batch_size || ps->max_rank_given != max_rank)
-			ereport(ERROR,
-					(errcode(ERRCODE_INVALID_PARAMETER_VALUE),
-					 errmsg("the rows of one prediction give different models"),
-					 errhint("Pass the model as query parameters, the same in every row.")));
+			dl_pg_predict_model_changed();
 		return ps;
 	}
-	if (!(nc > 0.0) || !isfinite(nc))
-		ereport(ERROR,
-				(errcode(ERRCODE_INVALID_PARAMETER_VALUE),
-				 errmsg("normalizing_const %g must be a positive number", nc),
-				 errhint("Give the constant the training data was divided by, e.g. 255.0.")));
+	dl_pg_predict_check_nc(nc);
 	if (batch_size < 1 || batch_size > PREDICT_BATCH_MAX)
 		ereport(ERROR,
 				(errcode(ERRCODE_INVALID_PARAMETER_VALUE),
@@ -450,6 +444,25 @@ dl_pg_predict_check_memory(const char *arch, int64 batch)
 
 	job.batch_size = batch;
 	(void) dl_limits_check_job(&job);
+}
+
+void
+dl_pg_predict_model_changed(void)
+{
+	ereport(ERROR,
+			(errcode(ERRCODE_INVALID_PARAMETER_VALUE),
+			 errmsg("the rows of one prediction give different models"),
+			 errhint("Pass the model as query parameters, the same in every row.")));
+}
+
+void
+dl_pg_predict_check_nc(double nc)
+{
+	if (!(nc > 0.0) || !isfinite(nc))
+		ereport(ERROR,
+				(errcode(ERRCODE_INVALID_PARAMETER_VALUE),
+				 errmsg("normalizing_const %g must be a positive number", nc),
+				 errhint("Give the constant the training data was divided by, e.g. 255.0.")));
 }
 
 /* ERROR err of a token id check, naming the row by id (NULL: none) and hinting at nc. */

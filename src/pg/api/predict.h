@@ -48,6 +48,12 @@ void		dl_pg_predict_copy_values(float *x, ArrayType *arr, int64 n, double nc, co
 void		dl_pg_predict_copy_row(float *x, Datum arr_datum, bool arr_null, const DlShape *in,
 								   int64 in_size, double nc, Datum id, bool id_null, const char *col);
 
+/* ERROR 22023: a model argument of predict's function differs between rows. */
+void		dl_pg_predict_model_changed(void) pg_attribute_noreturn();
+
+/* ERROR 22023 unless normalizing_const nc is a positive finite number. */
+void		dl_pg_predict_check_nc(double nc);
+
 /*
  * The memory check of predict for the architecture arch (JSON text) and
  * batch rows a pass: ERROR naming the estimate, the limit and what helps.

@@ -106,6 +106,7 @@ struct ServeEntry
 	float	   *out;			/* (K) */
 	int64		batch_ok;		/* most rows a forward pass was found to fit (dl_serve_batch_rows) */
 	bool		cached;			/* in serve_lru (a _predict_probs model is not) */
+	int64		rows_run;		/* most rows a forward pass has run (dl_serve_run) */
 	float	   *x2;				/* (2, in_size) a row run twice (dl_serve_run) */
 	float	   *out2;			/* (2, K) */
 	Size		bytes;
@@ -1005,9 +1006,11 @@ dl_serve_run(ServeEntry *e, float *out, const float *x, int64 n)
 
 	dl_error_clear(&err);
 	/*
-	 * One row runs as two (itself twice): a one-row product takes another
-	 * kernel (gemv) whose sums differ in the last bits, and a row's
-	 * numbers must not depend on the rows it is batched with.
+	 * One row runs as two (itself twice): oneDNN's one-row product takes
+	 * another kernel (gemv) whose sums differ in the last bits from its
+	 * products of two or more rows, in which a row's sums do not depend on
+	 * the other rows (bench/predict_rows.c), so a row's numbers do not
+	 * depend on its batch.
 	 */
 	if (n == 1 && dl_serve_batch_rows(e, 2) >= 2)
 	{
@@ -1023,17 +1026,19 @@ dl_serve_run(ServeEntry *e, float *out, const float *x, int64 n)
 	}
 	else
 		dl_pg_check(dl_model_predict(e->m->model, out, x, n, n, &err), &err);
-	if (e->cached)
+	if (e->cached && Max(n, 2) > e->rows_run)
 	{
 		/*
-		 * the buffers the model grew for this batch count in the cache's
-		 * size from now on (evicting waits for the next model loaded)
+		 * the buffers the model grew for a larger batch than before count
+		 * in the cache's size from now on (evicting waits for the next
+		 * model loaded)
 		 */
 		Size		now = MemoryContextMemAllocated(e->cxt, true);
 
 		serve_bytes += now - Min(now, e->bytes);
 		e->bytes = Max(now, e->bytes);
 	}
+	e->rows_run = Max(e->rows_run, Max(n, 2));
 }
 
 /*
@@ -1194,18 +1199,11 @@ dl_serve_entry_values(FmgrInfo *flinfo, const Datum *args, const bool *nulls, co
 	if (sv != NULL)
 	{
 		if (memcmp(sv->sizes, sizes, sizeof(sizes)) != 0 || sv->nc != nc)
-			ereport(ERROR,
-					(errcode(ERRCODE_INVALID_PARAMETER_VALUE),
-					 errmsg("the rows of one prediction give different models"),
-					 errhint("Pass the model as query parameters, the same in every row.")));
+			dl_pg_predict_model_changed();
 		*col = sv->col;
 		return sv->e;
 	}
-	if (!(nc > 0.0) || !isfinite(nc))
-		ereport(ERROR,
-				(errcode(ERRCODE_INVALID_PARAMETER_VALUE),
-				 errmsg("normalizing_const %g must be a positive number", nc),
-				 errhint("Give the constant the training data was divided by, e.g. 255.0.")));
+	dl_pg_predict_check_nc(nc);
 	cxt = AllocSetContextCreate(flinfo->fn_mcxt, "madlib_dl predict model", ALLOCSET_DEFAULT_SIZES);
 	e = MemoryContextAllocZero(cxt, sizeof(ServeEntry));
 	e->cxt = cxt;

@@ -6,8 +6,9 @@
  *	  planner hook puts where a query calls them once per row.
  *
  * A scalar function sees one row: one forward pass per row reads every
- * weight of the model for every row (13 us for the MLP 784-256-128-10,
- * against 4.5 us a row in a batch of 8 or more).  After the standard
+ * weight of the model for every row (14.4 us for the MLP
+ * 784-256-128-10, against 4.8 us a row in a batch of 8 and 4.5 us from
+ * 64: bench/predict_rows.c).  After the standard
  * planner, the hook looks for calls whose model arguments are constants
  * or parameters of the query, in two places:
  *
@@ -35,8 +36,9 @@
  * be over madlib_dl.max_model_memory) and then returns the rows in their
  * order with their predictions.  Rows of NULL features give NULL, as the
  * function does; a row whose features predict_row refuses gives its
- * error when it is returned.  A row's numbers are those of one call per
- * row, bit for bit (dl_serve_run runs a lone row as two).  Other calls
+ * error when it is returned.  With oneDNN's kernels a row's numbers are
+ * those of one call per row, bit for bit (dl_serve_run runs a lone row
+ * as two).  Other calls
  * (in a WHERE clause, inside a larger expression of a select list, with
  * a model from a column) stay one call per row.
  *
@@ -191,11 +193,10 @@ batchable_call(Node *e)
 
 static bool has_exec_param_walker(Node *n, void *ctx);
 
-/* The per-row arguments of call f have no PARAM_EXEC or SubPlan (the node evaluates them). */
+/* The per-row arguments of call f (of kind) have no PARAM_EXEC or SubPlan (the node evaluates them). */
 static bool
-per_row_args_plain(FuncExpr *f)
+per_row_args_plain(FuncExpr *f, int kind)
 {
-	int			kind = predict_kind(f->funcid);
 	int			i = 0;
 	ListCell   *lc;
 
@@ -223,6 +224,7 @@ typedef struct BatchBuild
 {
 	Plan	   *child;
 	List	   *calls;			/* FuncExpr, features over the child's columns (OUTER_VAR) */
+	List	   *kinds;			/* their KIND_s (int) */
 	List	   *out_cols;		/* case a: the child's column of each call (int); b: NIL */
 } BatchBuild;
 
@@ -288,6 +290,7 @@ make_batch_node(BatchBuild *b, List *child_tlist_orig)
 	List	   *exprs = NIL;
 	List	   *kinds = NIL;
 	int			n = list_length(child->targetlist);
+	ListCell   *kc;
 	ListCell   *lc;
 
 	foreach(lc, child->targetlist)
@@ -297,13 +300,13 @@ make_batch_node(BatchBuild *b, List *child_tlist_orig)
 
 		scan_tlist = lappend(scan_tlist, makeTargetEntry((Expr *) v, tle->resno, tle->resname, false));
 	}
-	foreach(lc, b->calls)
+	forboth(lc, b->calls, kc, b->kinds)
 	{
 		FuncExpr   *f = lfirst_node(FuncExpr, lc);
 
 		scan_tlist = lappend(scan_tlist, makeTargetEntry((Expr *) f, list_length(scan_tlist) + 1, NULL, false));
 		exprs = list_concat(exprs, f->args);
-		kinds = lappend(kinds, makeInteger(predict_kind(f->funcid)));
+		kinds = lappend(kinds, makeInteger(lfirst_int(kc)));
 	}
 	cs->scan.plan.targetlist = batch_output_tlist(b, child_tlist_orig, n, scan_tlist);
 	cs->scan.plan.startup_cost = child->startup_cost;
@@ -333,7 +336,7 @@ make_batch_node(BatchBuild *b, List *child_tlist_orig)
 static Plan *
 wrap_projection(Plan *p)
 {
-	BatchBuild	b = {p, NIL, NIL};
+	BatchBuild	b = {p, NIL, NIL, NIL};
 	List	   *orig = p->targetlist;
 	List	   *tlist = NIL;
 	ListCell   *lc;
@@ -363,6 +366,7 @@ wrap_projection(Plan *p)
 			lsecond(f->args) = makeVar(OUTER_VAR, tle->resno, exprType(feat), exprTypmod(feat),
 									   exprCollation(feat), 0);
 			b.calls = lappend(b.calls, f);
+			b.kinds = lappend_int(b.kinds, kind);
 			b.out_cols = lappend_int(b.out_cols, tle->resno);
 		}
 		else
@@ -379,6 +383,7 @@ typedef struct AggRewrite
 {
 	int			ncols;			/* the child's columns */
 	List	   *calls;
+	List	   *kinds;			/* their KIND_s (int) */
 } AggRewrite;
 
 /*
@@ -417,11 +422,13 @@ evaluates_all_children(Node *n)
 static Node *
 agg_call_mutator(Node *n, AggRewrite *r)
 {
+	int			kind;
+
 	if (n == NULL)
 		return NULL;
 	if (!evaluates_all_children(n))
 		return n;				/* leave it, and any call under it, alone */
-	if (IsA(n, FuncExpr) && batchable_call(n) && per_row_args_plain((FuncExpr *) n))
+	if (IsA(n, FuncExpr) && (kind = batchable_call(n)) != 0 && per_row_args_plain((FuncExpr *) n, kind))
 	{
 		int			j = 0;
 		ListCell   *lc;
@@ -434,6 +441,7 @@ agg_call_mutator(Node *n, AggRewrite *r)
 				return (Node *) makeVar(OUTER_VAR, r->ncols + j, exprType(n), -1, exprCollation(n), 0);
 		}
 		r->calls = lappend(r->calls, copyObject(n));
+		r->kinds = lappend_int(r->kinds, kind);
 		return (Node *) makeVar(OUTER_VAR, r->ncols + list_length(r->calls), exprType(n), -1,
 								exprCollation(n), 0);
 	}
@@ -471,7 +479,7 @@ static void
 wrap_input(Plan *parent)
 {
 	Plan	   *child = parent->lefttree;
-	AggRewrite	r = {0, NIL};
+	AggRewrite	r = {0, NIL, NIL};
 	List	   *tlist;
 	List	   *qual;
 	BatchBuild	b;
@@ -500,6 +508,7 @@ wrap_input(Plan *parent)
 	parent->qual = qual;
 	b.child = child;
 	b.calls = r.calls;
+	b.kinds = r.kinds;
 	b.out_cols = NIL;
 	parent->lefttree = make_batch_node(&b, child->targetlist);
 }
@@ -612,11 +621,23 @@ max_node_id(Plan *p)
 	return m;
 }
 
-/* Whether the statement may get batch nodes: a SELECT or INSERT without rechecks or scrolling. */
+/*
+ * Whether the statement may get batch nodes: a SELECT or INSERT without
+ * rechecks or scrolling that calls a function not built into the server
+ * (the planner records a dependency on each such function, PROCOID in
+ * invalItems: a plan without one has no call of ours, and is not walked).
+ */
 static bool
 stmt_may_batch(PlannedStmt *stmt, int cursorOptions)
 {
+	bool		user_function = false;
+	ListCell   *lc;
+
 	if (dl_serving_batch_rows <= 1)
+		return false;
+	foreach(lc, stmt->invalItems)
+		user_function |= lfirst_node(PlanInvalItem, lc)->cacheId == PROCOID;
+	if (!user_function)
 		return false;
 	if (stmt->commandType != CMD_SELECT && stmt->commandType != CMD_INSERT)
 		return false;
